@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared primitives of kindexfs: a growable byte buffer with a size cap, a bump arena that owns
+ * parsed and built JSON trees, and the list of validation problems every stage reports.
+ * Nothing here touches a third-party header; every other module builds on it.
+ *
+ * Conventions used across include/kx: functions return 0 or a negative errno; outputs are
+ * `ret_*` parameters written only on success; `_free(NULL)` is a no-op.
+ */
+#ifndef KX_COMMON_H
+#define KX_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KX_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define KX_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KX_PRINTF(f, a)
+#endif
+
+/* ---- kx_buf: a growable byte string ----------------------------------------------------------
+ *
+ * Always NUL-terminated after `len` bytes (the NUL is not counted), so `buf.ptr` can be passed to
+ * C string functions when the content has no embedded NUL. `cap_limit` (0 = unlimited) bounds the
+ * total length: an append that would pass it fails with -E2BIG and leaves the buffer unchanged.
+ * Allocation failure gives -ENOMEM. Not thread-safe; the caller owns `ptr` and frees it with
+ * kx_buf_release(). A zeroed struct is a valid empty buffer.
+ */
+struct kx_buf {
+	char *ptr;
+	size_t len;
+	size_t alloc;
+	size_t cap_limit;
+};
+
+void kx_buf_init(struct kx_buf *b, size_t cap_limit);
+void kx_buf_release(struct kx_buf *b);
+void kx_buf_reset(struct kx_buf *b); /* len = 0, keeps the allocation */
+int kx_buf_reserve(struct kx_buf *b, size_t extra);
+int kx_buf_append(struct kx_buf *b, const void *data, size_t len);
+int kx_buf_puts(struct kx_buf *b, const char *s);
+int kx_buf_putc(struct kx_buf *b, char c);
+int kx_buf_printf(struct kx_buf *b, const char *fmt, ...) KX_PRINTF(2, 3);
+int kx_buf_vprintf(struct kx_buf *b, const char *fmt, va_list ap);
+/* Hand the bytes to the caller (who frees them with free()); the buffer becomes empty. */
+char *kx_buf_detach(struct kx_buf *b, size_t *ret_len);
+
+/* Read a whole file; fails with -EFBIG when it is longer than `limit` bytes (0 = no limit). */
+int kx_read_file(const char *path, size_t limit, struct kx_buf *out);
+
+/* ---- kx_arena: bump allocation for trees that live and die together --------------------------
+ *
+ * Every node of a parsed or built JSON tree comes from one arena and is released with it.
+ * Allocations are 8-byte aligned. kx_arena_alloc returns NULL only when malloc fails.
+ * Not thread-safe.
+ */
+struct kx_arena;
+
+struct kx_arena *kx_arena_new(void);
+void kx_arena_free(struct kx_arena *a);
+void *kx_arena_alloc(struct kx_arena *a, size_t size);      /* uninitialised */
+void *kx_arena_zalloc(struct kx_arena *a, size_t size);     /* zeroed */
+char *kx_arena_strndup(struct kx_arena *a, const char *s, size_t len); /* NUL-terminated copy */
+char *kx_arena_printf(struct kx_arena *a, const char *fmt, ...) KX_PRINTF(2, 3);
+size_t kx_arena_used(const struct kx_arena *a);
+
+/* ---- kx_problems: everything wrong with an input, collected, not just the first ---------------
+ *
+ * Each problem names where (a JSON pointer into the document, "" for the whole file, prefixed by
+ * the JSON Lines line number when there is one), which rule failed (a short stable identifier such
+ * as "required" or "digest-mismatch", listed in docs/manifest.md) and a lowercase message for a
+ * human. Strings are copied; kx_problems_release frees them.
+ */
+struct kx_problem {
+	char *pointer;
+	char *rule;
+	char *message;
+	unsigned line; /* 1-based source line where known, else 0 */
+	unsigned col;
+};
+
+struct kx_problems {
+	struct kx_problem *v;
+	size_t len;
+	size_t cap;
+};
+
+void kx_problems_init(struct kx_problems *p);
+void kx_problems_release(struct kx_problems *p);
+int kx_problems_add(struct kx_problems *p, unsigned line, unsigned col, const char *pointer,
+		    const char *rule, const char *fmt, ...) KX_PRINTF(6, 7);
+/* Move every problem of `from` to the end of `to`, prefixing pointers with `prefix`. */
+int kx_problems_splice(struct kx_problems *to, struct kx_problems *from, const char *prefix);
+/*
+ * Write the problems as text, one per line: "<file>:<line>:<col>: <pointer>: <rule>: <message>"
+ * (fields that are unknown are left out). `file` may be NULL.
+ */
+int kx_problems_format(const struct kx_problems *p, const char *file, struct kx_buf *out);
+
+/* ---- small helpers ---------------------------------------------------------------------------- */
+
+/* Lowercase hex of `len` bytes into `out` (2*len+1 bytes, NUL-terminated). */
+void kx_hex(const uint8_t *bytes, size_t len, char *out);
+/* Parse exactly 2*len hex digits (either case) into bytes; -EINVAL otherwise. */
+int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len);
+
+/* Current wall-clock time in nanoseconds since the Unix epoch. */
+int64_t kx_now_ns(void);
+/* Monotonic seconds, for progress and rates. */
+double kx_monotonic(void);
+
+#endif

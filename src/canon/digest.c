@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SHA-256 (OpenSSL libcrypto's EVP interface; SHA-NI where the CPU has it) and the document
+ * digest rule of SPEC §1. The only file that includes OpenSSL headers.
+ */
+#include "kx/canon.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <string.h>
+
+void kx_sha256(const void *data, size_t len, uint8_t out[KX_DIGEST_LEN])
+{
+	unsigned int n = KX_DIGEST_LEN;
+	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
+}
+
+struct kx_sha256 {
+	EVP_MD_CTX *ctx;
+};
+
+struct kx_sha256 *kx_sha256_new(void)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		return NULL;
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(ctx);
+		return NULL;
+	}
+	return (struct kx_sha256 *)ctx;
+}
+
+void kx_sha256_update(struct kx_sha256 *h, const void *data, size_t len)
+{
+	EVP_DigestUpdate((EVP_MD_CTX *)h, data, len);
+}
+
+void kx_sha256_final(struct kx_sha256 *h, uint8_t out[KX_DIGEST_LEN])
+{
+	unsigned int n = KX_DIGEST_LEN;
+	EVP_DigestFinal_ex((EVP_MD_CTX *)h, out, &n);
+	EVP_MD_CTX_free((EVP_MD_CTX *)h);
+}
+
+int kx_digest_document_bytes(const struct kx_json *doc, struct kx_buf *out)
+{
+	if (!doc || doc->type != KX_JSON_OBJECT)
+		return -EINVAL;
+	/* {apiVersion, kind, spec}: a shallow view of the document without metadata */
+	static const char *const hashed[] = { "apiVersion", "kind", "spec" };
+	struct kx_json_member m[3];
+	struct kx_json view = { .type = KX_JSON_OBJECT };
+	view.obj.v = m;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(hashed); i++) {
+		struct kx_json *v = kx_json_get(doc, hashed[i]);
+		if (v)
+			m[view.obj.len++] = (struct kx_json_member){ hashed[i], strlen(hashed[i]), v };
+	}
+	view.obj.cap = view.obj.len;
+	return kx_jcs_write(&view, out);
+}
+
+int kx_digest_document(const struct kx_json *doc, struct kx_digest *ret)
+{
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	int r = kx_digest_document_bytes(doc, &b);
+	if (r >= 0)
+		kx_sha256(b.ptr, b.len, ret->b);
+	kx_buf_release(&b);
+	return r;
+}
+
+void kx_digest_hex(const struct kx_digest *d, char out[KX_DIGEST_HEX + 1])
+{
+	kx_hex(d->b, KX_DIGEST_LEN, out);
+}
+
+void kx_digest_format(const struct kx_digest *d, char out[KX_DIGEST_STR_MAX])
+{
+	memcpy(out, "sha256:", 7);
+	kx_hex(d->b, KX_DIGEST_LEN, out + 7);
+}
+
+int kx_digest_parse(const char *s, size_t len, struct kx_digest *ret)
+{
+	if (len != 7 + KX_DIGEST_HEX || memcmp(s, "sha256:", 7) != 0)
+		return -EINVAL;
+	for (size_t i = 7; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return -EINVAL;
+	return kx_unhex(s + 7, KX_DIGEST_HEX, ret->b, KX_DIGEST_LEN);
+}
+
+bool kx_digest_equal(const struct kx_digest *a, const struct kx_digest *b)
+{
+	return memcmp(a->b, b->b, KX_DIGEST_LEN) == 0;
+}
