@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Manifest files: parse, validate, and extract what the index needs from each manifest.
+ *
+ * A file holds one manifest (a JSON object, pretty or not) or JSON Lines of many (one per line).
+ * kx_manifest_parse checks everything docs/manifest.md lists and collects *every* problem as
+ * {JSON pointer, rule, message} with the source line and column; a file with any problem yields
+ * no manifests at all ("one file, one decision"). A valid file yields manifests whose documents
+ * carry their digests and whose run facts (benchmark, metric, primary value, observedAt …) are
+ * extracted once, so later stages never walk JSON again.
+ *
+ * Ownership: a struct kx_manifest_file owns its arena; every pointer inside (documents, strings of
+ * the facts) lives until kx_manifest_file_free. Parsing is thread-safe (no shared state).
+ */
+#ifndef KX_MANIFEST_H
+#define KX_MANIFEST_H
+
+#include "kx/canon.h"
+
+#define KX_API_VERSION "kernelindex.dev/v1alpha1"
+#define KX_MANIFEST_MAX_BYTES_DEFAULT (4u * 1024 * 1024)
+
+enum kx_doc {
+	KX_DOC_RUN,
+	KX_DOC_PROTOCOL,
+	KX_DOC_ENVIRONMENT,
+	KX_DOC_WORKLOAD,
+	KX_DOC_IMPLEMENTATION,
+	KX_DOC__COUNT,
+};
+
+/* "run", "protocol" … (the manifest member) and "BenchmarkRun" … (the kind) */
+const char *kx_doc_member(enum kx_doc d);
+const char *kx_doc_kind(enum kx_doc d);
+/* The document a kind names, or -1 when it is no KernelIndex kind. */
+int kx_doc_from_kind(const char *kind);
+
+enum kx_order {
+	KX_ORDER_ASCENDING,  /* lower is better: latency, memory */
+	KX_ORDER_DESCENDING, /* higher is better: throughput */
+};
+
+/* What the index needs to know about a run, extracted once by the validator. */
+struct kx_run_facts {
+	const char *benchmark;  /* "<kernel>/<pass>", both segments [a-z0-9._-]+ */
+	const char *metric;     /* "latency" unless the protocol says otherwise */
+	const char *statistic;  /* the primary statistic, e.g. "median" */
+	bool passed;            /* status == "passed" */
+	bool has_value;         /* a primary value was found (always for passed runs) */
+	double value;           /* the primary value, in `unit` */
+	const char *unit;       /* "ns" for latency runs; the measurement's unit otherwise */
+	double base_value;      /* value in the metric's base unit (ns, B, FLOP/s …) — ranked on */
+	enum kx_order order;
+	int64_t observed_ns;    /* observedAt as nanoseconds since the epoch (UTC) */
+	const char *observed_at;
+	const char *source;     /* sourceNative.source, or NULL */
+	const char *external_id; /* sourceNative.externalId, or NULL */
+	const char *family;     /* the protocol's comparability family */
+	const char *harness;    /* the protocol's harness.name, or NULL */
+	bool has_correctness;   /* run.spec.correctness present (kindex-bench) */
+};
+
+struct kx_manifest {
+	unsigned line;                        /* where it starts in the file (1-based) */
+	struct kx_json *root;
+	struct kx_json *doc[KX_DOC__COUNT];   /* NULL where the manifest does not include it */
+	struct kx_digest digest[KX_DOC__COUNT]; /* of included documents; else the run's reference */
+	struct kx_run_facts facts;
+};
+
+struct kx_manifest_file {
+	struct kx_arena *arena;
+	struct kx_manifest *v;
+	size_t len;
+	bool json_lines;
+};
+
+struct kx_manifest_limits {
+	size_t max_bytes;   /* 0 = KX_MANIFEST_MAX_BYTES_DEFAULT */
+	unsigned max_depth; /* 0 = KX_JSON_MAX_DEPTH_DEFAULT */
+};
+
+/*
+ * Parse and validate `len` bytes. Returns 0 with *ret_file set when the file is valid, -EINVAL
+ * when it is not (every problem appended to `problems`, *ret_file untouched), -ENOMEM.
+ * `limits` may be NULL.
+ */
+int kx_manifest_parse(const char *bytes, size_t len, const struct kx_manifest_limits *limits,
+		      struct kx_manifest_file **ret_file, struct kx_problems *problems);
+void kx_manifest_file_free(struct kx_manifest_file *f);
+
+/* Validate one manifest object (already parsed, e.g. built by an importer). Same contract. */
+int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		      struct kx_problems *problems);
+
+/*
+ * Parse an RFC 3339 date-time with a zone ("2024-11-22T17:44:03.000Z", "…+02:00") into
+ * nanoseconds since the epoch. -EINVAL for anything else, including impossible dates.
+ */
+int kx_time_parse(const char *s, int64_t *ret_ns);
+/* Format ns since the epoch as "YYYY-MM-DDTHH:MM:SS.mmmZ" (out: at least 32 bytes). */
+void kx_time_format(int64_t ns, char *out);
+
+/*
+ * The metric a unit measures ("latency" for "ms") and the factor to its base unit
+ * (ms → 1e6 ns); NULL when the unit is unknown.
+ */
+const char *kx_unit_metric(const char *unit, double *ret_factor);
+
+#endif

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Manifest files: size cap, one JSON value or JSON Lines, then lint and validation of each
+ * manifest. A syntax error in a JSON Lines file does not stop the others from being checked: each
+ * line is its own JSON text, so the error lists every failing line at once.
+ */
+#include "kx/manifest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kx_manifest_file_free(struct kx_manifest_file *f)
+{
+	if (!f)
+		return;
+	kx_arena_free(f->arena);
+	free(f->v);
+	free(f);
+}
+
+static int push(struct kx_manifest_file *f, size_t *cap, const struct kx_manifest *m)
+{
+	if (f->len == *cap) {
+		size_t n = *cap ? *cap * 2 : 4;
+		struct kx_manifest *v = realloc(f->v, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		f->v = v;
+		*cap = n;
+	}
+	f->v[f->len++] = *m;
+	return 0;
+}
+
+static void syntax_problem(struct kx_problems *pr, const struct kx_json_error *e, unsigned line_base)
+{
+	kx_problems_add(pr, e->line + line_base, e->col, "", e->rule, "%s", e->message);
+}
+
+/* Validate one parsed value; appends to f on success. Returns problems added (>= 0) or -ENOMEM. */
+static int one(struct kx_manifest_file *f, size_t *cap, struct kx_json *root, unsigned line_base,
+	       struct kx_problems *pr)
+{
+	size_t before = pr->len;
+	if (kx_json_lint(root, "", pr) < 0)
+		return -ENOMEM;
+	struct kx_manifest m;
+	int r = kx_manifest_check(f->arena, root, &m, pr);
+	if (r == -ENOMEM)
+		return r;
+	/* line numbers of a JSON Lines entry are relative to its own line */
+	for (size_t i = before; line_base && i < pr->len; i++)
+		if (pr->v[i].line)
+			pr->v[i].line += line_base;
+	if (r == 0 && pr->len == before) {
+		m.line = root->line + line_base;
+		if (push(f, cap, &m) < 0)
+			return -ENOMEM;
+	}
+	return (int)(pr->len - before);
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/*
+ * JSON Lines when the first line is a whole object on its own ("{" … "}") and some other line
+ * has content. A pretty-printed manifest never looks like that: its first line is just "{".
+ */
+static bool looks_like_json_lines(const char *bytes, size_t len)
+{
+	const char *nl = memchr(bytes, '\n', len);
+	if (!nl || blank(nl + 1, len - (size_t)(nl + 1 - bytes)))
+		return false;
+	const char *b = bytes, *e = nl;
+	while (b < e && (*b == ' ' || *b == '\t'))
+		b++;
+	while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	return e - b >= 2 && b[0] == '{' && e[-1] == '}';
+}
+
+int kx_manifest_parse(const char *bytes, size_t len, const struct kx_manifest_limits *limits,
+		      struct kx_manifest_file **ret_file, struct kx_problems *problems)
+{
+	size_t max_bytes = limits && limits->max_bytes ? limits->max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
+	unsigned depth = limits && limits->max_depth ? limits->max_depth : KX_JSON_MAX_DEPTH_DEFAULT;
+	if (len > max_bytes) {
+		kx_problems_add(problems, 0, 0, "", "size",
+				"file is %zu bytes, over the limit of %zu bytes (split it, or raise the limit)",
+				len, max_bytes);
+		return -EINVAL;
+	}
+	struct kx_manifest_file *f = calloc(1, sizeof(*f));
+	if (!f || !(f->arena = kx_arena_new())) {
+		free(f);
+		return -ENOMEM;
+	}
+	size_t cap = 0, nprob = problems->len;
+	int r = 0;
+	struct kx_json_error e;
+	if (!looks_like_json_lines(bytes, len)) {
+		struct kx_json *root = NULL;
+		r = kx_json_parse(f->arena, bytes, len, depth, &root, NULL, &e);
+		if (r == -ENOMEM)
+			goto out;
+		if (r < 0) {
+			if (strncmp(e.message, "unexpected", 10) == 0)
+				snprintf(e.message + strlen(e.message), sizeof(e.message) - strlen(e.message),
+					 " (a file holds one manifest, or JSON Lines: one per line)");
+			syntax_problem(problems, &e, 0);
+			r = 0;
+			goto out;
+		}
+		r = one(f, &cap, root, 0, problems);
+		goto out;
+	}
+	/* JSON Lines: every line is its own JSON text, so a broken line does not hide the others */
+	f->json_lines = true;
+	unsigned lineno = 0;
+	for (size_t pos = 0; pos < len;) {
+		const char *nl = memchr(bytes + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (bytes + pos)) : len - pos;
+		lineno++;
+		if (!blank(bytes + pos, n)) {
+			struct kx_json *v = NULL;
+			r = kx_json_parse(f->arena, bytes + pos, n, depth, &v, NULL, &e);
+			if (r == -ENOMEM)
+				goto out;
+			if (r < 0)
+				syntax_problem(problems, &e, lineno - 1);
+			else if ((r = one(f, &cap, v, lineno - 1, problems)) < 0)
+				goto out;
+		}
+		pos += n + 1;
+	}
+	r = 0;
+out:
+	if (r == -ENOMEM) {
+		kx_manifest_file_free(f);
+		return r;
+	}
+	if (problems->len > nprob || r < 0) {
+		kx_manifest_file_free(f);
+		return -EINVAL;
+	}
+	*ret_file = f;
+	return 0;
+}

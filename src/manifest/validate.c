@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The validator: every rule of docs/manifest.md, applied to one parsed manifest, collecting all
+ * problems with their JSON pointers. It also extracts the run facts (struct kx_run_facts) in the
+ * same walk, so nothing downstream reads JSON to find a benchmark name or a primary value.
+ *
+ * Rules are short stable identifiers (listed in docs/manifest.md); messages say what was expected
+ * and what was found.
+ */
+#include "kx/manifest.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const members[KX_DOC__COUNT] = { "run", "protocol", "environment", "workload",
+						    "implementation" };
+static const char *const kinds[KX_DOC__COUNT] = { "BenchmarkRun", "BenchmarkProtocol",
+						  "ExecutionEnvironment", "Workload", "Implementation" };
+static const char *const ref_fields[KX_DOC__COUNT] = { NULL, "protocolDigest", "environmentDigest",
+						       "workloadDigest", "implementationDigest" };
+
+const char *kx_doc_member(enum kx_doc d)
+{
+	return d < KX_DOC__COUNT ? members[d] : "?";
+}
+
+const char *kx_doc_kind(enum kx_doc d)
+{
+	return d < KX_DOC__COUNT ? kinds[d] : "?";
+}
+
+int kx_doc_from_kind(const char *kind)
+{
+	for (int i = 0; i < KX_DOC__COUNT; i++)
+		if (strcmp(kinds[i], kind) == 0)
+			return i;
+	return -1;
+}
+
+struct ctx {
+	struct kx_problems *pr;
+	int count;
+	int oom;
+};
+
+static void add(struct ctx *c, const struct kx_json *at, const char *ptr, const char *rule,
+		const char *fmt, ...) KX_PRINTF(5, 6);
+
+static void add(struct ctx *c, const struct kx_json *at, const char *ptr, const char *rule,
+		const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (kx_problems_add(c->pr, at ? at->line : 0, at ? at->col : 0, ptr, rule, "%s", msg) < 0)
+		c->oom = 1;
+	c->count++;
+}
+
+/*
+ * obj[key] checked for presence and type. `want` is a type, or -1 for "any". Numbers must be
+ * finite (the linter reports those that are not). On a problem: reported, NULL returned.
+ */
+enum { ANY = -1, BOOL = -2 };
+
+static struct kx_json *field(struct ctx *c, const struct kx_json *obj, const char *base,
+			     const char *key, int want, bool required)
+{
+	char ptr[512];
+	snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
+	struct kx_json *v = kx_json_get(obj, key);
+	if (!v) {
+		if (required)
+			add(c, obj, ptr, "required", "'%s' is required", key);
+		return NULL;
+	}
+	bool good = want == ANY || (int)v->type == want ||
+		    (want == BOOL && (v->type == KX_JSON_TRUE || v->type == KX_JSON_FALSE));
+	if (!good) {
+		const char *wn = want == BOOL ? "boolean" : kx_json_type_name((enum kx_json_type)want);
+		add(c, v, ptr, "type", "'%s' must be %s %s, found %s", key,
+		    wn[0] == 'a' || wn[0] == 'o' ? "an" : "a", wn, kx_json_type_name(v->type));
+		return NULL;
+	}
+	if (v->type == KX_JSON_STRING && strlen(v->str.ptr) != v->str.len) {
+		add(c, v, ptr, "type", "'%s' must not contain a NUL character", key);
+		return NULL;
+	}
+	if (v->type == KX_JSON_NUMBER && v->nonfinite)
+		return NULL;
+	return v;
+}
+
+static const char *string_field(struct ctx *c, const struct kx_json *obj, const char *base,
+				const char *key, bool required)
+{
+	struct kx_json *v = field(c, obj, base, key, KX_JSON_STRING, required);
+	if (v && v->str.len == 0) {
+		char ptr[512];
+		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
+		add(c, v, ptr, "required", "'%s' must not be empty", key);
+		return NULL;
+	}
+	return v ? v->str.ptr : NULL;
+}
+
+/* A path segment the tree can use as-is: [a-z0-9._-]+, not "." or "..", at most 100 bytes. */
+static bool path_safe(const char *s, size_t n)
+{
+	if (n == 0 || n > 100 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
+			return false;
+	}
+	return true;
+}
+
+static void check_benchmark(struct ctx *c, const struct kx_json *at, const char *ptr, const char *b)
+{
+	const char *slash = strchr(b, '/');
+	if (!slash || strchr(slash + 1, '/') || !path_safe(b, (size_t)(slash - b)) ||
+	    !path_safe(slash + 1, strlen(slash + 1)))
+		add(c, at, ptr, "path-name",
+		    "benchmark '%s' must be '<kernel>/<pass>', each part made of [a-z0-9._-] (it names directories)", b);
+}
+
+static void check_digest_ref(struct ctx *c, const struct kx_json *spec, const char *base,
+			     const char *key, struct kx_digest *ret, bool *ret_ok)
+{
+	char ptr[512];
+	snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
+	*ret_ok = false;
+	struct kx_json *v = field(c, spec, base, key, KX_JSON_STRING, true);
+	if (!v)
+		return;
+	if (kx_digest_parse(v->str.ptr, v->str.len, ret) < 0) {
+		add(c, v, ptr, "digest-format", "'%.80s' is not a digest: expected 'sha256:' and 64 lowercase hex digits",
+		    v->str.ptr);
+		return;
+	}
+	*ret_ok = true;
+}
+
+static void check_metadata(struct ctx *c, const struct kx_json *doc, const char *base)
+{
+	char b[256];
+	snprintf(b, sizeof(b), "%s/metadata", base);
+	struct kx_json *md = field(c, doc, base, "metadata", KX_JSON_OBJECT, false);
+	if (!md)
+		return;
+	field(c, md, b, "name", KX_JSON_STRING, false);
+	field(c, md, b, "title", KX_JSON_STRING, false);
+	struct kx_json *labels = field(c, md, b, "labels", KX_JSON_OBJECT, false);
+	if (labels) {
+		char lb[300];
+		snprintf(lb, sizeof(lb), "%s/labels", b);
+		for (size_t i = 0; i < labels->obj.len; i++)
+			field(c, labels, lb, labels->obj.v[i].key, KX_JSON_STRING, false);
+	}
+}
+
+/* The document envelope: apiVersion, kind, metadata, spec. Returns spec or NULL. */
+static struct kx_json *check_envelope(struct ctx *c, struct kx_json *doc, enum kx_doc d)
+{
+	char base[64];
+	snprintf(base, sizeof(base), "/%s", members[d]);
+	const char *api = string_field(c, doc, base, "apiVersion", true);
+	if (api && strcmp(api, KX_API_VERSION) != 0) {
+		char ptr[128];
+		snprintf(ptr, sizeof(ptr), "%s/apiVersion", base);
+		add(c, kx_json_get(doc, "apiVersion"), ptr, "api-version",
+		    "apiVersion must be '%s', found '%.80s'", KX_API_VERSION, api);
+	}
+	const char *kind = string_field(c, doc, base, "kind", true);
+	if (kind && strcmp(kind, kinds[d]) != 0) {
+		char ptr[128];
+		snprintf(ptr, sizeof(ptr), "%s/kind", base);
+		add(c, kx_json_get(doc, "kind"), ptr, "kind", "the '%s' member must be a %s, found '%.80s'",
+		    members[d], kinds[d], kind);
+	}
+	check_metadata(c, doc, base);
+	return field(c, doc, base, "spec", KX_JSON_OBJECT, true);
+}
+
+static void check_protocol(struct ctx *c, struct kx_json *spec, struct kx_run_facts *f)
+{
+	struct kx_json *m = field(c, spec, "/protocol/spec", "measurement", KX_JSON_OBJECT, true);
+	if (m) {
+		f->statistic = string_field(c, m, "/protocol/spec/measurement", "primaryStatistic", true);
+		const char *metric = string_field(c, m, "/protocol/spec/measurement", "metric", false);
+		if (metric && !path_safe(metric, strlen(metric)))
+			add(c, kx_json_get(m, "metric"), "/protocol/spec/measurement/metric", "path-name",
+			    "metric '%.80s' must be made of [a-z0-9._-] (it names directories)", metric);
+		else if (metric)
+			f->metric = metric;
+		field(c, m, "/protocol/spec/measurement", "timer", KX_JSON_STRING, false);
+	}
+	struct kx_json *cmp = field(c, spec, "/protocol/spec", "comparability", KX_JSON_OBJECT, true);
+	if (cmp) {
+		f->family = string_field(c, cmp, "/protocol/spec/comparability", "family", true);
+		field(c, cmp, "/protocol/spec/comparability", "notes", KX_JSON_STRING, false);
+	}
+	struct kx_json *h = field(c, spec, "/protocol/spec", "harness", KX_JSON_OBJECT, false);
+	if (h)
+		f->harness = string_field(c, h, "/protocol/spec/harness", "name", false);
+}
+
+static void check_environment(struct ctx *c, struct kx_json *spec)
+{
+	struct kx_json *hw = field(c, spec, "/environment/spec", "hardware", KX_JSON_OBJECT, true);
+	if (hw) {
+		string_field(c, hw, "/environment/spec/hardware", "vendor", true);
+		string_field(c, hw, "/environment/spec/hardware", "product", true);
+		string_field(c, hw, "/environment/spec/hardware", "formFactor", false);
+		string_field(c, hw, "/environment/spec/hardware", "architecture", false);
+	}
+	field(c, spec, "/environment/spec", "software", KX_JSON_OBJECT, false);
+}
+
+static void check_workload(struct ctx *c, struct kx_json *spec)
+{
+	struct kx_json *p = field(c, spec, "/workload/spec", "parameters", KX_JSON_OBJECT, true);
+	for (size_t i = 0; p && i < p->obj.len; i++) {
+		struct kx_json_member *m = &p->obj.v[i];
+		char ptr[512];
+		snprintf(ptr, sizeof(ptr), "/workload/spec/parameters/%s", m->key);
+		enum kx_json_type t = m->value->type;
+		if (t == KX_JSON_ARRAY || t == KX_JSON_OBJECT || t == KX_JSON_NULL)
+			add(c, m->value, ptr, "type", "parameter '%s' must be a number, string or boolean, found %s",
+			    m->key, kx_json_type_name(t));
+		if (m->key_len == 0 || strlen(m->key) != m->key_len)
+			add(c, m->value, ptr, "path-name", "parameter names must be non-empty text (they name directories)");
+	}
+	field(c, spec, "/workload/spec", "dtype", KX_JSON_STRING, false);
+}
+
+static void check_implementation(struct ctx *c, struct kx_json *spec)
+{
+	string_field(c, spec, "/implementation/spec", "name", true);
+	field(c, spec, "/implementation/spec", "provider", KX_JSON_STRING, false);
+	field(c, spec, "/implementation/spec", "version", KX_JSON_STRING, false);
+}
+
+static void check_measurements(struct ctx *c, struct kx_json *arr)
+{
+	for (size_t i = 0; i < arr->arr.len; i++) {
+		char base[128];
+		snprintf(base, sizeof(base), "/run/spec/measurements/%zu", i);
+		struct kx_json *m = arr->arr.v[i];
+		if (m->type != KX_JSON_OBJECT) {
+			add(c, m, base, "type", "a measurement must be an object, found %s", kx_json_type_name(m->type));
+			continue;
+		}
+		const char *metric = string_field(c, m, base, "metric", true);
+		string_field(c, m, base, "statistic", true);
+		field(c, m, base, "value", KX_JSON_NUMBER, true);
+		const char *unit = string_field(c, m, base, "unit", true);
+		if (!unit)
+			continue;
+		const char *um = kx_unit_metric(unit, NULL);
+		char ptr[160];
+		snprintf(ptr, sizeof(ptr), "%s/unit", base);
+		if (!um)
+			add(c, kx_json_get(m, "unit"), ptr, "unit",
+			    "unknown unit '%.40s' (known: ns us ms s, B KB MB GB KiB MiB GiB, FLOP/s GFLOP/s TFLOP/s, B/s GB/s, count ratio %% W MHz C)",
+			    unit);
+		else if (metric && (strcmp(metric, "latency") == 0 || strcmp(metric, "memory") == 0) &&
+			 strcmp(um, metric) != 0)
+			add(c, kx_json_get(m, "unit"), ptr, "unit", "unit '%s' does not measure %s", unit, metric);
+	}
+}
+
+/* The primary value: timing.latencyNs.<stat> for latency, else the matching measurement. */
+static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_facts *f)
+{
+	struct kx_json *timing = kx_json_get(spec, "timing");
+	if (strcmp(f->metric, "latency") == 0) {
+		struct kx_json *lat = timing ? kx_json_get(timing, "latencyNs") : NULL;
+		struct kx_json *v = lat && lat->type == KX_JSON_OBJECT ? kx_json_get(lat, f->statistic) : NULL;
+		char ptr[160];
+		snprintf(ptr, sizeof(ptr), "/run/spec/timing/latencyNs/%s", f->statistic);
+		if (v && v->type != KX_JSON_NUMBER) {
+			add(c, v, ptr, "type", "the primary value must be a number, found %s", kx_json_type_name(v->type));
+		} else if (v && !v->nonfinite) {
+			f->has_value = true;
+			f->value = f->base_value = v->number;
+			f->unit = "ns";
+			if (v->number < 0)
+				add(c, v, ptr, "range", "a latency cannot be negative (%g ns)", v->number);
+		} else if (!v && f->passed) {
+			add(c, timing ? timing : spec, ptr, "required",
+			    "a passed run needs its primary value: timing.latencyNs.%s (in ns)", f->statistic);
+		}
+		return;
+	}
+	struct kx_json *ms = kx_json_get(spec, "measurements");
+	for (size_t i = 0; ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len; i++) {
+		struct kx_json *m = ms->arr.v[i];
+		const char *metric = kx_json_get_string(m, "metric");
+		const char *stat = kx_json_get_string(m, "statistic");
+		const char *unit = kx_json_get_string(m, "unit");
+		struct kx_json *val = kx_json_get(m, "value");
+		double factor;
+		if (!metric || !stat || !unit || !val || val->type != KX_JSON_NUMBER || val->nonfinite ||
+		    strcmp(metric, f->metric) != 0 || strcmp(stat, f->statistic) != 0 ||
+		    !kx_unit_metric(unit, &factor))
+			continue;
+		f->has_value = true;
+		f->value = val->number;
+		f->unit = unit;
+		f->base_value = val->number * factor;
+		return;
+	}
+	if (f->passed)
+		add(c, spec, "/run/spec/measurements", "required",
+		    "a passed %s run needs a measurement with metric '%s' and statistic '%s'", f->metric,
+		    f->metric, f->statistic);
+}
+
+static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m)
+{
+	struct kx_run_facts *f = &m->facts;
+	struct kx_json *st = field(c, spec, "/run/spec", "status", KX_JSON_STRING, true);
+	if (st) {
+		if (strcmp(st->str.ptr, "passed") == 0)
+			f->passed = true;
+		else if (strcmp(st->str.ptr, "failed") != 0)
+			add(c, st, "/run/spec/status", "enum", "status must be 'passed' or 'failed', found '%.40s'",
+			    st->str.ptr);
+	}
+	struct kx_json *obs = field(c, spec, "/run/spec", "observedAt", KX_JSON_STRING, true);
+	if (obs) {
+		if (kx_time_parse(obs->str.ptr, &f->observed_ns) < 0)
+			add(c, obs, "/run/spec/observedAt", "timestamp",
+			    "'%.60s' is not an RFC 3339 date-time with a zone (e.g. 2024-11-22T17:44:03.000Z)",
+			    obs->str.ptr);
+		else
+			f->observed_at = obs->str.ptr;
+	}
+	struct kx_json *sn = field(c, spec, "/run/spec", "sourceNative", KX_JSON_OBJECT, false);
+	const char *sn_bench = NULL;
+	if (sn) {
+		f->source = string_field(c, sn, "/run/spec/sourceNative", "source", true);
+		f->external_id = string_field(c, sn, "/run/spec/sourceNative", "externalId", true);
+		sn_bench = string_field(c, sn, "/run/spec/sourceNative", "benchmark", false);
+		field(c, sn, "/run/spec/sourceNative", "metrics", KX_JSON_OBJECT, false);
+	}
+	const char *bench = string_field(c, spec, "/run/spec", "benchmark", false);
+	if (bench) {
+		check_benchmark(c, kx_json_get(spec, "benchmark"), "/run/spec/benchmark", bench);
+		if (sn_bench && strcmp(sn_bench, bench) != 0)
+			add(c, kx_json_get(sn, "benchmark"), "/run/spec/sourceNative/benchmark", "benchmark",
+			    "sourceNative.benchmark '%.80s' differs from benchmark '%.80s'", sn_bench, bench);
+		f->benchmark = bench;
+	} else if (sn_bench) {
+		check_benchmark(c, kx_json_get(sn, "benchmark"), "/run/spec/sourceNative/benchmark", sn_bench);
+		f->benchmark = sn_bench;
+	} else if (!sn || !kx_json_get(sn, "benchmark")) {
+		add(c, spec, "/run/spec/benchmark", "required",
+		    "'benchmark' is required ('<kernel>/<pass>'; or sourceNative.benchmark)");
+	}
+	struct kx_json *timing = field(c, spec, "/run/spec", "timing", KX_JSON_OBJECT, f->passed);
+	if (timing) {
+		const char *ps = string_field(c, timing, "/run/spec/timing", "primaryStatistic", true);
+		if (ps && f->statistic && strcmp(ps, f->statistic) != 0)
+			add(c, kx_json_get(timing, "primaryStatistic"), "/run/spec/timing/primaryStatistic",
+			    "statistic-mismatch", "the run ranks on '%.40s' but its protocol measures '%.40s'", ps,
+			    f->statistic);
+		struct kx_json *lat = field(c, timing, "/run/spec/timing", "latencyNs", KX_JSON_OBJECT, false);
+		for (size_t i = 0; lat && i < lat->obj.len; i++)
+			field(c, lat, "/run/spec/timing/latencyNs", lat->obj.v[i].key, KX_JSON_NUMBER, false);
+	}
+	struct kx_json *ms = field(c, spec, "/run/spec", "measurements", KX_JSON_ARRAY, false);
+	if (ms)
+		check_measurements(c, ms);
+	struct kx_json *corr = field(c, spec, "/run/spec", "correctness", KX_JSON_OBJECT, false);
+	f->has_correctness = corr != NULL;
+	field(c, spec, "/run/spec", "message", KX_JSON_STRING, false);
+	if (f->statistic)
+		primary_value(c, spec, f);
+}
+
+int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		      struct kx_problems *problems)
+{
+	struct ctx c = { .pr = problems };
+	struct kx_manifest m = { .root = root, .line = root->line };
+	m.facts.metric = "latency";
+	if (root->type != KX_JSON_OBJECT) {
+		add(&c, root, "", "type", "a manifest must be a JSON object with run, protocol and environment, found %s",
+		    kx_json_type_name(root->type));
+		return c.oom ? -ENOMEM : -EINVAL;
+	}
+	for (size_t i = 0; i < root->obj.len; i++) {
+		struct kx_json_member *mm = &root->obj.v[i];
+		int d = -1;
+		for (int k = 0; k < KX_DOC__COUNT; k++)
+			if (strlen(members[k]) == mm->key_len && memcmp(members[k], mm->key, mm->key_len) == 0)
+				d = k;
+		char ptr[300];
+		snprintf(ptr, sizeof(ptr), "/%.*s", (int)(mm->key_len > 200 ? 200 : mm->key_len), mm->key);
+		if (d < 0) {
+			add(&c, mm->value, ptr, "unknown-member",
+			    "unknown member '%.80s': a manifest holds run, protocol, environment, workload, implementation",
+			    mm->key);
+			continue;
+		}
+		if (mm->value->type != KX_JSON_OBJECT) {
+			add(&c, mm->value, ptr, "type", "'%s' must be an object (a %s document), found %s",
+			    members[d], kinds[d], kx_json_type_name(mm->value->type));
+			continue;
+		}
+		if (!m.doc[d])
+			m.doc[d] = mm->value;
+	}
+	for (int d = 0; d <= KX_DOC_ENVIRONMENT; d++)
+		if (!kx_json_get(root, members[d]))
+			add(&c, root, "", "required", "the manifest has no '%s' member (a %s document)", members[d], kinds[d]);
+
+	struct kx_json *spec[KX_DOC__COUNT] = { 0 };
+	for (int d = 0; d < KX_DOC__COUNT; d++)
+		if (m.doc[d])
+			spec[d] = check_envelope(&c, m.doc[d], (enum kx_doc)d);
+	/* the protocol first: it says what the run's primary value is */
+	if (spec[KX_DOC_PROTOCOL])
+		check_protocol(&c, spec[KX_DOC_PROTOCOL], &m.facts);
+	if (spec[KX_DOC_ENVIRONMENT])
+		check_environment(&c, spec[KX_DOC_ENVIRONMENT]);
+	if (spec[KX_DOC_WORKLOAD])
+		check_workload(&c, spec[KX_DOC_WORKLOAD]);
+	if (spec[KX_DOC_IMPLEMENTATION])
+		check_implementation(&c, spec[KX_DOC_IMPLEMENTATION]);
+	if (spec[KX_DOC_RUN])
+		check_run(&c, spec[KX_DOC_RUN], &m);
+
+	/* digests: each included document must hash to what the run references */
+	for (int d = 0; d < KX_DOC__COUNT; d++) {
+		if (!m.doc[d])
+			continue;
+		if (kx_digest_document(m.doc[d], &m.digest[d]) < 0)
+			continue; /* duplicate keys or non-finite numbers: the linter said so */
+	}
+	if (spec[KX_DOC_RUN]) {
+		for (int d = KX_DOC_PROTOCOL; d < KX_DOC__COUNT; d++) {
+			struct kx_digest ref;
+			bool ok;
+			check_digest_ref(&c, spec[KX_DOC_RUN], "/run/spec", ref_fields[d], &ref, &ok);
+			if (!ok)
+				continue;
+			if (!m.doc[d]) {
+				m.digest[d] = ref;
+				continue;
+			}
+			if (!kx_digest_equal(&ref, &m.digest[d])) {
+				char want[KX_DIGEST_STR_MAX], got[KX_DIGEST_STR_MAX], ptr[64];
+				kx_digest_format(&ref, want);
+				kx_digest_format(&m.digest[d], got);
+				snprintf(ptr, sizeof(ptr), "/run/spec/%s", ref_fields[d]);
+				add(&c, kx_json_get(spec[KX_DOC_RUN], ref_fields[d]), ptr, "digest-mismatch",
+				    "the included %s hashes to %s, not to the referenced %s", members[d], got, want);
+			}
+		}
+	}
+	const char *metric = m.facts.metric;
+	m.facts.order = strcmp(metric, "throughput") == 0 || strcmp(metric, "bandwidth") == 0
+				? KX_ORDER_DESCENDING
+				: KX_ORDER_ASCENDING;
+	(void)a;
+	if (c.oom)
+		return -ENOMEM;
+	if (c.count)
+		return -EINVAL;
+	*ret = m;
+	return 0;
+}
