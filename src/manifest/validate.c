@@ -128,6 +128,9 @@ static void check_benchmark(struct ctx *c, const struct kx_json *at, const char 
 	    !path_safe(slash + 1, strlen(slash + 1)))
 		add(c, at, ptr, "path-name",
 		    "benchmark '%s' must be '<kernel>/<pass>', each part made of [a-z0-9._-] (it names directories)", b);
+	else if (strchr(slash + 1, '.'))
+		add(c, at, ptr, "path-name",
+		    "the pass of benchmark '%s' cannot contain '.': it separates the pass from a metric in paths (full.memory)", b);
 }
 
 static void check_digest_ref(struct ctx *c, const struct kx_json *spec, const char *base,

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one ingest pipeline — validate → canonicalize → digest → one WriteBatch — shared by
+ * `kindex ingest`, `kindex import`, the FUSE inbox and the spool watcher, so all of them accept
+ * and refuse exactly the same files with the same messages.
+ *
+ * A file is one decision: either every manifest in it is valid and none conflicts with the store
+ * (or with another in the same file), and all its runs are committed in one atomic WriteBatch;
+ * or nothing is written and every problem is reported.
+ *
+ * Thread-safe: concurrent calls serialise on the store's writer lock.
+ */
+#ifndef KX_INGEST_H
+#define KX_INGEST_H
+
+#include "kx/rank.h"
+#include "kx/store.h"
+
+struct kx_ingest_opts {
+	struct kx_manifest_limits limits;
+	bool sync;        /* fsync the WAL before returning (the inbox's durability promise) */
+	int64_t now_ns;   /* ingest time to record; 0 = the clock */
+};
+
+enum kx_ingest_outcome {
+	KX_INGEST_ADDED,
+	KX_INGEST_PRESENT, /* the same run digest was already stored: nothing to do */
+};
+
+struct kx_ingest_item {
+	struct kx_digest run;
+	enum kx_ingest_outcome outcome;
+	unsigned line; /* where the manifest starts in its file */
+};
+
+struct kx_ingest_result {
+	struct kx_ingest_item *items; /* one per manifest, in file order (malloc'd) */
+	size_t len;
+	size_t added, present;
+	uint64_t generation; /* the store generation after the commit */
+};
+
+void kx_ingest_result_release(struct kx_ingest_result *r);
+
+/*
+ * Ingest the bytes of one file. Returns 0 (result filled), -EINVAL (problems appended, nothing
+ * written), or another negative errno for store failures (-EIO …). `result` may be NULL.
+ */
+int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,
+		    const struct kx_ingest_opts *opts, struct kx_ingest_result *result,
+		    struct kx_problems *problems);
+
+/*
+ * Ingest manifests that were built as trees (importers). Each is validated with
+ * kx_manifest_check; all of them form one decision and one WriteBatch. Problems carry the
+ * manifest's index as a "/<i>" pointer prefix unless `labels` gives a prefix per manifest.
+ */
+int kx_ingest_trees(struct kx_store *s, struct kx_arena *a, struct kx_json *const *roots, size_t n,
+		    const char *const *labels, const struct kx_ingest_opts *opts,
+		    struct kx_ingest_result *result, struct kx_problems *problems);
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Comparison groups, ranking and names (SPEC §2): where a run goes in the tree and why.
+ * Pure functions, no I/O: given a validated manifest (and the workload/implementation documents
+ * when they are known) they compute the slugs, the comparison key and the directory names.
+ * Thread-safe.
+ */
+#ifndef KX_RANK_H
+#define KX_RANK_H
+
+#include "kx/manifest.h"
+#include "kx/store.h"
+
+#define KX_SLUG_MAX 120 /* a workload slug longer than this is cut and suffixed */
+
+enum kx_evidence {
+	KX_EVIDENCE_SUBMITTED,     /* dropped into the inbox or ingested by hand */
+	KX_EVIDENCE_SOURCE_NATIVE, /* imported from a publisher's data (sourceNative) */
+	KX_EVIDENCE_MEASURED,      /* produced by kindex-bench with its protocol and correctness check */
+};
+const char *kx_evidence_name(enum kx_evidence e);
+
+/*
+ * Fold text into a path component: lowercase ASCII [a-z0-9._-], every run of other bytes becomes
+ * one "-", leading and trailing "-" removed; an empty result or one made of dots becomes
+ * "unnamed". Writes at most cap-1 bytes (cut at a byte boundary) and returns the length.
+ */
+size_t kx_slug(const char *in, size_t len, char *out, size_t cap);
+
+/* The GPU slug of an ExecutionEnvironment spec: slug(product "-" formFactor). */
+int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX]);
+
+/*
+ * The workload slug of a Workload spec: parameters sorted by name, each "<name><value>" (a
+ * string's text, a number in JCS form, true/false), joined by "-", dtype last. *ret_cut is set
+ * when it was longer than KX_SLUG_MAX and cut.
+ */
+int kx_rank_workload_slug(const struct kx_json *workload_spec, char out[KX_NAME_MAX], bool *ret_cut);
+
+/*
+ * Where a run lives and with whom it is compared. `workload_doc` / `impl_doc` are the documents
+ * when known (included in the manifest or already stored), else NULL: then the names come from
+ * a six-segment sourceNative.externalId, or are "workload-<12 hex>" and "unknown".
+ * Fills the group description (key, slugs, order) and the run record's ranking fields (run digest,
+ * group, documents, value, order, evidence, impl, family); ingested_ns/generation are left 0.
+ */
+int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_doc,
+		  const struct kx_json *impl_doc, struct kx_group_rec *ret_group,
+		  struct kx_run_rec *ret_run);
+
+/* GROUP.json's inputs {benchmark, metric, gpu, workload} and the comparison key they hash to. */
+struct kx_json *kx_rank_group_inputs(struct kx_arena *a, const struct kx_group_rec *g);
+int kx_rank_comparison_key(const struct kx_group_rec *g, struct kx_digest *ret);
+
+/* Digits of rank numbers in a group of n ranked runs: at least 2, so `ls` sorts by rank. */
+int kx_rank_width(uint32_t n_ranked);
+/* "<rank>-<impl>-<shortid>", or "failed-<impl>-<shortid>" when rank is 0. out: KX_NAME_MAX+32. */
+void kx_rank_dirname(uint32_t rank, int width, const struct kx_run_rec *run, char *out, size_t cap);
+/*
+ * The directory name of a group under its gpu directory: the base slug, or base "~" 8 hex of the
+ * workload digest when the slug was cut or when another workload under the same gpu directory
+ * has the same base slug (`shared` — computed by the caller from the sorted listing).
+ */
+void kx_rank_workload_dirname(const char *base, const struct kx_digest *workload, bool cut,
+			      bool shared, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RocksDB store: documents by digest, runs, comparison groups whose index order *is* the
+ * ranking, the (source, externalId) conflict index, the path index the tree is listed from, and
+ * directory mtimes. The key layout is documented in docs/store.md; this module is the only one
+ * that includes rocksdb/c.h.
+ *
+ * Reading: every read takes a `struct kx_view` — a RocksDB snapshot — so a listing, a file and
+ * its SHA256SUMS are always rendered from one consistent state; NULL means "the latest state".
+ * Views are cheap; release them.
+ *
+ * Writing: a `struct kx_txn` is a WriteBatchWithIndex; reads through the transaction see its own
+ * writes, and kx_txn_commit applies it atomically (all or nothing). One writer at a time:
+ * kx_store_txn_begin serialises writers with a mutex. Every commit bumps the store generation,
+ * which caches key on.
+ *
+ * Thread safety: a store handle, views and read calls may be used from any thread concurrently.
+ * A transaction belongs to one thread.
+ */
+#ifndef KX_STORE_H
+#define KX_STORE_H
+
+#include "kx/manifest.h"
+
+#define KX_STORE_SCHEMA 1
+#define KX_NAME_MAX 136 /* slugs and names stored in records, NUL included */
+
+struct kx_store;
+struct kx_view;
+struct kx_txn;
+
+enum {
+	KX_STORE_CREATE = 1 << 0,   /* create an empty store when there is none (kindex init) */
+	KX_STORE_READONLY = 1 << 1, /* open without the write lock (concurrent with a writer) */
+	KX_STORE_SYNC = 1 << 2,     /* fsync the WAL on every commit */
+};
+
+/*
+ * Open the store in `dir`. On failure *ret_err (if given) receives a malloc'd explanation:
+ * "no store here (run kindex init)", "in use by kindexfs pid 123 mounted at /mnt",
+ * RocksDB's own message. Errors: -ENOENT (no store), -EBUSY (locked by another writer),
+ * -EPROTO (schema of another version), -EIO.
+ */
+int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err);
+void kx_store_close(struct kx_store *s);
+const char *kx_store_path(const struct kx_store *s);
+
+/* Persist the WAL now (used after bulk ingests that committed without sync). */
+int kx_store_sync(struct kx_store *s);
+
+/* The lock file a mounted daemon leaves so `kindex` can name it: "<pid> <mountpoint>\n". */
+int kx_store_claim(struct kx_store *s, const char *mountpoint);
+/* Who holds the store, when it is held: malloc'd "kindexfs (pid 12, mounted at /mnt)" or NULL. */
+char *kx_store_holder(const char *dir);
+
+struct kx_view *kx_store_view(struct kx_store *s);
+void kx_view_release(struct kx_view *v);
+uint64_t kx_view_generation(const struct kx_view *v);
+
+/* ---- records ---------------------------------------------------------------------------------- */
+
+struct kx_run_rec {
+	struct kx_digest run;
+	struct kx_digest group;
+	struct kx_digest protocol, environment, workload, implementation;
+	bool passed;
+	bool has_value;
+	uint8_t evidence;    /* enum kx_evidence (kx/rank.h) */
+	uint8_t order;       /* enum kx_order */
+	double value;        /* primary value in `unit` */
+	double base_value;   /* in the metric's base unit: the ranked value */
+	int64_t observed_ns;
+	int64_t ingested_ns;
+	uint64_t generation; /* store generation that added it */
+	char unit[16];
+	char impl[KX_NAME_MAX];   /* implementation slug for directory names */
+	char family[KX_NAME_MAX]; /* protocol comparability family */
+};
+
+struct kx_group_rec {
+	struct kx_digest key;      /* comparison key: sha256 of JCS(inputs) */
+	struct kx_digest workload; /* workload digest (an input) */
+	char benchmark[2 * KX_NAME_MAX];
+	char metric[KX_NAME_MAX];
+	char kernel[KX_NAME_MAX];
+	char pass[KX_NAME_MAX];     /* path component: "forward", or "full.memory" for non-latency */
+	char gpu[KX_NAME_MAX];
+	char workload_slug[KX_NAME_MAX]; /* base slug, before any ~suffix */
+	bool workload_cut;          /* the base slug was cut: always suffixed */
+	uint8_t order;              /* enum kx_order */
+	uint32_t ranked, unranked;  /* run counts */
+	int64_t changed_ns;         /* last time a run was added (directory mtime) */
+};
+
+/* ---- reading ---------------------------------------------------------------------------------- */
+
+/* Generic get of a stored document's bytes (the full document as first stored, JCS). -ENOENT. */
+int kx_store_get_doc(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,
+		     struct kx_buf *out);
+int kx_store_get_run(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,
+		     struct kx_run_rec *ret);
+int kx_store_get_group(struct kx_store *s, struct kx_view *v, const struct kx_digest *key,
+		       struct kx_group_rec *ret);
+/* The run whose digest starts with `hex` (2..64 hex digits). -ENOENT, or -ENOTUNIQ if several. */
+int kx_store_find_run_prefix(struct kx_store *s, struct kx_view *v, const char *hex,
+			     struct kx_digest *ret);
+/* The run recorded for (source, externalId), -ENOENT. */
+int kx_store_find_source(struct kx_store *s, struct kx_view *v, const char *source,
+			 const char *external_id, struct kx_digest *ret);
+
+struct kx_store_stats {
+	uint64_t runs, documents, groups, generation;
+	int64_t changed_ns; /* last commit */
+};
+int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats *ret);
+
+/*
+ * Iteration: a callback per item, stop early by returning non-zero (that value is returned).
+ * Negative errno on store errors.
+ */
+
+/* The runs of a group in rank order: ranked ones first (best first), then unranked. */
+typedef int (*kx_group_run_fn)(void *ctx, const struct kx_digest *run, bool ranked);
+int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_digest *group,
+			kx_group_run_fn fn, void *ctx);
+
+/*
+ * The path index. `prefix` holds 0..3 components (kernel, pass, gpu); the callback receives each
+ * distinct next component once, in byte order. At depth 3 (workload level) it receives each
+ * group under that gpu with its base workload slug, its workload digest, its group key and whether
+ * the slug was cut (kx_rank_workload_dirname() turns those into directory names).
+ */
+typedef int (*kx_tree_fn)(void *ctx, const char *name, const struct kx_digest *workload,
+			  const struct kx_digest *group, bool cut);
+int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
+		       size_t depth, kx_tree_fn fn, void *ctx);
+/* mtime of a directory of the path index ("benchmarks/<k>", "benchmarks/<k>/<p>" …). -ENOENT. */
+int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns);
+
+typedef int (*kx_run_fn)(void *ctx, const struct kx_run_rec *run);
+int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx);
+typedef int (*kx_group_fn)(void *ctx, const struct kx_group_rec *group);
+int kx_store_each_group(struct kx_store *s, struct kx_view *v, kx_group_fn fn, void *ctx);
+typedef int (*kx_doc_fn)(void *ctx, const struct kx_digest *d, const char *bytes, size_t len);
+int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void *ctx);
+
+/*
+ * Check every index against the records (kindex verify): each document hashes to its key, each
+ * run's documents and group exist, its rank-index, path-index and source entries exist and agree,
+ * no index entry points at nothing, counts match. Problems are appended (pointer = the key).
+ */
+int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked);
+
+/* ---- writing ---------------------------------------------------------------------------------- */
+
+int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret);
+void kx_txn_abort(struct kx_txn *t); /* discard; NULL is a no-op */
+/* Apply atomically and bump the generation; the transaction is freed either way. */
+int kx_txn_commit(struct kx_txn *t, bool sync);
+size_t kx_txn_count(const struct kx_txn *t);
+
+/* Reads that see the transaction's own writes. */
+int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_rec *ret);
+int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_group_rec *ret);
+bool kx_txn_has_doc(struct kx_txn *t, const struct kx_digest *d);
+int kx_txn_get_doc(struct kx_txn *t, const struct kx_digest *d, struct kx_buf *out);
+int kx_txn_find_source(struct kx_txn *t, const char *source, const char *external_id,
+		       struct kx_digest *ret);
+
+/* Store a document (JCS bytes of the whole document) unless one with that digest exists. */
+int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs, size_t len);
+/*
+ * Add a run: its record, rank-index entry, source entry (when it has one), and the group (created
+ * from `group` when new; counts and mtimes updated), path index and directory mtimes.
+ * `group` must describe run->group. The caller has checked the run is new.
+ */
+int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct kx_group_rec *group,
+		   const char *source, const char *external_id);
+
+#endif

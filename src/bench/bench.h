@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kindex-bench's host side, as one internal header: statistics and stopping rules, the sampling
+ * driver, the protocol, workload and implementation documents, the environment, the manifest and
+ * where it goes. Everything here is plain C11 and runs without a GPU, which is what lets the unit
+ * suite and `--selftest` exercise the whole pipeline on machines that have none; the CUDA side is
+ * reached only through device.h.
+ *
+ * Documents are kx_json trees allocated from the caller's arena (kx/json.h) and digested with
+ * kx_digest_document (kx/canon.h), so a manifest hashes here exactly as the index hashes it.
+ * Functions return 0 or a negative errno unless they say otherwise; nothing here prints except
+ * the progress and output code that say so. Not thread-safe.
+ */
+#ifndef KX_BENCH_H
+#define KX_BENCH_H
+
+#include "device.h"
+#include "kx/canon.h"
+#include "kx/json.h"
+
+#define KX_BENCH_API_VERSION "kernelindex.dev/v1alpha1"
+#define KX_BENCH_HARNESS "kindex-bench"
+#define KX_BENCH_PROJECT "kindexfs"
+
+/* ---- statistics (stats.c) --------------------------------------------------------------------- */
+
+/* Summary of one run's samples, in ns. stdev is the sample standard deviation (n - 1). */
+struct kx_bench_stats {
+	size_t n;
+	double median, p20, p80, min, max, mean, stdev;
+};
+
+/* Quantile q in [0, 1] of sorted[0..n) by linear interpolation between closest ranks
+ * (numpy's "linear", torch.quantile's default): position q*(n-1). n must be > 0. */
+double kx_bench_quantile(const double *sorted, size_t n, double q);
+/* -EINVAL for n == 0, -ENOMEM. */
+int kx_bench_stats_compute(const uint64_t *ns, size_t n, struct kx_bench_stats *ret);
+
+/*
+ * The raw samples as text: each sample in ns as a decimal integer and "\n", in the order they
+ * were measured. Its SHA-256 is the run's samples.sha256, so `sha256sum` of a file written with
+ * `--samples-dir` reproduces it.
+ */
+int kx_bench_samples_text(const uint64_t *ns, size_t n, struct kx_buf *out);
+int kx_bench_samples_sha256(const uint64_t *ns, size_t n, char hex[KX_DIGEST_HEX + 1]);
+
+/* Running mean and variance (Welford), for the stopping rule. */
+struct kx_bench_running {
+	size_t n;
+	double mean, m2, sum;
+};
+void kx_bench_running_add(struct kx_bench_running *r, double x);
+/* Relative noise stdev/mean; INFINITY when it is not defined yet (n < 2 or mean 0). */
+double kx_bench_running_noise(const struct kx_bench_running *r);
+
+/* ---- protocol (protocol.c) -------------------------------------------------------------------- */
+
+enum kx_bench_protocol_kind {
+	KX_PROTOCOL_KINDEX,   /* the harness's own protocol (family kindex_bench) */
+	KX_PROTOCOL_DO_BENCH, /* triton.testing.do_bench, reproduced exactly */
+};
+
+enum kx_bench_timer {
+	KX_TIMER_CUDA_EVENTS,
+	KX_TIMER_CPU_MONOTONIC, /* the CPU selftest: clock_gettime(CLOCK_MONOTONIC) */
+};
+
+struct kx_bench_protocol {
+	enum kx_bench_protocol_kind kind;
+	enum kx_bench_timer timer;
+	/* kindex protocol */
+	double warmup_s;      /* warmup by time: calls (flushed, timed, discarded) until this long */
+	size_t min_samples;   /* at least this many samples … */
+	double min_time_s;    /* … and this much measured (summed sample) time */
+	double noise_target;  /* stop once stdev/mean is at or below this */
+	double timeout_s;     /* or once this much wall time has passed (minimums still hold) */
+	size_t max_samples;   /* hard cap on memory */
+	double poll_s;        /* clock poll interval */
+	double throttle_ratio; /* a probed clock below ratio * highest seen counts as throttled */
+	/* do_bench */
+	double db_warmup_ms, db_rep_ms;
+	size_t db_estimate_calls;
+	uint64_t db_flush_bytes;
+};
+
+void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_kind kind,
+			    enum kx_bench_timer timer);
+/* The BenchmarkProtocol document: every parameter above, the tolerance policy and scope. */
+struct kx_json *kx_bench_protocol_document(struct kx_arena *a, const struct kx_bench_protocol *p);
+
+/* Tolerance per dtype ("bf16", "fp16", "fp32"); NULL for an unknown dtype. */
+const struct kx_bench_tolerance *kx_bench_tolerance_for(const char *dtype);
+
+enum kx_bench_stop {
+	KX_STOP_NO,
+	KX_STOP_CONVERGED,   /* minimums met and noise at or under the target */
+	KX_STOP_TIMEOUT,     /* minimums met, noise still above the target at the timeout */
+	KX_STOP_MAX_SAMPLES,
+	KX_STOP_DO_BENCH,    /* do_bench's fixed repeat count */
+};
+
+/* The stopping rule of the kindex protocol after n samples. Pure: unit-tested directly. */
+enum kx_bench_stop kx_bench_should_stop(const struct kx_bench_protocol *p, size_t n,
+					double measured_s, double noise, double elapsed_s);
+const char *kx_bench_stop_name(enum kx_bench_stop s);
+
+/* ---- sampling (measure.c) --------------------------------------------------------------------- */
+
+struct kx_bench_samples {
+	uint64_t *ns;        /* in measured order */
+	uint8_t *throttled;  /* 1 where the clock watch flagged the sample */
+	size_t n, cap;
+	size_t n_throttled;
+	enum kx_bench_stop stop;
+	size_t warmup_calls;
+	double wall_s;       /* host time from the first warmup call to the last sample */
+	bool clock_watched;
+	double clock_min_mhz, clock_max_mhz;
+	uint64_t reasons;    /* union of throttle reasons seen (NVML bits) */
+	/* do_bench */
+	double estimate_ms;
+	size_t db_warmup, db_repeat;
+};
+
+struct kx_bench_progress {
+	/* called after each sample (rate-limit inside); may be NULL */
+	void (*fn)(void *arg, const struct kx_bench_samples *s, double noise, double elapsed_s);
+	void *arg;
+};
+
+/* Sample one implementation under protocol p with the given timer ops. */
+int kx_bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_ops *ops, void *ctx,
+		     const struct kx_bench_progress *progress, struct kx_bench_samples *ret);
+void kx_bench_samples_release(struct kx_bench_samples *s);
+
+/* ---- workloads (workload.c) ------------------------------------------------------------------- */
+
+#define KX_BENCH_MAX_PARAMS 8
+
+enum kx_bench_param_type {
+	KX_PARAM_INT,    /* positive integer */
+	KX_PARAM_NUMBER, /* positive finite number */
+	KX_PARAM_STRING, /* one of a fixed set (the default is the only one supported) */
+};
+
+struct kx_bench_param {
+	const char *name; /* exactly the Liger importer's parameter name */
+	enum kx_bench_param_type type;
+	double def;
+	const char *def_str;
+};
+
+struct kx_bench_impl {
+	const char *name;
+	const char *summary;
+};
+
+struct kx_bench_workload {
+	const char *benchmark; /* "<kernel>/<pass>", the Liger benchmark name */
+	const char *title;
+	enum kx_bench_kind kind;
+	const char *dtype;         /* the workload document's dtype, NULL where Liger has none */
+	const char *compute_dtype; /* whose tolerance applies */
+	const struct kx_bench_param *params;
+	size_t nparams;
+	const struct kx_bench_impl *impls;
+	size_t nimpls;
+	const char *inputs; /* one line for --list: what the inputs are */
+};
+
+extern const struct kx_bench_workload kx_bench_workloads[];
+extern const size_t kx_bench_nworkloads;
+/* The CPU selftest's workload: cross_entropy/forward at a small shape, CPU implementations. */
+extern const struct kx_bench_workload kx_bench_selftest_workload;
+
+/* By benchmark name, or by kernel name alone ("rms_norm" = "rms_norm/forward"). */
+const struct kx_bench_workload *kx_bench_workload_find(const char *name);
+const struct kx_bench_impl *kx_bench_impl_find(const struct kx_bench_workload *w, const char *name);
+
+struct kx_bench_case {
+	const struct kx_bench_workload *w;
+	const struct kx_bench_impl *impl;
+	double num[KX_BENCH_MAX_PARAMS];
+	const char *str[KX_BENCH_MAX_PARAMS];
+	uint64_t seed;
+};
+
+void kx_bench_case_init(struct kx_bench_case *c, const struct kx_bench_workload *w,
+			const struct kx_bench_impl *impl);
+/* Set a parameter from its text; -ENOENT when the workload has no such parameter, -EINVAL with
+ * err filled when the value is not acceptable. `value` must outlive the case. */
+int kx_bench_case_set(struct kx_bench_case *c, const char *key, const char *value, char *err,
+		      size_t errlen);
+/* A numeric parameter's value (NaN when there is none of that name). */
+double kx_bench_case_num(const struct kx_bench_case *c, const char *name);
+void kx_bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *ret);
+/* Floating-point operations of one call (0 when not meaningful) and the minimum bytes moved. */
+double kx_bench_case_flops(const struct kx_bench_case *c);
+double kx_bench_case_bytes(const struct kx_bench_case *c);
+/* The Workload document: {parameters, dtype} exactly as the Liger importer writes it. */
+struct kx_json *kx_bench_workload_document(struct kx_arena *a, const struct kx_bench_case *c);
+/* The Implementation document; project/version NULL mean kindexfs and KX_VERSION. */
+struct kx_json *kx_bench_implementation_document(struct kx_arena *a, const char *name,
+						 const char *project, const char *version);
+
+/* ---- environment (environment.c, nvml.c) ------------------------------------------------------ */
+
+/* slug: lowercase, runs of characters outside [a-z0-9._-] become "-", trimmed of "-". */
+void kx_bench_slug(const char *in, char *out, size_t outlen);
+/*
+ * Split a CUDA device name into product and form factor so that slug(product + "-" + form factor)
+ * equals slug(name): "NVIDIA A100-SXM4-80GB" -> "NVIDIA A100" + "SXM4-80GB", "NVIDIA H100 80GB
+ * HBM3" -> "NVIDIA H100" + "80GB HBM3", "NVIDIA GeForce RTX 4090" -> itself + "".
+ */
+void kx_bench_gpu_split(const char *name, char *product, size_t plen, char *form, size_t flen);
+/* "sm_90" from compute capability 9.0. */
+void kx_bench_sm_arch(int major, int minor, char out[16]);
+
+/* What NVML knows that CUDA does not (zeroed / present = false when libnvidia-ml is absent). */
+struct kx_nvml_static {
+	bool present;
+	char driver[96];
+	unsigned sm_max_mhz, mem_max_mhz;
+	unsigned power_limit_mw; /* enforced power limit; 0 = unknown */
+};
+
+struct kx_json *kx_bench_gpu_environment(struct kx_arena *a, const struct kx_gpu_info *gi,
+					 const struct kx_nvml_static *nv);
+
+struct kx_bench_cpu_info {
+	char vendor[64];   /* "intel", "amd", "arm", … (lowercase) */
+	char product[192]; /* /proc/cpuinfo "model name" */
+	char arch[64];     /* uname -m */
+	char os[160];      /* uname -sr */
+	char libc[64];
+	char compiler[128];
+	long cpus;
+	uint64_t llc_bytes; /* last-level cache, the selftest's flush size */
+};
+
+/* Parse /proc/cpuinfo text: vendor and product of the first processor. */
+void kx_bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_info *ret);
+void kx_bench_cpu_capture(struct kx_bench_cpu_info *ret);
+struct kx_json *kx_bench_cpu_environment(struct kx_arena *a, const struct kx_bench_cpu_info *ci);
+
+struct kx_nvml;
+/* Load libnvidia-ml with dlopen and find the device by PCI bus id; -ENOENT when absent. */
+int kx_nvml_open(const char *pci_bus_id, struct kx_nvml **ret, char *err, size_t errlen);
+void kx_nvml_close(struct kx_nvml *n);
+void kx_nvml_static_info(struct kx_nvml *n, struct kx_nvml_static *ret);
+int kx_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret);
+/* NVML clock event reasons that mean the clock was held down (power, thermal, slowdown). */
+#define KX_NVML_THROTTLE_MASK 0xecull
+/* Names of the reasons in `bits`, as a JSON array of strings. */
+struct kx_json *kx_nvml_reason_names(struct kx_arena *a, uint64_t bits);
+
+/* ---- manifest (manifest.c) -------------------------------------------------------------------- */
+
+struct kx_bench_result {
+	const struct kx_bench_case *c;
+	int64_t observed_ns;                 /* Unix ns, when the measurement started */
+	const struct kx_bench_check *check;  /* NULL: not checked by the harness */
+	struct kx_json *correctness;         /* used verbatim instead of check when set (--record) */
+	const char *message;                 /* why the run failed; NULL when it did not */
+	const struct kx_bench_samples *samples; /* NULL: not timed (failed runs) */
+	uint64_t peak_bytes;                 /* 0: not measured */
+	uint64_t flush_bytes;
+	const char *clock_source;            /* "nvml", "globaltimer", "none" */
+	unsigned blocker_timeouts;
+	const char *gpu_slug;                /* for metadata.name */
+};
+
+/* RFC 3339 UTC with milliseconds: "2026-11-29T16:25:56.123Z". */
+void kx_bench_rfc3339_ms(int64_t unix_ns, char out[32]);
+/*
+ * The manifest {run, protocol, environment, workload, implementation}: the run document carries
+ * the digests of the other four (computed here with kx_digest_document). The protocol,
+ * environment, workload and implementation trees are referenced, not copied.
+ */
+int kx_bench_manifest(struct kx_arena *a, const struct kx_bench_result *r,
+		      struct kx_json *protocol, struct kx_json *environment, struct kx_json *workload,
+		      struct kx_json *implementation, struct kx_json **ret);
+/* A file name for the manifest: "<kernel>-<pass>-<impl>-<12 hex of the run digest>.json". */
+int kx_bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen);
+
+/* ---- output (output.c) ------------------------------------------------------------------------ */
+
+enum kx_bench_sink_kind {
+	KX_SINK_STDOUT,
+	KX_SINK_FILE,  /* FILE.tmp.<pid> renamed to FILE on close */
+	KX_SINK_INBOX, /* DIR/.name.tmp renamed to DIR/name */
+	KX_SINK_SPOOL, /* maildir: DIR/tmp/name renamed to DIR/new/name */
+};
+
+struct kx_bench_sink {
+	enum kx_bench_sink_kind kind;
+	const char *path;
+	bool lines;     /* JSON Lines (JCS, one manifest a line) instead of the pretty form */
+	void *f;        /* FILE * of stdout / the temporary file */
+	char *tmp_path;
+	size_t count;
+};
+
+int kx_bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, const char *path,
+		       bool lines, char *err, size_t errlen);
+/* Write one manifest; for inbox and spool `name` is its file name. Returns the path written in
+ * ret_path (may be NULL; heap string the caller frees) for a message. */
+int kx_bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
+			char **ret_path, char *err, size_t errlen);
+/* commit = false drops a temporary file instead of renaming it into place. */
+int kx_bench_sink_close(struct kx_bench_sink *s, bool commit, char *err, size_t errlen);
+
+/* ---- the CPU selftest (cpu.c) ----------------------------------------------------------------- */
+
+struct kx_cpu_case;
+bool kx_cpu_has_impl(enum kx_bench_kind kind, const char *impl);
+int kx_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
+		    struct kx_cpu_case **ret, char *err, size_t errlen);
+void kx_cpu_case_free(struct kx_cpu_case *c);
+int kx_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_tolerance *tol,
+		      struct kx_bench_check *ret);
+uint64_t kx_cpu_case_peak_bytes(const struct kx_cpu_case *c);
+/* Timer ops over clock_gettime(CLOCK_MONOTONIC) (ctx = the case); clock stays NULL. */
+void kx_cpu_case_ops(struct kx_bench_ops *ops);
+
+#endif

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The boundary between kindex-bench's host logic (plain C) and its CUDA side (*.cu, compiled as
+ * C++ by nvcc): plain structs and extern "C" functions only, so both compilers read the same
+ * declarations. The host decides what to run and how to sample; the device side prepares inputs,
+ * runs an implementation, checks it against its fp32 reference and times calls when asked.
+ *
+ * Built without CUDA, gpu-none.c provides the same functions: kx_gpu_open fails with the reason,
+ * so `--run` can say "no CUDA device: …" and everything else still works.
+ *
+ * Not thread-safe: one thread drives one device.
+ */
+#ifndef KX_BENCH_DEVICE_H
+#define KX_BENCH_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernels a workload can name; each has its own shape meaning (struct kx_bench_shape). */
+enum kx_bench_kind {
+	KX_KIND_CROSS_ENTROPY,
+	KX_KIND_FLCE,
+	KX_KIND_RMS_NORM,
+	KX_KIND_SWIGLU,
+	KX_KIND_MATMUL,
+};
+
+/*
+ * What to run, reduced to numbers. Meaning of m, n, k per kind:
+ *   cross_entropy: m = batch*seq rows of fp32 logits, n = vocab
+ *   fused_linear_cross_entropy: m = tokens, n = vocab, k = hidden (bf16 X[m,k], W[n,k])
+ *   rms_norm: m = rows (M), n = hidden, eps (bf16)
+ *   swiglu: m = batch*seq, n = hidden_size, k = intermediate_size (bf16 MLP, silu)
+ *   matmul: C[m,n] = A[m,k] * B[n,k]^T (bf16, fp32 accumulation)
+ */
+struct kx_bench_shape {
+	enum kx_bench_kind kind;
+	const char *impl; /* implementation name, e.g. "kindex-chunked" */
+	int64_t m, n, k;
+	double eps;
+	uint64_t seed;      /* inputs are a pure function of (seed, index): numeric.h */
+	size_t check_rows;  /* rows compared with the reference (all rows when m is smaller) */
+};
+
+/* Tolerance of one dtype: a value passes when |got - ref| <= atol + rtol * |ref|. */
+struct kx_bench_tolerance {
+	const char *dtype;
+	double rtol, atol;
+};
+
+/* The outcome of a correctness check (filled by kx_bench_compare and friends). */
+struct kx_bench_check {
+	bool passed;
+	const char *dtype;
+	double rtol, atol;
+	size_t checked;    /* values compared */
+	size_t violations; /* values outside the tolerance */
+	size_t nonfinite;  /* NaN or infinite values produced by the implementation */
+	double max_abs, max_rel;
+	size_t worst;      /* first non-finite value, else the one using most of its allowance */
+	double worst_share; /* |got - ref| / (atol + rtol * |ref|) at worst */
+	const char *what;  /* which output was compared ("per-token loss", "output rows") */
+	char message[256]; /* lowercase, for a failed check: what failed and by how much */
+};
+
+/*
+ * Compare got[0..n) with ref[0..n) under `tol`, accumulating into `c` (call kx_bench_check_init
+ * first; several outputs may be compared into one check). Returns c->passed.
+ */
+void kx_bench_check_init(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
+			 const char *what);
+bool kx_bench_compare(struct kx_bench_check *c, const float *got, const float *ref, size_t n);
+/* Finish: passed = no violation and no non-finite value; writes the message. */
+bool kx_bench_check_finish(struct kx_bench_check *c);
+
+/*
+ * How a harness times calls, whatever the clock (CUDA events or the CPU's monotonic clock). The
+ * sampling rules (measure.c) are written once against these.
+ */
+struct kx_bench_clock {
+	double sm_mhz;    /* effective SM (or CPU) clock; 0 when unknown */
+	uint64_t reasons; /* NVML clock event reasons that count as throttling (0 = none) */
+	bool throttled;
+};
+
+struct kx_bench_ops {
+	/*
+	 * Time n calls into ret_ns[0..n), each after a cache flush and between its own timer pair.
+	 * blocking (the kindex protocol): each call is enqueued behind a blocked stream, released
+	 * once enqueued, and synchronized before the next; otherwise (do_bench) the n calls are
+	 * enqueued back to back and synchronized once at the end.
+	 */
+	int (*time_calls)(void *ctx, size_t n, bool blocking, uint64_t *ret_ns);
+	/* n (flush + call) pairs between one timer pair, total in *ret_ns (do_bench's estimate). */
+	int (*time_span)(void *ctx, size_t n, uint64_t *ret_ns);
+	/* n untimed calls without flushing (do_bench's warmup). */
+	int (*warm)(void *ctx, size_t n);
+	/* Poll the clocks; NULL when nothing can be watched. */
+	int (*clock)(void *ctx, struct kx_bench_clock *ret);
+	/* Monotonic seconds (the host clock the timeout and warmup are measured in). */
+	double (*now)(void *ctx);
+};
+
+/* ---- the CUDA side ---------------------------------------------------------------------------- */
+
+/* What cudaGetDeviceProperties and cudaDeviceGetAttribute say (CUDA 13 has no clockRate field). */
+struct kx_gpu_info {
+	int ordinal;
+	char name[256];
+	char pci_bus_id[32];
+	int cc_major, cc_minor;
+	int sm_count;
+	uint64_t memory_bytes;
+	uint64_t l2_bytes;
+	int sm_clock_khz;  /* cudaDevAttrClockRate: peak SM clock */
+	int mem_clock_khz; /* cudaDevAttrMemoryClockRate */
+	int mem_bus_bits;
+	int ecc;
+	int driver_version;  /* cudaDriverGetVersion: 13000 = 13.0 */
+	int runtime_version; /* cudaRuntimeGetVersion */
+	int cublas_major, cublas_minor, cublas_patch;
+	int nvcc_major, nvcc_minor; /* the toolkit kindex-bench was compiled with */
+	const char *archs;          /* the architectures compiled in, "sm_80 sm_90 …" */
+};
+
+struct kx_gpu;
+struct kx_gpu_case;
+
+/*
+ * Open device `ordinal` (-1: the first one). On failure returns a negative errno and writes the
+ * reason to err (e.g. "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime
+ * version (cudaErrorInsufficientDriver = 35)"); -ENODEV when there is no device.
+ */
+int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
+		size_t errlen);
+void kx_gpu_close(struct kx_gpu *g);
+/* Effective SM clock from a %globaltimer/clock64 probe kernel (when NVML is not there). */
+int kx_gpu_clock_probe(struct kx_gpu *g, double *ret_mhz);
+/* Allocate the flush buffer: `bytes` zeroed with cudaMemsetAsync before each timed call. */
+int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen);
+/* Calls whose blocking kernel gave up waiting (a sign the launch queue filled up). */
+unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g);
+
+/* Is `impl` known for this kind on the CUDA side? */
+bool kx_gpu_has_impl(enum kx_bench_kind kind, const char *impl);
+
+/*
+ * Prepare inputs (deterministic, generated on the device) and the implementation's buffers.
+ * -ENOMEM when the device has not enough memory (err says which allocation), -EINVAL for a shape
+ * the implementation cannot take, -EIO for another CUDA error.
+ */
+int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
+		    struct kx_gpu_case **ret, char *err, size_t errlen);
+void kx_gpu_case_free(struct kx_gpu_case *c);
+/* Run once, run the fp32 reference on the same inputs and compare (tolerance of the dtype). */
+int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_tolerance *tol,
+		      struct kx_bench_check *ret, char *err, size_t errlen);
+/* Peak bytes of the case's device allocations: inputs, outputs and workspace (cuBLAS's too). */
+uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c);
+/* Timer ops over CUDA events for this case (ctx = the case). clock and now stay NULL. */
+void kx_gpu_case_ops(struct kx_bench_ops *ops);
+/* The last CUDA error message of the case (after an op failed). */
+const char *kx_gpu_case_error(const struct kx_gpu_case *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ingest pipeline. Validation (src/manifest) has already produced canonical documents with
+ * their digests; here each manifest is checked against the store — same run (idempotent), same
+ * observation with another digest (conflict) — placed (src/rank) and written with its documents
+ * into one transaction. The transaction reads its own writes, so two manifests of one file that
+ * conflict with each other are caught like a conflict with the store.
+ */
+#include "kx/ingest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kx_ingest_result_release(struct kx_ingest_result *r)
+{
+	if (!r)
+		return;
+	free(r->items);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The stored document `d`, parsed into `a`, or NULL when not stored. */
+static struct kx_json *stored_doc(struct kx_txn *t, struct kx_arena *a, const struct kx_digest *d,
+				  struct kx_buf *scratch)
+{
+	if (kx_txn_get_doc(t, d, scratch) < 0)
+		return NULL;
+	struct kx_json *v = NULL;
+	struct kx_json_error e;
+	if (kx_json_parse(a, scratch->ptr, scratch->len, 0, &v, NULL, &e) < 0)
+		return NULL;
+	return v;
+}
+
+static int put_docs(struct kx_txn *t, const struct kx_manifest *m, struct kx_buf *scratch)
+{
+	for (int d = 0; d < KX_DOC__COUNT; d++) {
+		if (!m->doc[d] || kx_txn_has_doc(t, &m->digest[d]))
+			continue;
+		kx_buf_reset(scratch);
+		int r = kx_jcs_write(m->doc[d], scratch);
+		if (r < 0)
+			return r;
+		r = kx_txn_put_doc(t, &m->digest[d], scratch->ptr, scratch->len);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const char *label,
+	       int64_t now, struct kx_ingest_item *item, struct kx_problems *pr, struct kx_buf *scratch)
+{
+	item->run = m->digest[KX_DOC_RUN];
+	item->line = m->line;
+	struct kx_run_rec existing;
+	int r = kx_txn_get_run(t, &m->digest[KX_DOC_RUN], &existing);
+	if (r == 0) {
+		item->outcome = KX_INGEST_PRESENT;
+		return 0;
+	}
+	if (r != -ENOENT)
+		return r;
+	const struct kx_run_facts *f = &m->facts;
+	if (f->source && f->external_id) {
+		struct kx_digest other;
+		r = kx_txn_find_source(t, f->source, f->external_id, &other);
+		if (r == 0) {
+			char od[KX_DIGEST_STR_MAX], nd[KX_DIGEST_STR_MAX], hex[KX_DIGEST_HEX + 1];
+			kx_digest_format(&other, od);
+			kx_digest_format(&m->digest[KX_DOC_RUN], nd);
+			kx_digest_hex(&other, hex);
+			char ptr[300];
+			snprintf(ptr, sizeof(ptr), "%s/run/spec/sourceNative/externalId", label ? label : "");
+			kx_problems_add(pr, m->line, 0, ptr, "conflict",
+					"the same observation (source '%s', externalId '%s') is already stored as run %s (runs/%.12s) with different content; this copy hashes to %s. Same run twice is fine, a changed copy is not",
+					f->source, f->external_id, od, hex, nd);
+			return 1;
+		}
+		if (r != -ENOENT)
+			return r;
+	}
+	if ((r = put_docs(t, m, scratch)) < 0)
+		return r;
+	const struct kx_json *wdoc = m->doc[KX_DOC_WORKLOAD];
+	const struct kx_json *idoc = m->doc[KX_DOC_IMPLEMENTATION];
+	if (!wdoc)
+		wdoc = stored_doc(t, a, &m->digest[KX_DOC_WORKLOAD], scratch);
+	if (!idoc)
+		idoc = stored_doc(t, a, &m->digest[KX_DOC_IMPLEMENTATION], scratch);
+	struct kx_group_rec g;
+	struct kx_run_rec x;
+	if ((r = kx_rank_place(m, wdoc, idoc, &g, &x)) < 0)
+		return r;
+	x.ingested_ns = now;
+	struct kx_group_rec existing_group;
+	if (kx_txn_get_group(t, &g.key, &existing_group) == 0 && existing_group.order != g.order) {
+		kx_problems_add(pr, m->line, 0, label ? label : "", "group-order",
+				"comparison group %s/%s ranks %s, this run's protocol ranks the other way",
+				g.benchmark, g.metric, existing_group.order == KX_ORDER_ASCENDING ? "ascending" : "descending");
+		return 1;
+	}
+	r = kx_txn_add_run(t, &x, &g, f->source, f->external_id);
+	if (r < 0)
+		return r;
+	item->outcome = KX_INGEST_ADDED;
+	return 0;
+}
+
+/* Check every manifest against the store in one transaction; commit only if nothing failed. */
+static int ingest(struct kx_store *s, struct kx_arena *a, const struct kx_manifest *v, size_t n,
+		  const char *const *labels, const struct kx_ingest_opts *opts,
+		  struct kx_ingest_result *result, struct kx_problems *pr)
+{
+	struct kx_txn *t;
+	int r = kx_store_txn_begin(s, &t);
+	if (r < 0)
+		return r;
+	struct kx_ingest_item *items = calloc(n ? n : 1, sizeof(*items));
+	struct kx_buf scratch;
+	kx_buf_init(&scratch, 0);
+	int64_t now = opts && opts->now_ns ? opts->now_ns : kx_now_ns();
+	size_t failed = 0, added = 0;
+	if (!items)
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		r = one(t, a, &v[i], labels ? labels[i] : NULL, now, &items[i], pr, &scratch);
+		if (r > 0) {
+			failed++;
+			r = 0;
+		}
+		added += items[i].outcome == KX_INGEST_ADDED;
+	}
+	kx_buf_release(&scratch);
+	if (r < 0 || failed) {
+		kx_txn_abort(t);
+		free(items);
+		return r < 0 ? r : -EINVAL;
+	}
+	uint64_t gen = 0;
+	if (added) {
+		r = kx_txn_commit(t, opts && opts->sync);
+		if (r < 0) {
+			free(items);
+			return r;
+		}
+		struct kx_store_stats st;
+		kx_store_stats(s, NULL, &st);
+		gen = st.generation;
+	} else {
+		kx_txn_abort(t); /* nothing new: no commit, no generation bump */
+	}
+	if (result) {
+		result->items = items;
+		result->len = n;
+		result->added = added;
+		result->present = n - added;
+		result->generation = gen;
+	} else {
+		free(items);
+	}
+	return 0;
+}
+
+int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,
+		    const struct kx_ingest_opts *opts, struct kx_ingest_result *result,
+		    struct kx_problems *problems)
+{
+	struct kx_manifest_file *f = NULL;
+	int r = kx_manifest_parse(bytes, len, opts ? &opts->limits : NULL, &f, problems);
+	if (r < 0)
+		return r;
+	r = ingest(s, f->arena, f->v, f->len, NULL, opts, result, problems);
+	kx_manifest_file_free(f);
+	return r;
+}
+
+int kx_ingest_trees(struct kx_store *s, struct kx_arena *a, struct kx_json *const *roots, size_t n,
+		    const char *const *labels, const struct kx_ingest_opts *opts,
+		    struct kx_ingest_result *result, struct kx_problems *problems)
+{
+	struct kx_manifest *v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int r = 0;
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct kx_problems p;
+		kx_problems_init(&p);
+		if (kx_json_lint(roots[i], "", &p) < 0)
+			r = -ENOMEM;
+		if (r == 0 && p.len == 0)
+			r = kx_manifest_check(a, roots[i], &v[i], &p);
+		if (r == -ENOMEM) {
+			kx_problems_release(&p);
+			break;
+		}
+		r = 0;
+		if (p.len) {
+			bad++;
+			char prefix[64];
+			snprintf(prefix, sizeof(prefix), "/%zu", i);
+			kx_problems_splice(problems, &p, labels ? labels[i] : prefix);
+		}
+		kx_problems_release(&p);
+	}
+	if (r == 0 && bad)
+		r = -EINVAL;
+	if (r == 0)
+		r = ingest(s, a, v, n, labels, opts, result, problems);
+	free(v);
+	return r;
+}

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Placement of runs (SPEC §2): slugs, comparison keys, directory names. The comparison key is the
+ * digest of GROUP.json's inputs, so anyone can recompute why two runs were ranked together; the
+ * order itself lives in the store's index keys (src/store/keys.h), not in a comparator here.
+ */
+#include "kx/rank.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *kx_evidence_name(enum kx_evidence e)
+{
+	switch (e) {
+	case KX_EVIDENCE_SOURCE_NATIVE: return "source-native";
+	case KX_EVIDENCE_MEASURED: return "measured";
+	default: return "submitted";
+	}
+}
+
+static bool slug_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+size_t kx_slug(const char *in, size_t len, char *out, size_t cap)
+{
+	size_t n = 0;
+	bool pending_dash = false;
+	for (size_t i = 0; i < len && n + 1 < cap; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (unsigned char)(c - 'A' + 'a');
+		if (!slug_char(c)) {
+			pending_dash = n > 0;
+			continue;
+		}
+		if (pending_dash) {
+			out[n++] = '-';
+			pending_dash = false;
+			if (n + 1 >= cap)
+				break;
+		}
+		out[n++] = (char)c;
+	}
+	while (n && out[n - 1] == '-')
+		n--;
+	size_t start = 0;
+	while (start < n && out[start] == '-')
+		start++;
+	if (start) {
+		memmove(out, out + start, n - start);
+		n -= start;
+	}
+	bool dots = true;
+	for (size_t i = 0; i < n; i++)
+		dots = dots && out[i] == '.';
+	if (dots) {
+		snprintf(out, cap, "unnamed");
+		return strlen(out);
+	}
+	out[n] = '\0';
+	return n;
+}
+
+int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
+{
+	const struct kx_json *hw = kx_json_get(env_spec, "hardware");
+	const char *product = kx_json_get_string(hw, "product");
+	const char *ff = kx_json_get_string(hw, "formFactor");
+	if (!product)
+		return -EINVAL;
+	char text[512];
+	snprintf(text, sizeof(text), ff && *ff ? "%s-%s" : "%s", product, ff);
+	kx_slug(text, strlen(text), out, KX_NAME_MAX);
+	return 0;
+}
+
+static int value_text(const struct kx_json *v, struct kx_buf *b)
+{
+	char num[KX_JCS_NUMBER_MAX];
+	switch (v->type) {
+	case KX_JSON_STRING:
+		return kx_buf_append(b, v->str.ptr, v->str.len);
+	case KX_JSON_NUMBER:
+		return kx_buf_append(b, num, kx_jcs_number(v->number, num));
+	case KX_JSON_TRUE:
+		return kx_buf_puts(b, "true");
+	case KX_JSON_FALSE:
+		return kx_buf_puts(b, "false");
+	default:
+		return kx_jcs_write(v, b);
+	}
+}
+
+static int param_cmp(const void *x, const void *y)
+{
+	const struct kx_json_member *a = *(const struct kx_json_member *const *)x;
+	const struct kx_json_member *b = *(const struct kx_json_member *const *)y;
+	return kx_jcs_key_cmp(a->key, a->key_len, b->key, b->key_len);
+}
+
+int kx_rank_workload_slug(const struct kx_json *spec, char out[KX_NAME_MAX], bool *ret_cut)
+{
+	const struct kx_json *params = kx_json_get(spec, "parameters");
+	struct kx_buf b;
+	kx_buf_init(&b, 64 * 1024);
+	int r = 0;
+	size_t n = params && params->type == KX_JSON_OBJECT ? params->obj.len : 0;
+	const struct kx_json_member **idx = n ? malloc(n * sizeof(*idx)) : NULL;
+	if (n && !idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = &params->obj.v[i];
+	if (n)
+		qsort(idx, n, sizeof(*idx), param_cmp);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		if (i)
+			r = kx_buf_putc(&b, '-');
+		if (r >= 0)
+			r = kx_buf_append(&b, idx[i]->key, idx[i]->key_len);
+		if (r >= 0)
+			r = value_text(idx[i]->value, &b);
+	}
+	free(idx);
+	const char *dtype = kx_json_get_string(spec, "dtype");
+	if (r >= 0 && dtype && *dtype)
+		r = kx_buf_printf(&b, n ? "-%s" : "%s", dtype);
+	if (r < 0) {
+		kx_buf_release(&b);
+		return r;
+	}
+	char full[4096];
+	size_t len = kx_slug(b.ptr ? b.ptr : "", b.len, full, sizeof(full));
+	kx_buf_release(&b);
+	bool cut = len > KX_SLUG_MAX;
+	if (cut) {
+		len = KX_SLUG_MAX;
+		while (len && full[len - 1] == '-')
+			len--;
+		full[len] = '\0';
+	}
+	memcpy(out, full, len + 1);
+	*ret_cut = cut;
+	return 0;
+}
+
+/* segment i (0-based) of a '/'-separated id with exactly `want` segments */
+static bool segment(const char *id, int want, int i, char *out, size_t cap)
+{
+	int count = 1;
+	for (const char *p = id; *p; p++)
+		count += *p == '/';
+	if (count != want)
+		return false;
+	const char *p = id;
+	for (int k = 0; k < i; k++)
+		p = strchr(p, '/') + 1;
+	const char *e = strchr(p, '/');
+	size_t n = e ? (size_t)(e - p) : strlen(p);
+	if (!n)
+		return false;
+	kx_slug(p, n, out, cap);
+	return true;
+}
+
+struct kx_json *kx_rank_group_inputs(struct kx_arena *a, const struct kx_group_rec *g)
+{
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
+	char wd[KX_DIGEST_STR_MAX];
+	kx_digest_format(&g->workload, wd);
+	if (!o || kx_json_set_string(a, o, "benchmark", g->benchmark) < 0 ||
+	    kx_json_set_string(a, o, "metric", g->metric) < 0 || kx_json_set_string(a, o, "gpu", g->gpu) < 0 ||
+	    kx_json_set_string(a, o, "workload", wd) < 0)
+		return NULL;
+	return o;
+}
+
+int kx_rank_comparison_key(const struct kx_group_rec *g, struct kx_digest *ret)
+{
+	struct kx_arena *a = kx_arena_new();
+	if (!a)
+		return -ENOMEM;
+	struct kx_json *in = kx_rank_group_inputs(a, g);
+	struct kx_buf b = { 0 };
+	int r = in ? kx_jcs_write(in, &b) : -ENOMEM;
+	if (r >= 0)
+		kx_sha256(b.ptr, b.len, ret->b);
+	kx_buf_release(&b);
+	kx_arena_free(a);
+	return r < 0 ? r : 0;
+}
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_doc,
+		  const struct kx_json *impl_doc, struct kx_group_rec *ret_group,
+		  struct kx_run_rec *ret_run)
+{
+	const struct kx_run_facts *f = &m->facts;
+	struct kx_group_rec g;
+	struct kx_run_rec x;
+	memset(&g, 0, sizeof(g));
+	memset(&x, 0, sizeof(x));
+	if (!f->benchmark || !m->doc[KX_DOC_ENVIRONMENT])
+		return -EINVAL;
+	copy(g.benchmark, sizeof(g.benchmark), f->benchmark);
+	copy(g.metric, sizeof(g.metric), f->metric);
+	const char *slash = strchr(f->benchmark, '/');
+	snprintf(g.kernel, sizeof(g.kernel), "%.*s", (int)(slash - f->benchmark), f->benchmark);
+	if (strcmp(f->metric, "latency") == 0)
+		copy(g.pass, sizeof(g.pass), slash + 1);
+	else
+		snprintf(g.pass, sizeof(g.pass), "%.60s.%.60s", slash + 1, f->metric);
+	int r = kx_rank_gpu_slug(kx_json_get(m->doc[KX_DOC_ENVIRONMENT], "spec"), g.gpu);
+	if (r < 0)
+		return r;
+	g.workload = m->digest[KX_DOC_WORKLOAD];
+	char hex[KX_DIGEST_HEX + 1];
+	if (workload_doc) {
+		r = kx_rank_workload_slug(kx_json_get(workload_doc, "spec"), g.workload_slug, &g.workload_cut);
+		if (r < 0)
+			return r;
+	} else if (!f->external_id || !segment(f->external_id, 6, 4, g.workload_slug, sizeof(g.workload_slug))) {
+		kx_digest_hex(&g.workload, hex);
+		snprintf(g.workload_slug, sizeof(g.workload_slug), "workload-%.12s", hex);
+	}
+	g.order = (uint8_t)f->order;
+	r = kx_rank_comparison_key(&g, &g.key);
+	if (r < 0)
+		return r;
+
+	x.run = m->digest[KX_DOC_RUN];
+	x.group = g.key;
+	x.protocol = m->digest[KX_DOC_PROTOCOL];
+	x.environment = m->digest[KX_DOC_ENVIRONMENT];
+	x.workload = m->digest[KX_DOC_WORKLOAD];
+	x.implementation = m->digest[KX_DOC_IMPLEMENTATION];
+	x.passed = f->passed;
+	x.has_value = f->has_value;
+	x.value = f->value;
+	x.base_value = f->base_value;
+	x.order = (uint8_t)f->order;
+	x.observed_ns = f->observed_ns;
+	copy(x.unit, sizeof(x.unit), f->unit ? f->unit : "");
+	copy(x.family, sizeof(x.family), f->family);
+	x.evidence = f->source ? KX_EVIDENCE_SOURCE_NATIVE
+		     : f->harness && strcmp(f->harness, "kindex-bench") == 0 && f->has_correctness
+			     ? KX_EVIDENCE_MEASURED
+			     : KX_EVIDENCE_SUBMITTED;
+	const char *impl = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "name") : NULL;
+	if (impl) {
+		kx_slug(impl, strlen(impl), x.impl, 65);
+	} else if (!f->external_id || !segment(f->external_id, 6, 2, x.impl, 65)) {
+		copy(x.impl, sizeof(x.impl), "unknown");
+	}
+	*ret_group = g;
+	*ret_run = x;
+	return 0;
+}
+
+int kx_rank_width(uint32_t n)
+{
+	int w = 1;
+	for (uint32_t v = n; v >= 10; v /= 10)
+		w++;
+	return w < 2 ? 2 : w;
+}
+
+void kx_rank_dirname(uint32_t rank, int width, const struct kx_run_rec *run, char *out, size_t cap)
+{
+	char hex[KX_DIGEST_HEX + 1];
+	kx_digest_hex(&run->run, hex);
+	if (rank)
+		snprintf(out, cap, "%0*u-%s-%.12s", width, rank, run->impl, hex);
+	else
+		snprintf(out, cap, "failed-%s-%.12s", run->impl, hex);
+}
+
+void kx_rank_workload_dirname(const char *base, const struct kx_digest *workload, bool cut,
+			      bool shared, char *out, size_t cap)
+{
+	if (cut || shared) {
+		char hex[KX_DIGEST_HEX + 1];
+		kx_digest_hex(workload, hex);
+		snprintf(out, cap, "%s~%.8s", base, hex);
+	} else {
+		snprintf(out, cap, "%s", base);
+	}
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to src/store: the byte layout of keys and records (docs/store.md is the reference).
+ *
+ *   "\0schema"                         "kindexfs-store <n>"
+ *   "\0gen"  "\0changed"               u64 generation, i64 last commit (ns), big-endian
+ *   "\0count/runs|docs|groups"         u64
+ *   'D' digest[32]                     document: JCS of the whole document as first stored
+ *   'R' digest[32]                     run record (below)
+ *   'G' key[32]                        group record
+ *   'I' group[32] class[1] value[8] observed[8] run[32]   "" — the ranking, in key order
+ *   'S' source '\0' externalId         run digest[32]
+ *   'T' kernel '\0' pass '\0' gpu '\0' workload-slug '\0' workload[32]   group key[32] cut[1]
+ *   'M' directory path                 i64 mtime (ns)
+ *
+ * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
+ * first. value is the order-preserving encoding of the base value (negated for "higher is
+ * better"): flip the sign bit of non-negative doubles, all bits of negative ones, big-endian.
+ * observed is observedAt in ns with the sign bit flipped, big-endian. Ties therefore break by
+ * earlier observedAt, then by run digest — SPEC §2 — with no comparator code at all.
+ */
+#ifndef KX_STORE_KEYS_H
+#define KX_STORE_KEYS_H
+
+#include "kx/store.h"
+
+#define K_SCHEMA "\0schema"
+#define K_GEN "\0gen"
+#define K_CHANGED "\0changed"
+#define K_COUNT_RUNS "\0count/runs"
+#define K_COUNT_DOCS "\0count/docs"
+#define K_COUNT_GROUPS "\0count/groups"
+
+enum {
+	T_DOC = 'D',
+	T_RUN = 'R',
+	T_GROUP = 'G',
+	T_INDEX = 'I',
+	T_SOURCE = 'S',
+	T_TREE = 'T',
+	T_MTIME = 'M',
+};
+
+#define INDEX_KEY_LEN (1 + 32 + 1 + 8 + 8 + 32)
+
+/* a key under construction; keys are short except S, T and M, which carry names */
+struct key {
+	size_t len;
+	unsigned char b[1024];
+};
+
+void key_digest(struct key *k, char tag, const struct kx_digest *d);
+void key_index(struct key *k, const struct kx_run_rec *run);
+int key_source(struct key *k, const char *source, const char *external_id);
+int key_tree(struct key *k, const struct kx_group_rec *g);
+int key_mtime(struct key *k, const char *path);
+
+void put_u64(unsigned char *p, uint64_t v);
+uint64_t get_u64(const unsigned char *p);
+uint64_t order_bits(double v, int order);
+
+int run_encode(const struct kx_run_rec *r, struct kx_buf *out);
+int run_decode(const char *p, size_t n, struct kx_run_rec *r);
+int group_encode(const struct kx_group_rec *g, struct kx_buf *out);
+int group_decode(const char *p, size_t n, struct kx_group_rec *g);
+
+#endif

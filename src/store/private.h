@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to src/store: the handle and the scan helpers shared by store.c and verify.c. */
+#ifndef KX_STORE_PRIVATE_H
+#define KX_STORE_PRIVATE_H
+
+#include "keys.h"
+
+#include <pthread.h>
+#include <rocksdb/c.h>
+
+struct kx_store {
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	rocksdb_block_based_table_options_t *table;
+	rocksdb_cache_t *cache;
+	rocksdb_filterpolicy_t *filter; /* owned by `table` once set */
+	rocksdb_readoptions_t *ro;      /* latest state */
+	rocksdb_writeoptions_t *wo, *wo_sync;
+	pthread_mutex_t writer;
+	char *path;
+	char *lockfile; /* written by kx_store_claim */
+	unsigned flags;
+	/* the writer's copy of the counters (valid while it holds `writer`; loaded at open) */
+	uint64_t gen, n_runs, n_docs, n_groups;
+};
+
+struct scan {
+	rocksdb_readoptions_t *ro;
+	rocksdb_iterator_t *it;
+	unsigned char upper[1040];
+	size_t upper_len;
+};
+
+int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
+	    struct kx_buf *out);
+int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n);
+void scan_close(struct scan *sc);
+int scan_status(struct scan *sc);
+
+#endif

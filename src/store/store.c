@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The store on RocksDB's C API: open/close, snapshot views, typed reads and iteration, and
+ * transactions (WriteBatchWithIndex, so a multi-manifest file sees its own earlier runs when it
+ * checks for conflicts). Layout in keys.h / docs/store.md.
+ *
+ * RocksDB's memory is bounded explicitly (a 32 MiB block cache shared by readers, two 16 MiB
+ * memtables) because the FUSE daemon that embeds it has a memory target of its own.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <rocksdb/c.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct kx_view {
+	struct kx_store *s;
+	const rocksdb_snapshot_t *snap;
+	rocksdb_readoptions_t *ro;
+	uint64_t generation;
+};
+
+struct kx_txn {
+	struct kx_store *s;
+	rocksdb_writebatch_wi_t *wb;
+	int64_t delta_runs, delta_docs, delta_groups;
+};
+
+static int errno_of(const char *err)
+{
+	if (!err)
+		return 0;
+	if (strstr(err, "lock") || strstr(err, "Resource temporarily unavailable"))
+		return -EBUSY;
+	if (strstr(err, "does not exist"))
+		return -ENOENT;
+	if (strstr(err, "Corruption"))
+		return -EIO;
+	return -EIO;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------------- */
+
+int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
+		   struct kx_buf *out)
+{
+	char *err = NULL;
+	size_t n = 0;
+	char *v = rocksdb_get(s->db, ro, k, kn, &n, &err);
+	if (err) {
+		rocksdb_free(err);
+		return -EIO;
+	}
+	if (!v)
+		return -ENOENT;
+	int r = 0;
+	if (out) {
+		kx_buf_reset(out);
+		r = kx_buf_append(out, v, n);
+	}
+	rocksdb_free(v);
+	return r;
+}
+
+static uint64_t get_u64_key(struct kx_store *s, const rocksdb_readoptions_t *ro, const char *k, size_t kn)
+{
+	struct kx_buf b = { 0 };
+	uint64_t v = 0;
+	if (get_raw(s, ro, k, kn, &b) == 0 && b.len == 8)
+		v = get_u64((const unsigned char *)b.ptr);
+	kx_buf_release(&b);
+	return v;
+}
+
+#define KEYLIT(k) (k), (sizeof(k) - 1)
+
+int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err)
+{
+	char *msg = NULL;
+	int r = 0;
+	struct kx_store *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->writer, NULL);
+	s->flags = flags;
+	s->path = strdup(dir);
+	char current[4096];
+	snprintf(current, sizeof(current), "%s/CURRENT", dir);
+	if (!(flags & KX_STORE_CREATE) && access(current, F_OK) != 0) {
+		r = -ENOENT;
+		if (asprintf(&msg, "no store at '%s' (create one with: kindex --store %s init)", dir, dir) < 0)
+			msg = NULL;
+		goto fail;
+	}
+	if (flags & KX_STORE_CREATE)
+		mkdir(dir, 0755);
+
+	s->opts = rocksdb_options_create();
+	rocksdb_options_set_create_if_missing(s->opts, (flags & KX_STORE_CREATE) ? 1 : 0);
+	rocksdb_options_set_max_background_jobs(s->opts, 2);
+	rocksdb_options_set_write_buffer_size(s->opts, 16u << 20);
+	rocksdb_options_set_max_total_wal_size(s->opts, 64u << 20);
+	rocksdb_options_set_max_open_files(s->opts, 512);
+	rocksdb_options_set_keep_log_file_num(s->opts, 2);
+	rocksdb_options_set_max_log_file_size(s->opts, 1u << 20);
+	rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+	rocksdb_options_set_info_log_level(s->opts, 2 /* WARN */);
+	s->table = rocksdb_block_based_options_create();
+	s->cache = rocksdb_cache_create_lru(32u << 20);
+	rocksdb_block_based_options_set_block_cache(s->table, s->cache);
+	s->filter = rocksdb_filterpolicy_create_bloom(10);
+	rocksdb_block_based_options_set_filter_policy(s->table, s->filter);
+	rocksdb_options_set_block_based_table_factory(s->opts, s->table);
+
+	char *err = NULL;
+	if (flags & KX_STORE_READONLY)
+		s->db = rocksdb_open_for_read_only(s->opts, dir, 0, &err);
+	else
+		s->db = rocksdb_open(s->opts, dir, &err);
+	if (err) {
+		r = errno_of(err);
+		char *holder = r == -EBUSY ? kx_store_holder(dir) : NULL;
+		if (holder) {
+			if (asprintf(&msg, "store '%s' is in use by %s; write through its inbox, or unmount it first", dir, holder) < 0)
+				msg = NULL;
+		} else if (r == -EBUSY) {
+			if (asprintf(&msg, "store '%s' is in use by another process (%s)", dir, err) < 0)
+				msg = NULL;
+		} else if (asprintf(&msg, "cannot open store '%s': %s", dir, err) < 0) {
+			msg = NULL;
+		}
+		free(holder);
+		rocksdb_free(err);
+		goto fail;
+	}
+	s->ro = rocksdb_readoptions_create();
+	s->wo = rocksdb_writeoptions_create();
+	s->wo_sync = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_set_sync(s->wo_sync, 1);
+	if (flags & KX_STORE_SYNC)
+		rocksdb_writeoptions_set_sync(s->wo, 1);
+
+	struct kx_buf schema = { 0 };
+	char want[32];
+	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
+	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
+	if (r == -ENOENT && !(flags & KX_STORE_READONLY)) {
+		rocksdb_put(s->db, s->wo_sync, KEYLIT(K_SCHEMA), want, strlen(want), &err);
+		if (err) {
+			r = -EIO;
+			if (asprintf(&msg, "cannot initialise store '%s': %s", dir, err) < 0)
+				msg = NULL;
+			rocksdb_free(err);
+			kx_buf_release(&schema);
+			goto fail;
+		}
+		r = 0;
+	} else if (r == 0 && strcmp(schema.ptr, want) != 0) {
+		r = -EPROTO;
+		if (asprintf(&msg, "store '%s' has schema '%s'; this kindex reads '%s'", dir, schema.ptr, want) < 0)
+			msg = NULL;
+	} else if (r == -ENOENT) {
+		r = 0; /* read-only view of an empty store */
+	}
+	kx_buf_release(&schema);
+	if (r < 0)
+		goto fail;
+	s->gen = get_u64_key(s, s->ro, KEYLIT(K_GEN));
+	s->n_runs = get_u64_key(s, s->ro, KEYLIT(K_COUNT_RUNS));
+	s->n_docs = get_u64_key(s, s->ro, KEYLIT(K_COUNT_DOCS));
+	s->n_groups = get_u64_key(s, s->ro, KEYLIT(K_COUNT_GROUPS));
+	*ret = s;
+	return 0;
+fail:
+	if (ret_err)
+		*ret_err = msg;
+	else
+		free(msg);
+	kx_store_close(s);
+	return r;
+}
+
+void kx_store_close(struct kx_store *s)
+{
+	if (!s)
+		return;
+	if (s->db) {
+		if (!(s->flags & KX_STORE_READONLY)) {
+			char *err = NULL;
+			rocksdb_flush_wal(s->db, 1, &err);
+			rocksdb_free(err);
+		}
+		rocksdb_close(s->db);
+	}
+	if (s->lockfile) {
+		unlink(s->lockfile);
+		free(s->lockfile);
+	}
+	if (s->ro)
+		rocksdb_readoptions_destroy(s->ro);
+	if (s->wo)
+		rocksdb_writeoptions_destroy(s->wo);
+	if (s->wo_sync)
+		rocksdb_writeoptions_destroy(s->wo_sync);
+	if (s->opts)
+		rocksdb_options_destroy(s->opts);
+	if (s->table)
+		rocksdb_block_based_options_destroy(s->table);
+	else if (s->filter)
+		rocksdb_filterpolicy_destroy(s->filter);
+	if (s->cache)
+		rocksdb_cache_destroy(s->cache);
+	pthread_mutex_destroy(&s->writer);
+	free(s->path);
+	free(s);
+}
+
+const char *kx_store_path(const struct kx_store *s)
+{
+	return s->path;
+}
+
+int kx_store_sync(struct kx_store *s)
+{
+	char *err = NULL;
+	rocksdb_flush_wal(s->db, 1, &err);
+	if (err) {
+		rocksdb_free(err);
+		return -EIO;
+	}
+	return 0;
+}
+
+int kx_store_claim(struct kx_store *s, const char *mountpoint)
+{
+	char *p;
+	if (asprintf(&p, "%s/kindexfs.lock", s->path) < 0)
+		return -ENOMEM;
+	FILE *f = fopen(p, "w");
+	if (!f) {
+		int r = -errno;
+		free(p);
+		return r;
+	}
+	fprintf(f, "%ld %s\n", (long)getpid(), mountpoint);
+	fclose(f);
+	free(s->lockfile);
+	s->lockfile = p;
+	return 0;
+}
+
+char *kx_store_holder(const char *dir)
+{
+	char p[4096], line[4200];
+	snprintf(p, sizeof(p), "%s/kindexfs.lock", dir);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return NULL;
+	char *out = NULL;
+	long pid;
+	char mnt[4096];
+	if (fgets(line, sizeof(line), f) && sscanf(line, "%ld %4095[^\n]", &pid, mnt) == 2 &&
+	    (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+		if (asprintf(&out, "kindexfs (pid %ld, mounted at %s)", pid, mnt) < 0)
+			out = NULL;
+	}
+	fclose(f);
+	return out;
+}
+
+/* ---- views ------------------------------------------------------------------------------------ */
+
+struct kx_view *kx_store_view(struct kx_store *s)
+{
+	struct kx_view *v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v->s = s;
+	v->snap = rocksdb_create_snapshot(s->db);
+	v->ro = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_snapshot(v->ro, v->snap);
+	v->generation = get_u64_key(s, v->ro, KEYLIT(K_GEN));
+	return v;
+}
+
+void kx_view_release(struct kx_view *v)
+{
+	if (!v)
+		return;
+	rocksdb_readoptions_destroy(v->ro);
+	rocksdb_release_snapshot(v->s->db, v->snap);
+	free(v);
+}
+
+uint64_t kx_view_generation(const struct kx_view *v)
+{
+	return v->generation;
+}
+
+static const rocksdb_readoptions_t *ro_of(struct kx_store *s, struct kx_view *v)
+{
+	return v ? v->ro : s->ro;
+}
+
+/* ---- reads ------------------------------------------------------------------------------------ */
+
+int kx_store_get_doc(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,
+		     struct kx_buf *out)
+{
+	struct key k;
+	key_digest(&k, T_DOC, d);
+	return get_raw(s, ro_of(s, v), k.b, k.len, out);
+}
+
+int kx_store_get_run(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,
+		     struct kx_run_rec *ret)
+{
+	struct key k;
+	key_digest(&k, T_RUN, d);
+	struct kx_buf b = { 0 };
+	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	if (r == 0) {
+		struct kx_run_rec x;
+		r = run_decode(b.ptr, b.len, &x);
+		if (r == 0) {
+			x.run = *d;
+			*ret = x;
+		}
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+int kx_store_get_group(struct kx_store *s, struct kx_view *v, const struct kx_digest *key,
+		       struct kx_group_rec *ret)
+{
+	struct key k;
+	key_digest(&k, T_GROUP, key);
+	struct kx_buf b = { 0 };
+	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	if (r == 0) {
+		struct kx_group_rec g;
+		r = group_decode(b.ptr, b.len, &g);
+		if (r == 0) {
+			g.key = *key;
+			*ret = g;
+		}
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+int kx_store_find_source(struct kx_store *s, struct kx_view *v, const char *source,
+			 const char *external_id, struct kx_digest *ret)
+{
+	struct key k;
+	if (key_source(&k, source, external_id) < 0)
+		return -ENOENT;
+	struct kx_buf b = { 0 };
+	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	if (r == 0 && b.len != 32)
+		r = -EIO;
+	if (r == 0)
+		memcpy(ret->b, b.ptr, 32);
+	kx_buf_release(&b);
+	return r;
+}
+
+int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats *ret)
+{
+	const rocksdb_readoptions_t *ro = ro_of(s, v);
+	ret->runs = get_u64_key(s, ro, KEYLIT(K_COUNT_RUNS));
+	ret->documents = get_u64_key(s, ro, KEYLIT(K_COUNT_DOCS));
+	ret->groups = get_u64_key(s, ro, KEYLIT(K_COUNT_GROUPS));
+	ret->generation = get_u64_key(s, ro, KEYLIT(K_GEN));
+	ret->changed_ns = (int64_t)get_u64_key(s, ro, KEYLIT(K_CHANGED));
+	return 0;
+}
+
+int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns)
+{
+	struct key k;
+	if (key_mtime(&k, path) < 0)
+		return -ENOENT;
+	struct kx_buf b = { 0 };
+	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	if (r == 0 && b.len != 8)
+		r = -EIO;
+	if (r == 0)
+		*ret_ns = (int64_t)get_u64((const unsigned char *)b.ptr);
+	kx_buf_release(&b);
+	return r;
+}
+
+/* ---- iteration -------------------------------------------------------------------------------- */
+
+/* An iterator over keys starting with prefix[0..n), in a view (or the latest state). */
+int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n)
+{
+	memset(sc, 0, sizeof(*sc));
+	if (n + 1 > sizeof(sc->upper))
+		return -ENAMETOOLONG;
+	sc->ro = rocksdb_readoptions_create();
+	if (v)
+		rocksdb_readoptions_set_snapshot(sc->ro, v->snap);
+	/* upper bound = the prefix incremented (prefixes never end in 0xff here) */
+	memcpy(sc->upper, prefix, n);
+	sc->upper_len = n;
+	while (sc->upper_len && sc->upper[sc->upper_len - 1] == 0xff)
+		sc->upper_len--;
+	if (sc->upper_len) {
+		sc->upper[sc->upper_len - 1]++;
+		rocksdb_readoptions_set_iterate_upper_bound(sc->ro, (const char *)sc->upper, sc->upper_len);
+	}
+	sc->it = rocksdb_create_iterator(s->db, sc->ro);
+	rocksdb_iter_seek(sc->it, prefix, n);
+	return 0;
+}
+
+void scan_close(struct scan *sc)
+{
+	if (sc->it)
+		rocksdb_iter_destroy(sc->it);
+	if (sc->ro)
+		rocksdb_readoptions_destroy(sc->ro);
+}
+
+int scan_status(struct scan *sc)
+{
+	char *err = NULL;
+	rocksdb_iter_get_error(sc->it, &err);
+	if (err) {
+		rocksdb_free(err);
+		return -EIO;
+	}
+	return 0;
+}
+
+int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_digest *group,
+			kx_group_run_fn fn, void *ctx)
+{
+	unsigned char p[33] = { T_INDEX };
+	memcpy(p + 1, group->b, 32);
+	struct scan sc;
+	int r = scan_open(&sc, s, v, p, sizeof(p));
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
+		if (kn != INDEX_KEY_LEN) {
+			r = -EIO;
+			break;
+		}
+		struct kx_digest d;
+		memcpy(d.b, k + INDEX_KEY_LEN - 32, 32);
+		r = fn(ctx, &d, k[33] == 0);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
+		       size_t depth, kx_tree_fn fn, void *ctx)
+{
+	unsigned char p[1024];
+	size_t n = 0;
+	p[n++] = T_TREE;
+	for (size_t i = 0; i < depth; i++) {
+		size_t l = strlen(prefix[i]);
+		if (n + l + 1 > sizeof(p) - 2)
+			return -ENOENT;
+		memcpy(p + n, prefix[i], l + 1);
+		n += l + 1;
+	}
+	struct scan sc;
+	int r = scan_open(&sc, s, v, p, n);
+	while (r == 0 && rocksdb_iter_valid(sc.it)) {
+		size_t kn, vn;
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
+		const unsigned char *name = k + n;
+		const unsigned char *nul = memchr(name, '\0', kn - n);
+		if (!nul) {
+			r = -EIO;
+			break;
+		}
+		char comp[KX_NAME_MAX];
+		size_t cl = (size_t)(nul - name);
+		if (cl >= sizeof(comp)) {
+			r = -EIO;
+			break;
+		}
+		memcpy(comp, name, cl);
+		comp[cl] = '\0';
+		if (depth >= 3) {
+			const unsigned char *val = (const unsigned char *)rocksdb_iter_value(sc.it, &vn);
+			if (kn != n + cl + 1 + 32 || vn != 33) {
+				r = -EIO;
+				break;
+			}
+			struct kx_digest w, g;
+			memcpy(w.b, nul + 1, 32);
+			memcpy(g.b, val, 32);
+			r = fn(ctx, comp, &w, &g, val[32] & 1);
+			rocksdb_iter_next(sc.it);
+		} else {
+			r = fn(ctx, comp, NULL, NULL, false);
+			/* skip everything under this component: seek to "<prefix><comp>\x01" */
+			unsigned char next[1040];
+			memcpy(next, k, n + cl);
+			next[n + cl] = 0x01;
+			rocksdb_iter_seek(sc.it, (const char *)next, n + cl + 1);
+		}
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx)
+{
+	unsigned char p = T_RUN;
+	struct scan sc;
+	int r = scan_open(&sc, s, v, &p, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		struct kx_run_rec x;
+		if (kn != 33 || run_decode(val, vn, &x) < 0) {
+			r = -EIO;
+			break;
+		}
+		memcpy(x.run.b, k + 1, 32);
+		r = fn(ctx, &x);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+int kx_store_each_group(struct kx_store *s, struct kx_view *v, kx_group_fn fn, void *ctx)
+{
+	unsigned char p = T_GROUP;
+	struct scan sc;
+	int r = scan_open(&sc, s, v, &p, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		struct kx_group_rec g;
+		if (kn != 33 || group_decode(val, vn, &g) < 0) {
+			r = -EIO;
+			break;
+		}
+		memcpy(g.key.b, k + 1, 32);
+		r = fn(ctx, &g);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void *ctx)
+{
+	unsigned char p = T_DOC;
+	struct scan sc;
+	int r = scan_open(&sc, s, v, &p, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		if (kn != 33) {
+			r = -EIO;
+			break;
+		}
+		struct kx_digest d;
+		memcpy(d.b, k + 1, 32);
+		r = fn(ctx, &d, val, vn);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+int kx_store_find_run_prefix(struct kx_store *s, struct kx_view *v, const char *hex,
+			     struct kx_digest *ret)
+{
+	size_t n = strlen(hex);
+	if (n < 2 || n > 64)
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+			return -ENOENT;
+	unsigned char p[33] = { T_RUN };
+	size_t whole = n / 2;
+	if (kx_unhex(hex, whole * 2, p + 1, whole) < 0)
+		return -ENOENT;
+	struct scan sc;
+	int r = scan_open(&sc, s, v, p, 1 + whole), found = 0;
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		if (kn != 33)
+			continue;
+		char h[65];
+		kx_hex((const uint8_t *)k + 1, 32, h);
+		if (strncmp(h, hex, n) != 0)
+			continue;
+		if (++found > 1)
+			break;
+		memcpy(ret->b, k + 1, 32);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	if (r < 0)
+		return r;
+	return found == 1 ? 0 : found ? -ENOTUNIQ : -ENOENT;
+}
+
+/* ---- transactions ----------------------------------------------------------------------------- */
+
+int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret)
+{
+	if (s->flags & KX_STORE_READONLY)
+		return -EROFS;
+	struct kx_txn *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->s = s;
+	t->wb = rocksdb_writebatch_wi_create(0, 1);
+	pthread_mutex_lock(&s->writer);
+	*ret = t;
+	return 0;
+}
+
+void kx_txn_abort(struct kx_txn *t)
+{
+	if (!t)
+		return;
+	rocksdb_writebatch_wi_destroy(t->wb);
+	pthread_mutex_unlock(&t->s->writer);
+	free(t);
+}
+
+size_t kx_txn_count(const struct kx_txn *t)
+{
+	return (size_t)rocksdb_writebatch_wi_count(t->wb);
+}
+
+static int txn_get(struct kx_txn *t, const void *k, size_t kn, struct kx_buf *out)
+{
+	char *err = NULL;
+	size_t n = 0;
+	char *v = rocksdb_writebatch_wi_get_from_batch_and_db(t->wb, t->s->db, t->s->ro, k, kn, &n, &err);
+	if (err) {
+		rocksdb_free(err);
+		return -EIO;
+	}
+	if (!v)
+		return -ENOENT;
+	int r = 0;
+	if (out) {
+		kx_buf_reset(out);
+		r = kx_buf_append(out, v, n);
+	}
+	rocksdb_free(v);
+	return r;
+}
+
+static void txn_put(struct kx_txn *t, const void *k, size_t kn, const void *v, size_t vn)
+{
+	rocksdb_writebatch_wi_put(t->wb, k, kn, v, vn);
+}
+
+static void txn_put_u64(struct kx_txn *t, const void *k, size_t kn, uint64_t v)
+{
+	unsigned char b[8];
+	put_u64(b, v);
+	txn_put(t, k, kn, b, 8);
+}
+
+int kx_txn_commit(struct kx_txn *t, bool sync)
+{
+	struct kx_store *s = t->s;
+	/* the counters are the writer's (it holds the mutex): no read-modify-write through RocksDB */
+	txn_put_u64(t, KEYLIT(K_GEN), s->gen + 1);
+	txn_put_u64(t, KEYLIT(K_CHANGED), (uint64_t)kx_now_ns());
+	if (t->delta_runs)
+		txn_put_u64(t, KEYLIT(K_COUNT_RUNS), s->n_runs + (uint64_t)t->delta_runs);
+	if (t->delta_docs)
+		txn_put_u64(t, KEYLIT(K_COUNT_DOCS), s->n_docs + (uint64_t)t->delta_docs);
+	if (t->delta_groups)
+		txn_put_u64(t, KEYLIT(K_COUNT_GROUPS), s->n_groups + (uint64_t)t->delta_groups);
+	char *err = NULL;
+	rocksdb_write_writebatch_wi(s->db, sync ? s->wo_sync : s->wo, t->wb, &err);
+	int r = 0;
+	if (err) {
+		r = -EIO;
+		rocksdb_free(err);
+	} else {
+		s->gen++;
+		s->n_runs += (uint64_t)t->delta_runs;
+		s->n_docs += (uint64_t)t->delta_docs;
+		s->n_groups += (uint64_t)t->delta_groups;
+	}
+	rocksdb_writebatch_wi_destroy(t->wb);
+	pthread_mutex_unlock(&s->writer);
+	free(t);
+	return r;
+}
+
+int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_rec *ret)
+{
+	struct key k;
+	key_digest(&k, T_RUN, d);
+	struct kx_buf b = { 0 };
+	int r = txn_get(t, k.b, k.len, &b);
+	if (r == 0) {
+		struct kx_run_rec x;
+		r = run_decode(b.ptr, b.len, &x);
+		if (r == 0) {
+			x.run = *d;
+			*ret = x;
+		}
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_group_rec *ret)
+{
+	struct key k;
+	key_digest(&k, T_GROUP, key);
+	struct kx_buf b = { 0 };
+	int r = txn_get(t, k.b, k.len, &b);
+	if (r == 0) {
+		struct kx_group_rec g;
+		r = group_decode(b.ptr, b.len, &g);
+		if (r == 0) {
+			g.key = *key;
+			*ret = g;
+		}
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+bool kx_txn_has_doc(struct kx_txn *t, const struct kx_digest *d)
+{
+	struct key k;
+	key_digest(&k, T_DOC, d);
+	return txn_get(t, k.b, k.len, NULL) == 0;
+}
+
+int kx_txn_get_doc(struct kx_txn *t, const struct kx_digest *d, struct kx_buf *out)
+{
+	struct key k;
+	key_digest(&k, T_DOC, d);
+	return txn_get(t, k.b, k.len, out);
+}
+
+int kx_txn_find_source(struct kx_txn *t, const char *source, const char *external_id,
+		       struct kx_digest *ret)
+{
+	struct key k;
+	if (key_source(&k, source, external_id) < 0)
+		return -ENOENT;
+	struct kx_buf b = { 0 };
+	int r = txn_get(t, k.b, k.len, &b);
+	if (r == 0 && b.len != 32)
+		r = -EIO;
+	if (r == 0)
+		memcpy(ret->b, b.ptr, 32);
+	kx_buf_release(&b);
+	return r;
+}
+
+int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs, size_t len)
+{
+	if (kx_txn_has_doc(t, d))
+		return 0;
+	struct key k;
+	key_digest(&k, T_DOC, d);
+	txn_put(t, k.b, k.len, jcs, len);
+	t->delta_docs++;
+	return 0;
+}
+
+static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
+{
+	struct key k;
+	int r = key_mtime(&k, path);
+	if (r < 0)
+		return r;
+	struct kx_buf b = { 0 };
+	r = txn_get(t, k.b, k.len, &b);
+	int64_t old = r == 0 && b.len == 8 ? (int64_t)get_u64((const unsigned char *)b.ptr) : INT64_MIN;
+	kx_buf_release(&b);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (ns > old)
+		txn_put_u64(t, k.b, k.len, (uint64_t)ns);
+	return 0;
+}
+
+int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct kx_group_rec *group,
+		   const char *source, const char *external_id)
+{
+	struct kx_group_rec g;
+	int r = kx_txn_get_group(t, &run->group, &g);
+	struct key k;
+	if (r == -ENOENT) {
+		g = *group;
+		g.key = run->group;
+		g.ranked = g.unranked = 0;
+		g.changed_ns = 0;
+		if ((r = key_tree(&k, &g)) < 0)
+			return r;
+		unsigned char tv[33];
+		memcpy(tv, g.key.b, 32);
+		tv[32] = g.workload_cut ? 1 : 0;
+		txn_put(t, k.b, k.len, tv, 33);
+		t->delta_groups++;
+	} else if (r < 0) {
+		return r;
+	}
+	if (run->passed && run->has_value)
+		g.ranked++;
+	else
+		g.unranked++;
+	if (run->ingested_ns > g.changed_ns)
+		g.changed_ns = run->ingested_ns;
+
+	struct kx_buf b = { 0 };
+	if ((r = group_encode(&g, &b)) < 0)
+		goto out;
+	key_digest(&k, T_GROUP, &g.key);
+	txn_put(t, k.b, k.len, b.ptr, b.len);
+
+	kx_buf_reset(&b);
+	if ((r = run_encode(run, &b)) < 0)
+		goto out;
+	key_digest(&k, T_RUN, &run->run);
+	txn_put(t, k.b, k.len, b.ptr, b.len);
+
+	key_index(&k, run);
+	txn_put(t, k.b, k.len, "", 0);
+
+	if (source && external_id) {
+		if ((r = key_source(&k, source, external_id)) < 0)
+			goto out;
+		txn_put(t, k.b, k.len, run->run.b, 32);
+	}
+	char path[4 * KX_NAME_MAX + 32];
+	int n = snprintf(path, sizeof(path), "benchmarks");
+	const char *parts[] = { g.kernel, g.pass, g.gpu };
+	r = bump_mtime(t, path, run->ingested_ns);
+	for (size_t i = 0; i < KX_ARRAY_SIZE(parts) && r >= 0; i++) {
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "/%s", parts[i]);
+		r = bump_mtime(t, path, run->ingested_ns);
+	}
+	t->delta_runs++;
+out:
+	kx_buf_release(&b);
+	return r < 0 ? r : 0;
+}
+

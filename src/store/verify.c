@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kindex verify: recompute every digest and cross-check every index against the records, so a
+ * store damaged by a bug, a bad disk or a hand edit is caught rather than served. Each prefix is
+ * scanned once; cross-references are point lookups (bloom filters make misses cheap).
+ * Problems name the key ("run sha256:…", "rank-index of group sha256:…") and what disagrees.
+ */
+#include "private.h"
+
+#include "kx/manifest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct vctx {
+	struct kx_store *s;
+	struct kx_problems *pr;
+	uint64_t checked;
+	uint64_t runs, docs, groups;
+};
+
+static void problem(struct vctx *c, const char *where, const struct kx_digest *d, const char *rule,
+		    const char *fmt, ...) KX_PRINTF(5, 6);
+
+static void problem(struct vctx *c, const char *where, const struct kx_digest *d, const char *rule,
+		    const char *fmt, ...)
+{
+	char ptr[128], msg[512];
+	if (d) {
+		char hex[KX_DIGEST_STR_MAX];
+		kx_digest_format(d, hex);
+		snprintf(ptr, sizeof(ptr), "%s %s", where, hex);
+	} else {
+		snprintf(ptr, sizeof(ptr), "%s", where);
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	kx_problems_add(c->pr, 0, 0, ptr, rule, "%s", msg);
+}
+
+static bool exists(struct kx_store *s, const struct key *k)
+{
+	return get_raw(s, s->ro, k->b, k->len, NULL) == 0;
+}
+
+static int check_docs(struct vctx *c)
+{
+	unsigned char p = T_DOC;
+	struct scan sc;
+	int r = scan_open(&sc, c->s, NULL, &p, 1);
+	struct kx_arena *a = kx_arena_new();
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *v = rocksdb_iter_value(sc.it, &vn);
+		c->docs++;
+		c->checked++;
+		struct kx_digest key = { 0 }, got;
+		if (kn != 33) {
+			problem(c, "document key", NULL, "store-key", "a document key has %zu bytes, not 33", kn);
+			continue;
+		}
+		memcpy(key.b, k + 1, 32);
+		struct kx_json *doc = NULL;
+		struct kx_json_error e;
+		if (kx_json_parse(a, v, vn, 0, &doc, NULL, &e) < 0 || doc->type != KX_JSON_OBJECT) {
+			problem(c, "document", &key, "store-document", "stored bytes are not a JSON object");
+		} else if (kx_digest_document(doc, &got) < 0 || !kx_digest_equal(&got, &key)) {
+			char g[KX_DIGEST_STR_MAX];
+			kx_digest_format(&got, g);
+			problem(c, "document", &key, "digest-mismatch", "stored document hashes to %s", g);
+		}
+		if (kx_arena_used(a) > (64u << 20)) {
+			kx_arena_free(a);
+			a = kx_arena_new();
+		}
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	kx_arena_free(a);
+	return r;
+}
+
+struct count_ctx {
+	uint32_t ranked, unranked;
+};
+
+static int count_run(void *ctx, const struct kx_digest *run, bool ranked)
+{
+	struct count_ctx *cc = ctx;
+	if (ranked)
+		cc->ranked++;
+	else
+		cc->unranked++;
+	return 0;
+}
+
+static int check_group(void *ctx, const struct kx_group_rec *g)
+{
+	struct vctx *c = ctx;
+	c->groups++;
+	c->checked++;
+	struct count_ctx cc = { 0 };
+	int r = kx_store_group_runs(c->s, NULL, &g->key, count_run, &cc);
+	if (r < 0)
+		return r;
+	if (cc.ranked != g->ranked || cc.unranked != g->unranked)
+		problem(c, "group", &g->key, "store-count",
+			"the record counts %u ranked and %u unranked runs, the rank index holds %u and %u",
+			g->ranked, g->unranked, cc.ranked, cc.unranked);
+	struct key k;
+	struct kx_buf b = { 0 };
+	if (key_tree(&k, g) < 0 || get_raw(c->s, c->s->ro, k.b, k.len, &b) < 0 || b.len != 33 ||
+	    memcmp(b.ptr, g->key.b, 32) != 0)
+		problem(c, "group", &g->key, "store-index", "path index entry %s/%s/%s/%s is missing or points elsewhere",
+			g->kernel, g->pass, g->gpu, g->workload_slug);
+	kx_buf_release(&b);
+	return 0;
+}
+
+static int check_index(struct vctx *c)
+{
+	unsigned char p = T_INDEX;
+	struct scan sc;
+	int r = scan_open(&sc, c->s, NULL, &p, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
+		c->checked++;
+		if (kn != INDEX_KEY_LEN) {
+			problem(c, "rank-index key", NULL, "store-key", "a rank-index key has %zu bytes", kn);
+			continue;
+		}
+		struct kx_digest run, group;
+		memcpy(group.b, k + 1, 32);
+		memcpy(run.b, k + INDEX_KEY_LEN - 32, 32);
+		struct kx_run_rec x;
+		if (kx_store_get_run(c->s, NULL, &run, &x) < 0) {
+			problem(c, "rank-index entry for run", &run, "store-index", "points at a run that is not stored");
+			continue;
+		}
+		struct key want;
+		key_index(&want, &x);
+		if (want.len != kn || memcmp(want.b, k, kn) != 0)
+			problem(c, "rank-index entry for run", &run, "store-index",
+				"disagrees with the run record (group, value or observedAt changed)");
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+static int check_run(void *ctx, const struct kx_run_rec *x)
+{
+	struct vctx *c = ctx;
+	c->runs++;
+	c->checked++;
+	struct key k;
+	struct kx_buf doc = { 0 };
+	if (kx_store_get_doc(c->s, NULL, &x->run, &doc) < 0) {
+		problem(c, "run", &x->run, "store-document", "the run document is not stored");
+	} else {
+		struct kx_arena *a = kx_arena_new();
+		struct kx_json *d = NULL;
+		struct kx_json_error e;
+		if (kx_json_parse(a, doc.ptr, doc.len, 0, &d, NULL, &e) == 0) {
+			const char *kind = kx_json_get_string(d, "kind");
+			if (!kind || strcmp(kind, "BenchmarkRun") != 0)
+				problem(c, "run", &x->run, "store-document", "the run's document is a %s", kind ? kind : "?");
+			struct kx_json *sn = kx_json_pointer(d, "/spec/sourceNative");
+			const char *src = kx_json_get_string(sn, "source");
+			const char *ext = kx_json_get_string(sn, "externalId");
+			struct kx_digest got;
+			if (src && ext && (kx_store_find_source(c->s, NULL, src, ext, &got) < 0 ||
+					   !kx_digest_equal(&got, &x->run)))
+				problem(c, "run", &x->run, "store-index", "the source index has no entry for %s %s", src, ext);
+		}
+		kx_arena_free(a);
+	}
+	kx_buf_release(&doc);
+	const struct kx_digest *req[] = { &x->protocol, &x->environment };
+	const char *names[] = { "protocol", "environment" };
+	for (int i = 0; i < 2; i++) {
+		key_digest(&k, T_DOC, req[i]);
+		if (!exists(c->s, &k))
+			problem(c, "run", &x->run, "store-document", "its %s document is not stored", names[i]);
+	}
+	struct kx_group_rec g;
+	if (kx_store_get_group(c->s, NULL, &x->group, &g) < 0)
+		problem(c, "run", &x->run, "store-index", "its comparison group is not stored");
+	key_index(&k, x);
+	if (!exists(c->s, &k))
+		problem(c, "run", &x->run, "store-index", "the rank index has no entry for it");
+	return 0;
+}
+
+static int check_refs(struct vctx *c, unsigned char tag)
+{
+	struct scan sc;
+	int r = scan_open(&sc, c->s, NULL, &tag, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *v = rocksdb_iter_value(sc.it, &vn);
+		c->checked++;
+		struct kx_digest d;
+		if (vn != (tag == T_SOURCE ? 32u : 33u)) {
+			problem(c, tag == T_SOURCE ? "source index" : "path index", NULL, "store-index",
+				"an entry's value has %zu bytes", vn);
+			continue;
+		}
+		memcpy(d.b, v, 32);
+		struct key t;
+		key_digest(&t, tag == T_SOURCE ? T_RUN : T_GROUP, &d);
+		if (!exists(c->s, &t)) {
+			char name[200];
+			size_t n = kn - 1 < 150 ? kn - 1 : 150;
+			memcpy(name, k + 1, n);
+			for (size_t i = 0; i < n; i++)
+				if (!name[i])
+					name[i] = '/';
+			name[n] = '\0';
+			problem(c, tag == T_SOURCE ? "source index" : "path index", NULL, "store-index",
+				"'%s' points at a %s that is not stored", name, tag == T_SOURCE ? "run" : "group");
+		}
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked)
+{
+	struct vctx c = { .s = s, .pr = problems };
+	int r = check_docs(&c);
+	if (r >= 0)
+		r = kx_store_each_group(s, NULL, check_group, &c);
+	if (r >= 0)
+		r = check_index(&c);
+	if (r >= 0)
+		r = kx_store_each_run(s, NULL, check_run, &c);
+	if (r >= 0)
+		r = check_refs(&c, T_SOURCE);
+	if (r >= 0)
+		r = check_refs(&c, T_TREE);
+	if (r == -EIO)
+		problem(&c, "store", NULL, "store-record", "a record could not be decoded (RocksDB error or damaged value)");
+	struct kx_store_stats st;
+	kx_store_stats(s, NULL, &st);
+	if (r >= 0 && (st.runs != c.runs || st.documents != c.docs || st.groups != c.groups))
+		problem(&c, "store counters", NULL, "store-count",
+			"counters say %llu runs, %llu documents, %llu groups; found %llu, %llu, %llu",
+			(unsigned long long)st.runs, (unsigned long long)st.documents, (unsigned long long)st.groups,
+			(unsigned long long)c.runs, (unsigned long long)c.docs, (unsigned long long)c.groups);
+	if (ret_checked)
+		*ret_checked = c.checked;
+	return r == -EIO ? 0 : r;
+}
