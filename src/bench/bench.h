@@ -18,9 +18,18 @@
 #include "kx/canon.h"
 #include "kx/json.h"
 
+#include <errno.h>
+
 #define KX_BENCH_API_VERSION "kernelindex.dev/v1alpha1"
 #define KX_BENCH_HARNESS "kindex-bench"
 #define KX_BENCH_PROJECT "kindexfs"
+
+/* kx_json_set_string that takes a NULL string (a failed kx_arena_printf) as -ENOMEM. */
+static inline int kx_bench_set_str(struct kx_arena *a, struct kx_json *o, const char *k,
+				   const char *s)
+{
+	return s ? kx_json_set_string(a, o, k, s) : -ENOMEM;
+}
 
 /* ---- statistics (stats.c) --------------------------------------------------------------------- */
 

@@ -120,15 +120,15 @@ static struct kx_json *correctness_policy(struct kx_arena *a)
 	}
 	int r = 0;
 	r |= set_bool(a, c, "checkedBeforeTiming", true);
-	r |= kx_json_set_string(a, c, "reference",
+	r |= kx_bench_set_str(a, c, "reference",
 		"fp32 on the same inputs: bf16 inputs widened exactly, products and sums in fp32, "
 		"no intermediate rounding; rows sampled evenly (at most 256) when a workload has more");
-	r |= kx_json_set_string(a, c, "rule",
+	r |= kx_bench_set_str(a, c, "rule",
 		"every checked value: |got - ref| <= atol + rtol * |ref|; any non-finite value fails");
 	r |= kx_json_set(a, c, "tolerances", tol);
-	r |= kx_json_set_string(a, c, "dtypeOfWorkload",
+	r |= kx_bench_set_str(a, c, "dtypeOfWorkload",
 		"the workload's dtype; fp32 where it has none (cross_entropy's fp32 logits)");
-	r |= kx_json_set_string(a, c, "onFailure",
+	r |= kx_bench_set_str(a, c, "onFailure",
 		"the run is emitted with status failed and a message, is not timed, and is never ranked");
 	return r < 0 ? NULL : c;
 }
@@ -140,7 +140,7 @@ static struct kx_json *scope(struct kx_arena *a)
 		return NULL;
 	int r = 0;
 	r |= set_bool(a, s, "forwardIncludesGradients", false);
-	r |= kx_json_set_string(a, s, "timedRegion",
+	r |= kx_bench_set_str(a, s, "timedRegion",
 		"one forward call of the implementation: its kernels and library calls on one stream, "
 		"inputs already resident, outputs written, including the final loss reduction; no "
 		"allocation, no host synchronization inside");
@@ -154,22 +154,22 @@ static struct kx_json *measurement(struct kx_arena *a, const struct kx_bench_pro
 	if (!m || !q)
 		return NULL;
 	int r = 0;
-	r |= kx_json_set_string(a, m, "metric", "latency");
-	r |= kx_json_set_string(a, m, "timer",
+	r |= kx_bench_set_str(a, m, "metric", "latency");
+	r |= kx_bench_set_str(a, m, "timer",
 				p->timer == KX_TIMER_CUDA_EVENTS ? "cuda_events" : "clock_monotonic");
-	r |= kx_json_set_string(a, m, "primaryStatistic", "median");
-	r |= kx_json_set_string(a, m, "unit", "ns");
+	r |= kx_bench_set_str(a, m, "primaryStatistic", "median");
+	r |= kx_bench_set_str(a, m, "unit", "ns");
 	r |= kx_json_set(a, m, "statistics", string_array(a, stats, KX_ARRAY_SIZE(stats)));
-	r |= kx_json_set_string(a, q, "method", "linear");
-	r |= kx_json_set_string(a, q, "definition",
+	r |= kx_bench_set_str(a, q, "method", "linear");
+	r |= kx_bench_set_str(a, q, "definition",
 		"sorted samples x[0..n-1], position q*(n-1), interpolated between the closest ranks "
 		"(numpy 'linear', torch.quantile)");
 	r |= kx_json_set(a, m, "quantiles", q);
-	r |= kx_json_set_string(a, m, "stdev", "sample standard deviation (n - 1)");
-	r |= kx_json_set_string(a, m, "rounding", "statistics reported to the nearest ns");
-	r |= kx_json_set_string(a, m, "samplesDigest",
+	r |= kx_bench_set_str(a, m, "stdev", "sample standard deviation (n - 1)");
+	r |= kx_bench_set_str(a, m, "rounding", "statistics reported to the nearest ns");
+	r |= kx_bench_set_str(a, m, "samplesDigest",
 		"sha256 of the samples in ns as decimal integers, one per line, in measured order");
-	r |= kx_json_set_string(a, m, "memory",
+	r |= kx_bench_set_str(a, m, "memory",
 		"peak bytes held by the implementation's inputs, outputs and workspace "
 		"(cuBLAS workspace included), counted at allocation");
 	return r < 0 ? NULL : m;
@@ -183,45 +183,45 @@ static struct kx_json *kindex_sampling(struct kx_arena *a, const struct kx_bench
 		return NULL;
 	int r = 0;
 	if (gpu) {
-		r |= kx_json_set_string(a, flush, "method", "cudaMemsetAsync");
-		r |= kx_json_set_string(a, flush, "bytes", "l2CacheSize (cudaDevAttrL2CacheSize)");
+		r |= kx_bench_set_str(a, flush, "method", "cudaMemsetAsync");
+		r |= kx_bench_set_str(a, flush, "bytes", "l2CacheSize (cudaDevAttrL2CacheSize)");
 	} else {
-		r |= kx_json_set_string(a, flush, "method", "memset of a host buffer");
-		r |= kx_json_set_string(a, flush, "bytes", "last-level cache size");
+		r |= kx_bench_set_str(a, flush, "method", "memset of a host buffer");
+		r |= kx_bench_set_str(a, flush, "bytes", "last-level cache size");
 	}
-	r |= kx_json_set_string(a, flush, "when", "before every timed call, outside the timed region");
+	r |= kx_bench_set_str(a, flush, "when", "before every timed call, outside the timed region");
 	r |= kx_json_set(a, s, "cacheFlush", flush);
 	r |= kx_json_set_number(a, s, "warmupSeconds", p->warmup_s);
-	r |= kx_json_set_string(a, s, "warmup",
+	r |= kx_bench_set_str(a, s, "warmup",
 		"by time: flushed and timed calls, discarded, until warmupSeconds has passed (at least one)");
 	r |= kx_json_set_number(a, s, "minSamples", (double)p->min_samples);
 	r |= kx_json_set_number(a, s, "minMeasuredSeconds", p->min_time_s);
 	r |= kx_json_set_number(a, s, "noiseTarget", p->noise_target);
-	r |= kx_json_set_string(a, s, "noise", "stdev / mean of the samples so far");
+	r |= kx_bench_set_str(a, s, "noise", "stdev / mean of the samples so far");
 	r |= kx_json_set_number(a, s, "timeoutSeconds", p->timeout_s);
 	r |= kx_json_set_number(a, s, "maxSamples", (double)p->max_samples);
-	r |= kx_json_set_string(a, s, "stop",
+	r |= kx_bench_set_str(a, s, "stop",
 		"after each sample: stop once minSamples and minMeasuredSeconds are reached and noise <= "
 		"noiseTarget, or once timeoutSeconds of wall time have passed with minSamples reached, "
 		"or at maxSamples");
 	if (gpu) {
-		r |= kx_json_set_string(a, s, "enqueue",
+		r |= kx_bench_set_str(a, s, "enqueue",
 			"each call is enqueued behind a spinning kernel that is released once the flush, "
 			"both events and the call are queued, so launch latency never lands inside the "
 			"event pair; the stream is synchronized after each call");
-		r |= kx_json_set_string(a, clocks, "source",
+		r |= kx_bench_set_str(a, clocks, "source",
 			"NVML through dlopen (SM clock and clock event reasons); without NVML a "
 			"%globaltimer/clock64 probe kernel");
 		r |= kx_json_set_number(a, clocks, "pollSeconds", p->poll_s);
-		r |= kx_json_set_string(a, clocks, "throttledWhen",
+		r |= kx_bench_set_str(a, clocks, "throttledWhen",
 			"NVML reports a power cap, thermal, hardware slowdown or power brake reason, or the "
 			"probed clock is below throttleRatio of the highest probed; samples since the "
 			"previous poll are flagged when either poll says so");
 		r |= kx_json_set_number(a, clocks, "throttleRatio", p->throttle_ratio);
-		r |= kx_json_set_string(a, clocks, "throttledSamples",
+		r |= kx_bench_set_str(a, clocks, "throttledSamples",
 					"counted and reported, kept in the statistics");
 	} else {
-		r |= kx_json_set_string(a, clocks, "source", "none (CPU clocks are not watched)");
+		r |= kx_bench_set_str(a, clocks, "source", "none (CPU clocks are not watched)");
 	}
 	r |= kx_json_set(a, s, "clocks", clocks);
 	return r < 0 ? NULL : s;
@@ -233,22 +233,22 @@ static struct kx_json *dobench_sampling(struct kx_arena *a, const struct kx_benc
 	if (!s || !flush)
 		return NULL;
 	int r = 0;
-	r |= kx_json_set_string(a, flush, "method",
+	r |= kx_bench_set_str(a, flush, "method",
 		"cudaMemsetAsync zeroing the buffer (triton: cache.zero_() on an int32 tensor)");
 	r |= kx_json_set_number(a, flush, "bytes", (double)p->db_flush_bytes);
-	r |= kx_json_set_string(a, flush, "when",
+	r |= kx_bench_set_str(a, flush, "when",
 		"before every estimate call and every timed call, outside the timed region; not "
 		"before warmup calls");
 	r |= kx_json_set(a, s, "cacheFlush", flush);
 	r |= kx_json_set_number(a, s, "warmupMs", p->db_warmup_ms);
 	r |= kx_json_set_number(a, s, "repMs", p->db_rep_ms);
 	r |= kx_json_set_number(a, s, "estimateCalls", (double)p->db_estimate_calls);
-	r |= kx_json_set_string(a, s, "algorithm",
+	r |= kx_bench_set_str(a, s, "algorithm",
 		"one call and a synchronize; estimate_ms = time of estimateCalls (flush + call) pairs "
 		"between one event pair / estimateCalls; n_warmup = max(1, int(warmupMs / estimate_ms)) "
 		"calls; n_repeat = max(1, int(repMs / estimate_ms)) calls, each flushed and between its "
 		"own event pair, all enqueued back to back, one synchronize at the end");
-	r |= kx_json_set_string(a, s, "reference",
+	r |= kx_bench_set_str(a, s, "reference",
 				"triton.testing.do_bench(fn, warmup=25, rep=100, quantiles=[0.5, 0.2, 0.8])");
 	return r < 0 ? NULL : s;
 }
@@ -262,18 +262,18 @@ struct kx_json *kx_bench_protocol_document(struct kx_arena *a, const struct kx_b
 	if (!doc || !meta || !spec || !harness || !comp)
 		return NULL;
 	int r = 0;
-	r |= kx_json_set_string(a, doc, "apiVersion", KX_BENCH_API_VERSION);
-	r |= kx_json_set_string(a, doc, "kind", "BenchmarkProtocol");
-	r |= kx_json_set_string(a, meta, "name",
+	r |= kx_bench_set_str(a, doc, "apiVersion", KX_BENCH_API_VERSION);
+	r |= kx_bench_set_str(a, doc, "kind", "BenchmarkProtocol");
+	r |= kx_bench_set_str(a, meta, "name",
 				dobench ? "kindex-bench-do-bench" : gpu ? "kindex-bench" : "kindex-bench-cpu");
-	r |= kx_json_set_string(a, meta, "title",
+	r |= kx_bench_set_str(a, meta, "title",
 				dobench ? "kindex-bench · triton do_bench reproduction"
 				: gpu   ? "kindex-bench · flushed CUDA-event samples until the noise settles"
 					: "kindex-bench · CPU selftest, same sampling rules");
 	r |= kx_json_set(a, doc, "metadata", meta);
 
-	r |= kx_json_set_string(a, harness, "name", KX_BENCH_HARNESS);
-	r |= kx_json_set_string(a, harness, "version", KX_VERSION);
+	r |= kx_bench_set_str(a, harness, "name", KX_BENCH_HARNESS);
+	r |= kx_bench_set_str(a, harness, "version", KX_VERSION);
 	r |= kx_json_set(a, spec, "harness", harness);
 	r |= kx_json_set(a, spec, "measurement", measurement(a, p));
 	r |= kx_json_set(a, spec, "sampling", dobench ? dobench_sampling(a, p) : kindex_sampling(a, p));
@@ -281,8 +281,8 @@ struct kx_json *kx_bench_protocol_document(struct kx_arena *a, const struct kx_b
 	r |= kx_json_set(a, spec, "scope", scope(a));
 
 	const char *family = dobench ? "triton_do_bench" : gpu ? "kindex_bench" : "kindex_bench_cpu";
-	r |= kx_json_set_string(a, comp, "family", family);
-	r |= kx_json_set_string(a, comp, "notes",
+	r |= kx_bench_set_str(a, comp, "family", family);
+	r |= kx_bench_set_str(a, comp, "notes",
 		dobench ?
 		"Timed like triton.testing.do_bench: 256 MiB zeroed before each call, 25 ms warmup and "
 		"100 ms of repeats sized from a 5-call estimate, CUDA events, median with p20/p80. "

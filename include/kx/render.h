@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The text of every generated file (SPEC §3): pure functions from records and documents to bytes,
+ * no I/O. The same bytes are served by the mount and written by `kindex export`, which is what
+ * makes the export the mount's oracle. Output is deterministic: the same inputs give the same
+ * bytes, so sizes are exact and stable. Thread-safe.
+ */
+#ifndef KX_RENDER_H
+#define KX_RENDER_H
+
+#include "kx/rank.h"
+#include "kx/store.h"
+
+enum kx_run_file {
+	KX_RF_MANIFEST,       /* manifest.json */
+	KX_RF_RUN,            /* run.json */
+	KX_RF_PROTOCOL,       /* protocol.json */
+	KX_RF_ENVIRONMENT,    /* environment.json */
+	KX_RF_WORKLOAD,       /* workload.json — only when the document is stored */
+	KX_RF_IMPLEMENTATION, /* implementation.json — likewise */
+	KX_RF_SUMMARY,        /* summary.txt */
+	KX_RF_DIGESTS,        /* DIGESTS */
+	KX_RF_SHA256SUMS,     /* SHA256SUMS */
+	KX_RF__COUNT,
+};
+
+enum kx_group_file {
+	KX_GF_RANKING_TSV,
+	KX_GF_RANKING_JSON,
+	KX_GF_GROUP_JSON,
+	KX_GF_SHA256SUMS,
+	KX_GF__COUNT,
+};
+
+const char *kx_run_file_name(enum kx_run_file f);
+const char *kx_group_file_name(enum kx_group_file f);
+int kx_run_file_from_name(const char *name);   /* -1 when none */
+int kx_group_file_from_name(const char *name); /* -1 when none */
+
+/* One run as the tree shows it: its record, position and the documents that are stored. */
+struct kx_run_view {
+	const struct kx_run_rec *run;
+	const struct kx_group_rec *group;
+	const char *group_path;   /* "benchmarks/<kernel>/<pass>/<gpu>/<workload>" */
+	const char *dirname;      /* "02-liger-e6eff4c05fb7" */
+	uint32_t rank;            /* 1-based; 0 when not ranked */
+	const struct kx_run_rec *best; /* rank 1 of the group, or NULL when none */
+	const char *best_dirname;
+	struct kx_json *doc[KX_DOC__COUNT]; /* parsed stored documents; NULL where not stored */
+};
+
+/* Whether the file exists for this run (workload.json and implementation.json may not). */
+bool kx_render_run_has(const struct kx_run_view *v, enum kx_run_file f);
+/* Render one run file, except SHA256SUMS (see kx_render_sha256sums). -ENOENT when absent. */
+int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct kx_buf *out);
+
+/* A group as the tree shows it: its record, path and runs in rank order. */
+struct kx_group_view {
+	const struct kx_group_rec *group;
+	const char *path;          /* "benchmarks/…/<workload dir>" */
+	const struct kx_run_rec *runs; /* rank order: ranked first, then unranked */
+	const char *const *dirnames;   /* per run */
+	size_t len;
+	uint32_t ranked;
+	const char *workload_dir;  /* the workload directory name */
+	struct kx_json *workload_doc; /* when stored, else NULL */
+};
+
+/* ranking.tsv, ranking.json, GROUP.json (not SHA256SUMS). */
+int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, struct kx_buf *out);
+
+/* Append "<sha256 hex>  <name>\n" for content (the sha256sum -c format). */
+int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const void *data, size_t len);
+
+struct kx_readme_info {
+	const char *store_path;
+	struct kx_store_stats stats;
+};
+int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out);
+
+/* Human formatting of a value in its unit: "274.1 ms" for 274073425 ns, "1.25 GB" … */
+void kx_render_value(double value, const char *unit, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Every generated file's bytes. Numbers are written in their JCS form (exact, locale-free) in
+ * machine-readable files and rounded only in human pages (summary.txt, README). Nothing here
+ * reads the store or the clock: the same view renders the same bytes, always.
+ */
+#include "kx/render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const run_files[KX_RF__COUNT] = {
+	"manifest.json", "run.json", "protocol.json", "environment.json", "workload.json",
+	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS",
+};
+static const char *const group_files[KX_GF__COUNT] = {
+	"ranking.tsv", "ranking.json", "GROUP.json", "SHA256SUMS",
+};
+
+const char *kx_run_file_name(enum kx_run_file f)
+{
+	return f < KX_RF__COUNT ? run_files[f] : "?";
+}
+
+const char *kx_group_file_name(enum kx_group_file f)
+{
+	return f < KX_GF__COUNT ? group_files[f] : "?";
+}
+
+int kx_run_file_from_name(const char *name)
+{
+	for (int i = 0; i < KX_RF__COUNT; i++)
+		if (strcmp(run_files[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int kx_group_file_from_name(const char *name)
+{
+	for (int i = 0; i < KX_GF__COUNT; i++)
+		if (strcmp(group_files[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- formatting helpers ----------------------------------------------------------------------- */
+
+static void num(double v, char out[KX_JCS_NUMBER_MAX])
+{
+	if (!kx_jcs_number(v, out))
+		snprintf(out, KX_JCS_NUMBER_MAX, "null");
+}
+
+void kx_render_value(double v, const char *unit, char *out, size_t cap)
+{
+	double factor = 1;
+	const char *metric = unit ? kx_unit_metric(unit, &factor) : NULL;
+	if (metric && strcmp(metric, "latency") == 0) {
+		double ns = v * factor;
+		static const struct {
+			double scale;
+			const char *name;
+		} t[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
+		for (size_t i = 0; i < KX_ARRAY_SIZE(t); i++)
+			if (fabs(ns) >= t[i].scale || t[i].scale == 1) {
+				snprintf(out, cap, "%.4g %s", ns / t[i].scale, t[i].name);
+				return;
+			}
+	}
+	if (metric && strcmp(metric, "memory") == 0 && strcmp(unit, "B") == 0) {
+		static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+		int i = 0;
+		while (fabs(v) >= 1024 && i < 4) {
+			v /= 1024;
+			i++;
+		}
+		snprintf(out, cap, "%.4g %s", v, names[i]);
+		return;
+	}
+	snprintf(out, cap, "%.6g %s", v, unit ? unit : "");
+}
+
+/* rank 1 / this, as "how many times worse than the best" (>= 1) */
+static double vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best)
+{
+	if (!best || !run->has_value || !best->has_value)
+		return NAN;
+	double a = run->base_value, b = best->base_value;
+	if (run->order == KX_ORDER_DESCENDING) {
+		double t = a;
+		a = b;
+		b = t;
+	}
+	if (b == 0)
+		return a == 0 ? 1 : INFINITY;
+	return a / b;
+}
+
+static bool cross_protocol(const struct kx_run_rec *run, const struct kx_run_rec *best)
+{
+	return best && strcmp(run->family, best->family) != 0;
+}
+
+static int pretty(const struct kx_json *v, struct kx_buf *out)
+{
+	return v ? kx_json_write_pretty(v, out) : -ENOENT;
+}
+
+/* ---- run files -------------------------------------------------------------------------------- */
+
+bool kx_render_run_has(const struct kx_run_view *v, enum kx_run_file f)
+{
+	if (f == KX_RF_WORKLOAD)
+		return v->doc[KX_DOC_WORKLOAD] != NULL;
+	if (f == KX_RF_IMPLEMENTATION)
+		return v->doc[KX_DOC_IMPLEMENTATION] != NULL;
+	return f < KX_RF__COUNT;
+}
+
+static int manifest(const struct kx_run_view *v, struct kx_buf *out)
+{
+	struct kx_json_member m[KX_DOC__COUNT];
+	struct kx_json root = { .type = KX_JSON_OBJECT };
+	root.obj.v = m;
+	for (int d = 0; d < KX_DOC__COUNT; d++)
+		if (v->doc[d])
+			m[root.obj.len++] = (struct kx_json_member){ kx_doc_member((enum kx_doc)d),
+								      strlen(kx_doc_member((enum kx_doc)d)), v->doc[d] };
+	root.obj.cap = root.obj.len;
+	return kx_json_write_pretty(&root, out);
+}
+
+static int digests(const struct kx_run_view *v, struct kx_buf *out)
+{
+	const struct kx_run_rec *x = v->run;
+	const struct {
+		const char *name;
+		const struct kx_digest *d;
+	} rows[] = {
+		{ "run", &x->run },
+		{ "protocol", &x->protocol },
+		{ "environment", &x->environment },
+		{ "workload", &x->workload },
+		{ "implementation", &x->implementation },
+		{ "comparison-key", &x->group },
+	};
+	int r = 0;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(rows) && r >= 0; i++) {
+		char s[KX_DIGEST_STR_MAX];
+		kx_digest_format(rows[i].d, s);
+		r = kx_buf_printf(out, "%s %s\n", rows[i].name, s);
+	}
+	return r;
+}
+
+static const char *str_at(const struct kx_json *doc, const char *ptr)
+{
+	const struct kx_json *v = doc ? kx_json_pointer(doc, ptr) : NULL;
+	return v && v->type == KX_JSON_STRING && strlen(v->str.ptr) == v->str.len ? v->str.ptr : NULL;
+}
+
+static int line(struct kx_buf *out, const char *label, const char *fmt, ...) KX_PRINTF(3, 4);
+
+static int line(struct kx_buf *out, const char *label, const char *fmt, ...)
+{
+	int r = kx_buf_printf(out, "  %-16s ", label);
+	va_list ap;
+	va_start(ap, fmt);
+	if (r >= 0)
+		r = kx_buf_vprintf(out, fmt, ap);
+	va_end(ap);
+	return r < 0 ? r : kx_buf_putc(out, '\n');
+}
+
+static int params_text(const struct kx_json *wl, struct kx_buf *out)
+{
+	const struct kx_json *p = wl ? kx_json_pointer(wl, "/spec/parameters") : NULL;
+	int r = 0;
+	struct kx_buf tmp = { 0 };
+	for (size_t i = 0; p && p->type == KX_JSON_OBJECT && i < p->obj.len && r >= 0; i++) {
+		kx_buf_reset(&tmp);
+		const struct kx_json *val = p->obj.v[i].value;
+		if (val->type == KX_JSON_STRING)
+			r = kx_buf_append(&tmp, val->str.ptr, val->str.len);
+		else
+			r = kx_jcs_write(val, &tmp);
+		if (r >= 0)
+			r = kx_buf_printf(out, "%s%s=%s", i ? " " : "", p->obj.v[i].key, tmp.ptr ? tmp.ptr : "");
+	}
+	const char *dt = str_at(wl, "/spec/dtype");
+	if (r >= 0 && dt)
+		r = kx_buf_printf(out, " dtype=%s", dt);
+	kx_buf_release(&tmp);
+	return r;
+}
+
+static int summary(const struct kx_run_view *v, struct kx_buf *out)
+{
+	const struct kx_run_rec *x = v->run;
+	const struct kx_group_rec *g = v->group;
+	char hex[KX_DIGEST_HEX + 1], ds[KX_DIGEST_STR_MAX], when[40], val[64];
+	kx_digest_hex(&x->run, hex);
+	const struct kx_json *rs = v->doc[KX_DOC_RUN];
+	int r = kx_buf_printf(out, "%s · %s · %s\n", g->benchmark, x->impl, g->gpu);
+	if (r >= 0)
+		r = kx_buf_printf(out, "%s\n\n", str_at(rs, "/metadata/title") ? str_at(rs, "/metadata/title") : g->workload_slug);
+	const char *order = x->order == KX_ORDER_DESCENDING ? "higher is better" : "lower is better";
+	const char *stat = str_at(rs, "/spec/timing/primaryStatistic");
+	if (r >= 0 && x->has_value) {
+		char n[KX_JCS_NUMBER_MAX], label[320];
+		kx_render_value(x->value, x->unit, val, sizeof(val));
+		num(x->value, n);
+		snprintf(label, sizeof(label), "%s %s", stat ? stat : "primary", g->metric);
+		r = line(out, label, "%s  (%s %s)", val, n, x->unit);
+	} else if (r >= 0) {
+		r = line(out, g->metric, "no value");
+	}
+	if (r >= 0) {
+		if (v->rank)
+			r = line(out, "rank", "%u of %u  (%s %s, %s)", v->rank, g->ranked, stat ? stat : "primary",
+				 g->metric, order);
+		else
+			r = line(out, "rank", "not ranked: status %s", x->passed ? "passed (no value)" : "failed");
+	}
+	if (r >= 0 && v->rank && v->best) {
+		double q = vs_best(x, v->best);
+		kx_render_value(v->best->value, v->best->unit, val, sizeof(val));
+		if (v->rank == 1)
+			r = line(out, "vs #1", "this is #1");
+		else
+			r = line(out, "vs #1", "%.3fx %s than #1 (%s, %s, %s)", q,
+				 x->order == KX_ORDER_DESCENDING ? "lower" : "slower/larger", v->best->impl, val,
+				 v->best_dirname);
+		if (r >= 0 && cross_protocol(x, v->best))
+			r = line(out, "comparability", "cross-protocol: measured under '%s', #1 under '%s'", x->family,
+				 v->best->family);
+	}
+	if (r >= 0)
+		r = line(out, "status", "%s", x->passed ? "passed" : "failed");
+	const char *msg = str_at(rs, "/spec/message");
+	if (r >= 0 && msg)
+		r = line(out, "message", "%s", msg);
+	if (r >= 0) {
+		const char *obs = str_at(rs, "/spec/observedAt");
+		kx_time_format(x->observed_ns, when);
+		r = line(out, "observed", "%s", obs ? obs : when);
+	}
+	if (r >= 0) {
+		const char *src = str_at(rs, "/spec/sourceNative/source");
+		const char *ext = str_at(rs, "/spec/sourceNative/externalId");
+		if (src)
+			r = line(out, "evidence", "%s (%s: %s)", kx_evidence_name((enum kx_evidence)x->evidence), src,
+				 ext ? ext : "");
+		else
+			r = line(out, "evidence", "%s", kx_evidence_name((enum kx_evidence)x->evidence));
+	}
+	if (r >= 0)
+		r = kx_buf_puts(out, "\nidentity\n");
+	if (r >= 0) {
+		kx_digest_format(&x->run, ds);
+		r = line(out, "run", "%s", ds);
+	}
+	if (r >= 0)
+		r = line(out, "short id", "%.12s", hex);
+	if (r >= 0) {
+		kx_digest_format(&x->group, ds);
+		r = line(out, "comparison key", "%s", ds);
+	}
+	if (r >= 0)
+		r = line(out, "path", "%s/%s", v->group_path, v->dirname);
+	if (r >= 0)
+		r = line(out, "stable path", "runs/%.12s", hex);
+
+	if (r >= 0)
+		r = kx_buf_puts(out, "\nworkload\n");
+	const struct kx_json *wl = v->doc[KX_DOC_WORKLOAD];
+	if (r >= 0 && wl) {
+		r = kx_buf_puts(out, "  ");
+		if (r >= 0)
+			r = params_text(wl, out);
+		if (r >= 0)
+			r = kx_buf_putc(out, '\n');
+	} else if (r >= 0) {
+		r = line(out, "slug", "%s (workload document not published)", g->workload_slug);
+	}
+	if (r >= 0) {
+		kx_digest_format(&x->workload, ds);
+		r = line(out, "digest", "%s", ds);
+	}
+
+	if (r >= 0)
+		r = kx_buf_puts(out, "\nimplementation\n");
+	const struct kx_json *im = v->doc[KX_DOC_IMPLEMENTATION];
+	if (r >= 0) {
+		const char *ver = str_at(im, "/spec/version"), *prov = str_at(im, "/spec/provider");
+		r = line(out, "name", "%s%s%s%s%s", im ? str_at(im, "/spec/name") : x->impl, ver ? " " : "",
+			 ver ? ver : "", prov ? " by " : "", prov ? prov : "");
+	}
+	if (r >= 0) {
+		kx_digest_format(&x->implementation, ds);
+		r = line(out, "digest", "%s%s", ds, im ? "" : " (document not published)");
+	}
+
+	if (r >= 0)
+		r = kx_buf_puts(out, "\nprotocol\n");
+	const struct kx_json *pr = v->doc[KX_DOC_PROTOCOL];
+	if (r >= 0) {
+		const char *title = str_at(pr, "/metadata/title"), *timer = str_at(pr, "/spec/measurement/timer");
+		const char *harness = str_at(pr, "/spec/harness/name");
+		if (title)
+			r = line(out, "title", "%s", title);
+		if (r >= 0 && harness)
+			r = line(out, "harness", "%s", harness);
+		if (r >= 0)
+			r = line(out, "family", "%s", x->family);
+		if (r >= 0 && timer)
+			r = line(out, "timer", "%s", timer);
+		const char *notes = str_at(pr, "/spec/comparability/notes");
+		if (r >= 0 && notes)
+			r = line(out, "notes", "%s", notes);
+	}
+	if (r >= 0) {
+		kx_digest_format(&x->protocol, ds);
+		r = line(out, "digest", "%s", ds);
+	}
+
+	if (r >= 0)
+		r = kx_buf_puts(out, "\nenvironment\n");
+	const struct kx_json *env = v->doc[KX_DOC_ENVIRONMENT];
+	if (r >= 0) {
+		const char *prod = str_at(env, "/spec/hardware/product"), *ff = str_at(env, "/spec/hardware/formFactor");
+		const char *arch = str_at(env, "/spec/hardware/architecture");
+		r = line(out, "hardware", "%s%s%s%s%s%s", prod ? prod : g->gpu, ff ? " " : "", ff ? ff : "",
+			 arch ? " (" : "", arch ? arch : "", arch ? ")" : "");
+	}
+	const struct kx_json *sw = env ? kx_json_pointer(env, "/spec/software") : NULL;
+	for (size_t i = 0; r >= 0 && sw && sw->type == KX_JSON_OBJECT && i < sw->obj.len; i++) {
+		struct kx_buf t = { 0 };
+		const struct kx_json *sv = sw->obj.v[i].value;
+		r = sv->type == KX_JSON_STRING ? kx_buf_append(&t, sv->str.ptr, sv->str.len) : kx_jcs_write(sv, &t);
+		if (r >= 0)
+			r = line(out, sw->obj.v[i].key, "%s", t.ptr ? t.ptr : "");
+		kx_buf_release(&t);
+	}
+	if (r >= 0) {
+		kx_digest_format(&x->environment, ds);
+		r = line(out, "digest", "%s", ds);
+	}
+
+	const struct kx_json *ms = rs ? kx_json_pointer(rs, "/spec/measurements") : NULL;
+	if (r >= 0 && ms && ms->type == KX_JSON_ARRAY && ms->arr.len)
+		r = kx_buf_puts(out, "\nmeasurements\n");
+	for (size_t i = 0; r >= 0 && ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len; i++) {
+		const struct kx_json *m = ms->arr.v[i];
+		const char *metric = kx_json_get_string(m, "metric"), *st = kx_json_get_string(m, "statistic");
+		const char *unit = kx_json_get_string(m, "unit");
+		const struct kx_json *value = kx_json_get(m, "value");
+		if (!metric || !st || !unit || !value || value->type != KX_JSON_NUMBER)
+			continue;
+		char label[96], n[KX_JCS_NUMBER_MAX];
+		snprintf(label, sizeof(label), "%s %s", st, metric);
+		kx_render_value(value->number, unit, val, sizeof(val));
+		num(value->number, n);
+		r = line(out, label, "%s  (%s %s)", val, n, unit);
+	}
+	if (r >= 0)
+		r = kx_buf_puts(out, "\nfiles: manifest.json (the whole record), run.json protocol.json environment.json"
+				     " [workload.json implementation.json], DIGESTS, SHA256SUMS (sha256sum -c SHA256SUMS)\n");
+	return r;
+}
+
+int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct kx_buf *out)
+{
+	switch (f) {
+	case KX_RF_MANIFEST:
+		return manifest(v, out);
+	case KX_RF_RUN:
+		return pretty(v->doc[KX_DOC_RUN], out);
+	case KX_RF_PROTOCOL:
+		return pretty(v->doc[KX_DOC_PROTOCOL], out);
+	case KX_RF_ENVIRONMENT:
+		return pretty(v->doc[KX_DOC_ENVIRONMENT], out);
+	case KX_RF_WORKLOAD:
+		return pretty(v->doc[KX_DOC_WORKLOAD], out);
+	case KX_RF_IMPLEMENTATION:
+		return pretty(v->doc[KX_DOC_IMPLEMENTATION], out);
+	case KX_RF_SUMMARY:
+		return summary(v, out);
+	case KX_RF_DIGESTS:
+		return digests(v, out);
+	default:
+		return -ENOENT;
+	}
+}
+
+/* ---- group files ------------------------------------------------------------------------------ */
+
+static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
+{
+	int r = kx_buf_puts(out, "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun\n");
+	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
+	for (size_t i = 0; i < g->len && r >= 0; i++) {
+		const struct kx_run_rec *x = &g->runs[i];
+		char rank[16] = "-", value[KX_JCS_NUMBER_MAX] = "-", vs[32] = "-", when[40], ds[KX_DIGEST_STR_MAX];
+		if (i < g->ranked) {
+			snprintf(rank, sizeof(rank), "%zu", i + 1);
+			snprintf(vs, sizeof(vs), "%.4f", vs_best(x, best));
+		}
+		if (x->has_value)
+			num(x->value, value);
+		kx_time_format(x->observed_ns, when);
+		kx_digest_format(&x->run, ds);
+		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rank, g->dirnames[i], x->impl,
+				  value, x->has_value ? x->unit : "-", vs, when,
+				  kx_evidence_name((enum kx_evidence)x->evidence), x->family,
+				  i < g->ranked && cross_protocol(x, best) ? "yes" : "no", x->passed ? "passed" : "failed", ds);
+	}
+	return r;
+}
+
+static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struct kx_buf *out)
+{
+	const struct kx_group_rec *gr = g->group;
+	struct kx_json *root = kx_json_new(a, KX_JSON_OBJECT), *runs = kx_json_new(a, KX_JSON_ARRAY);
+	char ds[KX_DIGEST_STR_MAX], when[40];
+	kx_digest_format(&gr->key, ds);
+	kx_json_set_string(a, root, "comparisonKey", ds);
+	kx_json_set_string(a, root, "benchmark", gr->benchmark);
+	kx_json_set_string(a, root, "metric", gr->metric);
+	kx_json_set_string(a, root, "gpu", gr->gpu);
+	kx_json_set_string(a, root, "workload", g->workload_dir);
+	kx_json_set_string(a, root, "order", gr->order == KX_ORDER_DESCENDING ? "descending" : "ascending");
+	kx_json_set_number(a, root, "ranked", g->ranked);
+	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
+	for (size_t i = 0; i < g->len; i++) {
+		const struct kx_run_rec *x = &g->runs[i];
+		struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
+		bool ranked = i < g->ranked;
+		kx_json_set(a, o, "rank", ranked ? kx_json_new_number(a, (double)(i + 1)) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set_string(a, o, "dir", g->dirnames[i]);
+		kx_json_set_string(a, o, "implementation", x->impl);
+		kx_json_set(a, o, "value", x->has_value ? kx_json_new_number(a, x->value) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set_string(a, o, "unit", x->unit);
+		double q = ranked ? vs_best(x, best) : NAN;
+		kx_json_set(a, o, "vsBest", isfinite(q) ? kx_json_new_number(a, round(q * 1e6) / 1e6) : kx_json_new(a, KX_JSON_NULL));
+		kx_time_format(x->observed_ns, when);
+		kx_json_set_string(a, o, "observedAt", when);
+		kx_json_set_string(a, o, "evidence", kx_evidence_name((enum kx_evidence)x->evidence));
+		kx_json_set_string(a, o, "family", x->family);
+		kx_json_set(a, o, "crossProtocol", kx_json_new_bool(a, ranked && cross_protocol(x, best)));
+		kx_json_set_string(a, o, "status", x->passed ? "passed" : "failed");
+		kx_digest_format(&x->run, ds);
+		kx_json_set_string(a, o, "run", ds);
+		kx_json_append(a, runs, o);
+	}
+	kx_json_set(a, root, "runs", runs);
+	return kx_json_write_pretty(root, out);
+}
+
+static int group_json(struct kx_arena *a, const struct kx_group_view *g, struct kx_buf *out)
+{
+	const struct kx_group_rec *gr = g->group;
+	struct kx_json *root = kx_json_new(a, KX_JSON_OBJECT);
+	char ds[KX_DIGEST_STR_MAX];
+	kx_digest_format(&gr->key, ds);
+	kx_json_set_string(a, root, "comparisonKey", ds);
+	kx_json_set(a, root, "inputs", kx_rank_group_inputs(a, gr));
+	kx_json_set_string(a, root, "rule", "comparisonKey = sha256 of the JCS (RFC 8785) bytes of inputs");
+	kx_json_set_string(a, root, "path", g->path);
+	kx_json_set_string(a, root, "order", gr->order == KX_ORDER_DESCENDING ? "descending" : "ascending");
+	struct kx_json *w = kx_json_new(a, KX_JSON_OBJECT);
+	kx_json_set_string(a, w, "dir", g->workload_dir);
+	if (g->workload_doc) {
+		struct kx_json *spec = kx_json_get(g->workload_doc, "spec");
+		struct kx_json *p = spec ? kx_json_get(spec, "parameters") : NULL;
+		struct kx_json *dt = spec ? kx_json_get(spec, "dtype") : NULL;
+		if (p)
+			kx_json_set(a, w, "parameters", p);
+		if (dt)
+			kx_json_set(a, w, "dtype", dt);
+	} else {
+		kx_json_set_string(a, w, "note", "the workload document is not published; the directory name comes from the runs' externalId");
+	}
+	kx_json_set(a, root, "workload", w);
+	return kx_json_write_pretty(root, out);
+}
+
+int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, struct kx_buf *out)
+{
+	if (f == KX_GF_RANKING_TSV)
+		return ranking_tsv(g, out);
+	if (f != KX_GF_RANKING_JSON && f != KX_GF_GROUP_JSON)
+		return -ENOENT;
+	struct kx_arena *a = kx_arena_new();
+	if (!a)
+		return -ENOMEM;
+	int r = f == KX_GF_RANKING_JSON ? ranking_json(a, g, out) : group_json(a, g, out);
+	kx_arena_free(a);
+	return r;
+}
+
+int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const void *data, size_t len)
+{
+	uint8_t d[KX_DIGEST_LEN];
+	char hex[KX_DIGEST_HEX + 1];
+	kx_sha256(data, len, d);
+	kx_hex(d, KX_DIGEST_LEN, hex);
+	return kx_buf_printf(out, "%s  %s\n", hex, name);
+}
+
+int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
+{
+	char when[40];
+	kx_time_format(info->stats.changed_ns, when);
+	return kx_buf_printf(out,
+		"kindexfs %s — an index of GPU kernel benchmark results (KernelIndex %s)\n"
+		"\n"
+		"store       %s\n"
+		"runs        %llu\n"
+		"groups      %llu\n"
+		"documents   %llu\n"
+		"generation  %llu (last change %s)\n"
+		"\n"
+		"benchmarks/<kernel>/<pass>/<gpu>/<workload>/   one comparison group, ranked\n"
+		"    ranking.tsv ranking.json GROUP.json SHA256SUMS\n"
+		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
+		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
+		"runs/<short id>/                            the same files at a path that never moves\n"
+		"digests/sha256/<hex>.json                   every document by digest (sha256sum of the file = its name)\n"
+		"inbox/                                      drop manifests here to add runs (when mounted read-write)\n"
+		"\n"
+		"Every directory verifies with: sha256sum -c SHA256SUMS\n",
+		KX_VERSION, KX_API_VERSION, info->store_path, (unsigned long long)info->stats.runs,
+		(unsigned long long)info->stats.groups, (unsigned long long)info->stats.documents,
+		(unsigned long long)info->stats.generation, when);
+}
