@@ -111,7 +111,26 @@ int kx_store_find_source(struct kx_store *s, struct kx_view *v, const char *sour
 struct kx_store_stats {
 	uint64_t runs, documents, groups, generation;
 	int64_t changed_ns; /* last commit */
+	int64_t created_ns; /* kindex init */
 };
+
+enum kx_record {
+	KX_RECORD_DOC,
+	KX_RECORD_RUN,
+	KX_RECORD_GROUP,
+};
+
+/*
+ * The record of a kind whose key starts with the first `bits` bits of `prefix` (8 <= bits <= 256).
+ * -ENOENT when there is none, -ENOTUNIQ when there are several.
+ */
+int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kind,
+		       const uint8_t *prefix, unsigned bits, struct kx_digest *ret);
+
+/* Keys only, in key (digest) order: cheaper than kx_store_each_run / _each_doc. */
+typedef int (*kx_digest_fn)(void *ctx, const struct kx_digest *d);
+int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record kind, kx_digest_fn fn,
+			 void *ctx);
 int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats *ret);
 
 /*

@@ -85,6 +85,7 @@ bool kx_bench_check_finish(struct kx_bench_check *c);
 struct kx_bench_clock {
 	double sm_mhz;    /* effective SM (or CPU) clock; 0 when unknown */
 	uint64_t reasons; /* NVML clock event reasons that count as throttling (0 = none) */
+	bool reasons_known; /* NVML answered: judge by reasons, not by the clock's level */
 	bool throttled;
 };
 

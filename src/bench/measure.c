@@ -70,7 +70,7 @@ static int poll_clock(const struct kx_bench_protocol *p, const struct kx_bench_o
 		/* a probe without reasons: judge the clock against the highest seen */
 		if (c.sm_mhz > w->max_mhz)
 			w->max_mhz = c.sm_mhz;
-		if (c.sm_mhz < p->throttle_ratio * w->max_mhz)
+		if (!c.reasons_known && c.sm_mhz < p->throttle_ratio * w->max_mhz)
 			throttled = true;
 	}
 	s->clock_watched = true;

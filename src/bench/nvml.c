@@ -122,8 +122,10 @@ int kx_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret)
 	if (n->clock_info && n->clock_info(n->dev, NVML_CLOCK_SM, &mhz) == NVML_OK)
 		ret->sm_mhz = mhz;
 	unsigned long long r = 0;
-	if (n->reasons && n->reasons(n->dev, &r) == NVML_OK)
+	if (n->reasons && n->reasons(n->dev, &r) == NVML_OK) {
 		ret->reasons = r & KX_NVML_THROTTLE_MASK;
+		ret->reasons_known = true;
+	}
 	/* with reasons available the clock ratio is not needed: NVML says why it is low */
 	ret->throttled = ret->reasons != 0;
 	return 0;

@@ -3,7 +3,7 @@
  * Private to src/store: the byte layout of keys and records (docs/store.md is the reference).
  *
  *   "\0schema"                         "kindexfs-store <n>"
- *   "\0gen"  "\0changed"               u64 generation, i64 last commit (ns), big-endian
+ *   "\0gen" "\0changed" "\0created"   u64 generation, i64 last commit, i64 kindex init (ns), big-endian
  *   "\0count/runs|docs|groups"         u64
  *   'D' digest[32]                     document: JCS of the whole document as first stored
  *   'R' digest[32]                     run record (below)
@@ -27,6 +27,7 @@
 #define K_SCHEMA "\0schema"
 #define K_GEN "\0gen"
 #define K_CHANGED "\0changed"
+#define K_CREATED "\0created"
 #define K_COUNT_RUNS "\0count/runs"
 #define K_COUNT_DOCS "\0count/docs"
 #define K_COUNT_GROUPS "\0count/groups"

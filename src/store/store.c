@@ -153,7 +153,11 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
 	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
 	if (r == -ENOENT && !(flags & KX_STORE_READONLY)) {
-		rocksdb_put(s->db, s->wo_sync, KEYLIT(K_SCHEMA), want, strlen(want), &err);
+		unsigned char created[8];
+		put_u64(created, (uint64_t)kx_now_ns());
+		rocksdb_put(s->db, s->wo_sync, KEYLIT(K_CREATED), (const char *)created, 8, &err);
+		if (!err)
+			rocksdb_put(s->db, s->wo_sync, KEYLIT(K_SCHEMA), want, strlen(want), &err);
 		if (err) {
 			r = -EIO;
 			if (asprintf(&msg, "cannot initialise store '%s': %s", dir, err) < 0)
@@ -382,6 +386,9 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 	ret->groups = get_u64_key(s, ro, KEYLIT(K_COUNT_GROUPS));
 	ret->generation = get_u64_key(s, ro, KEYLIT(K_GEN));
 	ret->changed_ns = (int64_t)get_u64_key(s, ro, KEYLIT(K_CHANGED));
+	ret->created_ns = (int64_t)get_u64_key(s, ro, KEYLIT(K_CREATED));
+	if (!ret->changed_ns)
+		ret->changed_ns = ret->created_ns;
 	return 0;
 }
 
@@ -595,30 +602,30 @@ int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void 
 	return r;
 }
 
-int kx_store_find_run_prefix(struct kx_store *s, struct kx_view *v, const char *hex,
-			     struct kx_digest *ret)
+static const unsigned char record_tags[] = { T_DOC, T_RUN, T_GROUP };
+
+int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kind,
+		       const uint8_t *prefix, unsigned bits, struct kx_digest *ret)
 {
-	size_t n = strlen(hex);
-	if (n < 2 || n > 64)
+	if (bits < 8 || bits > 256 || kind > KX_RECORD_GROUP)
 		return -ENOENT;
-	for (size_t i = 0; i < n; i++)
-		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
-			return -ENOENT;
-	unsigned char p[33] = { T_RUN };
-	size_t whole = n / 2;
-	if (kx_unhex(hex, whole * 2, p + 1, whole) < 0)
-		return -ENOENT;
+	unsigned char p[33] = { record_tags[kind] };
+	size_t whole = bits / 8;
+	memcpy(p + 1, prefix, whole);
+	unsigned rest = bits % 8;
+	unsigned char mask = (unsigned char)(0xff00 >> rest);
 	struct scan sc;
 	int r = scan_open(&sc, s, v, p, 1 + whole), found = 0;
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
 		if (kn != 33)
 			continue;
-		char h[65];
-		kx_hex((const uint8_t *)k + 1, 32, h);
-		if (strncmp(h, hex, n) != 0)
+		if (rest && (k[1 + whole] & mask) != (prefix[whole] & mask)) {
+			if ((k[1 + whole] & mask) > (prefix[whole] & mask))
+				break; /* keys are sorted: no later one can match */
 			continue;
+		}
 		if (++found > 1)
 			break;
 		memcpy(ret->b, k + 1, 32);
@@ -629,6 +636,47 @@ int kx_store_find_run_prefix(struct kx_store *s, struct kx_view *v, const char *
 	if (r < 0)
 		return r;
 	return found == 1 ? 0 : found ? -ENOTUNIQ : -ENOENT;
+}
+
+int kx_store_find_run_prefix(struct kx_store *s, struct kx_view *v, const char *hex,
+			     struct kx_digest *ret)
+{
+	size_t n = strlen(hex);
+	uint8_t b[32] = { 0 };
+	if (n < 2 || n > 64)
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		char c = hex[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return -ENOENT;
+		b[i / 2] |= (uint8_t)(i % 2 ? d : d << 4);
+	}
+	return kx_store_find_bits(s, v, KX_RECORD_RUN, b, (unsigned)n * 4, ret);
+}
+
+int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record kind, kx_digest_fn fn,
+			 void *ctx)
+{
+	if (kind > KX_RECORD_GROUP)
+		return -EINVAL;
+	struct scan sc;
+	int r = scan_open(&sc, s, v, &record_tags[kind], 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		if (kn != 33) {
+			r = -EIO;
+			break;
+		}
+		struct kx_digest d;
+		memcpy(d.b, k + 1, 32);
+		r = fn(ctx, &d);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
 }
 
 /* ---- transactions ----------------------------------------------------------------------------- */

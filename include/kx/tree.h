@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tree of SPEC §3 over a store: path ↔ store mapping, listings, attributes and file content,
+ * shared by the FUSE daemon and `kindex export` (which is why an export is byte-identical to the
+ * mount). No FUSE types here; the daemon adds the inbox on top.
+ *
+ * Nodes and inode numbers. A node is (type, file, id) where id is a digest: the run for run
+ * directories and files, the comparison key for groups, the document digest for /digests, a hash
+ * of the path for benchmark directories. The inode number is computed from the node —
+ *
+ *     ino = type << 59 | file << 55 | first 55 bits of id        (the root is always 1)
+ *
+ * — so it is the same across remounts, never reused for something else, and survives renames (a
+ * rank directory keeps its inode when a new run shifts its rank). Decoding an inode number finds
+ * the record by prefix, so the daemon keeps no inode table for runs, groups or documents.
+ *
+ * Caching: rendered content is cached by (inode, stamp), where the stamp changes whenever the
+ * content can: immutable files have stamp 0, rank-dependent ones the mtime of their gpu
+ * directory (bumped by every run added below it). Group listings are cached the same way. Both
+ * caches are bounded in bytes. All functions are thread-safe.
+ */
+#ifndef KX_TREE_H
+#define KX_TREE_H
+
+#include "kx/render.h"
+
+enum kx_node_type {
+	KX_NODE_NONE,
+	KX_NODE_ROOT,
+	KX_NODE_README,
+	KX_NODE_BENCHMARKS,
+	KX_NODE_RUNS,
+	KX_NODE_DIGESTS,
+	KX_NODE_DIGESTS_SHA,
+	KX_NODE_BENCH,      /* benchmarks/<kernel>[/<pass>[/<gpu>]]: depth 1..3 */
+	KX_NODE_GROUP,      /* benchmarks/<k>/<p>/<g>/<workload> */
+	KX_NODE_GROUP_FILE,
+	KX_NODE_RUN,        /* a rank directory */
+	KX_NODE_RUN_FILE,
+	KX_NODE_RUNS_RUN,   /* runs/<shortid> */
+	KX_NODE_RUNS_FILE,
+	KX_NODE_DOC,        /* digests/sha256/<hex>.json */
+	KX_NODE__FS = 16,   /* 16..31 belong to the daemon (inbox) */
+};
+
+struct kx_node {
+	uint8_t type;
+	uint8_t file;  /* enum kx_run_file / kx_group_file */
+	uint8_t depth; /* KX_NODE_BENCH */
+	struct kx_digest id;
+};
+
+struct kx_attr {
+	uint64_t ino;
+	bool dir;
+	uint64_t size;
+	uint32_t nlink;
+	int64_t mtime_ns;
+};
+
+struct kx_tree;
+
+/* `cache_bytes`: the bound of each cache (content and group listings); 0 = 32 MiB. */
+struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes);
+void kx_tree_free(struct kx_tree *t);
+struct kx_store *kx_tree_store(struct kx_tree *t);
+
+uint64_t kx_tree_ino(const struct kx_node *n);
+/* -ENOENT for an inode number that names nothing (e.g. a run that is gone), -ESTALE for a
+ * benchmark directory this process has not seen. */
+int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret);
+bool kx_node_is_dir(const struct kx_node *n);
+
+int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+		   struct kx_node *ret);
+/* A path relative to the root ("benchmarks/…", "" for the root). */
+int kx_tree_resolve(struct kx_tree *t, struct kx_view *v, const char *path, struct kx_node *ret);
+
+/* Entries of a directory in a stable order ("." and ".." not included). Stop early by returning
+ * non-zero from fn. */
+typedef int (*kx_dirent_fn)(void *ctx, const char *name, const struct kx_node *n);
+int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn,
+		    void *ctx);
+
+int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret);
+
+/*
+ * The content of a file: a reference-counted, immutable byte string, valid until
+ * kx_content_put. -EISDIR for directories.
+ */
+struct kx_content {
+	const char *data;
+	size_t len;
+};
+int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
+		 const struct kx_content **ret);
+void kx_content_put(const struct kx_content *c);
+
+/* The current tree path of a run ("benchmarks/…/02-liger-e6eff4c05fb7"). */
+int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out,
+		     size_t cap);
+
+/* Extended attributes of a node: names ("user.kindex.digest" …) and values. */
+int kx_tree_xattr_list(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
+int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const char *name,
+		      struct kx_buf *out);
+
+struct kx_tree_stats {
+	uint64_t content_hits, content_misses, group_hits, group_misses;
+	size_t content_bytes, group_bytes;
+};
+void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret);
+
+#endif

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The BenchmarkRun document and the manifest around it. The run references its protocol,
+ * environment, workload and implementation by digest (computed here with kx_digest_document, the
+ * index's own rule), and all five documents travel together, so the index can check every link.
+ *
+ * A run whose correctness check failed is still a manifest: status "failed", the check's numbers
+ * and a message, no timing values (it was never timed) — the index lists it and never ranks it.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+void kx_bench_rfc3339_ms(int64_t unix_ns, char out[32])
+{
+	time_t sec = (time_t)(unix_ns / 1000000000);
+	int ms = (int)((unix_ns % 1000000000) / 1000000);
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+static int measurement(struct kx_arena *a, struct kx_json *arr, const char *metric,
+		       const char *statistic, const char *unit, double value)
+{
+	struct kx_json *m = kx_json_new(a, KX_JSON_OBJECT);
+	if (!m)
+		return -ENOMEM;
+	int r = 0;
+	r |= kx_bench_set_str(a, m, "metric", metric);
+	r |= kx_bench_set_str(a, m, "statistic", statistic);
+	r |= kx_bench_set_str(a, m, "unit", unit);
+	r |= kx_json_set_number(a, m, "value", value);
+	r |= kx_json_append(a, arr, m);
+	return r;
+}
+
+/* 4 significant decimals is more than a timer with ~0.5 us resolution supports */
+static double round4(double v)
+{
+	return round(v * 1e4) / 1e4;
+}
+
+static struct kx_json *correctness(struct kx_arena *a, const struct kx_bench_check *c)
+{
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
+	if (!o)
+		return NULL;
+	int r = 0;
+	r |= kx_bench_set_str(a, o, "status", c->passed ? "passed" : "failed");
+	r |= kx_bench_set_str(a, o, "reference", "fp32");
+	r |= kx_bench_set_str(a, o, "compared", c->what ? c->what : "output");
+	r |= kx_bench_set_str(a, o, "dtype", c->dtype);
+	r |= kx_json_set_number(a, o, "rtol", c->rtol);
+	r |= kx_json_set_number(a, o, "atol", c->atol);
+	r |= kx_json_set_number(a, o, "checked", (double)c->checked);
+	r |= kx_json_set_number(a, o, "violations", (double)c->violations);
+	r |= kx_json_set_number(a, o, "nonFinite", (double)c->nonfinite);
+	r |= kx_json_set_number(a, o, "maxAbsError", c->max_abs);
+	r |= kx_json_set_number(a, o, "maxRelError", c->max_rel);
+	return r < 0 ? NULL : o;
+}
+
+static struct kx_json *latency(struct kx_arena *a, const struct kx_bench_stats *st)
+{
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
+	if (!o)
+		return NULL;
+	const struct {
+		const char *k;
+		double v;
+	} v[] = { { "median", st->median }, { "p20", st->p20 }, { "p80", st->p80 },
+		  { "min", st->min },       { "max", st->max }, { "mean", st->mean },
+		  { "stdev", st->stdev } };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(v); i++)
+		if (kx_json_set_number(a, o, v[i].k, round(v[i].v)) < 0)
+			return NULL;
+	return o;
+}
+
+static struct kx_json *sampling(struct kx_arena *a, const struct kx_bench_result *res)
+{
+	const struct kx_bench_samples *s = res->samples;
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT), *clk = kx_json_new(a, KX_JSON_OBJECT);
+	if (!o || !clk)
+		return NULL;
+	int r = 0;
+	r |= kx_json_set_number(a, o, "flushBytes", (double)res->flush_bytes);
+	r |= kx_json_set_number(a, o, "warmupCalls", (double)s->warmup_calls);
+	r |= kx_json_set_number(a, o, "wallSeconds", round4(s->wall_s));
+	r |= kx_bench_set_str(a, clk, "source", res->clock_source ? res->clock_source : "none");
+	if (s->clock_watched && s->clock_max_mhz > 0) {
+		r |= kx_json_set_number(a, clk, "smMinMHz", round(s->clock_min_mhz));
+		r |= kx_json_set_number(a, clk, "smMaxMHz", round(s->clock_max_mhz));
+	}
+	if (s->clock_watched)
+		r |= kx_json_set(a, clk, "throttleReasons", kx_nvml_reason_names(a, s->reasons));
+	r |= kx_json_set(a, o, "clocks", clk);
+	if (res->blocker_timeouts)
+		r |= kx_json_set_number(a, o, "blockerTimeouts", res->blocker_timeouts);
+	if (s->stop == KX_STOP_DO_BENCH) {
+		struct kx_json *db = kx_json_new(a, KX_JSON_OBJECT);
+		r |= db ? 0 : -ENOMEM;
+		r |= kx_json_set_number(a, db, "estimateMs", round4(s->estimate_ms));
+		r |= kx_json_set_number(a, db, "warmupCalls", (double)s->db_warmup);
+		r |= kx_json_set_number(a, db, "repeatCalls", (double)s->db_repeat);
+		r |= kx_json_set(a, o, "doBench", db);
+	}
+	return r < 0 ? NULL : o;
+}
+
+static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_bench_result *res)
+{
+	const struct kx_bench_case *c = res->c;
+	bool passed = !res->message;
+	char when[32];
+	kx_bench_rfc3339_ms(res->observed_ns, when);
+	int r = 0;
+	r |= kx_bench_set_str(a, spec, "status", passed ? "passed" : "failed");
+	r |= kx_bench_set_str(a, spec, "observedAt", when);
+	r |= kx_bench_set_str(a, spec, "benchmark", c->w->benchmark);
+
+	struct kx_json *timing = kx_json_new(a, KX_JSON_OBJECT);
+	struct kx_json *meas = kx_json_new(a, KX_JSON_ARRAY);
+	if (!timing || !meas)
+		return -ENOMEM;
+	r |= kx_bench_set_str(a, timing, "primaryStatistic", "median");
+	const struct kx_bench_samples *s = res->samples;
+	if (s && s->n) {
+		struct kx_bench_stats st;
+		char hex[KX_DIGEST_HEX + 1];
+		int e = kx_bench_stats_compute(s->ns, s->n, &st);
+		if (e < 0 || (e = kx_bench_samples_sha256(s->ns, s->n, hex)) < 0)
+			return e;
+		r |= kx_json_set(a, timing, "latencyNs", latency(a, &st));
+		static const char *const names[] = { "p20", "p80", "min", "max", "mean", "stdev" };
+		const double vals[] = { st.p20, st.p80, st.min, st.max, st.mean, st.stdev };
+		for (size_t i = 0; i < KX_ARRAY_SIZE(names); i++)
+			r |= measurement(a, meas, "latency", names[i], "ns", round(vals[i]));
+		double flops = kx_bench_case_flops(c), bytes = kx_bench_case_bytes(c);
+		if (flops > 0 && st.median > 0) /* FLOP per ns = GFLOP/s */
+			r |= measurement(a, meas, "throughput", "median", "TFLOP/s",
+					 round4(flops / st.median / 1e3));
+		if (bytes > 0 && st.median > 0) /* bytes per ns = GB/s */
+			r |= measurement(a, meas, "throughput", "median", "GB/s",
+					 round4(bytes / st.median));
+
+		struct kx_json *so = kx_json_new(a, KX_JSON_OBJECT);
+		if (!so)
+			return -ENOMEM;
+		r |= kx_json_set_number(a, so, "count", (double)s->n);
+		r |= kx_bench_set_str(a, so, "sha256", hex);
+		r |= kx_json_set_number(a, so, "throttled", (double)s->n_throttled);
+		r |= kx_bench_set_str(a, so, "stoppedBy", kx_bench_stop_name(s->stop));
+		r |= kx_json_set_number(a, so, "noise",
+					st.mean > 0 ? round(st.stdev / st.mean * 1e6) / 1e6 : 0);
+		r |= kx_json_set(a, spec, "samples", so);
+		r |= kx_json_set(a, spec, "sampling", sampling(a, res));
+	}
+	if (res->peak_bytes)
+		r |= measurement(a, meas, "memory", "peak", "B", (double)res->peak_bytes);
+	r |= kx_json_set(a, spec, "timing", timing);
+	r |= kx_json_set(a, spec, "measurements", meas);
+	if (res->correctness)
+		r |= kx_json_set(a, spec, "correctness", res->correctness);
+	else if (res->check)
+		r |= kx_json_set(a, spec, "correctness", correctness(a, res->check));
+	if (res->message)
+		r |= kx_bench_set_str(a, spec, "message", res->message);
+	return r;
+}
+
+static int set_digest(struct kx_arena *a, struct kx_json *spec, const char *key,
+		      const struct kx_json *doc)
+{
+	struct kx_digest d;
+	char s[KX_DIGEST_STR_MAX];
+	int r = kx_digest_document(doc, &d);
+	if (r < 0)
+		return r;
+	kx_digest_format(&d, s);
+	return kx_bench_set_str(a, spec, key, s);
+}
+
+int kx_bench_manifest(struct kx_arena *a, const struct kx_bench_result *res,
+		      struct kx_json *protocol, struct kx_json *environment, struct kx_json *workload,
+		      struct kx_json *implementation, struct kx_json **ret)
+{
+	if (!protocol || !environment || !workload || !implementation)
+		return -ENOMEM; /* a builder above ran out of memory */
+	struct kx_json *doc = kx_json_new(a, KX_JSON_OBJECT), *meta = kx_json_new(a, KX_JSON_OBJECT),
+		       *spec = kx_json_new(a, KX_JSON_OBJECT), *labels = kx_json_new(a, KX_JSON_OBJECT),
+		       *m = kx_json_new(a, KX_JSON_OBJECT);
+	if (!doc || !meta || !spec || !labels || !m)
+		return -ENOMEM;
+	int r = run_spec(a, spec, res);
+	if (r < 0)
+		return r;
+	if ((r = set_digest(a, spec, "protocolDigest", protocol)) < 0 ||
+	    (r = set_digest(a, spec, "environmentDigest", environment)) < 0 ||
+	    (r = set_digest(a, spec, "workloadDigest", workload)) < 0 ||
+	    (r = set_digest(a, spec, "implementationDigest", implementation)) < 0)
+		return r;
+
+	const char *impl = kx_json_get_string(kx_json_get(implementation, "spec"), "name");
+	char *name = kx_arena_printf(a, "kindex-bench-%s-%s-%s", res->c->w->benchmark,
+				     impl ? impl : "unknown", res->gpu_slug ? res->gpu_slug : "unknown");
+	if (!name)
+		return -ENOMEM;
+	for (char *p = name; *p; p++)
+		if (*p == '_' || *p == '/')
+			*p = '-';
+	if (strlen(name) > 100)
+		name[100] = '\0';
+	r |= kx_bench_set_str(a, meta, "name", name);
+	r |= kx_bench_set_str(a, meta, "title",
+			      kx_arena_printf(a, "%s · %s · %s", res->c->w->title, impl ? impl : "unknown",
+					      strchr(res->c->w->benchmark, '/') + 1));
+	r |= kx_bench_set_str(a, labels, "harness", KX_BENCH_HARNESS);
+	r |= kx_bench_set_str(a, labels, "harness_version", KX_VERSION);
+	r |= kx_json_set(a, meta, "labels", labels);
+	r |= kx_bench_set_str(a, doc, "apiVersion", KX_BENCH_API_VERSION);
+	r |= kx_bench_set_str(a, doc, "kind", "BenchmarkRun");
+	r |= kx_json_set(a, doc, "metadata", meta);
+	r |= kx_json_set(a, doc, "spec", spec);
+
+	r |= kx_json_set(a, m, "run", doc);
+	r |= kx_json_set(a, m, "protocol", protocol);
+	r |= kx_json_set(a, m, "environment", environment);
+	r |= kx_json_set(a, m, "workload", workload);
+	r |= kx_json_set(a, m, "implementation", implementation);
+	if (r < 0)
+		return r;
+	*ret = m;
+	return 0;
+}
+
+int kx_bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen)
+{
+	const struct kx_json *run = kx_json_get(manifest, "run");
+	const char *bench = kx_json_get_string(kx_json_get(run, "spec"), "benchmark");
+	const char *impl = kx_json_get_string(
+		kx_json_get(kx_json_get(manifest, "implementation"), "spec"), "name");
+	struct kx_digest d;
+	char hex[KX_DIGEST_HEX + 1], raw[512];
+	int r = kx_digest_document(run, &d);
+	if (r < 0)
+		return r;
+	kx_digest_hex(&d, hex);
+	snprintf(raw, sizeof(raw), "%s-%s", bench ? bench : "run", impl ? impl : "unknown");
+	char slug[400];
+	kx_bench_slug(raw, slug, sizeof(slug));
+	if ((size_t)snprintf(out, outlen, "%s-%.*s.json", slug, KX_SHORTID_LEN, hex) >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to src/cli: what every `kindex` subcommand shares — option parsing of --store, opening
+ * the store with a message that says what to do, error printing, progress on a terminal, and the
+ * documented exit codes.
+ */
+#ifndef KX_CLI_H
+#define KX_CLI_H
+
+#include "kx/ingest.h"
+#include "kx/store.h"
+#include "kx/tree.h"
+
+#include <stdio.h>
+
+/* Exit codes (docs/kindex.1): */
+enum {
+	EXIT_OK = 0,
+	EXIT_REFUSED = 1, /* input refused, conflicts, verify found damage */
+	EXIT_USAGE = 2,
+	EXIT_STORE = 3,   /* no store, store busy (mounted), wrong schema */
+	EXIT_IO = 4,      /* other system errors */
+};
+
+struct cli {
+	const char *store;   /* --store or $KINDEX_STORE */
+	bool quiet;
+	const char *prog;    /* "kindex" */
+};
+
+struct command {
+	const char *name;
+	const char *summary;
+	const char *usage; /* after "kindex [--store DIR] <name> " */
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Handle --help/-h and --store in a subcommand's arguments; returns the index of the first
+ * operand, or -1 after printing help (exit 0) / -2 on a usage error (exit 2). */
+int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help);
+const struct command *cli_command(const char *name);
+/* Open the store; on failure print why and return the exit code (as a negative number). */
+int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret);
+int cli_exit_for(int err);
+
+/* Progress on a terminal: "\r<what>: n/total, rate/s, ETA". No-op when stderr is not a tty. */
+struct progress {
+	const char *what;
+	uint64_t total;
+	double start, last;
+	bool tty;
+};
+void progress_init(struct progress *p, const char *what, uint64_t total, bool quiet);
+void progress_update(struct progress *p, uint64_t done);
+void progress_done(struct progress *p, uint64_t done);
+
+int cmd_init(struct cli *cli, int argc, char **argv);
+int cmd_import(struct cli *cli, int argc, char **argv);
+int cmd_ingest(struct cli *cli, int argc, char **argv);
+int cmd_verify(struct cli *cli, int argc, char **argv);
+int cmd_export(struct cli *cli, int argc, char **argv);
+int cmd_ls(struct cli *cli, int argc, char **argv);
+int cmd_show(struct cli *cli, int argc, char **argv);
+int cmd_canon(struct cli *cli, int argc, char **argv);
+int cmd_digest(struct cli *cli, int argc, char **argv);
+
+extern const struct command kx_commands[];
+
+/* Print an ingest refusal: "kindex: refused FILE: N problems" and each problem. */
+void cli_print_problems(const char *file, const struct kx_problems *p);
+
+#endif

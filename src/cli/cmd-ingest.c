@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `kindex ingest PATH...` and `kindex import liger FILE...`: the offline entrances of the ingest
+ * pipeline. Each file is one decision, as in the inbox; a refused file is reported with every
+ * problem and the others go on. Directories are walked (hidden entries skipped); "-" is stdin.
+ */
+#include "cli.h"
+
+#include "kx/liger.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct paths {
+	char **v;
+	size_t len, cap;
+};
+
+static int add_path(struct paths *p, const char *s)
+{
+	if (p->len == p->cap) {
+		size_t n = p->cap ? p->cap * 2 : 64;
+		char **v = realloc(p->v, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = n;
+	}
+	if (!(p->v[p->len] = strdup(s)))
+		return -ENOMEM;
+	p->len++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Regular files under dir, sorted, hidden entries skipped. */
+static int walk(struct paths *p, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		cli_error("cannot read directory '%s': %s", dir, strerror(errno));
+		return -errno;
+	}
+	struct paths here = { 0 };
+	struct dirent *e;
+	int r = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *path;
+		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		r = add_path(&here, path);
+		free(path);
+		if (r < 0)
+			break;
+	}
+	closedir(d);
+	qsort(here.v, here.len, sizeof(*here.v), cmp_str);
+	for (size_t i = 0; i < here.len; i++) {
+		struct stat st;
+		if (r == 0 && stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+			r = walk(p, here.v[i]);
+		else if (r == 0)
+			r = add_path(p, here.v[i]);
+		free(here.v[i]);
+	}
+	free(here.v);
+	return r;
+}
+
+static int read_input(const char *path, size_t limit, struct kx_buf *b)
+{
+	if (strcmp(path, "-") != 0)
+		return kx_read_file(path, limit, b);
+	kx_buf_reset(b);
+	char chunk[65536];
+	ssize_t n;
+	while ((n = read(STDIN_FILENO, chunk, sizeof(chunk))) > 0) {
+		if (limit && b->len + (size_t)n > limit)
+			return -EFBIG;
+		if (kx_buf_append(b, chunk, (size_t)n) < 0)
+			return -ENOMEM;
+	}
+	return n < 0 ? -errno : 0;
+}
+
+static const char ingest_help[] =
+	"Each FILE holds one manifest or JSON Lines of many and is one decision: all its runs are\n"
+	"added in one atomic write, or none and every problem is printed. A run already stored is\n"
+	"reported as already present; the same observation with different content is refused.\n"
+	"\n"
+	"options:\n"
+	"  --max-bytes N   refuse files larger than N bytes (default 4194304)\n"
+	"  --sync          fsync the store's log after every file (default: once at the end)\n";
+
+int cmd_ingest(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv, ingest_help);
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	struct kx_ingest_opts opts = { 0 };
+	struct paths paths = { 0 };
+	int r = 0;
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) {
+			char *end;
+			opts.limits.max_bytes = strtoull(argv[++i], &end, 10);
+			if (*end || !opts.limits.max_bytes) {
+				cli_error("ingest: --max-bytes needs a positive number, not '%s'", argv[i]);
+				return EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--sync") == 0) {
+			opts.sync = true;
+		} else if (strcmp(argv[i], "-") != 0 && argv[i][0] == '-') {
+			cli_error("ingest: unknown option '%s'", argv[i]);
+			return EXIT_USAGE;
+		} else {
+			struct stat st;
+			if (strcmp(argv[i], "-") != 0 && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+				r = walk(&paths, argv[i]);
+			else
+				r = add_path(&paths, argv[i]);
+			if (r < 0)
+				return EXIT_IO;
+		}
+	}
+	if (!paths.len) {
+		cli_error("ingest: no PATH given (see kindex ingest --help)");
+		return EXIT_USAGE;
+	}
+	struct kx_store *s;
+	if ((r = cli_open(cli, 0, &s)) < 0)
+		return -r;
+	size_t limit = opts.limits.max_bytes ? opts.limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	struct progress pg;
+	progress_init(&pg, "ingest", paths.len, cli->quiet);
+	size_t refused = 0, failed = 0, added = 0, present = 0;
+	int status = EXIT_OK;
+	for (size_t k = 0; k < paths.len; k++) {
+		const char *path = paths.v[k];
+		const char *name = strcmp(path, "-") == 0 ? "(stdin)" : path;
+		struct kx_problems p;
+		kx_problems_init(&p);
+		r = read_input(path, limit + 1, &b);
+		if (r == -EFBIG || (r == 0 && b.len > limit)) {
+			kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu bytes", limit);
+			r = -EINVAL;
+		} else if (r < 0) {
+			cli_error("cannot read '%s': %s", name, strerror(-r));
+			failed++;
+			status = EXIT_IO;
+			kx_problems_release(&p);
+			continue;
+		} else {
+			struct kx_ingest_result res = { 0 };
+			r = kx_ingest_bytes(s, b.ptr ? b.ptr : "", b.len, &opts, &res, &p);
+			added += res.added;
+			present += res.present;
+			kx_ingest_result_release(&res);
+		}
+		if (r == -EINVAL) {
+			cli_print_problems(name, &p);
+			refused++;
+			if (status == EXIT_OK)
+				status = EXIT_REFUSED;
+		} else if (r < 0) {
+			cli_error("cannot ingest '%s': %s", name, strerror(-r));
+			failed++;
+			status = EXIT_IO;
+		}
+		kx_problems_release(&p);
+		progress_update(&pg, k + 1);
+	}
+	progress_done(&pg, paths.len);
+	kx_buf_release(&b);
+	if (!opts.sync)
+		kx_store_sync(s);
+	kx_store_close(s);
+	if (!cli->quiet)
+		fprintf(stderr, "%zu file%s: %zu accepted (%zu runs added, %zu already present), %zu refused%s\n", paths.len,
+			paths.len == 1 ? "" : "s", paths.len - refused - failed, added, present, refused,
+			failed ? ", some unreadable" : "");
+	for (size_t k = 0; k < paths.len; k++)
+		free(paths.v[k]);
+	free(paths.v);
+	return status;
+}
+
+static const char import_help[] =
+	"Imports Liger-Kernel's benchmark CSV (all_benchmark_data.csv, or any CSV with its columns)\n"
+	"as source-native runs (SPEC §5). All files form one decision: a row that cannot be mapped\n"
+	"is reported with its file and line and nothing is written. Importing again adds nothing.\n";
+
+int cmd_import(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv, import_help);
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (i >= argc || strcmp(argv[i], "liger") != 0) {
+		cli_error("import: the only source format is 'liger' (kindex import liger FILE...)");
+		return EXIT_USAGE;
+	}
+	if (++i >= argc) {
+		cli_error("import: no FILE given");
+		return EXIT_USAGE;
+	}
+	struct kx_store *s;
+	int r = cli_open(cli, 0, &s);
+	if (r < 0)
+		return -r;
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json **roots = NULL;
+	const char **labels = NULL;
+	size_t n = 0;
+	struct kx_problems p;
+	kx_problems_init(&p);
+	int status = EXIT_OK;
+	struct kx_buf b = { 0 };
+	for (; i < argc && status == EXIT_OK; i++) {
+		r = kx_read_file(argv[i], 0, &b);
+		if (r < 0) {
+			cli_error("cannot read '%s': %s", argv[i], strerror(-r));
+			status = EXIT_IO;
+			break;
+		}
+		r = kx_liger_build(a, argv[i], b.ptr ? b.ptr : "", b.len, &roots, &labels, &n, &p);
+		if (r == -EINVAL) {
+			cli_print_problems(argv[i], &p);
+			status = EXIT_REFUSED;
+		} else if (r < 0) {
+			cli_error("cannot import '%s': %s", argv[i], strerror(-r));
+			status = EXIT_IO;
+		}
+	}
+	kx_buf_release(&b);
+	if (status == EXIT_OK) {
+		struct kx_ingest_result res = { 0 };
+		struct progress pg;
+		progress_init(&pg, "import", n, cli->quiet);
+		r = kx_ingest_trees(s, a, roots, n, labels, NULL, &res, &p);
+		progress_done(&pg, n);
+		if (r == -EINVAL) {
+			cli_print_problems("import", &p);
+			status = EXIT_REFUSED;
+		} else if (r < 0) {
+			cli_error("import failed: %s", strerror(-r));
+			status = EXIT_IO;
+		} else if (!cli->quiet) {
+			printf("imported %zu runs: %zu added, %zu already present\n", n, res.added, res.present);
+		}
+		kx_ingest_result_release(&res);
+	}
+	kx_problems_release(&p);
+	free(roots);
+	free(labels);
+	kx_arena_free(a);
+	kx_store_close(s);
+	return status;
+}

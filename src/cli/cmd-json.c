@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `kindex canon` and `kindex digest`: the canonical form and the digests of JSON the user holds,
+ * without a store — to see why a manifest is refused with a digest mismatch, or to compute the
+ * digests to put in a run before submitting it.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+static int read_all(const char *path, struct kx_buf *b)
+{
+	if (path && strcmp(path, "-") != 0)
+		return kx_read_file(path, 0, b);
+	char chunk[65536];
+	ssize_t n;
+	while ((n = read(STDIN_FILENO, chunk, sizeof(chunk))) > 0)
+		if (kx_buf_append(b, chunk, (size_t)n) < 0)
+			return -ENOMEM;
+	return n < 0 ? -errno : 0;
+}
+
+/* Each JSON text in the input (one, or one per line), in order. */
+typedef int (*value_fn)(void *ctx, struct kx_json *v, unsigned line);
+
+static int each_value(const char *name, const char *bytes, size_t len, value_fn fn, void *ctx)
+{
+	struct kx_arena *a = kx_arena_new();
+	size_t pos = 0;
+	unsigned line = 1;
+	int r = 0;
+	while (pos < len && r == 0) {
+		struct kx_json *v = NULL;
+		struct kx_json_error e;
+		size_t end = 0;
+		r = kx_json_parse(a, bytes + pos, len - pos, 0, &v, &end, &e);
+		if (r < 0) {
+			cli_error("%s:%u:%u: %s: %s", name, e.line + line - 1, e.col, e.rule, e.message);
+			r = -EINVAL;
+			break;
+		}
+		struct kx_problems p;
+		kx_problems_init(&p);
+		if (kx_json_lint(v, "", &p) > 0) {
+			for (size_t i = 0; i < p.len; i++)
+				cli_error("%s:%u:%u: %s: %s: %s", name, p.v[i].line + line - 1, p.v[i].col, p.v[i].pointer,
+					  p.v[i].rule, p.v[i].message);
+			kx_problems_release(&p);
+			r = -EINVAL;
+			break;
+		}
+		kx_problems_release(&p);
+		r = fn(ctx, v, v->line + line - 1);
+		for (size_t i = pos; i < pos + end; i++)
+			line += bytes[i] == '\n';
+		pos += end;
+	}
+	kx_arena_free(a);
+	return r;
+}
+
+static int print_canon(void *ctx, struct kx_json *v, unsigned line)
+{
+	struct kx_buf b = { 0 };
+	int r = kx_jcs_write(v, &b);
+	if (r == 0) {
+		fwrite(b.ptr, 1, b.len, stdout);
+		putchar('\n');
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+int cmd_canon(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "Prints the JSON Canonicalization Scheme (RFC 8785) form of each JSON text in FILE (or\n"
+			    "stdin), one per line. Digests are SHA-256 of these bytes (for documents: of\n"
+			    "{apiVersion, kind, spec} only). Duplicate keys and non-finite numbers are errors.\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i > 1) {
+		cli_error("canon: give at most one FILE");
+		return EXIT_USAGE;
+	}
+	const char *path = i < argc ? argv[i] : NULL;
+	struct kx_buf b = { 0 };
+	int r = read_all(path, &b);
+	if (r < 0) {
+		cli_error("canon: cannot read '%s': %s", path ? path : "(stdin)", strerror(-r));
+		return EXIT_IO;
+	}
+	r = each_value(path ? path : "(stdin)", b.ptr ? b.ptr : "", b.len, print_canon, NULL);
+	kx_buf_release(&b);
+	return r < 0 ? EXIT_REFUSED : EXIT_OK;
+}
+
+static int print_digests(void *ctx, struct kx_json *v, unsigned line)
+{
+	const char *name = ctx;
+	char s[KX_DIGEST_STR_MAX];
+	struct kx_digest d;
+	if (v->type != KX_JSON_OBJECT) {
+		cli_error("%s:%u: a manifest or document must be a JSON object", name, line);
+		return -EINVAL;
+	}
+	const char *kind = kx_json_get_string(v, "kind");
+	if (kind) { /* a single document */
+		int k = kx_doc_from_kind(kind);
+		if (kx_digest_document(v, &d) < 0)
+			return -EINVAL;
+		kx_digest_format(&d, s);
+		printf("%s %s\n", k >= 0 ? kx_doc_member((enum kx_doc)k) : kind, s);
+		return 0;
+	}
+	int found = 0;
+	for (int k = 0; k < KX_DOC__COUNT; k++) {
+		struct kx_json *doc = kx_json_get(v, kx_doc_member((enum kx_doc)k));
+		if (!doc)
+			continue;
+		if (doc->type != KX_JSON_OBJECT || kx_digest_document(doc, &d) < 0) {
+			cli_error("%s:%u: /%s: not a document object", name, line, kx_doc_member((enum kx_doc)k));
+			return -EINVAL;
+		}
+		kx_digest_format(&d, s);
+		printf("%s %s\n", kx_doc_member((enum kx_doc)k), s);
+		found++;
+	}
+	if (!found) {
+		cli_error("%s:%u: neither a manifest (run, protocol, environment …) nor a document (kind)", name, line);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_digest(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "Prints '<member> sha256:<hex>' for each document of the manifest(s) in FILE (one\n"
+			    "manifest, JSON Lines of many, or a single document), computed as SPEC §1 says:\n"
+			    "SHA-256 of the JCS form of {apiVersion, kind, spec}.\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i != 1) {
+		cli_error("digest: give one FILE (- for stdin)");
+		return EXIT_USAGE;
+	}
+	struct kx_buf b = { 0 };
+	int r = read_all(argv[i], &b);
+	if (r < 0) {
+		cli_error("digest: cannot read '%s': %s", argv[i], strerror(-r));
+		return EXIT_IO;
+	}
+	r = each_value(argv[i], b.ptr ? b.ptr : "", b.len, print_digests, argv[i]);
+	kx_buf_release(&b);
+	return r < 0 ? EXIT_REFUSED : EXIT_OK;
+}

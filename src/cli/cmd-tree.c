@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `kindex export`, `kindex ls`, `kindex show`: the tree of SPEC §3 without a mount, through the
+ * same src/tree code the daemon serves — so an export is byte-for-byte what a mount shows, with
+ * the same modes (0444 files, 0555 directories) and mtimes. All three read one snapshot of the
+ * store and work while it is mounted.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+struct exporter {
+	struct kx_tree *t;
+	struct kx_view *v;
+	int dirfd;
+	struct progress pg;
+	uint64_t files, bytes;
+	int err;
+	const char *root;
+	char path[4096];
+};
+
+static int set_mtime(int dirfd, const char *name, int64_t ns)
+{
+	struct timespec ts[2] = { { ns / 1000000000, ns % 1000000000 }, { ns / 1000000000, ns % 1000000000 } };
+	return utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static int export_node(struct exporter *e, int dirfd, const char *name, const struct kx_node *n);
+
+struct export_dir {
+	struct exporter *e;
+	int fd;
+};
+
+static int export_entry(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct export_dir *d = ctx;
+	return export_node(d->e, d->fd, name, n);
+}
+
+static int export_node(struct exporter *e, int dirfd, const char *name, const struct kx_node *n)
+{
+	struct kx_attr a;
+	int r = kx_tree_getattr(e->t, e->v, n, &a);
+	size_t plen = strlen(e->path);
+	snprintf(e->path + plen, sizeof(e->path) - plen, "/%s", name);
+	if (r < 0) {
+		cli_error("export: cannot read %s: %s", e->path + 1, strerror(-r));
+		goto out;
+	}
+	if (a.dir) {
+		if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			cli_error("export: cannot create %s/%s: %s", e->root, e->path + 1, strerror(errno));
+			goto out;
+		}
+		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+			goto out;
+		}
+		struct export_dir d = { e, fd };
+		r = kx_tree_readdir(e->t, e->v, n, export_entry, &d);
+		close(fd);
+		if (r == 0 && fchmodat(dirfd, name, 0555, 0) < 0)
+			r = -errno;
+		if (r == 0)
+			r = set_mtime(dirfd, name, a.mtime_ns);
+		goto out;
+	}
+	const struct kx_content *c;
+	if ((r = kx_tree_read(e->t, e->v, n, &c)) < 0) {
+		cli_error("export: cannot render %s: %s", e->path + 1, strerror(-r));
+		goto out;
+	}
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0) {
+		r = -errno;
+		cli_error("export: cannot create %s/%s: %s", e->root, e->path + 1, strerror(errno));
+		kx_content_put(c);
+		goto out;
+	}
+	size_t off = 0;
+	while (off < c->len) {
+		ssize_t w = write(fd, c->data + off, c->len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	e->bytes += c->len;
+	kx_content_put(c);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		cli_error("export: cannot write %s/%s: %s", e->root, e->path + 1, strerror(-r));
+		goto out;
+	}
+	r = set_mtime(dirfd, name, a.mtime_ns);
+	progress_update(&e->pg, ++e->files);
+out:
+	e->path[plen] = '\0';
+	return r;
+}
+
+int cmd_export(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "Writes the tree the mount serves (README, benchmarks/, runs/, digests/) into DIR, which must\n"
+			    "be empty or not exist. Files are byte-identical to the mount's, with its modes and mtimes.\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (i + 1 != argc) {
+		cli_error("export: give exactly one DIR");
+		return EXIT_USAGE;
+	}
+	const char *dir = argv[i];
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		cli_error("export: cannot create '%s': %s", dir, strerror(errno));
+		return EXIT_IO;
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("export: cannot open '%s': %s", dir, strerror(errno));
+		return EXIT_IO;
+	}
+	/* refuse a non-empty directory: an export is the whole tree, not a merge */
+	int dup_fd = dup(fd);
+	DIR *d = fdopendir(dup_fd);
+	struct dirent *de;
+	bool empty = true;
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	if (d)
+		closedir(d);
+	if (!empty) {
+		cli_error("export: '%s' is not empty; export into a new or empty directory", dir);
+		close(fd);
+		return EXIT_USAGE;
+	}
+	struct kx_store *s;
+	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	if (r < 0) {
+		close(fd);
+		return -r;
+	}
+	struct exporter e = { .t = kx_tree_new(s, 0), .v = kx_store_view(s), .dirfd = fd, .root = dir };
+	struct kx_store_stats st;
+	kx_store_stats(s, e.v, &st);
+	progress_init(&e.pg, "export", 0, cli->quiet);
+	struct kx_node root = { .type = KX_NODE_ROOT };
+	struct export_dir top = { &e, fd };
+	r = kx_tree_readdir(e.t, e.v, &root, export_entry, &top);
+	struct kx_attr a;
+	if (r == 0 && kx_tree_getattr(e.t, e.v, &root, &a) == 0) {
+		struct timespec ts[2] = { { a.mtime_ns / 1000000000, a.mtime_ns % 1000000000 },
+					  { a.mtime_ns / 1000000000, a.mtime_ns % 1000000000 } };
+		futimens(fd, ts);
+	}
+	progress_done(&e.pg, e.files);
+	kx_view_release(e.v);
+	kx_tree_free(e.t);
+	kx_store_close(s);
+	close(fd);
+	if (r < 0)
+		return EXIT_IO;
+	if (!cli->quiet)
+		fprintf(stderr, "exported %llu runs as %llu files (%llu bytes) into %s\n", (unsigned long long)st.runs,
+			(unsigned long long)e.files, (unsigned long long)e.bytes, dir);
+	return EXIT_OK;
+}
+
+struct lister {
+	struct kx_tree *t;
+	struct kx_view *v;
+	bool long_form;
+};
+
+static int list_entry(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct lister *l = ctx;
+	bool dir = kx_node_is_dir(n);
+	if (l->long_form) {
+		struct kx_attr a;
+		if (kx_tree_getattr(l->t, l->v, n, &a) < 0)
+			return 0;
+		char when[40];
+		kx_time_format(a.mtime_ns, when);
+		printf("%s %10llu %s %s%s\n", dir ? "dr-xr-xr-x" : "-r--r--r--", (unsigned long long)a.size, when, name,
+		       dir ? "/" : "");
+	} else {
+		printf("%s%s\n", name, dir ? "/" : "");
+	}
+	return 0;
+}
+
+int cmd_ls(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv, "Lists a directory of the tree (the root when PATH is absent), like ls -1.\n"
+					     "  -l   also show mode, size and mtime\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	struct lister l = { 0 };
+	const char *path = "";
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "-l") == 0)
+			l.long_form = true;
+		else
+			path = argv[i];
+	}
+	struct kx_store *s;
+	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	if (r < 0)
+		return -r;
+	l.t = kx_tree_new(s, 0);
+	l.v = kx_store_view(s);
+	struct kx_node n;
+	r = kx_tree_resolve(l.t, l.v, path, &n);
+	int status = EXIT_OK;
+	if (r < 0) {
+		cli_error("ls: '%s': %s", path, r == -ENOENT ? "no such file or directory in the tree" : strerror(-r));
+		status = r == -ENOENT ? EXIT_REFUSED : EXIT_IO;
+	} else if (kx_node_is_dir(&n)) {
+		r = kx_tree_readdir(l.t, l.v, &n, list_entry, &l);
+		if (r < 0) {
+			cli_error("ls: cannot list '%s': %s", path, strerror(-r));
+			status = EXIT_IO;
+		}
+	} else {
+		list_entry(&l, path, &n);
+	}
+	kx_view_release(l.v);
+	kx_tree_free(l.t);
+	kx_store_close(s);
+	return status;
+}
+
+int cmd_show(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "RUN is a short id (or any unique prefix of at least 4 hex digits), a full 'sha256:' digest,\n"
+			    "or a path in the tree (benchmarks/.../02-liger-e6eff4c05fb7, runs/e6eff4c05fb7).\n"
+			    "Prints the run's page: primary measurement, rank, vs #1, identity, workload, protocol,\n"
+			    "environment, evidence (the summary.txt of its directory).\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (i + 1 != argc) {
+		cli_error("show: give exactly one RUN");
+		return EXIT_USAGE;
+	}
+	const char *arg = argv[i];
+	struct kx_store *s;
+	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	if (r < 0)
+		return -r;
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v = kx_store_view(s);
+	struct kx_node n = { 0 };
+	const char *hex = strncmp(arg, "sha256:", 7) == 0 ? arg + 7 : arg;
+	bool is_hex = strlen(hex) >= 4 && strspn(hex, "0123456789abcdef") == strlen(hex);
+	if (is_hex) {
+		r = kx_store_find_run_prefix(s, v, hex, &n.id);
+		n.type = KX_NODE_RUNS_RUN;
+	} else {
+		r = kx_tree_resolve(t, v, arg, &n);
+		if (r == 0 && (n.type == KX_NODE_RUN_FILE || n.type == KX_NODE_RUNS_FILE))
+			n.type = KX_NODE_RUNS_RUN;
+		if (r == 0 && n.type != KX_NODE_RUN && n.type != KX_NODE_RUNS_RUN)
+			r = -ENOTDIR;
+	}
+	int status = EXIT_OK;
+	if (r < 0) {
+		cli_error("show: '%s': %s", arg,
+			  r == -ENOTUNIQ ? "more than one run starts with that; give more digits"
+			  : r == -ENOTDIR ? "not a run directory"
+			  : r == -ENOENT ? "no such run" : strerror(-r));
+		status = r == -EIO ? EXIT_IO : EXIT_REFUSED;
+	} else {
+		struct kx_node f = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_SUMMARY, .id = n.id };
+		const struct kx_content *c;
+		r = kx_tree_read(t, v, &f, &c);
+		if (r < 0) {
+			cli_error("show: cannot render run: %s", strerror(-r));
+			status = EXIT_IO;
+		} else {
+			fwrite(c->data, 1, c->len, stdout);
+			kx_content_put(c);
+		}
+	}
+	kx_view_release(v);
+	kx_tree_free(t);
+	kx_store_close(s);
+	return status;
+}

@@ -1,0 +1,1484 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tree of SPEC §3 over the store (see include/kx/tree.h for the node and inode scheme).
+ *
+ * Everything is computed from the store on demand: listings by prefix scans, files by rendering
+ * (src/render). Two bounded caches make repeated access cheap: group listings (a group's runs
+ * in rank order with their directory names) and rendered content, both keyed so that a stale
+ * entry is recognised rather than served — by the mtime of the group's gpu directory, which every
+ * ingest below it bumps.
+ */
+#include "kx/tree.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BITS55 ((1ull << 55) - 1)
+
+/* ---- inode numbers ---------------------------------------------------------------------------- */
+
+static uint64_t id55(const struct kx_digest *d)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | d->b[i];
+	return v >> 9;
+}
+
+uint64_t kx_tree_ino(const struct kx_node *n)
+{
+	if (n->type == KX_NODE_ROOT)
+		return 1;
+	uint64_t ino = (uint64_t)n->type << 59 | (uint64_t)(n->file & 15) << 55;
+	switch (n->type) {
+	case KX_NODE_README:
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_RUNS:
+	case KX_NODE_DIGESTS:
+	case KX_NODE_DIGESTS_SHA:
+		return ino;
+	default:
+		return ino | id55(&n->id);
+	}
+}
+
+bool kx_node_is_dir(const struct kx_node *n)
+{
+	switch (n->type) {
+	case KX_NODE_ROOT:
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_RUNS:
+	case KX_NODE_DIGESTS:
+	case KX_NODE_DIGESTS_SHA:
+	case KX_NODE_BENCH:
+	case KX_NODE_GROUP:
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* ---- caches ----------------------------------------------------------------------------------- */
+
+struct bench_dir {
+	uint64_t key;
+	uint8_t depth;
+	char comp[3][KX_NAME_MAX];
+	struct bench_dir *next;
+};
+
+/* A group as listed: its runs in rank order with their directory names. Reference-counted. */
+struct gctx {
+	struct kx_digest key;
+	int64_t stamp;
+	struct kx_group_rec group;
+	struct kx_run_rec *runs;
+	char (*dirnames)[KX_NAME_MAX + 32];
+	const char **dirptrs;
+	uint32_t *by_digest; /* indexes of runs sorted by digest */
+	size_t len;
+	uint32_t ranked;
+	char workload_dir[KX_NAME_MAX + 16];
+	char path[5 * KX_NAME_MAX];
+	struct kx_arena *arena; /* workload_doc */
+	struct kx_json *workload_doc;
+	size_t bytes;
+	int refs;
+	struct gctx *prev, *next; /* LRU, most recent first */
+};
+
+struct centry {
+	uint64_t ino;
+	int64_t stamp;
+	struct kx_content c;
+	int refs; /* 1 for the cache's own reference while cached */
+	bool cached;
+	struct centry *prev, *next, *hnext;
+};
+
+#define CBUCKETS 4096
+
+struct kx_tree {
+	struct kx_store *s;
+	size_t limit;
+	pthread_mutex_t lock;
+	struct bench_dir *bench[256];
+	struct gctx *ghead, *gtail;
+	size_t gbytes;
+	struct centry *chash[CBUCKETS];
+	struct centry *chead, *ctail;
+	size_t cbytes;
+	struct kx_tree_stats stats;
+};
+
+struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
+{
+	struct kx_tree *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->s = s;
+	t->limit = cache_bytes ? cache_bytes : 32u << 20;
+	pthread_mutex_init(&t->lock, NULL);
+	return t;
+}
+
+static void gctx_free(struct gctx *g)
+{
+	if (!g)
+		return;
+	free(g->runs);
+	free(g->dirnames);
+	free(g->dirptrs);
+	free(g->by_digest);
+	kx_arena_free(g->arena);
+	free(g);
+}
+
+static void centry_free(struct centry *e)
+{
+	free((void *)e->c.data);
+	free(e);
+}
+
+void kx_tree_free(struct kx_tree *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(t->bench); i++)
+		for (struct bench_dir *b = t->bench[i], *n; b; b = n) {
+			n = b->next;
+			free(b);
+		}
+	for (struct gctx *g = t->ghead, *n; g; g = n) {
+		n = g->next;
+		gctx_free(g);
+	}
+	for (struct centry *e = t->chead, *n; e; e = n) {
+		n = e->next;
+		centry_free(e);
+	}
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+struct kx_store *kx_tree_store(struct kx_tree *t)
+{
+	return t->s;
+}
+
+void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret)
+{
+	pthread_mutex_lock(&t->lock);
+	*ret = t->stats;
+	ret->content_bytes = t->cbytes;
+	ret->group_bytes = t->gbytes;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* benchmark directories: path hash → components (a few thousand at most; never evicted) */
+static void bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret)
+{
+	struct kx_buf b = { 0 };
+	kx_buf_printf(&b, "%u", depth);
+	for (int i = 0; i < depth; i++) {
+		kx_buf_putc(&b, '\0');
+		kx_buf_puts(&b, comp[i]);
+	}
+	kx_sha256(b.ptr, b.len, ret->b);
+	kx_buf_release(&b);
+}
+
+static int bench_node(struct kx_tree *t, uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_node *ret)
+{
+	struct kx_node n = { .type = KX_NODE_BENCH, .depth = depth };
+	bench_id(depth, comp, &n.id);
+	uint64_t key = id55(&n.id);
+	pthread_mutex_lock(&t->lock);
+	struct bench_dir **slot = &t->bench[key & 255], *b;
+	for (b = *slot; b && b->key != key; b = b->next)
+		;
+	if (!b && (b = calloc(1, sizeof(*b)))) {
+		b->key = key;
+		b->depth = depth;
+		memcpy(b->comp, comp, sizeof(b->comp));
+		b->next = *slot;
+		*slot = b;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!b)
+		return -ENOMEM;
+	*ret = n;
+	return 0;
+}
+
+static int bench_comps(struct kx_tree *t, const struct kx_node *n, char comp[3][KX_NAME_MAX])
+{
+	uint64_t key = id55(&n->id);
+	int r = -ESTALE;
+	pthread_mutex_lock(&t->lock);
+	for (struct bench_dir *b = t->bench[key & 255]; b; b = b->next)
+		if (b->key == key) {
+			memcpy(comp, b->comp, sizeof(b->comp));
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+/* ---- group listings --------------------------------------------------------------------------- */
+
+static int64_t gpu_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_group_rec *g)
+{
+	char path[4 * KX_NAME_MAX + 16];
+	snprintf(path, sizeof(path), "benchmarks/%s/%s/%s", g->kernel, g->pass, g->gpu);
+	int64_t ns = 0;
+	if (kx_store_dir_mtime(t->s, v, path, &ns) < 0)
+		ns = g->changed_ns;
+	return ns;
+}
+
+struct wl_scan {
+	const struct kx_digest *want;
+	char prev_base[KX_NAME_MAX];
+	struct kx_digest prev_w, prev_g;
+	bool prev_cut, have_prev, prev_shared;
+	/* output for a callback that wants names */
+	kx_dirent_fn fn;
+	void *ctx;
+	const char *match; /* lookup by name */
+	struct kx_digest found;
+	char name_out[KX_NAME_MAX + 16];
+	int done;
+};
+
+/*
+ * Walk the workload level, deciding each entry's directory name once its successor is known
+ * (a shared base slug needs both neighbours). emit() is called for the previous entry.
+ */
+static int wl_emit(struct wl_scan *w, bool next_shares)
+{
+	char name[KX_NAME_MAX + 16];
+	kx_rank_workload_dirname(w->prev_base, &w->prev_w, w->prev_cut, w->prev_shared || next_shares, name,
+				 sizeof(name));
+	if (w->want && kx_digest_equal(w->want, &w->prev_g)) {
+		snprintf(w->name_out, sizeof(w->name_out), "%s", name);
+		return 1;
+	}
+	if (w->match && strcmp(w->match, name) == 0) {
+		w->found = w->prev_g;
+		return 1;
+	}
+	if (w->fn) {
+		struct kx_node n = { .type = KX_NODE_GROUP, .id = w->prev_g };
+		return w->fn(w->ctx, name, &n);
+	}
+	return 0;
+}
+
+static int wl_step(void *ctx, const char *name, const struct kx_digest *workload,
+		   const struct kx_digest *group, bool cut)
+{
+	struct wl_scan *w = ctx;
+	bool shares = w->have_prev && strcmp(w->prev_base, name) == 0;
+	if (w->have_prev) {
+		int r = wl_emit(w, shares);
+		if (r)
+			return r;
+	}
+	w->prev_shared = shares;
+	snprintf(w->prev_base, sizeof(w->prev_base), "%s", name);
+	w->prev_w = *workload;
+	w->prev_g = *group;
+	w->prev_cut = cut;
+	w->have_prev = true;
+	return 0;
+}
+
+static int wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w)
+{
+	int r = kx_store_tree_list(t->s, v, comp, 3, wl_step, w);
+	if (r == 0 && w->have_prev)
+		r = wl_emit(w, false);
+	return r;
+}
+
+static int digest_cmp_idx(const void *x, const void *y, void *arg)
+{
+	const struct kx_run_rec *runs = arg;
+	return memcmp(runs[*(const uint32_t *)x].run.b, runs[*(const uint32_t *)y].run.b, 32);
+}
+
+struct collect {
+	struct kx_tree *t;
+	struct kx_view *v;
+	struct kx_run_rec *runs;
+	size_t len, cap;
+	uint32_t ranked;
+};
+
+static int collect_run(void *ctx, const struct kx_digest *run, bool ranked)
+{
+	struct collect *c = ctx;
+	if (c->len == c->cap) {
+		size_t n = c->cap ? c->cap * 2 : 16;
+		struct kx_run_rec *r = realloc(c->runs, n * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		c->runs = r;
+		c->cap = n;
+	}
+	int r = kx_store_get_run(c->t->s, c->v, run, &c->runs[c->len]);
+	if (r < 0)
+		return r == -ENOENT ? -EIO : r;
+	c->len++;
+	c->ranked += ranked;
+	return 0;
+}
+
+static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_group_rec *g, int64_t stamp,
+		      struct gctx **ret)
+{
+	struct gctx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->key = g->key;
+	x->group = *g;
+	x->stamp = stamp;
+	x->refs = 1;
+	struct collect c = { t, v, NULL, 0, 0, 0 };
+	int r = kx_store_group_runs(t->s, v, &g->key, collect_run, &c);
+	x->runs = c.runs;
+	x->len = c.len;
+	x->ranked = c.ranked;
+	if (r < 0)
+		goto fail;
+	x->dirnames = calloc(x->len ? x->len : 1, sizeof(*x->dirnames));
+	x->dirptrs = calloc(x->len ? x->len : 1, sizeof(*x->dirptrs));
+	x->by_digest = calloc(x->len ? x->len : 1, sizeof(*x->by_digest));
+	if (!x->dirnames || !x->dirptrs || !x->by_digest) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	int width = kx_rank_width(x->ranked);
+	for (size_t i = 0; i < x->len; i++) {
+		kx_rank_dirname(i < x->ranked ? (uint32_t)i + 1 : 0, width, &x->runs[i], x->dirnames[i],
+				sizeof(x->dirnames[i]));
+		x->dirptrs[i] = x->dirnames[i];
+		x->by_digest[i] = (uint32_t)i;
+	}
+	qsort_r(x->by_digest, x->len, sizeof(*x->by_digest), digest_cmp_idx, x->runs);
+	const char *comp[3] = { g->kernel, g->pass, g->gpu };
+	struct wl_scan w = { .want = &g->key };
+	r = wl_walk(t, v, comp, &w);
+	if (r < 0)
+		goto fail;
+	snprintf(x->workload_dir, sizeof(x->workload_dir), "%s", w.name_out[0] ? w.name_out : g->workload_slug);
+	snprintf(x->path, sizeof(x->path), "benchmarks/%s/%s/%s/%s", g->kernel, g->pass, g->gpu, x->workload_dir);
+	x->arena = kx_arena_new();
+	struct kx_buf b = { 0 };
+	if (x->arena && kx_store_get_doc(t->s, v, &g->workload, &b) == 0) {
+		struct kx_json_error e;
+		if (kx_json_parse(x->arena, b.ptr, b.len, 0, &x->workload_doc, NULL, &e) < 0)
+			x->workload_doc = NULL;
+	}
+	kx_buf_release(&b);
+	x->bytes = sizeof(*x) + x->len * (sizeof(*x->runs) + sizeof(*x->dirnames) + sizeof(char *) + 4) +
+		   (x->arena ? kx_arena_used(x->arena) : 0);
+	*ret = x;
+	return 0;
+fail:
+	gctx_free(x);
+	return r;
+}
+
+static void glru_unlink(struct kx_tree *t, struct gctx *g)
+{
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		t->ghead = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	else
+		t->gtail = g->prev;
+	g->prev = g->next = NULL;
+}
+
+static void glru_push(struct kx_tree *t, struct gctx *g)
+{
+	g->next = t->ghead;
+	g->prev = NULL;
+	if (t->ghead)
+		t->ghead->prev = g;
+	t->ghead = g;
+	if (!t->gtail)
+		t->gtail = g;
+}
+
+static void gctx_put(struct kx_tree *t, struct gctx *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&t->lock);
+	bool dead = --g->refs == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (dead)
+		gctx_free(g);
+}
+
+/* The group listing, cached. The caller puts its reference with gctx_put. */
+static int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret)
+{
+	struct kx_group_rec g;
+	int r = kx_store_get_group(t->s, v, key, &g);
+	if (r < 0)
+		return r;
+	int64_t stamp = gpu_stamp(t, v, &g);
+	pthread_mutex_lock(&t->lock);
+	for (struct gctx *x = t->ghead; x; x = x->next) {
+		if (!kx_digest_equal(&x->key, key))
+			continue;
+		if (x->stamp == stamp && x->group.ranked == g.ranked && x->group.unranked == g.unranked) {
+			x->refs++;
+			glru_unlink(t, x);
+			glru_push(t, x);
+			t->stats.group_hits++;
+			pthread_mutex_unlock(&t->lock);
+			*ret = x;
+			return 0;
+		}
+		break;
+	}
+	t->stats.group_misses++;
+	pthread_mutex_unlock(&t->lock);
+
+	struct gctx *x;
+	r = gctx_build(t, v, &g, stamp, &x);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&t->lock);
+	/* replace any older listing of this group, then trim to the bound */
+	for (struct gctx *o = t->ghead; o; o = o->next)
+		if (kx_digest_equal(&o->key, key)) {
+			glru_unlink(t, o);
+			t->gbytes -= o->bytes;
+			if (--o->refs == 0)
+				gctx_free(o);
+			break;
+		}
+	x->refs++; /* the cache's reference */
+	glru_push(t, x);
+	t->gbytes += x->bytes;
+	while (t->gbytes > t->limit && t->gtail && t->gtail != x) {
+		struct gctx *o = t->gtail;
+		glru_unlink(t, o);
+		t->gbytes -= o->bytes;
+		if (--o->refs == 0)
+			gctx_free(o);
+	}
+	pthread_mutex_unlock(&t->lock);
+	*ret = x;
+	return 0;
+}
+
+static int bsearch_cmp(const void *key, const void *elt, void *arg)
+{
+	const struct kx_run_rec *runs = arg;
+	return memcmp(key, runs[*(const uint32_t *)elt].run.b, 32);
+}
+
+/* position of run in the listing, or -1 */
+static ssize_t gctx_find(const struct gctx *g, const struct kx_digest *run)
+{
+	size_t lo = 0, hi = g->len;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = bsearch_cmp(run->b, &g->by_digest[mid], g->runs);
+		if (c == 0)
+			return g->by_digest[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* ---- content cache ---------------------------------------------------------------------------- */
+
+static void clru_unlink(struct kx_tree *t, struct centry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		t->chead = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		t->ctail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void clru_push(struct kx_tree *t, struct centry *e)
+{
+	e->next = t->chead;
+	e->prev = NULL;
+	if (t->chead)
+		t->chead->prev = e;
+	t->chead = e;
+	if (!t->ctail)
+		t->ctail = e;
+}
+
+static void chash_remove(struct kx_tree *t, struct centry *e)
+{
+	struct centry **p = &t->chash[e->ino % CBUCKETS];
+	while (*p && *p != e)
+		p = &(*p)->hnext;
+	if (*p)
+		*p = e->hnext;
+}
+
+static void cache_drop(struct kx_tree *t, struct centry *e)
+{
+	clru_unlink(t, e);
+	chash_remove(t, e);
+	t->cbytes -= e->c.len + sizeof(*e);
+	e->cached = false;
+	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		centry_free(e);
+}
+
+void kx_content_put(const struct kx_content *c)
+{
+	if (!c)
+		return;
+	struct centry *e = (struct centry *)((char *)c - offsetof(struct centry, c));
+	/* atomic: the cache's own reference is dropped under the tree lock, readers' without it */
+	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		centry_free(e);
+}
+
+static const struct kx_content *cache_get(struct kx_tree *t, uint64_t ino, int64_t stamp)
+{
+	pthread_mutex_lock(&t->lock);
+	struct centry *e = t->chash[ino % CBUCKETS];
+	while (e && e->ino != ino)
+		e = e->hnext;
+	if (e && e->stamp != stamp) {
+		cache_drop(t, e);
+		e = NULL;
+	}
+	if (e) {
+		__atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+		clru_unlink(t, e);
+		clru_push(t, e);
+		t->stats.content_hits++;
+	} else {
+		t->stats.content_misses++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return e ? &e->c : NULL;
+}
+
+/* Take ownership of buf's bytes; returns the content with one reference for the caller. */
+static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, struct kx_buf *buf)
+{
+	struct centry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	size_t len;
+	char *data = kx_buf_detach(buf, &len);
+	if (!data) {
+		free(e);
+		return NULL;
+	}
+	e->c.data = data;
+	e->c.len = len;
+	e->ino = ino;
+	e->stamp = stamp;
+	e->refs = 1;
+	if (len > t->limit / 4)
+		return &e->c; /* too big to keep: the caller's reference is the only one */
+	pthread_mutex_lock(&t->lock);
+	struct centry *o = t->chash[ino % CBUCKETS];
+	while (o && o->ino != ino)
+		o = o->hnext;
+	if (o)
+		cache_drop(t, o);
+	__atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+	e->cached = true;
+	e->hnext = t->chash[ino % CBUCKETS];
+	t->chash[ino % CBUCKETS] = e;
+	clru_push(t, e);
+	t->cbytes += len + sizeof(*e);
+	while (t->cbytes > t->limit && t->ctail && t->ctail != e)
+		cache_drop(t, t->ctail);
+	pthread_mutex_unlock(&t->lock);
+	return &e->c;
+}
+
+/* ---- run views -------------------------------------------------------------------------------- */
+
+struct runv {
+	struct kx_run_view v;
+	struct kx_run_rec run;
+	struct gctx *g;
+	struct kx_arena *arena;
+};
+
+static void runv_release(struct kx_tree *t, struct runv *rv)
+{
+	gctx_put(t, rv->g);
+	kx_arena_free(rv->arena);
+}
+
+static int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv)
+{
+	memset(rv, 0, sizeof(*rv));
+	int r = kx_store_get_run(t->s, v, run, &rv->run);
+	if (r < 0)
+		return r;
+	r = gctx_get(t, v, &rv->run.group, &rv->g);
+	if (r < 0)
+		return r == -ENOENT ? -EIO : r;
+	ssize_t pos = gctx_find(rv->g, run);
+	if (pos < 0) {
+		runv_release(t, rv);
+		return -EIO;
+	}
+	rv->arena = kx_arena_new();
+	if (!rv->arena) {
+		runv_release(t, rv);
+		return -ENOMEM;
+	}
+	const struct kx_digest *ds[KX_DOC__COUNT] = { &rv->run.run, &rv->run.protocol, &rv->run.environment,
+						      &rv->run.workload, &rv->run.implementation };
+	struct kx_buf b = { 0 };
+	for (int d = 0; d < KX_DOC__COUNT; d++) {
+		if (kx_store_get_doc(t->s, v, ds[d], &b) < 0)
+			continue;
+		struct kx_json_error e;
+		if (kx_json_parse(rv->arena, b.ptr, b.len, 0, &rv->v.doc[d], NULL, &e) < 0)
+			rv->v.doc[d] = NULL;
+	}
+	kx_buf_release(&b);
+	rv->v.run = &rv->run;
+	rv->v.group = &rv->g->group;
+	rv->v.group_path = rv->g->path;
+	rv->v.dirname = rv->g->dirnames[pos];
+	rv->v.rank = (size_t)pos < rv->g->ranked ? (uint32_t)pos + 1 : 0;
+	if (rv->g->ranked) {
+		rv->v.best = &rv->g->runs[0];
+		rv->v.best_dirname = rv->g->dirnames[0];
+	}
+	return 0;
+}
+
+/* All files of a run directory except SHA256SUMS, then SHA256SUMS over them. */
+static int run_sha256sums(const struct kx_run_view *v, const char *prefix, struct kx_buf *out)
+{
+	struct kx_buf b = { 0 };
+	int r = 0;
+	for (int f = 0; f < KX_RF_SHA256SUMS && r >= 0; f++) {
+		if (!kx_render_run_has(v, (enum kx_run_file)f))
+			continue;
+		kx_buf_reset(&b);
+		r = kx_render_run_file(v, (enum kx_run_file)f, &b);
+		if (r >= 0) {
+			char name[KX_NAME_MAX + 64];
+			snprintf(name, sizeof(name), "%s%s", prefix, kx_run_file_name((enum kx_run_file)f));
+			r = kx_render_sha256sums_line(out, name, b.ptr ? b.ptr : "", b.len);
+		}
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+static int render_run(const struct kx_run_view *v, enum kx_run_file f, struct kx_buf *out)
+{
+	if (!kx_render_run_has(v, f))
+		return -ENOENT;
+	if (f == KX_RF_SHA256SUMS)
+		return run_sha256sums(v, "", out);
+	return kx_render_run_file(v, f, out);
+}
+
+static void group_view(const struct gctx *g, struct kx_group_view *gv)
+{
+	gv->group = &g->group;
+	gv->path = g->path;
+	gv->runs = g->runs;
+	gv->dirnames = g->dirptrs;
+	gv->len = g->len;
+	gv->ranked = g->ranked;
+	gv->workload_dir = g->workload_dir;
+	gv->workload_doc = g->workload_doc;
+}
+
+static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx *g, enum kx_group_file f,
+			struct kx_buf *out)
+{
+	struct kx_group_view gv;
+	group_view(g, &gv);
+	if (f != KX_GF_SHA256SUMS)
+		return kx_render_group_file(&gv, f, out);
+	struct kx_buf b = { 0 };
+	int r = 0;
+	for (int i = 0; i < KX_GF_SHA256SUMS && r >= 0; i++) {
+		kx_buf_reset(&b);
+		r = kx_render_group_file(&gv, (enum kx_group_file)i, &b);
+		if (r >= 0)
+			r = kx_render_sha256sums_line(out, kx_group_file_name((enum kx_group_file)i), b.ptr ? b.ptr : "", b.len);
+	}
+	for (size_t i = 0; i < g->len && r >= 0; i++) {
+		struct runv rv;
+		r = runv_load(t, v, &g->runs[i].run, &rv);
+		if (r < 0)
+			break;
+		char prefix[KX_NAME_MAX + 40];
+		snprintf(prefix, sizeof(prefix), "%s/", g->dirnames[i]);
+		r = run_sha256sums(&rv.v, prefix, out);
+		if (r >= 0) {
+			kx_buf_reset(&b);
+			r = run_sha256sums(&rv.v, "", &b);
+			if (r >= 0) {
+				snprintf(prefix, sizeof(prefix), "%s/SHA256SUMS", g->dirnames[i]);
+				r = kx_render_sha256sums_line(out, prefix, b.ptr ? b.ptr : "", b.len);
+			}
+		}
+		runv_release(t, &rv);
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+/* ---- names in /runs ----------------------------------------------------------------------------- */
+
+/* hex digits shared by two digests */
+static unsigned common_hex(const struct kx_digest *a, const struct kx_digest *b)
+{
+	unsigned n = 0;
+	for (int i = 0; i < 32; i++) {
+		if (a->b[i] == b->b[i]) {
+			n += 2;
+			continue;
+		}
+		if ((a->b[i] >> 4) == (b->b[i] >> 4))
+			n++;
+		break;
+	}
+	return n;
+}
+
+static void runs_name(const struct kx_digest *d, unsigned len, char *out)
+{
+	char hex[KX_DIGEST_HEX + 1];
+	kx_digest_hex(d, hex);
+	if (len < KX_SHORTID_LEN)
+		len = KX_SHORTID_LEN;
+	snprintf(out, 65, "%.*s", (int)len, hex);
+}
+
+struct runs_walk {
+	kx_dirent_fn fn;
+	void *ctx;
+	struct kx_digest prev;
+	unsigned prev_common; /* shared with the one before prev */
+	bool have;
+};
+
+static int runs_emit(struct runs_walk *w, unsigned next_common)
+{
+	unsigned need = (w->prev_common > next_common ? w->prev_common : next_common) + 1;
+	char name[65];
+	runs_name(&w->prev, need, name);
+	struct kx_node n = { .type = KX_NODE_RUNS_RUN, .id = w->prev };
+	return w->fn(w->ctx, name, &n);
+}
+
+static int runs_step(void *ctx, const struct kx_digest *d)
+{
+	struct runs_walk *w = ctx;
+	unsigned c = w->have ? common_hex(&w->prev, d) : 0;
+	if (w->have) {
+		int r = runs_emit(w, c);
+		if (r)
+			return r;
+	}
+	w->prev = *d;
+	w->prev_common = c;
+	w->have = true;
+	return 0;
+}
+
+/* The canonical /runs name of a run: 12 hex digits, more when another run shares them. */
+static int runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out)
+{
+	for (unsigned bits = KX_SHORTID_LEN * 4; bits <= 256; bits += 4) {
+		struct kx_digest got;
+		int r = kx_store_find_bits(t->s, v, KX_RECORD_RUN, d->b, bits, &got);
+		if (r == 0) {
+			runs_name(d, bits / 4, out);
+			return 0;
+		}
+		if (r != -ENOTUNIQ)
+			return r;
+	}
+	return -EIO;
+}
+
+/* ---- lookup ----------------------------------------------------------------------------------- */
+
+static int first_hit(void *ctx, const char *name, const struct kx_digest *w, const struct kx_digest *g, bool cut)
+{
+	return 1;
+}
+
+static bool valid_component(const char *name)
+{
+	return *name && strlen(name) < KX_NAME_MAX && !strchr(name, '/');
+}
+
+int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+		   struct kx_node *ret)
+{
+	struct kx_node n = { 0 };
+	int r;
+	switch (dir->type) {
+	case KX_NODE_ROOT:
+		if (strcmp(name, "README") == 0)
+			n.type = KX_NODE_README;
+		else if (strcmp(name, "benchmarks") == 0)
+			n.type = KX_NODE_BENCHMARKS;
+		else if (strcmp(name, "runs") == 0)
+			n.type = KX_NODE_RUNS;
+		else if (strcmp(name, "digests") == 0)
+			n.type = KX_NODE_DIGESTS;
+		else
+			return -ENOENT;
+		break;
+	case KX_NODE_DIGESTS:
+		if (strcmp(name, "sha256") != 0)
+			return -ENOENT;
+		n.type = KX_NODE_DIGESTS_SHA;
+		break;
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_BENCH: {
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		uint8_t depth = dir->type == KX_NODE_BENCHMARKS ? 0 : dir->depth;
+		if (depth && (r = bench_comps(t, dir, comp)) < 0)
+			return r;
+		if (!valid_component(name))
+			return -ENOENT;
+		if (depth == 3) {
+			const char *c3[3] = { comp[0], comp[1], comp[2] };
+			struct wl_scan w = { .match = name };
+			r = wl_walk(t, v, c3, &w);
+			if (r < 0)
+				return r;
+			if (r == 0)
+				return -ENOENT;
+			n.type = KX_NODE_GROUP;
+			n.id = w.found;
+			break;
+		}
+		snprintf(comp[depth], KX_NAME_MAX, "%s", name);
+		const char *c[3] = { comp[0], comp[1], comp[2] };
+		r = kx_store_tree_list(t->s, v, c, depth + 1u, first_hit, NULL);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -ENOENT;
+		return bench_node(t, depth + 1, comp, ret);
+	}
+	case KX_NODE_GROUP: {
+		int f = kx_group_file_from_name(name);
+		if (f >= 0) {
+			n.type = KX_NODE_GROUP_FILE;
+			n.file = (uint8_t)f;
+			n.id = dir->id;
+			break;
+		}
+		const char *dash = strrchr(name, '-');
+		if (!dash || strlen(dash + 1) != KX_SHORTID_LEN)
+			return -ENOENT;
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &dir->id, &g)) < 0)
+			return r;
+		r = -ENOENT;
+		for (size_t i = 0; i < g->len; i++)
+			if (strcmp(g->dirnames[i], name) == 0) {
+				n.type = KX_NODE_RUN;
+				n.id = g->runs[i].run;
+				r = 0;
+				break;
+			}
+		gctx_put(t, g);
+		if (r < 0)
+			return r;
+		break;
+	}
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN: {
+		int f = kx_run_file_from_name(name);
+		if (f < 0)
+			return -ENOENT;
+		struct kx_run_rec x;
+		if ((r = kx_store_get_run(t->s, v, &dir->id, &x)) < 0)
+			return r;
+		if (f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION) {
+			struct kx_buf b = { 0 };
+			r = kx_store_get_doc(t->s, v, f == KX_RF_WORKLOAD ? &x.workload : &x.implementation, &b);
+			kx_buf_release(&b);
+			if (r < 0)
+				return r;
+		}
+		n.type = dir->type == KX_NODE_RUN ? KX_NODE_RUN_FILE : KX_NODE_RUNS_FILE;
+		n.file = (uint8_t)f;
+		n.id = dir->id;
+		break;
+	}
+	case KX_NODE_RUNS: {
+		size_t len = strlen(name);
+		if (len < KX_SHORTID_LEN || len > KX_DIGEST_HEX)
+			return -ENOENT;
+		struct kx_digest d;
+		if ((r = kx_store_find_run_prefix(t->s, v, name, &d)) < 0)
+			return r == -ENOTUNIQ ? -ENOENT : r;
+		char canon[65];
+		if ((r = runs_canonical(t, v, &d, canon)) < 0)
+			return r;
+		if (strcmp(canon, name) != 0)
+			return -ENOENT;
+		n.type = KX_NODE_RUNS_RUN;
+		n.id = d;
+		break;
+	}
+	case KX_NODE_DIGESTS_SHA: {
+		size_t len = strlen(name);
+		if (len != KX_DIGEST_HEX + 5 || strcmp(name + KX_DIGEST_HEX, ".json") != 0)
+			return -ENOENT;
+		char s[KX_DIGEST_STR_MAX];
+		snprintf(s, sizeof(s), "sha256:%.64s", name);
+		if (kx_digest_parse(s, strlen(s), &n.id) < 0)
+			return -ENOENT;
+		struct kx_buf b = { 0 };
+		r = kx_store_get_doc(t->s, v, &n.id, &b);
+		kx_buf_release(&b);
+		if (r < 0)
+			return r;
+		n.type = KX_NODE_DOC;
+		break;
+	}
+	default:
+		return kx_node_is_dir(dir) ? -ENOENT : -ENOTDIR;
+	}
+	*ret = n;
+	return 0;
+}
+
+int kx_tree_resolve(struct kx_tree *t, struct kx_view *v, const char *path, struct kx_node *ret)
+{
+	struct kx_node n = { .type = KX_NODE_ROOT };
+	char comp[KX_NAME_MAX + 64];
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len >= sizeof(comp))
+			return -ENOENT;
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		struct kx_node c;
+		int r = kx_tree_lookup(t, v, &n, comp, &c);
+		if (r < 0)
+			return r;
+		n = c;
+	}
+	*ret = n;
+	return 0;
+}
+
+int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret)
+{
+	struct kx_node n = { 0 };
+	if (ino == 1) {
+		n.type = KX_NODE_ROOT;
+		*ret = n;
+		return 0;
+	}
+	n.type = (uint8_t)(ino >> 59);
+	n.file = (uint8_t)((ino >> 55) & 15);
+	uint8_t prefix[8];
+	uint64_t bits = (ino & BITS55) << 9;
+	for (int i = 7; i >= 0; i--) {
+		prefix[i] = (uint8_t)bits;
+		bits >>= 8;
+	}
+	int r = 0;
+	switch (n.type) {
+	case KX_NODE_README:
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_RUNS:
+	case KX_NODE_DIGESTS:
+	case KX_NODE_DIGESTS_SHA:
+		break;
+	case KX_NODE_BENCH: {
+		uint64_t key = ino & BITS55;
+		r = -ESTALE;
+		pthread_mutex_lock(&t->lock);
+		for (struct bench_dir *b = t->bench[key & 255]; b; b = b->next)
+			if (b->key == key) {
+				n.depth = b->depth;
+				bench_id(b->depth, b->comp, &n.id);
+				r = 0;
+			}
+		pthread_mutex_unlock(&t->lock);
+		break;
+	}
+	case KX_NODE_GROUP:
+	case KX_NODE_GROUP_FILE:
+		r = kx_store_find_bits(t->s, v, KX_RECORD_GROUP, prefix, 55, &n.id);
+		break;
+	case KX_NODE_RUN:
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_RUN:
+	case KX_NODE_RUNS_FILE:
+		r = kx_store_find_bits(t->s, v, KX_RECORD_RUN, prefix, 55, &n.id);
+		break;
+	case KX_NODE_DOC:
+		r = kx_store_find_bits(t->s, v, KX_RECORD_DOC, prefix, 55, &n.id);
+		break;
+	default:
+		return -ENOENT;
+	}
+	if (r == -ENOTUNIQ)
+		r = -EIO;
+	if (r < 0)
+		return r;
+	*ret = n;
+	return 0;
+}
+
+/* ---- readdir ---------------------------------------------------------------------------------- */
+
+struct bench_walk {
+	struct kx_tree *t;
+	uint8_t depth;
+	char comp[3][KX_NAME_MAX];
+	kx_dirent_fn fn;
+	void *ctx;
+};
+
+static int bench_step(void *ctx, const char *name, const struct kx_digest *w, const struct kx_digest *g, bool cut)
+{
+	struct bench_walk *b = ctx;
+	snprintf(b->comp[b->depth], KX_NAME_MAX, "%s", name);
+	struct kx_node n;
+	int r = bench_node(b->t, b->depth + 1, b->comp, &n);
+	return r < 0 ? r : b->fn(b->ctx, name, &n);
+}
+
+struct doc_walk {
+	kx_dirent_fn fn;
+	void *ctx;
+};
+
+static int doc_step(void *ctx, const struct kx_digest *d)
+{
+	struct doc_walk *w = ctx;
+	char name[KX_DIGEST_HEX + 8];
+	kx_digest_hex(d, name);
+	strcat(name, ".json");
+	struct kx_node n = { .type = KX_NODE_DOC, .id = *d };
+	return w->fn(w->ctx, name, &n);
+}
+
+static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
+{
+	struct kx_run_rec x;
+	int r = kx_store_get_run(t->s, v, &dir->id, &x);
+	if (r < 0)
+		return r;
+	bool have_w = kx_store_get_doc(t->s, v, &x.workload, NULL) == 0;
+	bool have_i = kx_store_get_doc(t->s, v, &x.implementation, NULL) == 0;
+	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
+		if ((f == KX_RF_WORKLOAD && !have_w) || (f == KX_RF_IMPLEMENTATION && !have_i))
+			continue;
+		struct kx_node n = { .type = dir->type == KX_NODE_RUN ? KX_NODE_RUN_FILE : KX_NODE_RUNS_FILE,
+				     .file = (uint8_t)f, .id = dir->id };
+		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
+	}
+	return r;
+}
+
+int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn,
+		    void *ctx)
+{
+	int r = 0;
+	switch (dir->type) {
+	case KX_NODE_ROOT: {
+		static const struct {
+			const char *name;
+			uint8_t type;
+		} e[] = { { "README", KX_NODE_README }, { "benchmarks", KX_NODE_BENCHMARKS },
+			  { "digests", KX_NODE_DIGESTS }, { "runs", KX_NODE_RUNS } };
+		for (size_t i = 0; i < KX_ARRAY_SIZE(e) && r == 0; i++) {
+			struct kx_node n = { .type = e[i].type };
+			r = fn(ctx, e[i].name, &n);
+		}
+		return r;
+	}
+	case KX_NODE_DIGESTS: {
+		struct kx_node n = { .type = KX_NODE_DIGESTS_SHA };
+		return fn(ctx, "sha256", &n);
+	}
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_BENCH: {
+		struct bench_walk b = { .t = t, .fn = fn, .ctx = ctx };
+		b.depth = dir->type == KX_NODE_BENCHMARKS ? 0 : dir->depth;
+		if (b.depth && (r = bench_comps(t, dir, b.comp)) < 0)
+			return r;
+		const char *c[3] = { b.comp[0], b.comp[1], b.comp[2] };
+		if (b.depth == 3) {
+			struct wl_scan w = { .fn = fn, .ctx = ctx };
+			return wl_walk(t, v, c, &w);
+		}
+		return kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
+	}
+	case KX_NODE_GROUP: {
+		for (int f = 0; f < KX_GF__COUNT && r == 0; f++) {
+			struct kx_node n = { .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = dir->id };
+			r = fn(ctx, kx_group_file_name((enum kx_group_file)f), &n);
+		}
+		if (r)
+			return r;
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &dir->id, &g)) < 0)
+			return r;
+		for (size_t i = 0; i < g->len && r == 0; i++) {
+			struct kx_node n = { .type = KX_NODE_RUN, .id = g->runs[i].run };
+			r = fn(ctx, g->dirnames[i], &n);
+		}
+		gctx_put(t, g);
+		return r;
+	}
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN:
+		return run_files(t, v, dir, fn, ctx);
+	case KX_NODE_RUNS: {
+		struct runs_walk w = { .fn = fn, .ctx = ctx };
+		r = kx_store_each_digest(t->s, v, KX_RECORD_RUN, runs_step, &w);
+		if (r == 0 && w.have)
+			r = runs_emit(&w, 0);
+		return r;
+	}
+	case KX_NODE_DIGESTS_SHA: {
+		struct doc_walk w = { fn, ctx };
+		return kx_store_each_digest(t->s, v, KX_RECORD_DOC, doc_step, &w);
+	}
+	default:
+		return -ENOTDIR;
+	}
+}
+
+/* ---- content ---------------------------------------------------------------------------------- */
+
+/* The stamp under which a node's content is cached, and its mtime. */
+static int stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
+		    int64_t *ret_mtime, struct kx_run_rec *run_out)
+{
+	struct kx_store_stats st;
+	struct kx_group_rec g;
+	struct kx_run_rec x;
+	int r;
+	switch (n->type) {
+	case KX_NODE_README:
+		kx_store_stats(t->s, v, &st);
+		*ret_stamp = (int64_t)st.generation;
+		*ret_mtime = st.changed_ns;
+		return 0;
+	case KX_NODE_GROUP_FILE:
+		if ((r = kx_store_get_group(t->s, v, &n->id, &g)) < 0)
+			return r;
+		*ret_stamp = *ret_mtime = gpu_stamp(t, v, &g);
+		return 0;
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_FILE:
+		if ((r = kx_store_get_run(t->s, v, &n->id, &x)) < 0)
+			return r;
+		if (run_out)
+			*run_out = x;
+		if (n->file == KX_RF_SUMMARY || n->file == KX_RF_SHA256SUMS) {
+			if ((r = kx_store_get_group(t->s, v, &x.group, &g)) < 0)
+				return r;
+			*ret_stamp = *ret_mtime = gpu_stamp(t, v, &g);
+		} else {
+			*ret_stamp = 0;
+			*ret_mtime = x.observed_ns;
+		}
+		return 0;
+	case KX_NODE_DOC:
+		kx_store_stats(t->s, v, &st);
+		*ret_stamp = 0;
+		*ret_mtime = st.created_ns;
+		return 0;
+	default:
+		return -EISDIR;
+	}
+}
+
+static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
+{
+	int r;
+	switch (n->type) {
+	case KX_NODE_README: {
+		struct kx_readme_info info = { .store_path = kx_store_path(t->s) };
+		kx_store_stats(t->s, v, &info.stats);
+		return kx_render_readme(&info, out);
+	}
+	case KX_NODE_GROUP_FILE: {
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &n->id, &g)) < 0)
+			return r;
+		r = render_group(t, v, g, (enum kx_group_file)n->file, out);
+		gctx_put(t, g);
+		return r;
+	}
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_FILE: {
+		struct runv rv;
+		if ((r = runv_load(t, v, &n->id, &rv)) < 0)
+			return r;
+		r = render_run(&rv.v, (enum kx_run_file)n->file, out);
+		runv_release(t, &rv);
+		return r;
+	}
+	case KX_NODE_DOC: {
+		struct kx_buf b = { 0 };
+		if ((r = kx_store_get_doc(t->s, v, &n->id, &b)) < 0)
+			return r;
+		struct kx_arena *a = kx_arena_new();
+		struct kx_json *doc = NULL;
+		struct kx_json_error e;
+		r = a ? kx_json_parse(a, b.ptr, b.len, 0, &doc, NULL, &e) : -ENOMEM;
+		if (r == -EINVAL)
+			r = -EIO;
+		if (r == 0)
+			r = kx_digest_document_bytes(doc, out);
+		kx_arena_free(a);
+		kx_buf_release(&b);
+		return r;
+	}
+	default:
+		return -EISDIR;
+	}
+}
+
+int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
+		 const struct kx_content **ret)
+{
+	int64_t stamp, mtime;
+	int r = stamp_of(t, v, n, &stamp, &mtime, NULL);
+	if (r < 0)
+		return r;
+	uint64_t ino = kx_tree_ino(n);
+	const struct kx_content *c = cache_get(t, ino, stamp);
+	if (c) {
+		*ret = c;
+		return 0;
+	}
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	r = render_node(t, v, n, &b);
+	if (r < 0) {
+		kx_buf_release(&b);
+		return r;
+	}
+	c = cache_put(t, ino, stamp, &b);
+	kx_buf_release(&b);
+	if (!c)
+		return -ENOMEM;
+	*ret = c;
+	return 0;
+}
+
+struct counter {
+	uint32_t n;
+};
+
+static int count_entry(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct counter *c = ctx;
+	c->n++;
+	return 0;
+}
+
+int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret)
+{
+	struct kx_attr a = { .ino = kx_tree_ino(n), .dir = kx_node_is_dir(n), .nlink = 2 };
+	struct kx_store_stats st;
+	struct kx_run_rec x;
+	struct kx_group_rec g;
+	int r = 0;
+	if (!a.dir) {
+		const struct kx_content *c;
+		int64_t stamp;
+		if ((r = stamp_of(t, v, n, &stamp, &a.mtime_ns, NULL)) < 0)
+			return r;
+		if ((r = kx_tree_read(t, v, n, &c)) < 0)
+			return r;
+		a.size = c->len;
+		a.nlink = 1;
+		kx_content_put(c);
+		*ret = a;
+		return 0;
+	}
+	a.size = 4096;
+	switch (n->type) {
+	case KX_NODE_ROOT:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		a.nlink = 2 + 3;
+		break;
+	case KX_NODE_RUNS:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		a.nlink = (uint32_t)(2 + st.runs);
+		break;
+	case KX_NODE_DIGESTS:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		a.nlink = 3;
+		break;
+	case KX_NODE_DIGESTS_SHA:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		break;
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_BENCH: {
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		char path[4 * KX_NAME_MAX + 16] = "benchmarks";
+		uint8_t depth = n->type == KX_NODE_BENCHMARKS ? 0 : n->depth;
+		if (depth && (r = bench_comps(t, n, comp)) < 0)
+			return r;
+		for (int i = 0; i < depth; i++) {
+			size_t l = strlen(path);
+			snprintf(path + l, sizeof(path) - l, "/%s", comp[i]);
+		}
+		if (kx_store_dir_mtime(t->s, v, path, &a.mtime_ns) < 0) {
+			kx_store_stats(t->s, v, &st);
+			a.mtime_ns = st.created_ns;
+		}
+		struct counter c = { 0 };
+		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
+			return r;
+		a.nlink = 2 + c.n;
+		break;
+	}
+	case KX_NODE_GROUP:
+		if ((r = kx_store_get_group(t->s, v, &n->id, &g)) < 0)
+			return r;
+		a.mtime_ns = gpu_stamp(t, v, &g);
+		a.nlink = 2 + g.ranked + g.unranked;
+		break;
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN:
+		if ((r = kx_store_get_run(t->s, v, &n->id, &x)) < 0)
+			return r;
+		a.mtime_ns = x.observed_ns;
+		break;
+	default:
+		return -ENOENT;
+	}
+	*ret = a;
+	return 0;
+}
+
+int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out, size_t cap)
+{
+	struct runv rv;
+	int r = runv_load(t, v, run, &rv);
+	if (r < 0)
+		return r;
+	snprintf(out, cap, "%s/%s", rv.v.group_path, rv.v.dirname);
+	runv_release(t, &rv);
+	return 0;
+}
+
+/* ---- xattrs ----------------------------------------------------------------------------------- */
+
+static const char *const xattr_names[] = { "user.kindex.digest", "user.kindex.comparison_key",
+					   "user.kindex.rank", "user.kindex.evidence" };
+
+static bool xattr_applies(const struct kx_node *n, int i)
+{
+	switch (n->type) {
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN:
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_FILE:
+		return true;
+	case KX_NODE_GROUP:
+	case KX_NODE_GROUP_FILE:
+		return i <= 1;
+	case KX_NODE_DOC:
+		return i == 0;
+	default:
+		return false;
+	}
+}
+
+int kx_tree_xattr_list(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
+{
+	for (size_t i = 0; i < KX_ARRAY_SIZE(xattr_names); i++)
+		if (xattr_applies(n, (int)i) && kx_buf_append(out, xattr_names[i], strlen(xattr_names[i]) + 1) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const char *name,
+		      struct kx_buf *out)
+{
+	int i = -1;
+	for (size_t k = 0; k < KX_ARRAY_SIZE(xattr_names); k++)
+		if (strcmp(xattr_names[k], name) == 0)
+			i = (int)k;
+	if (i < 0 || !xattr_applies(n, i))
+		return -ENODATA;
+	char s[KX_DIGEST_STR_MAX];
+	bool is_run = n->type == KX_NODE_RUN || n->type == KX_NODE_RUNS_RUN || n->type == KX_NODE_RUN_FILE ||
+		      n->type == KX_NODE_RUNS_FILE;
+	if (i == 0 || (i == 1 && !is_run)) {
+		kx_digest_format(&n->id, s);
+		return kx_buf_puts(out, s);
+	}
+	struct runv rv;
+	int r = runv_load(t, v, &n->id, &rv);
+	if (r < 0)
+		return r;
+	if (i == 1) {
+		kx_digest_format(&rv.run.group, s);
+		r = kx_buf_puts(out, s);
+	} else if (i == 2) {
+		r = rv.v.rank ? kx_buf_printf(out, "%u", rv.v.rank) : kx_buf_puts(out, "unranked");
+	} else {
+		r = kx_buf_puts(out, kx_evidence_name((enum kx_evidence)rv.run.evidence));
+	}
+	runv_release(t, &rv);
+	return r;
+}
