@@ -44,7 +44,17 @@ void kx_buf_reset(struct kx_buf *b); /* len = 0, keeps the allocation */
 int kx_buf_reserve(struct kx_buf *b, size_t extra);
 int kx_buf_append(struct kx_buf *b, const void *data, size_t len);
 int kx_buf_puts(struct kx_buf *b, const char *s);
-int kx_buf_putc(struct kx_buf *b, char c);
+int kx_buf_putc_slow(struct kx_buf *b, char c);
+/* Append one byte (inline: JCS and the renderers call this per byte). */
+static inline int kx_buf_putc(struct kx_buf *b, char c)
+{
+	if (b->len + 1 < b->alloc && (!b->cap_limit || b->len < b->cap_limit)) {
+		b->ptr[b->len++] = c;
+		b->ptr[b->len] = '\0';
+		return 0;
+	}
+	return kx_buf_putc_slow(b, c);
+}
 int kx_buf_printf(struct kx_buf *b, const char *fmt, ...) KX_PRINTF(2, 3);
 int kx_buf_vprintf(struct kx_buf *b, const char *fmt, va_list ap);
 /* Hand the bytes to the caller (who frees them with free()); the buffer becomes empty. */

@@ -51,6 +51,35 @@ int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,
 		    struct kx_problems *problems);
 
 /*
+ * Many files, one commit: a batch stages file after file in one transaction, each file still one
+ * decision (a refused file is rolled back to where it started and reported; the others stay).
+ * The commit makes every staged file durable at once — cheaper per file than kx_ingest_bytes,
+ * for bulk `kindex ingest`. Results of staged files are final only once the commit succeeds.
+ */
+struct kx_ingest_batch;
+int kx_ingest_batch_begin(struct kx_store *s, const struct kx_ingest_opts *opts,
+			  struct kx_ingest_batch **ret);
+/* 0 (staged; result filled), -EINVAL (refused: problems appended, nothing staged), other errors. */
+int kx_ingest_batch_add(struct kx_ingest_batch *b, const char *bytes, size_t len,
+			struct kx_ingest_result *result, struct kx_problems *problems);
+/*
+ * The store-independent half of an ingest — parse, validate, digest, place, canonicalize — as a
+ * separate step, so it can run on another thread than the one that writes (kindex ingest reads
+ * ahead). 0 with *ret set, -EINVAL with problems appended, -ENOMEM.
+ */
+struct kx_prepared;
+int kx_ingest_prepare(const char *bytes, size_t len, const struct kx_manifest_limits *limits,
+		      struct kx_prepared **ret, struct kx_problems *problems);
+void kx_prepared_free(struct kx_prepared *p);
+/* Stage a prepared file (the batch does not take ownership). */
+int kx_ingest_batch_add_prepared(struct kx_ingest_batch *b, const struct kx_prepared *p,
+				 struct kx_ingest_result *result, struct kx_problems *problems);
+size_t kx_ingest_batch_files(const struct kx_ingest_batch *b);
+/* Commit what is staged (frees the batch); the generation after it in *ret_generation. */
+int kx_ingest_batch_commit(struct kx_ingest_batch *b, uint64_t *ret_generation);
+void kx_ingest_batch_abort(struct kx_ingest_batch *b);
+
+/*
  * Ingest manifests that were built as trees (importers). Each is validated with
  * kx_manifest_check; all of them form one decision and one WriteBatch. Problems carry the
  * manifest's index as a "/<i>" pointer prefix unless `labels` gives a prefix per manifest.

@@ -177,6 +177,13 @@ void kx_txn_abort(struct kx_txn *t); /* discard; NULL is a no-op */
 /* Apply atomically and bump the generation; the transaction is freed either way. */
 int kx_txn_commit(struct kx_txn *t, bool sync);
 size_t kx_txn_count(const struct kx_txn *t);
+/*
+ * One savepoint at a time: kx_txn_savepoint marks the current state, kx_txn_rollback returns to
+ * it (undoing every write since, including counters and caches). Used to stage many files in one
+ * transaction while refusing some of them.
+ */
+void kx_txn_savepoint(struct kx_txn *t);
+void kx_txn_rollback(struct kx_txn *t);
 
 /* Reads that see the transaction's own writes. */
 int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_rec *ret);

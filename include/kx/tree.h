@@ -70,6 +70,8 @@ uint64_t kx_tree_ino(const struct kx_node *n);
  * benchmark directory this process has not seen. */
 int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret);
 bool kx_node_is_dir(const struct kx_node *n);
+/* The directory that holds n (the root for the root itself): ".." of a listing. */
+int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret);
 
 int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret);
@@ -104,6 +106,26 @@ int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_diges
 int kx_tree_xattr_list(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
 int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const char *name,
 		      struct kx_buf *out);
+
+/*
+ * What a kernel that caches the tree must forget after the store went from view `before` to view
+ * `after` (the FUSE daemon's notifier). `runs` are the runs that were added (NULL: find them from
+ * the generations, a scan of every run). fn receives, once each:
+ *   KX_INVAL_ENTRY  name `name` in directory `ino` appeared, disappeared or names another node
+ *                   (new runs shift ranks, which renames rank directories);
+ *   KX_INVAL_DATA   the attributes and the content of `ino` changed (a file's bytes, a listing);
+ *   KX_INVAL_ATTR   only the attributes of `ino` changed (an mtime that follows its gpu directory).
+ * Names that did not change are never reported (invalidating a directory's entry would drop the
+ * kernel's cache of everything below it). A non-zero return of fn stops the walk and is returned.
+ */
+enum kx_inval {
+	KX_INVAL_ENTRY,
+	KX_INVAL_DATA,
+	KX_INVAL_ATTR,
+};
+typedef int (*kx_inval_fn)(void *ctx, enum kx_inval what, uint64_t ino, const char *name);
+int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
+		    const struct kx_digest *runs, size_t n, kx_inval_fn fn, void *ctx);
 
 struct kx_tree_stats {
 	uint64_t content_hits, content_misses, group_hits, group_misses;

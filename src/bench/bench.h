@@ -106,6 +106,7 @@ enum kx_bench_stop {
 	KX_STOP_TIMEOUT,     /* minimums met, noise still above the target at the timeout */
 	KX_STOP_MAX_SAMPLES,
 	KX_STOP_DO_BENCH,    /* do_bench's fixed repeat count */
+	KX_STOP_RECORDED,    /* samples taken by another harness (--record) */
 };
 
 /* The stopping rule of the kindex protocol after n samples. Pure: unit-tested directly. */
@@ -316,6 +317,8 @@ int kx_bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, co
  * ret_path (may be NULL; heap string the caller frees) for a message. */
 int kx_bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
 			char **ret_path, char *err, size_t errlen);
+/* Write a whole file atomically: PATH.tmp.<pid>, fsync, rename. */
+int kx_bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen);
 /* commit = false drops a temporary file instead of renaming it into place. */
 int kx_bench_sink_close(struct kx_bench_sink *s, bool commit, char *err, size_t errlen);
 

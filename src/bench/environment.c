@@ -158,9 +158,9 @@ struct kx_json *kx_bench_gpu_environment(struct kx_arena *a, const struct kx_gpu
 		r |= kx_bench_set_str(a, sw, "nvmlDriver", nv->driver);
 	r |= kx_bench_set_str(a, clocks, "source", nvml && nv->sm_max_mhz ? "nvml" : "cudaDeviceGetAttribute");
 	r |= kx_json_set_number(a, clocks, "smMaxMHz",
-				nvml && nv->sm_max_mhz ? nv->sm_max_mhz : gi->sm_clock_khz / 1000);
+				nvml && nv->sm_max_mhz ? (double)nv->sm_max_mhz : gi->sm_clock_khz / 1000);
 	r |= kx_json_set_number(a, clocks, "memoryMaxMHz",
-				nvml && nv->mem_max_mhz ? nv->mem_max_mhz : gi->mem_clock_khz / 1000);
+				nvml && nv->mem_max_mhz ? (double)nv->mem_max_mhz : gi->mem_clock_khz / 1000);
 	r |= kx_json_set(a, sw, "clocks", clocks);
 	if (nvml && nv->power_limit_mw)
 		r |= kx_json_set_number(a, sw, "powerLimitW", nv->power_limit_mw / 1000.0);
@@ -232,7 +232,7 @@ void kx_bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_in
 			else if (strcmp(key, "model name") == 0 && !ret->product[0])
 				snprintf(ret->product, sizeof(ret->product), "%s", val);
 			else if (strcmp(key, "CPU part") == 0 && !part[0])
-				snprintf(part, sizeof(part), "%s", val);
+				copy(part, sizeof(part), val, strlen(val));
 		}
 		p = nl ? nl + 1 : end;
 	}
@@ -281,7 +281,7 @@ void kx_bench_cpu_capture(struct kx_bench_cpu_info *ret)
 	kx_buf_release(&b);
 	struct utsname u;
 	if (uname(&u) == 0) {
-		snprintf(ret->arch, sizeof(ret->arch), "%s", u.machine);
+		copy(ret->arch, sizeof(ret->arch), u.machine, strlen(u.machine));
 		snprintf(ret->os, sizeof(ret->os), "%s %s", u.sysname, u.release);
 	} else {
 		snprintf(ret->arch, sizeof(ret->arch), "unknown");
@@ -330,7 +330,7 @@ struct kx_json *kx_bench_cpu_environment(struct kx_arena *a, const struct kx_ben
 	r |= kx_bench_set_str(a, sw, "libc", ci->libc);
 	r |= kx_bench_set_str(a, sw, "compiler", ci->compiler);
 	r |= kx_bench_set_str(a, kb, "version", KX_VERSION);
-	r |= kx_bench_set_str(a, kb, "threads", "1");
+	r |= kx_json_set_number(a, kb, "threads", 1);
 	r |= kx_json_set(a, sw, "kindexBench", kb);
 	r |= kx_json_set(a, spec, "hardware", hw);
 	r |= kx_json_set(a, spec, "software", sw);

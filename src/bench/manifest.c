@@ -17,11 +17,13 @@
 void kx_bench_rfc3339_ms(int64_t unix_ns, char out[32])
 {
 	time_t sec = (time_t)(unix_ns / 1000000000);
-	int ms = (int)((unix_ns % 1000000000) / 1000000);
+	unsigned ms = (unsigned)((unix_ns % 1000000000) / 1000000) % 1000u;
 	struct tm tm;
 	gmtime_r(&sec, &tm);
-	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+	/* years 0..9999 keep the text at 24 characters */
+	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", (tm.tm_year + 1900) % 10000,
+		 (tm.tm_mon + 1) % 100, tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100,
+		 tm.tm_sec % 100, ms);
 }
 
 static int measurement(struct kx_arena *a, struct kx_json *arr, const char *metric,
@@ -159,7 +161,8 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 		r |= kx_json_set_number(a, so, "noise",
 					st.mean > 0 ? round(st.stdev / st.mean * 1e6) / 1e6 : 0);
 		r |= kx_json_set(a, spec, "samples", so);
-		r |= kx_json_set(a, spec, "sampling", sampling(a, res));
+		if (s->stop != KX_STOP_RECORDED) /* another harness's sampling is its own to report */
+			r |= kx_json_set(a, spec, "sampling", sampling(a, res));
 	}
 	if (res->peak_bytes)
 		r |= measurement(a, meas, "memory", "peak", "B", (double)res->peak_bytes);

@@ -120,6 +120,18 @@ static int publish(const char *tmp, const char *dst, const struct kx_buf *b, cha
 	return r;
 }
 
+int kx_bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen)
+{
+	size_t n = strlen(path) + 32;
+	char *tmp = malloc(n);
+	if (!tmp)
+		return -ENOMEM;
+	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+	int r = publish(tmp, path, b, err, errlen);
+	free(tmp);
+	return r;
+}
+
 int kx_bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
 			char **ret_path, char *err, size_t errlen)
 {

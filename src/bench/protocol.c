@@ -81,6 +81,7 @@ const char *kx_bench_stop_name(enum kx_bench_stop s)
 	case KX_STOP_TIMEOUT: return "timeout";
 	case KX_STOP_MAX_SAMPLES: return "max-samples";
 	case KX_STOP_DO_BENCH: return "do-bench-repeat";
+	case KX_STOP_RECORDED: return "recorded";
 	default: return "running";
 	}
 }
@@ -282,24 +283,34 @@ struct kx_json *kx_bench_protocol_document(struct kx_arena *a, const struct kx_b
 
 	const char *family = dobench ? "triton_do_bench" : gpu ? "kindex_bench" : "kindex_bench_cpu";
 	r |= kx_bench_set_str(a, comp, "family", family);
-	r |= kx_bench_set_str(a, comp, "notes",
-		dobench ?
-		"Timed like triton.testing.do_bench: 256 MiB zeroed before each call, 25 ms warmup and "
-		"100 ms of repeats sized from a 5-call estimate, CUDA events, median with p20/p80. "
-		"For side-by-side parity with Python harnesses; the forward pass computes no gradients. "
-		"Comparable only within one kernel, workload, timed pass and GPU." :
-		gpu ?
-		"Timed: one forward call per sample (loss or output only, no gradients), L2 flushed "
-		"before each, CUDA events, launch latency kept out by a blocking kernel; median of at "
-		"least 10 samples and 0.5 s until stdev/mean <= 0.5% or 15 s. Checked against an fp32 "
-		"reference before timing. Liger's published fused_linear_cross_entropy forward times "
-		"(family liger_kernel_bench) include the gradients its fused kernel computes inside the "
-		"forward, so they are a different measurement. Comparable only within one kernel, "
-		"workload, timed pass and GPU." :
-		"The CPU selftest: kindex-bench's sampling rules (warmup, 10 samples, 0.5 s, 0.5% "
-		"noise, 15 s timeout) on a single-threaded CPU implementation, timed with "
-		"clock_gettime(CLOCK_MONOTONIC) after flushing the last-level cache. It proves the "
-		"pipeline; it says nothing about GPU kernels.");
+	char *notes;
+	if (dobench)
+		notes = kx_arena_printf(a,
+			"Timed like triton.testing.do_bench: %g MiB zeroed before each call, %g ms "
+			"warmup and %g ms of repeats sized from a %zu-call estimate, CUDA events, median "
+			"with p20/p80. For side-by-side parity with Python harnesses; the forward pass "
+			"computes no gradients. Comparable only within one kernel, workload, timed pass "
+			"and GPU.",
+			(double)p->db_flush_bytes / 1048576.0, p->db_warmup_ms, p->db_rep_ms,
+			p->db_estimate_calls);
+	else if (gpu)
+		notes = kx_arena_printf(a,
+			"Timed: one forward call per sample (loss or output only, no gradients), L2 "
+			"flushed before each, CUDA events, launch latency kept out by a blocking kernel; "
+			"median of at least %zu samples and %g s until stdev/mean <= %g%% or %g s. Checked "
+			"against an fp32 reference before timing. Liger's published "
+			"fused_linear_cross_entropy forward times (family liger_kernel_bench) include the "
+			"gradients its fused kernel computes inside the forward, so they are a different "
+			"measurement. Comparable only within one kernel, workload, timed pass and GPU.",
+			p->min_samples, p->min_time_s, p->noise_target * 100, p->timeout_s);
+	else
+		notes = kx_arena_printf(a,
+			"The CPU selftest: kindex-bench's sampling rules (%g s warmup, at least %zu "
+			"samples and %g s, until stdev/mean <= %g%% or %g s) on a single-threaded CPU "
+			"implementation, timed with clock_gettime(CLOCK_MONOTONIC) after overwriting the "
+			"last-level cache. It proves the pipeline; it says nothing about GPU kernels.",
+			p->warmup_s, p->min_samples, p->min_time_s, p->noise_target * 100, p->timeout_s);
+	r |= kx_bench_set_str(a, comp, "notes", notes);
 	r |= kx_json_set(a, spec, "comparability", comp);
 	r |= kx_json_set(a, doc, "spec", spec);
 	return r < 0 ? NULL : doc;

@@ -7,12 +7,28 @@
 
 #include <errno.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <string.h>
+
+/* OpenSSL 3 looks the algorithm up (under a lock) on every EVP_sha256() use; fetch it once */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void fetch_sha256(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *md(void)
+{
+	pthread_once(&sha256_once, fetch_sha256);
+	return sha256_md ? sha256_md : EVP_sha256();
+}
 
 void kx_sha256(const void *data, size_t len, uint8_t out[KX_DIGEST_LEN])
 {
 	unsigned int n = KX_DIGEST_LEN;
-	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
+	EVP_Digest(data, len, out, &n, md(), NULL);
 }
 
 struct kx_sha256 {
@@ -24,7 +40,7 @@ struct kx_sha256 *kx_sha256_new(void)
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	if (!ctx)
 		return NULL;
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+	if (EVP_DigestInit_ex(ctx, md(), NULL) != 1) {
 		EVP_MD_CTX_free(ctx);
 		return NULL;
 	}
@@ -88,9 +104,13 @@ int kx_digest_parse(const char *s, size_t len, struct kx_digest *ret)
 	if (len != 7 + KX_DIGEST_HEX || memcmp(s, "sha256:", 7) != 0)
 		return -EINVAL;
 	for (size_t i = 7; i < len; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return -EINVAL;
-	return kx_unhex(s + 7, KX_DIGEST_HEX, ret->b, KX_DIGEST_LEN);
+		if (s[i] >= 'A' && s[i] <= 'F')
+			return -EINVAL; /* lowercase only: the digest is text compared byte for byte */
+	struct kx_digest d;
+	if (kx_unhex(s + 7, KX_DIGEST_HEX, d.b, KX_DIGEST_LEN) < 0)
+		return -EINVAL;
+	*ret = d;
+	return 0;
 }
 
 bool kx_digest_equal(const struct kx_digest *a, const struct kx_digest *b)

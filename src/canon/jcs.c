@@ -89,7 +89,20 @@ static int write_string(struct kx_buf *out, const char *s, size_t len)
 		return r;
 	out->ptr[out->len++] = '"';
 	size_t run = 0; /* start of the pending unescaped run */
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 	for (size_t i = 0; i < len; i++) {
+		/* eight bytes at a time while none needs escaping ('"', '\\', control bytes) */
+		while (len - i >= 8) {
+			uint64_t w;
+			memcpy(&w, s + i, 8);
+			uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+			uint64_t low = (w - ones * 0x20) & ~w; /* a byte < 0x20 (bytes >= 0x80 excluded by ~w) */
+			if (((low | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash)) & highs))
+				break;
+			i += 8;
+		}
+		if (i >= len)
+			break;
 		unsigned char c = (unsigned char)s[i];
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
@@ -122,27 +135,44 @@ static int write_string(struct kx_buf *out, const char *s, size_t len)
 	return kx_buf_putc(out, '"');
 }
 
-/* Members of obj in JCS order, checked for duplicates. *ret is malloc'd (NULL when empty). */
-static int sorted_members(const struct kx_json *obj, const struct kx_json_member ***ret)
+/*
+ * Members of obj in JCS order, checked for duplicates, into `idx` (which has room for `room`);
+ * larger objects get a malloc'd array in *ret_heap. Small objects — nearly all of them — are
+ * insertion-sorted on the caller's stack.
+ */
+static int sorted_members(const struct kx_json *obj, const struct kx_json_member **idx, size_t room,
+			  const struct kx_json_member ***ret, const struct kx_json_member ***ret_heap)
 {
-	*ret = NULL;
 	size_t n = obj->obj.len;
-	if (!n)
-		return 0;
-	const struct kx_json_member **idx = malloc(n * sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
+	*ret_heap = NULL;
+	if (n > room) {
+		idx = malloc(n * sizeof(*idx));
+		if (!idx)
+			return -ENOMEM;
+		*ret_heap = idx;
+	}
 	for (size_t i = 0; i < n; i++)
 		idx[i] = &obj->obj.v[i];
-	if (n > 1) {
+	if (n > room) {
 		qsort(idx, n, sizeof(*idx), member_cmp);
-		for (size_t i = 1; i < n; i++)
-			if (idx[i - 1]->key_len == idx[i]->key_len &&
-			    memcmp(idx[i - 1]->key, idx[i]->key, idx[i]->key_len) == 0) {
-				free(idx);
-				return -EINVAL;
+	} else {
+		for (size_t i = 1; i < n; i++) {
+			const struct kx_json_member *m = idx[i];
+			size_t j = i;
+			while (j && member_cmp(&idx[j - 1], &m) > 0) {
+				idx[j] = idx[j - 1];
+				j--;
 			}
+			idx[j] = m;
+		}
 	}
+	for (size_t i = 1; i < n; i++)
+		if (idx[i - 1]->key_len == idx[i]->key_len &&
+		    memcmp(idx[i - 1]->key, idx[i]->key, idx[i]->key_len) == 0) {
+			free(*ret_heap);
+			*ret_heap = NULL;
+			return -EINVAL;
+		}
 	*ret = idx;
 	return 0;
 }
@@ -190,8 +220,8 @@ static int write_value(const struct kx_json *v, struct kx_buf *out, int pretty)
 			return r;
 		return kx_buf_putc(out, ']');
 	case KX_JSON_OBJECT: {
-		const struct kx_json_member **idx;
-		if ((r = sorted_members(v, &idx)) < 0)
+		const struct kx_json_member *local[32], **idx, **heap;
+		if ((r = sorted_members(v, local, KX_ARRAY_SIZE(local), &idx, &heap)) < 0)
 			return r;
 		r = kx_buf_putc(out, '{');
 		for (size_t i = 0; i < v->obj.len && r >= 0; i++) {
@@ -206,7 +236,7 @@ static int write_value(const struct kx_json *v, struct kx_buf *out, int pretty)
 			if (r >= 0)
 				r = write_value(idx[i]->value, out, pretty >= 0 ? pretty + 1 : -1);
 		}
-		free(idx);
+		free(heap);
 		if (r >= 0 && pretty >= 0 && v->obj.len)
 			r = indent(out, pretty);
 		if (r >= 0)

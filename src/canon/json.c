@@ -189,14 +189,34 @@ static int put_utf8(struct kx_buf *b, unsigned cp)
 	return kx_buf_append(b, u, n);
 }
 
+/*
+ * Bytes a string can hold as they are, eight at a time: stops at '"', '\\', a control byte or a
+ * non-ASCII byte (SWAR: "has a byte less than n" and "has a zero byte" bit tricks).
+ */
+static const unsigned char *plain_run(const unsigned char *p, const unsigned char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	while (end - p >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+		uint64_t stop = ((w - ones * 0x20) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | w) & highs;
+		if (stop)
+			break;
+		p += 8;
+	}
+	while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80)
+		p++;
+	return p;
+}
+
 /* Parse a string starting at the opening quote; on success ps->p is past the closing quote. */
 static int parse_string(struct parser *ps, const char **ret, size_t *ret_len)
 {
 	const unsigned char *p = ps->p + 1, *begin = p;
 	char d[24];
 	/* fast path: plain ASCII without escapes is copied in one go */
-	while (p < ps->end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80)
-		p++;
+	p = plain_run(p, ps->end);
 	if (p < ps->end && *p == '"') {
 		char *s = kx_arena_strndup(ps->a, (const char *)begin, (size_t)(p - begin));
 		if (!s)
@@ -514,6 +534,47 @@ out:
 
 /* ---- lint ------------------------------------------------------------------------------------- */
 
+/*
+ * The path to the node being checked, as a chain on the stack. The JSON pointer is only spelled
+ * out when a problem is found: linting runs on every manifest, problems are rare.
+ */
+struct seg {
+	const struct seg *up;
+	const char *key; /* NULL for an array index */
+	size_t key_len;
+	size_t index;
+};
+
+static int spell(const struct seg *s, struct kx_buf *out)
+{
+	if (!s)
+		return 0;
+	int r = spell(s->up, out);
+	if (r < 0)
+		return r;
+	return s->key ? kx_json_pointer_append(out, s->key, s->key_len) : kx_buf_printf(out, "/%zu", s->index);
+}
+
+struct lint_ctx {
+	struct kx_problems *pr;
+	const char *prefix;
+};
+
+static int report(struct lint_ctx *c, const struct seg *at, const struct kx_json *v, const char *rule,
+		  const char *msg, unsigned other_line)
+{
+	struct kx_buf ptr;
+	kx_buf_init(&ptr, 0);
+	int r = kx_buf_puts(&ptr, c->prefix);
+	if (r >= 0)
+		r = spell(at, &ptr);
+	if (r >= 0)
+		r = other_line ? kx_problems_add(c->pr, v->line, v->col, ptr.ptr, rule, msg, other_line)
+			       : kx_problems_add(c->pr, v->line, v->col, ptr.ptr, rule, "%s", msg);
+	kx_buf_release(&ptr);
+	return r;
+}
+
 static int key_cmp_bytes(const void *x, const void *y)
 {
 	const struct kx_json_member *a = *(const struct kx_json_member *const *)x;
@@ -528,67 +589,89 @@ static int key_cmp_bytes(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static int lint(const struct kx_json *v, struct kx_buf *ptr, struct kx_problems *pr)
+static bool same_key(const struct kx_json_member *a, const struct kx_json_member *b)
+{
+	return a->key_len == b->key_len && memcmp(a->key, b->key, a->key_len) == 0;
+}
+
+static int dup_problem(struct lint_ctx *c, const struct seg *at, const struct kx_json_member *first,
+		       const struct kx_json_member *again)
+{
+	struct seg s = { at, again->key, again->key_len, 0 };
+	int r = report(c, &s, again->value, "duplicate-key",
+		       "member name appears more than once in this object (first on line %u)", first->value->line);
+	return r < 0 ? r : 1;
+}
+
+/* Duplicate keys of one object: pairwise for small objects (no allocation), sorted otherwise. */
+static int duplicates(struct lint_ctx *c, const struct seg *at, const struct kx_json *v)
+{
+	size_t n = v->obj.len;
+	int count = 0, r;
+	if (n <= 16) {
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = 0; j < i; j++)
+				if (same_key(&v->obj.v[j], &v->obj.v[i])) {
+					if ((r = dup_problem(c, at, &v->obj.v[j], &v->obj.v[i])) < 0)
+						return r;
+					count++;
+					break;
+				}
+		return count;
+	}
+	const struct kx_json_member **idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = &v->obj.v[i];
+	qsort(idx, n, sizeof(*idx), key_cmp_bytes);
+	for (size_t i = 1; i < n; i++) {
+		if (!same_key(idx[i - 1], idx[i]))
+			continue;
+		size_t first = i - 1;
+		while (first && same_key(idx[first - 1], idx[i]))
+			first--;
+		if ((r = dup_problem(c, at, idx[first], idx[i])) < 0) {
+			free(idx);
+			return r;
+		}
+		count++;
+	}
+	free(idx);
+	return count;
+}
+
+static int lint(struct lint_ctx *c, const struct seg *at, const struct kx_json *v)
 {
 	int count = 0, r;
-	size_t mark = ptr->len;
 	switch (v->type) {
 	case KX_JSON_NUMBER:
-		if (v->nonfinite) {
-			r = kx_problems_add(pr, v->line, v->col, ptr->ptr ? ptr->ptr : "", "non-finite",
-					    "number is out of the range of an IEEE-754 double");
-			return r < 0 ? r : 1;
-		}
-		return 0;
+		if (!v->nonfinite)
+			return 0;
+		r = report(c, at, v, "non-finite", "number is out of the range of an IEEE-754 double", 0);
+		return r < 0 ? r : 1;
 	case KX_JSON_ARRAY:
 		for (size_t i = 0; i < v->arr.len; i++) {
-			if (kx_buf_printf(ptr, "/%zu", i) < 0)
-				return -ENOMEM;
-			r = lint(v->arr.v[i], ptr, pr);
-			if (r < 0)
+			struct seg s = { at, NULL, 0, i };
+			if ((r = lint(c, &s, v->arr.v[i])) < 0)
 				return r;
 			count += r;
-			ptr->len = mark;
-			ptr->ptr[mark] = '\0';
 		}
 		return count;
 	case KX_JSON_OBJECT:
 		if (v->obj.len > 1) {
-			const struct kx_json_member **idx = malloc(v->obj.len * sizeof(*idx));
-			if (!idx)
-				return -ENOMEM;
-			for (size_t i = 0; i < v->obj.len; i++)
-				idx[i] = &v->obj.v[i];
-			qsort(idx, v->obj.len, sizeof(*idx), key_cmp_bytes);
-			for (size_t i = 1; i < v->obj.len; i++) {
-				const struct kx_json_member *a = idx[i - 1], *b = idx[i];
-				if (a->key_len != b->key_len || memcmp(a->key, b->key, a->key_len) != 0)
-					continue;
-				r = kx_json_pointer_append(ptr, b->key, b->key_len);
-				if (r >= 0)
-					r = kx_problems_add(pr, b->value->line, b->value->col, ptr->ptr,
-							    "duplicate-key",
-							    "member name appears more than once in this object (first on line %u)",
-							    a->value->line);
-				ptr->len = mark;
-				ptr->ptr[mark] = '\0';
-				if (r < 0) {
-					free(idx);
-					return r;
-				}
-				count++;
-			}
-			free(idx);
-		}
-		for (size_t i = 0; i < v->obj.len; i++) {
-			if (kx_json_pointer_append(ptr, v->obj.v[i].key, v->obj.v[i].key_len) < 0)
-				return -ENOMEM;
-			r = lint(v->obj.v[i].value, ptr, pr);
-			if (r < 0)
+			if ((r = duplicates(c, at, v)) < 0)
 				return r;
 			count += r;
-			ptr->len = mark;
-			ptr->ptr[mark] = '\0';
+		}
+		for (size_t i = 0; i < v->obj.len; i++) {
+			const struct kx_json *m = v->obj.v[i].value;
+			if (m->type != KX_JSON_ARRAY && m->type != KX_JSON_OBJECT && !m->nonfinite)
+				continue;
+			struct seg s = { at, v->obj.v[i].key, v->obj.v[i].key_len, 0 };
+			if ((r = lint(c, &s, m)) < 0)
+				return r;
+			count += r;
 		}
 		return count;
 	default:
@@ -598,13 +681,8 @@ static int lint(const struct kx_json *v, struct kx_buf *ptr, struct kx_problems 
 
 int kx_json_lint(const struct kx_json *v, const char *prefix, struct kx_problems *problems)
 {
-	struct kx_buf ptr;
-	kx_buf_init(&ptr, 0);
-	int r = kx_buf_puts(&ptr, prefix ? prefix : "");
-	if (r >= 0)
-		r = lint(v, &ptr, problems);
-	kx_buf_release(&ptr);
-	return r;
+	struct lint_ctx c = { problems, prefix ? prefix : "" };
+	return lint(&c, NULL, v);
 }
 
 int kx_json_pointer_append(struct kx_buf *ptr, const char *key, size_t key_len)

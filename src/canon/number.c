@@ -119,8 +119,14 @@ size_t kx_jcs_number(double v, char out[KX_JCS_NUMBER_MAX])
 		v = -v;
 	}
 	if (v < 9007199254740992.0 && v == floor(v)) { /* exact integers: the common case */
-		int n = snprintf(o, KX_JCS_NUMBER_MAX - 1, "%.0f", v);
-		return (size_t)(o - out) + (size_t)n;
+		char digits[20];
+		int n = 0;
+		for (uint64_t u = (uint64_t)v; u; u /= 10)
+			digits[n++] = (char)('0' + u % 10);
+		for (int i = n - 1; i >= 0; i--)
+			*o++ = digits[i];
+		*o = '\0';
+		return (size_t)(o - out);
 	}
 	struct dec best;
 	int lo = 1, hi = 17;

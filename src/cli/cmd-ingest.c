@@ -9,6 +9,7 @@
 #include "kx/liger.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,97 @@ static int read_input(const char *path, size_t limit, struct kx_buf *b)
 	return n < 0 ? -errno : 0;
 }
 
+/*
+ * Reading and validating files is half the work of an ingest and needs no store: a reader thread
+ * does it READAHEAD files ahead of the thread that writes to the store, in file order.
+ */
+enum { READAHEAD = 512 };
+
+struct parsed {
+	struct kx_prepared *f;
+	struct kx_problems problems;
+	int err;
+	bool read_failed;
+	size_t bytes;
+};
+
+struct reader {
+	struct paths *paths;
+	struct kx_manifest_limits limits;
+	size_t limit;
+	struct kx_buf buf;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct parsed *ring[READAHEAD];
+	size_t produced, consumed;
+	bool stop;
+};
+
+static void parsed_free(struct parsed *p)
+{
+	if (!p)
+		return;
+	kx_prepared_free(p->f);
+	kx_problems_release(&p->problems);
+	free(p);
+}
+
+static struct parsed *reader_parse(struct reader *rd, size_t k)
+{
+	struct parsed *p = calloc(1, sizeof(*p));
+	if (!p)
+		abort(); /* nothing sensible to do without memory for a few bytes */
+	kx_problems_init(&p->problems);
+	const char *path = rd->paths->v[k];
+	int r = read_input(path, rd->limit + 1, &rd->buf);
+	if (r == -EFBIG || (r == 0 && rd->buf.len > rd->limit)) {
+		kx_problems_add(&p->problems, 0, 0, "", "size", "file is over the limit of %zu bytes", rd->limit);
+		p->err = -EINVAL;
+	} else if (r < 0) {
+		p->err = r;
+		p->read_failed = true;
+	} else {
+		p->bytes = rd->buf.len;
+		p->err = kx_ingest_prepare(rd->buf.ptr ? rd->buf.ptr : "", rd->buf.len, &rd->limits, &p->f, &p->problems);
+	}
+	return p;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	for (size_t k = 0; k < rd->paths->len; k++) {
+		struct parsed *p = reader_parse(rd, k);
+		pthread_mutex_lock(&rd->lock);
+		while (!rd->stop && rd->produced - rd->consumed == READAHEAD)
+			pthread_cond_wait(&rd->cond, &rd->lock);
+		if (rd->stop) {
+			pthread_mutex_unlock(&rd->lock);
+			parsed_free(p);
+			break;
+		}
+		rd->ring[rd->produced % READAHEAD] = p;
+		rd->produced++;
+		pthread_cond_broadcast(&rd->cond);
+		pthread_mutex_unlock(&rd->lock);
+	}
+	kx_buf_release(&rd->buf);
+	return NULL;
+}
+
+static struct parsed *reader_take(struct reader *rd, size_t k)
+{
+	pthread_mutex_lock(&rd->lock);
+	while (rd->produced <= k)
+		pthread_cond_wait(&rd->cond, &rd->lock);
+	struct parsed *p = rd->ring[k % READAHEAD];
+	rd->ring[k % READAHEAD] = NULL;
+	rd->consumed++;
+	pthread_cond_broadcast(&rd->cond);
+	pthread_mutex_unlock(&rd->lock);
+	return p;
+}
+
 static const char ingest_help[] =
 	"Each FILE holds one manifest or JSON Lines of many and is one decision: all its runs are\n"
 	"added in one atomic write, or none and every problem is printed. A run already stored is\n"
@@ -143,49 +235,84 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 	if ((r = cli_open(cli, 0, &s)) < 0)
 		return -r;
 	size_t limit = opts.limits.max_bytes ? opts.limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
-	struct kx_buf b;
-	kx_buf_init(&b, 0);
+	struct reader rd = { .paths = &paths, .limits = opts.limits, .limit = limit };
+	pthread_mutex_init(&rd.lock, NULL);
+	pthread_cond_init(&rd.cond, NULL);
+	pthread_t th;
+	bool threaded = pthread_create(&th, NULL, reader_main, &rd) == 0;
 	struct progress pg;
 	progress_init(&pg, "ingest", paths.len, cli->quiet);
 	size_t refused = 0, failed = 0, added = 0, present = 0;
+	size_t staged_added = 0, staged_present = 0, staged_bytes = 0;
 	int status = EXIT_OK;
-	for (size_t k = 0; k < paths.len; k++) {
+	/* files are staged into batches committed every BATCH_FILES files or BATCH_BYTES bytes:
+	 * each file is still one decision, the commit is shared (--sync commits every file) */
+	enum { BATCH_FILES = 256, BATCH_BYTES = 16 << 20 };
+	struct kx_ingest_batch *batch = NULL;
+	for (size_t k = 0; k <= paths.len; k++) {
+		bool flush = k == paths.len || (batch && (opts.sync || kx_ingest_batch_files(batch) >= BATCH_FILES ||
+							   staged_bytes >= BATCH_BYTES));
+		if (batch && flush) {
+			size_t n = kx_ingest_batch_files(batch);
+			r = kx_ingest_batch_commit(batch, NULL);
+			batch = NULL;
+			if (r < 0) {
+				cli_error("cannot commit %zu files to the store: %s", n, strerror(-r));
+				failed += n;
+				status = EXIT_IO;
+			} else {
+				added += staged_added;
+				present += staged_present;
+			}
+			staged_added = staged_present = staged_bytes = 0;
+		}
+		if (k == paths.len)
+			break;
+		struct parsed *it = threaded ? reader_take(&rd, k) : reader_parse(&rd, k);
+		if (!batch && (r = kx_ingest_batch_begin(s, &opts, &batch)) < 0) {
+			cli_error("cannot write to the store: %s", strerror(-r));
+			status = EXIT_IO;
+			parsed_free(it);
+			break;
+		}
 		const char *path = paths.v[k];
 		const char *name = strcmp(path, "-") == 0 ? "(stdin)" : path;
-		struct kx_problems p;
-		kx_problems_init(&p);
-		r = read_input(path, limit + 1, &b);
-		if (r == -EFBIG || (r == 0 && b.len > limit)) {
-			kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu bytes", limit);
-			r = -EINVAL;
-		} else if (r < 0) {
-			cli_error("cannot read '%s': %s", name, strerror(-r));
-			failed++;
-			status = EXIT_IO;
-			kx_problems_release(&p);
-			continue;
-		} else {
+		r = it->err;
+		if (r == 0) {
 			struct kx_ingest_result res = { 0 };
-			r = kx_ingest_bytes(s, b.ptr ? b.ptr : "", b.len, &opts, &res, &p);
-			added += res.added;
-			present += res.present;
+			r = kx_ingest_batch_add_prepared(batch, it->f, &res, &it->problems);
+			staged_added += res.added;
+			staged_present += res.present;
+			staged_bytes += it->bytes;
 			kx_ingest_result_release(&res);
 		}
 		if (r == -EINVAL) {
-			cli_print_problems(name, &p);
+			cli_print_problems(name, &it->problems);
 			refused++;
 			if (status == EXIT_OK)
 				status = EXIT_REFUSED;
 		} else if (r < 0) {
-			cli_error("cannot ingest '%s': %s", name, strerror(-r));
+			cli_error("cannot %s '%s': %s", it->read_failed ? "read" : "ingest", name, strerror(-r));
 			failed++;
 			status = EXIT_IO;
 		}
-		kx_problems_release(&p);
+		parsed_free(it);
 		progress_update(&pg, k + 1);
 	}
+	kx_ingest_batch_abort(batch);
+	if (threaded) {
+		pthread_mutex_lock(&rd.lock);
+		rd.stop = true;
+		pthread_cond_broadcast(&rd.cond);
+		pthread_mutex_unlock(&rd.lock);
+		pthread_join(th, NULL);
+	}
+	for (size_t q = 0; q < READAHEAD; q++)
+		parsed_free(rd.ring[q]);
+	kx_buf_release(&rd.buf);
+	pthread_mutex_destroy(&rd.lock);
+	pthread_cond_destroy(&rd.cond);
 	progress_done(&pg, paths.len);
-	kx_buf_release(&b);
 	if (!opts.sync)
 		kx_store_sync(s);
 	kx_store_close(s);

@@ -73,13 +73,8 @@ int kx_buf_puts(struct kx_buf *b, const char *s)
 	return kx_buf_append(b, s, strlen(s));
 }
 
-int kx_buf_putc(struct kx_buf *b, char c)
+int kx_buf_putc_slow(struct kx_buf *b, char c)
 {
-	if (b->len + 1 < b->alloc && (!b->cap_limit || b->len < b->cap_limit)) {
-		b->ptr[b->len++] = c;
-		b->ptr[b->len] = '\0';
-		return 0;
-	}
 	return kx_buf_append(b, &c, 1);
 }
 

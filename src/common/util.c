@@ -15,15 +15,16 @@ void kx_hex(const uint8_t *bytes, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
+/* value + 1 of each hex digit, 0 for other bytes: a table because digests are parsed per manifest */
+static const unsigned char hexvals[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 static int hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return (int)hexvals[(unsigned char)c] - 1;
 }
 
 int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len)

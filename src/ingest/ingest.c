@@ -34,24 +34,90 @@ static struct kx_json *stored_doc(struct kx_txn *t, struct kx_arena *a, const st
 	return v;
 }
 
-static int put_docs(struct kx_txn *t, const struct kx_manifest *m, struct kx_buf *scratch)
+/*
+ * What can be computed without the store, per manifest: where the run goes (when the manifest
+ * includes its workload and implementation documents) and the canonical bytes of the run
+ * document, which is always new when the run is.
+ */
+struct prep {
+	bool placed;
+	struct kx_group_rec g;
+	struct kx_run_rec x;
+	char *run_jcs;
+	size_t run_jcs_len;
+};
+
+struct kx_prepared {
+	struct kx_manifest_file *f;
+	struct prep *v;
+};
+
+void kx_prepared_free(struct kx_prepared *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; p->v && i < p->f->len; i++)
+		free(p->v[i].run_jcs);
+	free(p->v);
+	kx_manifest_file_free(p->f);
+	free(p);
+}
+
+int kx_ingest_prepare(const char *bytes, size_t len, const struct kx_manifest_limits *limits,
+		      struct kx_prepared **ret, struct kx_problems *problems)
+{
+	struct kx_prepared *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	int r = kx_manifest_parse(bytes, len, limits, &p->f, problems);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+	p->v = calloc(p->f->len ? p->f->len : 1, sizeof(*p->v));
+	if (!p->v) {
+		kx_prepared_free(p);
+		return -ENOMEM;
+	}
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	for (size_t i = 0; i < p->f->len; i++) {
+		const struct kx_manifest *m = &p->f->v[i];
+		struct prep *q = &p->v[i];
+		if (m->doc[KX_DOC_WORKLOAD] && m->doc[KX_DOC_IMPLEMENTATION])
+			q->placed = kx_rank_place(m, m->doc[KX_DOC_WORKLOAD], m->doc[KX_DOC_IMPLEMENTATION], &q->g, &q->x) == 0;
+		kx_buf_reset(&b);
+		if (kx_jcs_write(m->doc[KX_DOC_RUN], &b) == 0)
+			q->run_jcs = kx_buf_detach(&b, &q->run_jcs_len);
+	}
+	kx_buf_release(&b);
+	*ret = p;
+	return 0;
+}
+
+static int put_docs(struct kx_txn *t, const struct kx_manifest *m, const struct prep *q, struct kx_buf *scratch)
 {
 	for (int d = 0; d < KX_DOC__COUNT; d++) {
 		if (!m->doc[d] || kx_txn_has_doc(t, &m->digest[d]))
 			continue;
-		kx_buf_reset(scratch);
-		int r = kx_jcs_write(m->doc[d], scratch);
-		if (r < 0)
-			return r;
-		r = kx_txn_put_doc(t, &m->digest[d], scratch->ptr, scratch->len);
+		int r;
+		if (d == KX_DOC_RUN && q && q->run_jcs) {
+			r = kx_txn_put_doc(t, &m->digest[d], q->run_jcs, q->run_jcs_len);
+		} else {
+			kx_buf_reset(scratch);
+			r = kx_jcs_write(m->doc[d], scratch);
+			if (r >= 0)
+				r = kx_txn_put_doc(t, &m->digest[d], scratch->ptr, scratch->len);
+		}
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const char *label,
-	       int64_t now, struct kx_ingest_item *item, struct kx_problems *pr, struct kx_buf *scratch)
+static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const struct prep *q,
+	       const char *label, int64_t now, struct kx_ingest_item *item, struct kx_problems *pr,
+	       struct kx_buf *scratch)
 {
 	item->run = m->digest[KX_DOC_RUN];
 	item->line = m->line;
@@ -82,18 +148,23 @@ static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m
 		if (r != -ENOENT)
 			return r;
 	}
-	if ((r = put_docs(t, m, scratch)) < 0)
+	if ((r = put_docs(t, m, q, scratch)) < 0)
 		return r;
-	const struct kx_json *wdoc = m->doc[KX_DOC_WORKLOAD];
-	const struct kx_json *idoc = m->doc[KX_DOC_IMPLEMENTATION];
-	if (!wdoc)
-		wdoc = stored_doc(t, a, &m->digest[KX_DOC_WORKLOAD], scratch);
-	if (!idoc)
-		idoc = stored_doc(t, a, &m->digest[KX_DOC_IMPLEMENTATION], scratch);
 	struct kx_group_rec g;
 	struct kx_run_rec x;
-	if ((r = kx_rank_place(m, wdoc, idoc, &g, &x)) < 0)
-		return r;
+	if (q && q->placed) {
+		g = q->g;
+		x = q->x;
+	} else {
+		const struct kx_json *wdoc = m->doc[KX_DOC_WORKLOAD];
+		const struct kx_json *idoc = m->doc[KX_DOC_IMPLEMENTATION];
+		if (!wdoc)
+			wdoc = stored_doc(t, a, &m->digest[KX_DOC_WORKLOAD], scratch);
+		if (!idoc)
+			idoc = stored_doc(t, a, &m->digest[KX_DOC_IMPLEMENTATION], scratch);
+		if ((r = kx_rank_place(m, wdoc, idoc, &g, &x)) < 0)
+			return r;
+	}
 	x.ingested_ns = now;
 	struct kx_group_rec existing_group;
 	if (kx_txn_get_group(t, &g.key, &existing_group) == 0 && existing_group.order != g.order) {
@@ -109,71 +180,165 @@ static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m
 	return 0;
 }
 
-/* Check every manifest against the store in one transaction; commit only if nothing failed. */
-static int ingest(struct kx_store *s, struct kx_arena *a, const struct kx_manifest *v, size_t n,
-		  const char *const *labels, const struct kx_ingest_opts *opts,
-		  struct kx_ingest_result *result, struct kx_problems *pr)
-{
+struct kx_ingest_batch {
+	struct kx_store *s;
 	struct kx_txn *t;
-	int r = kx_store_txn_begin(s, &t);
-	if (r < 0)
-		return r;
-	struct kx_ingest_item *items = calloc(n ? n : 1, sizeof(*items));
+	struct kx_ingest_opts opts;
+	int64_t now;
+	size_t files, added;
 	struct kx_buf scratch;
-	kx_buf_init(&scratch, 0);
-	int64_t now = opts && opts->now_ns ? opts->now_ns : kx_now_ns();
-	size_t failed = 0, added = 0;
+};
+
+int kx_ingest_batch_begin(struct kx_store *s, const struct kx_ingest_opts *opts,
+			  struct kx_ingest_batch **ret)
+{
+	struct kx_ingest_batch *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	int r = kx_store_txn_begin(s, &b->t);
+	if (r < 0) {
+		free(b);
+		return r;
+	}
+	b->s = s;
+	if (opts)
+		b->opts = *opts;
+	b->now = b->opts.now_ns ? b->opts.now_ns : kx_now_ns();
+	kx_buf_init(&b->scratch, 0);
+	*ret = b;
+	return 0;
+}
+
+void kx_ingest_batch_abort(struct kx_ingest_batch *b)
+{
+	if (!b)
+		return;
+	kx_txn_abort(b->t);
+	kx_buf_release(&b->scratch);
+	free(b);
+}
+
+size_t kx_ingest_batch_files(const struct kx_ingest_batch *b)
+{
+	return b->files;
+}
+
+/* Stage validated manifests: all of them, or (rolled back) none. */
+static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_manifest *v,
+		 const struct prep *q, size_t n, const char *const *labels, struct kx_ingest_result *result,
+		 struct kx_problems *pr)
+{
+	struct kx_ingest_item *items = calloc(n ? n : 1, sizeof(*items));
 	if (!items)
-		r = -ENOMEM;
+		return -ENOMEM;
+	kx_txn_savepoint(b->t);
+	size_t failed = 0, added = 0;
+	int r = 0;
 	for (size_t i = 0; r >= 0 && i < n; i++) {
-		r = one(t, a, &v[i], labels ? labels[i] : NULL, now, &items[i], pr, &scratch);
+		r = one(b->t, a, &v[i], q ? &q[i] : NULL, labels ? labels[i] : NULL, b->now, &items[i], pr,
+			&b->scratch);
 		if (r > 0) {
 			failed++;
 			r = 0;
+		} else if (r == 0) {
+			added += items[i].outcome == KX_INGEST_ADDED;
 		}
-		added += items[i].outcome == KX_INGEST_ADDED;
 	}
-	kx_buf_release(&scratch);
 	if (r < 0 || failed) {
-		kx_txn_abort(t);
+		kx_txn_rollback(b->t);
 		free(items);
 		return r < 0 ? r : -EINVAL;
 	}
-	uint64_t gen = 0;
-	if (added) {
-		r = kx_txn_commit(t, opts && opts->sync);
-		if (r < 0) {
-			free(items);
-			return r;
-		}
-		struct kx_store_stats st;
-		kx_store_stats(s, NULL, &st);
-		gen = st.generation;
-	} else {
-		kx_txn_abort(t); /* nothing new: no commit, no generation bump */
-	}
+	b->files++;
+	b->added += added;
 	if (result) {
 		result->items = items;
 		result->len = n;
 		result->added = added;
 		result->present = n - added;
-		result->generation = gen;
 	} else {
 		free(items);
 	}
 	return 0;
 }
 
+int kx_ingest_batch_add_prepared(struct kx_ingest_batch *b, const struct kx_prepared *p,
+				 struct kx_ingest_result *result, struct kx_problems *problems)
+{
+	return stage(b, p->f->arena, p->f->v, p->v, p->f->len, NULL, result, problems);
+}
+
+int kx_ingest_batch_add(struct kx_ingest_batch *b, const char *bytes, size_t len,
+			struct kx_ingest_result *result, struct kx_problems *problems)
+{
+	struct kx_prepared *p;
+	int r = kx_ingest_prepare(bytes, len, &b->opts.limits, &p, problems);
+	if (r < 0)
+		return r;
+	r = kx_ingest_batch_add_prepared(b, p, result, problems);
+	kx_prepared_free(p);
+	return r;
+}
+
+int kx_ingest_batch_commit(struct kx_ingest_batch *b, uint64_t *ret_generation)
+{
+	int r = 0;
+	if (b->added)
+		r = kx_txn_commit(b->t, b->opts.sync);
+	else
+		kx_txn_abort(b->t); /* nothing new: no commit, no generation bump */
+	if (r == 0 && ret_generation) {
+		struct kx_store_stats st;
+		kx_store_stats(b->s, NULL, &st);
+		*ret_generation = st.generation;
+	}
+	kx_buf_release(&b->scratch);
+	free(b);
+	return r;
+}
+
+/* One decision, one commit. */
+static int ingest(struct kx_store *s, struct kx_arena *a, const struct kx_manifest *v, size_t n,
+		  const char *const *labels, const struct kx_ingest_opts *opts,
+		  struct kx_ingest_result *result, struct kx_problems *pr)
+{
+	struct kx_ingest_batch *b;
+	int r = kx_ingest_batch_begin(s, opts, &b);
+	if (r < 0)
+		return r;
+	struct kx_ingest_result res = { 0 };
+	r = stage(b, a, v, NULL, n, labels, &res, pr);
+	if (r < 0) {
+		kx_ingest_batch_abort(b);
+		return r;
+	}
+	r = kx_ingest_batch_commit(b, &res.generation);
+	if (r < 0 || !result)
+		kx_ingest_result_release(&res);
+	else
+		*result = res;
+	return r;
+}
+
 int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,
 		    const struct kx_ingest_opts *opts, struct kx_ingest_result *result,
 		    struct kx_problems *problems)
 {
-	struct kx_manifest_file *f = NULL;
-	int r = kx_manifest_parse(bytes, len, opts ? &opts->limits : NULL, &f, problems);
+	struct kx_ingest_batch *b;
+	int r = kx_ingest_batch_begin(s, opts, &b);
 	if (r < 0)
 		return r;
-	r = ingest(s, f->arena, f->v, f->len, NULL, opts, result, problems);
-	kx_manifest_file_free(f);
+	struct kx_ingest_result res = { 0 };
+	r = kx_ingest_batch_add(b, bytes, len, &res, problems);
+	if (r < 0) {
+		kx_ingest_batch_abort(b);
+		return r;
+	}
+	r = kx_ingest_batch_commit(b, &res.generation);
+	if (r < 0 || !result)
+		kx_ingest_result_release(&res);
+	else
+		*result = res;
 	return r;
 }
 

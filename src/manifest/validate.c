@@ -70,23 +70,27 @@ enum { ANY = -1, BOOL = -2 };
 static struct kx_json *field(struct ctx *c, const struct kx_json *obj, const char *base,
 			     const char *key, int want, bool required)
 {
+	/* the pointer is only spelled out when there is a problem to report: this runs per field */
 	char ptr[512];
-	snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
 	struct kx_json *v = kx_json_get(obj, key);
 	if (!v) {
-		if (required)
+		if (required) {
+			snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
 			add(c, obj, ptr, "required", "'%s' is required", key);
+		}
 		return NULL;
 	}
 	bool good = want == ANY || (int)v->type == want ||
 		    (want == BOOL && (v->type == KX_JSON_TRUE || v->type == KX_JSON_FALSE));
 	if (!good) {
 		const char *wn = want == BOOL ? "boolean" : kx_json_type_name((enum kx_json_type)want);
+		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
 		add(c, v, ptr, "type", "'%s' must be %s %s, found %s", key,
 		    wn[0] == 'a' || wn[0] == 'o' ? "an" : "a", wn, kx_json_type_name(v->type));
 		return NULL;
 	}
-	if (v->type == KX_JSON_STRING && strlen(v->str.ptr) != v->str.len) {
+	if (v->type == KX_JSON_STRING && memchr(v->str.ptr, '\0', v->str.len)) {
+		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
 		add(c, v, ptr, "type", "'%s' must not contain a NUL character", key);
 		return NULL;
 	}
@@ -137,12 +141,12 @@ static void check_digest_ref(struct ctx *c, const struct kx_json *spec, const ch
 			     const char *key, struct kx_digest *ret, bool *ret_ok)
 {
 	char ptr[512];
-	snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
 	*ret_ok = false;
 	struct kx_json *v = field(c, spec, base, key, KX_JSON_STRING, true);
 	if (!v)
 		return;
 	if (kx_digest_parse(v->str.ptr, v->str.len, ret) < 0) {
+		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
 		add(c, v, ptr, "digest-format", "'%.80s' is not a digest: expected 'sha256:' and 64 lowercase hex digits",
 		    v->str.ptr);
 		return;
@@ -153,7 +157,9 @@ static void check_digest_ref(struct ctx *c, const struct kx_json *spec, const ch
 static void check_metadata(struct ctx *c, const struct kx_json *doc, const char *base)
 {
 	char b[256];
-	snprintf(b, sizeof(b), "%s/metadata", base);
+	size_t bl = strlen(base);
+	memcpy(b, base, bl);
+	memcpy(b + bl, "/metadata", 10);
 	struct kx_json *md = field(c, doc, base, "metadata", KX_JSON_OBJECT, false);
 	if (!md)
 		return;
@@ -162,7 +168,9 @@ static void check_metadata(struct ctx *c, const struct kx_json *doc, const char 
 	struct kx_json *labels = field(c, md, b, "labels", KX_JSON_OBJECT, false);
 	if (labels) {
 		char lb[300];
-		snprintf(lb, sizeof(lb), "%s/labels", b);
+		size_t l = strlen(b);
+		memcpy(lb, b, l);
+		memcpy(lb + l, "/labels", 8);
 		for (size_t i = 0; i < labels->obj.len; i++)
 			field(c, labels, lb, labels->obj.v[i].key, KX_JSON_STRING, false);
 	}
@@ -171,8 +179,8 @@ static void check_metadata(struct ctx *c, const struct kx_json *doc, const char 
 /* The document envelope: apiVersion, kind, metadata, spec. Returns spec or NULL. */
 static struct kx_json *check_envelope(struct ctx *c, struct kx_json *doc, enum kx_doc d)
 {
-	char base[64];
-	snprintf(base, sizeof(base), "/%s", members[d]);
+	char base[64] = "/";
+	strcpy(base + 1, members[d]);
 	const char *api = string_field(c, doc, base, "apiVersion", true);
 	if (api && strcmp(api, KX_API_VERSION) != 0) {
 		char ptr[128];
@@ -231,13 +239,17 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 	struct kx_json *p = field(c, spec, "/workload/spec", "parameters", KX_JSON_OBJECT, true);
 	for (size_t i = 0; p && i < p->obj.len; i++) {
 		struct kx_json_member *m = &p->obj.v[i];
+		enum kx_json_type t = m->value->type;
+		bool bad_type = t == KX_JSON_ARRAY || t == KX_JSON_OBJECT || t == KX_JSON_NULL;
+		bool bad_name = m->key_len == 0 || strlen(m->key) != m->key_len;
+		if (!bad_type && !bad_name)
+			continue;
 		char ptr[512];
 		snprintf(ptr, sizeof(ptr), "/workload/spec/parameters/%s", m->key);
-		enum kx_json_type t = m->value->type;
-		if (t == KX_JSON_ARRAY || t == KX_JSON_OBJECT || t == KX_JSON_NULL)
+		if (bad_type)
 			add(c, m->value, ptr, "type", "parameter '%s' must be a number, string or boolean, found %s",
 			    m->key, kx_json_type_name(t));
-		if (m->key_len == 0 || strlen(m->key) != m->key_len)
+		if (bad_name)
 			add(c, m->value, ptr, "path-name", "parameter names must be non-empty text (they name directories)");
 	}
 	field(c, spec, "/workload/spec", "dtype", KX_JSON_STRING, false);
@@ -253,8 +265,16 @@ static void check_implementation(struct ctx *c, struct kx_json *spec)
 static void check_measurements(struct ctx *c, struct kx_json *arr)
 {
 	for (size_t i = 0; i < arr->arr.len; i++) {
-		char base[128];
-		snprintf(base, sizeof(base), "/run/spec/measurements/%zu", i);
+		char base[128] = "/run/spec/measurements/";
+		size_t bl = strlen(base);
+		/* no printf in the per-field path: index digits by hand */
+		char digits[24];
+		int nd = 0;
+		for (size_t v = i; v || !nd; v /= 10)
+			digits[nd++] = (char)('0' + v % 10);
+		while (nd)
+			base[bl++] = digits[--nd];
+		base[bl] = '\0';
 		struct kx_json *m = arr->arr.v[i];
 		if (m->type != KX_JSON_OBJECT) {
 			add(c, m, base, "type", "a measurement must be an object, found %s", kx_json_type_name(m->type));
@@ -267,14 +287,17 @@ static void check_measurements(struct ctx *c, struct kx_json *arr)
 		if (!unit)
 			continue;
 		const char *um = kx_unit_metric(unit, NULL);
+		bool mismatch = um && metric && (strcmp(metric, "latency") == 0 || strcmp(metric, "memory") == 0) &&
+				strcmp(um, metric) != 0;
+		if (um && !mismatch)
+			continue;
 		char ptr[160];
-		snprintf(ptr, sizeof(ptr), "%s/unit", base);
+		snprintf(ptr, sizeof(ptr), "%.140s/unit", base);
 		if (!um)
 			add(c, kx_json_get(m, "unit"), ptr, "unit",
 			    "unknown unit '%.40s' (known: ns us ms s, B KB MB GB KiB MiB GiB, FLOP/s GFLOP/s TFLOP/s, B/s GB/s, count ratio %% W MHz C)",
 			    unit);
-		else if (metric && (strcmp(metric, "latency") == 0 || strcmp(metric, "memory") == 0) &&
-			 strcmp(um, metric) != 0)
+		else
 			add(c, kx_json_get(m, "unit"), ptr, "unit", "unit '%s' does not measure %s", unit, metric);
 	}
 }
@@ -286,8 +309,8 @@ static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_fac
 	if (strcmp(f->metric, "latency") == 0) {
 		struct kx_json *lat = timing ? kx_json_get(timing, "latencyNs") : NULL;
 		struct kx_json *v = lat && lat->type == KX_JSON_OBJECT ? kx_json_get(lat, f->statistic) : NULL;
-		char ptr[160];
-		snprintf(ptr, sizeof(ptr), "/run/spec/timing/latencyNs/%s", f->statistic);
+		char ptr[160] = "/run/spec/timing/latencyNs/";
+		strncat(ptr, f->statistic, sizeof(ptr) - strlen(ptr) - 1);
 		if (v && v->type != KX_JSON_NUMBER) {
 			add(c, v, ptr, "type", "the primary value must be a number, found %s", kx_json_type_name(v->type));
 		} else if (v && !v->nonfinite) {
@@ -407,7 +430,8 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 			if (strlen(members[k]) == mm->key_len && memcmp(members[k], mm->key, mm->key_len) == 0)
 				d = k;
 		char ptr[300];
-		snprintf(ptr, sizeof(ptr), "/%.*s", (int)(mm->key_len > 200 ? 200 : mm->key_len), mm->key);
+		if (d < 0 || mm->value->type != KX_JSON_OBJECT)
+			snprintf(ptr, sizeof(ptr), "/%.*s", (int)(mm->key_len > 200 ? 200 : mm->key_len), mm->key);
 		if (d < 0) {
 			add(&c, mm->value, ptr, "unknown-member",
 			    "unknown member '%.80s': a manifest holds run, protocol, environment, workload, implementation",

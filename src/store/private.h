@@ -4,6 +4,7 @@
 #define KX_STORE_PRIVATE_H
 
 #include "keys.h"
+#include "wcache.h"
 
 #include <pthread.h>
 #include <rocksdb/c.h>
@@ -22,6 +23,7 @@ struct kx_store {
 	unsigned flags;
 	/* the writer's copy of the counters (valid while it holds `writer`; loaded at open) */
 	uint64_t gen, n_runs, n_docs, n_groups;
+	struct wmap *docs, *groups, *mtimes; /* writer caches (wcache.h); NULL when read-only */
 };
 
 struct scan {

@@ -28,10 +28,32 @@ struct kx_view {
 	uint64_t generation;
 };
 
+/*
+ * A transaction is a plain WriteBatch. Reads must see the transaction's own writes (two manifests
+ * of one file can conflict with each other): the writer caches (wcache.h) already track documents,
+ * groups and mtimes, and three transaction-local maps track the runs, sources and document bytes
+ * written so far — cheaper than RocksDB's WriteBatchWithIndex, which indexes every key.
+ */
+struct docbytes {
+	const char *p;
+	size_t n;
+};
+
 struct kx_txn {
 	struct kx_store *s;
-	rocksdb_writebatch_wi_t *wb;
+	rocksdb_writebatch_t *wb;
+	struct wmap *runs;     /* run digest → struct kx_run_rec */
+	struct wmap *sources;  /* sha256(source '\0' externalId) → run digest */
+	struct wmap *docbytes; /* doc digest → struct docbytes */
+	struct wmap *dirty;    /* groups changed: their records are written once, at commit */
+	char **bufs;           /* owned by docbytes entries */
+	size_t nbufs, capbufs;
 	int64_t delta_runs, delta_docs, delta_groups;
+	struct undo *undo;
+	/* the savepoint */
+	bool has_save;
+	size_t save_undo;
+	int64_t save_runs, save_docs, save_groups;
 };
 
 static int errno_of(const char *err)
@@ -112,6 +134,10 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	rocksdb_options_set_keep_log_file_num(s->opts, 2);
 	rocksdb_options_set_max_log_file_size(s->opts, 1u << 20);
 	rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+	/* most point reads ask for keys that are not there (is this run new?): a memtable bloom
+	 * filter answers those without walking the skiplist */
+	rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->opts, 0.05);
+	rocksdb_options_set_memtable_whole_key_filtering(s->opts, 1);
 	rocksdb_options_set_info_log_level(s->opts, 2 /* WARN */);
 	s->table = rocksdb_block_based_options_create();
 	s->cache = rocksdb_cache_create_lru(32u << 20);
@@ -177,6 +203,15 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	kx_buf_release(&schema);
 	if (r < 0)
 		goto fail;
+	if (!(flags & KX_STORE_READONLY)) {
+		s->docs = wmap_new(0, 1u << 20);
+		s->groups = wmap_new(sizeof(struct kx_group_rec), 1u << 16);
+		s->mtimes = wmap_new(sizeof(int64_t), 1u << 16);
+		if (!s->docs || !s->groups || !s->mtimes) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
 	s->gen = get_u64_key(s, s->ro, KEYLIT(K_GEN));
 	s->n_runs = get_u64_key(s, s->ro, KEYLIT(K_COUNT_RUNS));
 	s->n_docs = get_u64_key(s, s->ro, KEYLIT(K_COUNT_DOCS));
@@ -222,6 +257,9 @@ void kx_store_close(struct kx_store *s)
 		rocksdb_filterpolicy_destroy(s->filter);
 	if (s->cache)
 		rocksdb_cache_destroy(s->cache);
+	wmap_free(s->docs);
+	wmap_free(s->groups);
+	wmap_free(s->mtimes);
 	pthread_mutex_destroy(&s->writer);
 	free(s->path);
 	free(s);
@@ -681,6 +719,21 @@ int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record k
 
 /* ---- transactions ----------------------------------------------------------------------------- */
 
+static void txn_free(struct kx_txn *t)
+{
+	if (t->wb)
+		rocksdb_writebatch_destroy(t->wb);
+	wmap_free(t->runs);
+	wmap_free(t->sources);
+	wmap_free(t->docbytes);
+	wmap_free(t->dirty);
+	for (size_t i = 0; i < t->nbufs; i++)
+		free(t->bufs[i]);
+	free(t->bufs);
+	undo_free(t->undo);
+	free(t);
+}
+
 int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret)
 {
 	if (s->flags & KX_STORE_READONLY)
@@ -689,7 +742,20 @@ int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret)
 	if (!t)
 		return -ENOMEM;
 	t->s = s;
-	t->wb = rocksdb_writebatch_wi_create(0, 1);
+	t->undo = undo_new();
+	if (!t->undo) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->runs = wmap_new(sizeof(struct kx_run_rec), SIZE_MAX);
+	t->sources = wmap_new(32, SIZE_MAX);
+	t->docbytes = wmap_new(sizeof(struct docbytes), SIZE_MAX);
+	t->dirty = wmap_new(0, SIZE_MAX);
+	if (!t->runs || !t->sources || !t->docbytes || !t->dirty) {
+		txn_free(t);
+		return -ENOMEM;
+	}
+	t->wb = rocksdb_writebatch_create();
 	pthread_mutex_lock(&s->writer);
 	*ret = t;
 	return 0;
@@ -699,21 +765,45 @@ void kx_txn_abort(struct kx_txn *t)
 {
 	if (!t)
 		return;
-	rocksdb_writebatch_wi_destroy(t->wb);
+	undo_rollback(t->undo, 0);
 	pthread_mutex_unlock(&t->s->writer);
-	free(t);
+	txn_free(t);
 }
 
 size_t kx_txn_count(const struct kx_txn *t)
 {
-	return (size_t)rocksdb_writebatch_wi_count(t->wb);
+	return (size_t)rocksdb_writebatch_count(t->wb);
+}
+
+void kx_txn_savepoint(struct kx_txn *t)
+{
+	rocksdb_writebatch_set_save_point(t->wb);
+	t->has_save = true;
+	t->save_undo = undo_mark(t->undo);
+	t->save_runs = t->delta_runs;
+	t->save_docs = t->delta_docs;
+	t->save_groups = t->delta_groups;
+}
+
+void kx_txn_rollback(struct kx_txn *t)
+{
+	if (!t->has_save)
+		return;
+	char *err = NULL;
+	rocksdb_writebatch_rollback_to_save_point(t->wb, &err);
+	rocksdb_free(err);
+	undo_rollback(t->undo, t->save_undo);
+	t->delta_runs = t->save_runs;
+	t->delta_docs = t->save_docs;
+	t->delta_groups = t->save_groups;
+	t->has_save = false;
 }
 
 static int txn_get(struct kx_txn *t, const void *k, size_t kn, struct kx_buf *out)
 {
 	char *err = NULL;
 	size_t n = 0;
-	char *v = rocksdb_writebatch_wi_get_from_batch_and_db(t->wb, t->s->db, t->s->ro, k, kn, &n, &err);
+	char *v = rocksdb_get(t->s->db, t->s->ro, k, kn, &n, &err);
 	if (err) {
 		rocksdb_free(err);
 		return -EIO;
@@ -731,7 +821,7 @@ static int txn_get(struct kx_txn *t, const void *k, size_t kn, struct kx_buf *ou
 
 static void txn_put(struct kx_txn *t, const void *k, size_t kn, const void *v, size_t vn)
 {
-	rocksdb_writebatch_wi_put(t->wb, k, kn, v, vn);
+	rocksdb_writebatch_put(t->wb, k, kn, v, vn);
 }
 
 static void txn_put_u64(struct kx_txn *t, const void *k, size_t kn, uint64_t v)
@@ -741,9 +831,31 @@ static void txn_put_u64(struct kx_txn *t, const void *k, size_t kn, uint64_t v)
 	txn_put(t, k, kn, b, 8);
 }
 
+static int put_group(void *ctx, const uint8_t key[32], void *value)
+{
+	struct kx_txn *t = ctx;
+	const struct kx_group_rec *g = wmap_get(t->s->groups, key);
+	if (!g)
+		return -EIO; /* a dirty group is always cached: the cache is only cleared after commits */
+	struct kx_buf b = { 0 };
+	int r = group_encode(g, &b);
+	if (r == 0) {
+		struct key k;
+		key_digest(&k, T_GROUP, &g->key);
+		txn_put(t, k.b, k.len, b.ptr, b.len);
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
 int kx_txn_commit(struct kx_txn *t, bool sync)
 {
 	struct kx_store *s = t->s;
+	int gr = wmap_each(t->dirty, put_group, t);
+	if (gr < 0) {
+		kx_txn_abort(t);
+		return gr;
+	}
 	/* the counters are the writer's (it holds the mutex): no read-modify-write through RocksDB */
 	txn_put_u64(t, KEYLIT(K_GEN), s->gen + 1);
 	txn_put_u64(t, KEYLIT(K_CHANGED), (uint64_t)kx_now_ns());
@@ -754,25 +866,37 @@ int kx_txn_commit(struct kx_txn *t, bool sync)
 	if (t->delta_groups)
 		txn_put_u64(t, KEYLIT(K_COUNT_GROUPS), s->n_groups + (uint64_t)t->delta_groups);
 	char *err = NULL;
-	rocksdb_write_writebatch_wi(s->db, sync ? s->wo_sync : s->wo, t->wb, &err);
+	rocksdb_write(s->db, sync ? s->wo_sync : s->wo, t->wb, &err);
 	int r = 0;
 	if (err) {
 		r = -EIO;
 		rocksdb_free(err);
+		undo_rollback(t->undo, 0); /* nothing was written: the caches go back too */
 	} else {
 		s->gen++;
 		s->n_runs += (uint64_t)t->delta_runs;
 		s->n_docs += (uint64_t)t->delta_docs;
 		s->n_groups += (uint64_t)t->delta_groups;
 	}
-	rocksdb_writebatch_wi_destroy(t->wb);
+	/* caches are bounded: past their bound they start over (RocksDB is the authority) */
+	if (wmap_over(s->docs))
+		wmap_clear(s->docs);
+	if (wmap_over(s->groups))
+		wmap_clear(s->groups);
+	if (wmap_over(s->mtimes))
+		wmap_clear(s->mtimes);
 	pthread_mutex_unlock(&s->writer);
-	free(t);
+	txn_free(t);
 	return r;
 }
 
 int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_rec *ret)
 {
+	const struct kx_run_rec *c = wmap_get(t->runs, d->b);
+	if (c) {
+		*ret = *c;
+		return 0;
+	}
 	struct key k;
 	key_digest(&k, T_RUN, d);
 	struct kx_buf b = { 0 };
@@ -791,6 +915,11 @@ int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_re
 
 int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_group_rec *ret)
 {
+	const struct kx_group_rec *c = wmap_get(t->s->groups, key->b);
+	if (c) {
+		*ret = *c;
+		return 0;
+	}
 	struct key k;
 	key_digest(&k, T_GROUP, key);
 	struct kx_buf b = { 0 };
@@ -801,6 +930,8 @@ int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_gr
 		if (r == 0) {
 			g.key = *key;
 			*ret = g;
+			if (undo_note(t->undo, t->s->groups, key->b) == 0)
+				wmap_put(t->s->groups, key->b, &g);
 		}
 	}
 	kx_buf_release(&b);
@@ -809,16 +940,32 @@ int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_gr
 
 bool kx_txn_has_doc(struct kx_txn *t, const struct kx_digest *d)
 {
+	if (wmap_get(t->s->docs, d->b))
+		return true;
 	struct key k;
 	key_digest(&k, T_DOC, d);
-	return txn_get(t, k.b, k.len, NULL) == 0;
+	if (txn_get(t, k.b, k.len, NULL) < 0)
+		return false;
+	if (undo_note(t->undo, t->s->docs, d->b) == 0)
+		wmap_put(t->s->docs, d->b, NULL);
+	return true;
 }
 
 int kx_txn_get_doc(struct kx_txn *t, const struct kx_digest *d, struct kx_buf *out)
 {
+	const struct docbytes *c = wmap_get(t->docbytes, d->b);
+	if (c) {
+		kx_buf_reset(out);
+		return kx_buf_append(out, c->p, c->n);
+	}
 	struct key k;
 	key_digest(&k, T_DOC, d);
 	return txn_get(t, k.b, k.len, out);
+}
+
+static void source_hash(const struct key *k, uint8_t out[32])
+{
+	kx_sha256(k->b, k->len, out);
 }
 
 int kx_txn_find_source(struct kx_txn *t, const char *source, const char *external_id,
@@ -827,6 +974,13 @@ int kx_txn_find_source(struct kx_txn *t, const char *source, const char *externa
 	struct key k;
 	if (key_source(&k, source, external_id) < 0)
 		return -ENOENT;
+	uint8_t h[32];
+	source_hash(&k, h);
+	const uint8_t *c = wmap_get(t->sources, h);
+	if (c) {
+		memcpy(ret->b, c, 32);
+		return 0;
+	}
 	struct kx_buf b = { 0 };
 	int r = txn_get(t, k.b, k.len, &b);
 	if (r == 0 && b.len != 32)
@@ -845,6 +999,25 @@ int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs,
 	key_digest(&k, T_DOC, d);
 	txn_put(t, k.b, k.len, jcs, len);
 	t->delta_docs++;
+	if (undo_note(t->undo, t->s->docs, d->b) == 0)
+		wmap_put(t->s->docs, d->b, NULL);
+	/* the bytes, for a later manifest of this transaction that references the document */
+	if (t->nbufs == t->capbufs) {
+		size_t n = t->capbufs ? t->capbufs * 2 : 64;
+		char **v = realloc(t->bufs, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->bufs = v;
+		t->capbufs = n;
+	}
+	char *copy = malloc(len ? len : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, jcs, len);
+	t->bufs[t->nbufs++] = copy;
+	struct docbytes db = { copy, len };
+	if (undo_note(t->undo, t->docbytes, d->b) < 0 || !wmap_put(t->docbytes, d->b, &db))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -854,14 +1027,29 @@ static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
 	int r = key_mtime(&k, path);
 	if (r < 0)
 		return r;
-	struct kx_buf b = { 0 };
-	r = txn_get(t, k.b, k.len, &b);
-	int64_t old = r == 0 && b.len == 8 ? (int64_t)get_u64((const unsigned char *)b.ptr) : INT64_MIN;
-	kx_buf_release(&b);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	if (ns > old)
-		txn_put_u64(t, k.b, k.len, (uint64_t)ns);
+	uint8_t h[32];
+	kx_sha256(path, strlen(path), h);
+	const int64_t *c = wmap_get(t->s->mtimes, h);
+	int64_t old = INT64_MIN;
+	if (c) {
+		old = *c;
+	} else {
+		struct kx_buf b = { 0 };
+		r = txn_get(t, k.b, k.len, &b);
+		if (r == 0 && b.len == 8)
+			old = (int64_t)get_u64((const unsigned char *)b.ptr);
+		kx_buf_release(&b);
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	if (ns <= old) {
+		if (!c && undo_note(t->undo, t->s->mtimes, h) == 0)
+			wmap_put(t->s->mtimes, h, &old);
+		return 0;
+	}
+	txn_put_u64(t, k.b, k.len, (uint64_t)ns);
+	if (undo_note(t->undo, t->s->mtimes, h) == 0)
+		wmap_put(t->s->mtimes, h, &ns);
 	return 0;
 }
 
@@ -890,20 +1078,27 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 		g.ranked++;
 	else
 		g.unranked++;
-	if (run->ingested_ns > g.changed_ns)
+	/* directory mtimes only move forward: a group already changed at this time needs no bump */
+	bool bump = run->ingested_ns > g.changed_ns;
+	if (bump)
 		g.changed_ns = run->ingested_ns;
 
 	struct kx_buf b = { 0 };
-	if ((r = group_encode(&g, &b)) < 0)
+	if (undo_note(t->undo, t->s->groups, g.key.b) < 0 || !wmap_put(t->s->groups, g.key.b, &g) ||
+	    undo_note(t->undo, t->dirty, g.key.b) < 0 || !wmap_put(t->dirty, g.key.b, NULL)) {
+		r = -ENOMEM;
 		goto out;
-	key_digest(&k, T_GROUP, &g.key);
-	txn_put(t, k.b, k.len, b.ptr, b.len);
+	}
 
 	kx_buf_reset(&b);
 	if ((r = run_encode(run, &b)) < 0)
 		goto out;
 	key_digest(&k, T_RUN, &run->run);
 	txn_put(t, k.b, k.len, b.ptr, b.len);
+	if (undo_note(t->undo, t->runs, run->run.b) < 0 || !wmap_put(t->runs, run->run.b, run)) {
+		r = -ENOMEM;
+		goto out;
+	}
 
 	key_index(&k, run);
 	txn_put(t, k.b, k.len, "", 0);
@@ -912,13 +1107,22 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 		if ((r = key_source(&k, source, external_id)) < 0)
 			goto out;
 		txn_put(t, k.b, k.len, run->run.b, 32);
+		uint8_t h[32];
+		source_hash(&k, h);
+		if (undo_note(t->undo, t->sources, h) < 0 || !wmap_put(t->sources, h, run->run.b)) {
+			r = -ENOMEM;
+			goto out;
+		}
 	}
-	char path[4 * KX_NAME_MAX + 32];
-	int n = snprintf(path, sizeof(path), "benchmarks");
+	char path[4 * KX_NAME_MAX + 32] = "benchmarks";
+	size_t n = strlen(path);
 	const char *parts[] = { g.kernel, g.pass, g.gpu };
-	r = bump_mtime(t, path, run->ingested_ns);
-	for (size_t i = 0; i < KX_ARRAY_SIZE(parts) && r >= 0; i++) {
-		n += snprintf(path + n, sizeof(path) - (size_t)n, "/%s", parts[i]);
+	r = bump ? bump_mtime(t, path, run->ingested_ns) : 0;
+	for (size_t i = 0; bump && i < KX_ARRAY_SIZE(parts) && r >= 0; i++) {
+		size_t l = strlen(parts[i]);
+		path[n++] = '/';
+		memcpy(path + n, parts[i], l + 1);
+		n += l;
 		r = bump_mtime(t, path, run->ingested_ns);
 	}
 	t->delta_runs++;

@@ -1074,6 +1074,74 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	return 0;
 }
 
+int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret)
+{
+	struct kx_node p = { 0 };
+	int r = 0;
+	switch (n->type) {
+	case KX_NODE_ROOT:
+	case KX_NODE_README:
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_RUNS:
+	case KX_NODE_DIGESTS:
+		p.type = KX_NODE_ROOT;
+		break;
+	case KX_NODE_DIGESTS_SHA:
+		p.type = KX_NODE_DIGESTS;
+		break;
+	case KX_NODE_DOC:
+		p.type = KX_NODE_DIGESTS_SHA;
+		break;
+	case KX_NODE_BENCH: {
+		if (n->depth <= 1) {
+			p.type = KX_NODE_BENCHMARKS;
+			break;
+		}
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		if ((r = bench_comps(t, n, comp)) < 0)
+			return r;
+		return bench_node(t, (uint8_t)(n->depth - 1), comp, ret);
+	}
+	case KX_NODE_GROUP: {
+		struct kx_group_rec g;
+		if ((r = kx_store_get_group(t->s, v, &n->id, &g)) < 0)
+			return r;
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		snprintf(comp[0], KX_NAME_MAX, "%s", g.kernel);
+		snprintf(comp[1], KX_NAME_MAX, "%s", g.pass);
+		snprintf(comp[2], KX_NAME_MAX, "%s", g.gpu);
+		return bench_node(t, 3, comp, ret);
+	}
+	case KX_NODE_GROUP_FILE:
+		p.type = KX_NODE_GROUP;
+		p.id = n->id;
+		break;
+	case KX_NODE_RUN: {
+		struct kx_run_rec x;
+		if ((r = kx_store_get_run(t->s, v, &n->id, &x)) < 0)
+			return r;
+		p.type = KX_NODE_GROUP;
+		p.id = x.group;
+		break;
+	}
+	case KX_NODE_RUN_FILE:
+		p.type = KX_NODE_RUN;
+		p.id = n->id;
+		break;
+	case KX_NODE_RUNS_RUN:
+		p.type = KX_NODE_RUNS;
+		break;
+	case KX_NODE_RUNS_FILE:
+		p.type = KX_NODE_RUNS_RUN;
+		p.id = n->id;
+		break;
+	default:
+		return -ENOENT;
+	}
+	*ret = p;
+	return 0;
+}
+
 /* ---- readdir ---------------------------------------------------------------------------------- */
 
 struct bench_walk {
@@ -1480,5 +1548,304 @@ int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node
 		r = kx_buf_puts(out, kx_evidence_name((enum kx_evidence)rv.run.evidence));
 	}
 	runv_release(t, &rv);
+	return r;
+}
+
+/* ---- what a store change touched -------------------------------------------------------------- */
+
+struct names {
+	char **v;
+	size_t len, cap;
+};
+
+static int names_add(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct names *x = ctx;
+	if (x->len == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 32;
+		char **v = realloc(x->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		x->v = v;
+		x->cap = cap;
+	}
+	if (!(x->v[x->len] = strdup(name)))
+		return -ENOMEM;
+	x->len++;
+	return 0;
+}
+
+static void names_release(struct names *x)
+{
+	for (size_t i = 0; i < x->len; i++)
+		free(x->v[i]);
+	free(x->v);
+	memset(x, 0, sizeof(*x));
+}
+
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of a directory, sorted; a directory that does not exist in v is empty. */
+static int names_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct names *out)
+{
+	int r = kx_tree_readdir(t, v, dir, names_add, out);
+	if (r == -ENOENT || r == -ESTALE)
+		r = 0;
+	if (r == 0)
+		qsort(out->v, out->len, sizeof(*out->v), strp_cmp);
+	return r;
+}
+
+struct changes {
+	struct kx_tree *t;
+	struct kx_view *before, *after;
+	kx_inval_fn fn;
+	void *ctx;
+};
+
+static int inval(struct changes *c, enum kx_inval what, const struct kx_node *n, const char *name)
+{
+	return c->fn(c->ctx, what, kx_tree_ino(n), name);
+}
+
+/* An ENTRY for every name in one listing of dir and not the other; *ret_differs when any. */
+static int diff_dir(struct changes *c, const struct kx_node *dir, bool *ret_differs)
+{
+	struct names a = { 0 }, b = { 0 };
+	int r = names_of(c->t, c->before, dir, &a);
+	if (r == 0)
+		r = names_of(c->t, c->after, dir, &b);
+	size_t i = 0, j = 0;
+	bool differs = false;
+	while (r == 0 && (i < a.len || j < b.len)) {
+		int cmp = i == a.len ? 1 : j == b.len ? -1 : strcmp(a.v[i], b.v[j]);
+		if (cmp == 0) {
+			i++;
+			j++;
+			continue;
+		}
+		differs = true;
+		r = inval(c, KX_INVAL_ENTRY, dir, cmp < 0 ? a.v[i++] : b.v[j++]);
+	}
+	names_release(&a);
+	names_release(&b);
+	if (r == 0 && ret_differs)
+		*ret_differs = differs;
+	return r;
+}
+
+/* The files of every run in a group whose content (DATA) or only mtime (ATTR) changed. */
+static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_inval what)
+{
+	struct kx_node g = { .type = KX_NODE_GROUP, .id = *key };
+	int r = inval(c, what, &g, NULL);
+	for (int f = 0; f < KX_GF__COUNT && r == 0; f++) {
+		struct kx_node n = { .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = *key };
+		r = inval(c, what, &n, NULL);
+	}
+	struct gctx *x = NULL;
+	if (r != 0 || (r = gctx_get(c->t, c->after, key, &x)) < 0)
+		return r;
+	/* only summary.txt and SHA256SUMS depend on rank and path (their stamp is the gpu directory's) */
+	static const uint8_t files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS };
+	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
+	for (size_t i = 0; i < x->len && r == 0; i++)
+		for (size_t k = 0; k < 4 && r == 0; k++) {
+			struct kx_node n = { .type = types[k / 2], .file = files[k % 2], .id = x->runs[i].run };
+			r = inval(c, what, &n, NULL);
+		}
+	gctx_put(c->t, x);
+	return r;
+}
+
+static bool digest_in(const struct kx_digest *set, size_t n, const struct kx_digest *d)
+{
+	for (size_t i = 0; i < n; i++)
+		if (kx_digest_equal(&set[i], d))
+			return true;
+	return false;
+}
+
+struct group_walk {
+	struct changes *c;
+	const struct kx_digest *changed; /* groups with new runs */
+	size_t n_changed;
+	struct names renamed;            /* workload directory names that are new in `after` */
+	int err;
+};
+
+static int group_step(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct group_walk *w = ctx;
+	bool renamed = false;
+	for (size_t i = 0; i < w->renamed.len && !renamed; i++)
+		renamed = strcmp(w->renamed.v[i], name) == 0;
+	if (digest_in(w->changed, w->n_changed, &n->id) || renamed) {
+		int r = diff_dir(w->c, n, NULL);
+		return r ? r : inval_group(w->c, &n->id, KX_INVAL_DATA);
+	}
+	/* a sibling: same content, but its mtimes are the gpu directory's, which moved */
+	return inval_group(w->c, &n->id, KX_INVAL_ATTR);
+}
+
+static int collect_new_names(void *ctx, enum kx_inval what, uint64_t ino, const char *name)
+{
+	return what == KX_INVAL_ENTRY ? names_add(ctx, name, NULL) : 0;
+}
+
+/* Everything below one gpu directory, and the path down to it. */
+static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const struct kx_digest *groups, size_t n)
+{
+	char comp[3][KX_NAME_MAX] = { { 0 } };
+	snprintf(comp[0], KX_NAME_MAX, "%s", g->kernel);
+	snprintf(comp[1], KX_NAME_MAX, "%s", g->pass);
+	snprintf(comp[2], KX_NAME_MAX, "%s", g->gpu);
+	struct kx_node parent = { .type = KX_NODE_BENCHMARKS }, node;
+	int r = 0;
+	for (uint8_t d = 1; d <= 3 && r == 0; d++) {
+		if ((r = bench_node(c->t, d, comp, &node)) < 0)
+			return r;
+		struct kx_node probe;
+		bool is_new = kx_tree_lookup(c->t, c->before, &parent, comp[d - 1], &probe) == -ENOENT;
+		if (is_new)
+			r = inval(c, KX_INVAL_ENTRY, &parent, comp[d - 1]);
+		/* a new child changes the listing; otherwise only mtime and nlink moved */
+		if (r == 0 && d > 1)
+			r = inval(c, is_new ? KX_INVAL_DATA : KX_INVAL_ATTR, &parent, NULL);
+		parent = node;
+	}
+	if (r < 0)
+		return r;
+	/* the workload level: new groups, and groups whose name gained a ~suffix beside a new one */
+	struct group_walk w = { .c = c, .changed = groups, .n_changed = n };
+	struct changes collect = *c;
+	collect.fn = collect_new_names;
+	collect.ctx = &w.renamed;
+	bool differs = false;
+	r = diff_dir(&collect, &parent, &differs);
+	for (size_t i = 0; i < w.renamed.len && r == 0; i++)
+		r = inval(c, KX_INVAL_ENTRY, &parent, w.renamed.v[i]);
+	if (r == 0)
+		r = inval(c, KX_INVAL_DATA, &parent, NULL);
+	if (r == 0)
+		r = kx_tree_readdir(c->t, c->after, &parent, group_step, &w);
+	names_release(&w.renamed);
+	return r;
+}
+
+struct new_runs {
+	struct kx_tree *t;
+	struct kx_view *before;
+	uint64_t since;
+	struct kx_digest *v;
+	size_t len, cap;
+};
+
+static int new_run_add(struct new_runs *x, const struct kx_digest *d)
+{
+	if (x->len == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 16;
+		struct kx_digest *v = realloc(x->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		x->v = v;
+		x->cap = cap;
+	}
+	x->v[x->len++] = *d;
+	return 0;
+}
+
+static int new_run_step(void *ctx, const struct kx_run_rec *run)
+{
+	struct new_runs *x = ctx;
+	return run->generation > x->since ? new_run_add(x, &run->run) : 0;
+}
+
+int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after, const struct kx_digest *runs,
+		    size_t n, kx_inval_fn fn, void *ctx)
+{
+	struct changes c = { t, before, after, fn, ctx };
+	struct new_runs added = { .t = t, .before = before, .since = kx_view_generation(before) };
+	struct kx_digest *groups = NULL;
+	struct kx_group_rec *gpus = NULL;
+	size_t n_groups = 0, n_gpus = 0;
+	int r = 0;
+	struct kx_run_rec x;
+
+	/* the runs that are in `after` and not in `before` */
+	if (!runs) {
+		r = kx_store_each_run(t->s, after, new_run_step, &added);
+	} else {
+		for (size_t i = 0; i < n && r == 0; i++)
+			if (!digest_in(added.v, added.len, &runs[i]) && kx_store_get_run(t->s, after, &runs[i], &x) == 0)
+				r = new_run_add(&added, &runs[i]);
+	}
+	size_t keep = 0;
+	for (size_t i = 0; i < added.len && r == 0; i++)
+		if (kx_store_get_run(t->s, before, &added.v[i], &x) == -ENOENT)
+			added.v[keep++] = added.v[i];
+	added.len = keep;
+	if (r < 0 || added.len == 0)
+		goto out;
+
+	/* the top of the tree: counts, mtimes, README and the flat listings */
+	static const uint8_t top[][2] = { { KX_NODE_ROOT, KX_INVAL_ATTR },       { KX_NODE_README, KX_INVAL_DATA },
+					  { KX_NODE_BENCHMARKS, KX_INVAL_DATA }, { KX_NODE_RUNS, KX_INVAL_DATA },
+					  { KX_NODE_DIGESTS, KX_INVAL_ATTR },    { KX_NODE_DIGESTS_SHA, KX_INVAL_DATA } };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(top) && r == 0; i++) {
+		struct kx_node nd = { .type = top[i][0] };
+		r = inval(&c, (enum kx_inval)top[i][1], &nd, NULL);
+	}
+
+	/* runs/<shortid> and digests/sha256/<hex>.json that are new */
+	bool runs_renamed = false;
+	if (!(groups = calloc(added.len, sizeof(*groups))) || !(gpus = calloc(added.len, sizeof(*gpus))))
+		r = -ENOMEM;
+	for (size_t i = 0; i < added.len && r == 0; i++) {
+		if ((r = kx_store_get_run(t->s, after, &added.v[i], &x)) < 0)
+			break;
+		char name[KX_DIGEST_HEX + 8];
+		struct kx_node runs_dir = { .type = KX_NODE_RUNS }, sha_dir = { .type = KX_NODE_DIGESTS_SHA };
+		if ((r = runs_canonical(t, after, &x.run, name)) < 0)
+			break;
+		if (strlen(name) > KX_SHORTID_LEN)
+			runs_renamed = true; /* it shares 12 digits with another run, whose name may have grown */
+		else
+			r = inval(&c, KX_INVAL_ENTRY, &runs_dir, name);
+		const struct kx_digest *docs[] = { &x.run, &x.protocol, &x.environment, &x.workload, &x.implementation };
+		for (size_t d = 0; d < KX_ARRAY_SIZE(docs) && r == 0; d++) {
+			if (kx_store_get_doc(t->s, after, docs[d], NULL) < 0 || kx_store_get_doc(t->s, before, docs[d], NULL) == 0)
+				continue;
+			kx_digest_hex(docs[d], name);
+			strcat(name, ".json");
+			r = inval(&c, KX_INVAL_ENTRY, &sha_dir, name);
+		}
+		if (r < 0 || digest_in(groups, n_groups, &x.group))
+			continue;
+		groups[n_groups++] = x.group;
+		struct kx_group_rec g;
+		if ((r = kx_store_get_group(t->s, after, &x.group, &g)) < 0)
+			break;
+		bool seen = false;
+		for (size_t k = 0; k < n_gpus && !seen; k++)
+			seen = !strcmp(gpus[k].kernel, g.kernel) && !strcmp(gpus[k].pass, g.pass) && !strcmp(gpus[k].gpu, g.gpu);
+		if (!seen)
+			gpus[n_gpus++] = g;
+	}
+	if (r == 0 && runs_renamed) {
+		struct kx_node runs_dir = { .type = KX_NODE_RUNS };
+		r = diff_dir(&c, &runs_dir, NULL);
+	}
+
+	/* benchmarks/: each gpu directory that received runs, with every group below it */
+	for (size_t i = 0; i < n_gpus && r == 0; i++)
+		r = changes_gpu(&c, &gpus[i], groups, n_groups);
+out:
+	free(added.v);
+	free(groups);
+	free(gpus);
 	return r;
 }

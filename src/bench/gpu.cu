@@ -1,0 +1,842 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CUDA side of device.h: the device and what it reports, cases (inputs generated on the
+ * device, an implementation's buffers, its cuBLAS handle), the implementations themselves as
+ * sequences of launches, their correctness checks against reference.cu, and the timer ops over
+ * CUDA events that measure.c drives.
+ *
+ * Memory is counted at allocation: every buffer a case holds goes through track(), including the
+ * cuBLAS workspace (set explicitly, so cuBLAS allocates none of its own on the stream), so the
+ * peak reported for an implementation is exactly what it needs — inputs, outputs, workspace —
+ * and comparable with torch.cuda.max_memory_allocated. Reference buffers are allocated only for
+ * the check and freed before timing; the flush buffer belongs to the harness.
+ *
+ * Timing (blocking mode, the kindex protocol): blocking kernel, cudaMemsetAsync of the flush
+ * buffer, event, the call, event, release, synchronize. Non-blocking (do_bench): flush, event,
+ * call, event, n times back to back, one synchronize.
+ */
+#include "gpu-internal.cuh"
+
+#include <cublas_v2.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef KX_CUDA_ARCHS
+#define KX_CUDA_ARCHS "unknown"
+#endif
+
+/* a call's whole enqueue takes well under a millisecond; past a second something is stuck */
+#define BLOCKER_TIMEOUT_NS 1000000000ull
+#define PROBE_CYCLES (1ull << 20)
+/* vocabulary columns per chunk of kindex-chunked (see docs/harness.md for the memory budget) */
+#define FLCE_CHUNK 2048
+#define MAX_BUFS 16
+
+struct kx_gpu {
+	int dev;
+	cudaStream_t st;
+	struct kx_gpu_info info;
+	void *flush;
+	size_t flush_bytes;
+	volatile int *flag; /* mapped pinned host memory: the blocking kernel's release */
+	int *flag_dev;
+	volatile unsigned *timeouts;
+	unsigned *timeouts_dev;
+	unsigned long long *probe_out; /* device memory, two words */
+	cudaEvent_t *ev;
+	size_t nev;
+};
+
+enum impl_id {
+	CE_ONLINE,
+	CE_TWO_PASS,
+	FLCE_MATERIALIZED,
+	FLCE_CHUNKED,
+	RMS_ROWWISE,
+	SWIGLU_CUBLAS,
+	MATMUL_CUBLAS,
+};
+
+static const struct {
+	enum kx_bench_kind kind;
+	const char *name;
+	enum impl_id id;
+} impls[] = {
+	{ KX_KIND_CROSS_ENTROPY, "kindex-online", CE_ONLINE },
+	{ KX_KIND_CROSS_ENTROPY, "kindex-two-pass", CE_TWO_PASS },
+	{ KX_KIND_FLCE, "kindex-materialized", FLCE_MATERIALIZED },
+	{ KX_KIND_FLCE, "kindex-chunked", FLCE_CHUNKED },
+	{ KX_KIND_RMS_NORM, "kindex-rowwise", RMS_ROWWISE },
+	{ KX_KIND_SWIGLU, "kindex-cublas", SWIGLU_CUBLAS },
+	{ KX_KIND_MATMUL, "kindex-cublas", MATMUL_CUBLAS },
+};
+
+struct kx_gpu_case {
+	struct kx_gpu *g;
+	struct kx_bench_shape s;
+	enum impl_id impl;
+	cublasHandle_t blas;
+	void *bufs[MAX_BUFS];
+	int nbufs;
+	uint64_t bytes, peak;
+	/* inputs */
+	void *x;      /* fp32 logits (cross_entropy) or bf16 activations / A */
+	uint16_t *w;  /* FLCE W [n, k], rms_norm weight [n], swiglu gate+up [2k, n], matmul B [n, k] */
+	uint16_t *w2; /* swiglu down [n, k] */
+	int32_t *t;
+	/* outputs and workspace */
+	float *loss, *mean;
+	uint16_t *out;  /* FLCE logits or chunk, rms_norm y, swiglu gate+up, matmul C */
+	uint16_t *out2; /* swiglu h */
+	uint16_t *y;    /* swiglu y */
+	float *lse_m, *lse_s, *zt;
+	void *ws;
+	size_t ws_bytes;
+	char err[256];
+};
+
+static int cuda_fail(char *err, size_t len, const char *what, cudaError_t e)
+{
+	snprintf(err, len, "%s: %s (%s = %d)", what, cudaGetErrorString(e), cudaGetErrorName(e),
+		 (int)e);
+	return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+}
+
+#define CK(call, what)                                                                         \
+	do {                                                                                   \
+		cudaError_t e_ = (call);                                                       \
+		if (e_ != cudaSuccess)                                                         \
+			return cuda_fail(c->err, sizeof(c->err), what, e_);                    \
+	} while (0)
+
+/* ---- the device ------------------------------------------------------------------------------ */
+
+static int attr(int dev, enum cudaDeviceAttr a)
+{
+	int v = 0;
+	if (cudaDeviceGetAttribute(&v, a, dev) != cudaSuccess)
+		v = 0;
+	return v;
+}
+
+/* The stream, the blocking kernel's flag and timeout counter (mapped pinned host memory, so the
+ * host can release a kernel that is already running) and the clock probe's output. */
+static int setup_device(struct kx_gpu *g, char *err, size_t errlen)
+{
+	void *flag = NULL, *to = NULL;
+	cudaError_t e = cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking);
+	if (e == cudaSuccess && (e = cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped)) == cudaSuccess)
+		g->flag = (volatile int *)flag;
+	if (e == cudaSuccess)
+		e = cudaHostGetDevicePointer((void **)&g->flag_dev, flag, 0);
+	if (e == cudaSuccess && (e = cudaHostAlloc(&to, sizeof(unsigned), cudaHostAllocMapped)) == cudaSuccess)
+		g->timeouts = (volatile unsigned *)to;
+	if (e == cudaSuccess)
+		e = cudaHostGetDevicePointer((void **)&g->timeouts_dev, to, 0);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&g->probe_out, 2 * sizeof(unsigned long long));
+	if (e != cudaSuccess)
+		return cuda_fail(err, errlen, "cannot set up the device", e);
+	return 0;
+}
+
+int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
+		size_t errlen)
+{
+	int count = 0;
+	cudaError_t e = cudaGetDeviceCount(&count);
+	if (e != cudaSuccess) {
+		cuda_fail(err, errlen, "cudaGetDeviceCount", e);
+		return -ENODEV;
+	}
+	if (count <= 0) {
+		snprintf(err, errlen, "cudaGetDeviceCount found no device");
+		return -ENODEV;
+	}
+	int dev = ordinal < 0 ? 0 : ordinal;
+	if (dev >= count) {
+		snprintf(err, errlen, "device %d does not exist (%d found)", dev, count);
+		return -ENODEV;
+	}
+	struct kx_gpu *g = (struct kx_gpu *)calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->dev = dev;
+	struct kx_gpu_info *gi = &g->info;
+	gi->ordinal = dev;
+	cudaDeviceProp prop;
+	int r = -EIO;
+	if ((e = cudaSetDevice(dev)) != cudaSuccess ||
+	    (e = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess) {
+		cuda_fail(err, errlen, "cannot open the CUDA device", e);
+		goto fail;
+	}
+	snprintf(gi->name, sizeof(gi->name), "%s", prop.name);
+	if (cudaDeviceGetPCIBusId(gi->pci_bus_id, sizeof(gi->pci_bus_id), dev) != cudaSuccess)
+		gi->pci_bus_id[0] = '\0';
+	gi->cc_major = attr(dev, cudaDevAttrComputeCapabilityMajor);
+	gi->cc_minor = attr(dev, cudaDevAttrComputeCapabilityMinor);
+	gi->sm_count = attr(dev, cudaDevAttrMultiProcessorCount);
+	gi->memory_bytes = prop.totalGlobalMem;
+	gi->l2_bytes = (uint64_t)attr(dev, cudaDevAttrL2CacheSize);
+	/* CUDA 13 dropped clockRate and memoryClockRate from cudaDeviceProp */
+	gi->sm_clock_khz = attr(dev, cudaDevAttrClockRate);
+	gi->mem_clock_khz = attr(dev, cudaDevAttrMemoryClockRate);
+	gi->mem_bus_bits = attr(dev, cudaDevAttrGlobalMemoryBusWidth);
+	gi->ecc = attr(dev, cudaDevAttrEccEnabled);
+	cudaDriverGetVersion(&gi->driver_version);
+	cudaRuntimeGetVersion(&gi->runtime_version);
+	cublasGetProperty(MAJOR_VERSION, &gi->cublas_major);
+	cublasGetProperty(MINOR_VERSION, &gi->cublas_minor);
+	cublasGetProperty(PATCH_LEVEL, &gi->cublas_patch);
+	gi->nvcc_major = __CUDACC_VER_MAJOR__;
+	gi->nvcc_minor = __CUDACC_VER_MINOR__;
+	gi->archs = KX_CUDA_ARCHS;
+	if (gi->cc_major < 8) {
+		snprintf(err, errlen, "%s is sm_%d%d; kindex-bench needs sm_80 or newer (bf16)",
+			 gi->name, gi->cc_major, gi->cc_minor);
+		r = -ENODEV;
+		goto fail;
+	}
+	if ((r = setup_device(g, err, errlen)) < 0)
+		goto fail;
+	*g->flag = 1;
+	*g->timeouts = 0;
+	*ret_info = *gi;
+	*ret = g;
+	return 0;
+fail:
+	kx_gpu_close(g);
+	return r;
+}
+
+void kx_gpu_close(struct kx_gpu *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->nev; i++)
+		cudaEventDestroy(g->ev[i]);
+	free(g->ev);
+	if (g->flush)
+		cudaFree(g->flush);
+	if (g->probe_out)
+		cudaFree(g->probe_out);
+	if (g->flag)
+		cudaFreeHost((void *)g->flag);
+	if (g->timeouts)
+		cudaFreeHost((void *)g->timeouts);
+	if (g->st)
+		cudaStreamDestroy(g->st);
+	free(g);
+}
+
+int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
+{
+	if (g->flush && g->flush_bytes == bytes)
+		return 0;
+	if (g->flush)
+		cudaFree(g->flush);
+	g->flush = NULL;
+	g->flush_bytes = 0;
+	cudaError_t e = cudaMalloc(&g->flush, bytes);
+	if (e != cudaSuccess) {
+		g->flush = NULL;
+		return cuda_fail(err, errlen, "cannot allocate the L2 flush buffer", e);
+	}
+	g->flush_bytes = bytes;
+	return 0;
+}
+
+unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g)
+{
+	return *g->timeouts;
+}
+
+int kx_gpu_clock_probe(struct kx_gpu *g, double *ret_mhz)
+{
+	unsigned long long out[2];
+	cudaError_t e = kx_launch_probe(PROBE_CYCLES, g->probe_out, g->st);
+	if (e == cudaSuccess)
+		e = cudaMemcpyAsync(out, g->probe_out, sizeof(out), cudaMemcpyDeviceToHost, g->st);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(g->st);
+	if (e != cudaSuccess)
+		return -EIO;
+	*ret_mhz = out[1] ? (double)out[0] / (double)out[1] * 1e3 : 0;
+	return 0;
+}
+
+static int ensure_events(struct kx_gpu *g, size_t n, char *err, size_t errlen)
+{
+	if (g->nev >= n)
+		return 0;
+	cudaEvent_t *ev = (cudaEvent_t *)realloc(g->ev, n * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	g->ev = ev;
+	for (; g->nev < n; g->nev++) {
+		cudaError_t e = cudaEventCreate(&g->ev[g->nev]);
+		if (e != cudaSuccess)
+			return cuda_fail(err, errlen, "cudaEventCreate", e);
+	}
+	return 0;
+}
+
+bool kx_gpu_has_impl(enum kx_bench_kind kind, const char *impl)
+{
+	for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
+		if (impls[i].kind == kind && strcmp(impls[i].name, impl) == 0)
+			return true;
+	return false;
+}
+
+/* ---- cases ------------------------------------------------------------------------------------- */
+
+static int track(struct kx_gpu_case *c, void **p, uint64_t bytes, const char *what)
+{
+	if (c->nbufs == MAX_BUFS) {
+		snprintf(c->err, sizeof(c->err), "too many buffers");
+		return -E2BIG;
+	}
+	cudaError_t e = cudaMalloc(p, bytes);
+	if (e != cudaSuccess) {
+		*p = NULL;
+		char msg[128];
+		snprintf(msg, sizeof(msg), "cannot allocate %s (%.1f MiB)", what,
+			 (double)bytes / 1048576.0);
+		return cuda_fail(c->err, sizeof(c->err), msg, e);
+	}
+	c->bufs[c->nbufs++] = *p;
+	c->bytes += bytes;
+	if (c->bytes > c->peak)
+		c->peak = c->bytes;
+	return 0;
+}
+
+#define TRACK(ptr, bytes, what)                                                                \
+	do {                                                                                   \
+		int r_ = track(c, (void **)&(ptr), (uint64_t)(bytes), what);                   \
+		if (r_ < 0)                                                                    \
+			return r_;                                                             \
+	} while (0)
+
+void kx_gpu_case_free(struct kx_gpu_case *c)
+{
+	if (!c)
+		return;
+	if (c->g)
+		cudaStreamSynchronize(c->g->st);
+	if (c->blas)
+		cublasDestroy(c->blas);
+	for (int i = 0; i < c->nbufs; i++)
+		cudaFree(c->bufs[i]);
+	free(c);
+}
+
+uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c)
+{
+	return c->peak;
+}
+
+const char *kx_gpu_case_error(const struct kx_gpu_case *c)
+{
+	return c->err;
+}
+
+static int blas_fail(struct kx_gpu_case *c, const char *what, cublasStatus_t s)
+{
+	snprintf(c->err, sizeof(c->err), "%s: %s", what, cublasGetStatusString(s));
+	return s == CUBLAS_STATUS_ALLOC_FAILED ? -ENOMEM : -EIO;
+}
+
+static int setup_blas(struct kx_gpu_case *c)
+{
+	cublasStatus_t s = cublasCreate(&c->blas);
+	if (s != CUBLAS_STATUS_SUCCESS) {
+		c->blas = NULL;
+		return blas_fail(c, "cublasCreate", s);
+	}
+	/* Hopper and newer want 32 MiB (cuBLAS docs); our own, so the peak counts it */
+	c->ws_bytes = c->g->info.cc_major >= 9 ? 32u << 20 : 4u << 20;
+	TRACK(c->ws, c->ws_bytes, "the cuBLAS workspace");
+	if ((s = cublasSetStream(c->blas, c->g->st)) != CUBLAS_STATUS_SUCCESS)
+		return blas_fail(c, "cublasSetStream", s);
+	/* after cublasSetStream, which resets the workspace to cuBLAS's own */
+	if ((s = cublasSetWorkspace(c->blas, c->ws, c->ws_bytes)) != CUBLAS_STATUS_SUCCESS)
+		return blas_fail(c, "cublasSetWorkspace", s);
+	return 0;
+}
+
+/*
+ * Row-major C[rows, cols] = X[rows, k] . W[cols, k]^T in bf16 with fp32 accumulation. cuBLAS is
+ * column-major: that C is C^T[cols, rows] = W . X^T, i.e. op(A) = W (stored as a k x cols
+ * column-major matrix, transposed), op(B) = X (k x rows, not transposed), ldc = ldc.
+ */
+static int gemm(struct kx_gpu_case *c, const uint16_t *X, int64_t rows, const uint16_t *W,
+		int64_t cols, int64_t k, uint16_t *C, int64_t ldc)
+{
+	const float alpha = 1.0f, beta = 0.0f;
+	cublasStatus_t s = cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)cols, (int)rows,
+					(int)k, &alpha, W, CUDA_R_16BF, (int)k, X, CUDA_R_16BF,
+					(int)k, &beta, C, CUDA_R_16BF, (int)ldc, CUBLAS_COMPUTE_32F,
+					CUBLAS_GEMM_DEFAULT);
+	return s == CUBLAS_STATUS_SUCCESS ? 0 : blas_fail(c, "cublasGemmEx", s);
+}
+
+static int fits_int(struct kx_gpu_case *c, int64_t v, const char *what)
+{
+	if (v > 0x7fffffff) {
+		snprintf(c->err, sizeof(c->err), "%s %lld is too large for cuBLAS (2^31)", what,
+			 (long long)v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int prepare(struct kx_gpu_case *c)
+{
+	const struct kx_bench_shape *s = &c->s;
+	const int64_t m = s->m, n = s->n, k = s->k;
+	cudaStream_t st = c->g->st;
+	const uint64_t seed = s->seed;
+	int r;
+	switch (c->impl) {
+	case CE_ONLINE:
+	case CE_TWO_PASS:
+		TRACK(c->x, (uint64_t)m * n * 4, "the logits");
+		TRACK(c->t, m * 4, "the targets");
+		TRACK(c->loss, m * 4, "the per-row loss");
+		TRACK(c->mean, 4, "the mean loss");
+		CK(kx_launch_gen_f32((float *)c->x, m * n, seed, KX_T_X, 1.0f, st), "generating logits");
+		CK(kx_launch_gen_targets(c->t, m, seed, (uint32_t)n, st), "generating targets");
+		break;
+	case FLCE_MATERIALIZED:
+	case FLCE_CHUNKED:
+		if ((r = fits_int(c, n, "vocab")) < 0 || (r = setup_blas(c)) < 0)
+			return r;
+		TRACK(c->x, (uint64_t)m * k * 2, "X");
+		TRACK(c->w, (uint64_t)n * k * 2, "W");
+		TRACK(c->t, m * 4, "the targets");
+		TRACK(c->loss, m * 4, "the per-token loss");
+		TRACK(c->mean, 4, "the mean loss");
+		if (c->impl == FLCE_MATERIALIZED) {
+			TRACK(c->out, (uint64_t)m * n * 2, "the logits");
+		} else {
+			TRACK(c->out, (uint64_t)m * (n < FLCE_CHUNK ? n : FLCE_CHUNK) * 2,
+			      "the logits chunk");
+			TRACK(c->lse_m, m * 4, "the running maxima");
+			TRACK(c->lse_s, m * 4, "the running sums");
+			TRACK(c->zt, m * 4, "the target logits");
+		}
+		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * k, seed, KX_T_X, 1.0f, 0.0f, st), "generating X");
+		CK(kx_launch_gen_bf16(c->w, n * k, seed, KX_T_W, 1.0f / sqrtf((float)k), 0.0f, st),
+		   "generating W");
+		CK(kx_launch_gen_targets(c->t, m, seed, (uint32_t)n, st), "generating targets");
+		break;
+	case RMS_ROWWISE:
+		TRACK(c->x, (uint64_t)m * n * 2, "x");
+		TRACK(c->w, n * 2, "the weight");
+		TRACK(c->out, (uint64_t)m * n * 2, "y");
+		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * n, seed, KX_T_X, 1.0f, 0.0f, st), "generating x");
+		CK(kx_launch_gen_bf16(c->w, n, seed, KX_T_W, 0.1f, 1.0f, st), "generating the weight");
+		break;
+	case SWIGLU_CUBLAS:
+		if ((r = fits_int(c, 2 * k, "2 * intermediate_size")) < 0 || (r = setup_blas(c)) < 0)
+			return r;
+		TRACK(c->x, (uint64_t)m * n * 2, "x");
+		TRACK(c->w, (uint64_t)2 * k * n * 2, "the gate and up weights");
+		TRACK(c->w2, (uint64_t)n * k * 2, "the down weight");
+		TRACK(c->out, (uint64_t)m * 2 * k * 2, "the gate and up activations");
+		TRACK(c->out2, (uint64_t)m * k * 2, "h");
+		TRACK(c->y, (uint64_t)m * n * 2, "y");
+		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * n, seed, KX_T_X, 1.0f, 0.0f, st), "generating x");
+		CK(kx_launch_gen_bf16(c->w, 2 * k * n, seed, KX_T_W_GATEUP, 1.0f / sqrtf((float)n), 0.0f, st),
+		   "generating the gate and up weights");
+		CK(kx_launch_gen_bf16(c->w2, n * k, seed, KX_T_W_DOWN, 1.0f / sqrtf((float)k), 0.0f, st),
+		   "generating the down weight");
+		break;
+	case MATMUL_CUBLAS:
+		if ((r = fits_int(c, n, "N")) < 0 || (r = setup_blas(c)) < 0)
+			return r;
+		TRACK(c->x, (uint64_t)m * k * 2, "A");
+		TRACK(c->w, (uint64_t)n * k * 2, "B");
+		TRACK(c->out, (uint64_t)m * n * 2, "C");
+		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * k, seed, KX_T_X, 1.0f, 0.0f, st), "generating A");
+		CK(kx_launch_gen_bf16(c->w, n * k, seed, KX_T_W, 1.0f / sqrtf((float)k), 0.0f, st),
+		   "generating B");
+		break;
+	}
+	CK(cudaStreamSynchronize(st), "generating the inputs");
+	return 0;
+}
+
+int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
+		    struct kx_gpu_case **ret, char *err, size_t errlen)
+{
+	struct kx_gpu_case *c = (struct kx_gpu_case *)calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->g = g;
+	c->s = *shape;
+	bool found = false;
+	for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
+		if (impls[i].kind == shape->kind && strcmp(impls[i].name, shape->impl) == 0) {
+			c->impl = impls[i].id;
+			found = true;
+		}
+	if (!found) {
+		snprintf(err, errlen, "no CUDA implementation '%s' of this workload", shape->impl);
+		free(c);
+		return -EINVAL;
+	}
+	int r = prepare(c);
+	if (r < 0) {
+		snprintf(err, errlen, "%s", c->err);
+		kx_gpu_case_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+/* ---- the implementations: one forward call each, enqueued on the stream --------------------- */
+
+static int run_impl(struct kx_gpu_case *c)
+{
+	const int64_t m = c->s.m, n = c->s.n, k = c->s.k;
+	cudaStream_t st = c->g->st;
+	const uint16_t *xb = (const uint16_t *)c->x;
+	int r;
+	switch (c->impl) {
+	case CE_ONLINE:
+	case CE_TWO_PASS:
+		CK(kx_launch_ce_f32((const float *)c->x, m, n, c->t, c->loss, c->impl == CE_TWO_PASS, st),
+		   "cross_entropy kernel");
+		break;
+	case FLCE_MATERIALIZED:
+		if ((r = gemm(c, xb, m, c->w, n, k, c->out, n)) < 0)
+			return r;
+		CK(kx_launch_ce_bf16(c->out, m, n, c->t, c->loss, st), "cross_entropy kernel");
+		break;
+	case FLCE_CHUNKED:
+		for (int64_t c0 = 0; c0 < n; c0 += FLCE_CHUNK) {
+			const int64_t nc = n - c0 < FLCE_CHUNK ? n - c0 : FLCE_CHUNK;
+			if ((r = gemm(c, xb, m, c->w + c0 * k, nc, k, c->out, nc)) < 0)
+				return r;
+			CK(kx_launch_lse_chunk(c->out, m, nc, c0, c0 == 0, c->t, c->lse_m, c->lse_s, c->zt, st),
+			   "log-sum-exp chunk kernel");
+		}
+		CK(kx_launch_lse_finish(c->lse_m, c->lse_s, c->zt, m, c->loss, st), "loss kernel");
+		break;
+	case RMS_ROWWISE:
+		CK(kx_launch_rms_norm(xb, c->w, c->out, m, n, (float)c->s.eps, st), "rms_norm kernel");
+		return 0;
+	case SWIGLU_CUBLAS:
+		if ((r = gemm(c, xb, m, c->w, 2 * k, n, c->out, 2 * k)) < 0)
+			return r;
+		CK(kx_launch_silu_mul(c->out, m, k, c->out2, st), "silu kernel");
+		return gemm(c, c->out2, m, c->w2, n, k, c->y, n);
+	case MATMUL_CUBLAS:
+		return gemm(c, xb, m, c->w, n, k, c->out, n);
+	}
+	CK(kx_launch_mean(c->loss, m, c->mean, st), "mean kernel");
+	return 0;
+}
+
+/* ---- correctness ------------------------------------------------------------------------------ */
+
+/* Device scratch for the reference, freed however the check ends. */
+struct scratch {
+	void *p[6];
+	int n;
+};
+
+static int scratch_alloc(struct kx_gpu_case *c, struct scratch *s, void **p, uint64_t bytes,
+			 const char *what)
+{
+	if (s->n == (int)(sizeof(s->p) / sizeof(s->p[0]))) {
+		snprintf(c->err, sizeof(c->err), "too many reference buffers");
+		return -E2BIG;
+	}
+	cudaError_t e = cudaMalloc(p, bytes);
+	if (e != cudaSuccess) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "cannot allocate the reference's %s", what);
+		return cuda_fail(c->err, sizeof(c->err), msg, e);
+	}
+	s->p[s->n++] = *p;
+	return 0;
+}
+
+static void scratch_free(struct scratch *s)
+{
+	for (int i = 0; i < s->n; i++)
+		cudaFree(s->p[i]);
+}
+
+#define SCRATCH(ptr, bytes, what)                                                              \
+	do {                                                                                   \
+		int r_ = scratch_alloc(c, &sc, (void **)&(ptr), (uint64_t)(bytes), what);      \
+		if (r_ < 0)                                                                    \
+			return r_;                                                             \
+	} while (0)
+
+/* Evenly spread rows: all of them when s == m, else first, last and s - 2 between. */
+static void pick_rows(int64_t *rows, int64_t s, int64_t m)
+{
+	for (int64_t i = 0; i < s; i++)
+		rows[i] = s == m || s == 1 ? i : i * (m - 1) / (s - 1);
+}
+
+static int to_host(struct kx_gpu_case *c, void *dst, const void *src, size_t bytes)
+{
+	CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->g->st), "copying results");
+	CK(cudaStreamSynchronize(c->g->st), "copying results");
+	return 0;
+}
+
+static void bf16_to_float(const uint16_t *in, float *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = kx_bf16_to_float(in[i]);
+}
+
+/* per-row losses against the reference at `rows`, then the mean: the implementation's mean
+ * against the host's fp64 mean of the same per-row losses it produced */
+static void check_losses(struct kx_bench_check *chk, const float *loss, float mean,
+			 const float *ref, const int64_t *rows, int64_t s, int64_t m, float *tmp)
+{
+	for (int64_t i = 0; i < s; i++)
+		tmp[i] = loss[rows[i]];
+	kx_bench_compare(chk, tmp, ref, (size_t)s);
+	double sum = 0;
+	for (int64_t i = 0; i < m; i++)
+		sum += loss[i];
+	float want = (float)(sum / (double)m);
+	kx_bench_compare(chk, &mean, &want, 1);
+}
+
+static int check_body(struct kx_gpu_case *c, const struct kx_bench_tolerance *tol,
+		      struct kx_bench_check *chk, struct scratch &sc, void **host)
+{
+	const int64_t m = c->s.m, n = c->s.n, k = c->s.k;
+	const int64_t s = (int64_t)c->s.check_rows;
+	cudaStream_t st = c->g->st;
+	int r;
+	if ((r = run_impl(c)) < 0)
+		return r;
+	CK(cudaStreamSynchronize(st), "running the implementation");
+
+	int64_t *rows = (int64_t *)malloc((size_t)s * sizeof(int64_t));
+	host[0] = rows;
+	if (!rows)
+		return -ENOMEM;
+	pick_rows(rows, s, m);
+	int64_t *drows;
+	SCRATCH(drows, s * 8, "row list");
+	CK(cudaMemcpyAsync(drows, rows, (size_t)s * 8, cudaMemcpyHostToDevice, st), "copying rows");
+
+	switch (c->impl) {
+	case CE_ONLINE:
+	case CE_TWO_PASS:
+	case FLCE_MATERIALIZED:
+	case FLCE_CHUNKED: {
+		float *ref, *z = NULL;
+		SCRATCH(ref, s * 4, "losses");
+		if (c->impl == CE_ONLINE || c->impl == CE_TWO_PASS) {
+			CK(kx_ref_ce((const float *)c->x, s, n, drows, c->t, ref, st), "reference kernel");
+			/* rows are all rows here (check_rows = m): z is the input itself */
+		} else {
+			SCRATCH(z, s * n * 4, "logits");
+			CK(kx_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, n, k, z, st),
+			   "reference GEMM");
+			CK(kx_ref_ce(z, s, n, drows, c->t, ref, st), "reference kernel");
+		}
+		float *loss = (float *)malloc((size_t)m * 4), *refh = (float *)malloc((size_t)s * 4),
+		      *tmp = (float *)malloc((size_t)s * 4);
+		host[1] = loss, host[2] = refh, host[3] = tmp;
+		if (!loss || !refh || !tmp)
+			return -ENOMEM;
+		float mean;
+		if ((r = to_host(c, loss, c->loss, (size_t)m * 4)) < 0 ||
+		    (r = to_host(c, &mean, c->mean, 4)) < 0 || (r = to_host(c, refh, ref, (size_t)s * 4)) < 0)
+			return r;
+		kx_bench_check_init(chk, tol, s == m ? "per-token loss (all rows) and mean loss"
+						     : "per-token loss (sampled rows) and mean loss");
+		check_losses(chk, loss, mean, refh, rows, s, m, tmp);
+		break;
+	}
+	case RMS_ROWWISE: {
+		float *ref;
+		SCRATCH(ref, m * n * 4, "output");
+		CK(kx_ref_rms_norm((const uint16_t *)c->x, c->w, ref, m, n, (float)c->s.eps, st),
+		   "reference kernel");
+		float *got = (float *)malloc((size_t)(m * n) * 4), *refh = (float *)malloc((size_t)(m * n) * 4);
+		uint16_t *raw = (uint16_t *)malloc((size_t)(m * n) * 2);
+		host[1] = got, host[2] = refh, host[3] = raw;
+		if (!got || !refh || !raw)
+			return -ENOMEM;
+		if ((r = to_host(c, raw, c->out, (size_t)(m * n) * 2)) < 0 ||
+		    (r = to_host(c, refh, ref, (size_t)(m * n) * 4)) < 0)
+			return r;
+		bf16_to_float(raw, got, (size_t)(m * n));
+		kx_bench_check_init(chk, tol, "output (all rows)");
+		kx_bench_compare(chk, got, refh, (size_t)(m * n));
+		break;
+	}
+	case SWIGLU_CUBLAS:
+	case MATMUL_CUBLAS: {
+		float *ref, *got;
+		SCRATCH(ref, s * n * 4, "output");
+		SCRATCH(got, s * n * 4, "gathered output");
+		if (c->impl == SWIGLU_CUBLAS) {
+			float *gu, *h;
+			SCRATCH(gu, s * 2 * k * 4, "gate and up activations");
+			SCRATCH(h, s * k * 4, "h");
+			CK(kx_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, 2 * k, n, gu, st),
+			   "reference GEMM");
+			CK(kx_ref_silu_mul(gu, s, k, h, st), "reference silu");
+			CK(kx_ref_gemm_f32(h, s, c->w2, n, k, ref, st), "reference GEMM");
+			CK(kx_launch_gather_bf16(c->y, n, drows, s, n, got, st), "gathering rows");
+		} else {
+			CK(kx_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, n, k, ref, st),
+			   "reference GEMM");
+			CK(kx_launch_gather_bf16(c->out, n, drows, s, n, got, st), "gathering rows");
+		}
+		float *goth = (float *)malloc((size_t)(s * n) * 4), *refh = (float *)malloc((size_t)(s * n) * 4);
+		host[1] = goth, host[2] = refh;
+		if (!goth || !refh)
+			return -ENOMEM;
+		if ((r = to_host(c, goth, got, (size_t)(s * n) * 4)) < 0 ||
+		    (r = to_host(c, refh, ref, (size_t)(s * n) * 4)) < 0)
+			return r;
+		kx_bench_check_init(chk, tol, s == m ? "output (all rows)" : "output (sampled rows)");
+		kx_bench_compare(chk, goth, refh, (size_t)(s * n));
+		break;
+	}
+	}
+	kx_bench_check_finish(chk);
+	return 0;
+}
+
+int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_tolerance *tol,
+		      struct kx_bench_check *ret, char *err, size_t errlen)
+{
+	struct scratch sc = { { NULL }, 0 };
+	void *host[4] = { NULL, NULL, NULL, NULL };
+	struct kx_bench_check chk;
+	kx_bench_check_init(&chk, tol, "output");
+	int r = check_body(c, tol, &chk, sc, host);
+	cudaStreamSynchronize(c->g->st);
+	scratch_free(&sc);
+	for (int i = 0; i < 4; i++)
+		free(host[i]);
+	if (r < 0) {
+		snprintf(err, errlen, "%s", c->err[0] ? c->err : strerror(-r));
+		return r;
+	}
+	*ret = chk;
+	return 0;
+}
+
+/* ---- timer ops ------------------------------------------------------------------------------- */
+
+static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns)
+{
+	struct kx_gpu_case *c = (struct kx_gpu_case *)ctx;
+	struct kx_gpu *g = c->g;
+	cudaStream_t st = g->st;
+	int r = ensure_events(g, blocking ? 2 : 2 * n, c->err, sizeof(c->err));
+	if (r < 0)
+		return r;
+	if (!g->flush) {
+		snprintf(c->err, sizeof(c->err), "no flush buffer set");
+		return -EINVAL;
+	}
+	if (blocking) {
+		for (size_t i = 0; i < n; i++) {
+			*g->flag = 0;
+			cudaError_t e = kx_launch_blocker(g->flag_dev, BLOCKER_TIMEOUT_NS, g->timeouts_dev, st);
+			if (e == cudaSuccess)
+				e = cudaMemsetAsync(g->flush, 0, g->flush_bytes, st);
+			if (e == cudaSuccess)
+				e = cudaEventRecord(g->ev[0], st);
+			if (e != cudaSuccess) {
+				*g->flag = 1;
+				return cuda_fail(c->err, sizeof(c->err), "enqueueing a sample", e);
+			}
+			r = run_impl(c);
+			if (r == 0 && (e = cudaEventRecord(g->ev[1], st)) != cudaSuccess)
+				r = cuda_fail(c->err, sizeof(c->err), "cudaEventRecord", e);
+			__sync_synchronize();
+			*g->flag = 1; /* everything is queued: let the stream run */
+			if (r < 0) {
+				cudaStreamSynchronize(st);
+				return r;
+			}
+			float ms = 0;
+			CK(cudaEventSynchronize(g->ev[1]), "waiting for a sample");
+			CK(cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
+			ret_ns[i] = (uint64_t)llround((double)ms * 1e6);
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		CK(cudaMemsetAsync(g->flush, 0, g->flush_bytes, st), "flushing L2");
+		CK(cudaEventRecord(g->ev[2 * i], st), "cudaEventRecord");
+		if ((r = run_impl(c)) < 0)
+			return r;
+		CK(cudaEventRecord(g->ev[2 * i + 1], st), "cudaEventRecord");
+	}
+	CK(cudaStreamSynchronize(st), "waiting for the samples");
+	for (size_t i = 0; i < n; i++) {
+		float ms = 0;
+		CK(cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]), "cudaEventElapsedTime");
+		ret_ns[i] = (uint64_t)llround((double)ms * 1e6);
+	}
+	return 0;
+}
+
+static int time_span(void *ctx, size_t n, uint64_t *ret_ns)
+{
+	struct kx_gpu_case *c = (struct kx_gpu_case *)ctx;
+	struct kx_gpu *g = c->g;
+	int r = ensure_events(g, 2, c->err, sizeof(c->err));
+	if (r < 0)
+		return r;
+	CK(cudaEventRecord(g->ev[0], g->st), "cudaEventRecord");
+	for (size_t i = 0; i < n; i++) {
+		CK(cudaMemsetAsync(g->flush, 0, g->flush_bytes, g->st), "flushing L2");
+		if ((r = run_impl(c)) < 0)
+			return r;
+	}
+	CK(cudaEventRecord(g->ev[1], g->st), "cudaEventRecord");
+	CK(cudaEventSynchronize(g->ev[1]), "waiting for the estimate");
+	float ms = 0;
+	CK(cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
+	*ret_ns = (uint64_t)llround((double)ms * 1e6);
+	return 0;
+}
+
+static int warm(void *ctx, size_t n)
+{
+	struct kx_gpu_case *c = (struct kx_gpu_case *)ctx;
+	for (size_t i = 0; i < n; i++) {
+		int r = run_impl(c);
+		if (r < 0)
+			return r;
+	}
+	CK(cudaStreamSynchronize(c->g->st), "warming up");
+	return 0;
+}
+
+void kx_gpu_case_ops(struct kx_bench_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->time_calls = time_calls;
+	ops->time_span = time_span;
+	ops->warm = warm;
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Directory listings for READDIR/READDIRPLUS, as snapshots: a listing is a directory's entries at
+ * one store generation (names and nodes, built once from a view), shared by every reader and kept
+ * in a byte-bounded LRU.
+ *
+ * Why not a handle per opendir: OPENDIR is switched off (ops.c) so a warm `ls` or `find` costs no
+ * round trip at all, which leaves READDIR without a handle to hang a snapshot on. The snapshot is
+ * carried by the offset instead. An offset handed to the kernel is
+ *
+ *     generation tag (22 bits) << 40 | index of the next entry + 1 (40 bits)
+ *
+ * so a directory read in many READDIR calls — 100,000 entries take hundreds — continues in the
+ * very listing it started in, even if the store changed between calls (the old listing stays
+ * cached; if it was evicted, the current one is used from the same index). Offset 0 always starts
+ * the current listing. Listings are a pure function of (directory, generation), so two threads that
+ * build the same one concurrently build the same bytes and either copy wins.
+ */
+#include "fs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INDEX_BITS 40
+#define TAG_BITS 22
+#define TAG_MASK ((1ull << TAG_BITS) - 1)
+#define INDEX_MASK ((1ull << INDEX_BITS) - 1)
+#define BUCKETS 1024
+
+struct listing {
+	struct kx_listing l; /* first: kx_dircache_put recovers the listing from it */
+	char *names;
+	size_t bytes;
+	unsigned refs; /* the cache's own reference while cached */
+	bool cached;
+	struct listing *prev, *next, *hnext;
+};
+
+struct kx_dircache {
+	pthread_mutex_t lock;
+	size_t limit, bytes;
+	struct listing *head, *tail; /* LRU, most recent first */
+	struct listing *hash[BUCKETS];
+};
+
+struct kx_dircache *kx_dircache_new(size_t limit_bytes)
+{
+	struct kx_dircache *dc = calloc(1, sizeof(*dc));
+	if (!dc)
+		return NULL;
+	dc->limit = limit_bytes;
+	pthread_mutex_init(&dc->lock, NULL);
+	return dc;
+}
+
+static void listing_free(struct listing *x)
+{
+	if (!x)
+		return;
+	free(x->l.e);
+	free(x->names);
+	free(x);
+}
+
+void kx_dircache_free(struct kx_dircache *dc)
+{
+	if (!dc)
+		return;
+	for (struct listing *x = dc->head, *n; x; x = n) {
+		n = x->next;
+		listing_free(x);
+	}
+	pthread_mutex_destroy(&dc->lock);
+	free(dc);
+}
+
+off_t kx_dircache_offset(const struct kx_listing *l, size_t next_index)
+{
+	return (off_t)((l->generation & TAG_MASK) << INDEX_BITS | (uint64_t)next_index);
+}
+
+/* ---- building --------------------------------------------------------------------------------- */
+
+struct builder {
+	struct kx_dirent *e;
+	size_t *name_off; /* names are appended to `names`; pointers are fixed up at the end */
+	size_t len, cap;
+	struct kx_buf names;
+};
+
+static int add(struct builder *b, const char *name, const struct kx_node *n)
+{
+	if (b->len == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct kx_dirent *e = realloc(b->e, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		b->e = e;
+		size_t *o = realloc(b->name_off, cap * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		b->name_off = o;
+		b->cap = cap;
+	}
+	b->name_off[b->len] = b->names.len;
+	b->e[b->len].node = *n;
+	b->len++;
+	return kx_buf_append(&b->names, name, strlen(name) + 1);
+}
+
+static int add_entry(void *ctx, const char *name, const struct kx_node *n)
+{
+	return add(ctx, name, n);
+}
+
+static int build(struct kx_tree *t, struct fs_view *fv, uint64_t ino, const struct kx_node *dir, struct listing **ret)
+{
+	struct builder b = { 0 };
+	struct kx_node parent;
+	int r = kx_tree_parent(t, fv->v, dir, &parent);
+	if (r == 0)
+		r = add(&b, ".", dir);
+	if (r == 0)
+		r = add(&b, "..", &parent);
+	if (r == 0)
+		r = kx_tree_readdir(t, fv->v, dir, add_entry, &b);
+	struct listing *x = NULL;
+	if (r == 0 && b.len >= INDEX_MASK)
+		r = -EOVERFLOW;
+	if (r == 0 && !(x = calloc(1, sizeof(*x))))
+		r = -ENOMEM;
+	if (r < 0) {
+		free(b.e);
+		free(b.name_off);
+		kx_buf_release(&b.names);
+		return r;
+	}
+	size_t names_bytes = b.names.alloc;
+	x->names = kx_buf_detach(&b.names, NULL);
+	for (size_t i = 0; i < b.len; i++)
+		b.e[i].name = x->names + b.name_off[i];
+	free(b.name_off);
+	x->l.ino = ino;
+	x->l.generation = fv->generation;
+	x->l.len = b.len;
+	x->l.e = b.e;
+	x->bytes = sizeof(*x) + b.cap * sizeof(*b.e) + names_bytes;
+	x->refs = 1;
+	*ret = x;
+	return 0;
+}
+
+/* ---- the cache -------------------------------------------------------------------------------- */
+
+static void lru_unlink(struct kx_dircache *dc, struct listing *x)
+{
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		dc->head = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	else
+		dc->tail = x->prev;
+	x->prev = x->next = NULL;
+}
+
+static void lru_push(struct kx_dircache *dc, struct listing *x)
+{
+	x->next = dc->head;
+	x->prev = NULL;
+	if (dc->head)
+		dc->head->prev = x;
+	dc->head = x;
+	if (!dc->tail)
+		dc->tail = x;
+}
+
+static void drop(struct kx_dircache *dc, struct listing *x)
+{
+	lru_unlink(dc, x);
+	struct listing **p = &dc->hash[x->l.ino % BUCKETS];
+	while (*p && *p != x)
+		p = &(*p)->hnext;
+	if (*p)
+		*p = x->hnext;
+	dc->bytes -= x->bytes;
+	x->cached = false;
+	if (--x->refs == 0)
+		listing_free(x);
+}
+
+/* A cached listing of ino whose generation matches `gen` in the bits given by `mask`. */
+static struct listing *find(struct kx_dircache *dc, uint64_t ino, uint64_t gen, uint64_t mask)
+{
+	struct listing *best = NULL;
+	for (struct listing *x = dc->hash[ino % BUCKETS]; x; x = x->hnext)
+		if (x->l.ino == ino && (x->l.generation & mask) == (gen & mask) &&
+		    (!best || x->l.generation > best->l.generation))
+			best = x;
+	return best;
+}
+
+int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
+		    const struct kx_node *dir, off_t off, const struct kx_listing **ret, size_t *ret_index)
+{
+	uint64_t o = (uint64_t)off;
+	size_t index = (size_t)(o & INDEX_MASK);
+	pthread_mutex_lock(&dc->lock);
+	struct listing *x = NULL;
+	if (off != 0)
+		x = find(dc, ino, o >> INDEX_BITS, TAG_MASK);
+	if (!x)
+		x = find(dc, ino, fv->generation, ~0ull);
+	if (x) {
+		x->refs++;
+		lru_unlink(dc, x);
+		lru_push(dc, x);
+		pthread_mutex_unlock(&dc->lock);
+		*ret = &x->l;
+		*ret_index = index < x->l.len ? index : x->l.len;
+		return 0;
+	}
+	pthread_mutex_unlock(&dc->lock);
+
+	int r = build(t, fv, ino, dir, &x);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&dc->lock);
+	struct listing *other = find(dc, ino, fv->generation, ~0ull);
+	if (other) {
+		/* built twice concurrently: keep the cached one */
+		listing_free(x);
+		x = other;
+		x->refs++;
+	} else {
+		x->refs++; /* the cache's reference */
+		x->cached = true;
+		x->hnext = dc->hash[ino % BUCKETS];
+		dc->hash[ino % BUCKETS] = x;
+		lru_push(dc, x);
+		dc->bytes += x->bytes;
+		while (dc->bytes > dc->limit && dc->tail && dc->tail != x)
+			drop(dc, dc->tail);
+	}
+	pthread_mutex_unlock(&dc->lock);
+	*ret = &x->l;
+	*ret_index = index < x->l.len ? index : x->l.len;
+	return 0;
+}
+
+void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l)
+{
+	if (!l)
+		return;
+	struct listing *x = (struct listing *)l;
+	pthread_mutex_lock(&dc->lock);
+	bool last = --x->refs == 0;
+	pthread_mutex_unlock(&dc->lock);
+	if (last)
+		listing_free(x);
+}

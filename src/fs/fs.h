@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kindexfs daemon's private interface: one `struct kx_fs` shared by the FUSE operations
+ * (ops.c), the readdir listings (dircache.c), the shared store view and the invalidation notifier
+ * (notify.c), set up and torn down by main.c. Only src/fs includes fuse_lowlevel.h, and only the
+ * .c files do: this header keeps FUSE types out so the pieces stay testable on their own.
+ *
+ * Consistency model. Every operation reads one store view (a RocksDB snapshot) — the *current*
+ * view, shared and reference-counted, so an operation costs no snapshot of its own. The daemon is
+ * the store's one writer: after a commit, the writer (the inbox, issue 4) calls kx_fs_changed();
+ * the notifier thread then swaps in a new current view, waits until no operation still uses the
+ * old one, and only then tells the kernel what to forget. An operation that started on the old
+ * state can therefore never re-populate a kernel cache after its invalidation was sent.
+ */
+#ifndef KX_FS_H
+#define KX_FS_H
+
+#include "kx/tree.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct fuse_session;
+struct kx_dircache;
+struct kx_notifier;
+
+/* A store view shared by the operations that run on it. */
+struct fs_view {
+	struct kx_view *v;
+	uint64_t generation;
+	unsigned refs; /* under kx_fs.view_lock */
+};
+
+struct kx_fs {
+	struct kx_store *store;
+	struct kx_tree *tree;
+	struct fuse_session *se;   /* set once mounted; the notifier sends through it */
+	double timeout;            /* entry and attribute timeout, seconds */
+	uid_t uid;
+	gid_t gid;
+	bool debug;
+	struct kx_dircache *dirs;
+	struct kx_notifier *notifier;
+
+	pthread_mutex_t view_lock;
+	pthread_cond_t view_idle;  /* signalled when a retired view loses its last user */
+	struct fs_view *view;      /* the current view */
+};
+
+/* ---- views (ops.c) ---------------------------------------------------------------------------- */
+
+/* The current view, with a reference for the caller; never NULL once kx_fs_view_init succeeded. */
+struct fs_view *kx_fs_view_get(struct kx_fs *fs);
+void kx_fs_view_put(struct kx_fs *fs, struct fs_view *fv);
+int kx_fs_view_init(struct kx_fs *fs);
+void kx_fs_view_release(struct kx_fs *fs);
+/*
+ * Make a fresh view current and wait until the previous one has no user but the caller, who
+ * receives it with one reference (NULL when nothing changed: same generation).
+ */
+struct fs_view *kx_fs_view_swap(struct kx_fs *fs);
+
+/* ---- readdir listings (dircache.c) ------------------------------------------------------------ */
+
+/*
+ * A directory's entries at one store generation: "." and "..", then kx_tree_readdir's order.
+ * Offsets handed to the kernel are (generation tag << 40 | index + 1), so a listing read in several
+ * READDIR calls continues in the listing it started in, whatever happened to the store meanwhile.
+ */
+struct kx_dirent {
+	const char *name;
+	struct kx_node node;
+};
+
+struct kx_listing {
+	uint64_t ino;
+	uint64_t generation;
+	size_t len;
+	struct kx_dirent *e;
+};
+
+struct kx_dircache *kx_dircache_new(size_t limit_bytes);
+void kx_dircache_free(struct kx_dircache *dc);
+/*
+ * The listing of directory `dir` (inode `ino`) in view `fv`, or in the generation `gen_tag`
+ * names when it is still cached (off != 0 continuations). The caller puts it back.
+ */
+int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
+		    const struct kx_node *dir, off_t off, const struct kx_listing **ret, size_t *ret_index);
+void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l);
+off_t kx_dircache_offset(const struct kx_listing *l, size_t next_index);
+
+/* ---- the invalidation notifier (notify.c) ----------------------------------------------------- */
+
+int kx_notifier_start(struct kx_fs *fs);
+/* Stop and join the thread; pending work is dropped (the kernel connection is gone by then). */
+void kx_notifier_stop(struct kx_fs *fs);
+/*
+ * The store changed: `runs` were added (NULL/0: unknown, found from the generations). Returns at
+ * once; the notifier thread does the rest. Thread-safe; callable from inside an operation.
+ */
+void kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n);
+
+/* ---- operations (ops.c) ----------------------------------------------------------------------- */
+
+/* The struct fuse_lowlevel_ops of the daemon (opaque here to keep FUSE out of this header). */
+const void *kx_fs_ops(size_t *ret_size);
+
+/* Messages on stderr (or syslog once detached), lowercase, failure first. */
+void kx_fs_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kx_fs_log_debug(const struct kx_fs *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `kindexfs STORE MOUNTPOINT [-f] [-d] [-s] [-o OPTIONS]`: mount a kindex store as the live,
+ * read-only tree of SPEC §3 (docs/mount.md, kindexfs(1)).
+ *
+ * Start-up order matters and differs from libfuse's examples (which mount, then fuse_daemonize):
+ * RocksDB starts threads when the store opens, and threads do not survive fork(). So the daemon
+ * forks first, and the parent waits on a pipe until the child has opened the store, claimed it and
+ * mounted — then exits 0, or with the child's failure (printed by the child on the same terminal).
+ * That is also what mount.fuse3, /etc/fstab and systemd mount units expect of a helper: when it
+ * returns, the mount exists. Arguments arrive in mount.fuse3's order, `STORE MOUNTPOINT -o opts`.
+ *
+ * Shutdown: SIGTERM, SIGINT, SIGHUP and `fusermount3 -u` end the session loop; then the notifier
+ * stops, the mount goes, the store is closed (the WAL synced, the claim removed) and the exit
+ * status is 0. Signals are blocked in every thread but the loop's, so a signal always reaches a
+ * thread that can end the loop.
+ */
+#include "fs.h"
+
+#include <fuse_lowlevel.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_STORE = 3 };
+
+enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME };
+
+struct cfg {
+	char *store;
+	char *cache;
+	char *timeout;
+	bool allow_other, default_permissions, fsname;
+	int positional;
+};
+
+static const struct fuse_opt cfg_spec[] = {
+	{ "cache=%s", offsetof(struct cfg, cache), 0 },
+	{ "timeout=%s", offsetof(struct cfg, timeout), 0 },
+	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
+	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
+	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+	FUSE_OPT_END,
+};
+
+static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct cfg *c = data;
+	switch (key) {
+	case KEY_ALLOW_OTHER:
+		c->allow_other = true;
+		return 1;
+	case KEY_DEFAULT_PERMISSIONS:
+		c->default_permissions = true;
+		return 1;
+	case KEY_FSNAME:
+		c->fsname = true;
+		return 1;
+	case FUSE_OPT_KEY_NONOPT:
+		/* the first operand is the store; the second (the mountpoint) is libfuse's */
+		if (c->positional++ == 0) {
+			c->store = strdup(arg);
+			return 0;
+		}
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kindexfs STORE MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
+		"\n"
+		"Mounts the kindex store STORE at MOUNTPOINT as the read-only tree of benchmarks, runs and\n"
+		"digests that `kindex export` writes (see kindexfs(1) and docs/mount.md). Unmount with\n"
+		"`fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
+		"\n"
+		"kindexfs options:\n"
+		"    -o cache=SIZE          bound of each daemon cache: rendered files, group listings,\n"
+		"                           directory listings (K, M, G suffixes; default 32M)\n"
+		"    -o timeout=SECONDS     how long the kernel may trust names and attributes before asking\n"
+		"                           again (default 3600; changes are pushed to it anyway)\n"
+		"    -o allow_other         let other users see the mount; needs default_permissions (and\n"
+		"                           user_allow_other in /etc/fuse.conf when not run as root)\n"
+		"    -o default_permissions let the kernel check the modes (0444 files, 0555 directories)\n"
+		"    -o ro                  mount read-only (the tree is read-only either way)\n"
+		"\n");
+}
+
+static int parse_size(const char *s, size_t *ret)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -EINVAL;
+	double mul = 1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v * mul > (double)SIZE_MAX / 2)
+		return -EINVAL;
+	*ret = (size_t)(v * mul);
+	return 0;
+}
+
+/* Messages once detached: syslog, with libfuse's levels (they are syslog's). */
+static void log_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	vsyslog((int)level, fmt, ap);
+}
+
+static void block_signals(bool block)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+/* The parent of a detaching start: wait for the child's verdict. */
+static int wait_for_child(int fd)
+{
+	char status = EXIT_FAIL;
+	ssize_t n;
+	do
+		n = read(fd, &status, 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n == 1 ? status : EXIT_FAIL; /* EOF: the child died before saying anything */
+}
+
+static void tell_parent(int *fd, int status)
+{
+	if (*fd < 0)
+		return;
+	char c = (char)status;
+	if (write(*fd, &c, 1) < 0) {
+		/* the parent is gone; nothing to tell */
+	}
+	close(*fd);
+	*fd = -1;
+}
+
+static int detach_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts opts = { 0 };
+	struct cfg cfg = { 0 };
+	struct kx_fs fs = { .timeout = 3600, .uid = getuid(), .gid = getgid() };
+	struct fuse_session *se = NULL;
+#if FUSE_USE_VERSION >= 312
+	struct fuse_loop_config *loop = NULL;
+#endif
+	size_t cache = 32u << 20;
+	char store_path[PATH_MAX], mnt_path[PATH_MAX];
+	int status = EXIT_FAIL, pipe_fd = -1, r;
+	bool mounted = false, handlers = false, views = false;
+
+	if (fuse_opt_parse(&args, &cfg, cfg_spec, cfg_proc) < 0 || fuse_parse_cmdline(&args, &opts) != 0) {
+		fprintf(stderr, "kindexfs: invalid arguments (see kindexfs --help)\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (opts.show_help) {
+		usage(stdout);
+		printf("FUSE options:\n");
+		fflush(stdout);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		status = EXIT_OK;
+		goto out;
+	}
+	if (opts.show_version) {
+		printf("kindexfs %s (libfuse %s)\n", KX_VERSION, fuse_pkgversion());
+		status = EXIT_OK;
+		goto out;
+	}
+	if (!cfg.store || !opts.mountpoint) {
+		usage(stderr);
+		fprintf(stderr, "kindexfs: give a STORE and a MOUNTPOINT\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (cfg.positional > 2) {
+		fprintf(stderr, "kindexfs: too many operands (give STORE MOUNTPOINT)\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (cfg.cache && (parse_size(cfg.cache, &cache) < 0 || cache < (1u << 20))) {
+		fprintf(stderr, "kindexfs: invalid -o cache=%s: give a size of at least 1M, e.g. 64M\n", cfg.cache);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (cfg.timeout) {
+		char *end;
+		errno = 0;
+		fs.timeout = strtod(cfg.timeout, &end);
+		if (errno || *end || end == cfg.timeout || fs.timeout < 0) {
+			fprintf(stderr, "kindexfs: invalid -o timeout=%s: give seconds, e.g. 3600\n", cfg.timeout);
+			status = EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (cfg.allow_other && !cfg.default_permissions) {
+		/* without it no one checks the modes for other users: refuse rather than guess */
+		fprintf(stderr, "kindexfs: -o allow_other needs -o default_permissions as well\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (!realpath(cfg.store, store_path)) {
+		fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", cfg.store, strerror(errno));
+		status = EXIT_STORE;
+		goto out;
+	}
+	if (!realpath(opts.mountpoint, mnt_path)) {
+		fprintf(stderr, "kindexfs: cannot mount on '%s': %s\n", opts.mountpoint, strerror(errno));
+		goto out;
+	}
+	if (!cfg.fsname) {
+		/* `mount` and /proc/mounts then show the store as the source, as for a block device;
+		 * commas and backslashes separate -o options, so they are escaped */
+		char *opt = malloc(2 * strlen(store_path) + 16), *w = opt;
+		if (!opt)
+			goto out;
+		w += sprintf(w, "-ofsname=");
+		for (const char *p = store_path; *p; p++) {
+			if (*p == ',' || *p == '\\')
+				*w++ = '\\';
+			*w++ = *p;
+		}
+		*w = '\0';
+		r = fuse_opt_add_arg(&args, opt);
+		free(opt);
+		if (r < 0)
+			goto out;
+	}
+	fs.debug = opts.debug;
+
+	if (!opts.foreground) {
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			fprintf(stderr, "kindexfs: cannot start: pipe: %s\n", strerror(errno));
+			goto out;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "kindexfs: cannot start: fork: %s\n", strerror(errno));
+			goto out;
+		}
+		if (pid > 0) {
+			close(p[1]);
+			status = wait_for_child(p[0]);
+			goto out;
+		}
+		close(p[0]);
+		pipe_fd = p[1];
+		setsid();
+	}
+
+	block_signals(true); /* inherited by RocksDB's threads and the notifier */
+	char *msg = NULL;
+	r = kx_store_open(store_path, 0, &fs.store, &msg);
+	if (r < 0) {
+		if (msg)
+			fprintf(stderr, "kindexfs: %s\n", msg);
+		else
+			fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", store_path, strerror(-r));
+		free(msg);
+		status = EXIT_STORE;
+		goto out;
+	}
+	if ((r = kx_store_claim(fs.store, mnt_path)) < 0) {
+		fprintf(stderr, "kindexfs: cannot claim store '%s': %s\n", store_path, strerror(-r));
+		status = EXIT_STORE;
+		goto out;
+	}
+	fs.tree = kx_tree_new(fs.store, cache);
+	fs.dirs = kx_dircache_new(cache);
+	if (!fs.tree || !fs.dirs || kx_fs_view_init(&fs) < 0) {
+		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
+		goto out;
+	}
+	views = true;
+
+	size_t ops_size;
+	const struct fuse_lowlevel_ops *ops = kx_fs_ops(&ops_size);
+	se = fuse_session_new(&args, ops, ops_size, &fs);
+	if (!se) {
+		/* libfuse printed what it did not like (an unknown -o option, usually) */
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		fprintf(stderr, "kindexfs: cannot install signal handlers\n");
+		goto out;
+	}
+	handlers = true;
+	if (fuse_session_mount(se, mnt_path) != 0) {
+		/* libfuse printed the reason (fusermount3's, or the kernel's) */
+		goto out;
+	}
+	mounted = true;
+	fs.se = se;
+	if ((r = kx_notifier_start(&fs)) < 0) {
+		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
+		goto out;
+	}
+	if (pipe_fd >= 0) {
+		openlog("kindexfs", LOG_PID, LOG_DAEMON);
+		fuse_set_log_func(log_syslog);
+		if (chdir("/") < 0 || detach_stdio() < 0)
+			kx_fs_log_error("cannot detach from the terminal: %s", strerror(errno));
+		tell_parent(&pipe_fd, EXIT_OK);
+	}
+	kx_fs_log_debug(&fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs)", store_path, mnt_path,
+			cache, fs.timeout);
+
+	block_signals(false);
+	if (opts.singlethread) {
+		r = fuse_session_loop(se);
+	} else {
+#if FUSE_USE_VERSION >= 312
+		loop = fuse_loop_cfg_create();
+		if (!loop) {
+			kx_fs_log_error("cannot start: %s", strerror(ENOMEM));
+			goto out;
+		}
+		fuse_loop_cfg_set_clone_fd(loop, (unsigned)opts.clone_fd);
+		fuse_loop_cfg_set_idle_threads(loop, opts.max_idle_threads);
+		if (opts.max_threads != UINT_MAX) /* UINT_MAX: not given, keep libfuse's default */
+			fuse_loop_cfg_set_max_threads(loop, opts.max_threads);
+		r = fuse_session_loop_mt(se, loop);
+#else
+		struct fuse_loop_config lc = { .clone_fd = opts.clone_fd, .max_idle_threads = opts.max_idle_threads };
+		r = fuse_session_loop_mt(se, &lc);
+#endif
+	}
+	block_signals(true);
+	/* 0: unmounted; a positive value is the signal that ended the loop — both a clean stop */
+	if (r < 0)
+		kx_fs_log_error("session ended: %s", strerror(-r));
+	status = r < 0 ? EXIT_FAIL : EXIT_OK;
+	if (fs.debug) {
+		struct kx_tree_stats st;
+		kx_tree_stats(fs.tree, &st);
+		kx_fs_log_debug(&fs, "content cache %llu hits %llu misses (%zu bytes), groups %llu hits %llu misses",
+				(unsigned long long)st.content_hits, (unsigned long long)st.content_misses,
+				st.content_bytes, (unsigned long long)st.group_hits,
+				(unsigned long long)st.group_misses);
+	}
+
+out:
+	kx_notifier_stop(&fs);
+	if (mounted)
+		fuse_session_unmount(se);
+	if (handlers)
+		fuse_remove_signal_handlers(se);
+	if (se)
+		fuse_session_destroy(se);
+#if FUSE_USE_VERSION >= 312
+	if (loop)
+		fuse_loop_cfg_destroy(loop);
+#endif
+	if (views)
+		kx_fs_view_release(&fs);
+	kx_dircache_free(fs.dirs);
+	kx_tree_free(fs.tree);
+	kx_store_close(fs.store); /* syncs the WAL and removes the claim */
+	tell_parent(&pipe_fd, status);
+	free(cfg.store);
+	free(cfg.cache);
+	free(cfg.timeout);
+	free(opts.mountpoint);
+	fuse_opt_free_args(&args);
+	return status;
+}

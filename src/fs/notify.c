@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The invalidation notifier: a dedicated thread that, after the store changed, tells the kernel
+ * which names and inodes to forget (fuse_lowlevel_notify_inval_entry / _inval_inode), so that the
+ * long entry/attr timeouts and keep_cache of ops.c never serve a stale tree.
+ *
+ * Why a thread: the kernel takes directory and inode locks to apply an invalidation, and the
+ * operation that caused the change (an inbox FLUSH, issue 4) may itself hold them — libfuse's
+ * fuse_lowlevel.h warns that notifying from inside a related operation deadlocks. So the writer
+ * only records what changed (kx_fs_changed, which returns at once) and this thread does the rest,
+ * holding no lock while it talks to the kernel — the pattern of libfuse's
+ * example/notify_inval_entry.c and notify_inval_inode.c, where an updater thread notifies.
+ *
+ * Order of a round: (1) swap in a view of the new store state and wait until no operation still
+ * reads the old one (kx_fs_view_swap), (2) ask the tree what differs between the two views
+ * (kx_tree_changes), (3) send the invalidations. Step 1 is what makes it race-free: an operation
+ * that began before the change has finished before its cached result is invalidated, and every
+ * later one sees the new state. Rounds coalesce: changes that arrive during a round are handled in
+ * the next, from the generation the kernel last saw.
+ */
+#include "fs.h"
+
+#include <fuse_lowlevel.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kx_notifier {
+	struct kx_fs *fs;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop, pending, unknown;
+	struct kx_digest *runs; /* added since the last round; `unknown` when a caller could not say */
+	size_t len, cap;
+};
+
+struct sent {
+	struct kx_fs *fs;
+	unsigned long entries, inodes, unknown;
+};
+
+static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *name)
+{
+	struct sent *s = ctx;
+	int r;
+	switch (what) {
+	case KX_INVAL_ENTRY:
+		r = fuse_lowlevel_notify_inval_entry(s->fs->se, ino, name, strlen(name));
+		s->entries++;
+		break;
+	case KX_INVAL_DATA:
+		r = fuse_lowlevel_notify_inval_inode(s->fs->se, ino, 0, 0);
+		s->inodes++;
+		break;
+	default:
+		/* a negative offset: attributes only, the page cache stays */
+		r = fuse_lowlevel_notify_inval_inode(s->fs->se, ino, -1, 0);
+		s->inodes++;
+		break;
+	}
+	if (r == -ENOENT) {
+		s->unknown++; /* the kernel holds no such inode or name: nothing to forget */
+		return 0;
+	}
+	if (r == -ENOTCONN || r == -EBADF || r == -ENODEV)
+		return r; /* unmounting: stop this round */
+	if (r < 0)
+		kx_fs_log_error("cannot invalidate inode %#llx%s%s: %s", (unsigned long long)ino, name ? " entry " : "",
+				name ? name : "", strerror(-r));
+	return 0;
+}
+
+static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n)
+{
+	struct kx_fs *fs = nt->fs;
+	struct fs_view *before = kx_fs_view_swap(fs);
+	if (!before)
+		return; /* same generation: nothing the kernel could have cached differs */
+	struct fs_view *after = kx_fs_view_get(fs);
+	struct sent s = { .fs = fs };
+	int r = kx_tree_changes(fs->tree, before->v, after->v, runs, n, send_one, &s);
+	if (r < 0 && r != -ENOTCONN && r != -EBADF && r != -ENODEV)
+		kx_fs_log_error("cannot work out what changed from generation %llu to %llu: %s",
+				(unsigned long long)before->generation, (unsigned long long)after->generation,
+				strerror(-r));
+	kx_fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated (%lu not cached)",
+			(unsigned long long)before->generation, (unsigned long long)after->generation, s.entries,
+			s.inodes, s.unknown);
+	kx_fs_view_put(fs, after);
+	kx_fs_view_put(fs, before);
+}
+
+static void *notifier_main(void *arg)
+{
+	struct kx_notifier *nt = arg;
+	pthread_mutex_lock(&nt->lock);
+	for (;;) {
+		while (!nt->stop && !nt->pending)
+			pthread_cond_wait(&nt->wake, &nt->lock);
+		if (nt->stop)
+			break;
+		struct kx_digest *runs = nt->unknown ? NULL : nt->runs;
+		size_t n = nt->unknown ? 0 : nt->len;
+		if (nt->unknown)
+			free(nt->runs);
+		nt->runs = NULL;
+		nt->len = nt->cap = 0;
+		nt->pending = nt->unknown = false;
+		pthread_mutex_unlock(&nt->lock);
+		round_of(nt, runs, n);
+		free(runs);
+		pthread_mutex_lock(&nt->lock);
+	}
+	pthread_mutex_unlock(&nt->lock);
+	return NULL;
+}
+
+int kx_notifier_start(struct kx_fs *fs)
+{
+	struct kx_notifier *nt = calloc(1, sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	nt->fs = fs;
+	pthread_mutex_init(&nt->lock, NULL);
+	pthread_cond_init(&nt->wake, NULL);
+	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
+	if (r != 0) {
+		pthread_cond_destroy(&nt->wake);
+		pthread_mutex_destroy(&nt->lock);
+		free(nt);
+		return -r;
+	}
+	fs->notifier = nt;
+	return 0;
+}
+
+void kx_notifier_stop(struct kx_fs *fs)
+{
+	struct kx_notifier *nt = fs->notifier;
+	if (!nt)
+		return;
+	pthread_mutex_lock(&nt->lock);
+	nt->stop = true;
+	pthread_cond_signal(&nt->wake);
+	pthread_mutex_unlock(&nt->lock);
+	pthread_join(nt->thread, NULL);
+	pthread_cond_destroy(&nt->wake);
+	pthread_mutex_destroy(&nt->lock);
+	free(nt->runs);
+	free(nt);
+	fs->notifier = NULL;
+}
+
+void kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n)
+{
+	struct kx_notifier *nt = fs->notifier;
+	if (!nt)
+		return;
+	pthread_mutex_lock(&nt->lock);
+	if (!runs) {
+		nt->unknown = true;
+	} else if (!nt->unknown) {
+		if (nt->len + n > nt->cap) {
+			size_t cap = (nt->len + n) * 2;
+			struct kx_digest *v = realloc(nt->runs, cap * sizeof(*v));
+			if (v) {
+				nt->runs = v;
+				nt->cap = cap;
+			} else {
+				nt->unknown = true; /* fall back to a scan rather than lose the change */
+			}
+		}
+		if (!nt->unknown) {
+			memcpy(nt->runs + nt->len, runs, n * sizeof(*runs));
+			nt->len += n;
+		}
+	}
+	nt->pending = true;
+	pthread_cond_signal(&nt->wake);
+	pthread_mutex_unlock(&nt->lock);
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The writer's caches (see wcache.h): an open-addressing hash map keyed by 32-byte digests —
+ * already uniformly distributed, so the first 8 bytes are the hash — and an undo log.
+ */
+#include "wcache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wmap {
+	size_t vsize, slot_size;
+	size_t cap, len, tombs, max;
+	unsigned char *slots; /* each: state[1] key[32] value[vsize], padded to 8 */
+};
+
+enum { EMPTY, FULL, TOMB };
+
+static unsigned char *slot(const struct wmap *m, size_t i)
+{
+	return m->slots + i * m->slot_size;
+}
+
+struct wmap *wmap_new(size_t value_size, size_t max_entries)
+{
+	struct wmap *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->vsize = value_size;
+	m->slot_size = (1 + 32 + value_size + 7) & ~(size_t)7;
+	m->max = max_entries;
+	return m;
+}
+
+void wmap_free(struct wmap *m)
+{
+	if (!m)
+		return;
+	free(m->slots);
+	free(m);
+}
+
+static uint64_t hash(const uint8_t key[32])
+{
+	uint64_t h;
+	memcpy(&h, key, 8);
+	return h;
+}
+
+static ssize_t find(const struct wmap *m, const uint8_t key[32])
+{
+	if (!m->cap)
+		return -1;
+	size_t mask = m->cap - 1;
+	for (size_t i = hash(key) & mask, n = 0; n < m->cap; i = (i + 1) & mask, n++) {
+		unsigned char *s = slot(m, i);
+		if (s[0] == EMPTY)
+			return -1;
+		if (s[0] == FULL && memcmp(s + 1, key, 32) == 0)
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+void *wmap_get(struct wmap *m, const uint8_t key[32])
+{
+	ssize_t i = find(m, key);
+	return i < 0 ? NULL : slot(m, (size_t)i) + 33;
+}
+
+static int grow(struct wmap *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	if ((m->len + 1) * 4 < m->cap * 3 / 2 && m->tombs)
+		ncap = m->cap; /* mostly tombstones: rehash at the same size */
+	unsigned char *ns = calloc(ncap, m->slot_size);
+	if (!ns)
+		return -ENOMEM;
+	unsigned char *old = m->slots;
+	size_t ocap = m->cap;
+	m->slots = ns;
+	m->cap = ncap;
+	m->len = m->tombs = 0;
+	for (size_t i = 0; i < ocap; i++) {
+		unsigned char *s = old + i * m->slot_size;
+		if (s[0] != FULL)
+			continue;
+		size_t mask = ncap - 1, j = hash(s + 1) & mask;
+		while (slot(m, j)[0] != EMPTY)
+			j = (j + 1) & mask;
+		memcpy(slot(m, j), s, m->slot_size);
+		m->len++;
+	}
+	free(old);
+	return 0;
+}
+
+void *wmap_put(struct wmap *m, const uint8_t key[32], const void *value)
+{
+	ssize_t i = find(m, key);
+	if (i < 0) {
+		if ((m->len + m->tombs + 1) * 4 > m->cap * 3 && grow(m) < 0)
+			return NULL;
+		size_t mask = m->cap - 1, j = hash(key) & mask;
+		while (slot(m, j)[0] == FULL)
+			j = (j + 1) & mask;
+		unsigned char *s = slot(m, j);
+		if (s[0] == TOMB)
+			m->tombs--;
+		s[0] = FULL;
+		memcpy(s + 1, key, 32);
+		m->len++;
+		i = (ssize_t)j;
+	}
+	unsigned char *v = slot(m, (size_t)i) + 33;
+	if (m->vsize && value)
+		memcpy(v, value, m->vsize);
+	return v;
+}
+
+void wmap_del(struct wmap *m, const uint8_t key[32])
+{
+	ssize_t i = find(m, key);
+	if (i < 0)
+		return;
+	slot(m, (size_t)i)[0] = TOMB;
+	m->len--;
+	m->tombs++;
+}
+
+int wmap_each(struct wmap *m, int (*fn)(void *ctx, const uint8_t key[32], void *value), void *ctx)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		unsigned char *s = slot(m, i);
+		if (s[0] != FULL)
+			continue;
+		int r = fn(ctx, s + 1, s + 33);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+bool wmap_over(const struct wmap *m)
+{
+	return m->len > m->max;
+}
+
+void wmap_clear(struct wmap *m)
+{
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->len = m->tombs = 0;
+}
+
+/* ---- undo ------------------------------------------------------------------------------------- */
+
+struct undo_entry {
+	struct wmap *m;
+	uint8_t key[32];
+	bool had;
+	unsigned char *old; /* value bytes when had */
+};
+
+struct undo {
+	struct undo_entry *v;
+	size_t len, cap;
+};
+
+struct undo *undo_new(void)
+{
+	return calloc(1, sizeof(struct undo));
+}
+
+void undo_free(struct undo *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->len; i++)
+		free(u->v[i].old);
+	free(u->v);
+	free(u);
+}
+
+int undo_note(struct undo *u, struct wmap *m, const uint8_t key[32])
+{
+	if (u->len == u->cap) {
+		size_t n = u->cap ? u->cap * 2 : 64;
+		struct undo_entry *v = realloc(u->v, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		u->v = v;
+		u->cap = n;
+	}
+	struct undo_entry *e = &u->v[u->len];
+	e->m = m;
+	memcpy(e->key, key, 32);
+	void *cur = wmap_get(m, key);
+	e->had = cur != NULL;
+	e->old = NULL;
+	if (cur && m->vsize) {
+		if (!(e->old = malloc(m->vsize)))
+			return -ENOMEM;
+		memcpy(e->old, cur, m->vsize);
+	}
+	u->len++;
+	return 0;
+}
+
+size_t undo_mark(const struct undo *u)
+{
+	return u->len;
+}
+
+void undo_rollback(struct undo *u, size_t mark)
+{
+	while (u->len > mark) {
+		struct undo_entry *e = &u->v[--u->len];
+		if (e->had) {
+			if (!wmap_put(e->m, e->key, e->old))
+				wmap_clear(e->m); /* out of memory: forget the cache rather than lie */
+		} else
+			wmap_del(e->m, e->key);
+		free(e->old);
+	}
+}

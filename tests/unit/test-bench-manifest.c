@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What kindex-bench emits: Workload documents byte for byte as the Liger importer writes them
+ * (and their digests, computed independently with `sha256sum` over the JCS text), the protocol
+ * documents and what they pin, the run document of a passed and of a failed run, the digests
+ * that tie a manifest's five documents together, and the atomic sinks (file, inbox, spool).
+ */
+#include "bench.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *str_at(const struct kx_json *root, const char *ptr)
+{
+	const struct kx_json *v = kx_json_pointer(root, ptr);
+	return v && v->type == KX_JSON_STRING ? v->str.ptr : NULL;
+}
+
+static double num_at(const struct kx_json *root, const char *ptr)
+{
+	const struct kx_json *v = kx_json_pointer(root, ptr);
+	return v && v->type == KX_JSON_NUMBER ? v->number : NAN;
+}
+
+static char *jcs(const struct kx_json *v)
+{
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	if (kx_jcs_write(v, &b) < 0) {
+		kx_buf_release(&b);
+		return NULL;
+	}
+	return kx_buf_detach(&b, NULL);
+}
+
+static void digest_of(const struct kx_json *doc, char out[KX_DIGEST_STR_MAX])
+{
+	struct kx_digest d;
+	if (kx_digest_document(doc, &d) < 0)
+		strcpy(out, "(error)");
+	else
+		kx_digest_format(&d, out);
+}
+
+static const struct {
+	const char *benchmark, *spec, *digest;
+} liger[] = {
+	{ "fused_linear_cross_entropy/forward",
+	  "{\"dtype\":\"bf16\",\"parameters\":{\"hidden\":4096,\"tokens\":16384,\"vocab\":128256}}",
+	  "sha256:6b3a679c88ca1e6c77236a54611195e1ca9b1524aebdcdc2c25b2bccf43cbf7d" },
+	{ "cross_entropy/forward", "{\"parameters\":{\"batch\":8,\"seq\":2048,\"vocab\":32768}}",
+	  "sha256:26b3b9eafab81dce8e41a5bb97263fe4b05e5c5dcf9c23ce546543fec4d05eba" },
+	{ "rms_norm/forward",
+	  "{\"dtype\":\"bf16\",\"parameters\":{\"M\":2048,\"eps\":0.000001,\"hidden\":4096}}",
+	  "sha256:e7e04a6a3f206e51adae68d3aa13028cf01dd3926bf1d2500642e8444273510f" },
+	{ "swiglu/forward",
+	  "{\"dtype\":\"bf16\",\"parameters\":{\"batch\":4,\"hidden_act\":\"silu\",\"hidden_size\":4096,"
+	  "\"intermediate_size\":11008,\"seq\":2048}}",
+	  "sha256:512ddf1874e09687195bca4fb0985750509eb4a3207ebb1b869b8f68cdaff574" },
+};
+
+static void workloads(void)
+{
+	struct kx_arena *a = kx_arena_new();
+	for (size_t i = 0; i < KX_ARRAY_SIZE(liger); i++) {
+		const struct kx_bench_workload *w = kx_bench_workload_find(liger[i].benchmark);
+		ok(w != NULL, "%s is a workload", liger[i].benchmark);
+		if (!w)
+			continue;
+		struct kx_bench_case c;
+		kx_bench_case_init(&c, w, &w->impls[0]);
+		struct kx_json *doc = kx_bench_workload_document(a, &c);
+		char *spec = jcs(kx_json_get(doc, "spec"));
+		is_str(spec, liger[i].spec, "workload spec is the Liger importer's, byte for byte");
+		free(spec);
+		char d[KX_DIGEST_STR_MAX];
+		digest_of(doc, d);
+		is_str(d, liger[i].digest, "workload digest (sha256sum of the JCS text)");
+		is_str(str_at(doc, "/kind"), "Workload", "kind Workload");
+	}
+	ok(kx_bench_workload_find("rms_norm") == kx_bench_workload_find("rms_norm/forward"),
+	   "a kernel name alone means its forward pass");
+	ok(kx_bench_workload_find("rms") == NULL && kx_bench_workload_find("rms_norm/backward") == NULL,
+	   "no prefix matching, no unknown passes");
+
+	const struct kx_bench_workload *w = kx_bench_workload_find("fused_linear_cross_entropy");
+	struct kx_bench_case c;
+	kx_bench_case_init(&c, w, kx_bench_impl_find(w, "kindex-chunked"));
+	char err[256] = "";
+	ok(kx_bench_case_set(&c, "tokens", "8192", err, sizeof(err)) == 0, "--param tokens=8192");
+	char *spec = jcs(kx_json_get(kx_bench_workload_document(a, &c), "spec"));
+	is_str(spec, "{\"dtype\":\"bf16\",\"parameters\":{\"hidden\":4096,\"tokens\":8192,\"vocab\":128256}}",
+	       "the parameter lands in the workload as a number");
+	free(spec);
+	struct kx_bench_shape s;
+	kx_bench_case_shape(&c, &s);
+	ok(s.kind == KX_KIND_FLCE && s.m == 8192 && s.n == 128256 && s.k == 4096 && s.check_rows == 256,
+	   "FLCE shape: m tokens, n vocab, k hidden, 256 checked rows");
+	ok(kx_bench_case_flops(&c) == 2.0 * 8192 * 128256 * 4096, "FLCE FLOPs 2*BT*V*H");
+	ok(kx_bench_case_set(&c, "nope", "1", err, sizeof(err)) == -ENOENT, "unknown parameter: -ENOENT");
+	ok(kx_bench_case_set(&c, "tokens", "0", err, sizeof(err)) == -EINVAL, "tokens=0 rejected");
+	ok(kx_bench_case_set(&c, "tokens", "1.5", err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "positive integer"), "tokens=1.5 rejected: %s", err);
+	ok(kx_bench_case_set(&c, "tokens", "12abc", err, sizeof(err)) == -EINVAL, "tokens=12abc rejected");
+
+	w = kx_bench_workload_find("swiglu");
+	kx_bench_case_init(&c, w, &w->impls[0]);
+	ok(kx_bench_case_set(&c, "hidden_act", "gelu", err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "only 'silu'"), "swiglu: only silu is implemented (%s)", err);
+	kx_bench_case_shape(&c, &s);
+	ok(s.m == 8192 && s.n == 4096 && s.k == 11008 && kx_bench_case_flops(&c) == 6.0 * 8192 * 4096 * 11008,
+	   "swiglu shape and FLOPs 6*N*H*I");
+	w = kx_bench_workload_find("rms_norm");
+	kx_bench_case_init(&c, w, &w->impls[0]);
+	ok(kx_bench_case_set(&c, "eps", "1e-5", err, sizeof(err)) == 0 &&
+	   kx_bench_case_num(&c, "eps") == 1e-5, "eps takes a float");
+	kx_arena_free(a);
+}
+
+static void protocols(void)
+{
+	struct kx_arena *a = kx_arena_new();
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	struct kx_json *k = kx_bench_protocol_document(a, &p);
+	ok(k != NULL, "kindex protocol document");
+	is_str(str_at(k, "/kind"), "BenchmarkProtocol", "kind");
+	is_str(str_at(k, "/spec/measurement/primaryStatistic"), "median", "primary statistic median");
+	is_str(str_at(k, "/spec/measurement/metric"), "latency", "metric latency");
+	is_str(str_at(k, "/spec/measurement/timer"), "cuda_events", "timer cuda_events");
+	is_str(str_at(k, "/spec/measurement/quantiles/method"), "linear", "quantiles: linear");
+	is_str(str_at(k, "/spec/comparability/family"), "kindex_bench", "family kindex_bench");
+	is_str(str_at(k, "/spec/harness/name"), "kindex-bench", "harness name");
+	is_str(str_at(k, "/spec/harness/version"), KX_VERSION, "harness version");
+	ok(num_at(k, "/spec/sampling/minSamples") == 10 && num_at(k, "/spec/sampling/minMeasuredSeconds") == 0.5 &&
+	   num_at(k, "/spec/sampling/noiseTarget") == 0.005 && num_at(k, "/spec/sampling/timeoutSeconds") == 15 &&
+	   num_at(k, "/spec/sampling/warmupSeconds") == 0.1, "every stopping parameter is published");
+	is_str(str_at(k, "/spec/sampling/cacheFlush/method"), "cudaMemsetAsync", "L2 flush method");
+	ok(kx_json_pointer(k, "/spec/scope/forwardIncludesGradients")->type == KX_JSON_FALSE,
+	   "the protocol says forward excludes gradients");
+	ok(num_at(k, "/spec/correctness/tolerances/bf16/rtol") == 0.016 &&
+	   num_at(k, "/spec/correctness/tolerances/fp32/atol") == 0.00001, "tolerance policy per dtype");
+
+	char d1[KX_DIGEST_STR_MAX], d2[KX_DIGEST_STR_MAX], d3[KX_DIGEST_STR_MAX];
+	digest_of(k, d1);
+	digest_of(kx_bench_protocol_document(a, &p), d2);
+	is_str(d1, d2, "the protocol digest is stable");
+	p.timeout_s = 3;
+	digest_of(kx_bench_protocol_document(a, &p), d3);
+	ok(strcmp(d1, d3) != 0, "changing a parameter changes the protocol digest");
+
+	kx_bench_protocol_init(&p, KX_PROTOCOL_DO_BENCH, KX_TIMER_CUDA_EVENTS);
+	struct kx_json *db = kx_bench_protocol_document(a, &p);
+	is_str(str_at(db, "/spec/comparability/family"), "triton_do_bench", "do_bench family");
+	ok(num_at(db, "/spec/sampling/cacheFlush/bytes") == 268435456 && num_at(db, "/spec/sampling/warmupMs") == 25 &&
+	   num_at(db, "/spec/sampling/repMs") == 100 && num_at(db, "/spec/sampling/estimateCalls") == 5,
+	   "do_bench: 256 MiB, 25 ms, 100 ms, 5 calls");
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CPU_MONOTONIC);
+	struct kx_json *cpu = kx_bench_protocol_document(a, &p);
+	is_str(str_at(cpu, "/spec/comparability/family"), "kindex_bench_cpu", "CPU selftest family");
+	is_str(str_at(cpu, "/spec/measurement/timer"), "clock_monotonic", "CPU timer");
+	kx_arena_free(a);
+}
+
+static struct kx_json *fake_environment(struct kx_arena *a)
+{
+	struct kx_gpu_info gi = { .cc_major = 9, .cc_minor = 0, .sm_count = 132,
+				  .memory_bytes = 150011707392ull, .l2_bytes = 52428800,
+				  .sm_clock_khz = 1980000, .mem_clock_khz = 3201000, .mem_bus_bits = 6144,
+				  .ecc = 1, .driver_version = 13000, .runtime_version = 13000,
+				  .cublas_major = 13, .nvcc_major = 13, .archs = "sm_90" };
+	strcpy(gi.name, "NVIDIA H200");
+	return kx_bench_gpu_environment(a, &gi, NULL);
+}
+
+static void passed_run(void)
+{
+	struct kx_arena *a = kx_arena_new();
+	const struct kx_bench_workload *w = kx_bench_workload_find("fused_linear_cross_entropy");
+	struct kx_bench_case c;
+	kx_bench_case_init(&c, w, kx_bench_impl_find(w, "kindex-chunked"));
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	struct kx_json *proto = kx_bench_protocol_document(a, &p), *env = fake_environment(a),
+		       *wl = kx_bench_workload_document(a, &c),
+		       *impl = kx_bench_implementation_document(a, "kindex-chunked", NULL, NULL);
+	uint64_t ns[] = { 25000000, 25100000, 24900000, 25050000, 24950000,
+			  25000000, 25020000, 24980000, 25010000, 24990000 };
+	uint8_t thr[10] = { 0 };
+	struct kx_bench_samples s = { .ns = ns, .throttled = thr, .n = 10, .n_throttled = 0,
+				      .stop = KX_STOP_CONVERGED, .warmup_calls = 4, .wall_s = 0.6,
+				      .clock_watched = true, .clock_min_mhz = 1755, .clock_max_mhz = 1980,
+				      .reasons = 0x4 };
+	struct kx_bench_check chk;
+	kx_bench_check_init(&chk, kx_bench_tolerance_for("bf16"), "per-token loss");
+	const float got[] = { 11.5f, 12.0f }, ref[] = { 11.51f, 12.01f };
+	kx_bench_compare(&chk, got, ref, 2);
+	kx_bench_check_finish(&chk);
+	struct kx_bench_result res = { .c = &c, .observed_ns = 1764433556123000000ll, .check = &chk,
+				       .samples = &s, .peak_bytes = 1286000000, .flush_bytes = 52428800,
+				       .clock_source = "nvml", .gpu_slug = "nvidia-h200" };
+	struct kx_json *m = NULL;
+	ok(kx_bench_manifest(a, &res, proto, env, wl, impl, &m) == 0, "manifest of a passed run");
+	struct kx_json *run = kx_json_get(m, "run");
+	is_str(str_at(run, "/kind"), "BenchmarkRun", "run kind");
+	is_str(str_at(run, "/apiVersion"), "kernelindex.dev/v1alpha1", "apiVersion");
+	is_str(str_at(run, "/spec/status"), "passed", "status passed");
+	is_str(str_at(run, "/spec/observedAt"), "2025-11-29T16:25:56.123Z", "observedAt: RFC 3339, ms, UTC");
+	is_str(str_at(run, "/spec/benchmark"), "fused_linear_cross_entropy/forward", "benchmark");
+	is_str(str_at(run, "/spec/timing/primaryStatistic"), "median", "primary statistic");
+	struct kx_bench_stats st;
+	kx_bench_stats_compute(ns, 10, &st);
+	ok(num_at(run, "/spec/timing/latencyNs/median") == round(st.median) &&
+	   num_at(run, "/spec/timing/latencyNs/p20") == round(st.p20) &&
+	   num_at(run, "/spec/timing/latencyNs/p80") == round(st.p80) &&
+	   num_at(run, "/spec/timing/latencyNs/min") == 24900000 &&
+	   num_at(run, "/spec/timing/latencyNs/max") == 25100000 &&
+	   num_at(run, "/spec/timing/latencyNs/mean") == round(st.mean) &&
+	   num_at(run, "/spec/timing/latencyNs/stdev") == round(st.stdev),
+	   "latencyNs: median, p20, p80, min, max, mean, stdev in ns");
+	char hex[KX_DIGEST_HEX + 1];
+	kx_bench_samples_sha256(ns, 10, hex);
+	is_str(str_at(run, "/spec/samples/sha256"), hex, "samples.sha256 pins the raw samples");
+	ok(num_at(run, "/spec/samples/count") == 10 && num_at(run, "/spec/samples/throttled") == 0,
+	   "samples count and throttled");
+	is_str(str_at(run, "/spec/samples/stoppedBy"), "converged", "why sampling stopped");
+	ok(num_at(run, "/spec/sampling/flushBytes") == 52428800, "the L2 bytes flushed are recorded");
+	is_str(str_at(run, "/spec/sampling/clocks/throttleReasons/0"), "sw_power_cap", "NVML reasons named");
+
+	const struct kx_json *meas = kx_json_pointer(run, "/spec/measurements");
+	bool memory = false, tflops = false, p20 = false;
+	for (size_t i = 0; meas && i < meas->arr.len; i++) {
+		const struct kx_json *e = meas->arr.v[i];
+		const char *metric = kx_json_get_string(e, "metric"), *stat = kx_json_get_string(e, "statistic"),
+			   *unit = kx_json_get_string(e, "unit");
+		double v = kx_json_get(e, "value")->number;
+		memory |= !strcmp(metric, "memory") && !strcmp(stat, "peak") && !strcmp(unit, "B") && v == 1286000000;
+		tflops |= !strcmp(metric, "throughput") && !strcmp(unit, "TFLOP/s") &&
+			  fabs(v - 2.0 * 16384 * 128256 * 4096 / st.median / 1e3) < 1e-3;
+		p20 |= !strcmp(metric, "latency") && !strcmp(stat, "p20") && !strcmp(unit, "ns");
+	}
+	ok(memory, "peak memory as {memory, peak, B}");
+	ok(tflops, "throughput in TFLOP/s from the median");
+	ok(p20, "p20 latency also as a measurement");
+	is_str(str_at(run, "/spec/correctness/status"), "passed", "correctness passed");
+	ok(num_at(run, "/spec/correctness/rtol") == 0.016 && num_at(run, "/spec/correctness/checked") == 2,
+	   "correctness carries its tolerance and count");
+	ok(kx_json_pointer(run, "/spec/message") == NULL, "no message on a passed run");
+
+	const char *keys[] = { "protocol", "environment", "workload", "implementation" };
+	const char *ptrs[] = { "/spec/protocolDigest", "/spec/environmentDigest", "/spec/workloadDigest",
+			       "/spec/implementationDigest" };
+	for (size_t i = 0; i < 4; i++) {
+		char d[KX_DIGEST_STR_MAX];
+		digest_of(kx_json_get(m, keys[i]), d);
+		is_str(str_at(run, ptrs[i]), d, "run.spec digest = digest of the included document");
+	}
+	is_str(str_at(m, "/environment/spec/hardware/product"), "NVIDIA H200", "H200 environment");
+	char *spec = jcs(kx_json_get(impl, "spec"));
+	is_str(spec, "{\"name\":\"kindex-chunked\",\"project\":\"kindexfs\",\"provider\":\"kindex-bench\","
+		     "\"version\":\"" KX_VERSION "\"}", "implementation spec");
+	free(spec);
+
+	/* the JCS text parses back to a manifest with the same run digest */
+	char *text = jcs(m);
+	struct kx_json *back = NULL;
+	struct kx_json_error je;
+	size_t end;
+	ok(text && kx_json_parse(a, text, strlen(text), 0, &back, &end, &je) == 0, "JCS text parses");
+	char d1[KX_DIGEST_STR_MAX], d2[KX_DIGEST_STR_MAX];
+	digest_of(run, d1);
+	digest_of(kx_json_get(back, "run"), d2);
+	is_str(d2, d1, "run digest survives serialization");
+	free(text);
+
+	char name[256];
+	ok(kx_bench_manifest_filename(m, name, sizeof(name)) == 0 &&
+	   strncmp(name, "fused_linear_cross_entropy-forward-kindex-chunked-", 50) == 0 &&
+	   strncmp(name + 50, d1 + 7, 12) == 0 && !strcmp(name + 62, ".json"),
+	   "file name: benchmark, impl, 12 hex of the run digest (%s)", name);
+	is_str(str_at(run, "/metadata/name"),
+	       "kindex-bench-fused-linear-cross-entropy-forward-kindex-chunked-nvidia-h200", "run name");
+	kx_arena_free(a);
+}
+
+static void failed_run(void)
+{
+	struct kx_arena *a = kx_arena_new();
+	const struct kx_bench_workload *w = kx_bench_workload_find("rms_norm");
+	struct kx_bench_case c;
+	kx_bench_case_init(&c, w, &w->impls[0]);
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	struct kx_bench_check chk;
+	kx_bench_check_init(&chk, kx_bench_tolerance_for("bf16"), "output (all rows)");
+	const float got[] = { 1.0f, 5.0f }, ref[] = { 1.0f, 1.0f };
+	kx_bench_compare(&chk, got, ref, 2);
+	kx_bench_check_finish(&chk);
+	struct kx_bench_result res = { .c = &c, .observed_ns = 0, .check = &chk, .message = chk.message,
+				       .peak_bytes = 33554432, .gpu_slug = "nvidia-h200" };
+	struct kx_json *m = NULL;
+	ok(kx_bench_manifest(a, &res, kx_bench_protocol_document(a, &p), fake_environment(a),
+			     kx_bench_workload_document(a, &c),
+			     kx_bench_implementation_document(a, "kindex-rowwise", NULL, NULL), &m) == 0,
+	   "a failed run is still a manifest");
+	struct kx_json *run = kx_json_get(m, "run");
+	is_str(str_at(run, "/spec/status"), "failed", "status failed");
+	is_str(str_at(run, "/spec/correctness/status"), "failed", "correctness failed");
+	ok(str_at(run, "/spec/message") && !strncmp(str_at(run, "/spec/message"), "correctness failed: 1 of 2", 26),
+	   "message says why");
+	is_str(str_at(run, "/spec/observedAt"), "1970-01-01T00:00:00.000Z", "epoch timestamp");
+	is_str(str_at(run, "/spec/timing/primaryStatistic"), "median", "primary statistic kept");
+	ok(kx_json_pointer(run, "/spec/timing/latencyNs") == NULL && kx_json_pointer(run, "/spec/samples") == NULL,
+	   "a failed run carries no timing: it was never timed");
+	ok(str_at(run, "/spec/workloadDigest") && str_at(run, "/spec/protocolDigest"), "digests still linked");
+	kx_arena_free(a);
+}
+
+static size_t count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, ".."); /* hidden files count */
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void sinks(void)
+{
+	char tmpl[] = "/tmp/test-bench-manifest-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	ok(dir != NULL, "temporary directory");
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *m = kx_json_new(a, KX_JSON_OBJECT);
+	kx_json_set_string(a, m, "hello", "world");
+	char err[512], path[600];
+	struct kx_bench_sink s;
+
+	snprintf(path, sizeof(path), "%s/out.jsonl", dir);
+	ok(kx_bench_sink_open(&s, KX_SINK_FILE, path, true, err, sizeof(err)) == 0, "file sink");
+	kx_bench_sink_write(&s, m, "x.json", NULL, err, sizeof(err));
+	kx_bench_sink_write(&s, m, "x.json", NULL, err, sizeof(err));
+	ok(access(path, F_OK) != 0, "nothing under the final name before close");
+	ok(kx_bench_sink_close(&s, true, err, sizeof(err)) == 0, "close commits");
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	kx_read_file(path, 0, &b);
+	is_str(b.ptr, "{\"hello\":\"world\"}\n{\"hello\":\"world\"}\n", "JSON Lines of JCS");
+	kx_buf_release(&b);
+	ok(count_files(dir) == 1, "no temporary file left");
+
+	snprintf(path, sizeof(path), "%s/dropped.json", dir);
+	kx_bench_sink_open(&s, KX_SINK_FILE, path, false, err, sizeof(err));
+	kx_bench_sink_write(&s, m, "x.json", NULL, err, sizeof(err));
+	kx_bench_sink_close(&s, false, err, sizeof(err));
+	ok(access(path, F_OK) != 0 && count_files(dir) == 1, "an aborted file leaves nothing");
+
+	char inbox[600];
+	snprintf(inbox, sizeof(inbox), "%s/inbox", dir);
+	mkdir(inbox, 0777);
+	char *written = NULL;
+	ok(kx_bench_sink_open(&s, KX_SINK_INBOX, inbox, false, err, sizeof(err)) == 0 &&
+	   kx_bench_sink_write(&s, m, "run-1.json", &written, err, sizeof(err)) == 0, "inbox write");
+	snprintf(path, sizeof(path), "%s/run-1.json", inbox);
+	is_str(written, path, "the inbox file has its final name");
+	free(written);
+	kx_buf_init(&b, 0);
+	kx_read_file(path, 0, &b);
+	is_str(b.ptr, "{\n  \"hello\": \"world\"\n}\n", "one pretty manifest per inbox file");
+	kx_buf_release(&b);
+	ok(count_files(inbox) == 1, "no .run-1.json.tmp left in the inbox");
+	kx_bench_sink_close(&s, true, err, sizeof(err));
+
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", dir);
+	mkdir(spool, 0777);
+	ok(kx_bench_sink_open(&s, KX_SINK_SPOOL, spool, false, err, sizeof(err)) == 0 &&
+	   kx_bench_sink_write(&s, m, "run-2.json", NULL, err, sizeof(err)) == 0, "spool write");
+	snprintf(path, sizeof(path), "%s/new/run-2.json", spool);
+	ok(access(path, F_OK) == 0, "maildir: the file is in new/");
+	snprintf(path, sizeof(path), "%s/tmp", spool);
+	ok(count_files(path) == 0, "maildir: tmp/ is empty again");
+	kx_bench_sink_close(&s, true, err, sizeof(err));
+
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	ok(kx_bench_sink_open(&s, KX_SINK_INBOX, path, false, err, sizeof(err)) == -ENOENT &&
+	   !strncmp(err, "cannot use '", 12), "a missing inbox: %s", err);
+
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ok(system(cmd) == 0, "cleanup");
+	kx_arena_free(a);
+}
+
+int main(void)
+{
+	workloads();
+	protocols();
+	passed_run();
+	failed_run();
+	sinks();
+	return tap_done();
+}

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The sampling rules, driven by a fake timer whose clock advances by exactly the samples it
+ * returns: the stopping rule (10 samples, 0.5 s measured, 0.5% noise, 15 s timeout, the minimum
+ * count holding past the timeout, the sample cap), warmup by time, throttle flagging from NVML
+ * reasons and from a probed clock, and do_bench's warmup and repeat counts from its estimate.
+ */
+#include "bench.h"
+#include "tap.h"
+
+#include <math.h>
+
+struct fake {
+	double t;           /* the fake host clock, seconds */
+	uint64_t flush_ns;  /* time a flush takes (counts in do_bench's estimate span) */
+	uint64_t (*next)(struct fake *f);
+	size_t timed;       /* timed calls so far */
+	size_t warm_calls, time_calls_calls, last_n, span_calls;
+	bool last_blocking;
+	size_t fail_at;     /* time_calls fails with -EIO at this timed call (0 = never) */
+	int polls;
+	struct kx_bench_clock (*clock)(struct fake *f, int poll);
+	uint64_t base;      /* sample value for the generators below */
+};
+
+static uint64_t constant(struct fake *f)
+{
+	return f->base;
+}
+
+static uint64_t alternating(struct fake *f)
+{
+	return f->timed % 2 ? 2 * f->base : f->base;
+}
+
+static uint64_t jitter(struct fake *f)
+{
+	return f->timed % 2 ? f->base + f->base / 1000 : f->base - f->base / 1000;
+}
+
+static uint64_t slow_noisy(struct fake *f)
+{
+	return f->timed % 2 ? 3000000000ull : 1000000000ull;
+}
+
+static int f_time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret)
+{
+	struct fake *f = ctx;
+	f->time_calls_calls++;
+	f->last_n = n;
+	f->last_blocking = blocking;
+	for (size_t i = 0; i < n; i++) {
+		if (f->fail_at && f->timed + 1 == f->fail_at)
+			return -EIO;
+		ret[i] = f->next(f);
+		f->timed++;
+		f->t += (double)(ret[i] + f->flush_ns) * 1e-9;
+	}
+	return 0;
+}
+
+static int f_time_span(void *ctx, size_t n, uint64_t *ret)
+{
+	struct fake *f = ctx;
+	f->span_calls++;
+	*ret = n * (f->next(f) + f->flush_ns);
+	f->t += (double)*ret * 1e-9;
+	return 0;
+}
+
+static int f_warm(void *ctx, size_t n)
+{
+	struct fake *f = ctx;
+	f->warm_calls += n;
+	f->t += (double)(n * f->base) * 1e-9;
+	return 0;
+}
+
+static int f_clock(void *ctx, struct kx_bench_clock *ret)
+{
+	struct fake *f = ctx;
+	*ret = f->clock(f, f->polls++);
+	return 0;
+}
+
+static double f_now(void *ctx)
+{
+	return ((struct fake *)ctx)->t;
+}
+
+static const struct kx_bench_ops fake_ops = { f_time_calls, f_time_span, f_warm, NULL, f_now };
+static const struct kx_bench_ops watched_ops = { f_time_calls, f_time_span, f_warm, f_clock, f_now };
+
+static void stop_rule(void)
+{
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	ok(p.min_samples == 10 && p.min_time_s == 0.5 && p.noise_target == 0.005 && p.timeout_s == 15,
+	   "defaults: 10 samples, 0.5 s, 0.5%% noise, 15 s");
+	ok(kx_bench_should_stop(&p, 9, 10, 0, 1) == KX_STOP_NO, "9 samples never stop, even quiet");
+	ok(kx_bench_should_stop(&p, 9, 100, 1, 100) == KX_STOP_NO,
+	   "9 samples do not stop at the timeout: the minimum count holds");
+	ok(kx_bench_should_stop(&p, 10, 0.5, 0.005, 1) == KX_STOP_CONVERGED,
+	   "10 samples, 0.5 s, noise at the target: converged");
+	ok(kx_bench_should_stop(&p, 10, 0.49, 0.001, 1) == KX_STOP_NO, "short of 0.5 s: go on");
+	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, 14.9) == KX_STOP_NO, "noisy before timeout: go on");
+	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, 15) == KX_STOP_TIMEOUT, "noisy at timeout: stop");
+	ok(kx_bench_should_stop(&p, 100000, 0, INFINITY, 0) == KX_STOP_MAX_SAMPLES, "cap reached");
+	is_str(kx_bench_stop_name(KX_STOP_CONVERGED), "converged", "stop reason names");
+}
+
+static void kindex_protocol(void)
+{
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	struct kx_bench_samples s;
+
+	struct fake f = { .next = constant, .base = 1000000 };
+	ok(kx_bench_measure(&p, &fake_ops, &f, NULL, &s) == 0, "constant 1 ms samples");
+	ok(s.warmup_calls >= 100 && s.warmup_calls <= 101, "warmup by time: 0.1 s of 1 ms calls (%zu)",
+	   s.warmup_calls);
+	ok(s.n == 500 && s.stop == KX_STOP_CONVERGED, "quiet: stops at 0.5 s measured (%zu samples)",
+	   s.n);
+	ok(f.last_blocking && f.last_n == 1, "kindex samples one blocking call at a time");
+	ok(!s.clock_watched && s.n_throttled == 0, "no clock op: nothing watched, nothing flagged");
+	kx_bench_samples_release(&s);
+
+	f = (struct fake){ .next = jitter, .base = 1000000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(s.n == 500 && s.stop == KX_STOP_CONVERGED, "0.1%% jitter is under the noise target");
+	kx_bench_samples_release(&s);
+
+	f = (struct fake){ .next = alternating, .base = 1000000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(s.stop == KX_STOP_TIMEOUT && s.n > 9900 && s.n < 10100,
+	   "33%% noise runs to the 15 s timeout (%zu samples of 1.5 ms on average)", s.n);
+	kx_bench_samples_release(&s);
+
+	p.max_samples = 5000;
+	f = (struct fake){ .next = alternating, .base = 1000000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(s.stop == KX_STOP_MAX_SAMPLES && s.n == 5000, "the sample cap stops a noisy run");
+	kx_bench_samples_release(&s);
+	p.max_samples = 100000;
+
+	f = (struct fake){ .next = slow_noisy, .base = 1000000000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(s.stop == KX_STOP_TIMEOUT && s.n == 10,
+	   "1-3 s samples: the timeout passes at 8 but 10 samples are taken");
+	kx_bench_samples_release(&s);
+
+	f = (struct fake){ .next = constant, .base = 1000000, .fail_at = 20 };
+	ok(kx_bench_measure(&p, &fake_ops, &f, NULL, &s) == -EIO && s.ns == NULL && s.n == 0,
+	   "a failing timer fails the measurement and leaves no samples");
+}
+
+static struct kx_bench_clock probe_dip(struct fake *f, int poll)
+{
+	(void)f;
+	/* a probe: no reasons, only the clock; polls 5..7 see it 25% down */
+	return (struct kx_bench_clock){ .sm_mhz = poll >= 5 && poll <= 7 ? 1500 : 1980 };
+}
+
+static struct kx_bench_clock nvml_low_clock(struct fake *f, int poll)
+{
+	(void)f;
+	/* NVML answers: a lower clock without a reason (idle between samples) is not throttling */
+	return (struct kx_bench_clock){ .sm_mhz = poll % 2 ? 1200 : 1980, .reasons_known = true,
+					.reasons = 0x1 /* gpu idle: not a throttle */ & KX_NVML_THROTTLE_MASK };
+}
+
+static struct kx_bench_clock nvml_power_cap(struct fake *f, int poll)
+{
+	(void)f;
+	bool capped = poll == 3;
+	return (struct kx_bench_clock){ .sm_mhz = capped ? 1700 : 1980, .reasons_known = true,
+					.reasons = capped ? 0x4 : 0, .throttled = capped };
+}
+
+static void clock_watch(void)
+{
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	struct kx_bench_samples s;
+
+	struct fake f = { .next = constant, .base = 1000000, .clock = probe_dip };
+	kx_bench_measure(&p, &watched_ops, &f, NULL, &s);
+	ok(s.clock_watched && s.clock_min_mhz == 1500 && s.clock_max_mhz == 1980,
+	   "probed clock range recorded");
+	/* polls 5, 6, 7 low: the intervals ending at polls 5..8 are flagged, ~50 samples each */
+	ok(s.n_throttled >= 190 && s.n_throttled <= 210, "samples around the dip flagged (%zu)",
+	   s.n_throttled);
+	size_t counted = 0;
+	for (size_t i = 0; i < s.n; i++)
+		counted += s.throttled[i];
+	ok(counted == s.n_throttled && !s.throttled[0] && !s.throttled[s.n - 1],
+	   "flags match the count; first and last samples clean");
+	kx_bench_samples_release(&s);
+
+	f = (struct fake){ .next = constant, .base = 1000000, .clock = nvml_low_clock };
+	kx_bench_measure(&p, &watched_ops, &f, NULL, &s);
+	ok(s.n_throttled == 0 && s.reasons == 0, "NVML without throttle reasons: nothing flagged");
+	kx_bench_samples_release(&s);
+
+	f = (struct fake){ .next = constant, .base = 1000000, .clock = nvml_power_cap };
+	kx_bench_measure(&p, &watched_ops, &f, NULL, &s);
+	ok(s.n_throttled >= 95 && s.n_throttled <= 105 && s.reasons == 0x4,
+	   "a power cap at one poll flags the intervals on both sides of it (%zu)", s.n_throttled);
+	kx_bench_samples_release(&s);
+}
+
+static void dobench(void)
+{
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_DO_BENCH, KX_TIMER_CUDA_EVENTS);
+	ok(p.db_warmup_ms == 25 && p.db_rep_ms == 100 && p.db_estimate_calls == 5 &&
+	   p.db_flush_bytes == 268435456, "do_bench: 25 ms, 100 ms, 5 calls, 256 MiB");
+	struct kx_bench_samples s;
+
+	/* 4 ms calls + 1 ms flush: the estimate includes the flush, as do_bench's does */
+	struct fake f = { .next = constant, .base = 4000000, .flush_ns = 1000000 };
+	ok(kx_bench_measure(&p, &fake_ops, &f, NULL, &s) == 0, "do_bench run");
+	ok(s.estimate_ms == 5 && s.db_warmup == 5 && s.db_repeat == 20,
+	   "estimate 5 ms: 5 warmup calls, 20 repeats");
+	ok(f.warm_calls == 6 && f.span_calls == 1, "one call first, then the 5 warmup calls");
+	ok(f.time_calls_calls == 1 && f.last_n == 20 && !f.last_blocking,
+	   "all 20 repeats enqueued back to back in one batch");
+	ok(s.n == 20 && s.stop == KX_STOP_DO_BENCH, "20 samples, stopped by the repeat count");
+	kx_bench_samples_release(&s);
+
+	f = (struct fake){ .next = constant, .base = 300000000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(s.db_warmup == 1 && s.db_repeat == 1, "a 300 ms call: max(1, int(...)) gives 1 and 1");
+	kx_bench_samples_release(&s);
+
+	f = (struct fake){ .next = constant, .base = 300000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(s.db_warmup == 83 && s.db_repeat == 333, "a 0.3 ms call: int(25/0.3) = 83, int(100/0.3) = 333");
+	kx_bench_samples_release(&s);
+}
+
+int main(void)
+{
+	stop_rule();
+	kindex_protocol();
+	clock_watch();
+	dobench();
+	return tap_done();
+}
