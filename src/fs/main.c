@@ -360,8 +360,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		fuse_loop_cfg_set_clone_fd(loop, (unsigned)opts.clone_fd);
-		fuse_loop_cfg_set_idle_threads(loop, opts.max_idle_threads);
-		if (opts.max_threads != UINT_MAX) /* UINT_MAX: not given, keep libfuse's default */
+		/* UINT_MAX: not given; libfuse 3.14 logs an error for it instead of keeping its default */
+		if (opts.max_idle_threads != UINT_MAX)
+			fuse_loop_cfg_set_idle_threads(loop, opts.max_idle_threads);
+		if (opts.max_threads != UINT_MAX)
 			fuse_loop_cfg_set_max_threads(loop, opts.max_threads);
 		r = fuse_session_loop_mt(se, loop);
 #else

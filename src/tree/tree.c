@@ -681,35 +681,6 @@ static int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_diges
 	return 0;
 }
 
-/* All files of a run directory except SHA256SUMS, then SHA256SUMS over them. */
-static int run_sha256sums(const struct kx_run_view *v, const char *prefix, struct kx_buf *out)
-{
-	struct kx_buf b = { 0 };
-	int r = 0;
-	for (int f = 0; f < KX_RF_SHA256SUMS && r >= 0; f++) {
-		if (!kx_render_run_has(v, (enum kx_run_file)f))
-			continue;
-		kx_buf_reset(&b);
-		r = kx_render_run_file(v, (enum kx_run_file)f, &b);
-		if (r >= 0) {
-			char name[KX_NAME_MAX + 64];
-			snprintf(name, sizeof(name), "%s%s", prefix, kx_run_file_name((enum kx_run_file)f));
-			r = kx_render_sha256sums_line(out, name, b.ptr ? b.ptr : "", b.len);
-		}
-	}
-	kx_buf_release(&b);
-	return r;
-}
-
-static int render_run(const struct kx_run_view *v, enum kx_run_file f, struct kx_buf *out)
-{
-	if (!kx_render_run_has(v, f))
-		return -ENOENT;
-	if (f == KX_RF_SHA256SUMS)
-		return run_sha256sums(v, "", out);
-	return kx_render_run_file(v, f, out);
-}
-
 static void group_view(const struct gctx *g, struct kx_group_view *gv)
 {
 	gv->group = &g->group;
@@ -737,24 +708,26 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 		if (r >= 0)
 			r = kx_render_sha256sums_line(out, kx_group_file_name((enum kx_group_file)i), b.ptr ? b.ptr : "", b.len);
 	}
-	for (size_t i = 0; i < g->len && r >= 0; i++) {
-		struct runv rv;
-		r = runv_load(t, v, &g->runs[i].run, &rv);
-		if (r < 0)
-			break;
-		char prefix[KX_NAME_MAX + 40];
-		snprintf(prefix, sizeof(prefix), "%s/", g->dirnames[i]);
-		r = run_sha256sums(&rv.v, prefix, out);
-		if (r >= 0) {
-			kx_buf_reset(&b);
-			r = run_sha256sums(&rv.v, "", &b);
-			if (r >= 0) {
-				snprintf(prefix, sizeof(prefix), "%s/SHA256SUMS", g->dirnames[i]);
-				r = kx_render_sha256sums_line(out, prefix, b.ptr ? b.ptr : "", b.len);
+	/*
+	 * Every file of every run, SHA256SUMS last, from the content cache: a run's files are rendered
+	 * once (kx_tree_read renders a whole run at a time) whether its directory or the group asks.
+	 */
+	for (size_t i = 0; i < g->len && r >= 0; i++)
+		for (int rf = 0; rf < KX_RF__COUNT && r >= 0; rf++) {
+			struct kx_node rn = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)rf, .id = g->runs[i].run };
+			const struct kx_content *c;
+			r = kx_tree_read(t, v, &rn, &c);
+			if (r == -ENOENT && (rf == KX_RF_WORKLOAD || rf == KX_RF_IMPLEMENTATION)) {
+				r = 0; /* the document is not stored, so the file does not exist */
+				continue;
 			}
+			if (r < 0)
+				break;
+			char name[2 * KX_NAME_MAX];
+			snprintf(name, sizeof(name), "%s/%s", g->dirnames[i], kx_run_file_name((enum kx_run_file)rf));
+			r = kx_render_sha256sums_line(out, name, c->data, c->len);
+			kx_content_put(c);
 		}
-		runv_release(t, &rv);
-	}
 	kx_buf_release(&b);
 	return r;
 }
@@ -1327,15 +1300,6 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		gctx_put(t, g);
 		return r;
 	}
-	case KX_NODE_RUN_FILE:
-	case KX_NODE_RUNS_FILE: {
-		struct runv rv;
-		if ((r = runv_load(t, v, &n->id, &rv)) < 0)
-			return r;
-		r = render_run(&rv.v, (enum kx_run_file)n->file, out);
-		runv_release(t, &rv);
-		return r;
-	}
 	case KX_NODE_DOC: {
 		struct kx_buf b = { 0 };
 		if ((r = kx_store_get_doc(t->s, v, &n->id, &b)) < 0)
@@ -1357,6 +1321,68 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	}
 }
 
+/* Content is cached by node, except that a run's files under runs/ share the rank directory's. */
+static uint64_t content_key(const struct kx_node *n)
+{
+	if (n->type != KX_NODE_RUNS_FILE)
+		return kx_tree_ino(n);
+	struct kx_node k = *n;
+	k.type = KX_NODE_RUN_FILE;
+	return kx_tree_ino(&k);
+}
+
+/*
+ * Render every file of a run in one go and cache each: they share one run view (the record, the
+ * group listing, five parsed documents), SHA256SUMS is made of the others' bytes, and whoever
+ * reads one file of a run directory (ls -l, rsync, a group's SHA256SUMS) reads them all.
+ */
+static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const struct kx_content **ret)
+{
+	struct runv rv;
+	int r = runv_load(t, v, &n->id, &rv);
+	if (r < 0)
+		return r;
+	if (!kx_render_run_has(&rv.v, (enum kx_run_file)n->file)) {
+		runv_release(t, &rv);
+		return -ENOENT;
+	}
+	struct kx_buf b[KX_RF__COUNT];
+	for (int f = 0; f < KX_RF__COUNT; f++)
+		kx_buf_init(&b[f], 0);
+	for (int f = 0; f < KX_RF_SHA256SUMS && r >= 0; f++) {
+		if (!kx_render_run_has(&rv.v, (enum kx_run_file)f))
+			continue;
+		r = kx_render_run_file(&rv.v, (enum kx_run_file)f, &b[f]);
+		if (r >= 0)
+			r = kx_render_sha256sums_line(&b[KX_RF_SHA256SUMS], kx_run_file_name((enum kx_run_file)f),
+						      b[f].ptr ? b[f].ptr : "", b[f].len);
+	}
+	const struct kx_content *want = NULL;
+	for (int f = 0; f < KX_RF__COUNT && r >= 0; f++) {
+		if (!kx_render_run_has(&rv.v, (enum kx_run_file)f))
+			continue;
+		/* the stamps of stamp_of(): the gpu directory's mtime for what depends on rank, else 0 */
+		int64_t stamp = f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS ? rv.g->stamp : 0;
+		struct kx_node fn = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)f, .id = n->id };
+		const struct kx_content *c = cache_put(t, kx_tree_ino(&fn), stamp, &b[f]);
+		if (!c)
+			r = -ENOMEM;
+		else if (f == n->file)
+			want = c;
+		else
+			kx_content_put(c);
+	}
+	for (int f = 0; f < KX_RF__COUNT; f++)
+		kx_buf_release(&b[f]);
+	runv_release(t, &rv);
+	if (r < 0) {
+		kx_content_put(want);
+		return r;
+	}
+	*ret = want;
+	return 0;
+}
+
 int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		 const struct kx_content **ret)
 {
@@ -1364,12 +1390,14 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	int r = stamp_of(t, v, n, &stamp, &mtime, NULL);
 	if (r < 0)
 		return r;
-	uint64_t ino = kx_tree_ino(n);
-	const struct kx_content *c = cache_get(t, ino, stamp);
+	uint64_t key = content_key(n);
+	const struct kx_content *c = cache_get(t, key, stamp);
 	if (c) {
 		*ret = c;
 		return 0;
 	}
+	if (n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE)
+		return read_run(t, v, n, ret);
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
 	r = render_node(t, v, n, &b);
@@ -1377,7 +1405,7 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		kx_buf_release(&b);
 		return r;
 	}
-	c = cache_put(t, ino, stamp, &b);
+	c = cache_put(t, key, stamp, &b);
 	kx_buf_release(&b);
 	if (!c)
 		return -ENOMEM;

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install what kindexfs needs on Debian, idempotently: packages already present are not touched,
+# and apt-get runs only when something is missing. Used by scripts/demo.sh and scripts/test.sh.
+set -euo pipefail
+
+pkgs=(gcc meson ninja-build pkg-config libfuse3-dev fuse3 librocksdb-dev libssl-dev
+      python3 rsync attr tar coreutils findutils procps)
+[[ ${1:-} == --test ]] && pkgs+=(clang libclang-rt-14-dev)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	sudo=""
+	[[ $(id -u) -eq 0 ]] || sudo=sudo
+	echo "deps: installing ${missing[*]}" >&2
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
