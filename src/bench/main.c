@@ -408,7 +408,7 @@ static void summary(struct session *S, const struct kx_bench_result *res, const 
 	if (flops > 0)
 		fprintf(stderr, ", %.1f TFLOP/s", flops / st.median / 1e3);
 	if (bytes > 0)
-		fprintf(stderr, ", %.0f GB/s", bytes / st.median);
+		fprintf(stderr, ", %.3g GB/s", bytes / st.median);
 	if (res->peak_bytes)
 		fprintf(stderr, ", peak %s", fmt_bytes((double)res->peak_bytes, m, sizeof(m)));
 	fprintf(stderr, ", correctness %s\n",

@@ -16,6 +16,7 @@ const struct command kx_commands[] = {
 	{ "init", "create an empty store", "", cmd_init },
 	{ "import", "import published results (liger CSV)", "liger FILE...", cmd_import },
 	{ "ingest", "validate and add manifests (files, directories, JSON Lines, - for stdin)", "PATH...", cmd_ingest },
+	{ "watch", "ingest a maildir-style spool directory (tmp/ -> new/)", "[--once] DIR", cmd_watch },
 	{ "verify", "recompute every digest and index entry", "", cmd_verify },
 	{ "export", "write the tree the mount serves into a directory", "DIR", cmd_export },
 	{ "ls", "list a directory of the tree", "[-l] [PATH]", cmd_ls },

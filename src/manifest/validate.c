@@ -39,6 +39,11 @@ int kx_doc_from_kind(const char *kind)
 	return -1;
 }
 
+static const char *article(const char *word)
+{
+	return strchr("AEIOUaeiou", word[0]) ? "an" : "a";
+}
+
 struct ctx {
 	struct kx_problems *pr;
 	int count;
@@ -192,8 +197,8 @@ static struct kx_json *check_envelope(struct ctx *c, struct kx_json *doc, enum k
 	if (kind && strcmp(kind, kinds[d]) != 0) {
 		char ptr[128];
 		snprintf(ptr, sizeof(ptr), "%s/kind", base);
-		add(c, kx_json_get(doc, "kind"), ptr, "kind", "the '%s' member must be a %s, found '%.80s'",
-		    members[d], kinds[d], kind);
+		add(c, kx_json_get(doc, "kind"), ptr, "kind", "the '%s' member must be %s %s, found '%.80s'",
+		    members[d], article(kinds[d]), kinds[d], kind);
 	}
 	check_metadata(c, doc, base);
 	return field(c, doc, base, "spec", KX_JSON_OBJECT, true);
@@ -439,8 +444,8 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 			continue;
 		}
 		if (mm->value->type != KX_JSON_OBJECT) {
-			add(&c, mm->value, ptr, "type", "'%s' must be an object (a %s document), found %s",
-			    members[d], kinds[d], kx_json_type_name(mm->value->type));
+			add(&c, mm->value, ptr, "type", "'%s' must be an object (%s %s document), found %s",
+			    members[d], article(kinds[d]), kinds[d], kx_json_type_name(mm->value->type));
 			continue;
 		}
 		if (!m.doc[d])
@@ -448,7 +453,8 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 	}
 	for (int d = 0; d <= KX_DOC_ENVIRONMENT; d++)
 		if (!kx_json_get(root, members[d]))
-			add(&c, root, "", "required", "the manifest has no '%s' member (a %s document)", members[d], kinds[d]);
+			add(&c, root, "", "required", "the manifest has no '%s' member (%s %s document)", members[d],
+			    article(kinds[d]), kinds[d]);
 
 	struct kx_json *spec[KX_DOC__COUNT] = { 0 };
 	for (int d = 0; d < KX_DOC__COUNT; d++)

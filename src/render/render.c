@@ -98,6 +98,16 @@ static double vs_best(const struct kx_run_rec *run, const struct kx_run_rec *bes
 	return a / b;
 }
 
+/* "2.0x slower than #1", "… more memory than #1": the word for "worse" in this metric */
+static const char *worse_word(const char *metric, int order)
+{
+	if (strcmp(metric, "latency") == 0)
+		return "slower";
+	if (strcmp(metric, "memory") == 0)
+		return "more memory";
+	return order == KX_ORDER_DESCENDING ? "lower" : "higher";
+}
+
 static bool cross_protocol(const struct kx_run_rec *run, const struct kx_run_rec *best)
 {
 	return best && strcmp(run->family, best->family) != 0;
@@ -230,9 +240,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		if (v->rank == 1)
 			r = line(out, "vs #1", "this is #1");
 		else
-			r = line(out, "vs #1", "%.3fx %s than #1 (%s, %s, %s)", q,
-				 x->order == KX_ORDER_DESCENDING ? "lower" : "slower/larger", v->best->impl, val,
-				 v->best_dirname);
+			r = line(out, "vs #1", "%.3fx %s than #1 (%s, %s, %s)", q, worse_word(g->metric, x->order),
+				 v->best->impl, val, v->best_dirname);
 		if (r >= 0 && cross_protocol(x, v->best))
 			r = line(out, "comparability", "cross-protocol: measured under '%s', #1 under '%s'", x->family,
 				 v->best->family);

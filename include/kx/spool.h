@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Receipts and the spool directory: how a producer that does not mount learns what became of its
+ * files, and the words both the FUSE inbox and the spool use to say it.
+ *
+ * Spool layout (maildir-style): a producer writes DIR/tmp/NAME and renames it to DIR/new/NAME (the
+ * rename makes it visible whole). Each file in new/ is ingested — the store's log synced — and
+ * then moved to DIR/accepted/NAME with DIR/accepted/NAME.receipt (the path of each run), or to
+ * DIR/rejected/NAME with DIR/rejected/NAME.error (every problem). A crash between the commit and
+ * the move leaves the file in new/; processing it again finds its runs already present. A name
+ * already taken in accepted/ or rejected/ gets a ".1", ".2" … suffix: nothing is overwritten.
+ *
+ * Thread safety: a spool is used by one thread; the store and tree it is given are thread-safe.
+ */
+#ifndef KX_SPOOL_H
+#define KX_SPOOL_H
+
+#include "kx/ingest.h"
+#include "kx/tree.h"
+
+#include <stdio.h>
+
+/* "accepted NAME: …" and one line per run: "added runs/<id> <rank path>" / "present …". */
+int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ingest_result *r,
+			struct kx_buf *out);
+/* "rejected NAME: N problems" and one line per problem (file:line:col: pointer: rule: message). */
+int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out);
+
+struct kx_spool;
+
+/* Open (creating tmp/ new/ accepted/ rejected/ as needed) and start watching DIR/new. */
+int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err);
+void kx_spool_close(struct kx_spool *sp);
+/* The descriptor to poll for readability (inotify); events are consumed by kx_spool_process. */
+int kx_spool_fd(const struct kx_spool *sp);
+
+struct kx_spool_counts {
+	size_t accepted, rejected, failed; /* failed: I/O errors, the file stays in new/ */
+	uint64_t generation;               /* store generation after the last commit */
+};
+
+/*
+ * Ingest every file now in DIR/new (oldest name first) with `opts` (sync is forced on). Also
+ * drains pending inotify events. `log` (may be NULL) receives one line per file decided.
+ */
+int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
+		     const struct kx_ingest_opts *opts, struct kx_spool_counts *counts, FILE *log);
+
+#endif

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The spool directory and receipts (see include/kx/spool.h). Files are decided in name order, one
+ * ingest (one synced WriteBatch) each; the move to accepted/ or rejected/ comes after the commit,
+ * so a crash can only leave a file to be decided again, never lose it.
+ */
+#include "kx/spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- receipts ---------------------------------------------------------------------------------- */
+
+int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ingest_result *res,
+			struct kx_buf *out)
+{
+	char when[40];
+	kx_time_format(kx_now_ns(), when);
+	int r = kx_buf_printf(out, "accepted %s at %s: %zu run%s (%zu added, %zu already present)\n", name, when,
+			      res->len, res->len == 1 ? "" : "s", res->added, res->present);
+	struct kx_view *v = kx_store_view(kx_tree_store(t));
+	for (size_t i = 0; i < res->len && r >= 0; i++) {
+		char hex[KX_DIGEST_HEX + 1], path[8 * KX_NAME_MAX];
+		kx_digest_hex(&res->items[i].run, hex);
+		if (kx_tree_run_path(t, v, &res->items[i].run, path, sizeof(path)) < 0)
+			snprintf(path, sizeof(path), "(path unavailable)");
+		r = kx_buf_printf(out, "%s runs/%.12s %s\n",
+				  res->items[i].outcome == KX_INGEST_ADDED ? "added" : "present", hex, path);
+	}
+	kx_view_release(v);
+	return r;
+}
+
+int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out)
+{
+	char when[40];
+	kx_time_format(kx_now_ns(), when);
+	int r = kx_buf_printf(out, "rejected %s at %s: %zu problem%s; nothing was added\n", name, when, p->len,
+			      p->len == 1 ? "" : "s");
+	return r < 0 ? r : kx_problems_format(p, name, out);
+}
+
+/* ---- the spool --------------------------------------------------------------------------------- */
+
+struct kx_spool {
+	char *dir;
+	int dfd[4]; /* tmp new accepted rejected */
+	int ino;    /* inotify */
+};
+
+enum { D_TMP, D_NEW, D_ACCEPTED, D_REJECTED };
+static const char *const subdirs[] = { "tmp", "new", "accepted", "rejected" };
+
+void kx_spool_close(struct kx_spool *sp)
+{
+	if (!sp)
+		return;
+	for (int i = 0; i < 4; i++)
+		if (sp->dfd[i] >= 0)
+			close(sp->dfd[i]);
+	if (sp->ino >= 0)
+		close(sp->ino);
+	free(sp->dir);
+	free(sp);
+}
+
+int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
+{
+	struct kx_spool *sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	for (int i = 0; i < 4; i++)
+		sp->dfd[i] = -1;
+	sp->ino = -1;
+	sp->dir = strdup(dir);
+	int r = 0;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		goto fail;
+	}
+	for (int i = 0; i < 4; i++) {
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/%s", dir, subdirs[i]);
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			goto fail;
+		}
+		sp->dfd[i] = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sp->dfd[i] < 0) {
+			r = -errno;
+			goto fail;
+		}
+	}
+	sp->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (sp->ino < 0) {
+		r = -errno;
+		goto fail;
+	}
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/new", dir);
+	if (inotify_add_watch(sp->ino, p, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	*ret = sp;
+	return 0;
+fail:
+	if (ret_err && asprintf(ret_err, "cannot open spool '%s': %s", dir, strerror(-r)) < 0)
+		*ret_err = NULL;
+	kx_spool_close(sp);
+	return r;
+}
+
+int kx_spool_fd(const struct kx_spool *sp)
+{
+	return sp->ino;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Move new/NAME to dir/NAME (or NAME.1 …), then write its receipt beside it. */
+static int file_away(struct kx_spool *sp, int dest, const char *name, const char *suffix,
+		     const struct kx_buf *receipt, char *final, size_t cap)
+{
+	snprintf(final, cap, "%s", name);
+	for (unsigned k = 1; faccessat(sp->dfd[dest], final, F_OK, AT_SYMLINK_NOFOLLOW) == 0; k++) {
+		if (k > 100000)
+			return -EEXIST;
+		snprintf(final, cap, "%s.%u", name, k);
+	}
+	/* the receipt first, under a temporary name: its presence says the move is coming */
+	char rname[1100], tmpname[1120];
+	snprintf(rname, sizeof(rname), "%s%s", final, suffix);
+	snprintf(tmpname, sizeof(tmpname), ".%s.tmp", rname);
+	int fd = openat(sp->dfd[dest], tmpname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	ssize_t w = write(fd, receipt->ptr ? receipt->ptr : "", receipt->len);
+	int r = w == (ssize_t)receipt->len ? 0 : -EIO;
+	if (fsync(fd) < 0 && !r)
+		r = -errno;
+	close(fd);
+	if (r == 0 && renameat(sp->dfd[dest], tmpname, sp->dfd[dest], rname) < 0)
+		r = -errno;
+	if (r == 0 && renameat(sp->dfd[D_NEW], name, sp->dfd[dest], final) < 0)
+		r = -errno;
+	if (r == 0)
+		fsync(sp->dfd[dest]);
+	return r;
+}
+
+static void drain(struct kx_spool *sp)
+{
+	char buf[4096];
+	while (read(sp->ino, buf, sizeof(buf)) > 0)
+		;
+}
+
+int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
+		     const struct kx_ingest_opts *opts, struct kx_spool_counts *counts, FILE *log)
+{
+	drain(sp);
+	int dfd = dup(sp->dfd[D_NEW]);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return -errno;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	int r = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue; /* hidden names are a producer's work in progress */
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **v = realloc(names, cap * sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			names = v;
+		}
+		if (!(names[n] = strdup(e->d_name))) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
+	struct kx_ingest_opts o = opts ? *opts : (struct kx_ingest_opts){ 0 };
+	o.sync = true;
+	size_t limit = o.limits.max_bytes ? o.limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
+	struct kx_buf bytes = { 0 }, receipt = { 0 };
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const char *name = names[i];
+		struct kx_problems p;
+		kx_problems_init(&p);
+		kx_buf_reset(&receipt);
+		char final[1024];
+		int fd = openat(sp->dfd[D_NEW], name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+		int rr = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
+		if (rr == 0 && !S_ISREG(st.st_mode))
+			rr = -EISDIR;
+		if (fd >= 0)
+			close(fd);
+		if (rr == 0) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/new/%s", sp->dir, name);
+			rr = kx_read_file(path, limit, &bytes);
+		}
+		struct kx_ingest_result res = { 0 };
+		if (rr == -EFBIG) {
+			kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu bytes", limit);
+			rr = -EINVAL;
+		} else if (rr == -EISDIR) {
+			kx_problems_add(&p, 0, 0, "", "type", "not a regular file");
+			rr = -EINVAL;
+		} else if (rr == 0) {
+			rr = kx_ingest_bytes(s, bytes.ptr ? bytes.ptr : "", bytes.len, &o, &res, &p);
+		}
+		if (rr == 0) {
+			kx_receipt_accepted(t, name, &res, &receipt);
+			rr = file_away(sp, D_ACCEPTED, name, ".receipt", &receipt, final, sizeof(final));
+			if (rr == 0) {
+				counts->accepted++;
+				counts->generation = res.generation ? res.generation : counts->generation;
+				if (log)
+					fprintf(log, "accepted %s: %zu added, %zu already present\n", name, res.added, res.present);
+			}
+		} else if (rr == -EINVAL) {
+			kx_receipt_rejected(name, &p, &receipt);
+			rr = file_away(sp, D_REJECTED, name, ".error", &receipt, final, sizeof(final));
+			if (rr == 0) {
+				counts->rejected++;
+				if (log)
+					fprintf(log, "rejected %s: %zu problem%s (rejected/%s.error)\n", name, p.len,
+						p.len == 1 ? "" : "s", final);
+			}
+		}
+		if (rr < 0) {
+			counts->failed++;
+			if (log)
+				fprintf(log, "cannot ingest %s/new/%s: %s (left in new/)\n", sp->dir, name, strerror(-rr));
+		}
+		kx_ingest_result_release(&res);
+		kx_problems_release(&p);
+	}
+	kx_buf_release(&bytes);
+	kx_buf_release(&receipt);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
