@@ -66,6 +66,11 @@ void kx_sha256_final(struct kx_sha256 *h, uint8_t out[KX_DIGEST_LEN]); /* also f
  * missing are left out of the hashed object). -EINVAL as kx_jcs_write.
  */
 int kx_digest_document(const struct kx_json *doc, struct kx_digest *ret);
+/*
+ * Both at once, serializing the document a single time: the digest, and the JCS of the whole
+ * document (metadata included) appended to `full` — what the store keeps.
+ */
+int kx_digest_document_jcs(const struct kx_json *doc, struct kx_digest *ret, struct kx_buf *full);
 /* The hashed form itself (the bytes the digest is the SHA-256 of). */
 int kx_digest_document_bytes(const struct kx_json *doc, struct kx_buf *out);
 

@@ -65,6 +65,8 @@ struct kx_manifest {
 	struct kx_json *root;
 	struct kx_json *doc[KX_DOC__COUNT];   /* NULL where the manifest does not include it */
 	struct kx_digest digest[KX_DOC__COUNT]; /* of included documents; else the run's reference */
+	const char *jcs[KX_DOC__COUNT];       /* JCS of each included whole document (in the arena) */
+	size_t jcs_len[KX_DOC__COUNT];
 	struct kx_run_facts facts;
 };
 

@@ -114,11 +114,23 @@ static int cuda_fail(char *err, size_t len, const char *what, cudaError_t e)
 
 /* ---- the device ------------------------------------------------------------------------------ */
 
+/*
+ * A failed runtime call is remembered until cudaGetLastError() reads it, and the launchers below
+ * report cudaGetLastError(): a tolerated failure (an attribute this driver lacks, an allocation
+ * reported as a failed run) must be cleared, or the next launch would be blamed for it.
+ */
+static void clear_error(void)
+{
+	(void)cudaGetLastError();
+}
+
 static int attr(int dev, enum cudaDeviceAttr a)
 {
 	int v = 0;
-	if (cudaDeviceGetAttribute(&v, a, dev) != cudaSuccess)
+	if (cudaDeviceGetAttribute(&v, a, dev) != cudaSuccess) {
+		clear_error();
 		v = 0;
+	}
 	return v;
 }
 
@@ -175,8 +187,10 @@ int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, 
 		goto fail;
 	}
 	snprintf(gi->name, sizeof(gi->name), "%s", prop.name);
-	if (cudaDeviceGetPCIBusId(gi->pci_bus_id, sizeof(gi->pci_bus_id), dev) != cudaSuccess)
+	if (cudaDeviceGetPCIBusId(gi->pci_bus_id, sizeof(gi->pci_bus_id), dev) != cudaSuccess) {
+		clear_error();
 		gi->pci_bus_id[0] = '\0';
+	}
 	gi->cc_major = attr(dev, cudaDevAttrComputeCapabilityMajor);
 	gi->cc_minor = attr(dev, cudaDevAttrComputeCapabilityMinor);
 	gi->sm_count = attr(dev, cudaDevAttrMultiProcessorCount);
@@ -206,10 +220,11 @@ int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, 
 	*g->flag = 1;
 	*g->timeouts = 0;
 	/* load the blocking kernel and the probe now, for the same reason as the flush's memset */
-	double mhz;
 	if ((e = kx_launch_blocker(g->flag_dev, BLOCKER_TIMEOUT_NS, g->timeouts_dev, g->st)) != cudaSuccess ||
-	    (e = cudaStreamSynchronize(g->st)) != cudaSuccess || kx_gpu_clock_probe(g, &mhz) < 0) {
-		cuda_fail(err, errlen, "cannot run a kernel on the device", e != cudaSuccess ? e : cudaGetLastError());
+	    (e = kx_launch_probe(1024, g->probe_out, g->st)) != cudaSuccess ||
+	    (e = cudaStreamSynchronize(g->st)) != cudaSuccess) {
+		/* typically cudaErrorNoKernelImageForDevice: a GPU newer than the compiled archs */
+		cuda_fail(err, errlen, "cannot run a kernel on the device", e);
 		r = -EIO;
 		goto fail;
 	}
@@ -251,6 +266,7 @@ int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
 	g->flush_bytes = 0;
 	cudaError_t e = cudaMalloc(&g->flush, bytes);
 	if (e != cudaSuccess) {
+		clear_error();
 		g->flush = NULL;
 		return cuda_fail(err, errlen, "cannot allocate the L2 flush buffer", e);
 	}
@@ -320,6 +336,7 @@ static int track(struct kx_gpu_case *c, void **p, uint64_t bytes, const char *wh
 	}
 	cudaError_t e = cudaMalloc(p, bytes);
 	if (e != cudaSuccess) {
+		clear_error();
 		*p = NULL;
 		char msg[128];
 		snprintf(msg, sizeof(msg), "cannot allocate %s (%.1f MiB)", what,
@@ -580,6 +597,7 @@ static int scratch_alloc(struct kx_gpu_case *c, struct scratch *s, void **p, uin
 	}
 	cudaError_t e = cudaMalloc(p, bytes);
 	if (e != cudaSuccess) {
+		clear_error();
 		char msg[128];
 		snprintf(msg, sizeof(msg), "cannot allocate the reference's %s", what);
 		return cuda_fail(c->err, sizeof(c->err), msg, e);

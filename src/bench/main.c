@@ -60,6 +60,7 @@ struct session {
 	struct kx_nvml *nvml;
 	bool tty;
 	size_t failed;
+	uint64_t cpu_llc_bytes; /* the CPU selftest's flush size */
 };
 
 static void KX_PRINTF(1, 2) fail(const char *fmt, ...)
@@ -493,12 +494,7 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 									   : S->gpu_info.l2_bytes;
 	} else {
 		res.flush_bytes = S->protocol.kind == KX_PROTOCOL_DO_BENCH ? S->protocol.db_flush_bytes
-									   : 0;
-		if (!res.flush_bytes) {
-			struct kx_bench_cpu_info ci;
-			kx_bench_cpu_capture(&ci);
-			res.flush_bytes = ci.llc_bytes;
-		}
+									   : S->cpu_llc_bytes;
 		r = kx_cpu_case_new(&shape, res.flush_bytes, &cc, err, sizeof(err));
 	}
 	if (r == -ENOMEM || r == -E2BIG) {
@@ -630,6 +626,7 @@ static void use_cpu(struct session *S)
 	struct kx_bench_cpu_info ci;
 	kx_bench_cpu_capture(&ci);
 	S->env_doc = kx_bench_cpu_environment(S->arena, &ci);
+	S->cpu_llc_bytes = ci.llc_bytes;
 	kx_bench_slug(ci.product, S->gpu_slug, sizeof(S->gpu_slug));
 }
 

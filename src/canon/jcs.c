@@ -257,3 +257,59 @@ int kx_json_write_pretty(const struct kx_json *v, struct kx_buf *out)
 	int r = write_value(v, out, 0);
 	return r < 0 ? r : kx_buf_putc(out, '\n');
 }
+
+int kx_digest_document_jcs(const struct kx_json *doc, struct kx_digest *ret, struct kx_buf *full)
+{
+	if (!doc || doc->type != KX_JSON_OBJECT)
+		return -EINVAL;
+	const struct kx_json_member *local[32], **idx, **heap;
+	int r = sorted_members(doc, local, KX_ARRAY_SIZE(local), &idx, &heap);
+	if (r < 0)
+		return r;
+	/* serialize the whole document, noting where each hashed member's "key":value lies */
+	size_t base = full->len, span[3][2];
+	bool have[3] = { false, false, false };
+	static const char *const hashed[3] = { "apiVersion", "kind", "spec" };
+	r = kx_buf_putc(full, '{');
+	for (size_t i = 0; i < doc->obj.len && r >= 0; i++) {
+		if (i)
+			r = kx_buf_putc(full, ',');
+		size_t start = full->len;
+		if (r >= 0)
+			r = write_string(full, idx[i]->key, idx[i]->key_len);
+		if (r >= 0)
+			r = kx_buf_putc(full, ':');
+		if (r >= 0)
+			r = write_value(idx[i]->value, full, -1);
+		for (int h = 0; h < 3; h++)
+			if (idx[i]->key_len == strlen(hashed[h]) && memcmp(idx[i]->key, hashed[h], idx[i]->key_len) == 0) {
+				have[h] = true;
+				span[h][0] = start;
+				span[h][1] = full->len;
+			}
+	}
+	if (r >= 0)
+		r = kx_buf_putc(full, '}');
+	free(heap);
+	if (r < 0) {
+		full->len = base;
+		return r;
+	}
+	/* the hashed form is those members, in the same (sorted) order, between braces */
+	struct kx_sha256 *h = kx_sha256_new();
+	if (!h)
+		return -ENOMEM;
+	kx_sha256_update(h, "{", 1);
+	bool first = true;
+	for (int k = 0; k < 3; k++) {
+		if (!have[k])
+			continue;
+		if (!first)
+			kx_sha256_update(h, ",", 1);
+		kx_sha256_update(h, full->ptr + span[k][0], span[k][1] - span[k][0]);
+		first = false;
+	}
+	kx_sha256_update(h, "}", 1);
+	kx_sha256_final(h, ret->b);
+	return 0;
+}

@@ -78,6 +78,9 @@ static void skip_ws(struct parser *ps)
 			p++;
 			ps->line++;
 			ps->line_start = p;
+			/* indentation: pretty-printed manifests are mostly spaces after newlines */
+			while (ps->end - p >= 8 && memcmp(p, "        ", 8) == 0)
+				p += 8;
 		} else {
 			break;
 		}

@@ -35,16 +35,14 @@ static struct kx_json *stored_doc(struct kx_txn *t, struct kx_arena *a, const st
 }
 
 /*
- * What can be computed without the store, per manifest: where the run goes (when the manifest
- * includes its workload and implementation documents) and the canonical bytes of the run
- * document, which is always new when the run is.
+ * What can be computed without the store, per manifest, beyond validation (which already holds
+ * each document's canonical bytes): where the run goes, when the manifest includes its workload
+ * and implementation documents.
  */
 struct prep {
 	bool placed;
 	struct kx_group_rec g;
 	struct kx_run_rec x;
-	char *run_jcs;
-	size_t run_jcs_len;
 };
 
 struct kx_prepared {
@@ -56,8 +54,6 @@ void kx_prepared_free(struct kx_prepared *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; p->v && i < p->f->len; i++)
-		free(p->v[i].run_jcs);
 	free(p->v);
 	kx_manifest_file_free(p->f);
 	free(p);
@@ -79,18 +75,12 @@ int kx_ingest_prepare(const char *bytes, size_t len, const struct kx_manifest_li
 		kx_prepared_free(p);
 		return -ENOMEM;
 	}
-	struct kx_buf b;
-	kx_buf_init(&b, 0);
 	for (size_t i = 0; i < p->f->len; i++) {
 		const struct kx_manifest *m = &p->f->v[i];
 		struct prep *q = &p->v[i];
 		if (m->doc[KX_DOC_WORKLOAD] && m->doc[KX_DOC_IMPLEMENTATION])
 			q->placed = kx_rank_place(m, m->doc[KX_DOC_WORKLOAD], m->doc[KX_DOC_IMPLEMENTATION], &q->g, &q->x) == 0;
-		kx_buf_reset(&b);
-		if (kx_jcs_write(m->doc[KX_DOC_RUN], &b) == 0)
-			q->run_jcs = kx_buf_detach(&b, &q->run_jcs_len);
 	}
-	kx_buf_release(&b);
 	*ret = p;
 	return 0;
 }
@@ -101,8 +91,8 @@ static int put_docs(struct kx_txn *t, const struct kx_manifest *m, const struct 
 		if (!m->doc[d] || kx_txn_has_doc(t, &m->digest[d]))
 			continue;
 		int r;
-		if (d == KX_DOC_RUN && q && q->run_jcs) {
-			r = kx_txn_put_doc(t, &m->digest[d], q->run_jcs, q->run_jcs_len);
+		if (m->jcs[d]) {
+			r = kx_txn_put_doc(t, &m->digest[d], m->jcs[d], m->jcs_len[d]);
 		} else {
 			kx_buf_reset(scratch);
 			r = kx_jcs_write(m->doc[d], scratch);

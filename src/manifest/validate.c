@@ -473,12 +473,21 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 		check_run(&c, spec[KX_DOC_RUN], &m);
 
 	/* digests: each included document must hash to what the run references */
+	struct kx_buf jcs;
+	kx_buf_init(&jcs, 0);
 	for (int d = 0; d < KX_DOC__COUNT; d++) {
 		if (!m.doc[d])
 			continue;
-		if (kx_digest_document(m.doc[d], &m.digest[d]) < 0)
+		kx_buf_reset(&jcs);
+		if (kx_digest_document_jcs(m.doc[d], &m.digest[d], &jcs) < 0)
 			continue; /* duplicate keys or non-finite numbers: the linter said so */
+		/* kept for the store: the document is serialized once, here */
+		m.jcs[d] = a ? kx_arena_strndup(a, jcs.ptr, jcs.len) : NULL;
+		m.jcs_len[d] = jcs.len;
+		if (a && !m.jcs[d])
+			c.oom = 1;
 	}
+	kx_buf_release(&jcs);
 	if (spec[KX_DOC_RUN]) {
 		for (int d = KX_DOC_PROTOCOL; d < KX_DOC__COUNT; d++) {
 			struct kx_digest ref;
@@ -504,7 +513,6 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 	m.facts.order = strcmp(metric, "throughput") == 0 || strcmp(metric, "bandwidth") == 0
 				? KX_ORDER_DESCENDING
 				: KX_ORDER_ASCENDING;
-	(void)a;
 	if (c.oom)
 		return -ENOMEM;
 	if (c.count)
