@@ -17,6 +17,7 @@
 #include "device.h"
 #include "kx/canon.h"
 #include "kx/json.h"
+#include "kx/rank.h" /* kx_slug, the index's GPU and workload slugs; kx_time_format */
 
 #include <errno.h>
 
@@ -215,8 +216,6 @@ struct kx_json *kx_bench_implementation_document(struct kx_arena *a, const char 
 
 /* ---- environment (environment.c, nvml.c) ------------------------------------------------------ */
 
-/* slug: lowercase, runs of characters outside [a-z0-9._-] become "-", trimmed of "-". */
-void kx_bench_slug(const char *in, char *out, size_t outlen);
 /*
  * Split a CUDA device name into product and form factor so that slug(product + "-" + form factor)
  * equals slug(name): "NVIDIA A100-SXM4-80GB" -> "NVIDIA A100" + "SXM4-80GB", "NVIDIA H100 80GB
@@ -280,8 +279,6 @@ struct kx_bench_result {
 	const char *gpu_slug;                /* for metadata.name */
 };
 
-/* RFC 3339 UTC with milliseconds: "2026-11-29T16:25:56.123Z". */
-void kx_bench_rfc3339_ms(int64_t unix_ns, char out[32]);
 /*
  * The manifest {run, protocol, environment, workload, implementation}: the run document carries
  * the digests of the other four (computed here with kx_digest_document). The protocol,

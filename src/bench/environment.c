@@ -23,36 +23,6 @@
 #include <gnu/libc-version.h>
 #endif
 
-void kx_bench_slug(const char *in, char *out, size_t outlen)
-{
-	size_t o = 0;
-	bool dash = false; /* a run of folded characters is pending */
-	for (const unsigned char *p = (const unsigned char *)in; *p && outlen; p++) {
-		unsigned char c = (unsigned char)tolower(*p);
-		bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-			    c == '-';
-		if (!keep) {
-			dash = true;
-			continue;
-		}
-		if (dash && o > 0 && o + 1 < outlen)
-			out[o++] = '-';
-		dash = false;
-		if (o + 1 < outlen)
-			out[o++] = (char)c;
-	}
-	/* leading runs were skipped above; strip '-' that the input itself had at either end */
-	size_t start = 0;
-	while (start < o && out[start] == '-')
-		start++;
-	while (o > start && out[o - 1] == '-')
-		o--;
-	if (outlen) {
-		memmove(out, out + start, o - start);
-		out[o - start] = '\0';
-	}
-}
-
 /* Consumer and workstation boards have no form factor in their names: keep them whole. */
 static bool whole_name(const char *name)
 {
@@ -135,7 +105,7 @@ struct kx_json *kx_bench_gpu_environment(struct kx_arena *a, const struct kx_gpu
 	char product[256], form[256], arch[16], slug[256];
 	kx_bench_gpu_split(gi->name, product, sizeof(product), form, sizeof(form));
 	kx_bench_sm_arch(gi->cc_major, gi->cc_minor, arch);
-	kx_bench_slug(gi->name, slug, sizeof(slug));
+	kx_slug(gi->name, strlen(gi->name), slug, sizeof(slug));
 	int r = 0;
 	r |= kx_bench_set_str(a, hw, "vendor", "nvidia");
 	r |= kx_bench_set_str(a, hw, "product", product);
@@ -201,7 +171,7 @@ static void set_vendor(struct kx_bench_cpu_info *ci, const char *raw)
 			snprintf(ci->vendor, sizeof(ci->vendor), "%s", cpu_vendors[i].vendor);
 			return;
 		}
-	kx_bench_slug(raw, ci->vendor, sizeof(ci->vendor));
+	kx_slug(raw, strlen(raw), ci->vendor, sizeof(ci->vendor));
 }
 
 void kx_bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_info *ret)
@@ -319,7 +289,7 @@ struct kx_json *kx_bench_cpu_environment(struct kx_arena *a, const struct kx_ben
 	if (!doc || !meta || !spec || !hw || !sw || !kb)
 		return NULL;
 	char slug[256];
-	kx_bench_slug(ci->product, slug, sizeof(slug));
+	kx_slug(ci->product, strlen(ci->product), slug, sizeof(slug));
 	int r = 0;
 	r |= kx_bench_set_str(a, hw, "vendor", ci->vendor);
 	r |= kx_bench_set_str(a, hw, "product", ci->product);

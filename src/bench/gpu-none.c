@@ -16,8 +16,8 @@ int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, 
 	(void)ordinal;
 	(void)ret;
 	(void)ret_info;
-	snprintf(err, errlen, "kindex-bench was built without CUDA (nvcc was not on PATH when "
-			      "meson configured the build; see docs/harness.md)");
+	snprintf(err, errlen, "kindex-bench was built without CUDA (-Dcuda=disabled, or nvcc was "
+			      "not on PATH when meson configured; see docs/harness.md)");
 	return -ENODEV;
 }
 

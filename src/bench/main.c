@@ -53,7 +53,7 @@ struct session {
 	struct kx_arena *arena; /* protocol and environment documents */
 	struct kx_bench_protocol protocol;
 	struct kx_json *protocol_doc, *env_doc;
-	char gpu_slug[256];
+	char gpu_slug[KX_NAME_MAX]; /* the index's slug of the environment: metadata names */
 	struct kx_bench_sink sink;
 	struct kx_gpu *gpu;
 	struct kx_gpu_info gpu_info;
@@ -614,11 +614,9 @@ static int open_gpu(struct session *S)
 		fprintf(stderr, "kindex-bench: note: no NVML (%s); clocks are watched with a probe kernel\n",
 			err);
 	S->env_doc = kx_bench_gpu_environment(S->arena, &S->gpu_info, &nv);
-	char product[256], form[256], both[520];
-	kx_bench_gpu_split(S->gpu_info.name, product, sizeof(product), form, sizeof(form));
-	snprintf(both, sizeof(both), "%s%s%s", product, form[0] ? "-" : "", form);
-	kx_bench_slug(both, S->gpu_slug, sizeof(S->gpu_slug));
-	return S->env_doc ? 0 : -ENOMEM;
+	if (!S->env_doc)
+		return -ENOMEM;
+	return kx_rank_gpu_slug(kx_json_get(S->env_doc, "spec"), S->gpu_slug);
 }
 
 static void use_cpu(struct session *S)
@@ -627,7 +625,8 @@ static void use_cpu(struct session *S)
 	kx_bench_cpu_capture(&ci);
 	S->env_doc = kx_bench_cpu_environment(S->arena, &ci);
 	S->cpu_llc_bytes = ci.llc_bytes;
-	kx_bench_slug(ci.product, S->gpu_slug, sizeof(S->gpu_slug));
+	if (S->env_doc)
+		kx_rank_gpu_slug(kx_json_get(S->env_doc, "spec"), S->gpu_slug);
 }
 
 static int do_cases(struct session *S, struct kx_bench_case *cases, size_t n, bool gpu)

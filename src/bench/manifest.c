@@ -12,19 +12,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-void kx_bench_rfc3339_ms(int64_t unix_ns, char out[32])
-{
-	time_t sec = (time_t)(unix_ns / 1000000000);
-	unsigned ms = (unsigned)((unix_ns % 1000000000) / 1000000) % 1000u;
-	struct tm tm;
-	gmtime_r(&sec, &tm);
-	/* years 0..9999 keep the text at 24 characters */
-	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", (tm.tm_year + 1900) % 10000,
-		 (tm.tm_mon + 1) % 100, tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100,
-		 tm.tm_sec % 100, ms);
-}
 
 static int measurement(struct kx_arena *a, struct kx_json *arr, const char *metric,
 		       const char *statistic, const char *unit, double value)
@@ -120,7 +107,7 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 	const struct kx_bench_case *c = res->c;
 	bool passed = !res->message;
 	char when[32];
-	kx_bench_rfc3339_ms(res->observed_ns, when);
+	kx_time_format(res->observed_ns, when);
 	int r = 0;
 	r |= kx_bench_set_str(a, spec, "status", passed ? "passed" : "failed");
 	r |= kx_bench_set_str(a, spec, "observedAt", when);
@@ -256,7 +243,7 @@ int kx_bench_manifest_filename(const struct kx_json *manifest, char *out, size_t
 	kx_digest_hex(&d, hex);
 	snprintf(raw, sizeof(raw), "%s-%s", bench ? bench : "run", impl ? impl : "unknown");
 	char slug[400];
-	kx_bench_slug(raw, slug, sizeof(slug));
+	kx_slug(raw, strlen(raw), slug, sizeof(slug));
 	if ((size_t)snprintf(out, outlen, "%s-%.*s.json", slug, KX_SHORTID_LEN, hex) >= outlen)
 		return -ENAMETOOLONG;
 	return 0;

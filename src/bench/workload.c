@@ -258,41 +258,6 @@ double kx_bench_case_bytes(const struct kx_bench_case *c)
 	}
 }
 
-/* "hidden4096-tokens16384-vocab128256-bf16" (SPEC §2): names sorted, JCS values, dtype last. */
-static int workload_slug(const struct kx_bench_case *c, char *out, size_t outlen)
-{
-	const struct kx_bench_workload *w = c->w;
-	size_t order[KX_BENCH_MAX_PARAMS];
-	for (size_t i = 0; i < w->nparams; i++)
-		order[i] = i;
-	for (size_t i = 1; i < w->nparams; i++)
-		for (size_t j = i; j > 0; j--) {
-			const char *a = w->params[order[j - 1]].name, *b = w->params[order[j]].name;
-			if (kx_jcs_key_cmp(a, strlen(a), b, strlen(b)) <= 0)
-				break;
-			size_t t = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
-	struct kx_buf b;
-	kx_buf_init(&b, 0);
-	int r = 0;
-	for (size_t i = 0; r >= 0 && i < w->nparams; i++) {
-		size_t k = order[i];
-		char num[KX_JCS_NUMBER_MAX];
-		if (w->params[k].type != KX_PARAM_STRING)
-			kx_jcs_number(c->num[k], num);
-		r = kx_buf_printf(&b, "%s%s%s", i ? "-" : "", w->params[k].name,
-				  w->params[k].type == KX_PARAM_STRING ? c->str[k] : num);
-	}
-	if (r >= 0 && w->dtype)
-		r = kx_buf_printf(&b, "-%s", w->dtype);
-	if (r >= 0)
-		kx_bench_slug(b.ptr ? b.ptr : "", out, outlen);
-	kx_buf_release(&b);
-	return r;
-}
-
 struct kx_json *kx_bench_workload_document(struct kx_arena *a, const struct kx_bench_case *c)
 {
 	const struct kx_bench_workload *w = c->w;
@@ -310,8 +275,10 @@ struct kx_json *kx_bench_workload_document(struct kx_arena *a, const struct kx_b
 	if (w->dtype)
 		r |= kx_bench_set_str(a, spec, "dtype", w->dtype);
 
-	char slug[256], kernel[64];
-	if (workload_slug(c, slug, sizeof(slug)) < 0)
+	/* "hidden4096-tokens16384-vocab128256-bf16": the index's own slug of this spec */
+	char slug[KX_NAME_MAX], kernel[64];
+	bool cut;
+	if (r < 0 || kx_rank_workload_slug(spec, slug, &cut) < 0)
 		return NULL;
 	snprintf(kernel, sizeof(kernel), "%.*s", (int)strcspn(w->benchmark, "/"), w->benchmark);
 	char *name = kx_arena_printf(a, "%s-%s", kernel, slug);

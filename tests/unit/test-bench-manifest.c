@@ -361,7 +361,7 @@ static void sinks(void)
 	kx_bench_sink_close(&s, false, err, sizeof(err));
 	ok(access(path, F_OK) != 0 && count_files(dir) == 1, "an aborted file leaves nothing");
 
-	char inbox[600];
+	char inbox[256];
 	snprintf(inbox, sizeof(inbox), "%s/inbox", dir);
 	mkdir(inbox, 0777);
 	char *written = NULL;
@@ -377,7 +377,7 @@ static void sinks(void)
 	ok(count_files(inbox) == 1, "no .run-1.json.tmp left in the inbox");
 	kx_bench_sink_close(&s, true, err, sizeof(err));
 
-	char spool[600];
+	char spool[256];
 	snprintf(spool, sizeof(spool), "%s/spool", dir);
 	mkdir(spool, 0777);
 	ok(kx_bench_sink_open(&s, KX_SINK_SPOOL, spool, false, err, sizeof(err)) == 0 &&
