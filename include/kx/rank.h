@@ -27,6 +27,14 @@ const char *kx_evidence_name(enum kx_evidence e);
  */
 size_t kx_slug(const char *in, size_t len, char *out, size_t cap);
 
+/*
+ * Split a GPU's marketing name as CUDA or a benchmark log reports it into product and form factor
+ * so that slug(product "-" formFactor) is the slug of the name: "NVIDIA A100-SXM4-80GB" →
+ * "NVIDIA A100" + "SXM4-80GB", "NVIDIA H100 80GB HBM3" → "NVIDIA H100" + "80GB HBM3"; consumer
+ * boards ("NVIDIA GeForce RTX 4090") stay whole with no form factor.
+ */
+void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form, size_t flen);
+
 /* The GPU slug of an ExecutionEnvironment spec: slug(product "-" formFactor). */
 int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX]);
 

@@ -221,7 +221,6 @@ struct kx_json *kx_bench_implementation_document(struct kx_arena *a, const char 
  * equals slug(name): "NVIDIA A100-SXM4-80GB" -> "NVIDIA A100" + "SXM4-80GB", "NVIDIA H100 80GB
  * HBM3" -> "NVIDIA H100" + "80GB HBM3", "NVIDIA GeForce RTX 4090" -> itself + "".
  */
-void kx_bench_gpu_split(const char *name, char *product, size_t plen, char *form, size_t flen);
 /* "sm_90" from compute capability 9.0. */
 void kx_bench_sm_arch(int major, int minor, char out[16]);
 

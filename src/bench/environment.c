@@ -23,16 +23,6 @@
 #include <gnu/libc-version.h>
 #endif
 
-/* Consumer and workstation boards have no form factor in their names: keep them whole. */
-static bool whole_name(const char *name)
-{
-	static const char *const words[] = { "GeForce", "RTX", "Quadro", "TITAN" };
-	for (size_t i = 0; i < KX_ARRAY_SIZE(words); i++)
-		if (strstr(name, words[i]))
-			return true;
-	return false;
-}
-
 static void copy(char *dst, size_t dlen, const char *src, size_t n)
 {
 	if (!dlen)
@@ -41,45 +31,6 @@ static void copy(char *dst, size_t dlen, const char *src, size_t n)
 		n = dlen - 1;
 	memcpy(dst, src, n);
 	dst[n] = '\0';
-}
-
-void kx_bench_gpu_split(const char *name, char *product, size_t plen, char *form, size_t flen)
-{
-	while (*name == ' ')
-		name++;
-	size_t len = strlen(name);
-	while (len && name[len - 1] == ' ')
-		len--;
-	copy(form, flen, "", 0);
-	if (whole_name(name)) {
-		copy(product, plen, name, len);
-		return;
-	}
-	/*
-	 * The model is the first word holding a digit (A100-SXM4-80GB, H100, H200, B200, GH200).
-	 * Everything after it — the rest of that word past its first '-', then the other words —
-	 * is the form factor. Splitting only at a ' ' or '-' keeps the slug: both fold to '-'.
-	 */
-	size_t i = 0;
-	while (i < len) {
-		size_t w = i;
-		while (i < len && name[i] != ' ')
-			i++;
-		bool digit = false;
-		for (size_t j = w; j < i; j++)
-			digit |= isdigit((unsigned char)name[j]) != 0;
-		if (digit) {
-			const char *dash = memchr(name + w, '-', i - w);
-			size_t cut = dash ? (size_t)(dash - name) : i;
-			copy(product, plen, name, cut);
-			size_t f = cut < len ? cut + 1 : len;
-			copy(form, flen, name + f, len - f);
-			return;
-		}
-		while (i < len && name[i] == ' ')
-			i++;
-	}
-	copy(product, plen, name, len);
 }
 
 void kx_bench_sm_arch(int major, int minor, char out[16])
@@ -103,7 +54,7 @@ struct kx_json *kx_bench_gpu_environment(struct kx_arena *a, const struct kx_gpu
 	if (!doc || !meta || !spec || !hw || !sw || !clocks || !kb)
 		return NULL;
 	char product[256], form[256], arch[16], slug[256];
-	kx_bench_gpu_split(gi->name, product, sizeof(product), form, sizeof(form));
+	kx_rank_gpu_split(gi->name, product, sizeof(product), form, sizeof(form));
 	kx_bench_sm_arch(gi->cc_major, gi->cc_minor, arch);
 	kx_slug(gi->name, strlen(gi->name), slug, sizeof(slug));
 	int r = 0;

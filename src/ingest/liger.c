@@ -159,7 +159,7 @@ struct kx_json *kx_liger_protocol(struct kx_arena *a, const char *mode, const ch
 	return document(a, "BenchmarkProtocol", name, title, spec);
 }
 
-/* Model names we know, longest first where one is a prefix of another. */
+/* Architectures of the GPUs we know by model name (the CSV records names, not compute capability). */
 static const struct {
 	const char *model, *arch;
 } gpus[] = {
@@ -175,6 +175,21 @@ static const struct {
 	{ "T4", "sm_75" },
 };
 
+/* The architecture of a product name: a known model as a whole word ("A10" is not in "A100"). */
+static const char *architecture(const char *product)
+{
+	for (size_t i = 0; i < KX_ARRAY_SIZE(gpus); i++) {
+		size_t n = strlen(gpus[i].model);
+		for (const char *p = strstr(product, gpus[i].model); p; p = strstr(p + 1, gpus[i].model)) {
+			bool start = p == product || p[-1] == ' ' || p[-1] == '-';
+			bool end = !p[n] || p[n] == ' ' || p[n] == '-';
+			if (start && end)
+				return gpus[i].arch;
+		}
+	}
+	return NULL;
+}
+
 struct kx_json *kx_liger_environment(struct kx_arena *a, const char *gpu_name)
 {
 	const char *vendor = "unknown", *rest = gpu_name;
@@ -185,22 +200,9 @@ struct kx_json *kx_liger_environment(struct kx_arena *a, const char *gpu_name)
 		vendor = "amd";
 		rest = gpu_name + 4;
 	}
-	char product[256], form[256] = "";
-	const char *arch = NULL;
-	snprintf(product, sizeof(product), "%s", gpu_name);
-	for (size_t i = 0; i < KX_ARRAY_SIZE(gpus); i++) {
-		size_t n = strlen(gpus[i].model);
-		/* the model must end at a separator: "A10" must not match "A100" */
-		if (strncmp(rest, gpus[i].model, n) != 0 || (rest[n] && rest[n] != ' ' && rest[n] != '-'))
-			continue;
-		arch = gpus[i].arch;
-		snprintf(product, sizeof(product), "%.*s", (int)(rest + n - gpu_name), gpu_name);
-		const char *ff = rest + n;
-		while (*ff == ' ' || *ff == '-')
-			ff++;
-		snprintf(form, sizeof(form), "%s", ff);
-		break;
-	}
+	char product[256], form[256];
+	kx_rank_gpu_split(gpu_name, product, sizeof(product), form, sizeof(form));
+	const char *arch = architecture(product);
 	struct kx_json *spec = obj(a), *hw = obj(a);
 	kx_json_set_string(a, hw, "vendor", vendor);
 	kx_json_set_string(a, hw, "product", product);

@@ -71,20 +71,22 @@ static bool blank(const char *s, size_t n)
 }
 
 /*
- * JSON Lines when the first line is a whole object on its own ("{" … "}") and some other line
- * has content. A pretty-printed manifest never looks like that: its first line is just "{".
+ * JSON Lines when there are several non-blank lines and the first one holds more than an opening
+ * brace: a pretty-printed manifest's first line is just "{", while a JSON Lines file starts with a
+ * whole object — or a broken one, which must not hide the lines after it.
  */
 static bool looks_like_json_lines(const char *bytes, size_t len)
 {
-	const char *nl = memchr(bytes, '\n', len);
-	if (!nl || blank(nl + 1, len - (size_t)(nl + 1 - bytes)))
-		return false;
-	const char *b = bytes, *e = nl;
-	while (b < e && (*b == ' ' || *b == '\t'))
+	const char *b = bytes, *end = bytes + len;
+	while (b < end && (*b == ' ' || *b == '\t' || *b == '\r' || *b == '\n'))
 		b++;
+	const char *nl = memchr(b, '\n', (size_t)(end - b));
+	if (!nl || blank(nl + 1, (size_t)(end - (nl + 1))))
+		return false;
+	const char *e = nl;
 	while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 		e--;
-	return e - b >= 2 && b[0] == '{' && e[-1] == '}';
+	return e - b >= 2 && b[0] == '{';
 }
 
 int kx_manifest_parse(const char *bytes, size_t len, const struct kx_manifest_limits *limits,

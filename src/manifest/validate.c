@@ -475,12 +475,14 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 	/* digests: each included document must hash to what the run references */
 	struct kx_buf jcs;
 	kx_buf_init(&jcs, 0);
+	bool hashed[KX_DOC__COUNT] = { false };
 	for (int d = 0; d < KX_DOC__COUNT; d++) {
 		if (!m.doc[d])
 			continue;
 		kx_buf_reset(&jcs);
 		if (kx_digest_document_jcs(m.doc[d], &m.digest[d], &jcs) < 0)
 			continue; /* duplicate keys or non-finite numbers: the linter said so */
+		hashed[d] = true;
 		/* kept for the store: the document is serialized once, here */
 		m.jcs[d] = a ? kx_arena_strndup(a, jcs.ptr, jcs.len) : NULL;
 		m.jcs_len[d] = jcs.len;
@@ -499,7 +501,8 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 				m.digest[d] = ref;
 				continue;
 			}
-			if (!kx_digest_equal(&ref, &m.digest[d])) {
+			/* a document that cannot be hashed (duplicate keys …) is already reported */
+			if (hashed[d] && !kx_digest_equal(&ref, &m.digest[d])) {
 				char want[KX_DIGEST_STR_MAX], got[KX_DIGEST_STR_MAX], ptr[64];
 				kx_digest_format(&ref, want);
 				kx_digest_format(&m.digest[d], got);

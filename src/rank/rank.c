@@ -6,6 +6,7 @@
  */
 #include "kx/rank.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,65 @@ size_t kx_slug(const char *in, size_t len, char *out, size_t cap)
 	}
 	out[n] = '\0';
 	return n;
+}
+
+/* Consumer and workstation boards have no form factor in their names: keep them whole. */
+static bool whole_name(const char *name)
+{
+	static const char *const words[] = { "GeForce", "RTX", "Quadro", "TITAN" };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(words); i++)
+		if (strstr(name, words[i]))
+			return true;
+	return false;
+}
+
+static void copyn(char *dst, size_t dlen, const char *src, size_t n)
+{
+	if (!dlen)
+		return;
+	if (n >= dlen)
+		n = dlen - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form, size_t flen)
+{
+	while (*name == ' ')
+		name++;
+	size_t len = strlen(name);
+	while (len && name[len - 1] == ' ')
+		len--;
+	copyn(form, flen, "", 0);
+	if (whole_name(name)) {
+		copyn(product, plen, name, len);
+		return;
+	}
+	/*
+	 * The model is the first word holding a digit (A100-SXM4-80GB, H100, H200, B200, GH200).
+	 * Everything after it — the rest of that word past its first '-', then the other words —
+	 * is the form factor. Splitting only at a ' ' or '-' keeps the slug: both fold to '-'.
+	 */
+	size_t i = 0;
+	while (i < len) {
+		size_t w = i;
+		while (i < len && name[i] != ' ')
+			i++;
+		bool digit = false;
+		for (size_t j = w; j < i; j++)
+			digit |= isdigit((unsigned char)name[j]) != 0;
+		if (digit) {
+			const char *dash = memchr(name + w, '-', i - w);
+			size_t cut = dash ? (size_t)(dash - name) : i;
+			copyn(product, plen, name, cut);
+			size_t f = cut < len ? cut + 1 : len;
+			copyn(form, flen, name + f, len - f);
+			return;
+		}
+		while (i < len && name[i] == ' ')
+			i++;
+	}
+	copyn(product, plen, name, len);
 }
 
 int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
@@ -147,8 +207,9 @@ int kx_rank_workload_slug(const struct kx_json *spec, char out[KX_NAME_MAX], boo
 	return 0;
 }
 
-/* segment i (0-based) of a '/'-separated id with exactly `want` segments */
-static bool segment(const char *id, int want, int i, char *out, size_t cap)
+/* segment i (0-based) of a '/'-separated id with exactly `want` segments, slugged ('~' kept when
+ * keep_tilde: a cut workload slug's suffix) */
+static bool segment(const char *id, int want, int i, bool keep_tilde, char *out, size_t cap)
 {
 	int count = 1;
 	for (const char *p = id; *p; p++)
@@ -162,7 +223,13 @@ static bool segment(const char *id, int want, int i, char *out, size_t cap)
 	size_t n = e ? (size_t)(e - p) : strlen(p);
 	if (!n)
 		return false;
-	kx_slug(p, n, out, cap);
+	const char *tilde = keep_tilde ? memchr(p, '~', n) : NULL;
+	size_t base = tilde ? (size_t)(tilde - p) : n;
+	size_t len = kx_slug(p, base, out, cap);
+	if (tilde && len + 1 < cap) {
+		out[len++] = '~';
+		kx_slug(tilde + 1, n - base - 1, out + len, cap - len);
+	}
 	return true;
 }
 
@@ -247,7 +314,15 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 		r = kx_rank_workload_slug(kx_json_get(workload_doc, "spec"), g.workload_slug, &g.workload_cut);
 		if (r < 0)
 			return r;
-	} else if (!f->external_id || !segment(f->external_id, 6, 4, g.workload_slug, sizeof(g.workload_slug))) {
+	} else if (f->external_id && segment(f->external_id, 6, 4, true, g.workload_slug, sizeof(g.workload_slug))) {
+		/* "<slug>~<8 hex>" in an externalId is a cut slug (SPEC §5): keep the cut base, and the
+		 * directory gets its suffix back from the workload digest */
+		char *tilde = strchr(g.workload_slug, '~');
+		if (tilde) {
+			*tilde = '\0';
+			g.workload_cut = true;
+		}
+	} else {
 		kx_digest_hex(&g.workload, hex);
 		snprintf(g.workload_slug, sizeof(g.workload_slug), "workload-%.12s", hex);
 	}
@@ -277,7 +352,7 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 	const char *impl = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "name") : NULL;
 	if (impl) {
 		kx_slug(impl, strlen(impl), x.impl, 65);
-	} else if (!f->external_id || !segment(f->external_id, 6, 2, x.impl, 65)) {
+	} else if (!f->external_id || !segment(f->external_id, 6, 2, false, x.impl, 65)) {
 		copy(x.impl, sizeof(x.impl), "unknown");
 	}
 	*ret_group = g;

@@ -42,7 +42,7 @@ static void split(void)
 {
 	for (size_t i = 0; i < KX_ARRAY_SIZE(gpus); i++) {
 		char product[128], form[128], both[260], s1[260], s2[260];
-		kx_bench_gpu_split(gpus[i].name, product, sizeof(product), form, sizeof(form));
+		kx_rank_gpu_split(gpus[i].name, product, sizeof(product), form, sizeof(form));
 		ok(!strcmp(product, gpus[i].product) && !strcmp(form, gpus[i].form),
 		   "'%s' -> product '%s', form factor '%s'", gpus[i].name, product, form);
 		snprintf(both, sizeof(both), "%s%s%s", product, form[0] ? "-" : "", form);
@@ -51,12 +51,12 @@ static void split(void)
 		ok(!strcmp(s1, s2) && !strcmp(s1, gpus[i].slug), "GPU slug %s = slug(device name)", s1);
 	}
 	char product[128], form[128];
-	kx_bench_gpu_split("NVIDIA H200", product, sizeof(product), form, sizeof(form));
+	kx_rank_gpu_split("NVIDIA H200", product, sizeof(product), form, sizeof(form));
 	ok(strstr(product, "H100") == NULL && strstr(product, "H200") != NULL, "an H200 is not an H100");
-	kx_bench_gpu_split("", product, sizeof(product), form, sizeof(form));
+	kx_rank_gpu_split("", product, sizeof(product), form, sizeof(form));
 	ok(!product[0] && !form[0], "an empty name gives empty parts");
 	char tiny[6];
-	kx_bench_gpu_split("NVIDIA A100-SXM4-80GB", tiny, sizeof(tiny), form, sizeof(form));
+	kx_rank_gpu_split("NVIDIA A100-SXM4-80GB", tiny, sizeof(tiny), form, sizeof(form));
 	is_str(tiny, "NVIDI", "a short buffer truncates safely");
 }
 
