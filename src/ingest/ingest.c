@@ -287,6 +287,22 @@ int kx_ingest_batch_commit(struct kx_ingest_batch *b, uint64_t *ret_generation)
 	return r;
 }
 
+/* Commit a batch holding one staged decision (staging returned `r`), handing its result over. */
+static int commit_single(struct kx_ingest_batch *b, int r, struct kx_ingest_result *res,
+			 struct kx_ingest_result *result)
+{
+	if (r < 0) {
+		kx_ingest_batch_abort(b);
+		return r;
+	}
+	r = kx_ingest_batch_commit(b, &res->generation);
+	if (r < 0 || !result)
+		kx_ingest_result_release(res);
+	else
+		*result = *res;
+	return r;
+}
+
 /* One decision, one commit. */
 static int ingest(struct kx_store *s, struct kx_arena *a, const struct kx_manifest *v, size_t n,
 		  const char *const *labels, const struct kx_ingest_opts *opts,
@@ -297,17 +313,7 @@ static int ingest(struct kx_store *s, struct kx_arena *a, const struct kx_manife
 	if (r < 0)
 		return r;
 	struct kx_ingest_result res = { 0 };
-	r = stage(b, a, v, NULL, n, labels, &res, pr);
-	if (r < 0) {
-		kx_ingest_batch_abort(b);
-		return r;
-	}
-	r = kx_ingest_batch_commit(b, &res.generation);
-	if (r < 0 || !result)
-		kx_ingest_result_release(&res);
-	else
-		*result = res;
-	return r;
+	return commit_single(b, stage(b, a, v, NULL, n, labels, &res, pr), &res, result);
 }
 
 int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,
@@ -319,17 +325,7 @@ int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,
 	if (r < 0)
 		return r;
 	struct kx_ingest_result res = { 0 };
-	r = kx_ingest_batch_add(b, bytes, len, &res, problems);
-	if (r < 0) {
-		kx_ingest_batch_abort(b);
-		return r;
-	}
-	r = kx_ingest_batch_commit(b, &res.generation);
-	if (r < 0 || !result)
-		kx_ingest_result_release(&res);
-	else
-		*result = res;
-	return r;
+	return commit_single(b, kx_ingest_batch_add(b, bytes, len, &res, problems), &res, result);
 }
 
 int kx_ingest_trees(struct kx_store *s, struct kx_arena *a, struct kx_json *const *roots, size_t n,

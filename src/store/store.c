@@ -571,73 +571,74 @@ int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const 
 	return r;
 }
 
-int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx)
+/* Every record of one tag, key and value; the callback's non-zero return stops the scan. */
+typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
+
+static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx)
 {
-	unsigned char p = T_RUN;
 	struct scan sc;
-	int r = scan_open(&sc, s, v, &p, 1);
+	int r = scan_open(&sc, s, v, &tag, 1);
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(sc.it, &kn);
 		const char *val = rocksdb_iter_value(sc.it, &vn);
-		struct kx_run_rec x;
-		if (kn != 33 || run_decode(val, vn, &x) < 0) {
-			r = -EIO;
-			break;
-		}
-		memcpy(x.run.b, k + 1, 32);
-		r = fn(ctx, &x);
+		r = kn == 33 ? fn(ctx, (const uint8_t *)k + 1, val, vn) : -EIO;
 	}
 	if (r == 0)
 		r = scan_status(&sc);
 	scan_close(&sc);
 	return r;
+}
+
+struct each_ctx {
+	void *fn;
+	void *ctx;
+};
+
+static int run_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct each_ctx *e = ctx;
+	struct kx_run_rec x;
+	if (run_decode(val, vn, &x) < 0)
+		return -EIO;
+	memcpy(x.run.b, key, 32);
+	return ((kx_run_fn)e->fn)(e->ctx, &x);
+}
+
+static int group_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct each_ctx *e = ctx;
+	struct kx_group_rec g;
+	if (group_decode(val, vn, &g) < 0)
+		return -EIO;
+	memcpy(g.key.b, key, 32);
+	return ((kx_group_fn)e->fn)(e->ctx, &g);
+}
+
+static int doc_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct each_ctx *e = ctx;
+	struct kx_digest d;
+	memcpy(d.b, key, 32);
+	return ((kx_doc_fn)e->fn)(e->ctx, &d, val, vn);
+}
+
+int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx)
+{
+	struct each_ctx e = { (void *)fn, ctx };
+	return each_record(s, v, T_RUN, run_record, &e);
 }
 
 int kx_store_each_group(struct kx_store *s, struct kx_view *v, kx_group_fn fn, void *ctx)
 {
-	unsigned char p = T_GROUP;
-	struct scan sc;
-	int r = scan_open(&sc, s, v, &p, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
-		size_t kn, vn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		const char *val = rocksdb_iter_value(sc.it, &vn);
-		struct kx_group_rec g;
-		if (kn != 33 || group_decode(val, vn, &g) < 0) {
-			r = -EIO;
-			break;
-		}
-		memcpy(g.key.b, k + 1, 32);
-		r = fn(ctx, &g);
-	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
-	return r;
+	struct each_ctx e = { (void *)fn, ctx };
+	return each_record(s, v, T_GROUP, group_record, &e);
 }
 
 int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void *ctx)
 {
-	unsigned char p = T_DOC;
-	struct scan sc;
-	int r = scan_open(&sc, s, v, &p, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
-		size_t kn, vn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		const char *val = rocksdb_iter_value(sc.it, &vn);
-		if (kn != 33) {
-			r = -EIO;
-			break;
-		}
-		struct kx_digest d;
-		memcpy(d.b, k + 1, 32);
-		r = fn(ctx, &d, val, vn);
-	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
-	return r;
+	struct each_ctx e = { (void *)fn, ctx };
+	return each_record(s, v, T_DOC, doc_record, &e);
 }
 
 static const unsigned char record_tags[] = { T_DOC, T_RUN, T_GROUP };
@@ -693,28 +694,21 @@ int kx_store_find_run_prefix(struct kx_store *s, struct kx_view *v, const char *
 	return kx_store_find_bits(s, v, KX_RECORD_RUN, b, (unsigned)n * 4, ret);
 }
 
+static int digest_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct each_ctx *e = ctx;
+	struct kx_digest d;
+	memcpy(d.b, key, 32);
+	return ((kx_digest_fn)e->fn)(e->ctx, &d);
+}
+
 int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record kind, kx_digest_fn fn,
 			 void *ctx)
 {
 	if (kind > KX_RECORD_GROUP)
 		return -EINVAL;
-	struct scan sc;
-	int r = scan_open(&sc, s, v, &record_tags[kind], 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
-		size_t kn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		if (kn != 33) {
-			r = -EIO;
-			break;
-		}
-		struct kx_digest d;
-		memcpy(d.b, k + 1, 32);
-		r = fn(ctx, &d);
-	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
-	return r;
+	struct each_ctx e = { (void *)fn, ctx };
+	return each_record(s, v, record_tags[kind], digest_record, &e);
 }
 
 /* ---- transactions ----------------------------------------------------------------------------- */
