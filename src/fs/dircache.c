@@ -30,6 +30,7 @@
 
 struct listing {
 	struct kx_listing l; /* first: kx_dircache_put recovers the listing from it */
+	uint32_t *sorted;    /* entry indexes in name order, for lookups */
 	char *names;
 	size_t bytes;
 	unsigned refs; /* the cache's own reference while cached */
@@ -59,6 +60,7 @@ static void listing_free(struct listing *x)
 	if (!x)
 		return;
 	free(x->l.e);
+	free(x->sorted);
 	free(x->names);
 	free(x);
 }
@@ -114,6 +116,12 @@ static int add_entry(void *ctx, const char *name, const struct kx_node *n)
 	return add(ctx, name, n);
 }
 
+static int by_name(const void *a, const void *b, void *arg)
+{
+	const struct kx_dirent *e = arg;
+	return strcmp(e[*(const uint32_t *)a].name, e[*(const uint32_t *)b].name);
+}
+
 static int build(struct kx_tree *t, struct fs_view *fv, uint64_t ino, const struct kx_node *dir, struct listing **ret)
 {
 	struct builder b = { 0 };
@@ -128,12 +136,15 @@ static int build(struct kx_tree *t, struct fs_view *fv, uint64_t ino, const stru
 	struct listing *x = NULL;
 	if (r == 0 && b.len >= INDEX_MASK)
 		r = -EOVERFLOW;
-	if (r == 0 && !(x = calloc(1, sizeof(*x))))
+	if (r == 0 && (!(x = calloc(1, sizeof(*x))) || !(x->sorted = malloc((b.len ? b.len : 1) * sizeof(uint32_t)))))
 		r = -ENOMEM;
 	if (r < 0) {
 		free(b.e);
 		free(b.name_off);
 		kx_buf_release(&b.names);
+		if (x)
+			free(x->sorted);
+		free(x);
 		return r;
 	}
 	size_t names_bytes = b.names.alloc;
@@ -145,7 +156,10 @@ static int build(struct kx_tree *t, struct fs_view *fv, uint64_t ino, const stru
 	x->l.generation = fv->generation;
 	x->l.len = b.len;
 	x->l.e = b.e;
-	x->bytes = sizeof(*x) + b.cap * sizeof(*b.e) + names_bytes;
+	for (size_t i = 0; i < b.len; i++)
+		x->sorted[i] = (uint32_t)i;
+	qsort_r(x->sorted, b.len, sizeof(*x->sorted), by_name, b.e);
+	x->bytes = sizeof(*x) + b.cap * sizeof(*b.e) + names_bytes + b.len * sizeof(uint32_t);
 	x->refs = 1;
 	*ret = x;
 	return 0;
@@ -261,3 +275,34 @@ void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l)
 	if (last)
 		listing_free(x);
 }
+
+int kx_dircache_lookup(struct kx_dircache *dc, uint64_t ino, uint64_t generation, const char *name,
+		       struct kx_node *ret)
+{
+	int r = -EAGAIN;
+	pthread_mutex_lock(&dc->lock);
+	struct listing *x = find(dc, ino, generation, ~0ull);
+	if (x) {
+		r = -ENOENT;
+		size_t lo = 0, hi = x->l.len;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			const struct kx_dirent *e = &x->l.e[x->sorted[mid]];
+			int c = strcmp(name, e->name);
+			if (c == 0) {
+				if (x->sorted[mid] >= 2) { /* never "." or "..": the kernel resolves those */
+					*ret = e->node;
+					r = 0;
+				}
+				break;
+			}
+			if (c < 0)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+	}
+	pthread_mutex_unlock(&dc->lock);
+	return r;
+}
+

@@ -89,6 +89,12 @@ void kx_dircache_free(struct kx_dircache *dc);
 int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
 		    const struct kx_node *dir, off_t off, const struct kx_listing **ret, size_t *ret_index);
 void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l);
+/*
+ * Look `name` up in the cached listing of directory `ino` at `generation`: 0 (found), -ENOENT (the
+ * listing has no such name), -EAGAIN (no such listing cached: ask the tree).
+ */
+int kx_dircache_lookup(struct kx_dircache *dc, uint64_t ino, uint64_t generation, const char *name,
+		       struct kx_node *ret);
 off_t kx_dircache_offset(const struct kx_listing *l, size_t next_index);
 
 /* ---- the invalidation notifier (notify.c) ----------------------------------------------------- */

@@ -229,14 +229,64 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 /* ---- reading ---------------------------------------------------------------------------------- */
 
+/* ---- who reads attributes ----------------------------------------------------------------------
+ *
+ * READDIRPLUS may answer a name with or without its attributes (an entry with inode 0 is just a
+ * name, and the kernel LOOKUPs it if it needs more). For directories attributes are cheap and
+ * always given; for a file they mean rendering it (its size is its rendered length). `find` never
+ * wants them, `ls -l`, rsync, tar and grep want every one. The kernel asks READDIRPLUS either way
+ * (READDIRPLUS_AUTO uses it for the first batch of every directory), so the daemon remembers,
+ * per process, whether it has asked for a file's attributes lately: those get attributes in their
+ * listings, one LOOKUP each of their first directory later; the others get names, and nothing is
+ * rendered for them. Correctness never depends on this table — only the number of round trips.
+ */
+#define READERS 64
+
+static struct {
+	pthread_mutex_t lock;
+	struct {
+		pid_t pid;
+		uint64_t used;
+	} v[READERS];
+	uint64_t clock;
+} readers = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void reader_saw_file(pid_t pid)
+{
+	pthread_mutex_lock(&readers.lock);
+	int slot = 0;
+	for (int i = 0; i < READERS; i++) {
+		if (readers.v[i].pid == pid) {
+			slot = i;
+			break;
+		}
+		if (readers.v[i].used < readers.v[slot].used)
+			slot = i; /* the least recently used, if pid is not there */
+	}
+	readers.v[slot].pid = pid;
+	readers.v[slot].used = ++readers.clock;
+	pthread_mutex_unlock(&readers.lock);
+}
+
+static bool reader_wants_attrs(pid_t pid)
+{
+	bool yes = false;
+	pthread_mutex_lock(&readers.lock);
+	for (int i = 0; i < READERS && !yes; i++)
+		yes = readers.v[i].pid == pid && readers.v[i].used;
+	pthread_mutex_unlock(&readers.lock);
+	return yes;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct kx_fs *fs = fs_of(req);
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir, n;
 	struct fuse_entry_param e;
-	int r = node_of(fs, fv, parent, &dir);
-	if (r == 0)
+	/* a directory just listed answers from its listing, without the store */
+	int r = kx_dircache_lookup(fs->dirs, parent, fv->generation, name, &n);
+	if (r == -EAGAIN && (r = node_of(fs, fv, parent, &dir)) == 0)
 		r = kx_tree_lookup(fs->tree, fv->v, &dir, name, &n);
 	if (r == -ENOENT) {
 		/* a negative entry, cached as long as a positive one: new names are invalidated */
@@ -244,6 +294,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.entry_timeout = fs->timeout;
 		fuse_reply_entry(req, &e);
 	} else if (r == 0 && (r = fill_entry(fs, fv->v, &n, &e)) == 0) {
+		if (!kx_node_is_dir(&n))
+			reader_saw_file(fuse_req_ctx(req)->pid);
 		fuse_reply_entry(req, &e);
 	} else {
 		reply_error(fs, req, "lookup", parent, r);
@@ -271,6 +323,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int r = node_of(fs, fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_getattr(fs->tree, fv->v, &n, &a);
+	if (r == 0 && !a.dir)
+		reader_saw_file(fuse_req_ctx(req)->pid);
 	if (r == 0) {
 		struct stat st;
 		fill_stat(fs, &a, &st);
@@ -330,6 +384,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i);
 	if (r == 0 && !(buf = malloc(size)))
 		r = -ENOMEM;
+	bool file_attrs = plus && reader_wants_attrs(fuse_req_ctx(req)->pid);
 	for (; r == 0 && i < l->len; i++) {
 		const struct kx_dirent *d = &l->e[i];
 		off_t next = kx_dircache_offset(l, i + 1);
@@ -339,8 +394,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			if (need > size - used)
 				break;
 			struct fuse_entry_param e;
-			bool dot = i < 2; /* "." and "..": named, never linked (the kernel ignores them) */
-			if (dot || fill_entry(fs, fv->v, &d->node, &e) < 0) {
+			/* "." and ".." are named, never linked (the kernel ignores them); files see above */
+			bool name_only = i < 2 || (!file_attrs && !kx_node_is_dir(&d->node));
+			if (name_only || fill_entry(fs, fv->v, &d->node, &e) < 0) {
 				/* ino 0 means "no entry": the kernel looks the name up if it needs it */
 				memset(&e, 0, sizeof(e));
 				e.attr.st_ino = kx_tree_ino(&d->node);

@@ -90,6 +90,7 @@ struct gctx {
 	size_t bytes;
 	int refs;
 	struct gctx *prev, *next; /* LRU, most recent first */
+	struct gctx *hnext;       /* hash chain (kx_tree.ghash) */
 };
 
 struct centry {
@@ -102,6 +103,8 @@ struct centry {
 };
 
 #define CBUCKETS 4096
+#define GBUCKETS 1024
+#define PBUCKETS 256
 
 struct kx_tree {
 	struct kx_store *s;
@@ -109,12 +112,129 @@ struct kx_tree {
 	pthread_mutex_t lock;
 	struct bench_dir *bench[256];
 	struct gctx *ghead, *gtail;
+	struct gctx *ghash[GBUCKETS];
 	size_t gbytes;
 	struct centry *chash[CBUCKETS];
 	struct centry *chead, *ctail;
 	size_t cbytes;
+	struct size_slot *sizes; /* direct-mapped, nsizes a power of two */
+	size_t nsizes;
+	struct node_slot *nodes; /* likewise */
+	size_t nnodes;
+	struct run_slot *runs;   /* likewise */
+	size_t nruns;
+	struct pdoc *phead, *ptail; /* parsed documents, most recently used first */
+	struct pdoc *phash[PBUCKETS];
+	size_t npdocs;
 	struct kx_tree_stats stats;
 };
+
+/*
+ * Two small direct-mapped caches beside the content cache, each a fixed fraction of its bound:
+ * file sizes by (content key, stamp), so getattr of a file whose bytes were evicted does not
+ * render it again (after a read, the kernel asks for attributes once more), and decoded nodes by
+ * inode number, which never change meaning (inode numbers are never reused), so an operation on
+ * a known inode costs no prefix seek in the store.
+ */
+struct size_slot {
+	uint64_t key;
+	int64_t stamp;
+	uint64_t size;
+};
+
+struct node_slot {
+	uint64_t ino;
+	struct kx_node n;
+};
+
+/*
+ * And run records by digest: a record never changes once stored (ranks live in the group index),
+ * and one file operation reads its run's record several times (stamp, lookup, attributes, render).
+ * An entry serves a view only if the run existed in it (its generation is not newer).
+ */
+struct pdoc;
+static void pdocs_free_all(struct kx_tree *t);
+
+struct run_slot {
+	bool used;
+	struct kx_run_rec rec;
+};
+
+static size_t pow2_floor(size_t n)
+{
+	size_t p = 1;
+	while (p * 2 <= n)
+		p *= 2;
+	return p;
+}
+
+static size_t slot_of(uint64_t key, size_t n)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (n - 1);
+}
+
+static bool size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret)
+{
+	pthread_mutex_lock(&t->lock);
+	const struct size_slot *x = &t->sizes[slot_of(key, t->nsizes)];
+	bool hit = x->key == key && key && x->stamp == stamp;
+	if (hit)
+		*ret = x->size;
+	pthread_mutex_unlock(&t->lock);
+	return hit;
+}
+
+/* under t->lock */
+static void size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t size)
+{
+	struct size_slot *x = &t->sizes[slot_of(key, t->nsizes)];
+	x->key = key;
+	x->stamp = stamp;
+	x->size = size;
+}
+
+static bool node_get(struct kx_tree *t, uint64_t ino, struct kx_node *ret)
+{
+	pthread_mutex_lock(&t->lock);
+	const struct node_slot *x = &t->nodes[slot_of(ino, t->nnodes)];
+	bool hit = x->ino == ino && ino;
+	if (hit)
+		*ret = x->n;
+	pthread_mutex_unlock(&t->lock);
+	return hit;
+}
+
+static int get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_run_rec *ret)
+{
+	uint64_t key;
+	memcpy(&key, d->b, sizeof(key));
+	size_t i = slot_of(key, t->nruns);
+	pthread_mutex_lock(&t->lock);
+	const struct run_slot *x = &t->runs[i];
+	bool hit = x->used && kx_digest_equal(&x->rec.run, d) && (!v || x->rec.generation <= kx_view_generation(v));
+	if (hit)
+		*ret = x->rec;
+	pthread_mutex_unlock(&t->lock);
+	if (hit)
+		return 0;
+	int r = kx_store_get_run(t->s, v, d, ret);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&t->lock);
+	t->runs[i].used = true;
+	t->runs[i].rec = *ret;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+static void node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n)
+{
+	pthread_mutex_lock(&t->lock);
+	struct node_slot *x = &t->nodes[slot_of(ino, t->nnodes)];
+	x->ino = ino;
+	x->n = *n;
+	pthread_mutex_unlock(&t->lock);
+}
 
 struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 {
@@ -123,6 +243,19 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 		return NULL;
 	t->s = s;
 	t->limit = cache_bytes ? cache_bytes : 32u << 20;
+	t->nsizes = pow2_floor(t->limit / 8 / sizeof(struct size_slot));
+	t->nnodes = pow2_floor(t->limit / 32 / sizeof(struct node_slot));
+	t->nruns = pow2_floor(t->limit / 16 / sizeof(struct run_slot));
+	t->sizes = calloc(t->nsizes, sizeof(*t->sizes));
+	t->nodes = calloc(t->nnodes, sizeof(*t->nodes));
+	t->runs = calloc(t->nruns, sizeof(*t->runs));
+	if (!t->sizes || !t->nodes || !t->runs) {
+		free(t->sizes);
+		free(t->nodes);
+		free(t->runs);
+		free(t);
+		return NULL;
+	}
 	pthread_mutex_init(&t->lock, NULL);
 	return t;
 }
@@ -162,7 +295,11 @@ void kx_tree_free(struct kx_tree *t)
 		n = e->next;
 		centry_free(e);
 	}
+	pdocs_free_all(t);
 	pthread_mutex_destroy(&t->lock);
+	free(t->sizes);
+	free(t->nodes);
+	free(t->runs);
 	free(t);
 }
 
@@ -333,7 +470,7 @@ static int collect_run(void *ctx, const struct kx_digest *run, bool ranked)
 		c->runs = r;
 		c->cap = n;
 	}
-	int r = kx_store_get_run(c->t->s, c->v, run, &c->runs[c->len]);
+	int r = get_run(c->t, c->v, run, &c->runs[c->len]);
 	if (r < 0)
 		return r == -ENOENT ? -EIO : r;
 	c->len++;
@@ -433,6 +570,25 @@ static void gctx_put(struct kx_tree *t, struct gctx *g)
 }
 
 /* The group listing, cached. The caller puts its reference with gctx_put. */
+static struct gctx **ghash_slot(struct kx_tree *t, const struct kx_digest *key)
+{
+	return &t->ghash[(key->b[0] | key->b[1] << 8) % GBUCKETS];
+}
+
+/* Drop a listing from the cache (LRU, hash, byte count) and put the cache's reference. */
+static void gcache_drop(struct kx_tree *t, struct gctx *g)
+{
+	glru_unlink(t, g);
+	struct gctx **p = ghash_slot(t, &g->key);
+	while (*p && *p != g)
+		p = &(*p)->hnext;
+	if (*p)
+		*p = g->hnext;
+	t->gbytes -= g->bytes;
+	if (--g->refs == 0)
+		gctx_free(g);
+}
+
 static int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret)
 {
 	struct kx_group_rec g;
@@ -441,7 +597,7 @@ static int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest
 		return r;
 	int64_t stamp = gpu_stamp(t, v, &g);
 	pthread_mutex_lock(&t->lock);
-	for (struct gctx *x = t->ghead; x; x = x->next) {
+	for (struct gctx *x = *ghash_slot(t, key); x; x = x->hnext) {
 		if (!kx_digest_equal(&x->key, key))
 			continue;
 		if (x->stamp == stamp && x->group.ranked == g.ranked && x->group.unranked == g.unranked) {
@@ -464,24 +620,18 @@ static int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest
 		return r;
 	pthread_mutex_lock(&t->lock);
 	/* replace any older listing of this group, then trim to the bound */
-	for (struct gctx *o = t->ghead; o; o = o->next)
+	for (struct gctx *o = *ghash_slot(t, key); o; o = o->hnext)
 		if (kx_digest_equal(&o->key, key)) {
-			glru_unlink(t, o);
-			t->gbytes -= o->bytes;
-			if (--o->refs == 0)
-				gctx_free(o);
+			gcache_drop(t, o);
 			break;
 		}
 	x->refs++; /* the cache's reference */
 	glru_push(t, x);
+	x->hnext = *ghash_slot(t, key);
+	*ghash_slot(t, key) = x;
 	t->gbytes += x->bytes;
-	while (t->gbytes > t->limit && t->gtail && t->gtail != x) {
-		struct gctx *o = t->gtail;
-		glru_unlink(t, o);
-		t->gbytes -= o->bytes;
-		if (--o->refs == 0)
-			gctx_free(o);
-	}
+	while (t->gbytes > t->limit && t->gtail && t->gtail != x)
+		gcache_drop(t, t->gtail);
 	pthread_mutex_unlock(&t->lock);
 	*ret = x;
 	return 0;
@@ -604,9 +754,12 @@ static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64
 	e->ino = ino;
 	e->stamp = stamp;
 	e->refs = 1;
-	if (len > t->limit / 4)
-		return &e->c; /* too big to keep: the caller's reference is the only one */
 	pthread_mutex_lock(&t->lock);
+	size_put_locked(t, ino, stamp, len);
+	if (len > t->limit / 4) {
+		pthread_mutex_unlock(&t->lock);
+		return &e->c; /* too big to keep: the caller's reference is the only one */
+	}
 	struct centry *o = t->chash[ino % CBUCKETS];
 	while (o && o->ino != ino)
 		o = o->hnext;
@@ -626,59 +779,185 @@ static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64
 
 /* ---- run views -------------------------------------------------------------------------------- */
 
+/*
+ * Parsed documents by digest, the most recently used few hundred: a run's own document is read for
+ * each of its files that is rendered (one parse for a whole run directory), and the protocol,
+ * environment, workload and implementation documents are shared by many runs (one parse for all).
+ * Documents are content-addressed, so an entry is valid in every view. Read-only once built.
+ */
+#define PDOCS_MAX 512
+
+struct pdoc {
+	struct kx_digest d;
+	struct kx_arena *arena;
+	struct kx_json *json;
+	int refs; /* one for the cache while cached; under the tree lock */
+	struct pdoc *prev, *next, *hnext;
+};
+
+static void pdoc_free(struct pdoc *p)
+{
+	if (!p)
+		return;
+	kx_arena_free(p->arena);
+	free(p);
+}
+
+static void pdocs_free_all(struct kx_tree *t)
+{
+	for (struct pdoc *p = t->phead, *n; p; p = n) {
+		n = p->next;
+		pdoc_free(p);
+	}
+}
+
+static void pdoc_put(struct kx_tree *t, struct pdoc *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&t->lock);
+	bool last = --p->refs == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (last)
+		pdoc_free(p);
+}
+
+static void plru_unlink(struct kx_tree *t, struct pdoc *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		t->phead = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	else
+		t->ptail = p->prev;
+	p->prev = p->next = NULL;
+}
+
+static void plru_push(struct kx_tree *t, struct pdoc *p)
+{
+	p->next = t->phead;
+	p->prev = NULL;
+	if (t->phead)
+		t->phead->prev = p;
+	t->phead = p;
+	if (!t->ptail)
+		t->ptail = p;
+}
+
+static struct pdoc **phash_slot(struct kx_tree *t, const struct kx_digest *d)
+{
+	return &t->phash[(d->b[0] | d->b[1] << 8) % PBUCKETS];
+}
+
+/* The parsed document d, or NULL when it is not stored (or does not parse, which verify reports). */
+static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d)
+{
+	pthread_mutex_lock(&t->lock);
+	for (struct pdoc *p = *phash_slot(t, d); p; p = p->hnext)
+		if (kx_digest_equal(&p->d, d)) {
+			p->refs++;
+			plru_unlink(t, p);
+			plru_push(t, p);
+			pthread_mutex_unlock(&t->lock);
+			return p;
+		}
+	pthread_mutex_unlock(&t->lock);
+
+	struct kx_buf b = { 0 };
+	struct pdoc *p = NULL;
+	struct kx_json_error e;
+	if (kx_store_get_doc(t->s, v, d, &b) < 0 || !(p = calloc(1, sizeof(*p))) || !(p->arena = kx_arena_new()) ||
+	    kx_json_parse(p->arena, b.ptr, b.len, 0, &p->json, NULL, &e) < 0) {
+		kx_buf_release(&b);
+		pdoc_free(p);
+		return NULL;
+	}
+	kx_buf_release(&b);
+	p->d = *d;
+	p->refs = 2; /* the caller's and the cache's */
+	struct pdoc *evict = NULL;
+	pthread_mutex_lock(&t->lock);
+	plru_push(t, p);
+	p->hnext = *phash_slot(t, d);
+	*phash_slot(t, d) = p;
+	if (++t->npdocs > PDOCS_MAX) {
+		struct pdoc *o = t->ptail, **q = phash_slot(t, &o->d);
+		plru_unlink(t, o);
+		while (*q && *q != o)
+			q = &(*q)->hnext;
+		if (*q)
+			*q = o->hnext;
+		t->npdocs--;
+		if (--o->refs == 0)
+			evict = o;
+	}
+	pthread_mutex_unlock(&t->lock);
+	pdoc_free(evict);
+	return p;
+}
+
 struct runv {
 	struct kx_run_view v;
 	struct kx_run_rec run;
 	struct gctx *g;
-	struct kx_arena *arena;
+	struct pdoc *docs[KX_DOC__COUNT];
 };
 
 static void runv_release(struct kx_tree *t, struct runv *rv)
 {
 	gctx_put(t, rv->g);
-	kx_arena_free(rv->arena);
+	for (int d = 0; d < KX_DOC__COUNT; d++)
+		pdoc_put(t, rv->docs[d]);
+}
+
+enum { RV_GROUP = 1, RV_DOCS = 2 };
+
+/*
+ * Load what rendering a run needs: RV_GROUP its group listing and position (rank, names — only
+ * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents.
+ */
+static int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
+			  struct runv *rv)
+{
+	memset(rv, 0, sizeof(*rv));
+	int r = get_run(t, v, run, &rv->run);
+	if (r < 0)
+		return r;
+	rv->v.run = &rv->run;
+	if (what & RV_GROUP) {
+		r = gctx_get(t, v, &rv->run.group, &rv->g);
+		if (r < 0)
+			return r == -ENOENT ? -EIO : r;
+		ssize_t pos = gctx_find(rv->g, run);
+		if (pos < 0) {
+			runv_release(t, rv);
+			return -EIO;
+		}
+		rv->v.group = &rv->g->group;
+		rv->v.group_path = rv->g->path;
+		rv->v.dirname = rv->g->dirnames[pos];
+		rv->v.rank = (size_t)pos < rv->g->ranked ? (uint32_t)pos + 1 : 0;
+		if (rv->g->ranked) {
+			rv->v.best = &rv->g->runs[0];
+			rv->v.best_dirname = rv->g->dirnames[0];
+		}
+	}
+	if (!(what & RV_DOCS))
+		return 0;
+	const struct kx_digest *ds[KX_DOC__COUNT] = { &rv->run.run, &rv->run.protocol, &rv->run.environment,
+						      &rv->run.workload, &rv->run.implementation };
+	for (int d = 0; d < KX_DOC__COUNT; d++) {
+		rv->docs[d] = pdoc_get(t, v, ds[d]);
+		rv->v.doc[d] = rv->docs[d] ? rv->docs[d]->json : NULL;
+	}
+	return 0;
 }
 
 static int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv)
 {
-	memset(rv, 0, sizeof(*rv));
-	int r = kx_store_get_run(t->s, v, run, &rv->run);
-	if (r < 0)
-		return r;
-	r = gctx_get(t, v, &rv->run.group, &rv->g);
-	if (r < 0)
-		return r == -ENOENT ? -EIO : r;
-	ssize_t pos = gctx_find(rv->g, run);
-	if (pos < 0) {
-		runv_release(t, rv);
-		return -EIO;
-	}
-	rv->arena = kx_arena_new();
-	if (!rv->arena) {
-		runv_release(t, rv);
-		return -ENOMEM;
-	}
-	const struct kx_digest *ds[KX_DOC__COUNT] = { &rv->run.run, &rv->run.protocol, &rv->run.environment,
-						      &rv->run.workload, &rv->run.implementation };
-	struct kx_buf b = { 0 };
-	for (int d = 0; d < KX_DOC__COUNT; d++) {
-		if (kx_store_get_doc(t->s, v, ds[d], &b) < 0)
-			continue;
-		struct kx_json_error e;
-		if (kx_json_parse(rv->arena, b.ptr, b.len, 0, &rv->v.doc[d], NULL, &e) < 0)
-			rv->v.doc[d] = NULL;
-	}
-	kx_buf_release(&b);
-	rv->v.run = &rv->run;
-	rv->v.group = &rv->g->group;
-	rv->v.group_path = rv->g->path;
-	rv->v.dirname = rv->g->dirnames[pos];
-	rv->v.rank = (size_t)pos < rv->g->ranked ? (uint32_t)pos + 1 : 0;
-	if (rv->g->ranked) {
-		rv->v.best = &rv->g->runs[0];
-		rv->v.best_dirname = rv->g->dirnames[0];
-	}
-	return 0;
+	return runv_load_with(t, v, run, RV_GROUP | RV_DOCS, rv);
 }
 
 static void group_view(const struct gctx *g, struct kx_group_view *gv)
@@ -904,7 +1183,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 		if (f < 0)
 			return -ENOENT;
 		struct kx_run_rec x;
-		if ((r = kx_store_get_run(t->s, v, &dir->id, &x)) < 0)
+		if ((r = get_run(t, v, &dir->id, &x)) < 0)
 			return r;
 		if (f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION) {
 			struct kx_buf b = { 0 };
@@ -920,15 +1199,16 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	}
 	case KX_NODE_RUNS: {
 		size_t len = strlen(name);
-		if (len < KX_SHORTID_LEN || len > KX_DIGEST_HEX)
+		if (len < KX_SHORTID_LEN || len > KX_DIGEST_HEX || strspn(name, "0123456789abcdef") != len)
 			return -ENOENT;
 		struct kx_digest d;
 		if ((r = kx_store_find_run_prefix(t->s, v, name, &d)) < 0)
 			return r == -ENOTUNIQ ? -ENOENT : r;
+		/* a unique 12-digit prefix is the canonical name by definition; longer ones are checked */
 		char canon[65];
-		if ((r = runs_canonical(t, v, &d, canon)) < 0)
+		if (len > KX_SHORTID_LEN && (r = runs_canonical(t, v, &d, canon)) < 0)
 			return r;
-		if (strcmp(canon, name) != 0)
+		if (len > KX_SHORTID_LEN && strcmp(canon, name) != 0)
 			return -ENOENT;
 		n.type = KX_NODE_RUNS_RUN;
 		n.id = d;
@@ -1025,15 +1305,21 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	}
 	case KX_NODE_GROUP:
 	case KX_NODE_GROUP_FILE:
+		if (node_get(t, ino, ret))
+			return 0;
 		r = kx_store_find_bits(t->s, v, KX_RECORD_GROUP, prefix, 55, &n.id);
 		break;
 	case KX_NODE_RUN:
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_RUN:
 	case KX_NODE_RUNS_FILE:
+		if (node_get(t, ino, ret))
+			return 0;
 		r = kx_store_find_bits(t->s, v, KX_RECORD_RUN, prefix, 55, &n.id);
 		break;
 	case KX_NODE_DOC:
+		if (node_get(t, ino, ret))
+			return 0;
 		r = kx_store_find_bits(t->s, v, KX_RECORD_DOC, prefix, 55, &n.id);
 		break;
 	default:
@@ -1043,6 +1329,8 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		r = -EIO;
 	if (r < 0)
 		return r;
+	if (n.type >= KX_NODE_GROUP)
+		node_put(t, ino, &n);
 	*ret = n;
 	return 0;
 }
@@ -1091,7 +1379,7 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		break;
 	case KX_NODE_RUN: {
 		struct kx_run_rec x;
-		if ((r = kx_store_get_run(t->s, v, &n->id, &x)) < 0)
+		if ((r = get_run(t, v, &n->id, &x)) < 0)
 			return r;
 		p.type = KX_NODE_GROUP;
 		p.id = x.group;
@@ -1152,7 +1440,7 @@ static int doc_step(void *ctx, const struct kx_digest *d)
 static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
 {
 	struct kx_run_rec x;
-	int r = kx_store_get_run(t->s, v, &dir->id, &x);
+	int r = get_run(t, v, &dir->id, &x);
 	if (r < 0)
 		return r;
 	bool have_w = kx_store_get_doc(t->s, v, &x.workload, NULL) == 0;
@@ -1260,7 +1548,7 @@ static int stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		return 0;
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_FILE:
-		if ((r = kx_store_get_run(t->s, v, &n->id, &x)) < 0)
+		if ((r = get_run(t, v, &n->id, &x)) < 0)
 			return r;
 		if (run_out)
 			*run_out = x;
@@ -1331,65 +1619,63 @@ static uint64_t content_key(const struct kx_node *n)
 	return kx_tree_ino(&k);
 }
 
-/*
- * Render every file of a run in one go and cache each: they share one run view (the record, the
- * group listing, five parsed documents), SHA256SUMS is made of the others' bytes, and whoever
- * reads one file of a run directory (ls -l, rsync, a group's SHA256SUMS) reads them all.
- */
-static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const struct kx_content **ret)
+static bool rank_dependent(int f)
 {
+	return f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS;
+}
+
+/*
+ * One file of a run. The documents and manifest.json need only the record and the parsed
+ * documents (what `cat manifest.json` costs); summary.txt also the group listing (rank, names);
+ * SHA256SUMS is made of the other files' bytes, taken from the cache rather than rendered again.
+ * Sibling files rendered next share the parse (pdocs) and the listing (gctx).
+ */
+static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
+			const struct kx_content **ret);
+
+static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
+		    const struct kx_content **ret)
+{
+	enum kx_run_file f = (enum kx_run_file)n->file;
 	struct runv rv;
-	int r = runv_load(t, v, &n->id, &rv);
+	int r = runv_load_with(t, v, &n->id, rank_dependent(f) ? RV_GROUP | RV_DOCS : RV_DOCS, &rv);
 	if (r < 0)
 		return r;
-	if (!kx_render_run_has(&rv.v, (enum kx_run_file)n->file)) {
+	if (!kx_render_run_has(&rv.v, f)) {
 		runv_release(t, &rv);
 		return -ENOENT;
 	}
-	struct kx_buf b[KX_RF__COUNT];
-	for (int f = 0; f < KX_RF__COUNT; f++)
-		kx_buf_init(&b[f], 0);
-	for (int f = 0; f < KX_RF_SHA256SUMS && r >= 0; f++) {
-		if (!kx_render_run_has(&rv.v, (enum kx_run_file)f))
-			continue;
-		r = kx_render_run_file(&rv.v, (enum kx_run_file)f, &b[f]);
-		if (r >= 0)
-			r = kx_render_sha256sums_line(&b[KX_RF_SHA256SUMS], kx_run_file_name((enum kx_run_file)f),
-						      b[f].ptr ? b[f].ptr : "", b[f].len);
-	}
-	const struct kx_content *want = NULL;
-	for (int f = 0; f < KX_RF__COUNT && r >= 0; f++) {
-		if (!kx_render_run_has(&rv.v, (enum kx_run_file)f))
-			continue;
-		/* the stamps of stamp_of(): the gpu directory's mtime for what depends on rank, else 0 */
-		int64_t stamp = f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS ? rv.g->stamp : 0;
-		struct kx_node fn = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)f, .id = n->id };
-		const struct kx_content *c = cache_put(t, kx_tree_ino(&fn), stamp, &b[f]);
-		if (!c)
-			r = -ENOMEM;
-		else if (f == n->file)
-			want = c;
-		else
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	if (f != KX_RF_SHA256SUMS) {
+		r = kx_render_run_file(&rv.v, f, &b);
+	} else {
+		for (int g = 0; g < KX_RF_SHA256SUMS && r >= 0; g++) {
+			if (!kx_render_run_has(&rv.v, (enum kx_run_file)g))
+				continue;
+			struct kx_node gn = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)g, .id = n->id };
+			const struct kx_content *c;
+			if ((r = read_stamped(t, v, &gn, rank_dependent(g) ? stamp : 0, &c)) < 0)
+				break;
+			r = kx_render_sha256sums_line(&b, kx_run_file_name((enum kx_run_file)g), c->data, c->len);
 			kx_content_put(c);
+		}
 	}
-	for (int f = 0; f < KX_RF__COUNT; f++)
-		kx_buf_release(&b[f]);
 	runv_release(t, &rv);
-	if (r < 0) {
-		kx_content_put(want);
+	const struct kx_content *c = NULL;
+	if (r >= 0 && !(c = cache_put(t, content_key(n), stamp, &b)))
+		r = -ENOMEM;
+	kx_buf_release(&b);
+	if (r < 0)
 		return r;
-	}
-	*ret = want;
+	*ret = c;
 	return 0;
 }
 
-int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
-		 const struct kx_content **ret)
+/* kx_tree_read once the stamp is known */
+static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
+			const struct kx_content **ret)
 {
-	int64_t stamp, mtime;
-	int r = stamp_of(t, v, n, &stamp, &mtime, NULL);
-	if (r < 0)
-		return r;
 	uint64_t key = content_key(n);
 	const struct kx_content *c = cache_get(t, key, stamp);
 	if (c) {
@@ -1397,10 +1683,10 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		return 0;
 	}
 	if (n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE)
-		return read_run(t, v, n, ret);
+		return read_run(t, v, n, stamp, ret);
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
-	r = render_node(t, v, n, &b);
+	int r = render_node(t, v, n, &b);
 	if (r < 0) {
 		kx_buf_release(&b);
 		return r;
@@ -1411,6 +1697,16 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		return -ENOMEM;
 	*ret = c;
 	return 0;
+}
+
+int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
+		 const struct kx_content **ret)
+{
+	int64_t stamp, mtime;
+	int r = stamp_of(t, v, n, &stamp, &mtime, NULL);
+	if (r < 0)
+		return r;
+	return read_stamped(t, v, n, stamp, ret);
 }
 
 struct counter {
@@ -1431,16 +1727,20 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	struct kx_run_rec x;
 	struct kx_group_rec g;
 	int r = 0;
+	if (n->type >= KX_NODE_GROUP)
+		node_put(t, a.ino, n); /* whoever asks for attributes is about to use the inode number */
 	if (!a.dir) {
-		const struct kx_content *c;
 		int64_t stamp;
 		if ((r = stamp_of(t, v, n, &stamp, &a.mtime_ns, NULL)) < 0)
 			return r;
-		if ((r = kx_tree_read(t, v, n, &c)) < 0)
-			return r;
-		a.size = c->len;
 		a.nlink = 1;
-		kx_content_put(c);
+		if (!size_get(t, content_key(n), stamp, &a.size)) {
+			const struct kx_content *c;
+			if ((r = read_stamped(t, v, n, stamp, &c)) < 0)
+				return r;
+			a.size = c->len;
+			kx_content_put(c);
+		}
 		*ret = a;
 		return 0;
 	}
@@ -1494,7 +1794,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		break;
 	case KX_NODE_RUN:
 	case KX_NODE_RUNS_RUN:
-		if ((r = kx_store_get_run(t->s, v, &n->id, &x)) < 0)
+		if ((r = get_run(t, v, &n->id, &x)) < 0)
 			return r;
 		a.mtime_ns = x.observed_ns;
 		break;

@@ -210,6 +210,64 @@ static void valid_json_lines(void)
 	free(l3);
 }
 
+/* One manifest, laid out the ways people and tools write JSON: always one valid manifest (a
+ * multi-line layout must not be mistaken for JSON Lines). */
+static void valid_layouts(void)
+{
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *m = tm_base(a);
+	tm_fix(a, m);
+	char *jcs = tm_text(m, false), *pretty = tm_text(m, true);
+	static const char *const members[] = { "run", "protocol", "environment", "workload", "implementation" };
+	/* one top-level member per line: {"run": {...},\n "protocol": {...},\n ...} */
+	struct kx_buf per_line = { 0 }, brace_key = { 0 }, lead = { 0 }, trail = { 0 };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(members); i++) {
+		struct kx_buf d = { 0 };
+		kx_jcs_write(kx_json_get(m, members[i]), &d);
+		kx_buf_printf(&per_line, "%s\"%s\": %s", i ? ",\n " : "{", members[i], d.ptr);
+		kx_buf_release(&d);
+		kx_buf_reset(&d);
+		kx_json_write_pretty(kx_json_get(m, members[i]), &d);
+		d.ptr[--d.len] = '\0'; /* the pretty form's final newline */
+		kx_buf_printf(&brace_key, "%s\"%s\":\n%s", i ? ",\n  " : "{ ", members[i], d.ptr);
+		kx_buf_release(&d);
+	}
+	kx_buf_puts(&per_line, "}\n");
+	kx_buf_puts(&brace_key, "\n}\n");
+	kx_buf_printf(&lead, "\n\n  %s", pretty);
+	kx_buf_printf(&trail, "%s\n\n\n", jcs);
+	struct {
+		const char *what, *text;
+	} cases[] = {
+		{ "JCS on one line", jcs },
+		{ "pretty", pretty },
+		{ "one member per line ({\"run\": {…},⏎ \"protocol\": …)", per_line.ptr },
+		{ "the first member's name on the opening line ({ \"run\":⏎ …)", brace_key.ptr },
+		{ "blank lines before it", lead.ptr },
+		{ "one line and blank lines after it", trail.ptr },
+	};
+	for (size_t i = 0; i < KX_ARRAY_SIZE(cases); i++) {
+		struct kx_problems p;
+		kx_problems_init(&p);
+		struct kx_manifest_file *f = NULL;
+		int r = parse(cases[i].text, strlen(cases[i].text), NULL, &f, &p);
+		if (!ok(r == 0 && f && f->len == 1, "one manifest, %s, is one valid manifest", cases[i].what)) {
+			diag("  %zu problems, first of them:", p.len);
+			p.len = p.len > 3 ? 3 : p.len;
+			dump_problems(&p);
+		}
+		kx_manifest_file_free(f);
+		kx_problems_release(&p);
+	}
+	kx_buf_release(&per_line);
+	kx_buf_release(&brace_key);
+	kx_buf_release(&lead);
+	kx_buf_release(&trail);
+	free(jcs);
+	free(pretty);
+	kx_arena_free(a);
+}
+
 /* Variants that must stay valid. */
 static void valid_variants(void)
 {
@@ -353,8 +411,9 @@ static void syntax_errors(void)
 	expect_problem(&p, "", "json-syntax", "empty file");
 	kx_problems_release(&p);
 
-	char *trail = malloc(strlen(good) + 8);
-	sprintf(trail, "%sx", good);
+	char *trail;
+	if (asprintf(&trail, "%sx", good) < 0)
+		exit(2);
 	line_col(trail, strlen(good), &l, &c);
 	refused(trail, strlen(trail), NULL, &p, "garbage after the manifest");
 	expect_at(&p, "", "json-syntax", l, c, "garbage after the manifest");
@@ -370,8 +429,9 @@ static void syntax_errors(void)
 		kx_problems_release(&p);
 	}
 
-	char *bom = malloc(strlen(good) + 4);
-	sprintf(bom, "\xef\xbb\xbf%s", good);
+	char *bom;
+	if (asprintf(&bom, "\xef\xbb\xbf%s", good) < 0)
+		exit(2);
 	refused(bom, strlen(bom), NULL, &p, "a UTF-8 byte order mark");
 	kx_problems_release(&p);
 	free(bom);
@@ -966,6 +1026,22 @@ static void times(void)
 		int64_t ns = 7;
 		ok(kx_time_parse(bad[i], &ns) == -EINVAL && ns == 7, "time '%s' is refused, output untouched", bad[i]);
 	}
+	/* instants a 64-bit count of nanoseconds cannot hold (before 1677-09-21, after 2262-04-11):
+	 * refused, or at least given back as they were written, never wrapped around */
+	static const char *const far[] = { "2262-04-12T00:00:00Z", "4050-01-02T05:04:05.123456789+02:00",
+					   "9999-12-31T23:59:59Z", "1677-09-21T00:00:00Z", "0000-01-01T00:00:00Z" };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(far); i++) {
+		int64_t ns = 7;
+		char back[40] = "";
+		int r = kx_time_parse(far[i], &ns);
+		if (r == 0)
+			kx_time_format(ns, back);
+		if (!ok(r == -EINVAL || strncmp(back, far[i], 19) == 0, "time %s: refused, or not wrapped around", far[i]))
+			diag("  parsed as %lld ns = %s", (long long)ns, back);
+	}
+	int64_t edge = 0;
+	ok(kx_time_parse("2262-04-11T23:47:16.854775807Z", &edge) == 0 && edge == INT64_MAX, "the last representable instant parses");
+	ok(kx_time_parse("1677-09-21T00:12:43.145224192Z", &edge) == 0 && edge == INT64_MIN, "the first representable instant parses");
 	/* format, and the round trip (millisecond precision) */
 	char out[40];
 	kx_time_format(1732297443000000000LL, out);
@@ -1030,6 +1106,7 @@ int main(void)
 	valid_fixture();
 	valid_handmade();
 	valid_json_lines();
+	valid_layouts();
 	valid_variants();
 	valid_metrics();
 	syntax_errors();

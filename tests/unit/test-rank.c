@@ -94,6 +94,47 @@ static void gpu_slugs(void)
 	kx_arena_free(a);
 }
 
+static void gpu_split(void)
+{
+	static const struct {
+		const char *name, *product, *form;
+	} cases[] = {
+		{ "NVIDIA A100-SXM4-80GB", "NVIDIA A100", "SXM4-80GB" },
+		{ "NVIDIA H100 80GB HBM3", "NVIDIA H100", "80GB HBM3" },
+		{ "NVIDIA H100 PCIe", "NVIDIA H100", "PCIe" },
+		{ "NVIDIA B200", "NVIDIA B200", "" },
+		{ "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", "" },
+		{ "NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090", "" },
+	};
+	for (size_t i = 0; i < KX_ARRAY_SIZE(cases); i++) {
+		char product[128] = "?", form[128] = "?";
+		kx_rank_gpu_split(cases[i].name, product, sizeof(product), form, sizeof(form));
+		ok(strcmp(product, cases[i].product) == 0 && strcmp(form, cases[i].form) == 0, "split '%s' = '%s' + '%s' (got '%s' + '%s')",
+		   cases[i].name, cases[i].product, cases[i].form, product, form);
+	}
+	/* the contract: slug(product "-" formFactor) is the slug of the name, for any name */
+	static const char *const names[] = {
+		"NVIDIA A100-SXM4-80GB", "  NVIDIA A100-SXM4-80GB  ", "Tesla V100-SXM2-16GB", "NVIDIA A100 80GB PCIe",
+		"AMD Instinct MI300X", "Intel(R) Data Center GPU Max 1550", "NVIDIA RTX A6000", "NVIDIA L40S", "GH200 480GB",
+		"NVIDIA-H100", "Unknown GPU", "", "A100--SXM4", "NVIDIA H100 NVL (94GB)", "Quadro RTX 8000",
+		"NVIDIA TITAN V", "H100-", "-H100", "1 2 3",
+	};
+	for (size_t i = 0; i < KX_ARRAY_SIZE(names); i++) {
+		char product[128], form[128], joined[300], a[KX_NAME_MAX], b[KX_NAME_MAX];
+		kx_rank_gpu_split(names[i], product, sizeof(product), form, sizeof(form));
+		snprintf(joined, sizeof(joined), *form ? "%s-%s" : "%s", product, form);
+		kx_slug(joined, strlen(joined), a, sizeof(a));
+		kx_slug(names[i], strlen(names[i]), b, sizeof(b));
+		ok(strcmp(a, b) == 0, "slug(product-form) = slug('%s') = '%s' (got '%s' from '%s' + '%s')", names[i], b, a, product, form);
+	}
+	/* small buffers are cut, never overrun */
+	char p4[4], f4[4];
+	memset(p4, 'Z', sizeof(p4));
+	memset(f4, 'Z', sizeof(f4));
+	kx_rank_gpu_split("NVIDIA A100-SXM4-80GB", p4, sizeof(p4), f4, sizeof(f4));
+	ok(p4[3] == '\0' && f4[3] == '\0' && strcmp(p4, "NVI") == 0 && strcmp(f4, "SXM") == 0, "cut to the buffers (got '%s', '%s')", p4, f4);
+}
+
 static void workload_slugs(void)
 {
 	struct kx_arena *a = kx_arena_new();
@@ -380,7 +421,10 @@ static void external_id_fallback(void)
 	if (check(a, root, &m) && kx_rank_place(&m, NULL, NULL, &g, &x) == 0) {
 		char dir[KX_NAME_MAX + 16];
 		kx_rank_workload_dirname(g.workload_slug, &g.workload, g.workload_cut, false, dir, sizeof(dir));
-		ok(strchr(dir, '~') != NULL && strlen(dir) == 129, "a cut workload slug from the externalId keeps '~8hex' (got '%s')", dir);
+		char hex[KX_DIGEST_HEX + 1];
+		kx_digest_hex(&g.workload, hex);
+		ok(strlen(dir) == 129 && dir[120] == '~' && strncmp(dir, longslug, 120) == 0 && strncmp(dir + 121, hex, 8) == 0,
+		   "a cut workload slug from the externalId keeps its cut base and gets '~<8 hex of the workload digest>' (got '%s')", dir);
 	}
 	kx_arena_free(a);
 }
@@ -389,6 +433,7 @@ int main(void)
 {
 	slugs();
 	gpu_slugs();
+	gpu_split();
 	workload_slugs();
 	dirnames();
 	comparison_key();

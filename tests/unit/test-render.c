@@ -1,2 +1,485 @@
-#include "tap.h"
-int main(void){ok(1,"placeholder");return tap_done();}
+// SPDX-License-Identifier: MIT
+/*
+ * The render module: the bytes of every generated file, from a real store (ingested manifests)
+ * assembled into the views the tree builds. What a user checks: ranking.tsv's columns and rows
+ * (rank, vs #1, cross-protocol, failed runs last), ranking.json and GROUP.json (the comparison
+ * key recomputes from GROUP.json's own inputs), DIGESTS, manifest.json (the documents back, same
+ * digests), summary.txt, SHA256SUMS lines that `sha256sum -c` accepts, human values; and that
+ * rendering twice gives the same bytes.
+ */
+#include "kx/ingest.h"
+#include "kx/render.h"
+#include "test-helpers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void names(void)
+{
+	for (int f = 0; f < KX_RF__COUNT; f++)
+		ok(kx_run_file_from_name(kx_run_file_name((enum kx_run_file)f)) == f, "run file %s round-trips",
+		   kx_run_file_name((enum kx_run_file)f));
+	for (int f = 0; f < KX_GF__COUNT; f++)
+		ok(kx_group_file_from_name(kx_group_file_name((enum kx_group_file)f)) == f, "group file %s round-trips",
+		   kx_group_file_name((enum kx_group_file)f));
+	ok(kx_run_file_from_name("nope.json") == -1 && kx_group_file_from_name("README") == -1, "unknown names: -1");
+	is_str(kx_run_file_name(KX_RF_DIGESTS), "DIGESTS", "DIGESTS");
+	is_str(kx_group_file_name(KX_GF_RANKING_TSV), "ranking.tsv", "ranking.tsv");
+}
+
+static void values(void)
+{
+	static const struct {
+		double v;
+		const char *unit, *want;
+	} cases[] = {
+		{ 274073425, "ns", "274.1 ms" },  { 28780993, "ns", "28.78 ms" }, { 1500, "ns", "1.5 us" },
+		{ 999, "ns", "999 ns" },         { 2.5e9, "ns", "2.5 s" },       { 28.78, "ms", "28.78 ms" },
+		{ 0, "ns", "0 ns" },             { 1536, "B", "1.5 KiB" },       { 512, "MB", "512 MB" },
+		{ 1.5, "TFLOP/s", "1.5 TFLOP/s" },
+	};
+	for (size_t i = 0; i < KX_ARRAY_SIZE(cases); i++) {
+		char out[64];
+		kx_render_value(cases[i].v, cases[i].unit, out, sizeof(out));
+		char what[96];
+		snprintf(what, sizeof(what), "%g %s shows as %s", cases[i].v, cases[i].unit, cases[i].want);
+		is_str(out, cases[i].want, what);
+	}
+}
+
+/* ---- a group from a real store ---------------------------------------------------------------- */
+
+struct fixture {
+	char *dir;
+	struct kx_store *s;
+	struct kx_arena *a;
+	struct kx_group_rec g;
+	struct kx_run_rec runs[8];
+	char dirnames[8][KX_NAME_MAX + 32];
+	const char *dirptr[8];
+	size_t n;
+	uint32_t ranked;
+	char path[1024];
+	char workload_dir[KX_NAME_MAX + 16];
+	struct kx_json *workload_doc;
+};
+
+static int collect(void *ctx, const struct kx_digest *run, bool ranked)
+{
+	struct fixture *f = ctx;
+	if (f->n < 8 && kx_store_get_run(f->s, NULL, run, &f->runs[f->n]) == 0) {
+		f->ranked += ranked;
+		f->n++;
+	}
+	return 0;
+}
+
+static struct kx_json *stored(struct fixture *f, const struct kx_digest *d)
+{
+	struct kx_buf b = { 0 };
+	struct kx_json *v = NULL;
+	struct kx_json_error e;
+	if (kx_store_get_doc(f->s, NULL, d, &b) == 0 && kx_json_parse(f->a, b.ptr, b.len, 0, &v, NULL, &e) < 0)
+		v = NULL;
+	kx_buf_release(&b);
+	return v;
+}
+
+static bool setup(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->dir = scratch_dir("render");
+	f->a = kx_arena_new();
+	if (kx_store_open(f->dir, KX_STORE_CREATE, &f->s, NULL) < 0)
+		return false;
+	/* four runs: 100, 200 and (another protocol family) 250 ns, and a failed one */
+	const struct tm_opts runs[] = {
+		{ .impl = "torch", .median = "200" },
+		{ .impl = "liger", .median = "100" },
+		{ .impl = "triton", .median = "250", .family = "other_family" },
+		{ .impl = "broken", .status = "failed" },
+	};
+	struct kx_buf all = { 0 };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(runs); i++) {
+		char *l = tm_line(&runs[i]);
+		kx_buf_puts(&all, l);
+		kx_buf_putc(&all, '\n');
+		free(l);
+	}
+	struct kx_problems p;
+	kx_problems_init(&p);
+	struct kx_ingest_result res = { 0 };
+	int r = kx_ingest_bytes(f->s, all.ptr, all.len, NULL, &res, &p);
+	kx_buf_release(&all);
+	if (r < 0) {
+		dump_problems(&p);
+		kx_problems_release(&p);
+		return false;
+	}
+	kx_problems_release(&p);
+	struct kx_run_rec x;
+	kx_store_get_run(f->s, NULL, &res.items[0].run, &x);
+	kx_ingest_result_release(&res);
+	kx_store_get_group(f->s, NULL, &x.group, &f->g);
+	kx_store_group_runs(f->s, NULL, &f->g.key, collect, f);
+	int w = kx_rank_width(f->ranked);
+	for (size_t i = 0; i < f->n; i++) {
+		kx_rank_dirname(i < f->ranked ? (uint32_t)i + 1 : 0, w, &f->runs[i], f->dirnames[i], sizeof(f->dirnames[i]));
+		f->dirptr[i] = f->dirnames[i];
+	}
+	kx_rank_workload_dirname(f->g.workload_slug, &f->g.workload, f->g.workload_cut, false, f->workload_dir, sizeof(f->workload_dir));
+	snprintf(f->path, sizeof(f->path), "benchmarks/%s/%s/%s/%s", f->g.kernel, f->g.pass, f->g.gpu, f->workload_dir);
+	f->workload_doc = stored(f, &f->g.workload);
+	return f->n == 4;
+}
+
+static void teardown(struct fixture *f)
+{
+	kx_store_close(f->s);
+	kx_arena_free(f->a);
+	scratch_remove(f->dir);
+}
+
+static struct kx_group_view group_view(struct fixture *f)
+{
+	return (struct kx_group_view){ .group = &f->g, .path = f->path, .runs = f->runs, .dirnames = f->dirptr,
+				       .len = f->n, .ranked = f->ranked, .workload_dir = f->workload_dir,
+				       .workload_doc = f->workload_doc };
+}
+
+static struct kx_run_view run_view(struct fixture *f, size_t i)
+{
+	struct kx_run_view v = { .run = &f->runs[i], .group = &f->g, .group_path = f->path, .dirname = f->dirnames[i],
+				 .rank = i < f->ranked ? (uint32_t)i + 1 : 0, .best = f->ranked ? &f->runs[0] : NULL,
+				 .best_dirname = f->dirnames[0] };
+	const struct kx_digest *d[KX_DOC__COUNT] = { &f->runs[i].run, &f->runs[i].protocol, &f->runs[i].environment,
+						     &f->runs[i].workload, &f->runs[i].implementation };
+	for (int k = 0; k < KX_DOC__COUNT; k++)
+		v.doc[k] = stored(f, d[k]);
+	return v;
+}
+
+/* Split text into lines (in place); returns the count. */
+static size_t lines(char *text, char **out, size_t cap)
+{
+	size_t n = 0;
+	for (char *s = text; *s && n < cap;) {
+		char *nl = strchr(s, '\n');
+		out[n++] = s;
+		if (!nl)
+			break;
+		*nl = '\0';
+		s = nl + 1;
+	}
+	return n;
+}
+
+static size_t fields(char *line, char **out, size_t cap)
+{
+	size_t n = 0;
+	for (char *s = line; n < cap;) {
+		out[n++] = s;
+		char *t = strchr(s, '\t');
+		if (!t)
+			break;
+		*t = '\0';
+		s = t + 1;
+	}
+	return n;
+}
+
+static void ranking_tsv(struct fixture *f)
+{
+	struct kx_group_view g = group_view(f);
+	struct kx_buf b = { 0 }, b2 = { 0 };
+	ok(kx_render_group_file(&g, KX_GF_RANKING_TSV, &b) == 0 && kx_render_group_file(&g, KX_GF_RANKING_TSV, &b2) == 0 &&
+		   b.len == b2.len && memcmp(b.ptr, b2.ptr, b.len) == 0,
+	   "ranking.tsv renders, and the same bytes twice");
+	ok(b.len && b.ptr[b.len - 1] == '\n', "ranking.tsv ends with a newline");
+	char *ln[16];
+	size_t n = lines(b.ptr, ln, 16);
+	ok(n == 5, "a header and one line per run (got %zu)", n);
+	is_str(ln[0], "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun",
+	       "the header names the columns");
+	static const struct {
+		const char *rank, *impl, *value, *vs, *cross, *status;
+	} want[] = {
+		{ "1", "liger", "100", "1.0000", "no", "passed" },
+		{ "2", "torch", "200", "2.0000", "no", "passed" },
+		{ "3", "triton", "250", "2.5000", "yes", "passed" },
+		{ "-", "broken", NULL, "-", "no", "failed" },
+	};
+	for (size_t i = 1; i < n && i <= 4; i++) {
+		char *c[16];
+		size_t k = fields(ln[i], c, 16);
+		if (!ok(k == 12, "row %zu has 12 columns (got %zu)", i, k))
+			continue;
+		char ds[KX_DIGEST_STR_MAX];
+		kx_digest_format(&f->runs[i - 1].run, ds);
+		ok(strcmp(c[0], want[i - 1].rank) == 0 && strcmp(c[2], want[i - 1].impl) == 0 &&
+			   (!want[i - 1].value || strcmp(c[3], want[i - 1].value) == 0) && strcmp(c[5], want[i - 1].vs) == 0 &&
+			   strcmp(c[9], want[i - 1].cross) == 0 && strcmp(c[10], want[i - 1].status) == 0,
+		   "row %zu: rank %s, %s, value %s, vs_best %s, cross_protocol %s, %s", i, want[i - 1].rank, want[i - 1].impl,
+		   want[i - 1].value ? want[i - 1].value : "*", want[i - 1].vs, want[i - 1].cross, want[i - 1].status);
+		ok(strcmp(c[1], f->dirnames[i - 1]) == 0 && strcmp(c[11], ds) == 0, "row %zu: dir %s and the run digest", i, f->dirnames[i - 1]);
+		ok(strcmp(c[4], "ns") == 0 && strcmp(c[6], TM_OBSERVED) == 0 && strcmp(c[7], "submitted") == 0,
+		   "row %zu: unit, observed_at, evidence", i);
+	}
+	ok(strncmp(f->dirnames[0], "01-liger-", 9) == 0 && strncmp(f->dirnames[3], "failed-broken-", 14) == 0,
+	   "rank directories: 01-liger-…, failed-broken-…");
+	kx_buf_release(&b);
+	kx_buf_release(&b2);
+}
+
+static void ranking_json(struct fixture *f)
+{
+	struct kx_group_view g = group_view(f);
+	struct kx_buf b = { 0 };
+	ok(kx_render_group_file(&g, KX_GF_RANKING_JSON, &b) == 0, "ranking.json renders");
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *v = NULL;
+	struct kx_json_error e;
+	if (ok(kx_json_parse(a, b.ptr, b.len, 0, &v, NULL, &e) == 0, "ranking.json is JSON")) {
+		struct kx_json *runs = kx_json_get(v, "runs");
+		ok(runs && runs->type == KX_JSON_ARRAY && runs->arr.len == 4, "four runs");
+		struct kx_json *ranked = kx_json_get(v, "ranked");
+		ok(ranked && ranked->number == 3, "ranked: 3");
+		is_str(kx_json_get_string(v, "order"), "ascending", "order ascending");
+		char ks[KX_DIGEST_STR_MAX];
+		kx_digest_format(&f->g.key, ks);
+		is_str(kx_json_get_string(v, "comparisonKey"), ks, "the comparison key");
+		if (runs && runs->arr.len == 4) {
+			ok(kx_json_get(runs->arr.v[0], "rank")->number == 1 && kx_json_get(runs->arr.v[1], "vsBest")->number == 2,
+			   "rank 1 first; #2 is 2x #1");
+			ok(kx_json_get(runs->arr.v[3], "rank")->type == KX_JSON_NULL &&
+				   kx_json_get(runs->arr.v[3], "vsBest")->type == KX_JSON_NULL,
+			   "the failed run has rank null and vsBest null");
+			ok(kx_json_get(runs->arr.v[2], "crossProtocol")->type == KX_JSON_TRUE, "the other family is marked crossProtocol");
+		}
+	}
+	/* pretty output is its own canonical pretty form */
+	struct kx_buf again = { 0 };
+	if (v)
+		kx_json_write_pretty(v, &again);
+	ok(v && again.len == b.len && memcmp(again.ptr, b.ptr, b.len) == 0, "ranking.json is in the stable pretty form");
+	kx_buf_release(&again);
+	kx_arena_free(a);
+	kx_buf_release(&b);
+}
+
+static void group_json(struct fixture *f)
+{
+	struct kx_group_view g = group_view(f);
+	struct kx_buf b = { 0 };
+	ok(kx_render_group_file(&g, KX_GF_GROUP_JSON, &b) == 0, "GROUP.json renders");
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *v = NULL;
+	struct kx_json_error e;
+	if (ok(kx_json_parse(a, b.ptr, b.len, 0, &v, NULL, &e) == 0, "GROUP.json is JSON")) {
+		/* anyone can recompute why runs were ranked together */
+		struct kx_json *in = kx_json_get(v, "inputs");
+		struct kx_buf jcs = { 0 };
+		struct kx_digest d;
+		char got[KX_DIGEST_STR_MAX] = "";
+		if (in && kx_jcs_write(in, &jcs) == 0) {
+			kx_sha256(jcs.ptr, jcs.len, d.b);
+			kx_digest_format(&d, got);
+		}
+		is_str(got, kx_json_get_string(v, "comparisonKey"), "comparisonKey = sha256 of the JCS of GROUP.json's inputs");
+		is_str(kx_json_get_string(in, "benchmark"), "rms_norm/forward", "input benchmark");
+		is_str(kx_json_get_string(in, "gpu"), "nvidia-a100-sxm4-80gb", "input gpu");
+		is_str(kx_json_get_string(in, "metric"), "latency", "input metric");
+		char wd[KX_DIGEST_STR_MAX];
+		kx_digest_format(&f->g.workload, wd);
+		is_str(kx_json_get_string(in, "workload"), wd, "input workload digest");
+		is_str(kx_json_get_string(v, "path"), f->path, "the group's path");
+		struct kx_json *params = kx_json_pointer(v, "/workload/parameters/hidden");
+		ok(params && params->number == 4096, "the workload's parameters are shown");
+		kx_buf_release(&jcs);
+	}
+	kx_arena_free(a);
+	kx_buf_release(&b);
+	/* without the workload document */
+	g.workload_doc = NULL;
+	ok(kx_render_group_file(&g, KX_GF_GROUP_JSON, &b) == 0 && strstr(b.ptr, "not published"),
+	   "GROUP.json says when the workload document is not published");
+	kx_buf_release(&b);
+	ok(kx_render_group_file(&g, KX_GF_SHA256SUMS, &b) == -ENOENT, "SHA256SUMS is not rendered by kx_render_group_file");
+	kx_buf_release(&b);
+}
+
+static void run_files(struct fixture *f)
+{
+	struct kx_run_view v = run_view(f, 1); /* torch, rank 2 */
+	for (int k = 0; k < KX_RF__COUNT; k++) {
+		if (k == KX_RF_SHA256SUMS)
+			continue;
+		struct kx_buf b1 = { 0 }, b2 = { 0 };
+		int r1 = kx_render_run_file(&v, (enum kx_run_file)k, &b1), r2 = kx_render_run_file(&v, (enum kx_run_file)k, &b2);
+		ok(r1 == 0 && r2 == 0 && b1.len > 0 && b1.len == b2.len && memcmp(b1.ptr, b2.ptr, b1.len) == 0,
+		   "%s renders the same bytes twice", kx_run_file_name((enum kx_run_file)k));
+		kx_buf_release(&b1);
+		kx_buf_release(&b2);
+	}
+	/* DIGESTS: every digest of the run, then the comparison key */
+	struct kx_buf b = { 0 };
+	kx_render_run_file(&v, KX_RF_DIGESTS, &b);
+	char *ln[16];
+	size_t n = lines(b.ptr, ln, 16);
+	static const char *const names[] = { "run", "protocol", "environment", "workload", "implementation", "comparison-key" };
+	const struct kx_digest *ds[] = { &v.run->run, &v.run->protocol, &v.run->environment, &v.run->workload,
+					 &v.run->implementation, &v.run->group };
+	ok(n == 6, "DIGESTS has six lines");
+	for (size_t i = 0; i < n && i < 6; i++) {
+		char want[128], d[KX_DIGEST_STR_MAX];
+		kx_digest_format(ds[i], d);
+		snprintf(want, sizeof(want), "%s %s", names[i], d);
+		is_str(ln[i], want, names[i]);
+	}
+	kx_buf_release(&b);
+
+	/* manifest.json gives the documents back: a valid manifest with the same digests */
+	kx_render_run_file(&v, KX_RF_MANIFEST, &b);
+	struct kx_manifest_file *mf = NULL;
+	struct kx_problems p;
+	kx_problems_init(&p);
+	if (ok(kx_manifest_parse(b.ptr, b.len, NULL, &mf, &p) == 0, "manifest.json is a valid manifest")) {
+		ok(kx_digest_equal(&mf->v[0].digest[KX_DOC_RUN], &v.run->run) &&
+			   kx_digest_equal(&mf->v[0].digest[KX_DOC_WORKLOAD], &v.run->workload) &&
+			   kx_digest_equal(&mf->v[0].digest[KX_DOC_IMPLEMENTATION], &v.run->implementation),
+		   "manifest.json's documents hash to the run's digests");
+		ok(kx_json_get_string(kx_json_pointer(mf->v[0].root, "/run/metadata"), "name") != NULL, "metadata is kept");
+	} else {
+		dump_problems(&p);
+	}
+	kx_manifest_file_free(mf);
+	kx_problems_release(&p);
+	kx_buf_release(&b);
+	/* run.json is the run document, pretty */
+	struct kx_buf want = { 0 };
+	kx_json_write_pretty(v.doc[KX_DOC_RUN], &want);
+	kx_render_run_file(&v, KX_RF_RUN, &b);
+	ok(b.len == want.len && memcmp(b.ptr, want.ptr, b.len) == 0 && b.ptr[b.len - 1] == '\n', "run.json is the run document, pretty");
+	kx_buf_release(&b);
+	kx_buf_release(&want);
+
+	/* summary.txt: what a user reads first */
+	kx_render_run_file(&v, KX_RF_SUMMARY, &b);
+	char hex[KX_DIGEST_HEX + 1], shortp[32];
+	kx_digest_hex(&v.run->run, hex);
+	snprintf(shortp, sizeof(shortp), "runs/%.12s", hex);
+	ok(strstr(b.ptr, "rms_norm/forward") && strstr(b.ptr, "torch"), "summary names the benchmark and implementation");
+	ok(strstr(b.ptr, "200 ns") != NULL, "summary shows the value (200 ns)");
+	ok(strstr(b.ptr, "2 of 3") != NULL, "summary shows the rank among ranked runs (2 of 3)");
+	ok(strstr(b.ptr, "2.000x") && strstr(b.ptr, f->dirnames[0]), "summary compares with #1 (2.000x, its directory)");
+	ok(strstr(b.ptr, shortp) && strstr(b.ptr, f->dirnames[1]), "summary gives the stable path and the rank path");
+	ok(strstr(b.ptr, "cross-protocol") == NULL, "same family: not cross-protocol");
+	kx_buf_release(&b);
+	struct kx_run_view v3 = run_view(f, 2);
+	kx_render_run_file(&v3, KX_RF_SUMMARY, &b);
+	ok(strstr(b.ptr, "cross-protocol") && strstr(b.ptr, "other_family"), "another family is marked cross-protocol");
+	kx_buf_release(&b);
+	struct kx_run_view v1 = run_view(f, 0);
+	kx_render_run_file(&v1, KX_RF_SUMMARY, &b);
+	ok(strstr(b.ptr, "this is #1") != NULL, "#1 says so");
+	kx_buf_release(&b);
+	struct kx_run_view vf = run_view(f, 3);
+	kx_render_run_file(&vf, KX_RF_SUMMARY, &b);
+	ok(strstr(b.ptr, "not ranked") && strstr(b.ptr, "failed"), "a failed run is not ranked");
+	kx_buf_release(&b);
+
+	/* documents that are not stored are not files */
+	v.doc[KX_DOC_WORKLOAD] = NULL;
+	ok(!kx_render_run_has(&v, KX_RF_WORKLOAD) && kx_render_run_has(&v, KX_RF_IMPLEMENTATION), "workload.json exists only with its document");
+	ok(kx_render_run_file(&v, KX_RF_WORKLOAD, &b) == -ENOENT, "rendering it: -ENOENT");
+	kx_buf_release(&b);
+	kx_render_run_file(&v, KX_RF_SUMMARY, &b);
+	ok(strstr(b.ptr, "not published") != NULL, "summary says the workload document is not published");
+	kx_buf_release(&b);
+}
+
+/* SHA256SUMS lines, checked by sha256sum itself. */
+static void sums(struct fixture *f)
+{
+	struct kx_buf b = { 0 };
+	kx_render_sha256sums_line(&b, "a.txt", "hello\n", 6);
+	is_str(b.ptr, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03  a.txt\n", "sha256sum line of 'hello\\n'");
+	kx_buf_release(&b);
+	if (system("command -v sha256sum >/dev/null 2>&1") != 0) {
+		printf("ok %d - # SKIP sha256sum is not installed\n", ++tap_n);
+		return;
+	}
+	char *dir = scratch_dir("render-sums");
+	struct kx_run_view v = run_view(f, 1);
+	struct kx_buf sumsfile = { 0 };
+	for (int k = 0; k < KX_RF__COUNT; k++) {
+		if (k == KX_RF_SHA256SUMS || !kx_render_run_has(&v, (enum kx_run_file)k))
+			continue;
+		kx_render_run_file(&v, (enum kx_run_file)k, &b);
+		char p[1024];
+		snprintf(p, sizeof(p), "%s/%s", dir, kx_run_file_name((enum kx_run_file)k));
+		FILE *fp = fopen(p, "wb");
+		fwrite(b.ptr, 1, b.len, fp);
+		fclose(fp);
+		kx_render_sha256sums_line(&sumsfile, kx_run_file_name((enum kx_run_file)k), b.ptr, b.len);
+		kx_buf_release(&b);
+	}
+	char p[1024], cmd[1200];
+	snprintf(p, sizeof(p), "%s/SHA256SUMS", dir);
+	FILE *fp = fopen(p, "wb");
+	fwrite(sumsfile.ptr, 1, sumsfile.len, fp);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && sha256sum -c --strict --quiet SHA256SUMS", dir);
+	ok(system(cmd) == 0, "sha256sum -c accepts SHA256SUMS lines over the rendered run files");
+	/* and notices a changed file */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && chmod u+w DIGESTS && echo x >> DIGESTS && ! sha256sum -c --quiet SHA256SUMS >/dev/null 2>&1", dir);
+	ok(system(cmd) == 0, "... and refuses them once a file changes");
+	kx_buf_release(&sumsfile);
+	scratch_remove(dir);
+}
+
+/* the number on README's line "<label>   <n>" (-1 when there is none) */
+static long readme_count(const char *text, const char *label)
+{
+	size_t n = strlen(label);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, label, n) == 0 && l[n] == ' ')
+			return strtol(l + n, NULL, 10);
+	return -1;
+}
+
+static void readme(struct fixture *f)
+{
+	struct kx_readme_info info = { .store_path = "/srv/kindex" };
+	kx_store_stats(f->s, NULL, &info.stats);
+	struct kx_buf b = { 0 }, b2 = { 0 };
+	ok(kx_render_readme(&info, &b) == 0 && kx_render_readme(&info, &b2) == 0 && b.len == b2.len &&
+		   memcmp(b.ptr, b2.ptr, b.len) == 0,
+	   "README renders the same bytes twice");
+	ok(strstr(b.ptr, "/srv/kindex") && readme_count(b.ptr, "runs") == 4 && readme_count(b.ptr, "groups") == 1 &&
+		   readme_count(b.ptr, "documents") == (long)info.stats.documents,
+	   "README gives the store and the counts (4 runs, 1 group)");
+	ok(strstr(b.ptr, KX_VERSION) && strstr(b.ptr, KX_API_VERSION), "README gives the versions");
+	kx_buf_release(&b);
+	kx_buf_release(&b2);
+}
+
+int main(void)
+{
+	names();
+	values();
+	struct fixture f;
+	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {
+		ranking_tsv(&f);
+		ranking_json(&f);
+		group_json(&f);
+		run_files(&f);
+		sums(&f);
+		readme(&f);
+	}
+	teardown(&f);
+	return tap_done();
+}

@@ -1,2 +1,574 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tree of SPEC §3 without FUSE: the path ↔ store mapping the daemon serves and `kindex export`
+ * writes. Over the bundled Liger import: every entry of every directory looks up to the same node,
+ * decodes back from its inode number, names its parent, has attributes that match its content,
+ * and keeps its inode number, size and mtime when the store is reopened (a remount); the published
+ * ranking holds. Over hand-made manifests: kx_tree_changes reports exactly what a new run changes
+ * — the rank directories it renames, its own names, the files whose bytes move — and nothing that
+ * did not change, which is what keeps the daemon's kernel caches both long-lived and right.
+ *
+ * Needs KX_SOURCE_ROOT (set by meson) for examples/liger/all_benchmark_data.csv.
+ */
 #include "tap.h"
-int main(void){ok(1,"x");return tap_done();}
+
+#include "kx/ingest.h"
+#include "kx/liger.h"
+#include "kx/tree.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/kx-test-tree.XXXXXX";
+
+static struct kx_store *open_store(const char *name, unsigned flags)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	struct kx_store *s = NULL;
+	char *err = NULL;
+	int r = kx_store_open(path, flags, &s, &err);
+	if (r < 0)
+		diag("cannot open store %s: %s", path, err ? err : strerror(-r));
+	free(err);
+	return s;
+}
+
+/* ---- part 1: the Liger tree ------------------------------------------------------------------- */
+
+static int import_liger(struct kx_store *s)
+{
+	const char *root = getenv("KX_SOURCE_ROOT");
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/examples/liger/all_benchmark_data.csv", root ? root : ".");
+	struct kx_buf b = { 0 };
+	int r = kx_read_file(path, 0, &b);
+	if (r < 0) {
+		diag("cannot read %s: %s", path, strerror(-r));
+		return r;
+	}
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json **roots = NULL;
+	const char **labels = NULL;
+	size_t n = 0;
+	struct kx_problems p;
+	kx_problems_init(&p);
+	r = kx_liger_build(a, path, b.ptr, b.len, &roots, &labels, &n, &p);
+	struct kx_ingest_result res = { 0 };
+	if (r == 0)
+		r = kx_ingest_trees(s, a, roots, n, labels, NULL, &res, &p);
+	if (r < 0)
+		diag("import failed: %s (%zu problems)", strerror(-r), p.len);
+	kx_ingest_result_release(&res);
+	kx_problems_release(&p);
+	free(roots);
+	free(labels);
+	kx_arena_free(a);
+	kx_buf_release(&b);
+	return r;
+}
+
+struct walk {
+	struct kx_tree *t;
+	struct kx_view *v;
+	uint64_t *inos;
+	size_t len, cap;
+	size_t files, dirs, bad_lookup, bad_decode, bad_parent, bad_attr;
+	char path[4096];
+	const char *first_bad;
+};
+
+static void note_bad(struct walk *w, size_t *counter)
+{
+	if ((*counter)++ == 0 && !w->first_bad)
+		w->first_bad = strdup(w->path);
+}
+
+static int walk_dir(struct walk *w, const struct kx_node *dir);
+
+static int walk_entry(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct walk *w = ctx;
+	size_t plen = strlen(w->path);
+	snprintf(w->path + plen, sizeof(w->path) - plen, "/%s", name);
+	uint64_t ino = kx_tree_ino(n);
+	if (w->len == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 4096;
+		w->inos = realloc(w->inos, w->cap * sizeof(*w->inos));
+	}
+	w->inos[w->len++] = ino;
+
+	/* the name looks up to the same node, whose inode number decodes back to it */
+	struct kx_node dir, looked, decoded, parent;
+	int r = kx_tree_parent(w->t, w->v, n, &parent);
+	if (r < 0 || kx_tree_lookup(w->t, w->v, &parent, name, &looked) < 0 || kx_tree_ino(&looked) != ino)
+		note_bad(w, &w->bad_lookup);
+	if (kx_tree_node(w->t, w->v, ino, &decoded) < 0 || kx_tree_ino(&decoded) != ino ||
+	    memcmp(&decoded.id, &n->id, sizeof(n->id)) != 0)
+		note_bad(w, &w->bad_decode);
+	(void)dir;
+
+	struct kx_attr a;
+	if (kx_tree_getattr(w->t, w->v, n, &a) < 0 || a.ino != ino || a.dir != kx_node_is_dir(n)) {
+		note_bad(w, &w->bad_attr);
+	} else if (a.dir) {
+		w->dirs++;
+		if (a.nlink < 2)
+			note_bad(w, &w->bad_attr);
+		walk_dir(w, n);
+	} else {
+		w->files++;
+		const struct kx_content *c;
+		/* the size a tool relies on is the size of what it will read */
+		if (a.nlink != 1 || kx_tree_read(w->t, w->v, n, &c) < 0)
+			note_bad(w, &w->bad_attr);
+		else if (c->len != a.size || a.size == 0)
+			note_bad(w, &w->bad_attr);
+		else
+			kx_content_put(c);
+	}
+	w->path[plen] = '\0';
+	return 0;
+}
+
+/* every entry's parent is the directory that listed it */
+struct parent_check {
+	struct walk *w;
+	uint64_t dir_ino;
+};
+
+static int check_parent(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct parent_check *pc = ctx;
+	struct kx_node p;
+	if (kx_tree_parent(pc->w->t, pc->w->v, n, &p) < 0 || kx_tree_ino(&p) != pc->dir_ino)
+		note_bad(pc->w, &pc->w->bad_parent);
+	return 0;
+}
+
+static int walk_dir(struct walk *w, const struct kx_node *dir)
+{
+	struct parent_check pc = { w, kx_tree_ino(dir) };
+	kx_tree_readdir(w->t, w->v, dir, check_parent, &pc);
+	return kx_tree_readdir(w->t, w->v, dir, walk_entry, w);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct first_names {
+	char names[8][160];
+	size_t len;
+};
+
+static int take_names(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct first_names *f = ctx;
+	if (f->len < KX_ARRAY_SIZE(f->names))
+		snprintf(f->names[f->len++], sizeof(f->names[0]), "%s", name);
+	return 0;
+}
+
+struct count {
+	size_t n;
+};
+
+static int count_entry(void *ctx, const char *name, const struct kx_node *n)
+{
+	((struct count *)ctx)->n++;
+	return 0;
+}
+
+static size_t count_dir(struct kx_tree *t, struct kx_view *v, const char *path)
+{
+	struct kx_node n;
+	struct count c = { 0 };
+	if (kx_tree_resolve(t, v, path, &n) == 0)
+		kx_tree_readdir(t, v, &n, count_entry, &c);
+	return c.n;
+}
+
+#define SIMPO "benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16"
+
+static const char *const sample_paths[] = {
+	"", "README", "benchmarks", "runs", "digests", "digests/sha256", SIMPO, SIMPO "/ranking.tsv", SIMPO "/SHA256SUMS",
+	"benchmarks/fused_linear_simpo_loss", "benchmarks/fused_linear_simpo_loss/forward",
+};
+
+struct stat_rec {
+	uint64_t ino, size;
+	int64_t mtime;
+};
+
+static void test_liger(void)
+{
+	struct kx_store *s = open_store("liger", KX_STORE_CREATE);
+	if (!ok(s != NULL, "create a store") || !ok(import_liger(s) == 0, "import the bundled Liger CSV"))
+		return;
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v = kx_store_view(s);
+	struct kx_store_stats st;
+	kx_store_stats(s, v, &st);
+	ok(st.runs > 2000, "the import holds %llu runs", (unsigned long long)st.runs);
+
+	struct kx_node n;
+	ok(kx_tree_resolve(t, v, "", &n) == 0 && n.type == KX_NODE_ROOT && kx_tree_ino(&n) == 1,
+	   "the root is inode 1 (FUSE_ROOT_ID)");
+
+	/* SPEC §5's known check, through the tree's names */
+	struct first_names f = { 0 };
+	int r = kx_tree_resolve(t, v, SIMPO, &n);
+	if (ok(r == 0 && n.type == KX_NODE_GROUP, "the simpo group resolves"))
+		kx_tree_readdir(t, v, &n, take_names, &f);
+	ok(f.len >= 6 && strcmp(f.names[0], "ranking.tsv") == 0 && strcmp(f.names[3], "SHA256SUMS") == 0,
+	   "a group lists its four files first");
+	ok(f.len >= 6 && strncmp(f.names[4], "01-huggingface-", 15) == 0 && strncmp(f.names[5], "02-liger-", 9) == 0,
+	   "huggingface ranks 1 and liger 2 (%s, %s)", f.len > 4 ? f.names[4] : "-", f.len > 5 ? f.names[5] : "-");
+
+	/* flat listings agree with the store's counts */
+	ok(count_dir(t, v, "runs") == st.runs, "runs/ lists every run once");
+	ok(count_dir(t, v, "digests/sha256") == st.documents, "digests/sha256/ lists every document once");
+
+	/* lookups that must fail, and how */
+	struct kx_node x;
+	char shortid[16] = "";
+	struct first_names rn = { 0 };
+	if (kx_tree_resolve(t, v, "runs", &x) == 0)
+		kx_tree_readdir(t, v, &x, take_names, &rn);
+	snprintf(shortid, sizeof(shortid), "%s", rn.len ? rn.names[0] : "");
+	char upper[16], path[256];
+	for (size_t i = 0; i <= strlen(shortid); i++)
+		upper[i] = (char)(shortid[i] >= 'a' && shortid[i] <= 'f' ? shortid[i] - 32 : shortid[i]);
+	snprintf(path, sizeof(path), "runs/%s", shortid);
+	ok(strlen(shortid) == 12 && kx_tree_resolve(t, v, path, &x) == 0 && x.type == KX_NODE_RUNS_RUN,
+	   "runs/%s resolves", shortid);
+	snprintf(path, sizeof(path), "runs/%s", upper);
+	ok(strcmp(upper, shortid) == 0 || kx_tree_resolve(t, v, path, &x) == -ENOENT, "runs/<SHORTID> in upper case does not");
+	snprintf(path, sizeof(path), "runs/%.11s", shortid);
+	ok(kx_tree_resolve(t, v, path, &x) == -ENOENT, "runs/<11 digits> does not");
+	snprintf(path, sizeof(path), "runs/%s/manifest.json/x", shortid);
+	ok(kx_tree_resolve(t, v, path, &x) == -ENOTDIR, "a name below a file is ENOTDIR");
+	ok(kx_tree_resolve(t, v, "benchmarks/no-such-kernel", &x) == -ENOENT, "an unknown kernel is ENOENT");
+	ok(kx_tree_resolve(t, v, SIMPO "/01-nobody-000000000000", &x) == -ENOENT, "an unknown rank directory is ENOENT");
+	ok(kx_tree_resolve(t, v, "digests/sha256/00", &x) == -ENOENT, "a malformed digest name is ENOENT");
+
+	/* xattrs */
+	struct kx_buf b = { 0 };
+	snprintf(path, sizeof(path), "runs/%s", shortid);
+	if (kx_tree_resolve(t, v, path, &x) == 0) {
+		ok(kx_tree_xattr_get(t, v, &x, "user.kindex.digest", &b) == 0 && b.len == 71 &&
+		   strncmp(b.ptr, "sha256:", 7) == 0 && strncmp(b.ptr + 7, shortid, 12) == 0,
+		   "user.kindex.digest of a run is its digest (%s)", b.ptr ? b.ptr : "-");
+		kx_buf_reset(&b);
+		ok(kx_tree_xattr_get(t, v, &x, "user.nope", &b) == -ENODATA, "an unknown xattr is ENODATA");
+		kx_buf_reset(&b);
+		ok(kx_tree_xattr_list(t, v, &x, &b) == 0 && memmem(b.ptr, b.len, "user.kindex.rank", 17) != NULL,
+		   "a run lists user.kindex.rank");
+		/* mtimes come from the data: observedAt for a run's immutable files */
+		struct kx_run_rec rec;
+		struct kx_node mf = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_MANIFEST, .id = x.id };
+		struct kx_attr a;
+		ok(kx_store_get_run(s, v, &x.id, &rec) == 0 && kx_tree_getattr(t, v, &mf, &a) == 0 &&
+		   a.mtime_ns == rec.observed_ns, "manifest.json carries the run's observedAt as mtime");
+	}
+	kx_buf_release(&b);
+
+	/* the whole tree, entry by entry */
+	struct walk w = { .t = t, .v = v };
+	struct kx_node root = { .type = KX_NODE_ROOT };
+	walk_dir(&w, &root);
+	diag("walked %zu directories and %zu files", w.dirs, w.files);
+	if (w.first_bad)
+		diag("first problem at %s", w.first_bad);
+	ok(w.files > 40000 && w.dirs > 5000, "the walk reached the whole tree");
+	ok(w.bad_lookup == 0, "every entry looks up to its own node (%zu do not)", w.bad_lookup);
+	ok(w.bad_decode == 0, "every inode number decodes back to its node (%zu do not)", w.bad_decode);
+	ok(w.bad_parent == 0, "every entry's parent is the directory that lists it (%zu not)", w.bad_parent);
+	ok(w.bad_attr == 0, "every entry's attributes agree with its content (%zu do not)", w.bad_attr);
+	qsort(w.inos, w.len, sizeof(*w.inos), cmp_u64);
+	size_t dups = 0;
+	for (size_t i = 1; i < w.len; i++)
+		dups += w.inos[i] == w.inos[i - 1];
+	ok(dups == 0, "no two entries share an inode number (%zu do)", dups);
+	free(w.inos);
+	free((void *)w.first_bad);
+
+	/* a remount: same inode numbers, sizes and mtimes */
+	struct stat_rec before[KX_ARRAY_SIZE(sample_paths) + 1];
+	char run_path[256];
+	snprintf(run_path, sizeof(run_path), "runs/%s/summary.txt", shortid);
+	for (size_t i = 0; i <= KX_ARRAY_SIZE(sample_paths); i++) {
+		const char *p = i < KX_ARRAY_SIZE(sample_paths) ? sample_paths[i] : run_path;
+		struct kx_attr a = { 0 };
+		if (kx_tree_resolve(t, v, p, &x) == 0)
+			kx_tree_getattr(t, v, &x, &a);
+		before[i] = (struct stat_rec){ a.ino, a.size, a.mtime_ns };
+	}
+	kx_view_release(v);
+	kx_tree_free(t);
+	kx_store_close(s);
+	s = open_store("liger", KX_STORE_READONLY);
+	if (!ok(s != NULL, "reopen the store"))
+		return;
+	t = kx_tree_new(s, 1 << 20); /* a small cache this time: nothing may depend on it */
+	v = kx_store_view(s);
+	size_t same = 0;
+	for (size_t i = 0; i <= KX_ARRAY_SIZE(sample_paths); i++) {
+		const char *p = i < KX_ARRAY_SIZE(sample_paths) ? sample_paths[i] : run_path;
+		struct kx_attr a = { 0 };
+		if (kx_tree_resolve(t, v, p, &x) == 0)
+			kx_tree_getattr(t, v, &x, &a);
+		same += a.ino && a.ino == before[i].ino && a.size == before[i].size && a.mtime_ns == before[i].mtime;
+	}
+	ok(same == KX_ARRAY_SIZE(sample_paths) + 1, "inode, size and mtime are the same after reopening (%zu of %zu)",
+	   same, KX_ARRAY_SIZE(sample_paths) + 1);
+	kx_view_release(v);
+	kx_tree_free(t);
+	kx_store_close(s);
+}
+
+/* ---- part 2: what a new run changes ----------------------------------------------------------- */
+
+/*
+ * A source-native manifest after the published fused_linear_cross_entropy record
+ * (../shared/fixtures/flce-forward-a100.manifest.json): protocol and environment included,
+ * workload and implementation by reference only, so kernel, implementation and workload come from
+ * the externalId.
+ */
+static int make_manifest(struct kx_buf *out, const char *kernel, const char *impl, long median, int second)
+{
+	char ts[32], when[40];
+	snprintf(ts, sizeof(ts), "2024-11-22-17-44-%02d", second);
+	snprintf(when, sizeof(when), "2024-11-22T17:44:%02d.000Z", second);
+	return kx_buf_printf(out,
+		"{\"run\":{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"BenchmarkRun\","
+		"\"metadata\":{\"name\":\"test-%s-%s-%d\"},"
+		"\"spec\":{\"status\":\"passed\",\"timing\":{\"latencyNs\":{\"median\":%ld},\"primaryStatistic\":\"median\"},"
+		"\"observedAt\":\"%s\","
+		"\"measurements\":[{\"unit\":\"ns\",\"value\":%ld,\"metric\":\"latency\",\"statistic\":\"p20\"},"
+		"{\"unit\":\"ns\",\"value\":%ld,\"metric\":\"latency\",\"statistic\":\"p80\"}],"
+		"\"sourceNative\":{\"source\":\"liger-kernel-bench\",\"metrics\":{\"ms_50\":%g},\"benchmark\":\"%s/forward\","
+		"\"externalId\":\"%s/forward/%s/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16/%s\"},"
+		"\"protocolDigest\":\"sha256:a79eaf4df66c97c6adc1fb2d09df78682155d1ea86652ae0b70199875bde7747\","
+		"\"workloadDigest\":\"sha256:c3fd7dcabc481639ad1bb6c563ca6279f254358aca177e511ac7f140be9a3fb5\","
+		"\"environmentDigest\":\"sha256:90c9e2764222f592477cfccf3373519add5a1b881563956ad058c4f99e41b6b9\","
+		"\"implementationDigest\":\"sha256:4f970577df89318b3944ff7b478fd52790063d9c16bfd99ccfcf824d1f17bdc8\"}},"
+		"\"protocol\":{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"BenchmarkProtocol\","
+		"\"metadata\":{\"name\":\"liger-bench-do-bench-forward\"},"
+		"\"spec\":{\"harness\":{\"name\":\"Liger-Kernel benchmark scripts\",\"repository\":\"https://github.com/linkedin/Liger-Kernel\"},"
+		"\"measurement\":{\"timer\":\"cuda_events\",\"primaryStatistic\":\"median\"},"
+		"\"comparability\":{\"notes\":\"Timed: the module forward pass, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 "
+		"(median with p20/p80 spread). The upstream CSV records no CUDA, driver, or torch version; the Liger release rides "
+		"each run's labels. Comparable only within one kernel, workload, timed pass, and GPU.\","
+		"\"family\":\"liger_kernel_bench\"}}},"
+		"\"environment\":{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"ExecutionEnvironment\","
+		"\"metadata\":{\"name\":\"liger-bench-nvidia-a100-sxm4-80gb\"},"
+		"\"spec\":{\"hardware\":{\"vendor\":\"nvidia\",\"product\":\"NVIDIA A100\",\"formFactor\":\"SXM4-80GB\","
+		"\"architecture\":\"sm_80\"},\"software\":{}}}}\n",
+		kernel, impl, second, median, when, median, median, median / 1e6, kernel, kernel, impl, ts);
+}
+
+static int add_run(struct kx_store *s, const char *kernel, const char *impl, long median, int second,
+		   struct kx_digest *ret)
+{
+	struct kx_buf b = { 0 };
+	make_manifest(&b, kernel, impl, median, second);
+	struct kx_problems p;
+	kx_problems_init(&p);
+	struct kx_ingest_result res = { 0 };
+	int r = kx_ingest_bytes(s, b.ptr, b.len, NULL, &res, &p);
+	if (r < 0) {
+		struct kx_buf msg = { 0 };
+		kx_problems_format(&p, "manifest", &msg);
+		diag("ingest failed: %s\n%s", strerror(-r), msg.ptr ? msg.ptr : "");
+		kx_buf_release(&msg);
+	} else if (res.len == 1 && res.items[0].outcome == KX_INGEST_ADDED) {
+		*ret = res.items[0].run;
+	} else {
+		r = -EEXIST;
+	}
+	kx_ingest_result_release(&res);
+	kx_problems_release(&p);
+	kx_buf_release(&b);
+	return r;
+}
+
+struct inval {
+	int what;
+	uint64_t ino;
+	char name[160];
+};
+
+struct invals {
+	struct inval *v;
+	size_t len, cap;
+};
+
+static int collect(void *ctx, enum kx_inval what, uint64_t ino, const char *name)
+{
+	struct invals *x = ctx;
+	if (x->len == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 64;
+		x->v = realloc(x->v, x->cap * sizeof(*x->v));
+	}
+	x->v[x->len++] = (struct inval){ what, ino, "" };
+	if (name)
+		snprintf(x->v[x->len - 1].name, sizeof(x->v[0].name), "%s", name);
+	return 0;
+}
+
+static bool has(const struct invals *x, int what, uint64_t ino, const char *name)
+{
+	for (size_t i = 0; i < x->len; i++)
+		if (x->v[i].what == what && x->v[i].ino == ino && strcmp(x->v[i].name, name ? name : "") == 0)
+			return true;
+	return false;
+}
+
+static bool has_name(const struct invals *x, const char *name)
+{
+	for (size_t i = 0; i < x->len; i++)
+		if (x->v[i].what == KX_INVAL_ENTRY && strcmp(x->v[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static int cmp_inval(const void *a, const void *b)
+{
+	const struct inval *x = a, *y = b;
+	if (x->what != y->what)
+		return x->what - y->what;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void dirname_of(const char *impl, int rank, const struct kx_digest *d, char *out, size_t cap)
+{
+	char hex[KX_DIGEST_HEX + 1];
+	kx_digest_hex(d, hex);
+	snprintf(out, cap, "%02d-%s-%.12s", rank, impl, hex);
+}
+
+static uint64_t ino_of(int type, int file, const struct kx_digest *id)
+{
+	struct kx_node n = { .type = (uint8_t)type, .file = (uint8_t)file };
+	if (id)
+		n.id = *id;
+	return kx_tree_ino(&n);
+}
+
+static void test_changes(void)
+{
+	struct kx_store *s = open_store("changes", KX_STORE_CREATE);
+	struct kx_digest a, b, c;
+	if (!ok(s && add_run(s, "demo_kernel", "alpha", 2000000, 1, &a) == 0, "store a first run (alpha, 2 ms)"))
+		return;
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v0 = kx_store_view(s);
+	struct kx_node group;
+	const char *gpath = "benchmarks/demo_kernel/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16";
+	char a1[64], a2[64], b1[64], hex[KX_DIGEST_HEX + 1], name[128];
+	dirname_of("alpha", 1, &a, a1, sizeof(a1));
+	snprintf(name, sizeof(name), "%s/%s", gpath, a1);
+	struct kx_node x;
+	ok(kx_tree_resolve(t, v0, gpath, &group) == 0 && kx_tree_resolve(t, v0, name, &x) == 0, "alpha is %s", a1);
+	/* the kernel has read these in the old state */
+	const struct kx_content *cn;
+	struct kx_node summary = { .type = KX_NODE_RUN_FILE, .file = KX_RF_SUMMARY, .id = a };
+	if (kx_tree_read(t, v0, &summary, &cn) == 0)
+		kx_content_put(cn);
+
+	ok(add_run(s, "demo_kernel", "beta", 1000000, 2, &b) == 0, "store a faster run (beta, 1 ms)");
+	struct kx_view *v1 = kx_store_view(s);
+	dirname_of("alpha", 2, &a, a2, sizeof(a2));
+	dirname_of("beta", 1, &b, b1, sizeof(b1));
+	snprintf(name, sizeof(name), "%s/%s", gpath, b1);
+	ok(kx_tree_resolve(t, v1, name, &x) == 0, "beta is now %s", b1);
+	snprintf(name, sizeof(name), "%s/%s", gpath, a2);
+	ok(kx_tree_resolve(t, v1, name, &x) == 0 && kx_tree_ino(&x) == ino_of(KX_NODE_RUN, 0, &a),
+	   "alpha moved to %s and kept its inode number", a2);
+
+	struct invals got = { 0 }, scanned = { 0 };
+	ok(kx_tree_changes(t, v0, v1, &b, 1, collect, &got) == 0, "kx_tree_changes succeeds (%zu invalidations)", got.len);
+	uint64_t g = kx_tree_ino(&group);
+	ok(has(&got, KX_INVAL_ENTRY, g, a1), "the old rank directory name %s is invalidated", a1);
+	ok(has(&got, KX_INVAL_ENTRY, g, a2), "the new name %s is invalidated (a cached negative entry)", a2);
+	ok(has(&got, KX_INVAL_ENTRY, g, b1), "the new run's directory %s is invalidated", b1);
+	ok(has(&got, KX_INVAL_DATA, g, NULL), "the group's listing is invalidated");
+	bool files = true;
+	for (int f = 0; f < KX_GF__COUNT; f++)
+		files &= has(&got, KX_INVAL_DATA, ino_of(KX_NODE_GROUP_FILE, f, &group.id), NULL);
+	ok(files, "ranking.tsv, ranking.json, GROUP.json and SHA256SUMS are invalidated");
+	ok(has(&got, KX_INVAL_DATA, ino_of(KX_NODE_RUN_FILE, KX_RF_SUMMARY, &a), NULL) &&
+	   has(&got, KX_INVAL_DATA, ino_of(KX_NODE_RUNS_FILE, KX_RF_SUMMARY, &a), NULL) &&
+	   has(&got, KX_INVAL_DATA, ino_of(KX_NODE_RUN_FILE, KX_RF_SHA256SUMS, &a), NULL),
+	   "alpha's summary.txt and SHA256SUMS (rank 2 now) are invalidated, under both paths");
+	ok(!has(&got, KX_INVAL_DATA, ino_of(KX_NODE_RUN_FILE, KX_RF_MANIFEST, &a), NULL),
+	   "alpha's manifest.json (unchanged) is not");
+	kx_digest_hex(&b, hex);
+	snprintf(name, sizeof(name), "%.12s", hex);
+	ok(has(&got, KX_INVAL_ENTRY, ino_of(KX_NODE_RUNS, 0, NULL), name), "runs/%s is invalidated", name);
+	snprintf(name, sizeof(name), "%s.json", hex);
+	ok(has(&got, KX_INVAL_ENTRY, ino_of(KX_NODE_DIGESTS_SHA, 0, NULL), name), "digests/sha256/<beta's run>.json is");
+	ok(!has_name(&got, "a79eaf4df66c97c6adc1fb2d09df78682155d1ea86652ae0b70199875bde7747.json"),
+	   "the protocol document, stored before, is not");
+	ok(!has_name(&got, "demo_kernel") && !has_name(&got, "forward") && !has_name(&got, "nvidia-a100-sxm4-80gb") &&
+	   !has_name(&got, "hidden4096-tokens16384-vocab128256-bf16"),
+	   "no directory on the path is invalidated by name (that would drop the kernel's cache below it)");
+	ok(has(&got, KX_INVAL_DATA, ino_of(KX_NODE_README, 0, NULL), NULL), "README (its counts) is invalidated");
+
+	/* without the list of runs, the generations find the same */
+	ok(kx_tree_changes(t, v0, v1, NULL, 0, collect, &scanned) == 0 && scanned.len == got.len,
+	   "a scan by generation finds as many invalidations (%zu)", scanned.len);
+	qsort(got.v, got.len, sizeof(*got.v), cmp_inval);
+	qsort(scanned.v, scanned.len, sizeof(*scanned.v), cmp_inval);
+	ok(scanned.len == got.len && memcmp(got.v, scanned.v, got.len * sizeof(*got.v)) == 0, "and the same ones");
+
+	/* nothing changed, nothing to say */
+	struct invals none = { 0 };
+	ok(kx_tree_changes(t, v1, v1, NULL, 0, collect, &none) == 0 && none.len == 0, "no change, no invalidation");
+	ok(kx_tree_changes(t, v0, v1, &a, 1, collect, &none) == 0 && none.len == 0,
+	   "a run that was already there changes nothing");
+
+	/* a new kernel appears under benchmarks/ */
+	ok(add_run(s, "other_kernel", "alpha", 3000000, 3, &c) == 0, "store a run of another kernel");
+	struct kx_view *v2 = kx_store_view(s);
+	struct invals k = { 0 };
+	ok(kx_tree_changes(t, v1, v2, &c, 1, collect, &k) == 0 &&
+	   has(&k, KX_INVAL_ENTRY, ino_of(KX_NODE_BENCHMARKS, 0, NULL), "other_kernel"),
+	   "benchmarks/other_kernel is invalidated as a new name");
+	ok(!has(&k, KX_INVAL_ENTRY, g, a2) && !has(&k, KX_INVAL_DATA, g, NULL),
+	   "the demo_kernel group, untouched, is not invalidated");
+
+	free(got.v);
+	free(scanned.v);
+	free(none.v);
+	free(k.v);
+	kx_view_release(v0);
+	kx_view_release(v1);
+	kx_view_release(v2);
+	kx_tree_free(t);
+	kx_store_close(s);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_liger();
+	test_changes();
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		diag("could not remove %s", tmpdir);
+	return tap_done();
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Test helper for cli-verify.sh: damages a store on purpose, the way a bad disk, a bug or a hand
+ * edit would, by opening its RocksDB directory with RocksDB's C API directly (not through
+ * src/store, which would never write such a thing). Key layout: src/store/keys.h.
+ *
+ * usage: cli-corrupt STORE doc      edit the spec of the first stored document ('D' + digest):
+ *                                   still JSON, but no longer hashing to its key
+ *        cli-corrupt STORE index    delete the first rank-index entry ('I' + group + … + run)
+ *        cli-corrupt STORE source   delete the first source-index entry ('S' source \0 externalId)
+ * Prints the key it changed (hex) and exits 0; 1 when there was nothing to change; 2 on errors.
+ */
+#include <rocksdb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void hex(const char *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%02x", (unsigned char)k[i]);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: cli-corrupt STORE doc|index|source\n");
+		return 2;
+	}
+	char tag;
+	if (strcmp(argv[2], "doc") == 0)
+		tag = 'D';
+	else if (strcmp(argv[2], "index") == 0)
+		tag = 'I';
+	else if (strcmp(argv[2], "source") == 0)
+		tag = 'S';
+	else {
+		fprintf(stderr, "cli-corrupt: unknown damage '%s'\n", argv[2]);
+		return 2;
+	}
+	char *err = NULL;
+	rocksdb_options_t *opts = rocksdb_options_create();
+	rocksdb_t *db = rocksdb_open(opts, argv[1], &err);
+	if (err) {
+		fprintf(stderr, "cli-corrupt: cannot open %s: %s\n", argv[1], err);
+		return 2;
+	}
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_set_sync(wo, 1);
+	rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
+	rocksdb_iter_seek(it, &tag, 1);
+	int status = 1;
+	if (rocksdb_iter_valid(it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(it, &kn);
+		const char *v = rocksdb_iter_value(it, &vn);
+		if (kn > 0 && k[0] == tag) {
+			char *key = malloc(kn);
+			memcpy(key, k, kn);
+			if (tag == 'D') {
+				/* insert a member into the spec: valid JSON, another digest */
+				const char *spec = memmem(v, vn, "\"spec\":{", 8);
+				if (spec) {
+					size_t at = (size_t)(spec - v) + 8;
+					static const char ins[] = "\"tampered\":true,";
+					size_t nn = vn + sizeof(ins) - 1;
+					char *nv = malloc(nn);
+					memcpy(nv, v, at);
+					memcpy(nv + at, ins, sizeof(ins) - 1);
+					memcpy(nv + at + sizeof(ins) - 1, v + at, vn - at);
+					rocksdb_put(db, wo, key, kn, nv, nn, &err);
+					free(nv);
+					status = err ? 2 : 0;
+				}
+			} else {
+				rocksdb_delete(db, wo, key, kn, &err);
+				status = err ? 2 : 0;
+			}
+			if (status == 0)
+				hex(key, kn);
+			free(key);
+		}
+	}
+	if (err) {
+		fprintf(stderr, "cli-corrupt: %s\n", err);
+		rocksdb_free(err);
+	}
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	rocksdb_writeoptions_destroy(wo);
+	rocksdb_close(db);
+	rocksdb_options_destroy(opts);
+	return status;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `kindex` as a user meets it first: help for every command, the documented exit codes (0 ok,
+# 1 refused, 2 usage, 3 store unavailable), and messages that say what to do.
+source "$(dirname "$0")/cli-lib.sh"
+cd "$tmp"
+unset KINDEX_STORE
+
+expect 0 "$KINDEX" --help
+contains out "usage: kindex" || die "kindex --help prints no usage"
+commands=$(awk '/^commands:/ { f = 1; next } /^$/ { f = 0 } f { print $1 }' out)
+n=$(wc -w <<<"$commands")
+((n >= 9)) || die "kindex --help lists $n commands"
+for c in init import ingest verify export ls show canon digest; do
+	grep -qx "$c" <<<"$commands" || die "kindex --help does not list '$c'"
+done
+for c in $commands; do
+	for h in --help -h; do
+		expect 0 timeout 10 "$KINDEX" "$c" "$h"
+		check "kindex $c $h prints its usage" contains out "usage: kindex [--store DIR] $c"
+		check "kindex $c $h prints to stdout only" test ! -s err
+	done
+done
+expect 0 "$KINDEX" --version
+check "--version names the program" grep -qE '^kindex [0-9]+\.[0-9]+' out
+
+# usage errors: exit 2 and a message
+expect 2 "$KINDEX"
+check "no command: usage on stderr" contains err "usage: kindex"
+expect 2 "$KINDEX" frobnicate
+check "unknown command: exit 2, named" contains err "unknown command 'frobnicate'"
+expect 2 "$KINDEX" --bogus ls
+check "unknown option: exit 2, named" contains err "--bogus"
+expect 2 "$KINDEX" ls
+check "no store given: says how to give one" contains err "--store"
+expect 2 "$KINDEX" --store s ingest
+check "ingest without a path: exit 2" contains err "ingest"
+expect 2 "$KINDEX" --store s import csv x.csv
+check "import of an unknown format: exit 2" contains err "liger"
+expect 2 "$KINDEX" --store s ingest --max-bytes 0 x.json
+expect 2 "$KINDEX" --store s ingest --frob x.json
+expect 2 "$KINDEX" --store s show
+expect 2 "$KINDEX" --store s export
+expect 2 "$KINDEX" canon a b
+
+# a store that is not there: exit 3 and how to make one, for every command that needs one
+for cmd in "ls" "verify" "show abcd" "export $tmp/x" "ingest $tmp/nothing.json" "import liger $csv"; do
+	# shellcheck disable=SC2086
+	expect 3 "$KINDEX" --store "$tmp/missing" $cmd
+	check "kindex --store missing $cmd: exit 3, says to run kindex init" contains err "kindex --store $tmp/missing init"
+done
+check "nothing was created by those commands" test ! -e "$tmp/missing"
+KINDEX_STORE=$tmp/missing expect 3 "$KINDEX" ls
+check "\$KINDEX_STORE is the store when --store is absent" contains err "$tmp/missing"
+
+# init: creates, reports, and is idempotent
+expect 0 "$KINDEX" --store s init
+check "init reports an empty store" contains out "0 runs"
+expect 0 "$KINDEX" --store s init
+expect 0 "$KINDEX" --store=s ls
+check "an empty store lists README benchmarks/ digests/ runs/" diff <(printf 'README\nbenchmarks/\ndigests/\nruns/\n') out
+expect 0 "$KINDEX" -q --store s verify
+check "-q: verify of an empty store prints nothing" test ! -s out
+expect 0 "$KINDEX" --store s verify
+check "verify of an empty store: no problems" contains out "no problems"
+
+# lookups that find nothing: exit 1
+expect 1 "$KINDEX" --store s ls benchmarks/nothing
+check "ls of a missing path: exit 1, says so" contains err "no such file or directory"
+expect 1 "$KINDEX" --store s show abcdef
+check "show of an unknown run: exit 1" contains err "no such run"
+mkdir full && touch full/x
+expect 2 "$KINDEX" --store s export full
+check "export into a non-empty directory is refused" contains err "not empty"
+expect 4 "$KINDEX" --store s ingest "$tmp/no-such-file.json"
+check "ingest of a file that is not there: exit 4, names it" contains err "no-such-file.json"
+
+# a store held by another writer (here `kindex watch`; a mounted kindexfs holds it the same way):
+# writers get exit 3 and a message, readers still work
+mkdir spool
+"$KINDEX" --store s watch spool 2>"$tmp/watch.err" &
+watcher=$!
+for ((i = 0; i < 100; i++)); do
+	grep -q watching "$tmp/watch.err" 2>/dev/null && break
+	kill -0 "$watcher" 2>/dev/null || break
+	sleep 0.1
+done
+if grep -q watching "$tmp/watch.err"; then
+	expect 3 "$KINDEX" --store s ingest /dev/null
+	check "a second writer: exit 3, the store is in use" contains err "in use"
+	expect 0 "$KINDEX" --store s ls
+	check "readers work while a writer holds the store" contains out "README"
+else
+	check "kindex watch starts (for the busy-store check)" false
+fi
+kill "$watcher" 2>/dev/null
+wait "$watcher" 2>/dev/null
+finish

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `kindex verify` on a store damaged on purpose (tests/integration/cli-corrupt.c writes to the
+# RocksDB directory behind kindex's back): a document that no longer hashes to its key, a missing
+# rank-index entry, a missing source-index entry. Each must be caught: exit 1 and a line that
+# names the record and the problem. The undamaged store verifies clean.
+source "$(dirname "$0")/cli-lib.sh"
+cd "$tmp"
+: "${KX_CORRUPT:?KX_CORRUPT must name the cli-corrupt helper}"
+
+expect 0 "$KINDEX" --store good init
+expect 0 "$KINDEX" --store good import liger "$csv"
+expect 0 "$KINDEX" --store good verify
+check "the imported store verifies clean" contains out "no problems"
+records=$(grep -oE '[0-9]+ records' out | cut -d' ' -f1)
+
+for damage in doc index source; do
+	cp -a good "$damage"
+	expect 0 "$KX_CORRUPT" "$damage" "$damage"
+	key=$(cat out)
+	[[ -n $key ]] || die "cli-corrupt changed nothing ($damage)"
+	expect 1 "$KINDEX" --store "$damage" verify
+	check "$damage damage: verify says the store is damaged" contains err "is damaged"
+	case $damage in
+	doc)
+		# key = 'D' (44) + the document digest
+		check "a tampered document: digest-mismatch, naming the document" \
+			contains err "document sha256:${key:2}: digest-mismatch"
+		;;
+	index)
+		# key = 'I' (49) + group[32] + class + value + observed + run[32]
+		run=${key: -64}
+		group=${key:2:64}
+		check "a missing rank-index entry: named for its run" contains err "run sha256:$run: store-index: the rank index has no entry for it"
+		check "... and the group's counts disagree" contains err "group sha256:$group: store-count"
+		;;
+	source)
+		check "a missing source-index entry: named" contains err "store-index: the source index has no entry for liger-kernel-bench"
+		;;
+	esac
+	check "$damage damage: every problem line names a record and a rule" \
+		bash -c '! grep -E "^  " "$1" | grep -vE "^  [a-z -]+( sha256:[0-9a-f]{64})?: [a-z-]+: "' _ "$tmp/err"
+done
+expect 0 "$KINDEX" --store good verify
+check "the original is still clean, with the same record count" contains out "$records records verified, no problems"
+finish
