@@ -69,11 +69,16 @@ static int walk(struct paths *p, const char *dir)
 	closedir(d);
 	qsort(here.v, here.len, sizeof(*here.v), cmp_str);
 	for (size_t i = 0; i < here.len; i++) {
+		/* like find without -L: a symlink to a directory is not followed (no loops), one to a
+		 * file is ingested */
 		struct stat st;
-		if (r == 0 && stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+		bool known = r == 0 && lstat(here.v[i], &st) == 0;
+		if (known && S_ISDIR(st.st_mode))
 			r = walk(p, here.v[i]);
+		else if (known && S_ISLNK(st.st_mode) && stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+			fprintf(stderr, "kindex: skipped '%s': a symbolic link to a directory\n", here.v[i]);
 		else if (r == 0)
-			r = add_path(p, here.v[i]);
+			r = add_path(p, here.v[i]); /* unreadable ones are reported when read */
 		free(here.v[i]);
 	}
 	free(here.v);

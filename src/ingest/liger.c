@@ -277,16 +277,16 @@ static void row_problem(struct row *r, const char *col, const char *rule, const 
 	r->bad++;
 }
 
-static bool number(const char *s, double *out)
+/* A finite decimal in JSON number syntax ("0.53", "1e-06"); strtod alone would take "0x1p-2",
+ * "inf" or " 5" too */
+static bool number(struct kx_arena *a, const char *s, double *out)
 {
-	if (!*s)
+	struct kx_json *v = NULL;
+	struct kx_json_error e;
+	if (!*s || *s == ' ' || kx_json_parse(a, s, strlen(s), 1, &v, NULL, &e) < 0 || v->type != KX_JSON_NUMBER ||
+	    v->nonfinite)
 		return false;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (*end || errno || !isfinite(v))
-		return false;
-	*out = v;
+	*out = v->number;
 	return true;
 }
 
@@ -408,7 +408,7 @@ static struct kx_json *row_manifest(struct kx_arena *a, struct row *r)
 	double y[3];
 	const enum col ycols[3] = { C_Y20, C_Y50, C_Y80 };
 	for (int i = 0; i < 3; i++)
-		if (!number(f[ycols[i]], &y[i]))
+		if (!number(a, f[ycols[i]], &y[i]))
 			row_problem(r, colnames[ycols[i]], "type", "'%s' is not a finite number", f[ycols[i]]);
 	int64_t obs_ns = 0;
 	char observed[40];

@@ -70,23 +70,45 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
-/*
- * JSON Lines when there are several non-blank lines and the first one holds more than an opening
- * brace: a pretty-printed manifest's first line is just "{", while a JSON Lines file starts with a
- * whole object — or a broken one, which must not hide the lines after it.
- */
-static bool looks_like_json_lines(const char *bytes, size_t len)
+/* The next non-blank line at or after *pos: its [start, end) with surrounding blanks trimmed. */
+static bool next_line(const char *bytes, size_t len, size_t *pos, const char **ret_b, const char **ret_e)
 {
-	const char *b = bytes, *end = bytes + len;
-	while (b < end && (*b == ' ' || *b == '\t' || *b == '\r' || *b == '\n'))
-		b++;
-	const char *nl = memchr(b, '\n', (size_t)(end - b));
-	if (!nl || blank(nl + 1, (size_t)(end - (nl + 1))))
+	while (*pos < len) {
+		const char *b = bytes + *pos, *nl = memchr(b, '\n', len - *pos);
+		const char *e = nl ? nl : bytes + len;
+		*pos = (size_t)(e - bytes) + (nl ? 1 : 0);
+		while (b < e && (*b == ' ' || *b == '\t' || *b == '\r'))
+			b++;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+			e--;
+		if (b < e) {
+			*ret_b = b;
+			*ret_e = e;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Called when the bytes are not one JSON value: are they JSON Lines? Yes when the first non-blank
+ * line is a whole JSON value on its own, or when it and the next non-blank line both start an
+ * object (a JSON Lines file whose first line is broken). A pretty-printed manifest with an error
+ * is neither: its lines after the first start with a member name or a brace-less value.
+ */
+static bool looks_like_json_lines(struct kx_arena *a, const char *bytes, size_t len, unsigned depth)
+{
+	size_t pos = 0;
+	const char *b1, *e1, *b2, *e2;
+	if (!next_line(bytes, len, &pos, &b1, &e1) || !next_line(bytes, len, &pos, &b2, &e2))
 		return false;
-	const char *e = nl;
-	while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		e--;
-	return e - b >= 2 && b[0] == '{';
+	if (*b1 != '{')
+		return false;
+	struct kx_json *v;
+	struct kx_json_error err;
+	if (kx_json_parse(a, b1, (size_t)(e1 - b1), depth, &v, NULL, &err) == 0)
+		return true;
+	return *b2 == '{';
 }
 
 int kx_manifest_parse(const char *bytes, size_t len, const struct kx_manifest_limits *limits,
@@ -108,20 +130,21 @@ int kx_manifest_parse(const char *bytes, size_t len, const struct kx_manifest_li
 	size_t cap = 0, nprob = problems->len;
 	int r = 0;
 	struct kx_json_error e;
-	if (!looks_like_json_lines(bytes, len)) {
-		struct kx_json *root = NULL;
-		r = kx_json_parse(f->arena, bytes, len, depth, &root, NULL, &e);
-		if (r == -ENOMEM)
-			goto out;
-		if (r < 0) {
-			if (strncmp(e.message, "unexpected", 10) == 0)
-				snprintf(e.message + strlen(e.message), sizeof(e.message) - strlen(e.message),
-					 " (a file holds one manifest, or JSON Lines: one per line)");
-			syntax_problem(problems, &e, 0);
-			r = 0;
-			goto out;
-		}
+	/* one JSON value (pretty or not) is the common case: try it first */
+	struct kx_json *root = NULL;
+	r = kx_json_parse(f->arena, bytes, len, depth, &root, NULL, &e);
+	if (r == -ENOMEM)
+		goto out;
+	if (r == 0) {
 		r = one(f, &cap, root, 0, problems);
+		goto out;
+	}
+	if (!looks_like_json_lines(f->arena, bytes, len, depth)) {
+		if (strncmp(e.message, "unexpected", 10) == 0)
+			snprintf(e.message + strlen(e.message), sizeof(e.message) - strlen(e.message),
+				 " (a file holds one manifest, or JSON Lines: one per line)");
+		syntax_problem(problems, &e, 0);
+		r = 0;
 		goto out;
 	}
 	/* JSON Lines: every line is its own JSON text, so a broken line does not hide the others */

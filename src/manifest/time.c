@@ -94,7 +94,16 @@ int kx_time_parse(const char *s, int64_t *ret_ns)
 	if (se == 60) /* a leap second reads as the last second of its minute */
 		se = 59;
 	int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se - off;
-	*ret_ns = secs * 1000000000 + frac;
+	/* nanoseconds in an int64 reach from 1677-09-21 to 2262-04-11: outside that, refuse rather
+	 * than wrap (a year-9999 timestamp must not read as 1816) */
+	int64_t ns;
+	if (secs < 0 && frac > 0) { /* keep the intermediate in range at the low end */
+		secs += 1;
+		frac -= 1000000000;
+	}
+	if (__builtin_mul_overflow(secs, (int64_t)1000000000, &ns) || __builtin_add_overflow(ns, frac, &ns))
+		return -EINVAL;
+	*ret_ns = ns;
 	return 0;
 }
 

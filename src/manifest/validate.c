@@ -369,7 +369,7 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 	if (obs) {
 		if (kx_time_parse(obs->str.ptr, &f->observed_ns) < 0)
 			add(c, obs, "/run/spec/observedAt", "timestamp",
-			    "'%.60s' is not an RFC 3339 date-time with a zone (e.g. 2024-11-22T17:44:03.000Z)",
+			    "'%.60s' is not an RFC 3339 date-time with a zone between 1677 and 2262 (e.g. 2024-11-22T17:44:03.000Z)",
 			    obs->str.ptr);
 		else
 			f->observed_at = obs->str.ptr;
@@ -379,6 +379,17 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 	if (sn) {
 		f->source = string_field(c, sn, "/run/spec/sourceNative", "source", true);
 		f->external_id = string_field(c, sn, "/run/spec/sourceNative", "externalId", true);
+		/* both are keys of the conflict index: bounded like path names */
+		if (f->source && strlen(f->source) > 256) {
+			add(c, kx_json_get(sn, "source"), "/run/spec/sourceNative/source", "length",
+			    "source is %zu bytes, over the limit of 256", strlen(f->source));
+			f->source = NULL;
+		}
+		if (f->external_id && strlen(f->external_id) > 2048) {
+			add(c, kx_json_get(sn, "externalId"), "/run/spec/sourceNative/externalId", "length",
+			    "externalId is %zu bytes, over the limit of 2048", strlen(f->external_id));
+			f->external_id = NULL;
+		}
 		sn_bench = string_field(c, sn, "/run/spec/sourceNative", "benchmark", false);
 		field(c, sn, "/run/spec/sourceNative", "metrics", KX_JSON_OBJECT, false);
 	}

@@ -47,7 +47,7 @@ enum {
 /* a key under construction; keys are short except S, T and M, which carry names */
 struct key {
 	size_t len;
-	unsigned char b[1024];
+	unsigned char b[2560]; /* an S key: source (<= 256) + externalId (<= 2048), validated */
 };
 
 void key_digest(struct key *k, char tag, const struct kx_digest *d);

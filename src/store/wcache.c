@@ -12,7 +12,7 @@
 struct wmap {
 	size_t vsize, slot_size;
 	size_t cap, len, tombs, max;
-	unsigned char *slots; /* each: state[1] key[32] value[vsize], padded to 8 */
+	unsigned char *slots; /* each: state[8] key[32] value[vsize], padded to 8: values 8-aligned */
 };
 
 enum { EMPTY, FULL, TOMB };
@@ -28,7 +28,7 @@ struct wmap *wmap_new(size_t value_size, size_t max_entries)
 	if (!m)
 		return NULL;
 	m->vsize = value_size;
-	m->slot_size = (1 + 32 + value_size + 7) & ~(size_t)7;
+	m->slot_size = (8 + 32 + value_size + 7) & ~(size_t)7;
 	m->max = max_entries;
 	return m;
 }
@@ -57,7 +57,7 @@ static ssize_t find(const struct wmap *m, const uint8_t key[32])
 		unsigned char *s = slot(m, i);
 		if (s[0] == EMPTY)
 			return -1;
-		if (s[0] == FULL && memcmp(s + 1, key, 32) == 0)
+		if (s[0] == FULL && memcmp(s + 8, key, 32) == 0)
 			return (ssize_t)i;
 	}
 	return -1;
@@ -66,7 +66,7 @@ static ssize_t find(const struct wmap *m, const uint8_t key[32])
 void *wmap_get(struct wmap *m, const uint8_t key[32])
 {
 	ssize_t i = find(m, key);
-	return i < 0 ? NULL : slot(m, (size_t)i) + 33;
+	return i < 0 ? NULL : slot(m, (size_t)i) + 40;
 }
 
 static int grow(struct wmap *m)
@@ -86,7 +86,7 @@ static int grow(struct wmap *m)
 		unsigned char *s = old + i * m->slot_size;
 		if (s[0] != FULL)
 			continue;
-		size_t mask = ncap - 1, j = hash(s + 1) & mask;
+		size_t mask = ncap - 1, j = hash(s + 8) & mask;
 		while (slot(m, j)[0] != EMPTY)
 			j = (j + 1) & mask;
 		memcpy(slot(m, j), s, m->slot_size);
@@ -109,11 +109,11 @@ void *wmap_put(struct wmap *m, const uint8_t key[32], const void *value)
 		if (s[0] == TOMB)
 			m->tombs--;
 		s[0] = FULL;
-		memcpy(s + 1, key, 32);
+		memcpy(s + 8, key, 32);
 		m->len++;
 		i = (ssize_t)j;
 	}
-	unsigned char *v = slot(m, (size_t)i) + 33;
+	unsigned char *v = slot(m, (size_t)i) + 40;
 	if (m->vsize && value)
 		memcpy(v, value, m->vsize);
 	return v;
@@ -135,7 +135,7 @@ int wmap_each(struct wmap *m, int (*fn)(void *ctx, const uint8_t key[32], void *
 		unsigned char *s = slot(m, i);
 		if (s[0] != FULL)
 			continue;
-		int r = fn(ctx, s + 1, s + 33);
+		int r = fn(ctx, s + 8, s + 40);
 		if (r)
 			return r;
 	}
