@@ -458,6 +458,8 @@ static int parse_value(struct parser *ps, struct kx_json **ret)
 		if (!v)
 			return -ENOMEM;
 		r = parse_container(ps, v, *at == '{');
+		v->src = (const char *)at;
+		v->src_len = (size_t)(ps->p - at);
 		break;
 	case '"':
 		v = node(ps, KX_JSON_STRING, at);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const members[KX_DOC__COUNT] = { "run", "protocol", "environment", "workload",
@@ -428,6 +429,67 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 		primary_value(c, spec, f);
 }
 
+/*
+ * Most manifests of a batch share their protocol, environment, implementation and workload
+ * documents byte for byte. Equal source text means equal trees, so equal canonical bytes and
+ * digest: a small per-thread memo keyed by the document's source text saves re-serializing and
+ * re-hashing them. Built documents (no source text) are always computed.
+ */
+#define MEMO_SLOTS 512
+#define MEMO_MAX_SRC 16384
+
+struct memo_entry {
+	uint64_t hash;
+	char *src;
+	size_t src_len;
+	char *jcs;
+	size_t jcs_len;
+	struct kx_digest digest;
+};
+
+static _Thread_local struct memo_entry memo[MEMO_SLOTS];
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int memo_find(const struct kx_json *doc, struct kx_digest *ret, const char **ret_jcs, size_t *ret_len)
+{
+	if (!doc->src || doc->src_len > MEMO_MAX_SRC)
+		return -ENOENT;
+	uint64_t h = fnv1a(doc->src, doc->src_len);
+	struct memo_entry *e = &memo[h % MEMO_SLOTS];
+	if (!e->src || e->hash != h || e->src_len != doc->src_len || memcmp(e->src, doc->src, doc->src_len) != 0)
+		return -ENOENT;
+	*ret = e->digest;
+	*ret_jcs = e->jcs;
+	*ret_len = e->jcs_len;
+	return 0;
+}
+
+static void memo_add(const struct kx_json *doc, const struct kx_digest *d, const char *jcs, size_t len)
+{
+	if (!doc->src || doc->src_len > MEMO_MAX_SRC)
+		return;
+	uint64_t h = fnv1a(doc->src, doc->src_len);
+	struct memo_entry *e = &memo[h % MEMO_SLOTS];
+	char *src = malloc(doc->src_len), *j = malloc(len ? len : 1);
+	if (!src || !j) {
+		free(src);
+		free(j);
+		return;
+	}
+	free(e->src);
+	free(e->jcs);
+	memcpy(src, doc->src, doc->src_len);
+	memcpy(j, jcs, len);
+	*e = (struct memo_entry){ h, src, doc->src_len, j, len, *d };
+}
+
 int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
 		      struct kx_problems *problems)
 {
@@ -490,13 +552,20 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 	for (int d = 0; d < KX_DOC__COUNT; d++) {
 		if (!m.doc[d])
 			continue;
-		kx_buf_reset(&jcs);
-		if (kx_digest_document_jcs(m.doc[d], &m.digest[d], &jcs) < 0)
-			continue; /* duplicate keys or non-finite numbers: the linter said so */
+		const char *bytes;
+		size_t len;
+		if (memo_find(m.doc[d], &m.digest[d], &bytes, &len) < 0) {
+			kx_buf_reset(&jcs);
+			if (kx_digest_document_jcs(m.doc[d], &m.digest[d], &jcs) < 0)
+				continue; /* duplicate keys or non-finite numbers: the linter said so */
+			bytes = jcs.ptr;
+			len = jcs.len;
+			memo_add(m.doc[d], &m.digest[d], bytes, len);
+		}
 		hashed[d] = true;
 		/* kept for the store: the document is serialized once, here */
-		m.jcs[d] = a ? kx_arena_strndup(a, jcs.ptr, jcs.len) : NULL;
-		m.jcs_len[d] = jcs.len;
+		m.jcs[d] = a ? kx_arena_strndup(a, bytes, len) : NULL;
+		m.jcs_len[d] = len;
 		if (a && !m.jcs[d])
 			c.oom = 1;
 	}
