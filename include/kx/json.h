@@ -40,7 +40,10 @@ struct kx_json {
 	uint32_t line; /* 1-based position in the parsed text; 0 for built values */
 	uint32_t col;
 	bool nonfinite; /* a number literal out of the range of a double (kx_json_lint reports it) */
-	const char *src; /* objects and arrays from the parser: their source text (NULL when built) */
+	/* objects and arrays from the parser: their source text (NULL when built). It describes the
+	 * tree only while the tree is unchanged: the builders below clear it on the container they
+	 * change, not on its ancestors. */
+	const char *src;
 	size_t src_len;
 	union {
 		double number;

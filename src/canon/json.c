@@ -804,6 +804,7 @@ int kx_json_set(struct kx_arena *a, struct kx_json *obj, const char *key, struct
 	if (!obj || obj->type != KX_JSON_OBJECT || !value)
 		return -EINVAL;
 	size_t n = strlen(key);
+	obj->src = NULL;
 	struct kx_json_member *m = find(obj, key, n);
 	if (m) {
 		m->value = value;
@@ -842,6 +843,7 @@ int kx_json_append(struct kx_arena *a, struct kx_json *arr, struct kx_json *valu
 {
 	if (!arr || arr->type != KX_JSON_ARRAY || !value)
 		return -EINVAL;
+	arr->src = NULL;
 	if (arr->arr.len == arr->arr.cap) {
 		size_t cap = arr->arr.cap ? arr->arr.cap * 2 : 8;
 		struct kx_json **v = kx_arena_alloc(a, cap * sizeof(*v));
@@ -862,6 +864,7 @@ bool kx_json_remove(struct kx_json *obj, const char *key)
 	if (!m)
 		return false;
 	size_t i = (size_t)(m - obj->obj.v);
+	obj->src = NULL;
 	memmove(m, m + 1, (obj->obj.len - i - 1) * sizeof(*m));
 	obj->obj.len--;
 	return true;

@@ -6,6 +6,10 @@
  */
 #include "kx/manifest.h"
 
+/* validate.c: kx_manifest_check, optionally with the source-text memo (parsed, unchanged trees) */
+int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		       struct kx_problems *problems, bool use_memo);
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +51,7 @@ static int one(struct kx_manifest_file *f, size_t *cap, struct kx_json *root, un
 	if (kx_json_lint(root, "", pr) < 0)
 		return -ENOMEM;
 	struct kx_manifest m;
-	int r = kx_manifest_check(f->arena, root, &m, pr);
+	int r = kx__manifest_check(f->arena, root, &m, pr, true);
 	if (r == -ENOMEM)
 		return r;
 	/* line numbers of a JSON Lines entry are relative to its own line */

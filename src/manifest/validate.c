@@ -9,6 +9,9 @@
  */
 #include "kx/manifest.h"
 
+int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		       struct kx_problems *problems, bool use_memo);
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -493,6 +496,14 @@ static void memo_add(const struct kx_json *doc, const struct kx_digest *d, const
 int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
 		      struct kx_problems *problems)
 {
+	return kx__manifest_check(a, root, ret, problems, false);
+}
+
+/* use_memo: only for trees straight from the parser — a tree changed after parsing no longer
+ * matches its source text, which is what the memo is keyed by */
+int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		       struct kx_problems *problems, bool use_memo)
+{
 	struct ctx c = { .pr = problems };
 	struct kx_manifest m = { .root = root, .line = root->line };
 	m.facts.metric = "latency";
@@ -554,13 +565,14 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 			continue;
 		const char *bytes;
 		size_t len;
-		if (memo_find(m.doc[d], &m.digest[d], &bytes, &len) < 0) {
+		if (!use_memo || memo_find(m.doc[d], &m.digest[d], &bytes, &len) < 0) {
 			kx_buf_reset(&jcs);
 			if (kx_digest_document_jcs(m.doc[d], &m.digest[d], &jcs) < 0)
 				continue; /* duplicate keys or non-finite numbers: the linter said so */
 			bytes = jcs.ptr;
 			len = jcs.len;
-			memo_add(m.doc[d], &m.digest[d], bytes, len);
+			if (use_memo)
+				memo_add(m.doc[d], &m.digest[d], bytes, len);
 		}
 		hashed[d] = true;
 		/* kept for the store: the document is serialized once, here */
