@@ -105,7 +105,7 @@ static int read_input(const char *path, size_t limit, struct kx_buf *b)
  * Reading and validating files is half the work of an ingest and needs no store: a reader thread
  * does it READAHEAD files ahead of the thread that writes to the store, in file order.
  */
-enum { READAHEAD = 512 };
+enum { READAHEAD = 2048 };
 
 struct parsed {
 	struct kx_prepared *f;
@@ -252,7 +252,7 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 	int status = EXIT_OK;
 	/* files are staged into batches committed every BATCH_FILES files or BATCH_BYTES bytes:
 	 * each file is still one decision, the commit is shared (--sync commits every file) */
-	enum { BATCH_FILES = 256, BATCH_BYTES = 16 << 20 };
+	enum { BATCH_FILES = 2048, BATCH_BYTES = 32 << 20 };
 	struct kx_ingest_batch *batch = NULL;
 	for (size_t k = 0; k <= paths.len; k++) {
 		bool flush = k == paths.len || (batch && (opts.sync || kx_ingest_batch_files(batch) >= BATCH_FILES ||

@@ -22,7 +22,7 @@ struct kx_arena {
 	size_t total;
 };
 
-#define BLOCK_MIN (16 * 1024 - sizeof(struct block))
+#define BLOCK_MIN (8 * 1024 - sizeof(struct block))
 
 struct kx_arena *kx_arena_new(void)
 {

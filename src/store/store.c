@@ -41,8 +41,7 @@ struct op {
 	size_t k, kn, v, vn; /* offsets into kx_txn.bytes */
 };
 struct docbytes {
-	const char *p;
-	size_t n;
+	size_t op; /* the put of the document: its value in kx_txn.bytes */
 };
 
 struct kx_txn {
@@ -52,10 +51,8 @@ struct kx_txn {
 	size_t nops, capops;
 	struct wmap *runs;     /* run digest → struct kx_run_rec */
 	struct wmap *sources;  /* sha256(source '\0' externalId) → run digest */
-	struct wmap *docbytes; /* doc digest → struct docbytes */
+	struct wmap *docbytes; /* doc digest → struct docbytes (its put in this transaction) */
 	struct wmap *dirty;    /* groups changed: their records are written once, at commit */
-	char **bufs;           /* owned by docbytes entries */
-	size_t nbufs, capbufs;
 	int64_t delta_runs, delta_docs, delta_groups;
 	struct undo *undo;
 	/* the savepoint */
@@ -729,9 +726,6 @@ static void txn_free(struct kx_txn *t)
 	wmap_free(t->sources);
 	wmap_free(t->docbytes);
 	wmap_free(t->dirty);
-	for (size_t i = 0; i < t->nbufs; i++)
-		free(t->bufs[i]);
-	free(t->bufs);
 	undo_free(t->undo);
 	free(t);
 }
@@ -1007,8 +1001,9 @@ int kx_txn_get_doc(struct kx_txn *t, const struct kx_digest *d, struct kx_buf *o
 {
 	const struct docbytes *c = wmap_get(t->docbytes, d->b);
 	if (c) {
+		const struct op *o = &t->ops[c->op];
 		kx_buf_reset(out);
-		return kx_buf_append(out, c->p, c->n);
+		return kx_buf_append(out, t->bytes.ptr + o->v, o->vn);
 	}
 	struct key k;
 	key_digest(&k, T_DOC, d);
@@ -1054,21 +1049,9 @@ int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs,
 	t->delta_docs++;
 	if (undo_note(t->undo, t->s->docs, d->b) == 0)
 		wmap_put(t->s->docs, d->b, NULL);
-	/* the bytes, for a later manifest of this transaction that references the document */
-	if (t->nbufs == t->capbufs) {
-		size_t n = t->capbufs ? t->capbufs * 2 : 64;
-		char **v = realloc(t->bufs, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->bufs = v;
-		t->capbufs = n;
-	}
-	char *copy = malloc(len ? len : 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, jcs, len);
-	t->bufs[t->nbufs++] = copy;
-	struct docbytes db = { copy, len };
+	/* where the bytes are, for a later manifest of this transaction that references the document
+	 * (a rollback truncates the ops and undoes this entry together) */
+	struct docbytes db = { t->nops - 1 };
 	if (undo_note(t->undo, t->docbytes, d->b) < 0 || !wmap_put(t->docbytes, d->b, &db))
 		return -ENOMEM;
 	return 0;
