@@ -17,7 +17,13 @@
  * Caching: rendered content is cached by (inode, stamp), where the stamp changes whenever the
  * content can: immutable files have stamp 0, rank-dependent ones the mtime of their gpu
  * directory (bumped by every run added below it). Group listings are cached the same way. Both
- * caches are bounded in bytes. All functions are thread-safe.
+ * caches are bounded in bytes by `cache_bytes`; beside them, fixed fractions of it hold file sizes,
+ * decoded inode numbers, run and group records and parsed documents, each keyed so that it is
+ * valid in every view it answers. A run's files under runs/ share the cache entries of its rank
+ * directory's. The one change a stamp cannot see — a workload or implementation document stored
+ * after runs that named it by digest, which changes those runs' "immutable" files — is purged by
+ * kx_tree_changes, which the daemon runs after every store change; a process that never writes
+ * (kindex export) cannot meet it. All functions are thread-safe.
  */
 #ifndef KX_TREE_H
 #define KX_TREE_H
@@ -117,6 +123,7 @@ int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node
  *   KX_INVAL_ATTR   only the attributes of `ino` changed (an mtime that follows its gpu directory).
  * Names that did not change are never reported (invalidating a directory's entry would drop the
  * kernel's cache of everything below it). A non-zero return of fn stops the walk and is returned.
+ * It also forgets, in this tree's own caches, what a stamp cannot tell is stale (see above).
  */
 enum kx_inval {
 	KX_INVAL_ENTRY,

@@ -8,13 +8,19 @@
  * round trip at all, which leaves READDIR without a handle to hang a snapshot on. The snapshot is
  * carried by the offset instead. An offset handed to the kernel is
  *
- *     generation tag (22 bits) << 40 | index of the next entry + 1 (40 bits)
+ *     generation tag (22 bits) << 40 | last (1 bit) << 39 | index of the next entry (39 bits)
  *
  * so a directory read in many READDIR calls — 100,000 entries take hundreds — continues in the
  * very listing it started in, even if the store changed between calls (the old listing stays
  * cached; if it was evicted, the current one is used from the same index). Offset 0 always starts
- * the current listing. Listings are a pure function of (directory, generation), so two threads that
- * build the same one concurrently build the same bytes and either copy wins.
+ * the current listing; an offset with `last` set is the end, answered without any listing (the
+ * kernel asks once more after the last entry of every directory). Listings are a pure function of
+ * (directory, generation), so two threads that build the same one concurrently build the same
+ * bytes and either copy wins.
+ *
+ * Only listings of more than SMALL entries are kept: a run or group directory is answered in one
+ * READDIR and rebuilt in microseconds, while 100,000 of them would push out the few big listings
+ * (runs/, digests/sha256/) that continuations and LOOKUPs need.
  */
 #include "fs.h"
 
@@ -22,11 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INDEX_BITS 40
+#define INDEX_BITS 39
+#define LAST_BIT (1ull << INDEX_BITS)
+#define TAG_SHIFT 40
 #define TAG_BITS 22
 #define TAG_MASK ((1ull << TAG_BITS) - 1)
 #define INDEX_MASK ((1ull << INDEX_BITS) - 1)
 #define BUCKETS 1024
+#define SMALL 64
 
 struct listing {
 	struct kx_listing l; /* first: kx_dircache_put recovers the listing from it */
@@ -79,7 +88,8 @@ void kx_dircache_free(struct kx_dircache *dc)
 
 off_t kx_dircache_offset(const struct kx_listing *l, size_t next_index)
 {
-	return (off_t)((l->generation & TAG_MASK) << INDEX_BITS | (uint64_t)next_index);
+	return (off_t)((l->generation & TAG_MASK) << TAG_SHIFT | (next_index >= l->len ? LAST_BIT : 0) |
+		       (uint64_t)next_index);
 }
 
 /* ---- building --------------------------------------------------------------------------------- */
@@ -221,10 +231,12 @@ int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *f
 {
 	uint64_t o = (uint64_t)off;
 	size_t index = (size_t)(o & INDEX_MASK);
+	if (o & LAST_BIT)
+		return 1; /* past the last entry */
 	pthread_mutex_lock(&dc->lock);
 	struct listing *x = NULL;
 	if (off != 0)
-		x = find(dc, ino, o >> INDEX_BITS, TAG_MASK);
+		x = find(dc, ino, o >> TAG_SHIFT, TAG_MASK);
 	if (!x)
 		x = find(dc, ino, fv->generation, ~0ull);
 	if (x) {
@@ -241,6 +253,11 @@ int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *f
 	int r = build(t, fv, ino, dir, &x);
 	if (r < 0)
 		return r;
+	if (x->l.len <= SMALL + 2) {
+		*ret = &x->l; /* not worth keeping: the caller's reference is the only one */
+		*ret_index = index < x->l.len ? index : x->l.len;
+		return 0;
+	}
 	pthread_mutex_lock(&dc->lock);
 	struct listing *other = find(dc, ino, fv->generation, ~0ull);
 	if (other) {

@@ -65,8 +65,9 @@ struct fs_view *kx_fs_view_swap(struct kx_fs *fs);
 
 /*
  * A directory's entries at one store generation: "." and "..", then kx_tree_readdir's order.
- * Offsets handed to the kernel are (generation tag << 40 | index + 1), so a listing read in several
- * READDIR calls continues in the listing it started in, whatever happened to the store meanwhile.
+ * Offsets handed to the kernel carry a generation tag and the index of the next entry, so a
+ * listing read in several READDIR calls continues in the listing it started in, whatever happened
+ * to the store meanwhile (dircache.c).
  */
 struct kx_dirent {
 	const char *name;
@@ -83,8 +84,9 @@ struct kx_listing {
 struct kx_dircache *kx_dircache_new(size_t limit_bytes);
 void kx_dircache_free(struct kx_dircache *dc);
 /*
- * The listing of directory `dir` (inode `ino`) in view `fv`, or in the generation `gen_tag`
- * names when it is still cached (off != 0 continuations). The caller puts it back.
+ * The listing of directory `dir` (inode `ino`) to continue at offset `off`: in view `fv`, or for a
+ * continuation in the generation the offset names while that listing is still cached. Returns 0
+ * with a listing the caller puts back, 1 when `off` is past the end (no listing), or -errno.
  */
 int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
 		    const struct kx_node *dir, off_t off, const struct kx_listing **ret, size_t *ret_index);

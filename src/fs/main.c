@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -33,13 +34,13 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_STORE = 3 };
 
-enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME };
+enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW, KEY_RO };
 
 struct cfg {
 	char *store;
 	char *cache;
 	char *timeout;
-	bool allow_other, default_permissions, fsname;
+	bool allow_other, default_permissions, fsname, subtype, rw_given;
 	int positional;
 };
 
@@ -49,6 +50,9 @@ static const struct fuse_opt cfg_spec[] = {
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+	FUSE_OPT_KEY("rw", KEY_RW),
+	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_END,
 };
 
@@ -64,6 +68,13 @@ static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 1;
 	case KEY_FSNAME:
 		c->fsname = true;
+		return 1;
+	case KEY_SUBTYPE:
+		c->subtype = true;
+		return 1;
+	case KEY_RW:
+	case KEY_RO:
+		c->rw_given = true;
 		return 1;
 	case FUSE_OPT_KEY_NONOPT:
 		/* the first operand is the store; the second (the mountpoint) is libfuse's */
@@ -88,13 +99,15 @@ static void usage(FILE *f)
 		"\n"
 		"kindexfs options:\n"
 		"    -o cache=SIZE          bound of each daemon cache: rendered files, group listings,\n"
-		"                           directory listings (K, M, G suffixes; default 32M)\n"
+		"                           directory listings (K, M, G suffixes; default 8M)\n"
 		"    -o timeout=SECONDS     how long the kernel may trust names and attributes before asking\n"
 		"                           again (default 3600; changes are pushed to it anyway)\n"
 		"    -o allow_other         let other users see the mount; needs default_permissions (and\n"
 		"                           user_allow_other in /etc/fuse.conf when not run as root)\n"
 		"    -o default_permissions let the kernel check the modes (0444 files, 0555 directories)\n"
-		"    -o ro                  mount read-only (the tree is read-only either way)\n"
+		"    -o ro                  mount read-only: the default, and the fastest (no attribute\n"
+		"                           refresh after a file's first read, which a read-write mount needs)\n"
+		"    -o rw                  mount read-write (the tree answers EROFS outside /inbox)\n"
 		"\n");
 }
 
@@ -185,11 +198,21 @@ int main(int argc, char **argv)
 #if FUSE_USE_VERSION >= 312
 	struct fuse_loop_config *loop = NULL;
 #endif
-	size_t cache = 32u << 20;
+	size_t cache = 8u << 20;
 	char store_path[PATH_MAX], mnt_path[PATH_MAX];
 	int status = EXIT_FAIL, pipe_fd = -1, r;
 	bool mounted = false, handlers = false, views = false;
 
+	/*
+	 * Memory: the RSS target is 128 MiB at 100,000 runs, and the caches churn — rendered files of
+	 * every size, listings of up to 100,000 entries. Few arenas (the worker threads share the
+	 * caches; an arena per thread keeps each one's high-water mark resident), and a fixed mmap
+	 * threshold so big listings go back to the system when freed instead of raising the threshold
+	 * and fragmenting the heap. The notifier thread trims what is left (notify.c).
+	 */
+	mallopt(M_ARENA_MAX, 2);
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 	if (fuse_opt_parse(&args, &cfg, cfg_spec, cfg_proc) < 0 || fuse_parse_cmdline(&args, &opts) != 0) {
 		fprintf(stderr, "kindexfs: invalid arguments (see kindexfs --help)\n");
 		status = EXIT_USAGE;
@@ -242,7 +265,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!realpath(cfg.store, store_path)) {
-		fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", cfg.store, strerror(errno));
+		if (errno == ENOENT)
+			fprintf(stderr, "kindexfs: no store at '%s' (create one with: kindex --store %s init)\n",
+				cfg.store, cfg.store);
+		else
+			fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", cfg.store, strerror(errno));
 		status = EXIT_STORE;
 		goto out;
 	}
@@ -268,6 +295,11 @@ int main(int argc, char **argv)
 		if (r < 0)
 			goto out;
 	}
+	/* libfuse names the type fuse.kindexfs only when no fsname was given: keep it either way */
+	if (cfg.fsname && !cfg.subtype && fuse_opt_add_arg(&args, "-osubtype=kindexfs") < 0)
+		goto out;
+	if (!cfg.rw_given && fuse_opt_add_arg(&args, "-oro") < 0)
+		goto out;
 	fs.debug = opts.debug;
 
 	if (!opts.foreground) {
@@ -383,6 +415,7 @@ int main(int argc, char **argv)
 				(unsigned long long)st.content_hits, (unsigned long long)st.content_misses,
 				st.content_bytes, (unsigned long long)st.group_hits,
 				(unsigned long long)st.group_misses);
+		malloc_stats(); /* the heap, to tell cache bytes from fragmentation */
 	}
 
 out:

@@ -17,14 +17,20 @@
  * that began before the change has finished before its cached result is invalidated, and every
  * later one sees the new state. Rounds coalesce: changes that arrive during a round are handled in
  * the next, from the generation the kernel last saw.
+ *
+ * Between rounds the thread also keeps the daemon's footprint honest: every few seconds, if the
+ * caches were busy, it hands the heap's free pages back to the system (malloc_trim). The caches
+ * are bounded; what they free in the middle of the heap would otherwise stay resident.
  */
 #include "fs.h"
 
 #include <fuse_lowlevel.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct kx_notifier {
 	struct kx_fs *fs;
@@ -92,13 +98,29 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n)
 	kx_fs_view_put(fs, before);
 }
 
+#define TRIM_SECONDS 2
+
 static void *notifier_main(void *arg)
 {
 	struct kx_notifier *nt = arg;
+	struct kx_tree_stats last = { 0 };
 	pthread_mutex_lock(&nt->lock);
 	for (;;) {
-		while (!nt->stop && !nt->pending)
-			pthread_cond_wait(&nt->wake, &nt->lock);
+		while (!nt->stop && !nt->pending) {
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += TRIM_SECONDS;
+			if (pthread_cond_timedwait(&nt->wake, &nt->lock, &until) != ETIMEDOUT)
+				continue;
+			struct kx_tree_stats st;
+			kx_tree_stats(nt->fs->tree, &st);
+			if (st.content_misses != last.content_misses || st.group_misses != last.group_misses) {
+				pthread_mutex_unlock(&nt->lock);
+				malloc_trim(0);
+				pthread_mutex_lock(&nt->lock);
+			}
+			last = st;
+		}
 		if (nt->stop)
 			break;
 		struct kx_digest *runs = nt->unknown ? NULL : nt->runs;
@@ -124,7 +146,11 @@ int kx_notifier_start(struct kx_fs *fs)
 		return -ENOMEM;
 	nt->fs = fs;
 	pthread_mutex_init(&nt->lock, NULL);
-	pthread_cond_init(&nt->wake, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&nt->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
 	if (r != 0) {
 		pthread_cond_destroy(&nt->wake);

@@ -6,17 +6,19 @@
  * tree's (computed from content identity and decoded back by kx_tree_node), so LOOKUP/FORGET need
  * no inode table, and a remount gives every path the same inode number.
  *
- * What keeps a warm tree as cheap as a local disk (docs/mount.md, "Caching"):
+ * What keeps a warm tree as cheap as a local disk (docs/mount.md, "Caching and consistency"):
  *  - long entry/attr timeouts, negative entries included: the notifier invalidates whatever a
  *    store change touches, so nothing has to expire to become right;
  *  - OPEN and OPENDIR answer ENOSYS once, which the kernel remembers for the connection
  *    (FUSE_NO_OPEN_SUPPORT / FUSE_NO_OPENDIR_SUPPORT): files then open with keep_cache and
  *    directories with cache_readdir implied, and a warm `cat` or `ls` sends nothing at all;
  *  - FLUSH is left unimplemented for the same reason (ENOSYS once, then no FLUSH on close): the
- *    one round trip a no-open file would still cost. The inbox (issue 4) will need FLUSH to fail
- *    close() on a refused manifest; it must then register .flush and answer 0 at once outside
- *    /inbox — see the note at kx_fs_ops();
- *  - readdirplus answers a listing and its attributes in one round trip;
+ *    one round trip a no-open file would still cost — in effect `noflush` for every file. The
+ *    inbox (issue 4) will need FLUSH to fail close() on a refused manifest; see the note at
+ *    kx_fs_ops();
+ *  - READDIRPLUS for every batch: a listing comes with its subdirectories' attributes, and with
+ *    its files' when the reading process wants attributes (see "who reads attributes");
+ *  - a LOOKUP in a directory whose listing is cached is answered from the listing;
  *  - only the "user." xattr namespace exists: other namespaces answer EOPNOTSUPP, which `ls -l`
  *    caches per file system, instead of a round trip per file for security.selinux.
  *
@@ -210,8 +212,15 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 */
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS; /* the tree is thread-safe */
-	if (conn->capable & FUSE_CAP_READDIRPLUS)
-		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
+	/*
+	 * READDIRPLUS for every batch, not only the first (READDIRPLUS_AUTO): `find` reads a whole
+	 * directory before it descends, so with AUTO every subdirectory past the first batch costs a
+	 * LOOKUP. Directories come with attributes, files only where the reader wants them (below).
+	 */
+	if (conn->capable & FUSE_CAP_READDIRPLUS) {
+		conn->want |= FUSE_CAP_READDIRPLUS;
+		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	}
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;
 	/* O_TRUNC must reach SETATTR (and fail with EROFS), not vanish into an OPEN we never see */
@@ -380,8 +389,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	int r = node_of(fs, fv, ino, &dir);
 	if (r == 0 && !kx_node_is_dir(&dir))
 		r = -ENOTDIR;
-	if (r == 0)
-		r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i);
+	if (r == 0 && (r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i)) == 1) {
+		fuse_reply_buf(req, NULL, 0); /* the end */
+		kx_fs_view_put(fs, fv);
+		return;
+	}
 	if (r == 0 && !(buf = malloc(size)))
 		r = -ENOMEM;
 	bool file_attrs = plus && reader_wants_attrs(fuse_req_ctx(req)->pid);

@@ -3,10 +3,14 @@
  * The tree of SPEC §3 over the store (see include/kx/tree.h for the node and inode scheme).
  *
  * Everything is computed from the store on demand: listings by prefix scans, files by rendering
- * (src/render). Two bounded caches make repeated access cheap: group listings (a group's runs
- * in rank order with their directory names) and rendered content, both keyed so that a stale
+ * (src/render). Two byte-bounded caches make repeated access cheap: group listings (a group's
+ * runs in rank order with their directory names) and rendered content, both keyed so that a stale
  * entry is recognised rather than served — by the mtime of the group's gpu directory, which every
- * ingest below it bumps.
+ * ingest below it bumps. Smaller caches, each a fixed fraction of the bound, spare the store the
+ * reads one file operation repeats (sizes, inode decoding, run and group records, document
+ * existence, parsed documents); see "caches" below for what keeps each one valid. A FUSE traversal
+ * of 100,000 runs (bench/read) is what they are tuned on: it renders each run once, not once per
+ * path and file.
  */
 #include "kx/tree.h"
 
@@ -85,7 +89,7 @@ struct gctx {
 	uint32_t ranked;
 	char workload_dir[KX_NAME_MAX + 16];
 	char path[5 * KX_NAME_MAX];
-	struct kx_arena *arena; /* workload_doc */
+	struct pdoc *wdoc;      /* the workload document, shared (parsed documents, below) */
 	struct kx_json *workload_doc;
 	size_t bytes;
 	int refs;
@@ -100,6 +104,15 @@ struct centry {
 	int refs; /* 1 for the cache's own reference while cached */
 	bool cached;
 	struct centry *prev, *next, *hnext;
+	char data[]; /* the bytes, in the same allocation: what is counted is what is used */
+};
+
+struct pdoc {
+	struct kx_digest d;
+	struct kx_arena *arena;
+	struct kx_json *json;
+	int refs; /* one for the cache while cached; atomic (dropped without the tree lock) */
+	struct pdoc *prev, *next, *hnext;
 };
 
 #define CBUCKETS 4096
@@ -119,10 +132,16 @@ struct kx_tree {
 	size_t cbytes;
 	struct size_slot *sizes; /* direct-mapped, nsizes a power of two */
 	size_t nsizes;
+	struct rsize_slot *rsizes; /* likewise, one per run */
+	size_t nrsizes;
 	struct node_slot *nodes; /* likewise */
 	size_t nnodes;
 	struct run_slot *runs;   /* likewise */
 	size_t nruns;
+	struct group_slot *groups; /* likewise */
+	size_t ngroups;
+	struct doc_slot *docs;     /* likewise */
+	size_t ndocs;
 	struct pdoc *phead, *ptail; /* parsed documents, most recently used first */
 	struct pdoc *phash[PBUCKETS];
 	size_t npdocs;
@@ -148,6 +167,19 @@ struct node_slot {
 };
 
 /*
+ * The sizes of a run's files together, one slot per run (the files of the rank directory and of
+ * runs/ share them): a listing with attributes of every run directory — ls -lR, rsync — then
+ * renders each run once, not once per path, in a few bytes per run.
+ */
+#define SIZE_UNKNOWN UINT32_MAX
+
+struct rsize_slot {
+	uint64_t id;        /* the run's 55 inode bits, with bit 63 set when used */
+	int64_t rank_stamp; /* the stamp of the rank-dependent sizes */
+	uint32_t size[KX_RF__COUNT];
+};
+
+/*
  * And run records by digest: a record never changes once stored (ranks live in the group index),
  * and one file operation reads its run's record several times (stamp, lookup, attributes, render).
  * An entry serves a view only if the run existed in it (its generation is not newer).
@@ -160,6 +192,28 @@ struct run_slot {
 	struct kx_run_rec rec;
 };
 
+/*
+ * And group records with their stamp (the gpu directory's mtime), by comparison key and store
+ * generation: both change with every run added to the group, so an entry serves exactly the
+ * views of its generation — which is every view until the store changes.
+ */
+struct group_slot {
+	uint64_t generation;
+	bool used;
+	int64_t stamp;
+	struct kx_group_rec rec;
+};
+
+/*
+ * And which documents exist (a listing of a run directory asks for its workload and
+ * implementation documents): a document, once stored, is never removed, so "it exists since
+ * generation g" answers every view of generation g or later. Absence is not cached.
+ */
+struct doc_slot {
+	uint64_t generation;
+	struct kx_digest d;
+};
+
 static size_t pow2_floor(size_t n)
 {
 	size_t p = 1;
@@ -168,18 +222,44 @@ static size_t pow2_floor(size_t n)
 	return p;
 }
 
+/* A slot for a key: the keys of one run's nodes differ only in their top bits, so mix them all */
 static size_t slot_of(uint64_t key, size_t n)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (n - 1);
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;
+	key ^= key >> 33;
+	key *= 0xc4ceb9fe1a85ec53ull;
+	key ^= key >> 33;
+	return (size_t)key & (n - 1);
+}
+
+static bool rank_dependent(int f);
+
+static struct rsize_slot *rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file)
+{
+	if ((key >> 59) != KX_NODE_RUN_FILE)
+		return NULL;
+	*ret_file = (int)((key >> 55) & 15);
+	return *ret_file < KX_RF__COUNT ? &t->rsizes[slot_of(key & BITS55, t->nrsizes)] : NULL;
 }
 
 static bool size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret)
 {
+	int f;
+	bool hit;
 	pthread_mutex_lock(&t->lock);
-	const struct size_slot *x = &t->sizes[slot_of(key, t->nsizes)];
-	bool hit = x->key == key && key && x->stamp == stamp;
-	if (hit)
-		*ret = x->size;
+	struct rsize_slot *r = rsize_slot(t, key, &f);
+	if (r) {
+		hit = r->id == ((key & BITS55) | 1ull << 63) && r->size[f] != SIZE_UNKNOWN &&
+		      (!rank_dependent(f) || r->rank_stamp == stamp);
+		if (hit)
+			*ret = r->size[f];
+	} else {
+		const struct size_slot *x = &t->sizes[slot_of(key, t->nsizes)];
+		hit = x->key == key && key && x->stamp == stamp;
+		if (hit)
+			*ret = x->size;
+	}
 	pthread_mutex_unlock(&t->lock);
 	return hit;
 }
@@ -187,6 +267,23 @@ static bool size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *r
 /* under t->lock */
 static void size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t size)
 {
+	int f;
+	struct rsize_slot *r = rsize_slot(t, key, &f);
+	if (r && size < SIZE_UNKNOWN) {
+		uint64_t id = (key & BITS55) | 1ull << 63;
+		if (r->id != id) {
+			r->id = id;
+			r->rank_stamp = stamp;
+			for (int i = 0; i < KX_RF__COUNT; i++)
+				r->size[i] = SIZE_UNKNOWN;
+		}
+		if (rank_dependent(f) && r->rank_stamp != stamp) {
+			r->rank_stamp = stamp;
+			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = SIZE_UNKNOWN;
+		}
+		r->size[f] = (uint32_t)size;
+		return;
+	}
 	struct size_slot *x = &t->sizes[slot_of(key, t->nsizes)];
 	x->key = key;
 	x->stamp = stamp;
@@ -227,6 +324,27 @@ static int get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	return 0;
 }
 
+static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d)
+{
+	uint64_t key, gen = v ? kx_view_generation(v) : UINT64_MAX;
+	memcpy(&key, d->b, sizeof(key));
+	struct doc_slot *x = &t->docs[slot_of(key, t->ndocs)];
+	pthread_mutex_lock(&t->lock);
+	bool hit = x->generation && kx_digest_equal(&x->d, d) && x->generation <= gen;
+	pthread_mutex_unlock(&t->lock);
+	if (hit)
+		return true;
+	if (kx_store_get_doc(t->s, v, d, NULL) < 0)
+		return false;
+	if (v) {
+		pthread_mutex_lock(&t->lock);
+		x->generation = gen ? gen : 1;
+		x->d = *d;
+		pthread_mutex_unlock(&t->lock);
+	}
+	return true;
+}
+
 static void node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n)
 {
 	pthread_mutex_lock(&t->lock);
@@ -243,22 +361,33 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 		return NULL;
 	t->s = s;
 	t->limit = cache_bytes ? cache_bytes : 32u << 20;
-	t->nsizes = pow2_floor(t->limit / 8 / sizeof(struct size_slot));
-	t->nnodes = pow2_floor(t->limit / 32 / sizeof(struct node_slot));
-	t->nruns = pow2_floor(t->limit / 16 / sizeof(struct run_slot));
+	t->nsizes = pow2_floor(t->limit / 32 / sizeof(struct size_slot));
+	t->nrsizes = pow2_floor(t->limit / 2 / sizeof(struct rsize_slot));
+	t->nnodes = pow2_floor(t->limit / 4 / sizeof(struct node_slot));
+	t->nruns = pow2_floor(t->limit / 8 / sizeof(struct run_slot));
+	t->ngroups = pow2_floor(t->limit / 32 / sizeof(struct group_slot));
+	t->ndocs = pow2_floor(t->limit / 128 / sizeof(struct doc_slot));
 	t->sizes = calloc(t->nsizes, sizeof(*t->sizes));
+	t->rsizes = calloc(t->nrsizes, sizeof(*t->rsizes));
 	t->nodes = calloc(t->nnodes, sizeof(*t->nodes));
 	t->runs = calloc(t->nruns, sizeof(*t->runs));
-	if (!t->sizes || !t->nodes || !t->runs) {
+	t->groups = calloc(t->ngroups, sizeof(*t->groups));
+	t->docs = calloc(t->ndocs, sizeof(*t->docs));
+	if (!t->sizes || !t->rsizes || !t->nodes || !t->runs || !t->groups || !t->docs) {
+		free(t->rsizes);
+		free(t->docs);
 		free(t->sizes);
 		free(t->nodes);
 		free(t->runs);
+		free(t->groups);
 		free(t);
 		return NULL;
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	return t;
 }
+
+static void pdoc_put(struct pdoc *p);
 
 static void gctx_free(struct gctx *g)
 {
@@ -268,13 +397,12 @@ static void gctx_free(struct gctx *g)
 	free(g->dirnames);
 	free(g->dirptrs);
 	free(g->by_digest);
-	kx_arena_free(g->arena);
+	pdoc_put(g->wdoc);
 	free(g);
 }
 
 static void centry_free(struct centry *e)
 {
-	free((void *)e->c.data);
 	free(e);
 }
 
@@ -298,8 +426,11 @@ void kx_tree_free(struct kx_tree *t)
 	pdocs_free_all(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t->sizes);
+	free(t->rsizes);
 	free(t->nodes);
 	free(t->runs);
+	free(t->groups);
+	free(t->docs);
 	free(t);
 }
 
@@ -378,6 +509,41 @@ static int64_t gpu_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_g
 	if (kx_store_dir_mtime(t->s, v, path, &ns) < 0)
 		ns = g->changed_ns;
 	return ns;
+}
+
+/* A group record and its stamp (gpu_stamp), through the generation-scoped cache. */
+static int get_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct kx_group_rec *ret,
+		     int64_t *ret_stamp)
+{
+	uint64_t k, gen = v ? kx_view_generation(v) : 0;
+	memcpy(&k, key->b, sizeof(k));
+	size_t i = slot_of(k, t->ngroups);
+	bool hit = false;
+	if (v) {
+		pthread_mutex_lock(&t->lock);
+		const struct group_slot *x = &t->groups[i];
+		hit = x->used && x->generation == gen && kx_digest_equal(&x->rec.key, key);
+		if (hit) {
+			*ret = x->rec;
+			if (ret_stamp)
+				*ret_stamp = x->stamp;
+		}
+		pthread_mutex_unlock(&t->lock);
+	}
+	if (hit)
+		return 0;
+	int r = kx_store_get_group(t->s, v, key, ret);
+	if (r < 0)
+		return r;
+	int64_t stamp = gpu_stamp(t, v, ret);
+	if (ret_stamp)
+		*ret_stamp = stamp;
+	if (v) {
+		pthread_mutex_lock(&t->lock);
+		t->groups[i] = (struct group_slot){ .generation = gen, .used = true, .stamp = stamp, .rec = *ret };
+		pthread_mutex_unlock(&t->lock);
+	}
+	return 0;
 }
 
 struct wl_scan {
@@ -478,6 +644,8 @@ static int collect_run(void *ctx, const struct kx_digest *run, bool ranked)
 	return 0;
 }
 
+static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d);
+
 static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_group_rec *g, int64_t stamp,
 		      struct gctx **ret)
 {
@@ -517,16 +685,9 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 		goto fail;
 	snprintf(x->workload_dir, sizeof(x->workload_dir), "%s", w.name_out[0] ? w.name_out : g->workload_slug);
 	snprintf(x->path, sizeof(x->path), "benchmarks/%s/%s/%s/%s", g->kernel, g->pass, g->gpu, x->workload_dir);
-	x->arena = kx_arena_new();
-	struct kx_buf b = { 0 };
-	if (x->arena && kx_store_get_doc(t->s, v, &g->workload, &b) == 0) {
-		struct kx_json_error e;
-		if (kx_json_parse(x->arena, b.ptr, b.len, 0, &x->workload_doc, NULL, &e) < 0)
-			x->workload_doc = NULL;
-	}
-	kx_buf_release(&b);
-	x->bytes = sizeof(*x) + x->len * (sizeof(*x->runs) + sizeof(*x->dirnames) + sizeof(char *) + 4) +
-		   (x->arena ? kx_arena_used(x->arena) : 0);
+	if ((x->wdoc = pdoc_get(t, v, &g->workload)))
+		x->workload_doc = x->wdoc->json;
+	x->bytes = sizeof(*x) + c.cap * sizeof(*x->runs) + x->len * (sizeof(*x->dirnames) + sizeof(char *) + 4);
 	*ret = x;
 	return 0;
 fail:
@@ -592,10 +753,10 @@ static void gcache_drop(struct kx_tree *t, struct gctx *g)
 static int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret)
 {
 	struct kx_group_rec g;
-	int r = kx_store_get_group(t->s, v, key, &g);
+	int64_t stamp;
+	int r = get_group(t, v, key, &g, &stamp);
 	if (r < 0)
 		return r;
-	int64_t stamp = gpu_stamp(t, v, &g);
 	pthread_mutex_lock(&t->lock);
 	for (struct gctx *x = *ghash_slot(t, key); x; x = x->hnext) {
 		if (!kx_digest_equal(&x->key, key))
@@ -737,19 +898,18 @@ static const struct kx_content *cache_get(struct kx_tree *t, uint64_t ino, int64
 	return e ? &e->c : NULL;
 }
 
-/* Take ownership of buf's bytes; returns the content with one reference for the caller. */
-static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, struct kx_buf *buf)
+/* Copy buf's bytes into a new entry; returns the content with one reference for the caller. */
+static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, const struct kx_buf *buf)
 {
-	struct centry *e = calloc(1, sizeof(*e));
+	size_t len = buf->len;
+	struct centry *e = malloc(sizeof(*e) + len + 1);
 	if (!e)
 		return NULL;
-	size_t len;
-	char *data = kx_buf_detach(buf, &len);
-	if (!data) {
-		free(e);
-		return NULL;
-	}
-	e->c.data = data;
+	memset(e, 0, sizeof(*e));
+	if (len)
+		memcpy(e->data, buf->ptr, len);
+	e->data[len] = '\0';
+	e->c.data = e->data;
 	e->c.len = len;
 	e->ino = ino;
 	e->stamp = stamp;
@@ -785,15 +945,8 @@ static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64
  * environment, workload and implementation documents are shared by many runs (one parse for all).
  * Documents are content-addressed, so an entry is valid in every view. Read-only once built.
  */
-#define PDOCS_MAX 512
+#define PDOCS_MAX 256
 
-struct pdoc {
-	struct kx_digest d;
-	struct kx_arena *arena;
-	struct kx_json *json;
-	int refs; /* one for the cache while cached; under the tree lock */
-	struct pdoc *prev, *next, *hnext;
-};
 
 static void pdoc_free(struct pdoc *p)
 {
@@ -811,14 +964,9 @@ static void pdocs_free_all(struct kx_tree *t)
 	}
 }
 
-static void pdoc_put(struct kx_tree *t, struct pdoc *p)
+static void pdoc_put(struct pdoc *p)
 {
-	if (!p)
-		return;
-	pthread_mutex_lock(&t->lock);
-	bool last = --p->refs == 0;
-	pthread_mutex_unlock(&t->lock);
-	if (last)
+	if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		pdoc_free(p);
 }
 
@@ -857,7 +1005,7 @@ static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct 
 	pthread_mutex_lock(&t->lock);
 	for (struct pdoc *p = *phash_slot(t, d); p; p = p->hnext)
 		if (kx_digest_equal(&p->d, d)) {
-			p->refs++;
+			__atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
 			plru_unlink(t, p);
 			plru_push(t, p);
 			pthread_mutex_unlock(&t->lock);
@@ -890,7 +1038,7 @@ static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct 
 		if (*q)
 			*q = o->hnext;
 		t->npdocs--;
-		if (--o->refs == 0)
+		if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0)
 			evict = o;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -909,7 +1057,7 @@ static void runv_release(struct kx_tree *t, struct runv *rv)
 {
 	gctx_put(t, rv->g);
 	for (int d = 0; d < KX_DOC__COUNT; d++)
-		pdoc_put(t, rv->docs[d]);
+		pdoc_put(rv->docs[d]);
 }
 
 enum { RV_GROUP = 1, RV_DOCS = 2 };
@@ -1185,13 +1333,9 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 		struct kx_run_rec x;
 		if ((r = get_run(t, v, &dir->id, &x)) < 0)
 			return r;
-		if (f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION) {
-			struct kx_buf b = { 0 };
-			r = kx_store_get_doc(t->s, v, f == KX_RF_WORKLOAD ? &x.workload : &x.implementation, &b);
-			kx_buf_release(&b);
-			if (r < 0)
-				return r;
-		}
+		if ((f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION) &&
+		    !doc_exists(t, v, f == KX_RF_WORKLOAD ? &x.workload : &x.implementation))
+			return -ENOENT;
 		n.type = dir->type == KX_NODE_RUN ? KX_NODE_RUN_FILE : KX_NODE_RUNS_FILE;
 		n.file = (uint8_t)f;
 		n.id = dir->id;
@@ -1216,17 +1360,13 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	}
 	case KX_NODE_DIGESTS_SHA: {
 		size_t len = strlen(name);
-		if (len != KX_DIGEST_HEX + 5 || strcmp(name + KX_DIGEST_HEX, ".json") != 0)
+		if (len != KX_DIGEST_HEX + 5 || strcmp(name + KX_DIGEST_HEX, ".json") != 0 ||
+		    strspn(name, "0123456789abcdef") != KX_DIGEST_HEX)
 			return -ENOENT;
 		char s[KX_DIGEST_STR_MAX];
 		snprintf(s, sizeof(s), "sha256:%.64s", name);
-		if (kx_digest_parse(s, strlen(s), &n.id) < 0)
+		if (kx_digest_parse(s, strlen(s), &n.id) < 0 || !doc_exists(t, v, &n.id))
 			return -ENOENT;
-		struct kx_buf b = { 0 };
-		r = kx_store_get_doc(t->s, v, &n.id, &b);
-		kx_buf_release(&b);
-		if (r < 0)
-			return r;
 		n.type = KX_NODE_DOC;
 		break;
 	}
@@ -1365,7 +1505,7 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	}
 	case KX_NODE_GROUP: {
 		struct kx_group_rec g;
-		if ((r = kx_store_get_group(t->s, v, &n->id, &g)) < 0)
+		if ((r = get_group(t, v, &n->id, &g, NULL)) < 0)
 			return r;
 		char comp[3][KX_NAME_MAX] = { { 0 } };
 		snprintf(comp[0], KX_NAME_MAX, "%s", g.kernel);
@@ -1443,8 +1583,8 @@ static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node 
 	int r = get_run(t, v, &dir->id, &x);
 	if (r < 0)
 		return r;
-	bool have_w = kx_store_get_doc(t->s, v, &x.workload, NULL) == 0;
-	bool have_i = kx_store_get_doc(t->s, v, &x.implementation, NULL) == 0;
+	bool have_w = doc_exists(t, v, &x.workload);
+	bool have_i = doc_exists(t, v, &x.implementation);
 	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
 		if ((f == KX_RF_WORKLOAD && !have_w) || (f == KX_RF_IMPLEMENTATION && !have_i))
 			continue;
@@ -1542,9 +1682,9 @@ static int stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		*ret_mtime = st.changed_ns;
 		return 0;
 	case KX_NODE_GROUP_FILE:
-		if ((r = kx_store_get_group(t->s, v, &n->id, &g)) < 0)
+		if ((r = get_group(t, v, &n->id, &g, ret_stamp)) < 0)
 			return r;
-		*ret_stamp = *ret_mtime = gpu_stamp(t, v, &g);
+		*ret_mtime = *ret_stamp;
 		return 0;
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_FILE:
@@ -1553,9 +1693,9 @@ static int stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		if (run_out)
 			*run_out = x;
 		if (n->file == KX_RF_SUMMARY || n->file == KX_RF_SHA256SUMS) {
-			if ((r = kx_store_get_group(t->s, v, &x.group, &g)) < 0)
+			if ((r = get_group(t, v, &x.group, &g, ret_stamp)) < 0)
 				return r;
-			*ret_stamp = *ret_mtime = gpu_stamp(t, v, &g);
+			*ret_mtime = *ret_stamp;
 		} else {
 			*ret_stamp = 0;
 			*ret_mtime = x.observed_ns;
@@ -1787,9 +1927,8 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		break;
 	}
 	case KX_NODE_GROUP:
-		if ((r = kx_store_get_group(t->s, v, &n->id, &g)) < 0)
+		if ((r = get_group(t, v, &n->id, &g, &a.mtime_ns)) < 0)
 			return r;
-		a.mtime_ns = gpu_stamp(t, v, &g);
 		a.nlink = 2 + g.ranked + g.unranked;
 		break;
 	case KX_NODE_RUN:
@@ -1922,7 +2061,7 @@ static int names_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	int r = kx_tree_readdir(t, v, dir, names_add, out);
 	if (r == -ENOENT || r == -ESTALE)
 		r = 0;
-	if (r == 0)
+	if (r == 0 && out->len)
 		qsort(out->v, out->len, sizeof(*out->v), strp_cmp);
 	return r;
 }
@@ -2065,9 +2204,6 @@ static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const st
 }
 
 struct new_runs {
-	struct kx_tree *t;
-	struct kx_view *before;
-	uint64_t since;
 	struct kx_digest *v;
 	size_t len, cap;
 };
@@ -2086,26 +2222,166 @@ static int new_run_add(struct new_runs *x, const struct kx_digest *d)
 	return 0;
 }
 
-static int new_run_step(void *ctx, const struct kx_run_rec *run)
+static int new_run_step(void *ctx, const struct kx_digest *d)
 {
-	struct new_runs *x = ctx;
-	return run->generation > x->since ? new_run_add(x, &run->run) : 0;
+	return new_run_add(ctx, d);
+}
+
+/*
+ * The runs of `after` that `before` lacks, without being told: both lists of run keys, in key
+ * order, merged (keys only — no record is read).
+ */
+static int scan_new_runs(struct kx_tree *t, struct kx_view *before, struct kx_view *after, struct new_runs *out)
+{
+	struct new_runs a = { 0 }, b = { 0 };
+	int r = kx_store_each_digest(t->s, before, KX_RECORD_RUN, new_run_step, &a);
+	if (r == 0)
+		r = kx_store_each_digest(t->s, after, KX_RECORD_RUN, new_run_step, &b);
+	for (size_t i = 0, j = 0; r == 0 && j < b.len; j++) {
+		while (i < a.len && memcmp(a.v[i].b, b.v[j].b, 32) < 0)
+			i++;
+		if (i == a.len || memcmp(a.v[i].b, b.v[j].b, 32) != 0)
+			r = new_run_add(out, &b.v[j]);
+	}
+	free(a.v);
+	free(b.v);
+	return r;
+}
+
+/* The groups that changed, and their gpu directories (each once). */
+struct group_set {
+	struct new_runs keys;
+	struct kx_group_rec *gpus;
+	size_t n_gpus, cap_gpus;
+};
+
+static int group_set_add(struct group_set *gs, struct kx_tree *t, struct kx_view *v, const struct kx_digest *key)
+{
+	if (digest_in(gs->keys.v, gs->keys.len, key))
+		return 0;
+	struct kx_group_rec g;
+	int r = kx_store_get_group(t->s, v, key, &g);
+	if (r < 0 || (r = new_run_add(&gs->keys, key)) < 0)
+		return r;
+	for (size_t k = 0; k < gs->n_gpus; k++)
+		if (!strcmp(gs->gpus[k].kernel, g.kernel) && !strcmp(gs->gpus[k].pass, g.pass) &&
+		    !strcmp(gs->gpus[k].gpu, g.gpu))
+			return 0;
+	if (gs->n_gpus == gs->cap_gpus) {
+		size_t cap = gs->cap_gpus ? gs->cap_gpus * 2 : 8;
+		struct kx_group_rec *v2 = realloc(gs->gpus, cap * sizeof(*v2));
+		if (!v2)
+			return -ENOMEM;
+		gs->gpus = v2;
+		gs->cap_gpus = cap;
+	}
+	gs->gpus[gs->n_gpus++] = g;
+	return 0;
+}
+
+/* Forget a run's files in this tree's own caches (content and sizes, both paths). */
+static void purge_run(struct kx_tree *t, const struct kx_digest *run)
+{
+	pthread_mutex_lock(&t->lock);
+	for (int f = 0; f < KX_RF__COUNT; f++) {
+		struct kx_node n = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)f, .id = *run };
+		uint64_t ino = kx_tree_ino(&n);
+		for (struct centry *e = t->chash[ino % CBUCKETS]; e; e = e->hnext)
+			if (e->ino == ino) {
+				cache_drop(t, e);
+				break;
+			}
+		int file;
+		struct rsize_slot *rs = rsize_slot(t, ino, &file);
+		if (rs && rs->id == ((ino & BITS55) | 1ull << 63))
+			rs->id = 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Forget a group's listing and files in this tree's own caches. */
+static void purge_group(struct kx_tree *t, const struct kx_digest *key)
+{
+	pthread_mutex_lock(&t->lock);
+	for (struct gctx *g = *ghash_slot(t, key); g; g = g->hnext)
+		if (kx_digest_equal(&g->key, key)) {
+			gcache_drop(t, g);
+			break;
+		}
+	for (int f = 0; f < KX_GF__COUNT; f++) {
+		struct kx_node n = { .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = *key };
+		uint64_t ino = kx_tree_ino(&n);
+		for (struct centry *e = t->chash[ino % CBUCKETS]; e; e = e->hnext)
+			if (e->ino == ino) {
+				cache_drop(t, e);
+				break;
+			}
+		t->sizes[slot_of(ino, t->nsizes)].key = 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+struct late_walk {
+	struct changes *c;
+	const struct new_runs *added, *late;
+	struct group_set *gs;
+	int err;
+};
+
+static int late_step(void *ctx, const struct kx_run_rec *x)
+{
+	struct late_walk *w = ctx;
+	bool wl = digest_in(w->late->v, w->late->len, &x->workload);
+	bool im = digest_in(w->late->v, w->late->len, &x->implementation);
+	if ((!wl && !im) || digest_in(w->added->v, w->added->len, &x->run))
+		return 0;
+	struct changes *c = w->c;
+	purge_run(c->t, &x->run);
+	purge_group(c->t, &x->group);
+	int r = 0;
+	static const uint8_t dirs[] = { KX_NODE_RUN, KX_NODE_RUNS_RUN }, files[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
+	for (int k = 0; k < 2 && r == 0; k++) {
+		struct kx_node d = { .type = dirs[k], .id = x->run };
+		if (wl)
+			r = inval(c, KX_INVAL_ENTRY, &d, kx_run_file_name(KX_RF_WORKLOAD));
+		if (r == 0 && im)
+			r = inval(c, KX_INVAL_ENTRY, &d, kx_run_file_name(KX_RF_IMPLEMENTATION));
+		if (r == 0)
+			r = inval(c, KX_INVAL_DATA, &d, NULL);
+		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS };
+		for (size_t f = 0; f < KX_ARRAY_SIZE(changed) && r == 0; f++) {
+			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
+			r = inval(c, KX_INVAL_DATA, &n, NULL);
+		}
+	}
+	return r ? r : group_set_add(w->gs, c->t, c->after, &x->group);
+}
+
+/*
+ * Documents stored now that runs stored before referenced by digest only (published records often
+ * carry just the digest of their workload): those runs gain workload.json or implementation.json,
+ * and their manifest.json, summary.txt, SHA256SUMS and their group's GROUP.json change. Rare, so
+ * found by a scan of every run.
+ */
+static int changes_late(struct changes *c, const struct new_runs *added, const struct new_runs *late,
+			struct group_set *gs)
+{
+	struct late_walk w = { c, added, late, gs, 0 };
+	return kx_store_each_run(c->t->s, c->after, late_step, &w);
 }
 
 int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after, const struct kx_digest *runs,
 		    size_t n, kx_inval_fn fn, void *ctx)
 {
 	struct changes c = { t, before, after, fn, ctx };
-	struct new_runs added = { .t = t, .before = before, .since = kx_view_generation(before) };
-	struct kx_digest *groups = NULL;
-	struct kx_group_rec *gpus = NULL;
-	size_t n_groups = 0, n_gpus = 0;
+	struct new_runs added = { 0 }, late = { 0 };
+	struct group_set gs = { 0 };
 	int r = 0;
 	struct kx_run_rec x;
 
 	/* the runs that are in `after` and not in `before` */
 	if (!runs) {
-		r = kx_store_each_run(t->s, after, new_run_step, &added);
+		r = kx_view_generation(before) != kx_view_generation(after) ? scan_new_runs(t, before, after, &added) : 0;
 	} else {
 		for (size_t i = 0; i < n && r == 0; i++)
 			if (!digest_in(added.v, added.len, &runs[i]) && kx_store_get_run(t->s, after, &runs[i], &x) == 0)
@@ -2130,8 +2406,6 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 
 	/* runs/<shortid> and digests/sha256/<hex>.json that are new */
 	bool runs_renamed = false;
-	if (!(groups = calloc(added.len, sizeof(*groups))) || !(gpus = calloc(added.len, sizeof(*gpus))))
-		r = -ENOMEM;
 	for (size_t i = 0; i < added.len && r == 0; i++) {
 		if ((r = kx_store_get_run(t->s, after, &added.v[i], &x)) < 0)
 			break;
@@ -2150,30 +2424,27 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 			kx_digest_hex(docs[d], name);
 			strcat(name, ".json");
 			r = inval(&c, KX_INVAL_ENTRY, &sha_dir, name);
+			/* a workload or implementation document older runs knew only by digest */
+			if (r == 0 && d >= 3 && !digest_in(late.v, late.len, docs[d]))
+				r = new_run_add(&late, docs[d]);
 		}
-		if (r < 0 || digest_in(groups, n_groups, &x.group))
-			continue;
-		groups[n_groups++] = x.group;
-		struct kx_group_rec g;
-		if ((r = kx_store_get_group(t->s, after, &x.group, &g)) < 0)
-			break;
-		bool seen = false;
-		for (size_t k = 0; k < n_gpus && !seen; k++)
-			seen = !strcmp(gpus[k].kernel, g.kernel) && !strcmp(gpus[k].pass, g.pass) && !strcmp(gpus[k].gpu, g.gpu);
-		if (!seen)
-			gpus[n_gpus++] = g;
+		if (r == 0)
+			r = group_set_add(&gs, t, after, &x.group);
 	}
 	if (r == 0 && runs_renamed) {
 		struct kx_node runs_dir = { .type = KX_NODE_RUNS };
 		r = diff_dir(&c, &runs_dir, NULL);
 	}
+	if (r == 0 && late.len)
+		r = changes_late(&c, &added, &late, &gs);
 
 	/* benchmarks/: each gpu directory that received runs, with every group below it */
-	for (size_t i = 0; i < n_gpus && r == 0; i++)
-		r = changes_gpu(&c, &gpus[i], groups, n_groups);
+	for (size_t i = 0; i < gs.n_gpus && r == 0; i++)
+		r = changes_gpu(&c, &gs.gpus[i], gs.keys.v, gs.keys.len);
 out:
 	free(added.v);
-	free(groups);
-	free(gpus);
+	free(late.v);
+	free(gs.keys.v);
+	free(gs.gpus);
 	return r;
 }

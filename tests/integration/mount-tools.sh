@@ -1,2 +1,73 @@
-#!/bin/sh
-exit 77
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Real tools on a mounted Liger import, each checked against `kindex export` of the same store:
+# grep -r finds a known externalId in the same files, rsync -a copies the tree exactly and a second
+# rsync transfers nothing, sha256sum -c passes in every group and run directory, tar c | tar x
+# round-trips byte-exact with mtimes, cp and cat read what the export holds.
+. "$(dirname "$0")/mount-lib.sh"
+
+store="$work/store"
+export_dir="$work/export"
+mnt="$work/mnt"
+make_liger_store "$store"
+"$KINDEX" -q --store "$store" export "$export_dir" || die "kindex export failed"
+mount_fg "$store" "$mnt"
+
+# grep -r: a published record's externalId (SPEC §5's known check)
+id='fused_linear_simpo_loss/forward/huggingface/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16'
+(cd "$mnt" && grep -rlF "$id" . | sort) >"$work/grep.mount"
+(cd "$export_dir" && grep -rlF "$id" . | sort) >"$work/grep.export"
+n=$(wc -l <"$work/grep.mount")
+check "grep -r finds the known externalId ($n files)" [ "$n" -gt 3 ]
+check "in the same files as in the export" cmp -s "$work/grep.mount" "$work/grep.export"
+
+# rsync -a, then again: nothing to transfer
+rsync -a "$mnt/" "$work/rsync/" 2>"$work/rsync.err"
+check "rsync -a out of the mount succeeds" [ ! -s "$work/rsync.err" ]
+check "and equals the export (diff -r)" diff -r "$work/rsync" "$export_dir"
+listing "$work/rsync" >"$work/rsync.lst"
+listing "$export_dir" >"$work/export.lst"
+check "with the export's sizes, mtimes and modes" cmp -s "$work/rsync.lst" "$work/export.lst"
+changes=$(rsync -a --itemize-changes "$mnt/" "$work/rsync/" | wc -l)
+check "a second rsync -a --itemize-changes transfers nothing ($changes lines)" [ "$changes" = 0 ]
+
+# sha256sum -c in every directory that has a SHA256SUMS: literally in two, then all of them at once
+simpo="$mnt/benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16"
+check "sha256sum -c SHA256SUMS in a group directory" bash -c "cd '$simpo' && sha256sum -c --quiet SHA256SUMS"
+run=$(ls -d "$simpo"/01-* | head -1)
+check "sha256sum -c SHA256SUMS in a rank directory" bash -c "cd '$run' && sha256sum -c --quiet SHA256SUMS"
+r=$(ls "$mnt/runs" | head -1)
+check "sha256sum -c SHA256SUMS in runs/$r" bash -c "cd '$mnt/runs/$r' && sha256sum -c --quiet SHA256SUMS"
+# one checklist of every line of every SHA256SUMS, each path made relative to the mount
+find "$mnt" -name SHA256SUMS -printf '%P\0' >"$work/sums.list"
+dirs=$(tr -cd '\0' <"$work/sums.list" | wc -c)
+(cd "$mnt" && xargs -0 awk '{ d = FILENAME; sub(/SHA256SUMS$/, "", d); print substr($0, 1, 66) d substr($0, 67) }' \
+	<"$work/sums.list") >"$work/all.sums"
+lines=$(wc -l <"$work/all.sums")
+check "sha256sum -c passes for every SHA256SUMS ($dirs directories, $lines files)" \
+	bash -c "cd '$mnt' && sha256sum -c --quiet '$work/all.sums'"
+check "group and run directories all have one" [ "$dirs" -gt 5000 ]
+
+# tar c | tar x
+mkdir -p "$work/tar"
+tar -C "$mnt" -cf - . | tar -C "$work/tar" -xf -
+check "tar c | tar x round-trips byte-exact" diff -r "$work/tar" "$export_dir"
+(cd "$work/tar" && find . -type f -printf '%s %T@ %p\n' | sort -k3) >"$work/tar.lst"
+(cd "$export_dir" && find . -type f -printf '%s %T@ %p\n' | sort -k3) >"$work/export.f.lst"
+# tar keeps mtimes to the second in its default format: compare those
+check "with the export's sizes and mtimes" \
+	cmp -s <(awk '{ split($2, t, "."); print $1, t[1], $3 }' "$work/tar.lst") \
+	<(awk '{ split($2, t, "."); print $1, t[1], $3 }' "$work/export.f.lst")
+
+# cp and cat
+cp "$simpo/ranking.tsv" "$work/ranking.tsv"
+check "cp copies a generated file exactly" cmp "$work/ranking.tsv" "${simpo/$mnt/$export_dir}/ranking.tsv"
+check "cat of a manifest equals the export's" \
+	bash -c "cat '$mnt/runs/$r/manifest.json' | cmp -s - '$export_dir/runs/$r/manifest.json'"
+check "a read at an offset (dd skip=1) returns the tail" bash -c \
+	"cmp <(dd if='$mnt/README' bs=64 skip=1 status=none) <(dd if='$export_dir/README' bs=64 skip=1 status=none)"
+
+unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
+check "the daemon wrote nothing to stderr" [ ! -s "$mnt.err" ]
+finish

@@ -237,12 +237,12 @@ static void test_liger(void)
 
 	/* lookups that must fail, and how */
 	struct kx_node x;
-	char shortid[16] = "";
+	char shortid[200] = "";
 	struct first_names rn = { 0 };
 	if (kx_tree_resolve(t, v, "runs", &x) == 0)
 		kx_tree_readdir(t, v, &x, take_names, &rn);
 	snprintf(shortid, sizeof(shortid), "%s", rn.len ? rn.names[0] : "");
-	char upper[16], path[256];
+	char upper[200], path[512];
 	for (size_t i = 0; i <= strlen(shortid); i++)
 		upper[i] = (char)(shortid[i] >= 'a' && shortid[i] <= 'f' ? shortid[i] - 32 : shortid[i]);
 	snprintf(path, sizeof(path), "runs/%s", shortid);
@@ -262,8 +262,8 @@ static void test_liger(void)
 	struct kx_buf b = { 0 };
 	snprintf(path, sizeof(path), "runs/%s", shortid);
 	if (kx_tree_resolve(t, v, path, &x) == 0) {
-		ok(kx_tree_xattr_get(t, v, &x, "user.kindex.digest", &b) == 0 && b.len == 71 &&
-		   strncmp(b.ptr, "sha256:", 7) == 0 && strncmp(b.ptr + 7, shortid, 12) == 0,
+		r = kx_tree_xattr_get(t, v, &x, "user.kindex.digest", &b);
+		ok(r == 0 && b.len == 71 && strncmp(b.ptr, "sha256:", 7) == 0 && strncmp(b.ptr + 7, shortid, 12) == 0,
 		   "user.kindex.digest of a run is its digest (%s)", b.ptr ? b.ptr : "-");
 		kx_buf_reset(&b);
 		ok(kx_tree_xattr_get(t, v, &x, "user.nope", &b) == -ENODATA, "an unknown xattr is ENODATA");
@@ -341,6 +341,9 @@ static void test_liger(void)
  * workload and implementation by reference only, so kernel, implementation and workload come from
  * the externalId.
  */
+static const char *workload_digest = "sha256:c3fd7dcabc481639ad1bb6c563ca6279f254358aca177e511ac7f140be9a3fb5";
+static const char *workload_doc; /* when set, included as the manifest's "workload" */
+
 static int make_manifest(struct kx_buf *out, const char *kernel, const char *impl, long median, int second)
 {
 	char ts[32], when[40];
@@ -356,7 +359,7 @@ static int make_manifest(struct kx_buf *out, const char *kernel, const char *imp
 		"\"sourceNative\":{\"source\":\"liger-kernel-bench\",\"metrics\":{\"ms_50\":%g},\"benchmark\":\"%s/forward\","
 		"\"externalId\":\"%s/forward/%s/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16/%s\"},"
 		"\"protocolDigest\":\"sha256:a79eaf4df66c97c6adc1fb2d09df78682155d1ea86652ae0b70199875bde7747\","
-		"\"workloadDigest\":\"sha256:c3fd7dcabc481639ad1bb6c563ca6279f254358aca177e511ac7f140be9a3fb5\","
+		"\"workloadDigest\":\"%s\","
 		"\"environmentDigest\":\"sha256:90c9e2764222f592477cfccf3373519add5a1b881563956ad058c4f99e41b6b9\","
 		"\"implementationDigest\":\"sha256:4f970577df89318b3944ff7b478fd52790063d9c16bfd99ccfcf824d1f17bdc8\"}},"
 		"\"protocol\":{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"BenchmarkProtocol\","
@@ -370,8 +373,9 @@ static int make_manifest(struct kx_buf *out, const char *kernel, const char *imp
 		"\"environment\":{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"ExecutionEnvironment\","
 		"\"metadata\":{\"name\":\"liger-bench-nvidia-a100-sxm4-80gb\"},"
 		"\"spec\":{\"hardware\":{\"vendor\":\"nvidia\",\"product\":\"NVIDIA A100\",\"formFactor\":\"SXM4-80GB\","
-		"\"architecture\":\"sm_80\"},\"software\":{}}}}\n",
-		kernel, impl, second, median, when, median, median, median / 1e6, kernel, kernel, impl, ts);
+		"\"architecture\":\"sm_80\"},\"software\":{}}}%s%s}\n",
+		kernel, impl, second, median, when, median, median, median / 1e6, kernel, kernel, impl, ts, workload_digest,
+		workload_doc ? ",\"workload\":" : "", workload_doc ? workload_doc : "");
 }
 
 static int add_run(struct kx_store *s, const char *kernel, const char *impl, long median, int second,
@@ -474,7 +478,7 @@ static void test_changes(void)
 	struct kx_view *v0 = kx_store_view(s);
 	struct kx_node group;
 	const char *gpath = "benchmarks/demo_kernel/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16";
-	char a1[64], a2[64], b1[64], hex[KX_DIGEST_HEX + 1], name[128];
+	char a1[200], a2[200], b1[200], hex[KX_DIGEST_HEX + 1], name[512];
 	dirname_of("alpha", 1, &a, a1, sizeof(a1));
 	snprintf(name, sizeof(name), "%s/%s", gpath, a1);
 	struct kx_node x;
@@ -496,7 +500,8 @@ static void test_changes(void)
 	   "alpha moved to %s and kept its inode number", a2);
 
 	struct invals got = { 0 }, scanned = { 0 };
-	ok(kx_tree_changes(t, v0, v1, &b, 1, collect, &got) == 0, "kx_tree_changes succeeds (%zu invalidations)", got.len);
+	int r = kx_tree_changes(t, v0, v1, &b, 1, collect, &got);
+	ok(r == 0 && got.len > 0, "kx_tree_changes succeeds (%zu invalidations)", got.len);
 	uint64_t g = kx_tree_ino(&group);
 	ok(has(&got, KX_INVAL_ENTRY, g, a1), "the old rank directory name %s is invalidated", a1);
 	ok(has(&got, KX_INVAL_ENTRY, g, a2), "the new name %s is invalidated (a cached negative entry)", a2);
@@ -524,12 +529,15 @@ static void test_changes(void)
 	   "no directory on the path is invalidated by name (that would drop the kernel's cache below it)");
 	ok(has(&got, KX_INVAL_DATA, ino_of(KX_NODE_README, 0, NULL), NULL), "README (its counts) is invalidated");
 
-	/* without the list of runs, the generations find the same */
-	ok(kx_tree_changes(t, v0, v1, NULL, 0, collect, &scanned) == 0 && scanned.len == got.len,
-	   "a scan by generation finds as many invalidations (%zu)", scanned.len);
+	/* without the list of runs, comparing the views finds the same */
+	r = kx_tree_changes(t, v0, v1, NULL, 0, collect, &scanned);
+	ok(r == 0 && scanned.len == got.len, "without the list of runs, as many invalidations (%zu)", scanned.len);
 	qsort(got.v, got.len, sizeof(*got.v), cmp_inval);
 	qsort(scanned.v, scanned.len, sizeof(*scanned.v), cmp_inval);
-	ok(scanned.len == got.len && memcmp(got.v, scanned.v, got.len * sizeof(*got.v)) == 0, "and the same ones");
+	bool same = scanned.len == got.len;
+	for (size_t i = 0; same && i < got.len; i++)
+		same = cmp_inval(&got.v[i], &scanned.v[i]) == 0;
+	ok(same, "and the same ones");
 
 	/* nothing changed, nothing to say */
 	struct invals none = { 0 };
@@ -547,6 +555,55 @@ static void test_changes(void)
 	ok(!has(&k, KX_INVAL_ENTRY, g, a2) && !has(&k, KX_INVAL_DATA, g, NULL),
 	   "the demo_kernel group, untouched, is not invalidated");
 
+	/*
+	 * A late document: runs stored with only their workload's digest, then one whose manifest
+	 * includes that workload document. The older runs gain workload.json, and their manifest.json
+	 * changes — in the kernel's caches and in the tree's own.
+	 */
+	static const char wdoc[] = "{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"Workload\","
+				   "\"metadata\":{\"name\":\"late\"},\"spec\":{\"parameters\":{\"hidden\":4096,"
+				   "\"tokens\":16384,\"vocab\":128256},\"dtype\":\"bf16\"}}";
+	struct kx_arena *ar = kx_arena_new();
+	struct kx_json *wj = NULL;
+	struct kx_json_error je;
+	struct kx_digest wd;
+	char wds[KX_DIGEST_STR_MAX];
+	kx_json_parse(ar, wdoc, strlen(wdoc), 0, &wj, NULL, &je);
+	kx_digest_document(wj, &wd);
+	kx_digest_format(&wd, wds);
+	workload_digest = wds;
+	struct kx_digest e1, e2;
+	ok(add_run(s, "late_kernel", "alpha", 5000000, 4, &e1) == 0, "store a run that names its workload by digest only");
+	struct kx_view *v3 = kx_store_view(s);
+	struct kx_node m1 = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_MANIFEST, .id = e1 }, dir1;
+	const struct kx_content *before_bytes = NULL;
+	kx_tree_read(t, v3, &m1, &before_bytes);
+	char p1[256];
+	kx_digest_hex(&e1, hex);
+	snprintf(p1, sizeof(p1), "runs/%.12s/workload.json", hex);
+	ok(kx_tree_resolve(t, v3, p1, &x) == -ENOENT, "it has no workload.json");
+	workload_doc = wdoc;
+	ok(add_run(s, "late_kernel", "beta", 4000000, 5, &e2) == 0, "store one that includes the workload document");
+	workload_doc = NULL;
+	struct kx_view *v4 = kx_store_view(s);
+	struct invals late = { 0 };
+	r = kx_tree_changes(t, v3, v4, &e2, 1, collect, &late);
+	ok(r == 0 && late.len > 0, "kx_tree_changes succeeds (%zu invalidations)", late.len);
+	struct kx_node runsdir1 = { .type = KX_NODE_RUNS_RUN, .id = e1 };
+	ok(has(&late, KX_INVAL_ENTRY, kx_tree_ino(&runsdir1), "workload.json"), "runs/<older>/workload.json is a new name");
+	ok(has(&late, KX_INVAL_DATA, kx_tree_ino(&m1), NULL), "the older run's manifest.json is invalidated");
+	ok(kx_tree_resolve(t, v4, p1, &dir1) == 0, "and workload.json now resolves");
+	const struct kx_content *after_bytes = NULL;
+	r = kx_tree_read(t, v4, &m1, &after_bytes);
+	ok(r == 0 && before_bytes && after_bytes->len > before_bytes->len &&
+	   memmem(after_bytes->data, after_bytes->len, "\"workload\"", 10) != NULL,
+	   "the tree serves the new manifest.json (%zu bytes, was %zu), not its cached copy",
+	   after_bytes ? after_bytes->len : 0, before_bytes ? before_bytes->len : 0);
+	kx_content_put(before_bytes);
+	kx_content_put(after_bytes);
+	kx_arena_free(ar);
+	free(late.v);
+
 	free(got.v);
 	free(scanned.v);
 	free(none.v);
@@ -554,6 +611,8 @@ static void test_changes(void)
 	kx_view_release(v0);
 	kx_view_release(v1);
 	kx_view_release(v2);
+	kx_view_release(v3);
+	kx_view_release(v4);
 	kx_tree_free(t);
 	kx_store_close(s);
 }
