@@ -17,7 +17,11 @@ kindexfs=build/src/fs/kindexfs
 
 store=$dir/store mnt=$dir/mnt
 mkdir -p "$dir" "$mnt"
-if mountpoint -q "$mnt"; then fusermount3 -u "$mnt"; fi
+if mountpoint -q "$mnt"; then
+	fusermount3 -u "$mnt"
+	# the daemon closes the store after the unmount: wait for it to let go (10 s at most)
+	for _ in $(seq 100); do [[ -e $store/kindexfs.lock ]] || break; sleep 0.1; done
+fi
 $kindex --store "$store" init
 $kindex --store "$store" import liger examples/liger/all_benchmark_data.csv
 

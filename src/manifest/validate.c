@@ -13,6 +13,7 @@ int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manif
 		       struct kx_problems *problems, bool use_memo);
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,7 +451,35 @@ struct memo_entry {
 	struct kx_digest digest;
 };
 
-static _Thread_local struct memo_entry memo[MEMO_SLOTS];
+/* per thread, freed when the thread ends (pthread key destructor: LeakSanitizer stays quiet) */
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+
+static void memo_free(void *p)
+{
+	struct memo_entry *m = p;
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		free(m[i].src);
+		free(m[i].jcs);
+	}
+	free(m);
+}
+
+static void memo_init(void)
+{
+	pthread_key_create(&memo_key, memo_free);
+}
+
+static struct memo_entry *memo_table(void)
+{
+	pthread_once(&memo_once, memo_init);
+	struct memo_entry *m = pthread_getspecific(memo_key);
+	if (!m && (m = calloc(MEMO_SLOTS, sizeof(*m))) && pthread_setspecific(memo_key, m) != 0) {
+		free(m);
+		m = NULL;
+	}
+	return m;
+}
 
 static uint64_t fnv1a(const char *p, size_t n)
 {
@@ -463,6 +492,9 @@ static uint64_t fnv1a(const char *p, size_t n)
 static int memo_find(const struct kx_json *doc, struct kx_digest *ret, const char **ret_jcs, size_t *ret_len)
 {
 	if (!doc->src || doc->src_len > MEMO_MAX_SRC)
+		return -ENOENT;
+	struct memo_entry *memo = memo_table();
+	if (!memo)
 		return -ENOENT;
 	uint64_t h = fnv1a(doc->src, doc->src_len);
 	struct memo_entry *e = &memo[h % MEMO_SLOTS];
@@ -477,6 +509,9 @@ static int memo_find(const struct kx_json *doc, struct kx_digest *ret, const cha
 static void memo_add(const struct kx_json *doc, const struct kx_digest *d, const char *jcs, size_t len)
 {
 	if (!doc->src || doc->src_len > MEMO_MAX_SRC)
+		return;
+	struct memo_entry *memo = memo_table();
+	if (!memo)
 		return;
 	uint64_t h = fnv1a(doc->src, doc->src_len);
 	struct memo_entry *e = &memo[h % MEMO_SLOTS];

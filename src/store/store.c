@@ -118,7 +118,10 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		return -ENOMEM;
 	pthread_mutex_init(&s->writer, NULL);
 	s->flags = flags;
-	s->path = strdup(dir);
+	/* the absolute path: it is shown in README, which must read the same from any directory */
+	s->path = realpath(dir, NULL);
+	if (!s->path)
+		s->path = strdup(dir);
 	char current[4096];
 	snprintf(current, sizeof(current), "%s/CURRENT", dir);
 	if (!(flags & KX_STORE_CREATE) && access(current, F_OK) != 0) {
@@ -127,8 +130,14 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 			msg = NULL;
 		goto fail;
 	}
-	if (flags & KX_STORE_CREATE)
+	if (flags & KX_STORE_CREATE) {
 		mkdir(dir, 0755);
+		char *abs = realpath(dir, NULL);
+		if (abs) {
+			free(s->path);
+			s->path = abs;
+		}
+	}
 
 	s->opts = rocksdb_options_create();
 	rocksdb_options_set_create_if_missing(s->opts, (flags & KX_STORE_CREATE) ? 1 : 0);
@@ -1129,7 +1138,9 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 	}
 
 	kx_buf_reset(&b);
-	if ((r = run_encode(run, &b)) < 0)
+	struct kx_run_rec rec = *run;
+	rec.generation = t->s->gen + 1; /* the generation this transaction's commit creates */
+	if ((r = run_encode(&rec, &b)) < 0)
 		goto out;
 	key_digest(&k, T_RUN, &run->run);
 	if ((r = txn_put(t, k.b, k.len, b.ptr, b.len)) < 0)
