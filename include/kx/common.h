@@ -114,6 +114,9 @@ int kx_problems_format(const struct kx_problems *p, const char *file, struct kx_
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 
+/* Copy n bytes of src into dst (capacity cap), cut to fit, always NUL-terminated (cap > 0). */
+void kx_copyn(char *dst, size_t cap, const char *src, size_t n);
+
 /* Lowercase hex of `len` bytes into `out` (2*len+1 bytes, NUL-terminated). */
 void kx_hex(const uint8_t *bytes, size_t len, char *out);
 /* Parse exactly 2*len hex digits (either case) into bytes; -EINVAL otherwise. */

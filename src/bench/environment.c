@@ -23,16 +23,6 @@
 #include <gnu/libc-version.h>
 #endif
 
-static void copy(char *dst, size_t dlen, const char *src, size_t n)
-{
-	if (!dlen)
-		return;
-	if (n >= dlen)
-		n = dlen - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 void kx_bench_sm_arch(int major, int minor, char out[16])
 {
 	snprintf(out, 16, "sm_%d%d", major, minor);
@@ -145,15 +135,15 @@ void kx_bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_in
 			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t' || ve[-1] == '\r'))
 				ve--;
 			char key[64], val[192];
-			copy(key, sizeof(key), k, (size_t)(ke - k));
-			copy(val, sizeof(val), v, (size_t)(ve - v));
+			kx_copyn(key, sizeof(key), k, (size_t)(ke - k));
+			kx_copyn(val, sizeof(val), v, (size_t)(ve - v));
 			if ((strcmp(key, "vendor_id") == 0 || strcmp(key, "CPU implementer") == 0) &&
 			    !ret->vendor[0])
 				set_vendor(ret, val);
 			else if (strcmp(key, "model name") == 0 && !ret->product[0])
 				snprintf(ret->product, sizeof(ret->product), "%s", val);
 			else if (strcmp(key, "CPU part") == 0 && !part[0])
-				copy(part, sizeof(part), val, strlen(val));
+				kx_copyn(part, sizeof(part), val, strlen(val));
 		}
 		p = nl ? nl + 1 : end;
 	}
@@ -202,7 +192,7 @@ void kx_bench_cpu_capture(struct kx_bench_cpu_info *ret)
 	kx_buf_release(&b);
 	struct utsname u;
 	if (uname(&u) == 0) {
-		copy(ret->arch, sizeof(ret->arch), u.machine, strlen(u.machine));
+		kx_copyn(ret->arch, sizeof(ret->arch), u.machine, strlen(u.machine));
 		snprintf(ret->os, sizeof(ret->os), "%s %s", u.sysname, u.release);
 	} else {
 		snprintf(ret->arch, sizeof(ret->arch), "unknown");

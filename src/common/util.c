@@ -3,7 +3,18 @@
 #include "kx/common.h"
 
 #include <errno.h>
+#include <string.h>
 #include <time.h>
+
+void kx_copyn(char *dst, size_t cap, const char *src, size_t n)
+{
+	if (!cap)
+		return;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
 
 void kx_hex(const uint8_t *bytes, size_t len, char *out)
 {

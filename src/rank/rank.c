@@ -76,16 +76,6 @@ static bool whole_name(const char *name)
 	return false;
 }
 
-static void copyn(char *dst, size_t dlen, const char *src, size_t n)
-{
-	if (!dlen)
-		return;
-	if (n >= dlen)
-		n = dlen - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form, size_t flen)
 {
 	while (*name == ' ')
@@ -93,9 +83,9 @@ void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form,
 	size_t len = strlen(name);
 	while (len && name[len - 1] == ' ')
 		len--;
-	copyn(form, flen, "", 0);
+	kx_copyn(form, flen, "", 0);
 	if (whole_name(name)) {
-		copyn(product, plen, name, len);
+		kx_copyn(product, plen, name, len);
 		return;
 	}
 	/*
@@ -114,15 +104,15 @@ void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form,
 		if (digit) {
 			const char *dash = memchr(name + w, '-', i - w);
 			size_t cut = dash ? (size_t)(dash - name) : i;
-			copyn(product, plen, name, cut);
+			kx_copyn(product, plen, name, cut);
 			size_t f = cut < len ? cut + 1 : len;
-			copyn(form, flen, name + f, len - f);
+			kx_copyn(form, flen, name + f, len - f);
 			return;
 		}
 		while (i < len && name[i] == ' ')
 			i++;
 	}
-	copyn(product, plen, name, len);
+	kx_copyn(product, plen, name, len);
 }
 
 int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])

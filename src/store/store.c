@@ -952,20 +952,7 @@ int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_re
 		*ret = *c;
 		return 0;
 	}
-	struct key k;
-	key_digest(&k, T_RUN, d);
-	struct kx_buf b = { 0 };
-	int r = txn_get(t, k.b, k.len, &b);
-	if (r == 0) {
-		struct kx_run_rec x;
-		r = run_decode(b.ptr, b.len, &x);
-		if (r == 0) {
-			x.run = *d;
-			*ret = x;
-		}
-	}
-	kx_buf_release(&b);
-	return r;
+	return kx_store_get_run(t->s, NULL, d, ret);
 }
 
 int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_group_rec *ret)
@@ -975,21 +962,9 @@ int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_gr
 		*ret = *c;
 		return 0;
 	}
-	struct key k;
-	key_digest(&k, T_GROUP, key);
-	struct kx_buf b = { 0 };
-	int r = txn_get(t, k.b, k.len, &b);
-	if (r == 0) {
-		struct kx_group_rec g;
-		r = group_decode(b.ptr, b.len, &g);
-		if (r == 0) {
-			g.key = *key;
-			*ret = g;
-			if (undo_note(t->undo, t->s->groups, key->b) == 0)
-				wmap_put(t->s->groups, key->b, &g);
-		}
-	}
-	kx_buf_release(&b);
+	int r = kx_store_get_group(t->s, NULL, key, ret);
+	if (r == 0 && undo_note(t->undo, t->s->groups, key->b) == 0)
+		wmap_put(t->s->groups, key->b, ret);
 	return r;
 }
 
@@ -1014,9 +989,7 @@ int kx_txn_get_doc(struct kx_txn *t, const struct kx_digest *d, struct kx_buf *o
 		kx_buf_reset(out);
 		return kx_buf_append(out, t->bytes.ptr + o->v, o->vn);
 	}
-	struct key k;
-	key_digest(&k, T_DOC, d);
-	return txn_get(t, k.b, k.len, out);
+	return kx_store_get_doc(t->s, NULL, d, out);
 }
 
 static void source_hash(const struct key *k, uint8_t out[32])
@@ -1037,14 +1010,7 @@ int kx_txn_find_source(struct kx_txn *t, const char *source, const char *externa
 		memcpy(ret->b, c, 32);
 		return 0;
 	}
-	struct kx_buf b = { 0 };
-	int r = txn_get(t, k.b, k.len, &b);
-	if (r == 0 && b.len != 32)
-		r = -EIO;
-	if (r == 0)
-		memcpy(ret->b, b.ptr, 32);
-	kx_buf_release(&b);
-	return r;
+	return kx_store_find_source(t->s, NULL, source, external_id, ret);
 }
 
 int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs, size_t len)
