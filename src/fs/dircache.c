@@ -49,17 +49,19 @@ struct listing {
 
 struct kx_dircache {
 	pthread_mutex_t lock;
+	bool inbox; /* the root lists "inbox" (-o rw) */
 	size_t limit, bytes;
 	struct listing *head, *tail; /* LRU, most recent first */
 	struct listing *hash[BUCKETS];
 };
 
-struct kx_dircache *kx_dircache_new(size_t limit_bytes)
+struct kx_dircache *kx_dircache_new(size_t limit_bytes, bool inbox)
 {
 	struct kx_dircache *dc = calloc(1, sizeof(*dc));
 	if (!dc)
 		return NULL;
 	dc->limit = limit_bytes;
+	dc->inbox = inbox;
 	pthread_mutex_init(&dc->lock, NULL);
 	return dc;
 }
@@ -132,7 +134,8 @@ static int by_name(const void *a, const void *b, void *arg)
 	return strcmp(e[*(const uint32_t *)a].name, e[*(const uint32_t *)b].name);
 }
 
-static int build(struct kx_tree *t, struct fs_view *fv, uint64_t ino, const struct kx_node *dir, struct listing **ret)
+static int build(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino, const struct kx_node *dir,
+		 struct listing **ret)
 {
 	struct builder b = { 0 };
 	struct kx_node parent;
@@ -143,6 +146,11 @@ static int build(struct kx_tree *t, struct fs_view *fv, uint64_t ino, const stru
 		r = add(&b, "..", &parent);
 	if (r == 0)
 		r = kx_tree_readdir(t, fv->v, dir, add_entry, &b);
+	if (r == 0 && dc->inbox && dir->type == KX_NODE_ROOT) {
+		/* the daemon's own directory (inbox.c), not the tree's: its inode number is type 16's */
+		struct kx_node inbox = { .type = KX_NODE__FS };
+		r = add(&b, "inbox", &inbox);
+	}
 	struct listing *x = NULL;
 	if (r == 0 && b.len >= INDEX_MASK)
 		r = -EOVERFLOW;
@@ -250,7 +258,7 @@ int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *f
 	}
 	pthread_mutex_unlock(&dc->lock);
 
-	int r = build(t, fv, ino, dir, &x);
+	int r = build(dc, t, fv, ino, dir, &x);
 	if (r < 0)
 		return r;
 	if (x->l.len <= SMALL + 2) {

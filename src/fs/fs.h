@@ -21,9 +21,12 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct fuse_req;
 struct fuse_session;
 struct kx_dircache;
 struct kx_notifier;
+struct kx_inbox;
+struct kx_spooler;
 
 /* A store view shared by the operations that run on it. */
 struct fs_view {
@@ -42,6 +45,10 @@ struct kx_fs {
 	bool debug;
 	struct kx_dircache *dirs;
 	struct kx_notifier *notifier;
+	bool rw;                   /* -o rw: the inbox exists (inbox.c) */
+	size_t max_manifest;       /* -o max_manifest: the inbox's size cap per file, bytes */
+	struct kx_inbox *inbox;    /* NULL on read-only mounts */
+	struct kx_spooler *spooler; /* -o spool=DIR (spooler.c) */
 
 	pthread_mutex_t view_lock;
 	pthread_cond_t view_idle;  /* signalled when a retired view loses its last user */
@@ -81,7 +88,8 @@ struct kx_listing {
 	struct kx_dirent *e;
 };
 
-struct kx_dircache *kx_dircache_new(size_t limit_bytes);
+/* `inbox`: the root listing ends with "inbox" (a node of type KX_NODE__FS), on -o rw mounts. */
+struct kx_dircache *kx_dircache_new(size_t limit_bytes, bool inbox);
 void kx_dircache_free(struct kx_dircache *dc);
 /*
  * The listing of directory `dir` (inode `ino`) to continue at offset `off`: in view `fv`, or for a
@@ -106,14 +114,52 @@ int kx_notifier_start(struct kx_fs *fs);
 void kx_notifier_stop(struct kx_fs *fs);
 /*
  * The store changed: `runs` were added (NULL/0: unknown, found from the generations). Returns at
- * once; the notifier thread does the rest. Thread-safe; callable from inside an operation.
+ * once with the number of the notifier round that will publish the change (0: no notifier); the
+ * notifier thread does the rest. Thread-safe; callable from inside an operation.
  */
-void kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n);
+uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n);
+/*
+ * Answer `req` with `err` (0 or a positive errno, as fuse_reply_err) once round `ticket` is done:
+ * the change is in the daemon's view and the kernel's caches were told. At once for ticket 0 or a
+ * round already done. The caller must hold no lock a tree operation could wait for.
+ */
+void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, int err);
+/* Have the kernel forget name `name` in inbox directory `parent` (a thread of its own, -o rw). */
+void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name);
+
+/* ---- the inbox's name rules (names.c) --------------------------------------------------------- */
+
+#define KX_INBOX_NAME_MAX 255
+
+/* Held until renamed, never decided: a leading '.', or ending in ".tmp", ".part" or "~". */
+bool kx_inbox_name_is_temp(const char *name);
+/*
+ * 0 for a name a file may be created under; -EINVAL for "", ".", "..", a '/', control bytes
+ * (0x01-0x1f, 0x7f), anything that is not well-formed UTF-8, or more than 255 bytes.
+ */
+int kx_inbox_name_check(const char *name);
+/*
+ * The name of the k-th receipt for `name` (k = 0: the name itself; else "<name>.<k>"), leaving
+ * room for `reserve` more bytes (".error" = 6) within NAME_MAX: a name that would be too long is
+ * cut at a UTF-8 character boundary and marked with "~" and 8 hex digits of a hash of the whole
+ * name ("<cut>~1a2b3c4d.<k>"). 0, or -EINVAL for an empty name or an impossible reserve.
+ */
+int kx_inbox_receipt_name(const char *name, unsigned k, size_t reserve, char out[KX_INBOX_NAME_MAX + 1]);
+
+/* ---- the spool thread (spooler.c) ------------------------------------------------------------- */
+
+/* Start watching DIR (kx_spool_open) on a thread of its own; *ret_err names a failure. */
+int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err);
+/* Stop and join it (NULL-safe); a file being ingested is finished first. */
+void kx_spooler_stop(struct kx_fs *fs);
 
 /* ---- operations (ops.c) ----------------------------------------------------------------------- */
 
-/* The struct fuse_lowlevel_ops of the daemon (opaque here to keep FUSE out of this header). */
-const void *kx_fs_ops(size_t *ret_size);
+/*
+ * The struct fuse_lowlevel_ops of the daemon (opaque here to keep FUSE out of this header):
+ * read-only mounts get no FLUSH (so the kernel never sends one), -o rw mounts get the inbox's.
+ */
+const void *kx_fs_ops(bool rw, size_t *ret_size);
 
 /* Messages on stderr (or syslog once detached), lowercase, failure first. */
 void kx_fs_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

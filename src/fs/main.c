@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * `kindexfs STORE MOUNTPOINT [-f] [-d] [-s] [-o OPTIONS]`: mount a kindex store as the live,
- * read-only tree of SPEC §3 (docs/mount.md, kindexfs(1)).
+ * read-only tree of SPEC §3 (docs/mount.md, kindexfs(1)), with the inbox of SPEC §4 on -o rw
+ * mounts (docs/inbox.md) and a spool directory watched with -o spool=DIR.
  *
  * Start-up order matters and differs from libfuse's examples (which mount, then fuse_daemonize):
  * RocksDB starts threads when the store opens, and threads do not survive fork(). So the daemon
@@ -10,12 +11,14 @@
  * That is also what mount.fuse3, /etc/fstab and systemd mount units expect of a helper: when it
  * returns, the mount exists. Arguments arrive in mount.fuse3's order, `STORE MOUNTPOINT -o opts`.
  *
- * Shutdown: SIGTERM, SIGINT, SIGHUP and `fusermount3 -u` end the session loop; then the notifier
- * stops, the mount goes, the store is closed (the WAL synced, the claim removed) and the exit
+ * Shutdown: SIGTERM, SIGINT, SIGHUP and `fusermount3 -u` end the session loop; then the spool
+ * thread finishes the file it is on and stops, the notifier stops, the mount goes, the store is closed (the WAL synced, the claim removed) and the exit
  * status is 0. Signals are blocked in every thread but the loop's, so a signal always reaches a
  * thread that can end the loop.
  */
-#include "fs.h"
+#include "inbox.h"
+
+#include "kx/manifest.h"
 
 #include <fuse_lowlevel.h>
 
@@ -40,13 +43,17 @@ struct cfg {
 	char *store;
 	char *cache;
 	char *timeout;
-	bool allow_other, default_permissions, fsname, subtype, rw_given;
+	char *spool;
+	char *max_manifest;
+	bool allow_other, default_permissions, fsname, subtype, rw_given, rw;
 	int positional;
 };
 
 static const struct fuse_opt cfg_spec[] = {
 	{ "cache=%s", offsetof(struct cfg, cache), 0 },
 	{ "timeout=%s", offsetof(struct cfg, timeout), 0 },
+	{ "spool=%s", offsetof(struct cfg, spool), 0 },
+	{ "max_manifest=%s", offsetof(struct cfg, max_manifest), 0 },
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
@@ -74,7 +81,9 @@ static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 1;
 	case KEY_RW:
 	case KEY_RO:
+		/* the last one given wins, as for mount(8); both are passed on to the kernel */
 		c->rw_given = true;
+		c->rw = key == KEY_RW;
 		return 1;
 	case FUSE_OPT_KEY_NONOPT:
 		/* the first operand is the store; the second (the mountpoint) is libfuse's */
@@ -107,7 +116,12 @@ static void usage(FILE *f)
 		"    -o default_permissions let the kernel check the modes (0444 files, 0555 directories)\n"
 		"    -o ro                  mount read-only: the default, and the fastest (no attribute\n"
 		"                           refresh after a file's first read, which a read-write mount needs)\n"
-		"    -o rw                  mount read-write (the tree answers EROFS outside /inbox)\n"
+		"    -o rw                  mount read-write: /inbox takes manifests (docs/inbox.md); the\n"
+		"                           tree answers EROFS. Costs one FLUSH round trip per close()\n"
+		"    -o max_manifest=SIZE   the inbox's size cap per file, enforced as bytes arrive (EFBIG);\n"
+		"                           K, M, G suffixes (default 4M)\n"
+		"    -o spool=DIR           also ingest maildir-style drops: DIR/tmp/NAME renamed to\n"
+		"                           DIR/new/NAME, moved to DIR/accepted or DIR/rejected with a receipt\n"
 		"\n");
 }
 
@@ -198,7 +212,7 @@ int main(int argc, char **argv)
 #if FUSE_USE_VERSION >= 312
 	struct fuse_loop_config *loop = NULL;
 #endif
-	size_t cache = 8u << 20;
+	size_t cache = 8u << 20, max_manifest = KX_MANIFEST_MAX_BYTES_DEFAULT;
 	char store_path[PATH_MAX], mnt_path[PATH_MAX];
 	int status = EXIT_FAIL, pipe_fd = -1, r;
 	bool mounted = false, handlers = false, views = false;
@@ -248,6 +262,18 @@ int main(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (cfg.max_manifest && (parse_size(cfg.max_manifest, &max_manifest) < 0 || max_manifest < 1 ||
+				 max_manifest > (1u << 30))) {
+		fprintf(stderr, "kindexfs: invalid -o max_manifest=%s: give a size from 1 byte to 1G, e.g. 4M\n",
+			cfg.max_manifest);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (cfg.spool && !*cfg.spool) {
+		fprintf(stderr, "kindexfs: invalid -o spool=: give a directory\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
 	if (cfg.timeout) {
 		char *end;
 		errno = 0;
@@ -272,6 +298,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", cfg.store, strerror(errno));
 		status = EXIT_STORE;
 		goto out;
+	}
+	char spool_path[PATH_MAX];
+	if (cfg.spool && !realpath(cfg.spool, spool_path)) {
+		/* made if missing (kx_spool_open), but its parent must be there: the daemon moves to / */
+		if (errno != ENOENT || strlen(cfg.spool) >= sizeof(spool_path) ||
+		    (cfg.spool[0] != '/' && !getcwd(spool_path, sizeof(spool_path)))) {
+			fprintf(stderr, "kindexfs: cannot use spool '%s': %s\n", cfg.spool, strerror(errno));
+			goto out;
+		}
+		if (cfg.spool[0] == '/')
+			snprintf(spool_path, sizeof(spool_path), "%s", cfg.spool);
+		else if (strlen(spool_path) + strlen(cfg.spool) + 2 < sizeof(spool_path))
+			strcat(strcat(spool_path, "/"), cfg.spool);
 	}
 	if (!realpath(opts.mountpoint, mnt_path)) {
 		fprintf(stderr, "kindexfs: cannot mount on '%s': %s\n", opts.mountpoint, strerror(errno));
@@ -301,6 +340,8 @@ int main(int argc, char **argv)
 	if (!cfg.rw_given && fuse_opt_add_arg(&args, "-oro") < 0)
 		goto out;
 	fs.debug = opts.debug;
+	fs.rw = cfg.rw;
+	fs.max_manifest = max_manifest;
 
 	if (!opts.foreground) {
 		int p[2];
@@ -341,15 +382,21 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	fs.tree = kx_tree_new(fs.store, cache);
-	fs.dirs = kx_dircache_new(cache);
+	fs.dirs = kx_dircache_new(cache, fs.rw);
 	if (!fs.tree || !fs.dirs || kx_fs_view_init(&fs) < 0) {
 		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
 		goto out;
 	}
 	views = true;
+	msg = NULL;
+	if (fs.rw && (r = kx_inbox_open(&fs, store_path, &msg)) < 0) {
+		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
+		free(msg);
+		goto out;
+	}
 
 	size_t ops_size;
-	const struct fuse_lowlevel_ops *ops = kx_fs_ops(&ops_size);
+	const struct fuse_lowlevel_ops *ops = kx_fs_ops(fs.rw, &ops_size);
 	se = fuse_session_new(&args, ops, ops_size, &fs);
 	if (!se) {
 		/* libfuse printed what it did not like (an unknown -o option, usually) */
@@ -371,6 +418,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
 		goto out;
 	}
+	msg = NULL;
+	if (cfg.spool && (r = kx_spooler_start(&fs, spool_path, &msg)) < 0) {
+		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
+		free(msg);
+		goto out;
+	}
 	if (pipe_fd >= 0) {
 		openlog("kindexfs", LOG_PID, LOG_DAEMON);
 		fuse_set_log_func(log_syslog);
@@ -378,8 +431,8 @@ int main(int argc, char **argv)
 			kx_fs_log_error("cannot detach from the terminal: %s", strerror(errno));
 		tell_parent(&pipe_fd, EXIT_OK);
 	}
-	kx_fs_log_debug(&fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs)", store_path, mnt_path,
-			cache, fs.timeout);
+	kx_fs_log_debug(&fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs%s)", store_path, mnt_path,
+			cache, fs.timeout, fs.rw ? ", inbox" : "");
 
 	block_signals(false);
 	if (opts.singlethread) {
@@ -419,6 +472,7 @@ int main(int argc, char **argv)
 	}
 
 out:
+	kx_spooler_stop(&fs); /* before the notifier: it reports its commits there */
 	kx_notifier_stop(&fs);
 	if (mounted)
 		fuse_session_unmount(se);
@@ -432,6 +486,7 @@ out:
 #endif
 	if (views)
 		kx_fs_view_release(&fs);
+	kx_inbox_close(&fs);
 	kx_dircache_free(fs.dirs);
 	kx_tree_free(fs.tree);
 	kx_store_close(fs.store); /* syncs the WAL and removes the claim */
@@ -439,6 +494,8 @@ out:
 	free(cfg.store);
 	free(cfg.cache);
 	free(cfg.timeout);
+	free(cfg.spool);
+	free(cfg.max_manifest);
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	return status;

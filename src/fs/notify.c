@@ -18,6 +18,19 @@
  * later one sees the new state. Rounds coalesce: changes that arrive during a round are handled in
  * the next, from the generation the kernel last saw.
  *
+ * Rounds are numbered. kx_fs_changed returns the number of the round that will publish the
+ * change, and the inbox hands the reply to the FLUSH or RENAME that committed it to
+ * kx_fs_reply_after, which this thread sends once that round is done — so close() returns only
+ * when the new run is in the daemon's view and every kernel cache that could hide it was told,
+ * while the worker thread is free at once (it writes the receipt meanwhile, in parallel with the
+ * round). Deadlock-free because the round only ever waits for tree operations and tree
+ * directories' locks, and a request whose reply waits here holds neither: a FLUSH holds no
+ * directory lock, a RENAME only the inbox's.
+ *
+ * Names of the inbox (a file decided behind the kernel's back) are forgotten by a second thread
+ * of their own: invalidating one takes the inbox directory's lock, which a RENAME holds until its
+ * reply — sent by the first thread. One thread for both could wait for itself.
+ *
  * Between rounds the thread also keeps the daemon's footprint honest: every few seconds, if the
  * caches were busy, it hands the heap's free pages back to the system (malloc_trim). The caches
  * are bounded; what they free in the middle of the heap would otherwise stay resident.
@@ -32,15 +45,36 @@
 #include <string.h>
 #include <time.h>
 
+/* A name the kernel should forget (the inbox: a file decided behind the kernel's back). */
+struct stale_name {
+	struct stale_name *next;
+	uint64_t parent;
+	char name[];
+};
+
+/* A reply held until round `ticket` is done. */
+struct deferred {
+	struct deferred *next;
+	uint64_t ticket;
+	fuse_req_t req;
+	int err;
+};
+
 struct kx_notifier {
 	struct kx_fs *fs;
-	pthread_t thread;
+	pthread_t thread, forgetter;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop, pending, unknown;
+	pthread_cond_t wake, forget_wake;
+	bool stop, pending, unknown, forgetter_started;
 	struct kx_digest *runs; /* added since the last round; `unknown` when a caller could not say */
 	size_t len, cap;
+	uint64_t started, done; /* rounds */
+	struct deferred *replies;
+	struct stale_name *names;
+	size_t nnames;
 };
+
+#define NAMES_MAX 65536 /* beyond that, names are dropped: they time out anyway (timeout 0) */
 
 struct sent {
 	struct kx_fs *fs;
@@ -98,6 +132,33 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n)
 	kx_fs_view_put(fs, before);
 }
 
+/* Take the replies whose round is done (under nt->lock). */
+static struct deferred *due_replies(struct kx_notifier *nt, bool all)
+{
+	struct deferred *due = NULL, **p = &nt->replies;
+	while (*p) {
+		struct deferred *d = *p;
+		if (all || d->ticket <= nt->done) {
+			*p = d->next;
+			d->next = due;
+			due = d;
+		} else {
+			p = &d->next;
+		}
+	}
+	return due;
+}
+
+static void send_replies(struct deferred *d)
+{
+	while (d) {
+		struct deferred *next = d->next;
+		fuse_reply_err(d->req, d->err);
+		free(d);
+		d = next;
+	}
+}
+
 #define TRIM_SECONDS 2
 
 static void *notifier_main(void *arg)
@@ -130,9 +191,54 @@ static void *notifier_main(void *arg)
 		nt->runs = NULL;
 		nt->len = nt->cap = 0;
 		nt->pending = nt->unknown = false;
+		uint64_t round = ++nt->started;
 		pthread_mutex_unlock(&nt->lock);
 		round_of(nt, runs, n);
 		free(runs);
+		pthread_mutex_lock(&nt->lock);
+		nt->done = round;
+		struct deferred *due = due_replies(nt, false);
+		pthread_mutex_unlock(&nt->lock);
+		send_replies(due);
+		pthread_mutex_lock(&nt->lock);
+	}
+	pthread_mutex_unlock(&nt->lock);
+	return NULL;
+}
+
+static void free_names(struct stale_name *n)
+{
+	while (n) {
+		struct stale_name *next = n->next;
+		free(n);
+		n = next;
+	}
+}
+
+/* Entries of the inbox have zero timeouts, so this only spares the kernel stale dentries (and the
+ * daemon the inodes they pin); ENOENT means the kernel had already dropped the name. */
+static void *forgetter_main(void *arg)
+{
+	struct kx_notifier *nt = arg;
+	pthread_mutex_lock(&nt->lock);
+	for (;;) {
+		while (!nt->stop && !nt->names)
+			pthread_cond_wait(&nt->forget_wake, &nt->lock);
+		if (nt->stop)
+			break;
+		struct stale_name *names = nt->names;
+		nt->names = NULL;
+		nt->nnames = 0;
+		pthread_mutex_unlock(&nt->lock);
+		for (struct stale_name *n = names; n; n = n->next) {
+			int r = fuse_lowlevel_notify_inval_entry(nt->fs->se, n->parent, n->name, strlen(n->name));
+			if (r == -ENOTCONN || r == -EBADF || r == -ENODEV)
+				break;
+			if (r < 0 && r != -ENOENT)
+				kx_fs_log_error("cannot invalidate inode %#llx entry %s: %s", (unsigned long long)n->parent,
+						n->name, strerror(-r));
+		}
+		free_names(names);
 		pthread_mutex_lock(&nt->lock);
 	}
 	pthread_mutex_unlock(&nt->lock);
@@ -151,9 +257,21 @@ int kx_notifier_start(struct kx_fs *fs)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&nt->wake, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&nt->forget_wake, NULL);
 	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
+	if (r == 0 && fs->inbox) {
+		if ((r = pthread_create(&nt->forgetter, NULL, forgetter_main, nt)) != 0) {
+			pthread_mutex_lock(&nt->lock);
+			nt->stop = true;
+			pthread_cond_signal(&nt->wake);
+			pthread_mutex_unlock(&nt->lock);
+			pthread_join(nt->thread, NULL);
+		}
+		nt->forgetter_started = r == 0;
+	}
 	if (r != 0) {
 		pthread_cond_destroy(&nt->wake);
+		pthread_cond_destroy(&nt->forget_wake);
 		pthread_mutex_destroy(&nt->lock);
 		free(nt);
 		return -r;
@@ -170,20 +288,50 @@ void kx_notifier_stop(struct kx_fs *fs)
 	pthread_mutex_lock(&nt->lock);
 	nt->stop = true;
 	pthread_cond_signal(&nt->wake);
+	pthread_cond_signal(&nt->forget_wake);
 	pthread_mutex_unlock(&nt->lock);
 	pthread_join(nt->thread, NULL);
+	if (nt->forgetter_started)
+		pthread_join(nt->forgetter, NULL);
+	/* replies still held: the session is ending, answer them rather than leave them */
+	send_replies(due_replies(nt, true));
 	pthread_cond_destroy(&nt->wake);
+	pthread_cond_destroy(&nt->forget_wake);
 	pthread_mutex_destroy(&nt->lock);
 	free(nt->runs);
+	free_names(nt->names);
 	free(nt);
 	fs->notifier = NULL;
 }
 
-void kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n)
+void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name)
+{
+	struct kx_notifier *nt = fs->notifier;
+	if (!nt || !nt->forgetter_started)
+		return;
+	size_t len = strlen(name);
+	struct stale_name *n = malloc(sizeof(*n) + len + 1);
+	if (!n)
+		return;
+	n->parent = parent;
+	memcpy(n->name, name, len + 1);
+	pthread_mutex_lock(&nt->lock);
+	if (nt->nnames < NAMES_MAX) {
+		n->next = nt->names;
+		nt->names = n;
+		nt->nnames++;
+		pthread_cond_signal(&nt->forget_wake);
+		n = NULL;
+	}
+	pthread_mutex_unlock(&nt->lock);
+	free(n);
+}
+
+uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n)
 {
 	struct kx_notifier *nt = fs->notifier;
 	if (!nt)
-		return;
+		return 0;
 	pthread_mutex_lock(&nt->lock);
 	if (!runs) {
 		nt->unknown = true;
@@ -204,6 +352,30 @@ void kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n)
 		}
 	}
 	nt->pending = true;
+	uint64_t ticket = nt->started + 1; /* the next round to start takes this change */
 	pthread_cond_signal(&nt->wake);
 	pthread_mutex_unlock(&nt->lock);
+	return ticket;
+}
+
+void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, int err)
+{
+	struct kx_notifier *nt = fs->notifier;
+	struct deferred *d = NULL;
+	if (nt && ticket && (d = malloc(sizeof(*d)))) {
+		pthread_mutex_lock(&nt->lock);
+		if (ticket > nt->done && !nt->stop) {
+			d->ticket = ticket;
+			d->req = req;
+			d->err = err;
+			d->next = nt->replies;
+			nt->replies = d;
+			d = NULL;
+			req = NULL;
+		}
+		pthread_mutex_unlock(&nt->lock);
+	}
+	free(d);
+	if (req)
+		fuse_reply_err(req, err);
 }

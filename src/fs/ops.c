@@ -12,10 +12,10 @@
  *  - OPEN and OPENDIR answer ENOSYS once, which the kernel remembers for the connection
  *    (FUSE_NO_OPEN_SUPPORT / FUSE_NO_OPENDIR_SUPPORT): files then open with keep_cache and
  *    directories with cache_readdir implied, and a warm `cat` or `ls` sends nothing at all;
- *  - FLUSH is left unimplemented for the same reason (ENOSYS once, then no FLUSH on close): the
- *    one round trip a no-open file would still cost — in effect `noflush` for every file. The
- *    inbox (issue 4) will need FLUSH to fail close() on a refused manifest; see the note at
- *    kx_fs_ops();
+ *  - FLUSH is left unimplemented on read-only mounts for the same reason (ENOSYS once, then no
+ *    FLUSH on close): the one round trip a no-open file would still cost — in effect `noflush`
+ *    for every file. A read-write mount registers it, because the inbox fails close() on a
+ *    refused manifest; see the note at kx_fs_ops();
  *  - READDIRPLUS for every batch: a listing comes with its subdirectories' attributes, and with
  *    its files' when the reading process wants attributes (see "who reads attributes");
  *  - a LOOKUP in a directory whose listing is cached is answered from the listing;
@@ -24,8 +24,10 @@
  *
  * Writes: every operation that would change the tree answers EROFS (SPEC §3), whether or not the
  * mount is read-only. O_TRUNC reaches us as SETATTR (atomic_o_trunc is off for that reason).
+ * On a read-write mount, /inbox and everything below it is inbox.c's: every operation whose inode
+ * (or parent) is the inbox's (kx_ino_in_inbox) goes there.
  */
-#include "fs.h"
+#include "inbox.h"
 
 #include <fuse_lowlevel.h>
 
@@ -156,7 +158,7 @@ static void fill_stat(const struct kx_fs *fs, const struct kx_attr *a, struct st
 	memset(st, 0, sizeof(*st));
 	st->st_ino = a->ino;
 	st->st_mode = a->dir ? S_IFDIR | 0555 : S_IFREG | 0444;
-	st->st_nlink = a->nlink;
+	st->st_nlink = a->nlink + (a->ino == 1 && fs->inbox); /* the root's subdirectories: + inbox */
 	st->st_uid = fs->uid;
 	st->st_gid = fs->gid;
 	st->st_size = (off_t)a->size;
@@ -290,6 +292,16 @@ static bool reader_wants_attrs(pid_t pid)
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct kx_fs *fs = fs_of(req);
+	if (kx_ino_in_inbox(parent)) {
+		kx_inbox_lookup(req, parent, name);
+		return;
+	}
+	if (parent == 1 && fs->inbox && strcmp(name, "inbox") == 0) {
+		struct fuse_entry_param e;
+		kx_inbox_root_entry(fs, &e);
+		fuse_reply_entry(req, &e);
+		return;
+	}
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir, n;
 	struct fuse_entry_param e;
@@ -314,17 +326,26 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	/* no inode table: an inode number is decoded from itself whenever the kernel uses it */
+	/* no inode table for the tree: an inode number is decoded from itself whenever it is used */
+	if (kx_ino_in_inbox(ino))
+		kx_inbox_forget(fs_of(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	for (size_t i = 0; i < count; i++)
+		if (kx_ino_in_inbox(forgets[i].ino))
+			kx_inbox_forget(fs_of(req), forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (kx_ino_in_inbox(ino)) {
+		kx_inbox_getattr(req, ino);
+		return;
+	}
 	struct kx_fs *fs = fs_of(req);
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
@@ -361,6 +382,10 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	if (kx_ino_in_inbox(ino)) {
+		kx_inbox_read(req, ino, size, off);
+		return;
+	}
 	struct kx_fs *fs = fs_of(req);
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
@@ -380,6 +405,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
+	if (kx_ino_in_inbox(ino)) {
+		kx_inbox_readdir(req, ino, size, off, plus);
+		return;
+	}
 	struct kx_fs *fs = fs_of(req);
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir;
@@ -408,7 +437,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			struct fuse_entry_param e;
 			/* "." and ".." are named, never linked (the kernel ignores them); files see above */
 			bool name_only = i < 2 || (!file_attrs && !kx_node_is_dir(&d->node));
-			if (name_only || fill_entry(fs, fv->v, &d->node, &e) < 0) {
+			if (d->node.type >= KX_NODE__FS) {
+				kx_inbox_root_entry(fs, &e); /* /inbox: a fixed inode, no reference to count */
+			} else if (name_only || fill_entry(fs, fv->v, &d->node, &e) < 0) {
 				/* ino 0 means "no entry": the kernel looks the name up if it needs it */
 				memset(&e, 0, sizeof(e));
 				e.attr.st_ino = kx_tree_ino(&d->node);
@@ -417,7 +448,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			fuse_add_direntry_plus(req, buf + used, size - used, d->name, &e, next);
 		} else {
 			struct stat st = { .st_ino = kx_tree_ino(&d->node),
-					   .st_mode = kx_node_is_dir(&d->node) ? S_IFDIR : S_IFREG };
+					   .st_mode = kx_node_is_dir(&d->node) || d->node.type >= KX_NODE__FS ? S_IFDIR
+													     : S_IFREG };
 			need = fuse_add_direntry(req, buf + used, size - used, d->name, &st, next);
 			if (need > size - used)
 				break;
@@ -445,6 +477,10 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	if (kx_ino_in_inbox(ino)) {
+		kx_inbox_statfs(req, ino); /* the backing file system's space: cp and rsync may ask */
+		return;
+	}
 	struct kx_fs *fs = fs_of(req);
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_store_stats st;
@@ -475,6 +511,11 @@ static void reply_bytes(fuse_req_t req, const struct kx_buf *b, size_t size)
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	if (kx_ino_in_inbox(ino)) {
+		/* inbox files carry no extended attributes (and take none, below) */
+		fuse_reply_err(req, user_namespace(name) ? ENODATA : EOPNOTSUPP);
+		return;
+	}
 	if (!user_namespace(name)) {
 		/* security.*, system.*, trusted.*: not supported here at all — and `ls -l` remembers that */
 		fuse_reply_err(req, EOPNOTSUPP);
@@ -497,6 +538,13 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	if (kx_ino_in_inbox(ino)) {
+		if (size == 0)
+			fuse_reply_xattr(req, 0);
+		else
+			fuse_reply_buf(req, NULL, 0);
+		return;
+	}
 	struct kx_fs *fs = fs_of(req);
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
@@ -512,7 +560,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	kx_fs_view_put(fs, fv);
 }
 
-/* ---- writes: the tree is read-only (SPEC §3) --------------------------------------------------- */
+/* ---- writes: the tree is read-only (SPEC §3); the inbox is inbox.c's ---------------------------- */
 
 static void erofs(fuse_req_t req)
 {
@@ -521,80 +569,138 @@ static void erofs(fuse_req_t req)
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
-	erofs(req);
+	if (kx_ino_in_inbox(ino))
+		kx_inbox_setattr(req, ino, attr, to_set);
+	else
+		erofs(req);
 }
 
+/* mknod, mkdir, symlink, link: the inbox holds files written through create only */
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-	erofs(req);
+	fuse_reply_err(req, kx_ino_in_inbox(parent) ? EPERM : EROFS);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	erofs(req);
+	fuse_reply_err(req, kx_ino_in_inbox(parent) ? EPERM : EROFS);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	erofs(req);
+	if (kx_ino_in_inbox(parent))
+		kx_inbox_unlink(req, parent, name);
+	else
+		erofs(req);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	if (kx_ino_in_inbox(parent))
+		kx_inbox_rmdir(req, parent, name);
+	else if (parent == 1 && fs_of(req)->inbox && strcmp(name, "inbox") == 0)
+		fuse_reply_err(req, EBUSY);
+	else
+		erofs(req);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
-	erofs(req);
+	fuse_reply_err(req, kx_ino_in_inbox(parent) ? EPERM : EROFS);
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
-	erofs(req);
+	if (kx_ino_in_inbox(parent) && kx_ino_in_inbox(newparent))
+		kx_inbox_rename(req, parent, name, newparent, newname, flags);
+	else if (kx_ino_in_inbox(newparent))
+		fuse_reply_err(req, EXDEV); /* from the tree into the inbox: mv copies (and fails to unlink) */
+	else
+		erofs(req);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
-	erofs(req);
+	fuse_reply_err(req, kx_ino_in_inbox(newparent) ? EPERM : EROFS);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
-	erofs(req);
+	if (kx_ino_in_inbox(parent))
+		kx_inbox_create(req, parent, name, mode, fi);
+	else
+		erofs(req);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	erofs(req);
+	if (kx_ino_in_inbox(ino))
+		kx_inbox_write(req, ino, buf, size, off);
+	else
+		erofs(req);
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
-	erofs(req);
+	/* the inbox: not supported, which mv and cp -a quietly accept (EROFS they would report) */
+	fuse_reply_err(req, kx_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	erofs(req);
+	fuse_reply_err(req, kx_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			 struct fuse_file_info *fi)
 {
-	erofs(req);
+	fuse_reply_err(req, kx_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
 }
 
 static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse_file_info *fi_in,
 			       fuse_ino_t ino_out, off_t off_out, struct fuse_file_info *fi_out, size_t len,
 			       int flags)
 {
-	erofs(req);
+	/* into the inbox: EOPNOTSUPP makes the kernel or cp fall back to read + write, which we see */
+	fuse_reply_err(req, kx_ino_in_inbox(ino_out) ? EOPNOTSUPP : EROFS);
+}
+
+/* ---- read-write mounts only: close, sync and release reach the inbox -------------------------- */
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (kx_ino_in_inbox(ino))
+		kx_inbox_flush(req, ino);
+	else
+		fuse_reply_err(req, 0); /* the tree: nothing to flush, answered at once */
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	if (kx_ino_in_inbox(ino))
+		kx_inbox_fsync(req, ino, datasync);
+	else
+		fuse_reply_err(req, 0);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	/* only handles from CREATE (the inbox) are ever released: OPEN is off */
+	if (kx_ino_in_inbox(ino))
+		kx_inbox_release(req, ino);
+	else
+		fuse_reply_err(req, 0);
 }
 
 /*
  * Left out on purpose, so that the kernel's first ENOSYS turns them off for the connection:
  * access (no permission model beyond the modes; default_permissions checks those in the kernel),
- * flush (see the file comment), fsync/fsyncdir (nothing is ever dirty), release/releasedir (never
- * sent once OPEN/OPENDIR are off), locks (local to the kernel).
+ * flush, fsync and release on read-only mounts (see the file comment; nothing is ever dirty, and
+ * RELEASE is never sent once OPEN is off), fsyncdir, releasedir (never sent once OPENDIR is off),
+ * locks (local to the kernel).
  */
 static const struct fuse_lowlevel_ops ops = {
 	.init = op_init,
@@ -614,7 +720,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.mknod = op_mknod,
 	.mkdir = op_mkdir,
 	.unlink = op_unlink,
-	.rmdir = op_unlink,
+	.rmdir = op_rmdir,
 	.symlink = op_symlink,
 	.rename = op_rename,
 	.link = op_link,
@@ -627,13 +733,22 @@ static const struct fuse_lowlevel_ops ops = {
 };
 
 /*
- * Note for the inbox (issue 4): its files are created with CREATE (which returns a real file
- * handle), so the no-open choice above does not stand in its way. Rejecting a manifest at close()
- * needs FLUSH: registering .flush turns FLUSH back on for every file of the mount (one round trip
- * per close outside /inbox, answered at once); that is the price, and the place to pay it.
+ * The inbox: its files are created with CREATE (which returns a real file handle), and files
+ * opened again without OPEN are found by inode number, so the no-open choice above does not stand
+ * in its way. Rejecting a manifest at close() needs FLUSH: registering .flush turns FLUSH back on
+ * for every file of the mount (one round trip per close outside /inbox, answered at once) — so
+ * only -o rw mounts register it, and read-only mounts keep `noflush` for every file.
  */
-const void *kx_fs_ops(size_t *ret_size)
+static struct fuse_lowlevel_ops rw_ops;
+
+const void *kx_fs_ops(bool rw, size_t *ret_size)
 {
 	*ret_size = sizeof(ops);
-	return &ops;
+	if (!rw)
+		return &ops;
+	rw_ops = ops;
+	rw_ops.flush = op_flush;
+	rw_ops.fsync = op_fsync;
+	rw_ops.release = op_release;
+	return &rw_ops;
 }

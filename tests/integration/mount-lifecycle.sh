@@ -92,7 +92,8 @@ mount_fg "$store" "$mnt" -o rw
 check "-o rw mounts read-write" bash -c "grep ' $mnt ' /proc/mounts | grep -q ' rw,'"
 writes "$mnt" rw
 erofs "[rw] write(2) on a file opened O_WRONLY" bash -c "exec 3<>'$mnt/README'; echo x >&3"
-check "after all that the tree still equals the export" diff -r -q "$mnt" "$work/export"
+check "after all that the tree still equals the export (and /inbox is all that -o rw adds)" diff -r -q -x inbox "$mnt" "$work/export"
+check "-o rw lists inbox/ in the root" test -d "$mnt/inbox/.accepted"
 
 # ---- two mounts of one store ------------------------------------------------------------------
 mkdir -p "$work/mnt2"

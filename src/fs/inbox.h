@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inbox of a read-write mount (SPEC §4, docs/inbox.md): the FUSE operations on /inbox, its
+ * receipt directories .accepted/ and .rejected/ and their files, which ops.c hands over whenever
+ * an inode number (or a parent's) is the inbox's. Private to src/fs, and with FUSE types: only
+ * the .c files of src/fs include it.
+ *
+ * Inode numbers of the inbox are the daemon's own, type 16 (KX_NODE__FS) in the tree's encoding:
+ * KX_INO_INBOX | 0, 1, 2 for /inbox, /inbox/.accepted, /inbox/.rejected, and a counter from 16 up
+ * for files — one number per file the daemon has seen under a name, never reused while mounted.
+ */
+#ifndef KX_FS_INBOX_H
+#define KX_FS_INBOX_H
+
+#include "fs.h"
+
+#include <fuse_lowlevel.h>
+
+#define KX_INO_INBOX ((uint64_t)KX_NODE__FS << 59)
+
+static inline bool kx_ino_in_inbox(uint64_t ino)
+{
+	return (ino >> 59) >= KX_NODE__FS;
+}
+
+/*
+ * Set up STORE/inbox (created 0755 with .accepted/ and .rejected/ when missing; leftovers of an
+ * interrupted receipt removed) and the daemon's table of inbox files. 0 or -errno, with a message
+ * in *ret_err (malloc'd).
+ */
+int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err);
+void kx_inbox_close(struct kx_fs *fs);
+
+/* The entry of /inbox itself, for LOOKUP and READDIRPLUS of the root. */
+void kx_inbox_root_entry(struct kx_fs *fs, struct fuse_entry_param *e);
+
+/* Operations; each replies to req. Inode arguments are the inbox's (kx_ino_in_inbox). */
+void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void kx_inbox_forget(struct kx_fs *fs, fuse_ino_t ino, uint64_t nlookup);
+void kx_inbox_getattr(fuse_req_t req, fuse_ino_t ino);
+void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, int to_set);
+void kx_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
+void kx_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off);
+void kx_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi);
+void kx_inbox_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void kx_inbox_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		     const char *newname, unsigned int flags);
+void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus);
+void kx_inbox_flush(fuse_req_t req, fuse_ino_t ino);
+void kx_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync);
+void kx_inbox_release(fuse_req_t req, fuse_ino_t ino);
+void kx_inbox_statfs(fuse_req_t req, fuse_ino_t ino);
+
+#endif

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `kindexfs -o spool=DIR`: the spool entrance of SPEC §4 served by the daemon, for hosts that only
+ * produce results and cannot write to the store while it is mounted (the daemon is its one
+ * writer). A thread of its own watches DIR/new (maildir-style: producers write DIR/tmp/NAME and
+ * rename it to DIR/new/NAME) with the very code `kindex watch` runs — kx_spool_open, kx_spool_fd
+ * and kx_spool_process from src/spool — over the daemon's store and tree, so both accept and
+ * refuse the same files with the same receipts. After a round that accepted something it tells
+ * the notifier (kx_fs_changed), which updates the mounted tree like an inbox commit does.
+ *
+ * The thread polls the spool's inotify descriptor and a pipe that kx_spooler_stop writes to, and
+ * looks at DIR/new every few seconds regardless (an event lost to an overflow costs a delay, not
+ * a file). Stopping waits for the file being ingested, never interrupts it.
+ *
+ * The spool is opened afresh for every round: kx_spool_process lists new/ through a dup() of a
+ * descriptor it keeps, which shares that descriptor's offset, so a second listing through the
+ * same spool starts at the end of the first and sees nothing. A new spool (and watch) per round
+ * reads the whole directory each time; a file that arrives meanwhile is seen by the listing or
+ * wakes the new watch.
+ */
+#include "fs.h"
+
+#include "kx/spool.h"
+
+#include <fuse_lowlevel.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RESCAN_MS 5000
+
+struct kx_spooler {
+	struct kx_fs *fs;
+	struct kx_spool *sp;
+	char *dir;
+	int stop[2];
+	pthread_t thread;
+};
+
+/* The log lines of a round (one per file) to the daemon's log: failures always, the rest with -d. */
+static void forward(struct kx_spooler *s, char *lines)
+{
+	char *save = NULL;
+	for (char *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, "cannot ", 7) == 0)
+			kx_fs_log_error("spool %s: %s", s->dir, l);
+		else
+			kx_fs_log_debug(s->fs, "spool %s: %s", s->dir, l);
+	}
+}
+
+static void *spooler_main(void *arg)
+{
+	struct kx_spooler *s = arg;
+	struct kx_fs *fs = s->fs;
+	struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true };
+	for (bool first = true;; first = false) {
+		if (!first) {
+			struct kx_spool *fresh = NULL;
+			char *err = NULL;
+			if (kx_spool_open(s->dir, &fresh, &err) == 0) {
+				kx_spool_close(s->sp);
+				s->sp = fresh;
+			} else {
+				kx_fs_log_error("%s", err ? err : "cannot open the spool again");
+			}
+			free(err);
+		}
+		struct kx_spool_counts c = { 0 };
+		char *log = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&log, &len);
+		int r = kx_spool_process(s->sp, fs->store, fs->tree, &o, &c, f);
+		if (f)
+			fclose(f);
+		if (log)
+			forward(s, log);
+		free(log);
+		if (r < 0)
+			kx_fs_log_error("cannot read spool %s: %s", s->dir, strerror(-r));
+		if (c.accepted)
+			kx_fs_changed(fs, NULL, 0); /* the spool does not say which runs: found from generations */
+		struct pollfd p[2] = { { .fd = kx_spool_fd(s->sp), .events = POLLIN },
+				       { .fd = s->stop[0], .events = POLLIN } };
+		if (poll(p, 2, RESCAN_MS) < 0 && errno != EINTR) {
+			kx_fs_log_error("spool %s: poll: %s", s->dir, strerror(errno));
+			break;
+		}
+		if (p[1].revents)
+			break;
+	}
+	return NULL;
+}
+
+int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err)
+{
+	struct kx_spooler *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fs = fs;
+	s->stop[0] = s->stop[1] = -1;
+	int r = kx_spool_open(dir, &s->sp, ret_err);
+	if (r == 0 && !(s->dir = strdup(dir)))
+		r = -ENOMEM;
+	if (r == 0 && pipe2(s->stop, O_CLOEXEC) < 0)
+		r = -errno;
+	if (r == 0 && (r = -pthread_create(&s->thread, NULL, spooler_main, s)) == 0) {
+		fs->spooler = s;
+		return 0;
+	}
+	if (ret_err && !*ret_err && asprintf(ret_err, "cannot watch spool '%s': %s", dir, strerror(-r)) < 0)
+		*ret_err = NULL;
+	kx_spool_close(s->sp);
+	if (s->stop[0] >= 0) {
+		close(s->stop[0]);
+		close(s->stop[1]);
+	}
+	free(s->dir);
+	free(s);
+	return r;
+}
+
+void kx_spooler_stop(struct kx_fs *fs)
+{
+	struct kx_spooler *s = fs->spooler;
+	if (!s)
+		return;
+	if (write(s->stop[1], "x", 1) < 0)
+		kx_fs_log_error("cannot stop the spool thread: %s", strerror(errno));
+	pthread_join(s->thread, NULL);
+	kx_spool_close(s->sp);
+	close(s->stop[0]);
+	close(s->stop[1]);
+	free(s->dir);
+	free(s);
+	fs->spooler = NULL;
+}

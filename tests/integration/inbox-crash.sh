@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Crash safety of the inbox (issue 4, item 6): two writers drop 10,000 manifests with cp, one file
+# per cp, while the daemon is killed with SIGKILL at random moments, 20 times, and mounted again
+# each time (the dead mount is detached lazily); a last round finishes the drop. Then:
+#   - every file whose cp exited 0 is in the index: `kindex ingest` of all of them adds nothing;
+#   - every file that has an accepted receipt is in the index too, and no run is partial:
+#     `kindex verify` is clean;
+#   - every other file is still in the inbox or was decided (a receipt in .accepted/ or
+#     .rejected/) — none vanished; and since every manifest was valid, none was rejected: a file
+#     cut short by a crash stays in the inbox, undecided, for its writer to deal with.
+#
+# Environment: KX_CRASH_FILES (default 10000), KX_CRASH_KILLS (default 20).
+. "$(dirname "$0")/mount-lib.sh"
+. "$(dirname "$0")/inbox-lib.sh"
+
+files=${KX_CRASH_FILES:-10000}
+kills=${KX_CRASH_KILLS:-20}
+writers=2
+store="$work/store"
+mnt="$work/mnt"
+in="$mnt/inbox"
+m="$work/m"
+"$KINDEX" -q --store "$store" init || die "kindex init failed"
+gen "$files" "$m"
+ls "$m" >"$work/all"
+for ((w = 0; w < writers; w++)); do
+	awk -v w=$w -v n=$writers 'NR % n == w' "$work/all" >"$work/list.$w"
+	echo 0 >"$work/pos.$w"
+	: >"$work/ok.$w"
+	: >"$work/failed.$w"
+	: >"$work/unborn.$w"
+done
+
+# writer ID: copies its share from where it stopped, one cp per file; stops at the first failure
+# (the daemon is gone), leaving that file to whatever the crash made of it
+writer() {
+	local id=$1 i name
+	local -a names
+	mapfile -t names <"$work/list.$id"
+	i=$(cat "$work/pos.$id")
+	while [ "$i" -lt "${#names[@]}" ]; do
+		name=${names[$i]}
+		i=$((i + 1))
+		echo "$i" >"$work/pos.$id"
+		if cp "$m/$name" "$in/$name" 2>"$work/err.$id"; then
+			echo "$name" >>"$work/ok.$id"
+		else
+			echo "$name" >>"$work/failed.$id"
+			# cp that could not even stat the inbox or create the file never dropped anything
+			if grep -q "cannot stat\|cannot create" "$work/err.$id"; then
+				echo "$name" >>"$work/unborn.$id"
+			fi
+			return 1
+		fi
+	done
+}
+
+remaining() {
+	local w left=0
+	for ((w = 0; w < writers; w++)); do
+		left=$((left + $(wc -l <"$work/list.$w") - $(cat "$work/pos.$w")))
+	done
+	echo $left
+}
+
+t0=$SECONDS
+killed=0
+for ((round = 1; round <= kills; round++)); do
+	[ "$(remaining)" -gt 0 ] || break
+	mount_fg "$store" "$mnt" -o rw
+	wpids=()
+	for ((w = 0; w < writers; w++)); do
+		writer $w &
+		wpids+=($!)
+	done
+	ms=$((RANDOM % 1500 + 200))
+	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+	kill -KILL "$daemon"
+	wait "$daemon" 2>/dev/null
+	killed=$((killed + 1))
+	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
+	wait "${wpids[@]}" 2>/dev/null
+	echo "# round $round: killed after $ms ms, $(remaining) files to go"
+done
+check "the daemon was killed $killed times during the drop" [ "$killed" = "$kills" ]
+mount_fg "$store" "$mnt" -o rw
+for ((w = 0; w < writers; w++)); do
+	writer $w &
+	wpids+=($!)
+done
+wait "${wpids[@]}"
+check "the last round finished the drop ($(remaining) left)" [ "$(remaining)" = 0 ]
+unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
+echo "# $files files, $kills kills: $((SECONDS - t0)) s"
+
+cat "$work"/ok.* | sort >"$work/ok"
+cat "$work"/failed.* | sort >"$work/failed"
+cat "$work"/unborn.* | sort >"$work/unborn"
+ok=$(wc -l <"$work/ok")
+failed=$(wc -l <"$work/failed")
+check "every file was tried: $ok copies succeeded, $failed failed with the daemon" [ $((ok + failed)) = "$files" ]
+check "some copies were cut by a kill ($(wc -l <"$work/unborn") of them before the file was created)" \
+	[ "$failed" -gt "$(wc -l <"$work/unborn")" ]
+
+"$KINDEX" --store "$store" verify >"$work/verify" 2>&1
+check "kindex verify is clean ($(tail -1 "$work/verify"))" [ $? = 0 ]
+
+# every copy that succeeded is in the index: ingesting them all again adds nothing
+mkdir "$work/okfiles"
+(cd "$m" && xargs -a "$work/ok" ln -t "$work/okfiles")
+"$KINDEX" --store "$store" ingest "$work/okfiles" >"$work/again" 2>&1
+check "every file whose cp succeeded is in the index ($(tail -1 "$work/again"))" \
+	grep -q "^$ok files: $ok accepted (0 runs added, $ok already present), 0 refused" "$work/again"
+
+# and each has its receipt, and is gone from the inbox
+inbox="$store/inbox"
+ls -A "$inbox" | grep -v '^\.accepted$\|^\.rejected$' | sort >"$work/left"
+ls "$inbox/.accepted" | sed 's/\.[0-9]*$//' | sort -u >"$work/acc"
+ls "$inbox/.rejected" | sort >"$work/rej"
+check "every successful copy has its receipt in .accepted/" bash -c "[ -z \"\$(comm -23 '$work/ok' '$work/acc')\" ]"
+check "and none of them is still in the inbox" bash -c "[ -z \"\$(comm -12 '$work/ok' '$work/left')\" ]"
+check "no receipt is partial (each starts 'accepted NAME')" bash -c "
+	cd '$inbox/.accepted' && for r in *; do head -1 \"\$r\" | grep -q '^accepted ' || { echo \"# \$r\"; exit 1; }; done"
+
+# the others: still in the inbox, or decided — never vanished (a cp that failed to create its
+# file may have created it or not: the daemon can die before or after the create)
+comm -23 "$work/failed" "$work/acc" | comm -23 - "$work/left" | comm -23 - "$work/unborn" >"$work/vanished"
+check "no file vanished: each failed copy is in the inbox or accepted ($(wc -l <"$work/left") left in the inbox)" \
+	[ ! -s "$work/vanished" ]
+head -5 "$work/vanished" | sed 's/^/# vanished: /'
+check "no valid manifest was rejected (a cut file stays undecided)" [ ! -s "$work/rej" ]
+check "nothing in the inbox but files whose copy failed" bash -c "[ -z \"\$(comm -23 '$work/left' '$work/failed')\" ]"
+
+# accepted without the writer knowing (killed between the commit and the reply): in the index too
+comm -23 "$work/acc" "$work/ok" >"$work/acc-only"
+if [ -s "$work/acc-only" ]; then
+	mkdir "$work/acconly"
+	(cd "$m" && xargs -a "$work/acc-only" ln -t "$work/acconly")
+	n=$(wc -l <"$work/acc-only")
+	"$KINDEX" --store "$store" ingest "$work/acconly" >"$work/again2" 2>&1
+	check "the $n files accepted while their cp failed are in the index too" \
+		grep -q "^$n files: $n accepted (0 runs added, $n already present)" "$work/again2"
+fi
+finish
