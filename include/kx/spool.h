@@ -8,7 +8,11 @@
  * then moved to DIR/accepted/NAME with DIR/accepted/NAME.receipt (the path of each run), or to
  * DIR/rejected/NAME with DIR/rejected/NAME.error (every problem). A crash between the commit and
  * the move leaves the file in new/; processing it again finds its runs already present. A name
- * already taken in accepted/ or rejected/ gets a ".1", ".2" … suffix: nothing is overwritten.
+ * already taken in accepted/ or rejected/ (by a file or by its receipt) gets a ".1", ".2" …
+ * suffix: nothing is overwritten; a name too long to take the receipt's suffix within NAME_MAX is
+ * cut, with "~" and 8 hex digits of its hash, for both the file and its receipt. Names starting
+ * with "." are skipped; anything in new/ that is not a regular file (a directory, a symbolic link,
+ * a FIFO) is rejected with rule "type".
  *
  * Thread safety: a spool is used by one thread; the store and tree it is given are thread-safe.
  */

@@ -22,7 +22,7 @@
 
 #include "kx/manifest.h"
 
-#define KX_STORE_SCHEMA 1
+#define KX_STORE_SCHEMA 2
 #define KX_NAME_MAX 136 /* slugs and names stored in records, NUL included */
 
 struct kx_store;
@@ -137,6 +137,14 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
  * Iteration: a callback per item, stop early by returning non-zero (that value is returned).
  * Negative errno on store errors.
  */
+
+/*
+ * The runs stored while document `doc` — their workload or implementation — was not (a published
+ * record may carry only the digest): when `doc` arrives, exactly these runs gain a file. In digest
+ * order; an index, so the cost is the number of such runs, not the size of the store.
+ */
+int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
+			  void *ctx);
 
 /* The runs of a group in rank order: ranked ones first (best first), then unranked. */
 typedef int (*kx_group_run_fn)(void *ctx, const struct kx_digest *run, bool ranked);

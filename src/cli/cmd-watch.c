@@ -24,10 +24,16 @@ static void on_signal(int sig)
 int cmd_watch(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
-			    "Maildir-style spool: write DIR/tmp/NAME, then rename it to DIR/new/NAME. Each file is\n"
-			    "ingested (the store's log synced) and moved to DIR/accepted/NAME with NAME.receipt listing\n"
-			    "each run's path, or to DIR/rejected/NAME with NAME.error listing every problem.\n"
-			    "  --once   decide the files now in new/ and exit (status 1 if any was rejected)\n");
+			    "Maildir-style spool: write DIR/tmp/NAME, then rename it to DIR/new/NAME (names starting\n"
+			    "with '.' are skipped). Each file is one decision, in name order: ingested (the store's log\n"
+			    "synced) and moved to DIR/accepted/NAME with NAME.receipt listing each run's path, or to\n"
+			    "DIR/rejected/NAME with NAME.error listing every problem; a taken NAME gets .1, .2 ...\n"
+			    "DIR and its four subdirectories are made when missing. One line per file on stdout.\n"
+			    "\n"
+			    "options:\n"
+			    "  --once   decide the files now in new/ and exit: status 0, 1 if any was rejected,\n"
+			    "           4 if any could not be decided (left in new/)\n"
+			    "Without --once it runs until SIGINT or SIGTERM, then exits 0.\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	bool once = false;
@@ -82,7 +88,9 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 			break;
 		}
 	}
-	if (status == EXIT_OK && (c.rejected || c.failed))
+	/* --once reports on the files it decided; a watcher stopped by a signal stopped cleanly (a
+	 * file it rejected is an outcome, recorded in rejected/, not a failure of the watcher) */
+	if (once && status == EXIT_OK && (c.rejected || c.failed))
 		status = c.failed ? EXIT_IO : EXIT_REFUSED;
 	if (!cli->quiet && once)
 		fprintf(stderr, "%zu accepted, %zu rejected%s\n", c.accepted, c.rejected, c.failed ? ", some left in new/" : "");

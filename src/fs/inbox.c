@@ -6,17 +6,21 @@
  * or when it is renamed to a final name (RENAME; rsync and editors write a temporary name first):
  * the whole file goes through kx_ingest_bytes with the WAL synced, then
  *
- *   accepted   .accepted/<name> (kx_receipt_accepted) is written — temp, fsync, rename, fsync of
- *              the directory — inbox/<name> is unlinked, the tree is told (kx_fs_changed); the
- *              close or rename answers 0;
+ *   accepted   .accepted/<name> (kx_receipt_accepted) is written — temporary name, then rename —
+ *              inbox/<name> is unlinked, the tree is told (kx_fs_changed); the close or rename
+ *              answers 0;
  *   rejected   .rejected/<name>.error (kx_receipt_rejected) is written the same way, then the file
  *              is renamed byte for byte to .rejected/<name>; FLUSH answers EINVAL so that close()
  *              fails, RENAME answers 0 (the receipt is the record);
  *   failed     (the store could not commit) EIO; the file stays in the inbox.
  *
- * Crash safety is in the order: the commit is durable before any receipt or unlink, a receipt is
- * in place before the file leaves, and a rejected file is moved (one rename), never copied. A
- * crash anywhere leaves the file in the inbox or decided, never gone. A file left in the inbox is
+ * Crash safety is in the order: the commit is durable (its WAL synced) before any receipt or
+ * unlink, a receipt is in place before the file leaves, and a rejected file is moved (one rename),
+ * never copied. A crash of the daemon anywhere leaves the file in the inbox or decided, never
+ * gone. Receipts and the inbox's directories are made durable in batches by a thread of their
+ * own (one syncfs at most every SYNC_DELAY_MS), off the path of the reply: a power loss can lose
+ * the last fraction of a second of receipts and inbox changes, never a run whose close() or
+ * rename() returned 0 (docs/inbox.md, "Durability"). A file left in the inbox is
  * not decided again by itself: the daemon cannot tell a complete file from one whose writer died
  * (a JSON Lines file cut at a line boundary is valid, and would be accepted short).
  *
@@ -65,6 +69,7 @@
 #define GHOSTS_MAX 256
 #define BUCKETS 4096
 #define TMP_PREFIX ".kx-" /* receipts being written; hidden, and removed at mount */
+#define SYNC_DELAY_MS 50   /* receipts wait at most this long for the batch that syncs them */
 
 enum { D_INBOX, D_ACCEPTED, D_REJECTED, D__N };
 static const char *const dir_names[D__N] = { ".", ".accepted", ".rejected" };
@@ -116,6 +121,12 @@ struct kx_inbox {
 	size_t nghosts;
 	atomic_ulong tmp_counter;
 	bool root; /* the daemon runs as root: new files belong to their creator */
+	/* the syncer: receipts and directory changes made durable in batches */
+	pthread_t syncer;
+	pthread_mutex_t sync_lock;
+	pthread_cond_t sync_wake;
+	bool sync_pending, sync_stop, syncer_started;
+	uint64_t syncs;
 };
 
 static struct kx_inbox *ib_of(fuse_req_t req)
@@ -461,7 +472,7 @@ static int rename_noreplace(int olddir, const char *old, int newdir, const char 
 	return 0;
 }
 
-/* Write `data` to a new hidden file in dir and fsync it; its name in tmp. */
+/* Write `data` to a new hidden file in dir; its name in tmp. Durable with the syncer's next batch. */
 static int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, char tmp[64])
 {
 	snprintf(tmp, 64, TMP_PREFIX "%d-%lu.tmp", (int)getpid(), atomic_fetch_add(&ib->tmp_counter, 1));
@@ -476,12 +487,65 @@ static int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, ch
 		else if (w > 0)
 			done += (size_t)w;
 	}
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
 	close(fd);
 	if (r < 0)
 		unlinkat(ib->d[dir].fd, tmp, 0);
 	return r;
+}
+
+/* ---- the syncer ----------------------------------------------------------------------------- */
+
+/*
+ * One syncfs per batch: the receipts, the moves and unlinks in the inbox, and the bytes of files
+ * being written, all at once. syncfs rather than an fsync per receipt and directory: those cost a
+ * disk round trip each (two per decision, more than the decision itself) and would order nothing
+ * the commit's own WAL sync has not already made safe.
+ */
+static void *syncer_main(void *arg)
+{
+	struct kx_inbox *ib = arg;
+	pthread_mutex_lock(&ib->sync_lock);
+	for (;;) {
+		while (!ib->sync_pending && !ib->sync_stop)
+			pthread_cond_wait(&ib->sync_wake, &ib->sync_lock);
+		if (!ib->sync_pending)
+			break; /* stopping, nothing left to sync */
+		if (!ib->sync_stop) {
+			/* let the batch fill: decisions arriving meanwhile share this sync */
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_nsec += SYNC_DELAY_MS * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			while (!ib->sync_stop && pthread_cond_timedwait(&ib->sync_wake, &ib->sync_lock, &until) == 0)
+				;
+		}
+		ib->sync_pending = false;
+		pthread_mutex_unlock(&ib->sync_lock);
+		if (syncfs(ib->d[D_INBOX].fd) < 0)
+			kx_fs_log_error("cannot sync the inbox's file system: %s", strerror(errno));
+		pthread_mutex_lock(&ib->sync_lock);
+		ib->syncs++;
+	}
+	pthread_mutex_unlock(&ib->sync_lock);
+	return NULL;
+}
+
+/* A receipt or a move to make durable with the next batch (at once where there is no syncer). */
+static void sync_soon(struct kx_inbox *ib)
+{
+	if (!ib->syncer_started) {
+		syncfs(ib->d[D_INBOX].fd);
+		return;
+	}
+	pthread_mutex_lock(&ib->sync_lock);
+	if (!ib->sync_pending) {
+		ib->sync_pending = true;
+		pthread_cond_signal(&ib->sync_wake);
+	}
+	pthread_mutex_unlock(&ib->sync_lock);
 }
 
 /* ---- the decision --------------------------------------------------------------------------- */
@@ -552,11 +616,9 @@ static int accept_file(struct kx_inbox *ib, struct ient *e, const char *name, pi
 		unlinkat(ib->d[D_ACCEPTED].fd, tmp, 0);
 	}
 	pthread_mutex_unlock(&ib->lock);
-	if (r < 0)
-		return r;
-	if (fsync(ib->d[D_ACCEPTED].fd) < 0)
-		kx_fs_log_error("cannot sync inbox/.accepted: %s", strerror(errno));
-	return 0;
+	if (r == 0)
+		sync_soon(ib);
+	return r;
 }
 
 /* rejected: .rejected/<name>.error in place (durably), then the file itself moved beside it */
@@ -601,11 +663,9 @@ static int reject_file(struct kx_inbox *ib, struct ient *e, const char *name, pi
 		unlinkat(rd, tmp, 0);
 	}
 	pthread_mutex_unlock(&ib->lock);
-	if (r < 0)
-		return r;
-	if (fsync(rd) < 0)
-		kx_fs_log_error("cannot sync inbox/.rejected: %s", strerror(errno));
-	return 0;
+	if (r == 0)
+		sync_soon(ib);
+	return r;
 }
 
 /*
@@ -739,6 +799,12 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 	for (int i = 0; i < D__N; i++)
 		ib->d[i].fd = -1;
 	pthread_mutex_init(&ib->lock, NULL);
+	pthread_mutex_init(&ib->sync_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ib->sync_wake, &ca);
+	pthread_condattr_destroy(&ca);
 	ib->fs = fs;
 	ib->next_ino = FIRST_FILE;
 	ib->root = geteuid() == 0;
@@ -756,6 +822,10 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 		else
 			remove_leftovers(ib->d[i].fd);
 	}
+	if (r == 0) {
+		r = -pthread_create(&ib->syncer, NULL, syncer_main, ib);
+		ib->syncer_started = r == 0;
+	}
 	if (r < 0) {
 		if (ret_err && asprintf(ret_err, "cannot set up the inbox '%s': %s", path, strerror(-r)) < 0)
 			*ret_err = NULL;
@@ -772,6 +842,14 @@ void kx_inbox_close(struct kx_fs *fs)
 	struct kx_inbox *ib = fs->inbox;
 	if (!ib)
 		return;
+	if (ib->syncer_started) {
+		/* the last batch is synced before the store closes: an unmount loses no receipt */
+		pthread_mutex_lock(&ib->sync_lock);
+		ib->sync_stop = true;
+		pthread_cond_signal(&ib->sync_wake);
+		pthread_mutex_unlock(&ib->sync_lock);
+		pthread_join(ib->syncer, NULL);
+	}
 	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct ient *e = ib->by_ino[b], *n; e; e = n) {
 			n = e->ino_next;
@@ -781,6 +859,8 @@ void kx_inbox_close(struct kx_fs *fs)
 		if (ib->d[i].fd >= 0)
 			close(ib->d[i].fd);
 	pthread_mutex_destroy(&ib->lock);
+	pthread_mutex_destroy(&ib->sync_lock);
+	pthread_cond_destroy(&ib->sync_wake);
 	free(ib);
 	fs->inbox = NULL;
 }

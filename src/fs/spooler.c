@@ -12,11 +12,9 @@
  * looks at DIR/new every few seconds regardless (an event lost to an overflow costs a delay, not
  * a file). Stopping waits for the file being ingested, never interrupts it.
  *
- * The spool is opened afresh for every round: kx_spool_process lists new/ through a dup() of a
- * descriptor it keeps, which shares that descriptor's offset, so a second listing through the
- * same spool starts at the end of the first and sees nothing. A new spool (and watch) per round
- * reads the whole directory each time; a file that arrives meanwhile is seen by the listing or
- * wakes the new watch.
+ * The spool is opened afresh for every round, so a spool directory removed and made again behind
+ * the daemon's back is watched again (its inotify watch would otherwise point at the removed
+ * directory); a file that arrives meanwhile is seen by the listing or wakes the new watch.
  */
 #include "fs.h"
 

@@ -9,6 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,21 +131,61 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Move new/NAME to dir/NAME (or NAME.1 …), then write its receipt beside it. */
-static int file_away(struct kx_spool *sp, int dest, const char *name, const char *suffix,
-		     const struct kx_buf *receipt, char *final, size_t cap)
+/* FNV-1a, 32 bits, as src/fs/names.c: tells apart long names cut to the same prefix */
+static uint32_t fnv1a(const char *s)
 {
-	snprintf(final, cap, "%s", name);
-	for (unsigned k = 1; faccessat(sp->dfd[dest], final, F_OK, AT_SYMLINK_NOFOLLOW) == 0; k++) {
+	uint32_t h = 2166136261u;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * The k-th name for NAME in accepted/ or rejected/ with room for `reserve` more bytes (the
+ * receipt's suffix): NAME, NAME.1, NAME.2 …, and when that would pass NAME_MAX, NAME cut at a
+ * character boundary + "~" + 8 hex digits of its hash (the rule of the inbox, src/fs/names.c).
+ */
+static void dest_name(const char *name, unsigned k, size_t reserve, char out[NAME_MAX + 1])
+{
+	char kpart[16] = "";
+	if (k)
+		snprintf(kpart, sizeof(kpart), ".%u", k);
+	size_t len = strlen(name), klen = strlen(kpart);
+	if (len + klen + reserve <= NAME_MAX) {
+		snprintf(out, NAME_MAX + 1, "%s%s", name, kpart);
+		return;
+	}
+	size_t cut = NAME_MAX - reserve - klen - 9;
+	while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
+		cut--;
+	snprintf(out, NAME_MAX + 1, "%.*s~%08x%s", (int)cut, name, (unsigned)fnv1a(name), kpart);
+}
+
+static bool taken(int dfd, const char *name)
+{
+	return faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+}
+
+/* Move new/NAME to dir/NAME (or NAME.1 …), its receipt NAME.receipt or NAME.error beside it. */
+static int file_away(struct kx_spool *sp, int dest, const char *name, const char *suffix,
+		     const struct kx_buf *receipt, char final[NAME_MAX + 1])
+{
+	char rname[NAME_MAX + 1], tmpname[64];
+	int dfd = sp->dfd[dest];
+	/* neither the file's name nor its receipt's may be taken: nothing is overwritten */
+	for (unsigned k = 0;; k++) {
 		if (k > 100000)
 			return -EEXIST;
-		snprintf(final, cap, "%s.%u", name, k);
+		dest_name(name, k, strlen(suffix), final);
+		snprintf(rname, sizeof(rname), "%s%s", final, suffix);
+		if (!taken(dfd, final) && !taken(dfd, rname))
+			break;
 	}
 	/* the receipt first, under a temporary name: its presence says the move is coming */
-	char rname[1100], tmpname[1120];
-	snprintf(rname, sizeof(rname), "%s%s", final, suffix);
-	snprintf(tmpname, sizeof(tmpname), ".%s.tmp", rname);
-	int fd = openat(sp->dfd[dest], tmpname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	snprintf(tmpname, sizeof(tmpname), ".kx-%d.tmp", (int)getpid());
+	int fd = openat(dfd, tmpname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	ssize_t w = write(fd, receipt->ptr ? receipt->ptr : "", receipt->len);
@@ -150,12 +193,14 @@ static int file_away(struct kx_spool *sp, int dest, const char *name, const char
 	if (fsync(fd) < 0 && !r)
 		r = -errno;
 	close(fd);
-	if (r == 0 && renameat(sp->dfd[dest], tmpname, sp->dfd[dest], rname) < 0)
+	if (r == 0 && renameat(dfd, tmpname, dfd, rname) < 0)
 		r = -errno;
-	if (r == 0 && renameat(sp->dfd[D_NEW], name, sp->dfd[dest], final) < 0)
+	if (r < 0)
+		unlinkat(dfd, tmpname, 0);
+	if (r == 0 && renameat(sp->dfd[D_NEW], name, dfd, final) < 0)
 		r = -errno;
 	if (r == 0)
-		fsync(sp->dfd[dest]);
+		fsync(dfd);
 	return r;
 }
 
@@ -170,7 +215,9 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		     const struct kx_ingest_opts *opts, struct kx_spool_counts *counts, FILE *log)
 {
 	drain(sp);
-	int dfd = dup(sp->dfd[D_NEW]);
+	/* a descriptor of its own: a dup() would share the offset, and every listing after the first
+	 * would start where the last one ended — at the end, seeing nothing */
+	int dfd = openat(sp->dfd[D_NEW], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d) {
 		if (dfd >= 0)
@@ -211,11 +258,13 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		struct kx_problems p;
 		kx_problems_init(&p);
 		kx_buf_reset(&receipt);
-		char final[1024];
-		int fd = openat(sp->dfd[D_NEW], name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		char final[NAME_MAX + 1];
+		/* O_NONBLOCK: a FIFO must not hang the watcher; O_NOFOLLOW: a symbolic link is refused
+		 * (ELOOP) like anything else that is not a regular file, not retried forever */
+		int fd = openat(sp->dfd[D_NEW], name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		struct stat st;
 		int rr = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
-		if (rr == 0 && !S_ISREG(st.st_mode))
+		if (rr == -ELOOP || (rr == 0 && !S_ISREG(st.st_mode)))
 			rr = -EISDIR;
 		if (fd >= 0)
 			close(fd);
@@ -236,7 +285,7 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		}
 		if (rr == 0) {
 			kx_receipt_accepted(t, name, &res, &receipt);
-			rr = file_away(sp, D_ACCEPTED, name, ".receipt", &receipt, final, sizeof(final));
+			rr = file_away(sp, D_ACCEPTED, name, ".receipt", &receipt, final);
 			if (rr == 0) {
 				counts->accepted++;
 				counts->generation = res.generation ? res.generation : counts->generation;
@@ -245,7 +294,7 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 			}
 		} else if (rr == -EINVAL) {
 			kx_receipt_rejected(name, &p, &receipt);
-			rr = file_away(sp, D_REJECTED, name, ".error", &receipt, final, sizeof(final));
+			rr = file_away(sp, D_REJECTED, name, ".error", &receipt, final);
 			if (rr == 0) {
 				counts->rejected++;
 				if (log)

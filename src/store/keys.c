@@ -92,6 +92,14 @@ int key_tree(struct key *k, const struct kx_group_rec *g)
 	return append(k, g->workload.b, 32);
 }
 
+void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run)
+{
+	k->b[0] = T_WAIT;
+	memcpy(k->b + 1, doc->b, 32);
+	memcpy(k->b + 33, run->b, 32);
+	k->len = WAIT_KEY_LEN;
+}
+
 int key_mtime(struct key *k, const char *path)
 {
 	k->b[0] = T_MTIME;

@@ -12,6 +12,8 @@
  *   'S' source '\0' externalId         run digest[32]
  *   'T' kernel '\0' pass '\0' gpu '\0' workload-slug '\0' workload[32]   group key[32] cut[1]
  *   'M' directory path                 i64 mtime (ns)
+ *   'W' document[32] run[32]           "" — a run stored while its workload or implementation
+ *                                      document was missing (kx_store_each_waiting)
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is
@@ -40,7 +42,10 @@ enum {
 	T_SOURCE = 'S',
 	T_TREE = 'T',
 	T_MTIME = 'M',
+	T_WAIT = 'W',
 };
+
+#define WAIT_KEY_LEN (1 + 32 + 32)
 
 #define INDEX_KEY_LEN (1 + 32 + 1 + 8 + 8 + 32)
 
@@ -55,6 +60,7 @@ void key_index(struct key *k, const struct kx_run_rec *run);
 int key_source(struct key *k, const char *source, const char *external_id);
 int key_tree(struct key *k, const struct kx_group_rec *g);
 int key_mtime(struct key *k, const char *path);
+void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run);
 
 void put_u64(unsigned char *p, uint64_t v);
 uint64_t get_u64(const unsigned char *p);

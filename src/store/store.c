@@ -109,6 +109,52 @@ static uint64_t get_u64_key(struct kx_store *s, const rocksdb_readoptions_t *ro,
 
 #define KEYLIT(k) (k), (sizeof(k) - 1)
 
+/* Every record of one tag, key and value; the callback's non-zero return stops the scan. */
+typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
+static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
+
+/* Schema 1 → 2: the 'W' entries of the runs stored while a document they name was missing. */
+static int upgrade_run(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct kx_store *s = ((void **)ctx)[0];
+	rocksdb_writebatch_t *wb = ((void **)ctx)[1];
+	struct kx_run_rec x;
+	if (run_decode(val, vn, &x) < 0)
+		return -EIO;
+	memcpy(x.run.b, key, 32);
+	const struct kx_digest *named[] = { &x.workload, &x.implementation };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(named); i++) {
+		struct key k;
+		key_digest(&k, T_DOC, named[i]);
+		int r = get_raw(s, s->ro, k.b, k.len, NULL);
+		if (r == -ENOENT) {
+			key_wait(&k, named[i], &x.run);
+			rocksdb_writebatch_put(wb, (const char *)k.b, k.len, "", 0);
+		} else if (r < 0) {
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int upgrade_1(struct kx_store *s, const char *schema)
+{
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	void *ctx[2] = { s, wb };
+	int r = each_record(s, NULL, T_RUN, upgrade_run, ctx);
+	if (r == 0) {
+		char *err = NULL;
+		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));
+		rocksdb_write(s->db, s->wo_sync, wb, &err);
+		if (err) {
+			rocksdb_free(err);
+			r = -EIO;
+		}
+	}
+	rocksdb_writebatch_destroy(wb);
+	return r;
+}
+
 int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err)
 {
 	char *msg = NULL;
@@ -207,12 +253,21 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 			goto fail;
 		}
 		r = 0;
+	} else if (r == 0 && strcmp(schema.ptr, "kindexfs-store 1") == 0) {
+		/* schema 1 lacks the 'W' index, which only writers use: read as is, upgrade to write */
+		if (!(flags & KX_STORE_READONLY) && (r = upgrade_1(s, want)) < 0 &&
+		    asprintf(&msg, "cannot upgrade store '%s' to schema '%s': %s", dir, want, strerror(-r)) < 0)
+			msg = NULL;
+		s->waiting_index = !(flags & KX_STORE_READONLY);
 	} else if (r == 0 && strcmp(schema.ptr, want) != 0) {
 		r = -EPROTO;
 		if (asprintf(&msg, "store '%s' has schema '%s'; this kindex reads '%s'", dir, schema.ptr, want) < 0)
 			msg = NULL;
 	} else if (r == -ENOENT) {
 		r = 0; /* read-only view of an empty store */
+		s->waiting_index = true;
+	} else {
+		s->waiting_index = true;
 	}
 	kx_buf_release(&schema);
 	if (r < 0)
@@ -527,6 +582,30 @@ int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_d
 	return r;
 }
 
+int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
+			  void *ctx)
+{
+	unsigned char p[33] = { T_WAIT };
+	memcpy(p + 1, doc->b, 32);
+	struct scan sc;
+	int r = scan_open(&sc, s, v, p, sizeof(p));
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		if (kn != WAIT_KEY_LEN) {
+			r = -EIO;
+			break;
+		}
+		struct kx_digest d;
+		memcpy(d.b, k + 33, 32);
+		r = fn(ctx, &d);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
 int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
 		       size_t depth, kx_tree_fn fn, void *ctx)
 {
@@ -584,9 +663,6 @@ int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const 
 	scan_close(&sc);
 	return r;
 }
-
-/* Every record of one tag, key and value; the callback's non-zero return stops the scan. */
-typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
 
 static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx)
 {
@@ -1119,6 +1195,15 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 	key_index(&k, run);
 	if ((r = txn_put(t, k.b, k.len, "", 0)) < 0)
 		goto out;
+	/* a document it names but that is not here (yet): the run waits for it (kx_store_each_waiting) */
+	const struct kx_digest *named[] = { &run->workload, &run->implementation };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(named); i++) {
+		if (kx_txn_has_doc(t, named[i]))
+			continue;
+		key_wait(&k, named[i], &run->run);
+		if ((r = txn_put(t, k.b, k.len, "", 0)) < 0)
+			goto out;
+	}
 
 	if (source && external_id) {
 		if ((r = key_source(&k, source, external_id)) < 0)

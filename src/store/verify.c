@@ -190,6 +190,19 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 		if (!exists(c->s, &k))
 			problem(c, "run", &x->run, "store-document", "its %s document is not stored", names[i]);
 	}
+	/* a workload or implementation document not stored: the run waits for it in the 'W' index
+	 * (which a schema-1 store opened read-only does not have yet) */
+	const struct kx_digest *named[] = { &x->workload, &x->implementation };
+	const char *named_as[] = { "workload", "implementation" };
+	for (int i = 0; i < 2 && c->s->waiting_index; i++) {
+		key_digest(&k, T_DOC, named[i]);
+		if (exists(c->s, &k))
+			continue;
+		key_wait(&k, named[i], &x->run);
+		if (!exists(c->s, &k))
+			problem(c, "run", &x->run, "store-index",
+				"its %s document is not stored, and the waiting index has no entry for it", named_as[i]);
+	}
 	struct kx_group_rec g;
 	if (kx_store_get_group(c->s, NULL, &x->group, &g) < 0)
 		problem(c, "run", &x->run, "store-index", "its comparison group is not stored");
@@ -235,6 +248,36 @@ static int check_refs(struct vctx *c, unsigned char tag)
 	return r;
 }
 
+/* Every 'W' entry names a stored run that names the document as its workload or implementation. */
+static int check_waiting(struct vctx *c)
+{
+	unsigned char tag = T_WAIT;
+	struct scan sc;
+	int r = scan_open(&sc, c->s, NULL, &tag, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		c->checked++;
+		if (kn != WAIT_KEY_LEN) {
+			problem(c, "waiting index", NULL, "store-index", "an entry's key has %zu bytes", kn);
+			continue;
+		}
+		struct kx_digest doc, run;
+		memcpy(doc.b, k + 1, 32);
+		memcpy(run.b, k + 33, 32);
+		struct kx_run_rec x;
+		if (kx_store_get_run(c->s, NULL, &run, &x) < 0)
+			problem(c, "run", &run, "store-index", "the waiting index names it, but it is not stored");
+		else if (!kx_digest_equal(&x.workload, &doc) && !kx_digest_equal(&x.implementation, &doc))
+			problem(c, "run", &run, "store-index",
+				"the waiting index says it waits for a document it does not name");
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
 int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked)
 {
 	struct vctx c = { .s = s, .pr = problems };
@@ -249,6 +292,8 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
 		r = check_refs(&c, T_SOURCE);
 	if (r >= 0)
 		r = check_refs(&c, T_TREE);
+	if (r >= 0)
+		r = check_waiting(&c);
 	if (r == -EIO)
 		problem(&c, "store", NULL, "store-record", "a record could not be decoded (RocksDB error or damaged value)");
 	struct kx_store_stats st;

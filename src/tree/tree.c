@@ -2357,17 +2357,28 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 	return r ? r : group_set_add(w->gs, c->t, c->after, &x->group);
 }
 
+static int late_run(void *ctx, const struct kx_digest *run)
+{
+	struct late_walk *w = ctx;
+	struct kx_run_rec x;
+	int r = kx_store_get_run(w->c->t->s, w->c->after, run, &x);
+	return r == -ENOENT ? 0 : r < 0 ? r : late_step(w, &x);
+}
+
 /*
  * Documents stored now that runs stored before referenced by digest only (published records often
  * carry just the digest of their workload): those runs gain workload.json or implementation.json,
- * and their manifest.json, summary.txt, SHA256SUMS and their group's GROUP.json change. Rare, so
- * found by a scan of every run.
+ * and their manifest.json, summary.txt, SHA256SUMS and their group's GROUP.json change. The store
+ * indexes the runs waiting for each document (kx_store_each_waiting): exactly those are visited.
  */
 static int changes_late(struct changes *c, const struct new_runs *added, const struct new_runs *late,
 			struct group_set *gs)
 {
 	struct late_walk w = { c, added, late, gs, 0 };
-	return kx_store_each_run(c->t->s, c->after, late_step, &w);
+	int r = 0;
+	for (size_t i = 0; i < late->len && r == 0; i++)
+		r = kx_store_each_waiting(c->t->s, c->after, &late->v[i], late_run, &w);
+	return r;
 }
 
 int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after, const struct kx_digest *runs,

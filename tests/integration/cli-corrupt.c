@@ -8,6 +8,9 @@
  *                                   still JSON, but no longer hashing to its key
  *        cli-corrupt STORE index    delete the first rank-index entry ('I' + group + … + run)
  *        cli-corrupt STORE source   delete the first source-index entry ('S' source \0 externalId)
+ *        cli-corrupt STORE waiting  delete the first waiting-index entry ('W' document run)
+ *        cli-corrupt STORE schema1  make it a store of schema 1: no 'W' entries at all, and
+ *                                   "\0schema" = "kindexfs-store 1" (prints the entries removed)
  * Prints the key it changed (hex) and exits 0; 1 when there was nothing to change; 2 on errors.
  */
 #include <rocksdb/c.h>
@@ -25,7 +28,7 @@ static void hex(const char *k, size_t n)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: cli-corrupt STORE doc|index|source\n");
+		fprintf(stderr, "usage: cli-corrupt STORE doc|index|source|waiting|schema1\n");
 		return 2;
 	}
 	char tag;
@@ -35,6 +38,8 @@ int main(int argc, char **argv)
 		tag = 'I';
 	else if (strcmp(argv[2], "source") == 0)
 		tag = 'S';
+	else if (strcmp(argv[2], "waiting") == 0 || strcmp(argv[2], "schema1") == 0)
+		tag = 'W';
 	else {
 		fprintf(stderr, "cli-corrupt: unknown damage '%s'\n", argv[2]);
 		return 2;
@@ -52,7 +57,23 @@ int main(int argc, char **argv)
 	rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
 	rocksdb_iter_seek(it, &tag, 1);
 	int status = 1;
-	if (rocksdb_iter_valid(it)) {
+	if (strcmp(argv[2], "schema1") == 0) {
+		unsigned long removed = 0;
+		for (; !err && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+			size_t kn;
+			const char *k = rocksdb_iter_key(it, &kn);
+			if (kn == 0 || k[0] != 'W')
+				break;
+			rocksdb_delete(db, wo, k, kn, &err);
+			removed++;
+		}
+		static const char key[] = "\0schema", old[] = "kindexfs-store 1";
+		if (!err)
+			rocksdb_put(db, wo, key, sizeof(key) - 1, old, sizeof(old) - 1, &err);
+		if (!err)
+			printf("%lu\n", removed);
+		status = err ? 2 : 0;
+	} else if (rocksdb_iter_valid(it)) {
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(it, &kn);
 		const char *v = rocksdb_iter_value(it, &vn);

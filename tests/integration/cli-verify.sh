@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `kindex verify` on a store damaged on purpose (tests/integration/cli-corrupt.c writes to the
 # RocksDB directory behind kindex's back): a document that no longer hashes to its key, a missing
-# rank-index entry, a missing source-index entry. Each must be caught: exit 1 and a line that
+# rank-index entry, a missing source-index entry, a missing waiting-index entry. Each must be caught: exit 1 and a line that
 # names the record and the problem. The undamaged store verifies clean.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
@@ -43,4 +43,32 @@ for damage in doc index source; do
 done
 expect 0 "$KINDEX" --store good verify
 check "the original is still clean, with the same record count" contains out "$records records verified, no problems"
+
+# A run that names its workload by digest only (a published record may) waits for that document
+# in the 'W' index, which is how a mount finds the runs a late document completes.
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 2 gen >/dev/null || die "bench/gen-manifests failed"
+python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); del m["workload"]; json.dump(m, open(sys.argv[2], "w"))' \
+	gen/m-0000000.json nowl.json
+expect 0 "$KINDEX" --store wait init
+expect 0 "$KINDEX" --store wait ingest nowl.json
+expect 0 "$KINDEX" --store wait verify
+check "a run without its workload document verifies clean" contains out "no problems"
+cp -a wait waiting
+expect 0 "$KX_CORRUPT" waiting waiting
+expect 1 "$KINDEX" --store waiting verify
+check "a missing waiting-index entry: named for its run" \
+	contains err "store-index: its workload document is not stored, and the waiting index has no entry for it"
+
+# A store of schema 1 (before the 'W' index) reads as it is and is upgraded when opened to write.
+cp -a wait old
+expect 0 "$KX_CORRUPT" old schema1
+check "the schema-1 store had one waiting entry to lose" grep -qx 1 out
+expect 0 "$KINDEX" --store old verify
+check "a schema-1 store verifies clean read-only" contains out "no problems"
+expect 0 "$KINDEX" --store old ingest gen/m-0000001.json
+expect 0 "$KINDEX" --store old verify
+check "upgraded at its first write, it verifies clean" contains out "no problems"
+expect 0 "$KX_CORRUPT" old waiting
+check "... and the upgrade rebuilt the waiting entry (cli-corrupt found one to delete)" test -s out
+expect 1 "$KINDEX" --store old verify
 finish
