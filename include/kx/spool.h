@@ -22,6 +22,7 @@
 #include "kx/ingest.h"
 #include "kx/tree.h"
 
+#include <limits.h>
 #include <stdio.h>
 
 /* "accepted NAME: …" and one line per run: "added runs/<id> <rank path>" / "present …". */
@@ -29,6 +30,15 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 			struct kx_buf *out);
 /* "rejected NAME: N problems" and one line per problem (file:line:col: pointer: rule: message). */
 int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out);
+
+/*
+ * The k-th name for a record of NAME (k = 0: NAME itself, else "NAME.k"), leaving room for
+ * `reserve` more bytes (".error" = 6, ".receipt" = 8) within NAME_MAX: a name that would be too
+ * long is cut at a UTF-8 character boundary and marked with "~" and 8 hex digits of a hash of the
+ * whole name ("<cut>~1a2b3c4d.k"). The rule of both the inbox and the spool. 0, or -EINVAL for an
+ * empty name or an impossible reserve.
+ */
+int kx_receipt_name(const char *name, unsigned k, size_t reserve, char out[NAME_MAX + 1]);
 
 struct kx_spool;
 

@@ -138,13 +138,6 @@ bool kx_inbox_name_is_temp(const char *name);
  * (0x01-0x1f, 0x7f), anything that is not well-formed UTF-8, or more than 255 bytes.
  */
 int kx_inbox_name_check(const char *name);
-/*
- * The name of the k-th receipt for `name` (k = 0: the name itself; else "<name>.<k>"), leaving
- * room for `reserve` more bytes (".error" = 6) within NAME_MAX: a name that would be too long is
- * cut at a UTF-8 character boundary and marked with "~" and 8 hex digits of a hash of the whole
- * name ("<cut>~1a2b3c4d.<k>"). 0, or -EINVAL for an empty name or an impossible reserve.
- */
-int kx_inbox_receipt_name(const char *name, unsigned k, size_t reserve, char out[KX_INBOX_NAME_MAX + 1]);
 
 /* ---- the spool thread (spooler.c) ------------------------------------------------------------- */
 

@@ -595,7 +595,7 @@ static int accept_file(struct kx_inbox *ib, struct ient *e, const char *name, pi
 	bool have_st = e->fd >= 0 && fstat(e->fd, &st) == 0;
 	pthread_mutex_lock(&ib->lock);
 	for (unsigned k = 0;; k++) {
-		if ((r = kx_inbox_receipt_name(name, k, 0, final)) < 0)
+		if ((r = kx_receipt_name(name, k, 0, final)) < 0)
 			break;
 		r = rename_noreplace(ib->d[D_ACCEPTED].fd, tmp, ib->d[D_ACCEPTED].fd, final);
 		if (r != -EEXIST)
@@ -638,7 +638,7 @@ static int reject_file(struct kx_inbox *ib, struct ient *e, const char *name, pi
 	bool have_st = e->fd >= 0 && fstat(e->fd, &st) == 0;
 	pthread_mutex_lock(&ib->lock);
 	for (unsigned k = 0;; k++) {
-		if ((r = kx_inbox_receipt_name(name, k, strlen(".error"), base)) < 0)
+		if ((r = kx_receipt_name(name, k, strlen(".error"), base)) < 0)
 			break;
 		if (faccessat(rd, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			continue; /* <name>.k is taken, whether or not its .error is */

@@ -79,34 +79,3 @@ int kx_inbox_name_check(const char *name)
 	}
 	return 0;
 }
-
-/* FNV-1a, 32 bits: enough to tell apart names that share their first 200-odd bytes. */
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
-int kx_inbox_receipt_name(const char *name, unsigned k, size_t reserve, char out[KX_INBOX_NAME_MAX + 1])
-{
-	char kpart[16] = "";
-	if (k)
-		snprintf(kpart, sizeof(kpart), ".%u", k);
-	size_t len = strlen(name), klen = strlen(kpart);
-	if (len == 0 || reserve + klen + 10 > KX_INBOX_NAME_MAX)
-		return -EINVAL;
-	if (len + klen + reserve <= KX_INBOX_NAME_MAX) {
-		snprintf(out, KX_INBOX_NAME_MAX + 1, "%s%s", name, kpart);
-		return 0;
-	}
-	/* name~hhhhhhhh.k: cut at a character boundary, so a UTF-8 name stays UTF-8 */
-	size_t cut = KX_INBOX_NAME_MAX - reserve - klen - 9;
-	while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
-		cut--;
-	snprintf(out, KX_INBOX_NAME_MAX + 1, "%.*s~%08x%s", (int)cut, name, (unsigned)fnv1a(name), kpart);
-	return 0;
-}

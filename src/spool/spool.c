@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +75,27 @@ void kx_spool_close(struct kx_spool *sp)
 	free(sp);
 }
 
+/* Receipts a dead watcher left half-written (".kx-PID.tmp", PID gone): never a record. */
+static void remove_leftovers(int dfd)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int pid;
+		char end;
+		if (sscanf(de->d_name, ".kx-%d.tm%c", &pid, &end) == 2 && end == 'p' && pid > 0 &&
+		    kill(pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dfd, de->d_name, 0);
+	}
+	closedir(d);
+}
+
 int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
 {
 	struct kx_spool *sp = calloc(1, sizeof(*sp));
@@ -100,6 +122,8 @@ int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
 			r = -errno;
 			goto fail;
 		}
+		if (i >= D_ACCEPTED)
+			remove_leftovers(sp->dfd[i]);
 	}
 	sp->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (sp->ino < 0) {
@@ -131,7 +155,7 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* FNV-1a, 32 bits, as src/fs/names.c: tells apart long names cut to the same prefix */
+/* FNV-1a, 32 bits: enough to tell apart names that share their first 200-odd bytes. */
 static uint32_t fnv1a(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -142,25 +166,24 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-/*
- * The k-th name for NAME in accepted/ or rejected/ with room for `reserve` more bytes (the
- * receipt's suffix): NAME, NAME.1, NAME.2 …, and when that would pass NAME_MAX, NAME cut at a
- * character boundary + "~" + 8 hex digits of its hash (the rule of the inbox, src/fs/names.c).
- */
-static void dest_name(const char *name, unsigned k, size_t reserve, char out[NAME_MAX + 1])
+int kx_receipt_name(const char *name, unsigned k, size_t reserve, char out[NAME_MAX + 1])
 {
 	char kpart[16] = "";
 	if (k)
 		snprintf(kpart, sizeof(kpart), ".%u", k);
 	size_t len = strlen(name), klen = strlen(kpart);
+	if (len == 0 || reserve + klen + 10 > NAME_MAX)
+		return -EINVAL;
 	if (len + klen + reserve <= NAME_MAX) {
 		snprintf(out, NAME_MAX + 1, "%s%s", name, kpart);
-		return;
+		return 0;
 	}
+	/* name~hhhhhhhh.k: cut at a character boundary, so a UTF-8 name stays UTF-8 */
 	size_t cut = NAME_MAX - reserve - klen - 9;
 	while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
 		cut--;
 	snprintf(out, NAME_MAX + 1, "%.*s~%08x%s", (int)cut, name, (unsigned)fnv1a(name), kpart);
+	return 0;
 }
 
 static bool taken(int dfd, const char *name)
@@ -173,12 +196,13 @@ static int file_away(struct kx_spool *sp, int dest, const char *name, const char
 		     const struct kx_buf *receipt, char final[NAME_MAX + 1])
 {
 	char rname[NAME_MAX + 1], tmpname[64];
-	int dfd = sp->dfd[dest];
+	int dfd = sp->dfd[dest], r;
 	/* neither the file's name nor its receipt's may be taken: nothing is overwritten */
 	for (unsigned k = 0;; k++) {
 		if (k > 100000)
 			return -EEXIST;
-		dest_name(name, k, strlen(suffix), final);
+		if ((r = kx_receipt_name(name, k, strlen(suffix), final)) < 0)
+			return r;
 		snprintf(rname, sizeof(rname), "%s%s", final, suffix);
 		if (!taken(dfd, final) && !taken(dfd, rname))
 			break;
@@ -189,7 +213,7 @@ static int file_away(struct kx_spool *sp, int dest, const char *name, const char
 	if (fd < 0)
 		return -errno;
 	ssize_t w = write(fd, receipt->ptr ? receipt->ptr : "", receipt->len);
-	int r = w == (ssize_t)receipt->len ? 0 : -EIO;
+	r = w == (ssize_t)receipt->len ? 0 : -EIO;
 	if (fsync(fd) < 0 && !r)
 		r = -errno;
 	close(fd);

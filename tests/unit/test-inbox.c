@@ -9,6 +9,7 @@
 #include "tap.h"
 
 #include "../../src/fs/fs.h"
+#include "kx/spool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -60,32 +61,32 @@ int main(void)
 
 	/* ---- receipt names ---- */
 	char out[KX_INBOX_NAME_MAX + 1];
-	ok(kx_inbox_receipt_name("run.json", 0, 0, out) == 0 && strcmp(out, "run.json") == 0, "first receipt: the name");
-	ok(kx_inbox_receipt_name("run.json", 1, 0, out) == 0 && strcmp(out, "run.json.1") == 0, "then .1");
-	ok(kx_inbox_receipt_name("run.json", 12, 6, out) == 0 && strcmp(out, "run.json.12") == 0, "then .12");
-	ok(kx_inbox_receipt_name(n255, 0, 0, out) == 0 && strcmp(out, n255) == 0,
+	ok(kx_receipt_name("run.json", 0, 0, out) == 0 && strcmp(out, "run.json") == 0, "first receipt: the name");
+	ok(kx_receipt_name("run.json", 1, 0, out) == 0 && strcmp(out, "run.json.1") == 0, "then .1");
+	ok(kx_receipt_name("run.json", 12, 6, out) == 0 && strcmp(out, "run.json.12") == 0, "then .12");
+	ok(kx_receipt_name(n255, 0, 0, out) == 0 && strcmp(out, n255) == 0,
 	   "a 255-byte accepted receipt keeps its name");
-	ok(kx_inbox_receipt_name(n255, 0, 6, out) == 0 && strlen(out) + 6 <= 255 && strstr(out, "~"),
+	ok(kx_receipt_name(n255, 0, 6, out) == 0 && strlen(out) + 6 <= 255 && strstr(out, "~"),
 	   "a 255-byte rejected name is cut so that .error fits (%zu bytes)", strlen(out));
 	char again[KX_INBOX_NAME_MAX + 1];
-	kx_inbox_receipt_name(n255, 0, 6, again);
+	kx_receipt_name(n255, 0, 6, again);
 	ok(strcmp(out, again) == 0, "the cut is deterministic");
-	ok(kx_inbox_receipt_name(n255, 99999, 6, out) == 0 && strlen(out) + 6 <= 255 &&
+	ok(kx_receipt_name(n255, 99999, 6, out) == 0 && strlen(out) + 6 <= 255 &&
 	   strcmp(out + strlen(out) - 6, ".99999") == 0, "cut names keep their counter last (%s)", out + 240);
 	char other[256];
 	memcpy(other, n255, 256);
 	other[254] = 'b';
 	char o1[KX_INBOX_NAME_MAX + 1], o2[KX_INBOX_NAME_MAX + 1];
-	kx_inbox_receipt_name(n255, 0, 6, o1);
-	kx_inbox_receipt_name(other, 0, 6, o2);
+	kx_receipt_name(n255, 0, 6, o1);
+	kx_receipt_name(other, 0, 6, o2);
 	ok(strcmp(o1, o2) != 0, "two long names with a common prefix get different receipts");
 	/* a long UTF-8 name: cut between characters, never inside one */
 	char u[256] = "";
 	while (strlen(u) + 3 <= 255)
 		strcat(u, "日");
 	ok(kx_inbox_name_check(u) == 0, "a %zu-byte UTF-8 name is valid", strlen(u));
-	ok(kx_inbox_receipt_name(u, 3, 6, out) == 0 && kx_inbox_name_check(out) == 0 && strlen(out) + 6 <= 255,
+	ok(kx_receipt_name(u, 3, 6, out) == 0 && kx_inbox_name_check(out) == 0 && strlen(out) + 6 <= 255,
 	   "its cut receipt name is still UTF-8 and fits");
-	ok(kx_inbox_receipt_name("", 0, 0, out) == -EINVAL, "no receipt for the empty name");
+	ok(kx_receipt_name("", 0, 0, out) == -EINVAL, "no receipt for the empty name");
 	return tap_done();
 }
