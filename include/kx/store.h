@@ -182,7 +182,11 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
 
 int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret);
 void kx_txn_abort(struct kx_txn *t); /* discard; NULL is a no-op */
-/* Apply atomically and bump the generation; the transaction is freed either way. */
+/*
+ * Apply atomically and bump the generation; the transaction is freed either way. `sync`: return
+ * only once the WAL is synced, which concurrent committers share (a group commit); -EIO if that
+ * sync fails, the commit then applied but perhaps not durable.
+ */
 int kx_txn_commit(struct kx_txn *t, bool sync);
 size_t kx_txn_count(const struct kx_txn *t);
 /*

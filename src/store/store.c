@@ -996,7 +996,7 @@ int kx_txn_commit(struct kx_txn *t, bool sync)
 	}
 	free(order);
 	char *err = NULL;
-	rocksdb_write(s->db, sync ? s->wo_sync : s->wo, wb, &err);
+	rocksdb_write(s->db, s->wo, wb, &err);
 	rocksdb_writebatch_destroy(wb);
 	int r = 0;
 	if (err) {
@@ -1018,6 +1018,19 @@ int kx_txn_commit(struct kx_txn *t, bool sync)
 		wmap_clear(s->mtimes);
 	pthread_mutex_unlock(&s->writer);
 	txn_free(t);
+	/*
+	 * The log is synced after the writer's lock is let go: writers that commit meanwhile (eight
+	 * `cp` into the inbox) wait in the same sync or share the next — a group commit — instead of
+	 * queueing one fdatasync each behind the lock. Until it returns the commit is visible but not
+	 * yet durable; the caller answers only after.
+	 */
+	if (r == 0 && sync) {
+		rocksdb_flush_wal(s->db, 1, &err);
+		if (err) {
+			r = -EIO;
+			rocksdb_free(err);
+		}
+	}
 	return r;
 }
 

@@ -297,5 +297,6 @@ mount_fg "$store" "$mnt"
 check "a read-only mount has no inbox" bash -c "! ls '$mnt' | grep -qx inbox && ! test -e '$mnt/inbox'"
 unmount "$mnt" "$daemon" || fail "the read-only daemon did not exit cleanly"
 "$KINDEX" --store "$store" verify >"$work/verify" 2>&1
-check "kindex verify is clean after all that ($(tail -1 "$work/verify"))" [ $? = 0 ]
+rc=$? # saved first: the $(...) in the message would reset it
+check "kindex verify is clean after all that ($(tail -1 "$work/verify"))" [ $rc = 0 ]
 finish
