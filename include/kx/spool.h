@@ -40,6 +40,13 @@ int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx
  */
 int kx_receipt_name(const char *name, unsigned k, size_t reserve, char out[NAME_MAX + 1]);
 
+/*
+ * Remove from directory `dfd` the receipts a process that is gone left half-written: hidden
+ * ".kx-PID….tmp" files, which are never records (both the inbox and the spool write receipts
+ * under such a name, then rename them).
+ */
+void kx_receipts_remove_dead(int dfd);
+
 struct kx_spool;
 
 /* Open (creating tmp/ new/ accepted/ rejected/ as needed) and start watching DIR/new. */

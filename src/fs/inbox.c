@@ -773,22 +773,6 @@ static int resurrect(struct kx_inbox *ib, struct ient *e)
 
 /* ---- set-up --------------------------------------------------------------------------------- */
 
-static void remove_leftovers(int dfd)
-{
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0)
-			unlinkat(dfd, de->d_name, 0);
-	closedir(d);
-}
-
 int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 {
 	struct kx_inbox *ib = calloc(1, sizeof(*ib));
@@ -820,7 +804,7 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 					       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			r = -errno;
 		else
-			remove_leftovers(ib->d[i].fd);
+			kx_receipts_remove_dead(ib->d[i].fd);
 	}
 	if (r == 0) {
 		r = -pthread_create(&ib->syncer, NULL, syncer_main, ib);

@@ -75,8 +75,7 @@ void kx_spool_close(struct kx_spool *sp)
 	free(sp);
 }
 
-/* Receipts a dead watcher left half-written (".kx-PID.tmp", PID gone): never a record. */
-static void remove_leftovers(int dfd)
+void kx_receipts_remove_dead(int dfd)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -88,9 +87,9 @@ static void remove_leftovers(int dfd)
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		int pid;
-		char end;
-		if (sscanf(de->d_name, ".kx-%d.tm%c", &pid, &end) == 2 && end == 'p' && pid > 0 &&
-		    kill(pid, 0) < 0 && errno == ESRCH)
+		size_t len = strlen(de->d_name);
+		if (sscanf(de->d_name, ".kx-%d", &pid) == 1 && pid > 0 && len > 4 &&
+		    strcmp(de->d_name + len - 4, ".tmp") == 0 && kill(pid, 0) < 0 && errno == ESRCH)
 			unlinkat(dfd, de->d_name, 0);
 	}
 	closedir(d);
@@ -123,7 +122,7 @@ int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
 			goto fail;
 		}
 		if (i >= D_ACCEPTED)
-			remove_leftovers(sp->dfd[i]);
+			kx_receipts_remove_dead(sp->dfd[i]);
 	}
 	sp->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (sp->ino < 0) {
