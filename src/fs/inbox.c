@@ -126,7 +126,6 @@ struct kx_inbox {
 	pthread_mutex_t sync_lock;
 	pthread_cond_t sync_wake;
 	bool sync_pending, sync_stop, syncer_started;
-	uint64_t syncs;
 };
 
 static struct kx_inbox *ib_of(fuse_req_t req)
@@ -527,7 +526,6 @@ static void *syncer_main(void *arg)
 		if (syncfs(ib->d[D_INBOX].fd) < 0)
 			kx_fs_log_error("cannot sync the inbox's file system: %s", strerror(errno));
 		pthread_mutex_lock(&ib->sync_lock);
-		ib->syncs++;
 	}
 	pthread_mutex_unlock(&ib->sync_lock);
 	return NULL;
