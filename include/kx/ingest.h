@@ -37,7 +37,7 @@ struct kx_ingest_result {
 	struct kx_ingest_item *items; /* one per manifest, in file order (malloc'd) */
 	size_t len;
 	size_t added, present;
-	uint64_t generation; /* the store generation after the commit */
+	uint64_t generation; /* the store generation this commit created (no commit: the current one) */
 };
 
 void kx_ingest_result_release(struct kx_ingest_result *r);

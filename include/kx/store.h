@@ -188,6 +188,8 @@ void kx_txn_abort(struct kx_txn *t); /* discard; NULL is a no-op */
  * sync fails, the commit then applied but perhaps not durable.
  */
 int kx_txn_commit(struct kx_txn *t, bool sync);
+/* The same, with the generation this commit created in *ret_generation. */
+int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation);
 size_t kx_txn_count(const struct kx_txn *t);
 /*
  * One savepoint at a time: kx_txn_savepoint marks the current state, kx_txn_rollback returns to

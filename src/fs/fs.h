@@ -113,11 +113,13 @@ int kx_notifier_start(struct kx_fs *fs);
 /* Stop and join the thread; pending work is dropped (the kernel connection is gone by then). */
 void kx_notifier_stop(struct kx_fs *fs);
 /*
- * The store changed: `runs` were added (NULL/0: unknown, found from the generations). Returns at
- * once with the number of the notifier round that will publish the change (0: no notifier); the
- * notifier thread does the rest. Thread-safe; callable from inside an operation.
+ * The store changed: the commit that created `generation` added `runs` (NULL/0: unknown, found
+ * from the generations). Returns at once with the number of the notifier round that will publish
+ * the change (0: no notifier); the notifier thread does the rest. Thread-safe; callable from
+ * inside an operation. A round whose generations were not all told this way finds the new runs
+ * itself, so a commit that lands before its writer tells is never missed.
  */
-uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n);
+uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation);
 /*
  * Answer `req` with `err` (0 or a positive errno, as fuse_reply_err) once round `ticket` is done:
  * the change is in the daemon's view and the kernel's caches were told. At once for ticket 0 or a

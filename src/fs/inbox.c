@@ -706,7 +706,7 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 			if (res.items[i].outcome == KX_INGEST_ADDED)
 				runs[n++] = res.items[i].run;
 		if (res.added)
-			*ret_ticket = kx_fs_changed(fs, runs, runs ? n : 0);
+			*ret_ticket = kx_fs_changed(fs, runs, runs ? n : 0, res.generation);
 		free(runs);
 		int w = accept_file(ib, e, name, pid, &res);
 		if (w < 0) {

@@ -68,6 +68,8 @@ struct kx_notifier {
 	bool stop, pending, unknown, forgetter_started;
 	struct kx_digest *runs; /* added since the last round; `unknown` when a caller could not say */
 	size_t len, cap;
+	uint64_t *gens;         /* the generations those commits created */
+	size_t ngens, capgens;
 	uint64_t started, done; /* rounds */
 	struct deferred *replies;
 	struct stale_name *names;
@@ -112,13 +114,38 @@ static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *nam
 	return 0;
 }
 
-static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n)
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Whether the commits told (`gens`, the generations they created) are every commit from `from`
+ * (excluded) to `to`. Not when a writer committed and has not told yet — its kx_fs_changed is on
+ * its way — or told in a round before: its runs are in `to` all the same, so the round must find
+ * them itself (a scan), or the kernel would never hear of them (the next round's `before`
+ * already holds them).
+ */
+static bool told_all(uint64_t *gens, size_t n, uint64_t from, uint64_t to)
+{
+	qsort(gens, n, sizeof(*gens), cmp_u64);
+	uint64_t want = from + 1;
+	for (size_t i = 0; i < n && want <= to; i++)
+		if (gens[i] == want)
+			want++;
+	return want > to;
+}
+
+static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, uint64_t *gens, size_t ngens)
 {
 	struct kx_fs *fs = nt->fs;
 	struct fs_view *before = kx_fs_view_swap(fs);
 	if (!before)
 		return; /* same generation: nothing the kernel could have cached differs */
 	struct fs_view *after = kx_fs_view_get(fs);
+	if (runs && !told_all(gens, ngens, before->generation, after->generation))
+		runs = NULL, n = 0; /* found from the generations */
 	struct sent s = { .fs = fs };
 	int r = kx_tree_changes(fs->tree, before->v, after->v, runs, n, send_one, &s);
 	if (r < 0 && r != -ENOTCONN && r != -EBADF && r != -ENODEV)
@@ -186,15 +213,20 @@ static void *notifier_main(void *arg)
 			break;
 		struct kx_digest *runs = nt->unknown ? NULL : nt->runs;
 		size_t n = nt->unknown ? 0 : nt->len;
+		uint64_t *gens = nt->gens;
+		size_t ngens = nt->ngens;
 		if (nt->unknown)
 			free(nt->runs);
 		nt->runs = NULL;
 		nt->len = nt->cap = 0;
+		nt->gens = NULL;
+		nt->ngens = nt->capgens = 0;
 		nt->pending = nt->unknown = false;
 		uint64_t round = ++nt->started;
 		pthread_mutex_unlock(&nt->lock);
-		round_of(nt, runs, n);
+		round_of(nt, runs, n, gens, ngens);
 		free(runs);
+		free(gens);
 		pthread_mutex_lock(&nt->lock);
 		nt->done = round;
 		struct deferred *due = due_replies(nt, false);
@@ -299,6 +331,7 @@ void kx_notifier_stop(struct kx_fs *fs)
 	pthread_cond_destroy(&nt->forget_wake);
 	pthread_mutex_destroy(&nt->lock);
 	free(nt->runs);
+	free(nt->gens);
 	free_names(nt->names);
 	free(nt);
 	fs->notifier = NULL;
@@ -327,15 +360,24 @@ void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name)
 	free(n);
 }
 
-uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n)
+uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation)
 {
 	struct kx_notifier *nt = fs->notifier;
 	if (!nt)
 		return 0;
 	pthread_mutex_lock(&nt->lock);
-	if (!runs) {
+	if (runs && generation && !nt->unknown && nt->ngens == nt->capgens) {
+		size_t cap = nt->capgens ? nt->capgens * 2 : 16;
+		uint64_t *v = realloc(nt->gens, cap * sizeof(*v));
+		if (v) {
+			nt->gens = v;
+			nt->capgens = cap;
+		}
+	}
+	if (!runs || !generation || nt->ngens == nt->capgens) {
 		nt->unknown = true;
 	} else if (!nt->unknown) {
+		nt->gens[nt->ngens++] = generation;
 		if (nt->len + n > nt->cap) {
 			size_t cap = (nt->len + n) * 2;
 			struct kx_digest *v = realloc(nt->runs, cap * sizeof(*v));

@@ -82,7 +82,7 @@ static void *spooler_main(void *arg)
 		if (r < 0)
 			kx_fs_log_error("cannot read spool %s: %s", s->dir, strerror(-r));
 		if (c.accepted)
-			kx_fs_changed(fs, NULL, 0); /* the spool does not say which runs: found from generations */
+			kx_fs_changed(fs, NULL, 0, 0); /* the spool does not say which runs: found from generations */
 		struct pollfd p[2] = { { .fd = kx_spool_fd(s->sp), .events = POLLIN },
 				       { .fd = s->stop[0], .events = POLLIN } };
 		if (poll(p, 2, RESCAN_MS) < 0 && errno != EINTR) {

@@ -273,14 +273,18 @@ int kx_ingest_batch_add(struct kx_ingest_batch *b, const char *bytes, size_t len
 int kx_ingest_batch_commit(struct kx_ingest_batch *b, uint64_t *ret_generation)
 {
 	int r = 0;
+	uint64_t gen = 0;
 	if (b->added)
-		r = kx_txn_commit(b->t, b->opts.sync);
+		r = kx_txn_commit_gen(b->t, b->opts.sync, &gen);
 	else
 		kx_txn_abort(b->t); /* nothing new: no commit, no generation bump */
 	if (r == 0 && ret_generation) {
-		struct kx_store_stats st;
-		kx_store_stats(b->s, NULL, &st);
-		*ret_generation = st.generation;
+		if (!gen) {
+			struct kx_store_stats st;
+			kx_store_stats(b->s, NULL, &st);
+			gen = st.generation;
+		}
+		*ret_generation = gen; /* this commit's own, not a later writer's */
 	}
 	kx_buf_release(&b->scratch);
 	free(b);

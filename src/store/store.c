@@ -958,7 +958,7 @@ static int put_group(void *ctx, const uint8_t key[32], void *value)
 	return r;
 }
 
-int kx_txn_commit(struct kx_txn *t, bool sync)
+int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 {
 	struct kx_store *s = t->s;
 	int gr = wmap_each(t->dirty, put_group, t);
@@ -1005,6 +1005,8 @@ int kx_txn_commit(struct kx_txn *t, bool sync)
 		undo_rollback(t->undo, 0); /* nothing was written: the caches go back too */
 	} else {
 		s->gen++;
+		if (ret_generation)
+			*ret_generation = s->gen; /* this commit's own, whatever commits after it */
 		s->n_runs += (uint64_t)t->delta_runs;
 		s->n_docs += (uint64_t)t->delta_docs;
 		s->n_groups += (uint64_t)t->delta_groups;
@@ -1032,6 +1034,11 @@ int kx_txn_commit(struct kx_txn *t, bool sync)
 		}
 	}
 	return r;
+}
+
+int kx_txn_commit(struct kx_txn *t, bool sync)
+{
+	return kx_txn_commit_gen(t, sync, NULL);
 }
 
 int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_rec *ret)
