@@ -187,6 +187,38 @@ static void send_replies(struct deferred *d)
 }
 
 #define TRIM_SECONDS 2
+#define TELL_WAIT_MS 20 /* how long a round waits for writers that committed but have not told */
+
+/*
+ * Before a round (nt->lock held): give writers that committed and have not told yet a moment to
+ * tell — they do right after their commit's sync — so that the round knows their runs and need
+ * not find them with a scan of the store (round_of still does, if one is late).
+ */
+static void wait_for_tellers(struct kx_notifier *nt)
+{
+	if (nt->unknown)
+		return;
+	struct kx_fs *fs = nt->fs;
+	pthread_mutex_unlock(&nt->lock);
+	struct fs_view *cur = kx_fs_view_get(fs);
+	uint64_t from = cur->generation;
+	kx_fs_view_put(fs, cur);
+	struct kx_store_stats st;
+	int r = kx_store_stats(fs->store, NULL, &st);
+	pthread_mutex_lock(&nt->lock);
+	if (r < 0)
+		return;
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += TELL_WAIT_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (!nt->stop && !nt->unknown && !told_all(nt->gens, nt->ngens, from, st.generation))
+		if (pthread_cond_timedwait(&nt->wake, &nt->lock, &until) == ETIMEDOUT)
+			break;
+}
 
 static void *notifier_main(void *arg)
 {
@@ -211,6 +243,7 @@ static void *notifier_main(void *arg)
 		}
 		if (nt->stop)
 			break;
+		wait_for_tellers(nt);
 		struct kx_digest *runs = nt->unknown ? NULL : nt->runs;
 		size_t n = nt->unknown ? 0 : nt->len;
 		uint64_t *gens = nt->gens;
