@@ -113,11 +113,16 @@ static uint64_t get_u64_key(struct kx_store *s, const rocksdb_readoptions_t *ro,
 typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
 static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
 
+struct upgrade {
+	struct kx_store *s;
+	rocksdb_writebatch_t *wb;
+};
+
 /* Schema 1 → 2: the 'W' entries of the runs stored while a document they name was missing. */
 static int upgrade_run(void *ctx, const uint8_t key[32], const char *val, size_t vn)
 {
-	struct kx_store *s = ((void **)ctx)[0];
-	rocksdb_writebatch_t *wb = ((void **)ctx)[1];
+	struct kx_store *s = ((struct upgrade *)ctx)->s;
+	rocksdb_writebatch_t *wb = ((struct upgrade *)ctx)->wb;
 	struct kx_run_rec x;
 	if (run_decode(val, vn, &x) < 0)
 		return -EIO;
@@ -140,8 +145,8 @@ static int upgrade_run(void *ctx, const uint8_t key[32], const char *val, size_t
 static int upgrade_1(struct kx_store *s, const char *schema)
 {
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-	void *ctx[2] = { s, wb };
-	int r = each_record(s, NULL, T_RUN, upgrade_run, ctx);
+	struct upgrade u = { s, wb };
+	int r = each_record(s, NULL, T_RUN, upgrade_run, &u);
 	if (r == 0) {
 		char *err = NULL;
 		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));
@@ -238,6 +243,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	char want[32];
 	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
 	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
+	s->waiting_index = true; /* but for a schema-1 store read as it is (below) */
 	if (r == -ENOENT && !(flags & KX_STORE_READONLY)) {
 		unsigned char created[8];
 		put_u64(created, (uint64_t)kx_now_ns());
@@ -265,9 +271,6 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 			msg = NULL;
 	} else if (r == -ENOENT) {
 		r = 0; /* read-only view of an empty store */
-		s->waiting_index = true;
-	} else {
-		s->waiting_index = true;
 	}
 	kx_buf_release(&schema);
 	if (r < 0)
@@ -558,23 +561,29 @@ int scan_status(struct scan *sc)
 	return 0;
 }
 
-int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_digest *group,
-			kx_group_run_fn fn, void *ctx)
+/*
+ * Every key `tag` + `d` + …, of exactly `keylen` bytes (any other length is damage: -EIO), in key
+ * order; fn gets the key and the digest its last 32 bytes hold (the run, in both indexes).
+ */
+typedef int (*digest_key_fn)(void *ctx, const unsigned char *key, const struct kx_digest *last);
+
+static int each_digest_key(struct kx_store *s, struct kx_view *v, unsigned char tag, const struct kx_digest *d,
+			   size_t keylen, digest_key_fn fn, void *ctx)
 {
-	unsigned char p[33] = { T_INDEX };
-	memcpy(p + 1, group->b, 32);
+	unsigned char p[33] = { tag };
+	memcpy(p + 1, d->b, 32);
 	struct scan sc;
 	int r = scan_open(&sc, s, v, p, sizeof(p));
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn;
 		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
-		if (kn != INDEX_KEY_LEN) {
+		if (kn != keylen) {
 			r = -EIO;
 			break;
 		}
-		struct kx_digest d;
-		memcpy(d.b, k + INDEX_KEY_LEN - 32, 32);
-		r = fn(ctx, &d, k[33] == 0);
+		struct kx_digest last;
+		memcpy(last.b, k + keylen - 32, 32);
+		r = fn(ctx, k, &last);
 	}
 	if (r == 0)
 		r = scan_status(&sc);
@@ -582,28 +591,35 @@ int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_d
 	return r;
 }
 
+struct each_ctx {
+	void *fn;
+	void *ctx;
+};
+
+static int group_run_key(void *ctx, const unsigned char *key, const struct kx_digest *run)
+{
+	struct each_ctx *e = ctx;
+	return ((kx_group_run_fn)e->fn)(e->ctx, run, key[33] == 0); /* class 0: ranked */
+}
+
+int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_digest *group,
+			kx_group_run_fn fn, void *ctx)
+{
+	struct each_ctx e = { (void *)fn, ctx };
+	return each_digest_key(s, v, T_INDEX, group, INDEX_KEY_LEN, group_run_key, &e);
+}
+
+static int waiting_key(void *ctx, const unsigned char *key, const struct kx_digest *run)
+{
+	struct each_ctx *e = ctx;
+	return ((kx_digest_fn)e->fn)(e->ctx, run);
+}
+
 int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
 			  void *ctx)
 {
-	unsigned char p[33] = { T_WAIT };
-	memcpy(p + 1, doc->b, 32);
-	struct scan sc;
-	int r = scan_open(&sc, s, v, p, sizeof(p));
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
-		size_t kn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		if (kn != WAIT_KEY_LEN) {
-			r = -EIO;
-			break;
-		}
-		struct kx_digest d;
-		memcpy(d.b, k + 33, 32);
-		r = fn(ctx, &d);
-	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
-	return r;
+	struct each_ctx e = { (void *)fn, ctx };
+	return each_digest_key(s, v, T_WAIT, doc, WAIT_KEY_LEN, waiting_key, &e);
 }
 
 int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
@@ -679,11 +695,6 @@ static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag,
 	scan_close(&sc);
 	return r;
 }
-
-struct each_ctx {
-	void *fn;
-	void *ctx;
-};
 
 static int run_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
 {
