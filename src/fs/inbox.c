@@ -576,89 +576,52 @@ static int read_all(int fd, size_t cap, struct kx_buf *out)
 	return r;
 }
 
-/* accepted: .accepted/<name> in place (durably), then the file leaves the inbox */
-static int accept_file(struct kx_inbox *ib, struct ient *e, const char *name, pid_t pid,
-		       const struct kx_ingest_result *res)
+/*
+ * File a decision (e->lock held): the receipt in `dir` first — accepted: .accepted/NAME; rejected:
+ * .rejected/NAME.error, beside which the file itself then moves, byte for byte, as NAME — and only
+ * then the file leaves the inbox (accepted: removed). A name taken gets .1, .2 …; nothing is
+ * overwritten. Both become durable with the syncer's next batch.
+ */
+static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, pid_t pid, int dir,
+			 const struct kx_buf *receipt)
 {
-	struct kx_fs *fs = ib->fs;
-	struct kx_buf receipt = { 0 };
-	char tmp[64], final[KX_INBOX_NAME_MAX + 1];
-	int r = kx_receipt_accepted(fs->tree, name, res, &receipt);
-	if (r >= 0)
-		r = write_tmp(ib, D_ACCEPTED, &receipt, tmp);
-	kx_buf_release(&receipt);
+	bool rejected = dir == D_REJECTED;
+	const char *suffix = rejected ? ".error" : "";
+	char tmp[64], base[KX_INBOX_NAME_MAX + 1], rname[KX_INBOX_NAME_MAX + 8];
+	int r = write_tmp(ib, dir, receipt, tmp);
 	if (r < 0)
 		return r;
+	int dfd = ib->d[dir].fd;
 	struct stat st = { 0 };
 	bool have_st = e->fd >= 0 && fstat(e->fd, &st) == 0;
 	pthread_mutex_lock(&ib->lock);
 	for (unsigned k = 0;; k++) {
-		if ((r = kx_receipt_name(name, k, 0, final)) < 0)
+		if ((r = kx_receipt_name(name, k, strlen(suffix), base)) < 0)
 			break;
-		r = rename_noreplace(ib->d[D_ACCEPTED].fd, tmp, ib->d[D_ACCEPTED].fd, final);
-		if (r != -EEXIST)
+		if (rejected && faccessat(dfd, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			continue; /* <name>.k is taken, whether or not its .error is */
+		snprintf(rname, sizeof(rname), "%s%s", base, suffix);
+		if ((r = rename_noreplace(dfd, tmp, dfd, rname)) != -EEXIST)
 			break;
 	}
 	if (r == 0) {
-		changed(ib, D_ACCEPTED);
+		changed(ib, dir);
 		if (e->state == LIVE) {
 			/* the name still holds this file: every rename and unlink of it went through ib->lock */
-			if (unlinkat(ib->d[D_INBOX].fd, e->name, 0) < 0)
-				kx_fs_log_error("cannot remove accepted inbox/%s: %s", e->name, strerror(errno));
-			changed(ib, D_INBOX);
-			if (have_st)
-				file_stat(e->ino, &st, &e->st);
-			set_ghost(ib, e, pid);
-		}
-	} else {
-		unlinkat(ib->d[D_ACCEPTED].fd, tmp, 0);
-	}
-	pthread_mutex_unlock(&ib->lock);
-	if (r == 0)
-		sync_soon(ib);
-	return r;
-}
-
-/* rejected: .rejected/<name>.error in place (durably), then the file itself moved beside it */
-static int reject_file(struct kx_inbox *ib, struct ient *e, const char *name, pid_t pid,
-		       const struct kx_problems *p)
-{
-	struct kx_buf receipt = { 0 };
-	char tmp[64], base[KX_INBOX_NAME_MAX + 1], err[KX_INBOX_NAME_MAX + 8];
-	int r = kx_receipt_rejected(name, p, &receipt);
-	if (r >= 0)
-		r = write_tmp(ib, D_REJECTED, &receipt, tmp);
-	kx_buf_release(&receipt);
-	if (r < 0)
-		return r;
-	int rd = ib->d[D_REJECTED].fd;
-	struct stat st = { 0 };
-	bool have_st = e->fd >= 0 && fstat(e->fd, &st) == 0;
-	pthread_mutex_lock(&ib->lock);
-	for (unsigned k = 0;; k++) {
-		if ((r = kx_receipt_name(name, k, strlen(".error"), base)) < 0)
-			break;
-		if (faccessat(rd, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-			continue; /* <name>.k is taken, whether or not its .error is */
-		snprintf(err, sizeof(err), "%s.error", base);
-		r = rename_noreplace(rd, tmp, rd, err);
-		if (r != -EEXIST)
-			break;
-	}
-	if (r == 0) {
-		changed(ib, D_REJECTED);
-		if (e->state == LIVE) {
-			int m = rename_noreplace(ib->d[D_INBOX].fd, e->name, rd, base);
-			if (m < 0)
+			int m = rejected ? rename_noreplace(ib->d[D_INBOX].fd, e->name, dfd, base)
+					 : unlinkat(ib->d[D_INBOX].fd, e->name, 0) < 0 ? -errno : 0;
+			if (m < 0 && rejected)
 				kx_fs_log_error("cannot move rejected inbox/%s to .rejected/%s: %s", e->name, base,
 						strerror(-m));
+			else if (m < 0)
+				kx_fs_log_error("cannot remove accepted inbox/%s: %s", e->name, strerror(-m));
 			changed(ib, D_INBOX);
 			if (have_st)
 				file_stat(e->ino, &st, &e->st);
 			set_ghost(ib, e, pid);
 		}
 	} else {
-		unlinkat(rd, tmp, 0);
+		unlinkat(dfd, tmp, 0);
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (r == 0)
@@ -699,7 +662,7 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 	}
 	kx_buf_release(&bytes);
 	if (r == 0) {
-		/* the tree first: the notifier's round runs while the receipt is written and synced */
+		/* the tree first: the notifier's round runs while the receipt is written */
 		size_t n = 0;
 		struct kx_digest *runs = malloc((res.len ? res.len : 1) * sizeof(*runs));
 		for (size_t i = 0; runs && i < res.len; i++)
@@ -708,7 +671,11 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 		if (res.added)
 			*ret_ticket = kx_fs_changed(fs, runs, runs ? n : 0, res.generation);
 		free(runs);
-		int w = accept_file(ib, e, name, pid, &res);
+		struct kx_buf receipt = { 0 };
+		int w = kx_receipt_accepted(fs->tree, name, &res, &receipt);
+		if (w >= 0)
+			w = file_decision(ib, e, name, pid, D_ACCEPTED, &receipt);
+		kx_buf_release(&receipt);
 		if (w < 0) {
 			/* committed, but no receipt: the file stays, and deciding it again says "present" */
 			kx_fs_log_error("accepted inbox/%s but cannot write its receipt: %s", name, strerror(-w));
@@ -716,7 +683,11 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 		}
 		kx_fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", name, res.added, res.present);
 	} else if (r == -EINVAL) {
-		int w = reject_file(ib, e, name, pid, &p);
+		struct kx_buf receipt = { 0 };
+		int w = kx_receipt_rejected(name, &p, &receipt);
+		if (w >= 0)
+			w = file_decision(ib, e, name, pid, D_REJECTED, &receipt);
+		kx_buf_release(&receipt);
 		if (w < 0) {
 			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", name, strerror(-w));
 			r = -EIO;
