@@ -12,9 +12,10 @@
  * looks at DIR/new every few seconds regardless (an event lost to an overflow costs a delay, not
  * a file). Stopping waits for the file being ingested, never interrupts it.
  *
- * The spool is opened afresh for every round, so a spool directory removed and made again behind
- * the daemon's back is watched again (its inotify watch would otherwise point at the removed
- * directory); a file that arrives meanwhile is seen by the listing or wakes the new watch.
+ * A spool directory removed (or removed and made again) behind the daemon's back is opened afresh
+ * at the next round — its inotify watch and descriptors would otherwise point at the removed
+ * directory; a file that arrives meanwhile is seen by the listing or wakes the new watch. Each
+ * round compares DIR/new with the one opened (device and inode number): one stat, not a reopen.
  */
 #include "fs.h"
 
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RESCAN_MS 5000
@@ -38,7 +40,24 @@ struct kx_spooler {
 	char *dir;
 	int stop[2];
 	pthread_t thread;
+	dev_t new_dev; /* DIR/new as opened */
+	ino_t new_ino;
 };
+
+/* Whether DIR/new is still the directory opened; `remember`: make it so. */
+static bool same_new(struct kx_spooler *s, bool remember)
+{
+	char p[4096];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/new", s->dir);
+	if (stat(p, &st) < 0)
+		return false;
+	if (remember) {
+		s->new_dev = st.st_dev;
+		s->new_ino = st.st_ino;
+	}
+	return st.st_dev == s->new_dev && st.st_ino == s->new_ino;
+}
 
 /* The log lines of a round (one per file) to the daemon's log: failures always, the rest with -d. */
 static void forward(struct kx_spooler *s, char *lines)
@@ -57,13 +76,14 @@ static void *spooler_main(void *arg)
 	struct kx_spooler *s = arg;
 	struct kx_fs *fs = s->fs;
 	struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true };
-	for (bool first = true;; first = false) {
-		if (!first) {
+	for (;;) {
+		if (!same_new(s, false)) {
 			struct kx_spool *fresh = NULL;
 			char *err = NULL;
 			if (kx_spool_open(s->dir, &fresh, &err) == 0) {
 				kx_spool_close(s->sp);
 				s->sp = fresh;
+				same_new(s, true);
 			} else {
 				kx_fs_log_error("%s", err ? err : "cannot open the spool again");
 			}
@@ -105,6 +125,8 @@ int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err)
 	int r = kx_spool_open(dir, &s->sp, ret_err);
 	if (r == 0 && !(s->dir = strdup(dir)))
 		r = -ENOMEM;
+	if (r == 0)
+		same_new(s, true);
 	if (r == 0 && pipe2(s->stop, O_CLOEXEC) < 0)
 		r = -errno;
 	if (r == 0 && (r = -pthread_create(&s->thread, NULL, spooler_main, s)) == 0) {
