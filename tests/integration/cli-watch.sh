@@ -70,14 +70,7 @@ check "stderr: '1 accepted, 0 rejected'" contains err "1 accepted, 0 rejected"
 check "one run in the store" test "$(runs)" = 1
 
 # ---- a bad manifest: three problems ------------------------------------------------------------
-python3 - "$(f 1)" "$tmp/bad.json" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-m["run"]["spec"]["status"] = "maybe"
-m["run"]["spec"]["observedAt"] = "yesterday"
-m["extra"] = True
-json.dump(m, open(sys.argv[2], "w"), indent=2)
-EOF
+python3 "$KX_SOURCE_ROOT/tests/integration/bad-manifest.py" "$(f 1)" "$tmp/bad.json" || die "bad-manifest.py failed"
 drop "$tmp/bad.json" bad.json
 expect 1 "$KINDEX" watch --once "$sp"
 e=$sp/rejected/bad.json.error

@@ -90,18 +90,24 @@ remaining() {
 	echo $left
 }
 
-t0=$SECONDS
-killed=0
-stalled=0
-last=0
-for ((round = 1; round <= kills; round++)); do
-	[ "$(remaining)" -gt 0 ] || break
+# mount_and_write: mount the store read-write and start every writer where it stopped (pids in wpids)
+mount_and_write() {
+	local w
 	mount_fg "$store" "$mnt" -o rw
 	wpids=()
 	for ((w = 0; w < writers; w++)); do
 		writer $w &
 		wpids+=($!)
 	done
+}
+
+t0=$SECONDS
+killed=0
+stalled=0
+last=0
+for ((round = 1; round <= kills; round++)); do
+	[ "$(remaining)" -gt 0 ] || break
+	mount_and_write
 	# until round/(kills+1) of the files were started; the writers stop only when the daemon dies,
 	# so stopping before that, or 120 s without getting there, is a failure (and kills at once)
 	target=$((files * round / (kills + 1)))
@@ -128,12 +134,7 @@ done
 check "the daemon was killed $killed times during the drop" [ "$killed" = "$kills" ]
 check "the kills were spread over the whole drop (the last at file $last of $files; $stalled waits failed)" \
 	[ "$stalled" = 0 -a "$last" -ge $((files * kills / (kills + 1))) ]
-mount_fg "$store" "$mnt" -o rw
-wpids=()
-for ((w = 0; w < writers; w++)); do
-	writer $w &
-	wpids+=($!)
-done
+mount_and_write
 wait "${wpids[@]}"
 check "the last round finished the drop ($(remaining) left)" [ "$(remaining)" = 0 ]
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"

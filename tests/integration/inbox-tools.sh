@@ -104,14 +104,7 @@ check "the first and the last of them in benchmarks/" bash -c "
 
 # ---- refusals --------------------------------------------------------------------------------
 # a manifest with three problems: all three listed, with pointer and rule
-python3 - "$(f 20)" "$work/bad.json" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-m["run"]["spec"]["status"] = "maybe"
-m["run"]["spec"]["observedAt"] = "yesterday"
-m["extra"] = True
-json.dump(m, open(sys.argv[2], "w"), indent=2)
-EOF
+python3 "$KX_SOURCE_ROOT/tests/integration/bad-manifest.py" "$(f 20)" "$work/bad.json" || die "bad-manifest.py failed"
 runs2=$(runs_count "$mnt")
 if cp "$work/bad.json" "$in/" 2>"$work/err"; then
 	fail "cp of a bad manifest succeeded"
