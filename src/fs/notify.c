@@ -393,38 +393,36 @@ void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name)
 	free(n);
 }
 
+/* `v` with room for `need` elements of `size` bytes (capacity in *cap), or NULL without memory. */
+static void *reserve(void *v, size_t *cap, size_t need, size_t size)
+{
+	if (v && need <= *cap)
+		return v;
+	size_t c = need > 8 ? need * 2 : 16;
+	void *x = realloc(v, c * size);
+	if (x)
+		*cap = c;
+	return x;
+}
+
 uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation)
 {
 	struct kx_notifier *nt = fs->notifier;
 	if (!nt)
 		return 0;
 	pthread_mutex_lock(&nt->lock);
-	if (runs && generation && !nt->unknown && nt->ngens == nt->capgens) {
-		size_t cap = nt->capgens ? nt->capgens * 2 : 16;
-		uint64_t *v = realloc(nt->gens, cap * sizeof(*v));
-		if (v) {
-			nt->gens = v;
-			nt->capgens = cap;
-		}
-	}
-	if (!runs || !generation || nt->ngens == nt->capgens) {
-		nt->unknown = true;
-	} else if (!nt->unknown) {
+	bool known = runs && generation && !nt->unknown;
+	uint64_t *gens = known ? reserve(nt->gens, &nt->capgens, nt->ngens + 1, sizeof(*gens)) : NULL;
+	if (gens)
+		nt->gens = gens;
+	struct kx_digest *v = gens ? reserve(nt->runs, &nt->cap, nt->len + n, sizeof(*v)) : NULL;
+	if (v) {
+		nt->runs = v;
 		nt->gens[nt->ngens++] = generation;
-		if (nt->len + n > nt->cap) {
-			size_t cap = (nt->len + n) * 2;
-			struct kx_digest *v = realloc(nt->runs, cap * sizeof(*v));
-			if (v) {
-				nt->runs = v;
-				nt->cap = cap;
-			} else {
-				nt->unknown = true; /* fall back to a scan rather than lose the change */
-			}
-		}
-		if (!nt->unknown) {
-			memcpy(nt->runs + nt->len, runs, n * sizeof(*runs));
-			nt->len += n;
-		}
+		memcpy(nt->runs + nt->len, runs, n * sizeof(*runs));
+		nt->len += n;
+	} else {
+		nt->unknown = true; /* the round finds the runs from the generations: a scan, no lost change */
 	}
 	nt->pending = true;
 	uint64_t ticket = nt->started + 1; /* the next round to start takes this change */
