@@ -12,7 +12,8 @@
  *
  * — so it is the same across remounts, never reused for something else, and survives renames (a
  * rank directory keeps its inode when a new run shifts its rank). Decoding an inode number finds
- * the record by prefix, so the daemon keeps no inode table for runs, groups or documents.
+ * the record by prefix, so the daemon keeps no inode table for runs, groups or documents. (The
+ * daemon numbers the versions of the few files whose bytes change on its own: kx_node_versioned.)
  *
  * Caching: rendered content is cached by (inode, stamp), where the stamp changes whenever the
  * content can: immutable files have stamp 0, rank-dependent ones the mtime of their gpu
@@ -62,6 +63,7 @@ struct kx_attr {
 	uint64_t size;
 	uint32_t nlink;
 	int64_t mtime_ns;
+	int64_t stamp; /* files: the version of their content (see kx_node_versioned) */
 };
 
 struct kx_tree;
@@ -93,6 +95,19 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret);
 
 /*
+ * Versioned files: the README and the files that follow a group's ranks (its ranking.tsv,
+ * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
+ * change content when runs are added, and nothing else does. Their content is a function of
+ * (node, stamp) — the stamp changes whenever the bytes can — so a daemon that gives each
+ * (node, stamp) an inode number of its own serves every version as an immutable file, the way a
+ * file replaced by rename(2) keeps its old bytes for whoever has it open (src/fs/versions.c).
+ * kx_tree_stamp: a file's stamp in view v (what kx_attr.stamp says, without computing a size).
+ */
+#define KX_STAMP_NONE INT64_MIN
+bool kx_node_versioned(const struct kx_node *n);
+int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret);
+
+/*
  * The content of a file: a reference-counted, immutable byte string, valid until
  * kx_content_put. -EISDIR for directories.
  */
@@ -121,6 +136,9 @@ int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node
  *                   (new runs shift ranks, which renames rank directories);
  *   KX_INVAL_DATA   the attributes and the content of `ino` changed (a file's bytes, a listing);
  *   KX_INVAL_ATTR   only the attributes of `ino` changed (an mtime that follows its gpu directory).
+ * For a versioned file (kx_node_versioned: DATA or ATTR), `stamp` is the stamp it had in
+ * `before` (KX_STAMP_NONE when it was not there): the version a kernel may still hold; for
+ * everything else it is KX_STAMP_NONE.
  * Names that did not change are never reported (invalidating a directory's entry would drop the
  * kernel's cache of everything below it). A non-zero return of fn stops the walk and is returned.
  * It also forgets, in this tree's own caches, what a stamp cannot tell is stale (see above).
@@ -130,7 +148,7 @@ enum kx_inval {
 	KX_INVAL_DATA,
 	KX_INVAL_ATTR,
 };
-typedef int (*kx_inval_fn)(void *ctx, enum kx_inval what, uint64_t ino, const char *name);
+typedef int (*kx_inval_fn)(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp);
 int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
 		    const struct kx_digest *runs, size_t n, kx_inval_fn fn, void *ctx);
 

@@ -27,12 +27,16 @@ struct kx_dircache;
 struct kx_notifier;
 struct kx_inbox;
 struct kx_spooler;
+struct kx_versions;
 
 /* A store view shared by the operations that run on it. */
 struct fs_view {
 	struct kx_view *v;
 	uint64_t generation;
-	unsigned refs; /* under kx_fs.view_lock */
+	unsigned refs;    /* operations; under kx_fs.view_lock */
+	bool held;        /* by versioned inodes the kernel holds (versions.c); under kx_fs.view_lock */
+	uint32_t slot;    /* versions.c's, under its lock: 1 + index among the held views, or 0 */
+	uint32_t entries; /* versions.c's: how many of its entries hold this view */
 };
 
 struct kx_fs {
@@ -49,6 +53,7 @@ struct kx_fs {
 	size_t max_manifest;       /* -o max_manifest: the inbox's size cap per file, bytes */
 	struct kx_inbox *inbox;    /* NULL on read-only mounts */
 	struct kx_spooler *spooler; /* -o spool=DIR (spooler.c) */
+	struct kx_versions *versions; /* versioned inodes the kernel holds (versions.c) */
 
 	pthread_mutex_t view_lock;
 	pthread_cond_t view_idle;  /* signalled when a retired view loses its last user */
@@ -61,6 +66,11 @@ struct kx_fs {
 struct fs_view *kx_fs_view_get(struct kx_fs *fs);
 void kx_fs_view_put(struct kx_fs *fs, struct fs_view *fv);
 int kx_fs_view_init(struct kx_fs *fs);
+/* Another reference to fv, which the caller knows is alive. */
+struct fs_view *kx_fs_view_ref(struct kx_fs *fs, struct fs_view *fv);
+/* Keep fv alive without an operation on it / let it go (freed once no operation uses it). */
+void kx_fs_view_hold(struct kx_fs *fs, struct fs_view *fv);
+void kx_fs_view_unhold(struct kx_fs *fs, struct fs_view *fv);
 void kx_fs_view_release(struct kx_fs *fs);
 /*
  * Make a fresh view current and wait until the previous one has no user but the caller, who
@@ -128,6 +138,41 @@ uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n,
 void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, int err);
 /* Have the kernel forget name `name` in inbox directory `parent` (a thread of its own, -o rw). */
 void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name);
+
+/* ---- versioned inodes (versions.c) ------------------------------------------------------------ */
+
+/*
+ * A file that kx_node_versioned names gets an inode number per stamp (type 15 in the tree's
+ * encoding), so that each version is immutable for the kernel: see versions.c.
+ */
+#define KX_NODE_VERSION 15
+
+static inline bool kx_ino_versioned(uint64_t ino)
+{
+	return (ino >> 59) == KX_NODE_VERSION;
+}
+
+int kx_versions_init(struct kx_fs *fs);
+void kx_versions_free(struct kx_fs *fs);
+/* The inode number of version `stamp` of the file whose tree inode number is `plain`. */
+uint64_t kx_version_ino(uint64_t plain, int64_t stamp);
+/*
+ * Hand version `stamp` of file n, as seen in view fv, to the kernel: one more lookup reference,
+ * and its inode number (the plain one in the rare case it cannot be versioned). Undo with
+ * kx_versions_unref when the reply does not reach the kernel.
+ */
+uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, int64_t stamp);
+/* FORGET: the kernel drops nlookup references. */
+void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup);
+/*
+ * A held version: its tree inode number, stamp and (ret_view not NULL) a view in which the file
+ * was that version, with a reference. -ESTALE when the kernel does not hold `ino`.
+ */
+int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp,
+		     struct fs_view **ret_view);
+/* Whether some file was ever handed out under its plain number (the notifier then invalidates those too). */
+bool kx_versions_plain_used(struct kx_fs *fs);
+size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views);
 
 /* ---- the inbox's name rules (names.c) --------------------------------------------------------- */
 

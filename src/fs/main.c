@@ -391,6 +391,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	views = true;
+	if (kx_versions_init(&fs) < 0) {
+		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
+		goto out;
+	}
 	msg = NULL;
 	if (fs.rw && (r = kx_inbox_open(&fs, store_path, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
@@ -487,6 +491,7 @@ out:
 	if (loop)
 		fuse_loop_cfg_destroy(loop);
 #endif
+	kx_versions_free(&fs); /* the held views first: the current one may be among them */
 	if (views)
 		kx_fs_view_release(&fs);
 	kx_inbox_close(&fs);

@@ -80,27 +80,25 @@ struct kx_notifier {
 
 struct sent {
 	struct kx_fs *fs;
-	unsigned long entries, inodes, unknown;
+	struct fs_view *after;
+	bool plain_used; /* kx_versions_plain_used: versioned files may be held by plain number too */
+	unsigned long entries, inodes, deleted, unknown;
 };
 
-static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *name)
+/* One notification: `child` non-zero deletes name → child (a replaced version, below). */
+static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *name, uint64_t child)
 {
-	struct sent *s = ctx;
 	int r;
-	switch (what) {
-	case KX_INVAL_ENTRY:
+	if (child) {
+		r = fuse_lowlevel_notify_delete(s->fs->se, ino, child, name, strlen(name));
+		s->deleted++;
+	} else if (what == KX_INVAL_ENTRY) {
 		r = fuse_lowlevel_notify_inval_entry(s->fs->se, ino, name, strlen(name));
 		s->entries++;
-		break;
-	case KX_INVAL_DATA:
-		r = fuse_lowlevel_notify_inval_inode(s->fs->se, ino, 0, 0);
-		s->inodes++;
-		break;
-	default:
+	} else {
 		/* a negative offset: attributes only, the page cache stays */
-		r = fuse_lowlevel_notify_inval_inode(s->fs->se, ino, -1, 0);
+		r = fuse_lowlevel_notify_inval_inode(s->fs->se, ino, what == KX_INVAL_DATA ? 0 : -1, 0);
 		s->inodes++;
-		break;
 	}
 	if (r == -ENOENT) {
 		s->unknown++; /* the kernel holds no such inode or name: nothing to forget */
@@ -112,6 +110,43 @@ static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *nam
 		kx_fs_log_error("cannot invalidate inode %#llx%s%s: %s", (unsigned long long)ino, name ? " entry " : "",
 				name ? name : "", strerror(-r));
 	return 0;
+}
+
+/*
+ * A versioned file (plain inode number `plain`) changed; `stamp` is the version the kernel may
+ * hold (versions.c). If it holds it and the stamp moved on, its name now leads to another inode:
+ * the name is deleted with the old inode as its child — the kernel unhashes it and drops the old
+ * inode's link count, so it forgets the inode once no one has it open, while whoever has it open
+ * goes on reading the old version whole, as after a rename(2) over a file. Same stamp (a document
+ * stored late changed the bytes in place): the inode is invalidated, as every other file's.
+ */
+static int send_version(struct sent *s, enum kx_inval what, uint64_t plain, int64_t stamp)
+{
+	uint64_t old = kx_version_ino(plain, stamp), held_plain;
+	int64_t held_stamp, now;
+	struct kx_node n;
+	if (kx_versions_find(s->fs, old, &held_plain, &held_stamp, NULL) < 0)
+		return 0; /* the kernel does not hold that version */
+	if (kx_tree_node(s->fs->tree, s->after->v, plain, &n) == 0 &&
+	    kx_tree_stamp(s->fs->tree, s->after->v, &n, &now) == 0 && now == stamp)
+		return notify(s, what, old, NULL, 0);
+	static const uint8_t dirs[16] = { [KX_NODE_GROUP_FILE] = KX_NODE_GROUP, [KX_NODE_RUN_FILE] = KX_NODE_RUN,
+					  [KX_NODE_RUNS_FILE] = KX_NODE_RUNS_RUN };
+	unsigned type = (unsigned)(plain >> 59), file = (unsigned)(plain >> 55) & 15;
+	if (type == KX_NODE_README)
+		return notify(s, what, 1, "README", old);
+	uint64_t parent = (uint64_t)dirs[type] << 59 | (plain & ((UINT64_C(1) << 55) - 1));
+	const char *name = type == KX_NODE_GROUP_FILE ? kx_group_file_name(file) : kx_run_file_name(file);
+	return notify(s, what, parent, name, old);
+}
+
+static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp)
+{
+	struct sent *s = ctx;
+	int r = 0;
+	if (stamp != KX_STAMP_NONE && (r = send_version(s, what, ino, stamp)) == 0 && !s->plain_used)
+		return 0;
+	return r ? r : notify(s, what, ino, name, 0);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -146,15 +181,15 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, u
 	struct fs_view *after = kx_fs_view_get(fs);
 	if (runs && !told_all(gens, ngens, before->generation, after->generation))
 		runs = NULL, n = 0; /* found from the generations */
-	struct sent s = { .fs = fs };
+	struct sent s = { .fs = fs, .after = after, .plain_used = kx_versions_plain_used(fs) };
 	int r = kx_tree_changes(fs->tree, before->v, after->v, runs, n, send_one, &s);
 	if (r < 0 && r != -ENOTCONN && r != -EBADF && r != -ENODEV)
 		kx_fs_log_error("cannot work out what changed from generation %llu to %llu: %s",
 				(unsigned long long)before->generation, (unsigned long long)after->generation,
 				strerror(-r));
-	kx_fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated (%lu not cached)",
-			(unsigned long long)before->generation, (unsigned long long)after->generation, s.entries,
-			s.inodes, s.unknown);
+	kx_fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated, %lu versions replaced "
+			"(%lu not cached)", (unsigned long long)before->generation,
+			(unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown);
 	kx_fs_view_put(fs, after);
 	kx_fs_view_put(fs, before);
 }

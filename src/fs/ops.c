@@ -2,9 +2,10 @@
 /*
  * The FUSE low-level operations of kindexfs: a thin layer that turns each request into calls on
  * src/tree over the current store view and replies with the result — 0/-errno from the tree goes
- * back to the kernel unchanged. No state of its own beyond the shared view: inode numbers are the
- * tree's (computed from content identity and decoded back by kx_tree_node), so LOOKUP/FORGET need
- * no inode table, and a remount gives every path the same inode number.
+ * back to the kernel unchanged. Inode numbers are the tree's (computed from content identity and
+ * decoded back by kx_tree_node), so LOOKUP/FORGET need no inode table and a remount gives every
+ * path the same inode number — but for the files whose bytes change (kx_node_versioned), whose
+ * every version is an inode of its own, counted in versions.c's table (resolve() below).
  *
  * What keeps a warm tree as cheap as a local disk (docs/mount.md, "Caching and consistency"):
  *  - long entry/attr timeouts, negative entries included: the notifier invalidates whatever a
@@ -113,12 +114,37 @@ struct fs_view *kx_fs_view_get(struct kx_fs *fs)
 	return fv;
 }
 
+struct fs_view *kx_fs_view_ref(struct kx_fs *fs, struct fs_view *fv)
+{
+	pthread_mutex_lock(&fs->view_lock);
+	fv->refs++;
+	pthread_mutex_unlock(&fs->view_lock);
+	return fv;
+}
+
+void kx_fs_view_hold(struct kx_fs *fs, struct fs_view *fv)
+{
+	pthread_mutex_lock(&fs->view_lock);
+	fv->held = true;
+	pthread_mutex_unlock(&fs->view_lock);
+}
+
+void kx_fs_view_unhold(struct kx_fs *fs, struct fs_view *fv)
+{
+	pthread_mutex_lock(&fs->view_lock);
+	fv->held = false;
+	bool last = fv->refs == 0;
+	pthread_mutex_unlock(&fs->view_lock);
+	if (last)
+		view_free(fv);
+}
+
 void kx_fs_view_put(struct kx_fs *fs, struct fs_view *fv)
 {
 	if (!fv)
 		return;
 	pthread_mutex_lock(&fs->view_lock);
-	bool last = --fv->refs == 0;
+	bool last = --fv->refs == 0 && !fv->held;
 	if (fv->refs == 1 && fv != fs->view)
 		pthread_cond_broadcast(&fs->view_idle); /* the notifier waits for this */
 	pthread_mutex_unlock(&fs->view_lock);
@@ -172,13 +198,19 @@ static void fill_stat(const struct kx_fs *fs, const struct kx_attr *a, struct st
 	st->st_atim = st->st_mtim = st->st_ctim = ts;
 }
 
-/* Entry parameters of a node; 0 or -errno. */
-static int fill_entry(struct kx_fs *fs, struct kx_view *v, const struct kx_node *n, struct fuse_entry_param *e)
+/*
+ * Entry parameters of a node, handed to the kernel: a versioned file's inode number carries a
+ * lookup reference, which the caller gives back (unref_entry) when its reply does not arrive.
+ * 0 or -errno.
+ */
+static int fill_entry(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, struct fuse_entry_param *e)
 {
 	struct kx_attr a;
-	int r = kx_tree_getattr(fs->tree, v, n, &a);
+	int r = kx_tree_getattr(fs->tree, fv->v, n, &a);
 	if (r < 0)
 		return r;
+	if (kx_node_versioned(n))
+		a.ino = kx_versions_ref(fs, fv, n, a.stamp);
 	memset(e, 0, sizeof(*e));
 	e->ino = a.ino;
 	e->generation = 1; /* inode numbers are never reused, so one generation is all there is */
@@ -188,11 +220,52 @@ static int fill_entry(struct kx_fs *fs, struct kx_view *v, const struct kx_node 
 	return 0;
 }
 
+static void unref_entry(struct kx_fs *fs, const struct fuse_entry_param *e)
+{
+	if (kx_ino_versioned(e->ino))
+		kx_versions_unref(fs, e->ino, 1);
+}
+
 static int node_of(struct kx_fs *fs, struct fs_view *fv, fuse_ino_t ino, struct kx_node *ret)
 {
 	int r = kx_tree_node(fs->tree, fv->v, ino, ret);
 	/* an inode the kernel still holds but the tree cannot decode: it is stale, not missing */
 	return r == -ENOENT ? -ESTALE : r;
+}
+
+/*
+ * The node an inode number names, and the view to answer in: *fv (the current view, referenced
+ * by the caller) unless `ino` is a version of a file that has changed since — then the view that
+ * version was handed out in, which replaces *fv (the caller puts whichever it ends with).
+ */
+static int resolve(struct kx_fs *fs, struct fs_view **fv, fuse_ino_t ino, struct kx_node *ret)
+{
+	if (!kx_ino_versioned(ino))
+		return node_of(fs, *fv, ino, ret);
+	uint64_t plain;
+	int64_t stamp, now;
+	struct fs_view *held;
+	int r = kx_versions_find(fs, ino, &plain, &stamp, &held);
+	if (r < 0)
+		return r;
+	if ((r = node_of(fs, held, plain, ret)) == 0 && kx_tree_stamp(fs->tree, (*fv)->v, ret, &now) == 0 &&
+	    now == stamp) {
+		kx_fs_view_put(fs, held); /* still the current version */
+		return 0;
+	}
+	kx_fs_view_put(fs, *fv);
+	*fv = held;
+	return r;
+}
+
+/* The inode number a listing shows for a node (a versioned file's current version). */
+static uint64_t listed_ino(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n)
+{
+	int64_t stamp;
+	uint64_t ino = kx_tree_ino(n);
+	if (kx_node_versioned(n) && kx_tree_stamp(fs->tree, fv->v, n, &stamp) == 0)
+		ino = kx_version_ino(ino, stamp);
+	return ino;
 }
 
 /* Internal failures are logged once here; ENOENT & co are answers, not failures. */
@@ -314,29 +387,39 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = fs->timeout;
 		fuse_reply_entry(req, &e);
-	} else if (r == 0 && (r = fill_entry(fs, fv->v, &n, &e)) == 0) {
+	} else if (r == 0 && (r = fill_entry(fs, fv, &n, &e)) == 0) {
 		if (!kx_node_is_dir(&n))
 			reader_saw_file(fuse_req_ctx(req)->pid);
-		fuse_reply_entry(req, &e);
+		if (fuse_reply_entry(req, &e) != 0)
+			unref_entry(fs, &e);
 	} else {
 		reply_error(fs, req, "lookup", parent, r);
 	}
 	kx_fs_view_put(fs, fv);
 }
 
+/*
+ * Only the inbox and versioned files are counted: every other inode number of the tree is decoded
+ * from itself whenever it is used.
+ */
+static void forget_one(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
+{
+	if (kx_ino_in_inbox(ino))
+		kx_inbox_forget(fs, ino, nlookup);
+	else if (kx_ino_versioned(ino))
+		kx_versions_unref(fs, ino, nlookup);
+}
+
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	/* no inode table for the tree: an inode number is decoded from itself whenever it is used */
-	if (kx_ino_in_inbox(ino))
-		kx_inbox_forget(fs_of(req), ino, nlookup);
+	forget_one(fs_of(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
 	for (size_t i = 0; i < count; i++)
-		if (kx_ino_in_inbox(forgets[i].ino))
-			kx_inbox_forget(fs_of(req), forgets[i].ino, forgets[i].nlookup);
+		forget_one(fs_of(req), forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -350,13 +433,14 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	struct kx_attr a;
-	int r = node_of(fs, fv, ino, &n);
+	int r = resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_getattr(fs->tree, fv->v, &n, &a);
 	if (r == 0 && !a.dir)
 		reader_saw_file(fuse_req_ctx(req)->pid);
 	if (r == 0) {
 		struct stat st;
+		a.ino = ino;
 		fill_stat(fs, &a, &st);
 		fuse_reply_attr(req, &st, fs->timeout);
 	} else {
@@ -390,7 +474,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	const struct kx_content *c = NULL;
-	int r = node_of(fs, fv, ino, &n);
+	int r = resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_read(fs->tree, fv->v, &n, &c);
 	if (r == 0) {
@@ -413,8 +497,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir;
 	const struct kx_listing *l = NULL;
-	size_t i = 0, used = 0;
+	size_t i = 0, used = 0, nrefs = 0;
 	char *buf = NULL;
+	uint64_t *refs = NULL; /* versioned inode numbers handed out in this batch */
 	int r = node_of(fs, fv, ino, &dir);
 	if (r == 0 && !kx_node_is_dir(&dir))
 		r = -ENOTDIR;
@@ -423,7 +508,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		kx_fs_view_put(fs, fv);
 		return;
 	}
-	if (r == 0 && !(buf = malloc(size)))
+	/* a READDIRPLUS entry takes more than 128 bytes: the bound of what one reply can hand out */
+	if (r == 0 && (!(buf = malloc(size)) || !(refs = malloc((size / 128 + 1) * sizeof(*refs)))))
 		r = -ENOMEM;
 	bool file_attrs = plus && reader_wants_attrs(fuse_req_ctx(req)->pid);
 	for (; r == 0 && i < l->len; i++) {
@@ -439,15 +525,17 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			bool name_only = i < 2 || (!file_attrs && !kx_node_is_dir(&d->node));
 			if (d->node.type >= KX_NODE__FS) {
 				kx_inbox_root_entry(fs, &e); /* /inbox: a fixed inode, no reference to count */
-			} else if (name_only || fill_entry(fs, fv->v, &d->node, &e) < 0) {
+			} else if (name_only || fill_entry(fs, fv, &d->node, &e) < 0) {
 				/* ino 0 means "no entry": the kernel looks the name up if it needs it */
 				memset(&e, 0, sizeof(e));
-				e.attr.st_ino = kx_tree_ino(&d->node);
+				e.attr.st_ino = listed_ino(fs, fv, &d->node);
 				e.attr.st_mode = kx_node_is_dir(&d->node) ? S_IFDIR : S_IFREG;
+			} else if (kx_ino_versioned(e.ino)) {
+				refs[nrefs++] = e.ino;
 			}
 			fuse_add_direntry_plus(req, buf + used, size - used, d->name, &e, next);
 		} else {
-			struct stat st = { .st_ino = kx_tree_ino(&d->node),
+			struct stat st = { .st_ino = listed_ino(fs, fv, &d->node),
 					   .st_mode = kx_node_is_dir(&d->node) || d->node.type >= KX_NODE__FS ? S_IFDIR
 													     : S_IFREG };
 			need = fuse_add_direntry(req, buf + used, size - used, d->name, &st, next);
@@ -456,10 +544,12 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		}
 		used += need;
 	}
-	if (r == 0)
-		fuse_reply_buf(req, buf, used);
-	else
+	if (r == 0 && fuse_reply_buf(req, buf, used) != 0)
+		while (nrefs)
+			kx_versions_unref(fs, refs[--nrefs], 1); /* the kernel never saw them */
+	if (r != 0)
 		reply_error(fs, req, plus ? "readdirplus" : "readdir", ino, r);
+	free(refs);
 	free(buf);
 	kx_dircache_put(fs->dirs, l);
 	kx_fs_view_put(fs, fv);
@@ -525,7 +615,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	struct kx_buf b = { 0 };
-	int r = node_of(fs, fv, ino, &n);
+	int r = resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_xattr_get(fs->tree, fv->v, &n, name, &b);
 	if (r == 0)
@@ -549,7 +639,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	struct kx_buf b = { 0 };
-	int r = node_of(fs, fv, ino, &n);
+	int r = resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_xattr_list(fs->tree, fv->v, &n, &b);
 	if (r == 0)

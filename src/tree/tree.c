@@ -1860,6 +1860,18 @@ static int count_entry(void *ctx, const char *name, const struct kx_node *n)
 	return 0;
 }
 
+bool kx_node_versioned(const struct kx_node *n)
+{
+	return n->type == KX_NODE_README || n->type == KX_NODE_GROUP_FILE ||
+	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) && rank_dependent(n->file));
+}
+
+int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)
+{
+	int64_t mtime;
+	return stamp_of(t, v, n, ret, &mtime, NULL);
+}
+
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret)
 {
 	struct kx_attr a = { .ino = kx_tree_ino(n), .dir = kx_node_is_dir(n), .nlink = 2 };
@@ -1873,6 +1885,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		int64_t stamp;
 		if ((r = stamp_of(t, v, n, &stamp, &a.mtime_ns, NULL)) < 0)
 			return r;
+		a.stamp = stamp;
 		a.nlink = 1;
 		if (!size_get(t, content_key(n), stamp, &a.size)) {
 			const struct kx_content *c;
@@ -2075,7 +2088,21 @@ struct changes {
 
 static int inval(struct changes *c, enum kx_inval what, const struct kx_node *n, const char *name)
 {
-	return c->fn(c->ctx, what, kx_tree_ino(n), name);
+	return c->fn(c->ctx, what, kx_tree_ino(n), name, KX_STAMP_NONE);
+}
+
+/* A versioned file (kx_node_versioned) changed: with the stamp it had in `before`. */
+static int inval_versioned(struct changes *c, enum kx_inval what, const struct kx_node *n, int64_t before)
+{
+	return c->fn(c->ctx, what, kx_tree_ino(n), NULL, before);
+}
+
+/* The stamp a group's files had in `before` (their gpu directory's mtime); none if it is new. */
+static int64_t stamp_before(struct changes *c, const struct kx_digest *key)
+{
+	struct kx_group_rec g;
+	int64_t stamp;
+	return get_group(c->t, c->before, key, &g, &stamp) == 0 ? stamp : KX_STAMP_NONE;
 }
 
 /* An ENTRY for every name in one listing of dir and not the other; *ret_differs when any. */
@@ -2109,9 +2136,10 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 {
 	struct kx_node g = { .type = KX_NODE_GROUP, .id = *key };
 	int r = inval(c, what, &g, NULL);
+	int64_t before = stamp_before(c, key);
 	for (int f = 0; f < KX_GF__COUNT && r == 0; f++) {
 		struct kx_node n = { .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = *key };
-		r = inval(c, what, &n, NULL);
+		r = inval_versioned(c, what, &n, before);
 	}
 	struct gctx *x = NULL;
 	if (r != 0 || (r = gctx_get(c->t, c->after, key, &x)) < 0)
@@ -2122,7 +2150,7 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 	for (size_t i = 0; i < x->len && r == 0; i++)
 		for (size_t k = 0; k < 4 && r == 0; k++) {
 			struct kx_node n = { .type = types[k / 2], .file = files[k % 2], .id = x->runs[i].run };
-			r = inval(c, what, &n, NULL);
+			r = inval_versioned(c, what, &n, before);
 		}
 	gctx_put(c->t, x);
 	return r;
@@ -2158,7 +2186,7 @@ static int group_step(void *ctx, const char *name, const struct kx_node *n)
 	return inval_group(w->c, &n->id, KX_INVAL_ATTR);
 }
 
-static int collect_new_names(void *ctx, enum kx_inval what, uint64_t ino, const char *name)
+static int collect_new_names(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp)
 {
 	return what == KX_INVAL_ENTRY ? names_add(ctx, name, NULL) : 0;
 }
@@ -2351,7 +2379,8 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS };
 		for (size_t f = 0; f < KX_ARRAY_SIZE(changed) && r == 0; f++) {
 			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
-			r = inval(c, KX_INVAL_DATA, &n, NULL);
+			r = kx_node_versioned(&n) ? inval_versioned(c, KX_INVAL_DATA, &n, stamp_before(c, &x->group))
+						  : inval(c, KX_INVAL_DATA, &n, NULL);
 		}
 	}
 	return r ? r : group_set_add(w->gs, c->t, c->after, &x->group);
@@ -2412,7 +2441,8 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 					  { KX_NODE_DIGESTS, KX_INVAL_ATTR },    { KX_NODE_DIGESTS_SHA, KX_INVAL_DATA } };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(top) && r == 0; i++) {
 		struct kx_node nd = { .type = top[i][0] };
-		r = inval(&c, (enum kx_inval)top[i][1], &nd, NULL);
+		r = nd.type == KX_NODE_README ? inval_versioned(&c, KX_INVAL_DATA, &nd, (int64_t)kx_view_generation(before))
+					      : inval(&c, (enum kx_inval)top[i][1], &nd, NULL);
 	}
 
 	/* runs/<shortid> and digests/sha256/<hex>.json that are new */

@@ -236,58 +236,41 @@ class Reader:
         self.stats["files read"] += 1
 
     def group_files(self):
-        """A group's own files while runs are added to it. KNOWN DEFECT (docs/mount.md, "Caching
-        and consistency"): one read of such a file can return bytes of the new generation cut to
-        the size of the old one, or the reverse — the kernel's cached size and pages and the
-        daemon's answers are not yet kept in step. Counted and reported, not failed, so that the
-        rest of this test guards everything else; the same files of quiet groups must never tear."""
+        """A group's own files while runs are added to it: each read whole, one version (every
+        version of a file that follows the ranks is an inode of its own, docs/mount.md)."""
         g = self.written_group()
-        try:
-            p = os.path.join(g, "ranking.tsv")
-            self.checked(p, self.tool(["cat", p]).stdout, check_tsv)
-            p = os.path.join(g, "ranking.json")
-            self.checked(p, self.read(p), check_ranking_json)
-            p = os.path.join(g, "SHA256SUMS")
-            self.checked(p, self.read(p), lambda b: check_sums(b, True))
-            p = os.path.join(g, "GROUP.json")
-            self.checked(p, self.read(p), json.loads)
-        except Torn as e:
-            self.stats["KNOWN DEFECT: group file torn while its group was written"] += 1
-            print("# reader %d: known defect: %s" % (self.rid, e), file=sys.stderr, flush=True)
+        p = os.path.join(g, "ranking.tsv")
+        self.checked(p, self.tool(["cat", p]).stdout, check_tsv)
+        p = os.path.join(g, "ranking.json")
+        self.checked(p, self.read(p), check_ranking_json)
+        p = os.path.join(g, "SHA256SUMS")
+        self.checked(p, self.read(p), lambda b: check_sums(b, True))
+        p = os.path.join(g, "GROUP.json")
+        self.checked(p, self.read(p), json.loads)
+        self.stats["group files of a written group read whole"] += 4
 
     def group_files_quiet(self):
-        """The same files of a group no one writes to: never torn."""
+        """The same files of a group no one writes to."""
         g = self.quiet_group()
         for name, check in (("ranking.tsv", check_tsv), ("ranking.json", check_ranking_json),
                             ("SHA256SUMS", lambda b: check_sums(b, True)), ("GROUP.json", json.loads)):
             p = os.path.join(g, name)
             self.checked(p, self.read(p), check)
 
-    def known_torn(self, path, data, check):
-        """A file that follows the ranks (summary.txt, SHA256SUMS) of a group being written: the
-        same KNOWN DEFECT as group_files — counted, not failed."""
-        try:
-            self.checked(path, data, check)
-        except Torn as e:
-            self.stats["KNOWN DEFECT: group file torn while its group was written"] += 1
-            print("# reader %d: known defect: %s" % (self.rid, e), file=sys.stderr, flush=True)
-
     def run_files(self):
         g = self.written_group()
         dirs = self.run_dirs(g)
         for d in self.rnd.sample(dirs, min(3, len(dirs))):
             sid = (RANKDIR.match(d) or UNRANKED.match(d)).group(3)
-            for name, check, ranked in (("manifest.json", lambda b: check_manifest(b, sid), False),
-                                        ("summary.txt", check_summary, True),
-                                        ("SHA256SUMS", lambda b: check_sums(b, False), True)):
+            for name, check in (("manifest.json", lambda b: check_manifest(b, sid)), ("summary.txt", check_summary),
+                                ("SHA256SUMS", lambda b: check_sums(b, False))):
                 p = self.p("runs", sid, name)
-                (self.known_torn if ranked else self.checked)(p, self.read(p), check)
-            for name, check, ranked in (("manifest.json", lambda b: check_manifest(b, sid), False),
-                                        ("summary.txt", check_summary, True)):
+                self.checked(p, self.read(p), check)
+            for name, check in (("manifest.json", lambda b: check_manifest(b, sid)), ("summary.txt", check_summary)):
                 p = os.path.join(g, d, name)
                 b = self.read(p, moving=True)
                 if b is not None:
-                    (self.known_torn if ranked else self.checked)(p, b, check)
+                    self.checked(p, b, check)
 
     def sums_quiet_group(self):
         g = self.quiet_group()

@@ -15,11 +15,9 @@
 #     named for its rank; SHA256SUMS is whole and its rank directories 1..k; summary.txt is whole;
 #     a manifest's documents hash to the digests it names and to its run's short id;
 #     digests/sha256/<hex>.json hashes to <hex>.
-#     KNOWN DEFECT, the one exception: the files that follow a group's ranks (its ranking.tsv,
-#     ranking.json, GROUP.json, SHA256SUMS, and its runs' summary.txt and SHA256SUMS) read while
-#     runs are being added to that very group can come back torn — new bytes cut to the old size,
-#     or the reverse. Those are counted and reported ("KNOWN DEFECT"), not failed; the same files
-#     of quiet groups, and every other file, must never tear.
+#     That holds for the files that follow a group's ranks too (its ranking.tsv, ranking.json,
+#     GROUP.json, SHA256SUMS, and its runs' summary.txt and SHA256SUMS), read while runs are added
+#     to that very group: each version of them is an inode of its own (docs/mount.md).
 #   - Every listing (readdir) is from one generation: the rank directories of a group are 1..k.
 #   - Different files agree with each other only where nothing changes while they are read: two
 #     reads are two moments, and a run added between them shifts ranks. So `sha256sum -c

@@ -245,7 +245,36 @@ s["observedAt"] = "2025-01-02T03:04:05.000Z"
 s["timing"]["latencyNs"]["median"] = 1000
 json.dump(m, open(sys.argv[2], "w"))
 EOF
-cp "$work/faster.json" "$in/"
+liger_id=$(cd "$mnt/$simpo" && ls -d 02-liger-* | sed 's/.*-//')
+# Files that follow the ranks, opened before the run arrives and read after: a reader that has
+# one open keeps the version it opened, whole (as after rename(2) over a file on a local disk),
+# while a new open sees the new version under another inode number (docs/mount.md).
+python3 - "$mnt" "$simpo" "$liger_id" "$work/faster.json" "$in/" >"$work/versions" 2>&1 <<'EOF'
+import os, re, shutil, sys
+mnt, group, rid, src, inbox = sys.argv[1:]
+paths = {"tsv": os.path.join(mnt, group, "ranking.tsv"), "sums": os.path.join(mnt, group, "SHA256SUMS"),
+         "summary": os.path.join(mnt, "runs", rid, "summary.txt"), "readme": os.path.join(mnt, "README")}
+held = {k: open(p, "rb") for k, p in paths.items()}   # opened, nothing read: no page is cached
+ino = {k: os.fstat(f.fileno()).st_ino for k, f in held.items()}
+shutil.copy(src, inbox)                                # close() returns once the tree shows the run
+old = {k: f.read() for k, f in held.items()}
+new = {k: open(p, "rb").read() for k, p in paths.items()}
+def say(ok, what):
+    print("%s %s" % ("ok" if ok else "FAILED", what))
+for k in paths:
+    say(len(old[k]) == os.fstat(held[k].fileno()).st_size, "%s: the open file reads whole at its size" % k)
+    say(old[k] != new[k] and os.stat(paths[k]).st_ino != ino[k], "%s: a new open is a new version" % k)
+say(old["tsv"].count(b"\n") == 3 and new["tsv"].count(b"\n") == 4, "ranking.tsv: 2 ranked runs open, 3 after")
+say(re.search(rb"rank +2 of 2", old["summary"]) and re.search(rb"rank +3 of 3", new["summary"]),
+    "summary.txt: rank 2 of 2 open, 3 of 3 after")
+names = lambda b: [l.split(b"  ", 1)[1] for l in b.splitlines()]
+say(any(n.startswith(b"02-liger-") for n in names(old["sums"])) and
+    any(n.startswith(b"03-liger-") for n in names(new["sums"])), "SHA256SUMS: 02-liger open, 03-liger after")
+EOF
+check "versions: a run arriving under open rank-following files: 11 verdicts" [ "$(grep -c '^ok \|^FAILED ' "$work/versions")" = 11 ]
+while read -r verdict what; do
+	if [ "$verdict" = ok ]; then pass "versions: $what"; else fail "versions: $verdict $what"; fi
+done <"$work/versions" # a Python traceback fails here, line by line
 ls "$mnt/$simpo" >"$work/after"
 check "before: 01-huggingface, 02-liger" bash -c "grep -q '^01-huggingface-' '$work/before' && grep -q '^02-liger-' '$work/before'"
 check "at once after close(): the new run is 01, the others moved to 02 and 03" \

@@ -414,7 +414,7 @@ struct invals {
 	size_t len, cap;
 };
 
-static int collect(void *ctx, enum kx_inval what, uint64_t ino, const char *name)
+static int collect(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp)
 {
 	struct invals *x = ctx;
 	if (x->len == x->cap) {

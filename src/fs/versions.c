@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Versioned inodes: every version of a file that changes when runs are added (the README, a
+ * group's ranking.tsv, ranking.json, GROUP.json and SHA256SUMS, its runs' summary.txt and
+ * SHA256SUMS — kx_node_versioned) is an inode of its own, immutable like every other file of the
+ * tree. A new run gives such a file a new stamp, so the next LOOKUP gets a new inode number, while
+ * a reader that holds the old one keeps reading the old bytes at the old size — what rename(2)
+ * over a file does on a local disk. Without this, the kernel's cached size of the old version and
+ * a READ answered from the new one could meet in one read(2): a torn file.
+ *
+ * Inode numbers. type 15 (free in the tree's encoding, include/kx/tree.h) marks a version:
+ *
+ *     ino = 15 << 59 | kind << 57 | ((sub << 55 | first 55 bits of id) ^ h57(stamp))
+ *
+ * kind is README / group file / run file / runs/ file, sub the file among those. The same
+ * (file, stamp) always gives the same number — across remounts too — and two versions of one
+ * file never share one (h57 is a bijection-grade mix of the stamp). Decoding needs the stamp, so
+ * this table keeps, for every version the kernel holds, its stamp, the kernel's lookup count
+ * (LOOKUP and READDIRPLUS add, FORGET takes away) and a view of the store in which it was that
+ * version: 24 bytes an inode, open addressing with linear probing.
+ *
+ * Views: an entry holds its view (fs_view.holds) until the kernel forgets the inode, so an old
+ * version can still be rendered after newer ones were stored; an entry looked up again moves to
+ * the newer view, which lets old snapshots go. Operations answer from the current view whenever
+ * the file's stamp there is still the entry's (the usual case) and from the entry's view otherwise.
+ *
+ * Should two versions ever hash to one number (2^-57 a pair), or memory run out, the file is handed
+ * out under its plain tree inode number as before this table existed; `plain_used` then makes the
+ * notifier invalidate plain numbers too.
+ */
+#include "fs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BITS55 ((UINT64_C(1) << 55) - 1)
+#define BITS57 ((UINT64_C(1) << 57) - 1)
+
+struct ventry {
+	uint64_t ino; /* 0: free */
+	int64_t stamp;
+	uint32_t nlookup;
+	uint32_t view; /* index into kx_versions.views */
+};
+
+struct kx_versions {
+	pthread_mutex_t lock;
+	struct ventry *t;
+	size_t cap, len; /* cap: a power of two */
+	struct fs_view **views;
+	size_t nviews, capviews;
+	bool plain_used;
+};
+
+static uint64_t h57(int64_t stamp)
+{
+	uint64_t z = (uint64_t)stamp + UINT64_C(0x9e3779b97f4a7c15); /* splitmix64 */
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return (z ^ (z >> 31)) & BITS57;
+}
+
+/* kind and sub of a plain inode number; false for one that is not a versioned file's */
+static bool kind_of(uint64_t plain, unsigned *kind, unsigned *sub)
+{
+	unsigned type = (unsigned)(plain >> 59), file = (unsigned)(plain >> 55) & 15;
+	switch (type) {
+	case KX_NODE_README:
+		*kind = 0, *sub = 0;
+		return true;
+	case KX_NODE_GROUP_FILE:
+		*kind = 1, *sub = file;
+		return file < 4;
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_FILE:
+		*kind = type == KX_NODE_RUN_FILE ? 2 : 3;
+		*sub = file == KX_RF_SHA256SUMS;
+		return file == KX_RF_SUMMARY || file == KX_RF_SHA256SUMS;
+	default:
+		return false;
+	}
+}
+
+uint64_t kx_version_ino(uint64_t plain, int64_t stamp)
+{
+	unsigned kind, sub;
+	if (!kind_of(plain, &kind, &sub))
+		return plain;
+	uint64_t payload = (uint64_t)sub << 55 | (plain & BITS55);
+	return (uint64_t)KX_NODE_VERSION << 59 | (uint64_t)kind << 57 | ((payload ^ h57(stamp)) & BITS57);
+}
+
+static uint64_t plain_of(uint64_t ino, int64_t stamp)
+{
+	static const uint8_t types[] = { KX_NODE_README, KX_NODE_GROUP_FILE, KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
+	unsigned kind = (unsigned)(ino >> 57) & 3;
+	uint64_t payload = (ino ^ h57(stamp)) & BITS57;
+	unsigned sub = (unsigned)(payload >> 55), file = kind < 2 ? sub : sub ? KX_RF_SHA256SUMS : KX_RF_SUMMARY;
+	if (kind == 0)
+		return (uint64_t)KX_NODE_README << 59;
+	return (uint64_t)types[kind] << 59 | (uint64_t)file << 55 | (payload & BITS55);
+}
+
+int kx_versions_init(struct kx_fs *fs)
+{
+	struct kx_versions *vt = calloc(1, sizeof(*vt));
+	if (!vt || !(vt->t = calloc(vt->cap = 4096, sizeof(*vt->t)))) {
+		free(vt);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&vt->lock, NULL);
+	fs->versions = vt;
+	return 0;
+}
+
+/* At unmount: the kernel holds nothing any more. */
+void kx_versions_free(struct kx_fs *fs)
+{
+	struct kx_versions *vt = fs->versions;
+	if (!vt)
+		return;
+	for (size_t i = 0; i < vt->nviews; i++)
+		if (vt->views[i])
+			kx_fs_view_unhold(fs, vt->views[i]);
+	pthread_mutex_destroy(&vt->lock);
+	free(vt->views);
+	free(vt->t);
+	free(vt);
+	fs->versions = NULL;
+}
+
+static struct ventry *slot(struct kx_versions *vt, uint64_t ino)
+{
+	size_t mask = vt->cap - 1, i = (size_t)(ino * UINT64_C(0x9e3779b97f4a7c15) >> 20) & mask;
+	while (vt->t[i].ino && vt->t[i].ino != ino)
+		i = (i + 1) & mask;
+	return &vt->t[i];
+}
+
+static int grow(struct kx_versions *vt)
+{
+	struct ventry *old = vt->t;
+	size_t n = vt->cap;
+	struct ventry *t = calloc(n * 2, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	vt->t = t;
+	vt->cap = n * 2;
+	for (size_t i = 0; i < n; i++)
+		if (old[i].ino)
+			*slot(vt, old[i].ino) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Remove e, shifting back the entries of its probe run (no tombstones). */
+static void erase(struct kx_versions *vt, struct ventry *e)
+{
+	size_t mask = vt->cap - 1, i = (size_t)(e - vt->t), j = i;
+	vt->t[i].ino = 0;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!vt->t[j].ino)
+			break;
+		size_t home = (size_t)(vt->t[j].ino * UINT64_C(0x9e3779b97f4a7c15) >> 20) & mask;
+		/* move j back to i unless its home lies cyclically in (i, j] */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			vt->t[i] = vt->t[j];
+			vt->t[j].ino = 0;
+			i = j;
+		}
+	}
+	vt->len--;
+}
+
+/* The index of fv among the held views, adding it (and a hold) when new; under vt->lock. */
+static int view_index(struct kx_fs *fs, struct kx_versions *vt, struct fs_view *fv, uint32_t *ret)
+{
+	if (fv->slot) {
+		*ret = fv->slot - 1;
+		return 0;
+	}
+	size_t i = 0;
+	while (i < vt->nviews && vt->views[i])
+		i++;
+	if (i == vt->capviews) {
+		size_t cap = vt->capviews ? vt->capviews * 2 : 16;
+		struct fs_view **v = realloc(vt->views, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + vt->capviews, 0, (cap - vt->capviews) * sizeof(*v));
+		vt->views = v;
+		vt->capviews = cap;
+	}
+	if (i == vt->nviews)
+		vt->nviews++;
+	vt->views[i] = fv;
+	fv->slot = (uint32_t)i + 1;
+	*ret = (uint32_t)i;
+	return 0;
+}
+
+/* One entry more or fewer holds a view; under vt->lock, which orders holds and unholds. */
+static void view_add(struct kx_fs *fs, struct fs_view *fv)
+{
+	if (fv->entries++ == 0)
+		kx_fs_view_hold(fs, fv);
+}
+
+static void view_drop(struct kx_fs *fs, struct kx_versions *vt, uint32_t i)
+{
+	struct fs_view *fv = vt->views[i];
+	if (--fv->entries)
+		return;
+	vt->views[i] = NULL;
+	fv->slot = 0;
+	kx_fs_view_unhold(fs, fv);
+}
+
+uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, int64_t stamp)
+{
+	struct kx_versions *vt = fs->versions;
+	uint64_t plain = kx_tree_ino(n), ino = kx_version_ino(plain, stamp);
+	uint32_t vi;
+	if (ino == plain)
+		return plain;
+	pthread_mutex_lock(&vt->lock);
+	if ((vt->len + 1) * 10 > vt->cap * 7 && grow(vt) < 0)
+		goto plain;
+	struct ventry *e = slot(vt, ino);
+	if (e->ino && e->stamp != stamp)
+		goto plain; /* two versions, one number: see the file comment */
+	if (view_index(fs, vt, fv, &vi) < 0)
+		goto plain;
+	if (!e->ino) {
+		*e = (struct ventry){ .ino = ino, .stamp = stamp, .nlookup = 1, .view = vi };
+		vt->len++;
+		view_add(fs, fv);
+	} else {
+		e->nlookup++;
+		if (e->view != vi && vt->views[e->view]->generation < fv->generation) {
+			/* looked up again in a newer view of the same version: let the old view go */
+			view_add(fs, fv);
+			view_drop(fs, vt, e->view);
+			e->view = vi;
+		}
+	}
+	pthread_mutex_unlock(&vt->lock);
+	return ino;
+plain:
+	vt->plain_used = true;
+	pthread_mutex_unlock(&vt->lock);
+	return plain;
+}
+
+void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
+{
+	struct kx_versions *vt = fs->versions;
+	pthread_mutex_lock(&vt->lock);
+	struct ventry *e = slot(vt, ino);
+	if (e->ino) {
+		if (e->nlookup > nlookup) {
+			e->nlookup -= (uint32_t)nlookup;
+		} else {
+			view_drop(fs, vt, e->view);
+			erase(vt, e);
+		}
+	}
+	pthread_mutex_unlock(&vt->lock);
+}
+
+int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp, struct fs_view **ret_view)
+{
+	struct kx_versions *vt = fs->versions;
+	int r = -ESTALE; /* an inode number the kernel no longer holds */
+	pthread_mutex_lock(&vt->lock);
+	struct ventry *e = slot(vt, ino);
+	if (e->ino) {
+		*ret_stamp = e->stamp;
+		*ret_plain = plain_of(ino, e->stamp);
+		if (ret_view)
+			*ret_view = kx_fs_view_ref(fs, vt->views[e->view]);
+		r = 0;
+	}
+	pthread_mutex_unlock(&vt->lock);
+	return r;
+}
+
+bool kx_versions_plain_used(struct kx_fs *fs)
+{
+	pthread_mutex_lock(&fs->versions->lock);
+	bool used = fs->versions->plain_used;
+	pthread_mutex_unlock(&fs->versions->lock);
+	return used;
+}
+
+size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views)
+{
+	struct kx_versions *vt = fs->versions;
+	pthread_mutex_lock(&vt->lock);
+	size_t n = vt->len, views = 0;
+	for (size_t i = 0; i < vt->nviews; i++)
+		views += vt->views[i] != NULL;
+	pthread_mutex_unlock(&vt->lock);
+	if (ret_views)
+		*ret_views = views;
+	return n;
+}
