@@ -17,7 +17,8 @@
  * file never share one (h57 is a bijection-grade mix of the stamp). Decoding needs the stamp, so
  * this table keeps, for every version the kernel holds, its stamp, the kernel's lookup count
  * (LOOKUP and READDIRPLUS add, FORGET takes away) and a view of the store in which it was that
- * version: 24 bytes an inode, open addressing with linear probing.
+ * version: 24 bytes an inode, open addressing with linear probing (a count that reaches 2^32 - 1
+ * sticks there: that inode is kept until unmount rather than ever forgotten too early).
  *
  * Views: an entry holds its view (fs_view.holds) until the kernel forgets the inode, so an old
  * version can still be rendered after newer ones were stored; an entry looked up again moves to
@@ -226,7 +227,7 @@ uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_n
 	if (ino == plain)
 		return plain;
 	pthread_mutex_lock(&vt->lock);
-	if ((vt->len + 1) * 10 > vt->cap * 7 && grow(vt) < 0)
+	if ((vt->len + 1) * 5 > vt->cap * 4 && grow(vt) < 0) /* load ≤ 0.8: 400,000 inodes in 12 MiB */
 		goto plain;
 	struct ventry *e = slot(vt, ino);
 	if (e->ino && e->stamp != stamp)
@@ -238,7 +239,7 @@ uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_n
 		vt->len++;
 		view_add(fs, fv);
 	} else {
-		e->nlookup++;
+		e->nlookup += e->nlookup < UINT32_MAX; /* saturated: kept until unmount, never freed early */
 		if (e->view != vi && vt->views[e->view]->generation < fv->generation) {
 			/* looked up again in a newer view of the same version: let the old view go */
 			view_add(fs, fv);
@@ -259,7 +260,7 @@ void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
 	struct kx_versions *vt = fs->versions;
 	pthread_mutex_lock(&vt->lock);
 	struct ventry *e = slot(vt, ino);
-	if (e->ino) {
+	if (e->ino && e->nlookup < UINT32_MAX) {
 		if (e->nlookup > nlookup) {
 			e->nlookup -= (uint32_t)nlookup;
 		} else {
