@@ -37,6 +37,7 @@ struct fs_view {
 	bool held;        /* by versioned inodes the kernel holds (versions.c); under kx_fs.view_lock */
 	uint32_t slot;    /* versions.c's, under its lock: 1 + index among the held views, or 0 */
 	uint32_t entries; /* versions.c's: how many of its entries hold this view */
+	bool stuck;       /* versions.c's: only old versions left (kx_versions_compact) */
 };
 
 struct kx_fs {
@@ -170,6 +171,8 @@ void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup);
  */
 int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp,
 		     struct fs_view **ret_view);
+/* After a notifier round: let the oldest held views go where their files did not change (`cur`: the current view). */
+void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur);
 /* Whether some file was ever handed out under its plain number (the notifier then invalidates those too). */
 bool kx_versions_plain_used(struct kx_fs *fs);
 size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views);

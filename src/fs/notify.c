@@ -190,6 +190,11 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, u
 	kx_fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated, %lu versions replaced "
 			"(%lu not cached)", (unsigned long long)before->generation,
 			(unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown);
+	kx_versions_compact(fs, after);
+	if (fs->debug) {
+		size_t views, held = kx_versions_count(fs, &views);
+		kx_fs_log_debug(fs, "versioned inodes the kernel holds: %zu, in %zu store views", held, views);
+	}
 	kx_fs_view_put(fs, after);
 	kx_fs_view_put(fs, before);
 }

@@ -288,6 +288,75 @@ int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_
 	return r;
 }
 
+/*
+ * Held views: an entry keeps the view it was handed out in, and the kernel keeps inodes for as
+ * long as memory allows, so each round's view could stay held for ever — a store snapshot each.
+ * After every round the notifier calls this: past VIEWS_HELD, the entries of the oldest held view
+ * that are still the current version move to `cur` (what a LOOKUP of them does too), a batch per
+ * round, found with the table unlocked. A view whose remaining entries are all old versions —
+ * files someone may still have open — is marked stuck and stays until the kernel forgets them.
+ */
+#define VIEWS_HELD 16
+#define COMPACT_BATCH 8192
+
+void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur)
+{
+	struct kx_versions *vt = fs->versions;
+	struct { uint64_t ino; int64_t stamp; } *batch = NULL;
+	size_t n = 0, held = 0;
+	uint32_t vi = 0;
+	struct fs_view *oldest = NULL;
+	pthread_mutex_lock(&vt->lock);
+	for (size_t i = 0; i < vt->nviews; i++) {
+		struct fs_view *fv = vt->views[i];
+		if (!fv)
+			continue;
+		held++;
+		if (fv != cur && !fv->stuck && (!oldest || fv->generation < oldest->generation))
+			oldest = fv, vi = (uint32_t)i;
+	}
+	if (held > VIEWS_HELD && oldest && (batch = malloc(COMPACT_BATCH * sizeof(*batch))))
+		for (size_t i = 0; i < vt->cap && n < COMPACT_BATCH; i++)
+			if (vt->t[i].ino && vt->t[i].view == vi) {
+				batch[n].ino = vt->t[i].ino;
+				batch[n++].stamp = vt->t[i].stamp;
+			}
+	pthread_mutex_unlock(&vt->lock);
+	if (!n) {
+		free(batch);
+		return;
+	}
+	size_t keep = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct kx_node node;
+		int64_t now;
+		if (kx_tree_node(fs->tree, cur->v, plain_of(batch[i].ino, batch[i].stamp), &node) == 0 &&
+		    kx_tree_stamp(fs->tree, cur->v, &node, &now) == 0 && now == batch[i].stamp)
+			batch[keep++] = batch[i];
+	}
+	uint32_t ci;
+	size_t moved = 0;
+	pthread_mutex_lock(&vt->lock);
+	if (vt->views[vi] == oldest && view_index(fs, vt, cur, &ci) == 0) {
+		for (size_t i = 0; i < keep; i++) {
+			struct ventry *e = slot(vt, batch[i].ino);
+			if (e->ino && e->view == vi && e->stamp == batch[i].stamp) {
+				bool last = oldest->entries == 1;
+				view_add(fs, cur);
+				e->view = ci;
+				moved++;
+				view_drop(fs, vt, vi);
+				if (last)
+					break; /* the view is gone, and index vi may be another's */
+			}
+		}
+		if (!moved && n < COMPACT_BATCH && vt->views[vi] == oldest)
+			oldest->stuck = true;
+	}
+	pthread_mutex_unlock(&vt->lock);
+	free(batch);
+}
+
 bool kx_versions_plain_used(struct kx_fs *fs)
 {
 	pthread_mutex_lock(&fs->versions->lock);
