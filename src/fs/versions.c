@@ -175,40 +175,38 @@ static void erase(struct kx_versions *vt, struct ventry *e)
 	vt->len--;
 }
 
-/* The index of fv among the held views, adding it (and a hold) when new; under vt->lock. */
-static int view_index(struct kx_fs *fs, struct kx_versions *vt, struct fs_view *fv, uint32_t *ret)
+/*
+ * One entry more holds fv: its index among the held views, which it joins (with a hold) with its
+ * first entry, and leaves with its last (view_drop) — never listed without an entry to keep it
+ * alive. Under vt->lock, which orders holds and unholds. 0 or -ENOMEM.
+ */
+static int view_add(struct kx_fs *fs, struct kx_versions *vt, struct fs_view *fv, uint32_t *ret)
 {
-	if (fv->slot) {
-		*ret = fv->slot - 1;
-		return 0;
+	if (!fv->slot) {
+		size_t i = 0;
+		while (i < vt->nviews && vt->views[i])
+			i++;
+		if (i == vt->capviews) {
+			size_t cap = vt->capviews ? vt->capviews * 2 : 16;
+			struct fs_view **v = realloc(vt->views, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			memset(v + vt->capviews, 0, (cap - vt->capviews) * sizeof(*v));
+			vt->views = v;
+			vt->capviews = cap;
+		}
+		if (i == vt->nviews)
+			vt->nviews++;
+		vt->views[i] = fv;
+		fv->slot = (uint32_t)i + 1;
 	}
-	size_t i = 0;
-	while (i < vt->nviews && vt->views[i])
-		i++;
-	if (i == vt->capviews) {
-		size_t cap = vt->capviews ? vt->capviews * 2 : 16;
-		struct fs_view **v = realloc(vt->views, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memset(v + vt->capviews, 0, (cap - vt->capviews) * sizeof(*v));
-		vt->views = v;
-		vt->capviews = cap;
-	}
-	if (i == vt->nviews)
-		vt->nviews++;
-	vt->views[i] = fv;
-	fv->slot = (uint32_t)i + 1;
-	*ret = (uint32_t)i;
+	if (fv->entries++ == 0)
+		kx_fs_view_hold(fs, fv);
+	*ret = fv->slot - 1;
 	return 0;
 }
 
-/* One entry more or fewer holds a view; under vt->lock, which orders holds and unholds. */
-static void view_add(struct kx_fs *fs, struct fs_view *fv)
-{
-	if (fv->entries++ == 0)
-		kx_fs_view_hold(fs, fv);
-}
-
+/* One entry fewer holds view i (under vt->lock); with its last one it is let go. */
 static void view_drop(struct kx_fs *fs, struct kx_versions *vt, uint32_t i)
 {
 	struct fs_view *fv = vt->views[i];
@@ -232,17 +230,15 @@ uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_n
 	struct ventry *e = slot(vt, ino);
 	if (e->ino && e->stamp != stamp)
 		goto plain; /* two versions, one number: see the file comment */
-	if (view_index(fs, vt, fv, &vi) < 0)
-		goto plain;
 	if (!e->ino) {
+		if (view_add(fs, vt, fv, &vi) < 0)
+			goto plain;
 		*e = (struct ventry){ .ino = ino, .stamp = stamp, .nlookup = 1, .view = vi };
 		vt->len++;
-		view_add(fs, fv);
 	} else {
 		e->nlookup += e->nlookup < UINT32_MAX; /* saturated: kept until unmount, never freed early */
-		if (e->view != vi && vt->views[e->view]->generation < fv->generation) {
+		if (vt->views[e->view]->generation < fv->generation && view_add(fs, vt, fv, &vi) == 0) {
 			/* looked up again in a newer view of the same version: let the old view go */
-			view_add(fs, fv);
 			view_drop(fs, vt, e->view);
 			e->view = vi;
 		}
@@ -337,22 +333,16 @@ void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur)
 	uint32_t ci;
 	size_t moved = 0;
 	pthread_mutex_lock(&vt->lock);
-	if (vt->views[vi] == oldest && view_index(fs, vt, cur, &ci) == 0) {
-		for (size_t i = 0; i < keep; i++) {
-			struct ventry *e = slot(vt, batch[i].ino);
-			if (e->ino && e->view == vi && e->stamp == batch[i].stamp) {
-				bool last = oldest->entries == 1;
-				view_add(fs, cur);
-				e->view = ci;
-				moved++;
-				view_drop(fs, vt, vi);
-				if (last)
-					break; /* the view is gone, and index vi may be another's */
-			}
+	for (size_t i = 0; i < keep && vt->views[vi] == oldest; i++) {
+		struct ventry *e = slot(vt, batch[i].ino);
+		if (e->ino && e->view == vi && e->stamp == batch[i].stamp && view_add(fs, vt, cur, &ci) == 0) {
+			e->view = ci;
+			moved++;
+			view_drop(fs, vt, vi); /* with its last entry the view goes, and index vi is free */
 		}
-		if (!moved && n < COMPACT_BATCH && vt->views[vi] == oldest)
-			oldest->stuck = true;
 	}
+	if (!moved && n < COMPACT_BATCH && vt->views[vi] == oldest)
+		oldest->stuck = true;
 	pthread_mutex_unlock(&vt->lock);
 	free(batch);
 }
