@@ -97,8 +97,9 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 /*
  * Versioned files: the README and the files that follow a group's ranks (its ranking.tsv,
  * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
- * change content when runs are added, and nothing else does. Their content is a function of
- * (node, stamp) — the stamp changes whenever the bytes can — so a daemon that gives each
+ * change content when runs are added; no other file does (but for the rare late document, which
+ * changes some files of the runs that named it in place: kx_tree_changes). Their content is a
+ * function of (node, stamp) — the stamp changes whenever runs are added — so a daemon that gives each
  * (node, stamp) an inode number of its own serves every version as an immutable file, the way a
  * file replaced by rename(2) keeps its old bytes for whoever has it open (src/fs/versions.c).
  * kx_tree_stamp: a file's stamp in view v (what kx_attr.stamp says, without computing a size).

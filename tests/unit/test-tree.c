@@ -407,6 +407,7 @@ struct inval {
 	int what;
 	uint64_t ino;
 	char name[160];
+	int64_t stamp;
 };
 
 struct invals {
@@ -421,7 +422,7 @@ static int collect(void *ctx, enum kx_inval what, uint64_t ino, const char *name
 		x->cap = x->cap ? x->cap * 2 : 64;
 		x->v = realloc(x->v, x->cap * sizeof(*x->v));
 	}
-	x->v[x->len++] = (struct inval){ what, ino, "" };
+	x->v[x->len++] = (struct inval){ what, ino, "", stamp };
 	if (name)
 		snprintf(x->v[x->len - 1].name, sizeof(x->v[0].name), "%s", name);
 	return 0;
@@ -433,6 +434,15 @@ static bool has(const struct invals *x, int what, uint64_t ino, const char *name
 		if (x->v[i].what == what && x->v[i].ino == ino && strcmp(x->v[i].name, name ? name : "") == 0)
 			return true;
 	return false;
+}
+
+/* The stamp reported with an invalidation (what, ino), or KX_STAMP_NONE - 1 if there is none. */
+static int64_t stamp_of_inval(const struct invals *x, int what, uint64_t ino)
+{
+	for (size_t i = 0; i < x->len; i++)
+		if (x->v[i].what == what && x->v[i].ino == ino)
+			return x->v[i].stamp;
+	return KX_STAMP_NONE + 1;
 }
 
 static bool has_name(const struct invals *x, const char *name)
@@ -517,6 +527,22 @@ static void test_changes(void)
 	   "alpha's summary.txt and SHA256SUMS (rank 2 now) are invalidated, under both paths");
 	ok(!has(&got, KX_INVAL_DATA, ino_of(KX_NODE_RUN_FILE, KX_RF_MANIFEST, &a), NULL),
 	   "alpha's manifest.json (unchanged) is not");
+	/* versioned files come with the stamp the kernel may hold them at: their version in v0 */
+	int64_t s0, s1, g0;
+	struct kx_node tsv = { .type = KX_NODE_GROUP_FILE, .file = KX_GF_RANKING_TSV, .id = group.id };
+	ok(kx_tree_stamp(t, v0, &summary, &s0) == 0 && kx_tree_stamp(t, v1, &summary, &s1) == 0 && s0 != s1 &&
+	   stamp_of_inval(&got, KX_INVAL_DATA, ino_of(KX_NODE_RUN_FILE, KX_RF_SUMMARY, &a)) == s0,
+	   "alpha's summary.txt is reported with its stamp before the change (a new one after)");
+	ok(kx_tree_stamp(t, v0, &tsv, &g0) == 0 &&
+	   stamp_of_inval(&got, KX_INVAL_DATA, ino_of(KX_NODE_GROUP_FILE, KX_GF_RANKING_TSV, &group.id)) == g0,
+	   "and so is the group's ranking.tsv");
+	ok(stamp_of_inval(&got, KX_INVAL_DATA, ino_of(KX_NODE_RUN_FILE, KX_RF_SUMMARY, &b)) == s0,
+	   "the new run's summary.txt with the group's old stamp (a version no kernel can hold)");
+	ok(stamp_of_inval(&got, KX_INVAL_DATA, g) == KX_STAMP_NONE, "a listing is reported without a stamp");
+	struct kx_node readme = { .type = KX_NODE_README };
+	ok(kx_node_versioned(&readme) && kx_node_versioned(&summary) && kx_node_versioned(&tsv) &&
+	   !kx_node_versioned(&(struct kx_node){ .type = KX_NODE_RUN_FILE, .file = KX_RF_MANIFEST, .id = a }),
+	   "versioned: README, ranking files, summary.txt; not manifest.json");
 	kx_digest_hex(&b, hex);
 	snprintf(name, sizeof(name), "%.12s", hex);
 	ok(has(&got, KX_INVAL_ENTRY, ino_of(KX_NODE_RUNS, 0, NULL), name), "runs/%s is invalidated", name);
