@@ -53,6 +53,7 @@ struct kx_txn {
 	struct wmap *sources;  /* sha256(source '\0' externalId) → run digest */
 	struct wmap *docbytes; /* doc digest → struct docbytes (its put in this transaction) */
 	struct wmap *dirty;    /* groups changed: their records are written once, at commit */
+	struct wmap *stamped;  /* sha256(directory path): directories whose mtime this transaction set */
 	int64_t delta_runs, delta_docs, delta_groups;
 	struct undo *undo;
 	/* the savepoint */
@@ -822,6 +823,7 @@ static void txn_free(struct kx_txn *t)
 	wmap_free(t->sources);
 	wmap_free(t->docbytes);
 	wmap_free(t->dirty);
+	wmap_free(t->stamped);
 	undo_free(t->undo);
 	free(t);
 }
@@ -843,7 +845,8 @@ int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret)
 	t->sources = wmap_new(32, SIZE_MAX);
 	t->docbytes = wmap_new(sizeof(struct docbytes), SIZE_MAX);
 	t->dirty = wmap_new(0, SIZE_MAX);
-	if (!t->runs || !t->sources || !t->docbytes || !t->dirty) {
+	t->stamped = wmap_new(0, SIZE_MAX);
+	if (!t->runs || !t->sources || !t->docbytes || !t->dirty || !t->stamped) {
 		txn_free(t);
 		return -ENOMEM;
 	}
@@ -1160,6 +1163,15 @@ static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
 		if (r < 0 && r != -ENOENT)
 			return r;
 	}
+	/*
+	 * A commit moves the mtime of every directory it changes forward, even when its time is not
+	 * later (a clock stepped back): the mtime is the stamp the tree's caches and the daemon's
+	 * inode versions key on, so a change must never keep the stamp it had before. Runs of one
+	 * transaction share its stamp.
+	 */
+	bool mine = wmap_get(t->stamped, h) != NULL;
+	if (!mine && old != INT64_MIN && ns <= old)
+		ns = old + 1;
 	if (ns <= old) {
 		if (!c && undo_note(t->undo, t->s->mtimes, h) == 0)
 			wmap_put(t->s->mtimes, h, &old);
@@ -1169,6 +1181,8 @@ static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
 		return -ENOMEM;
 	if (undo_note(t->undo, t->s->mtimes, h) == 0)
 		wmap_put(t->s->mtimes, h, &ns);
+	if (!mine && (undo_note(t->undo, t->stamped, h) < 0 || !wmap_put(t->stamped, h, NULL)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -1198,10 +1212,13 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 		g.ranked++;
 	else
 		g.unranked++;
-	/* directory mtimes only move forward: a group already changed at this time needs no bump */
-	bool bump = run->ingested_ns > g.changed_ns;
+	/*
+	 * directory mtimes only move forward: a group this transaction already changed at this time
+	 * needs no bump; one it changes first always gets one (bump_mtime), later clock or not
+	 */
+	bool bump = run->ingested_ns > g.changed_ns || !wmap_get(t->dirty, g.key.b);
 	if (bump)
-		g.changed_ns = run->ingested_ns;
+		g.changed_ns = run->ingested_ns > g.changed_ns ? run->ingested_ns : g.changed_ns + 1;
 
 	struct kx_buf b = { 0 };
 	if (undo_note(t->undo, t->s->groups, g.key.b) < 0 || !wmap_put(t->s->groups, g.key.b, &g) ||

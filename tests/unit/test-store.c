@@ -326,6 +326,27 @@ static void ranking_order(void)
 	   "a gpu directory's mtime is its newest run's ingest time");
 	ok(kx_store_dir_mtime(s, NULL, "benchmarks/gemm_bf16", &mt) == 0 && mt == 1, "a kernel directory's mtime");
 	ok(kx_store_dir_mtime(s, NULL, "benchmarks/nothing", &mt) == -ENOENT, "no mtime for a directory that is not there");
+
+	/*
+	 * A clock stepped back: runs stamped earlier than their directories still move the mtimes
+	 * forward — the mtime is what caches and the daemon's inode versions key on — once per commit.
+	 */
+	const char *gpu = "benchmarks/rms_norm/forward/nvidia-a100-sxm4-80gb";
+	int64_t gpu0 = 0, gpu1 = 0, top0 = 0, top1 = 0, gtt = 0;
+	kx_store_dir_mtime(s, NULL, gpu, &gpu0);
+	kx_store_dir_mtime(s, NULL, "benchmarks", &top0);
+	struct staged back1, back2;
+	kx_store_txn_begin(s, &t);
+	r = stage_opts(t, &(struct tm_opts){ .impl = "k", .median = "150" }, 1, &back1);
+	r |= stage_opts(t, &(struct tm_opts){ .impl = "l", .median = "160" }, 1, &back2);
+	ok(r == 0 && kx_txn_commit(t, false) == 0, "two runs ingested at time 1, below a directory last changed at %lld",
+	   (long long)gpu0);
+	r = kx_store_dir_mtime(s, NULL, gpu, &gpu1);
+	r |= kx_store_dir_mtime(s, NULL, "benchmarks", &top1);
+	ok(r == 0 && gpu1 == gpu0 + 1 && top1 == top0 + 1,
+	   "the gpu directory and benchmarks/ still move forward, by one for the commit (%lld -> %lld)",
+	   (long long)gpu0, (long long)gpu1);
+	ok(kx_store_dir_mtime(s, NULL, "benchmarks/gemm_bf16", &gtt) == 0 && gtt == 1, "a directory it did not change keeps its mtime");
 	verify_clean(s, "after ranking");
 	kx_store_close(s);
 	scratch_remove(dir);
