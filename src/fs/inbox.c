@@ -657,12 +657,19 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 				fs->max_manifest);
 		r = -EINVAL;
 	} else if (r == 0) {
-		struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true };
+		/* committed unsynced: the sync follows below, once the notifier has the change */
+		struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest } };
 		r = kx_ingest_bytes(fs->store, bytes.ptr ? bytes.ptr : "", bytes.len, &o, &res, &p);
 	}
 	kx_buf_release(&bytes);
 	if (r == 0) {
-		/* the tree first: the notifier's round runs while the receipt is written */
+		/*
+		 * The tree first: the notifier's round (the new view, the kernel's invalidations) runs
+		 * while the WAL is synced and the receipt written. The reply waits for all three, so
+		 * close() still returns only once the run is durable and shows. The sync comes before the
+		 * file leaves the inbox (file_decision): a power loss can never take both. It is made for
+		 * runs found already present too — another writer's commit may not be synced yet.
+		 */
 		size_t n = 0;
 		struct kx_digest *runs = malloc((res.len ? res.len : 1) * sizeof(*runs));
 		for (size_t i = 0; runs && i < res.len; i++)
@@ -671,11 +678,18 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 		if (res.added)
 			*ret_ticket = kx_fs_changed(fs, runs, runs ? n : 0, res.generation);
 		free(runs);
-		struct kx_buf receipt = { 0 };
-		int w = kx_receipt_accepted(fs->tree, name, &res, &receipt);
+	}
+	struct kx_buf receipt = { 0 };
+	int w = r == 0 ? kx_receipt_accepted(fs->tree, name, &res, &receipt) : 0;
+	bool said = false;
+	if (r == 0 && kx_store_sync(fs->store) < 0) {
+		kx_fs_log_error("cannot sync the store's log after accepting inbox/%s (left in the inbox)", name);
+		r = -EIO;
+		said = true;
+	}
+	if (r == 0) {
 		if (w >= 0)
 			w = file_decision(ib, e, name, pid, D_ACCEPTED, &receipt);
-		kx_buf_release(&receipt);
 		if (w < 0) {
 			/* committed, but no receipt: the file stays, and deciding it again says "present" */
 			kx_fs_log_error("accepted inbox/%s but cannot write its receipt: %s", name, strerror(-w));
@@ -683,20 +697,20 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 		}
 		kx_fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", name, res.added, res.present);
 	} else if (r == -EINVAL) {
-		struct kx_buf receipt = { 0 };
-		int w = kx_receipt_rejected(name, &p, &receipt);
+		w = kx_receipt_rejected(name, &p, &receipt);
 		if (w >= 0)
 			w = file_decision(ib, e, name, pid, D_REJECTED, &receipt);
-		kx_buf_release(&receipt);
 		if (w < 0) {
 			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", name, strerror(-w));
 			r = -EIO;
 		}
 		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problems", name, p.len);
 	} else {
-		kx_fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", name, strerror(-r));
+		if (!said)
+			kx_fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", name, strerror(-r));
 		r = -EIO;
 	}
+	kx_buf_release(&receipt);
 	if (r != -EIO) {
 		e->dirty = false;
 		e->too_big = false;
