@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include <time.h>
 
 struct fuse_req;
 struct fuse_session;
@@ -60,6 +61,32 @@ struct kx_fs {
 	pthread_cond_t view_idle;  /* signalled when a retired view loses its last user */
 	struct fs_view *view;      /* the current view */
 };
+
+/* ---- timed waits ------------------------------------------------------------------------------ */
+
+/* A condition variable whose timed waits count on CLOCK_MONOTONIC (deadline_ms), not wall time. */
+static inline void kx_cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+/* `ms` milliseconds from now on CLOCK_MONOTONIC, for pthread_cond_timedwait. */
+static inline struct timespec kx_deadline_ms(long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
 
 /* ---- views (ops.c) ---------------------------------------------------------------------------- */
 
@@ -166,8 +193,9 @@ uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_n
 /* FORGET: the kernel drops nlookup references. */
 void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup);
 /*
- * A held version: its tree inode number, stamp and (ret_view not NULL) a view in which the file
- * was that version, with a reference. -ESTALE when the kernel does not hold `ino`.
+ * A held version: its tree inode number, stamp and a view in which the file was that version,
+ * with a reference (each only where its pointer is not NULL). -ESTALE when the kernel does not
+ * hold `ino`.
  */
 int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp,
 		     struct fs_view **ret_view);

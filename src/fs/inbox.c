@@ -511,13 +511,7 @@ static void *syncer_main(void *arg)
 			break; /* stopping, nothing left to sync */
 		if (!ib->sync_stop) {
 			/* let the batch fill: decisions arriving meanwhile share this sync */
-			struct timespec until;
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_nsec += SYNC_DELAY_MS * 1000000L;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+			struct timespec until = kx_deadline_ms(SYNC_DELAY_MS);
 			while (!ib->sync_stop && pthread_cond_timedwait(&ib->sync_wake, &ib->sync_lock, &until) == 0)
 				;
 		}
@@ -767,11 +761,7 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 		ib->d[i].fd = -1;
 	pthread_mutex_init(&ib->lock, NULL);
 	pthread_mutex_init(&ib->sync_lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ib->sync_wake, &ca);
-	pthread_condattr_destroy(&ca);
+	kx_cond_init_monotonic(&ib->sync_wake);
 	ib->fs = fs;
 	ib->next_ino = FIRST_FILE;
 	ib->root = geteuid() == 0;

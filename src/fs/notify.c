@@ -122,22 +122,18 @@ static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *
  */
 static int send_version(struct sent *s, enum kx_inval what, uint64_t plain, int64_t stamp)
 {
-	uint64_t old = kx_version_ino(plain, stamp), held_plain;
-	int64_t held_stamp, now;
-	struct kx_node n;
-	if (kx_versions_find(s->fs, old, &held_plain, &held_stamp, NULL) < 0)
+	uint64_t old = kx_version_ino(plain, stamp);
+	int64_t now;
+	struct kx_node n, dir;
+	if (kx_versions_find(s->fs, old, NULL, NULL, NULL) < 0)
 		return 0; /* the kernel does not hold that version */
-	if (kx_tree_node(s->fs->tree, s->after->v, plain, &n) == 0 &&
-	    kx_tree_stamp(s->fs->tree, s->after->v, &n, &now) == 0 && now == stamp)
+	if (kx_tree_node(s->fs->tree, s->after->v, plain, &n) < 0 ||
+	    kx_tree_stamp(s->fs->tree, s->after->v, &n, &now) < 0 || now == stamp ||
+	    kx_tree_parent(s->fs->tree, s->after->v, &n, &dir) < 0)
 		return notify(s, what, old, NULL, 0);
-	static const uint8_t dirs[16] = { [KX_NODE_GROUP_FILE] = KX_NODE_GROUP, [KX_NODE_RUN_FILE] = KX_NODE_RUN,
-					  [KX_NODE_RUNS_FILE] = KX_NODE_RUNS_RUN };
-	unsigned type = (unsigned)(plain >> 59), file = (unsigned)(plain >> 55) & 15;
-	if (type == KX_NODE_README)
-		return notify(s, what, 1, "README", old);
-	uint64_t parent = (uint64_t)dirs[type] << 59 | (plain & ((UINT64_C(1) << 55) - 1));
-	const char *name = type == KX_NODE_GROUP_FILE ? kx_group_file_name(file) : kx_run_file_name(file);
-	return notify(s, what, parent, name, old);
+	const char *name = n.type == KX_NODE_README ? "README"
+			   : n.type == KX_NODE_GROUP_FILE ? kx_group_file_name(n.file) : kx_run_file_name(n.file);
+	return notify(s, what, kx_tree_ino(&dir), name, old);
 }
 
 static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp)
@@ -248,13 +244,7 @@ static void wait_for_tellers(struct kx_notifier *nt)
 	pthread_mutex_lock(&nt->lock);
 	if (r < 0)
 		return;
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += TELL_WAIT_MS * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = kx_deadline_ms(TELL_WAIT_MS);
 	while (!nt->stop && !nt->unknown && !told_all(nt->gens, nt->ngens, from, st.generation))
 		if (pthread_cond_timedwait(&nt->wake, &nt->lock, &until) == ETIMEDOUT)
 			break;
@@ -357,11 +347,7 @@ int kx_notifier_start(struct kx_fs *fs)
 		return -ENOMEM;
 	nt->fs = fs;
 	pthread_mutex_init(&nt->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&nt->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	kx_cond_init_monotonic(&nt->wake);
 	pthread_cond_init(&nt->forget_wake, NULL);
 	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
 	if (r == 0 && fs->inbox) {

@@ -274,8 +274,10 @@ int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_
 	pthread_mutex_lock(&vt->lock);
 	struct ventry *e = slot(vt, ino);
 	if (e->ino) {
-		*ret_stamp = e->stamp;
-		*ret_plain = plain_of(ino, e->stamp);
+		if (ret_stamp)
+			*ret_stamp = e->stamp;
+		if (ret_plain)
+			*ret_plain = plain_of(ino, e->stamp);
 		if (ret_view)
 			*ret_view = kx_fs_view_ref(fs, vt->views[e->view]);
 		r = 0;
