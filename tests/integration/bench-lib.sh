@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Shared by the bench-*.sh integration tests (sourced, not run): the program under test, a
 # temporary directory removed on exit, and check_manifests, which re-derives every digest of a
-# manifest file with its own JCS implementation (Python, independent of src/canon) and checks
+# manifest file with its own JCS implementation (kxjcs.py: Python, independent of src/canon) and checks
 # the fields docs/manifest.md requires. Without python3 the digest check is skipped, loudly.
 
 : "${KINDEX_BENCH:?KINDEX_BENCH must name the kindex-bench binary}"
@@ -34,49 +34,11 @@ check_manifests() {
 		echo "# python3 not found: manifest digests not re-derived" >&2
 		return 0
 	fi
-	python3 - "$@" <<'PY'
-import decimal, hashlib, json, re, sys
+	KX_JCS_DIR=$(dirname "${BASH_SOURCE[0]}") python3 - "$@" <<'PY'
+import json, os, re, sys
+sys.path.insert(0, os.environ['KX_JCS_DIR'])
+from kxjcs import digest, jcs
 
-def num(v):
-    if isinstance(v, bool):
-        raise TypeError
-    if isinstance(v, int):
-        return str(v)
-    if v != v or v in (float('inf'), float('-inf')):
-        raise ValueError('non-finite number')
-    if v == 0:
-        return '0'
-    t = decimal.Decimal(repr(abs(v))).as_tuple()
-    digits = ''.join(map(str, t.digits))
-    stripped = digits.rstrip('0')
-    exp = t.exponent + len(digits) - len(stripped)
-    digits = stripped.lstrip('0')
-    k = len(digits)
-    n = k + exp  # ECMAScript Number::toString: value = 0.digits * 10^n
-    if k <= n <= 21:
-        s = digits + '0' * (n - k)
-    elif 0 < n <= 21:
-        s = digits[:n] + '.' + digits[n:]
-    elif -6 < n <= 0:
-        s = '0.' + '0' * -n + digits
-    else:
-        e = n - 1
-        s = digits[0] + ('.' + digits[1:] if k > 1 else '') + 'e' + ('+' if e > 0 else '-') + str(abs(e))
-    return ('-' if v < 0 else '') + s
-
-def jcs(v):
-    if v is None: return 'null'
-    if v is True: return 'true'
-    if v is False: return 'false'
-    if isinstance(v, (int, float)): return num(v)
-    if isinstance(v, str): return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, list): return '[' + ','.join(jcs(x) for x in v) + ']'
-    keys = sorted(v, key=lambda s: s.encode('utf-16-be'))
-    return '{' + ','.join(json.dumps(k, ensure_ascii=False) + ':' + jcs(v[k]) for k in keys) + '}'
-
-def digest(doc):
-    hashed = {k: doc[k] for k in ('apiVersion', 'kind', 'spec') if k in doc}
-    return 'sha256:' + hashlib.sha256(jcs(hashed).encode()).hexdigest()
 
 UNITS = {'latency': {'ns', 'us', 'ms', 's'}, 'memory': {'B', 'KB', 'MB', 'GB', 'KiB', 'MiB', 'GiB'},
          'throughput': {'FLOP/s', 'GFLOP/s', 'TFLOP/s', 'B/s', 'GB/s'}}

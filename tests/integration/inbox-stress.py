@@ -12,7 +12,10 @@ consistency model they test). Not run on its own.
       ranks, a ranking.tsv and ranking.json that list exactly its directories, and a SHA256SUMS
       that lists every file below it with the right digest. Prints counts; exits 1 on a failure.
 """
-import decimal, hashlib, json, os, random, re, subprocess, sys, time
+import hashlib, json, os, random, re, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kxjcs  # noqa: E402 — this directory's JCS, shared with bench-lib.sh
 from collections import Counter
 
 TSV_HEADER = "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
@@ -27,39 +30,8 @@ class Torn(Exception):
     pass
 
 
-def jcs_number(x):
-    """ECMAScript's Number::toString, as RFC 8785 wants it (json.dumps writes 1e-06, JCS 0.000001)."""
-    if isinstance(x, int):
-        return str(x)
-    if x == 0:
-        return "0"
-    sign, digits, exp = decimal.Decimal(repr(x)).normalize().as_tuple()
-    d = "".join(map(str, digits))
-    k, n = len(d), exp + len(d)
-    if k <= n <= 21:
-        s = d + "0" * (n - k)
-    elif 0 < n <= 21:
-        s = d[:n] + "." + d[n:]
-    elif -6 < n <= 0:
-        s = "0." + "0" * -n + d
-    else:
-        s = d[0] + ("." + d[1:] if k > 1 else "") + "e" + ("+" if n > 0 else "-") + str(abs(n - 1))
-    return ("-" if sign else "") + s
-
-
-def jcs(o):
-    if isinstance(o, dict):
-        keys = sorted(o, key=lambda k: k.encode("utf-16-be"))
-        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + jcs(o[k]) for k in keys) + "}"
-    if isinstance(o, list):
-        return "[" + ",".join(map(jcs, o)) + "]"
-    if isinstance(o, (int, float)) and not isinstance(o, bool):
-        return jcs_number(o)
-    return json.dumps(o, ensure_ascii=False)
-
-
 def digest(doc):
-    return hashlib.sha256(jcs({k: doc[k] for k in ("apiVersion", "kind", "spec")}).encode()).hexdigest()
+    return kxjcs.digest(doc)[len("sha256:"):]
 
 
 def need(cond, what):
