@@ -305,11 +305,8 @@ void kx_store_close(struct kx_store *s)
 	if (!s)
 		return;
 	if (s->db) {
-		if (!(s->flags & KX_STORE_READONLY)) {
-			char *err = NULL;
-			rocksdb_flush_wal(s->db, 1, &err);
-			rocksdb_free(err);
-		}
+		if (!(s->flags & KX_STORE_READONLY))
+			kx_store_sync(s);
 		rocksdb_close(s->db);
 	}
 	if (s->lockfile) {
@@ -1040,13 +1037,8 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 	 * queueing one fdatasync each behind the lock. Until it returns the commit is visible but not
 	 * yet durable; the caller answers only after.
 	 */
-	if (r == 0 && sync) {
-		rocksdb_flush_wal(s->db, 1, &err);
-		if (err) {
-			r = -EIO;
-			rocksdb_free(err);
-		}
-	}
+	if (r == 0 && sync)
+		r = kx_store_sync(s);
 	return r;
 }
 
