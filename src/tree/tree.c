@@ -2368,6 +2368,7 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 	purge_group(c->t, &x->group);
 	int r = 0;
 	static const uint8_t dirs[] = { KX_NODE_RUN, KX_NODE_RUNS_RUN }, files[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
+	int64_t before = stamp_before(c, &x->group);
 	for (int k = 0; k < 2 && r == 0; k++) {
 		struct kx_node d = { .type = dirs[k], .id = x->run };
 		if (wl)
@@ -2379,7 +2380,7 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS };
 		for (size_t f = 0; f < KX_ARRAY_SIZE(changed) && r == 0; f++) {
 			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
-			r = kx_node_versioned(&n) ? inval_versioned(c, KX_INVAL_DATA, &n, stamp_before(c, &x->group))
+			r = kx_node_versioned(&n) ? inval_versioned(c, KX_INVAL_DATA, &n, before)
 						  : inval(c, KX_INVAL_DATA, &n, NULL);
 		}
 	}
