@@ -164,6 +164,8 @@ uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n,
  * round already done. The caller must hold no lock a tree operation could wait for.
  */
 void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, int err);
+/* The same, blocking the calling thread (not an operation's: it waits for the kernel too). */
+void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket);
 /* Have the kernel forget name `name` in inbox directory `parent` (a thread of its own, -o rw). */
 void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name);
 

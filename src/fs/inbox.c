@@ -34,8 +34,10 @@
  * Other processes see the name gone at once. Opening a ghost for writing again with O_TRUNC (a
  * script that writes the same name twice in a row) starts a new file under that name.
  *
- * The kernel's caches. Inbox files and names have zero timeouts (they change behind the kernel's
- * back: a FLUSH removes a name), and decided names are also invalidated by the notifier thread.
+ * The kernel's caches. Final names and their files have zero timeouts (they change behind the
+ * kernel's back: a FLUSH removes a name), and decided names are also invalidated by the notifier
+ * thread. Temporary names, and names found absent, are cached for NAME_TIMEOUT (name_timeout()):
+ * they change only through the kernel — rsync's ~20 requests per file drop to ~12.
  * Directory listings are cached by the kernel (no OPENDIR, see ops.c) and checked against the
  * directory's mtime; every change made here also moves the mtime this daemon reports, by at least
  * a nanosecond, so a listing is never served from before a change on a coarse clock.
@@ -62,6 +64,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +73,10 @@
 #define BUCKETS 4096
 #define TMP_PREFIX ".kx-" /* receipts being written; hidden, and removed at mount */
 #define SYNC_DELAY_MS 50   /* receipts wait at most this long for the batch that syncs them */
+#define SPARES_MAX 64     /* accepted files kept to write receipts into (see write_tmp) */
+#define DECIDE_BATCH 64     /* files the decider takes at once: one WAL sync and one round for all */
+#define QUEUED_XATTR "user.kindex.queued" /* on a renamed file until decided: see the decider */
+#define NAME_TIMEOUT 10.0  /* seconds the kernel may cache a temporary name or an absent one */
 
 enum { D_INBOX, D_ACCEPTED, D_REJECTED, D__N };
 static const char *const dir_names[D__N] = { ".", ".accepted", ".rejected" };
@@ -91,7 +98,7 @@ struct ient {
 	enum state state;
 	uint64_t nlookup;
 	unsigned refs; /* the table's own while hashed by ino, plus operations in flight */
-	bool hashed, in_ghosts;
+	bool hashed, in_ghosts, queued;
 	struct ient *ino_next, *name_next, *ghost_next, *ghost_prev;
 	pid_t decider;      /* GHOST: the thread whose close or rename decided it */
 	int64_t decided_ns; /* GHOST: when (CLOCK_MONOTONIC) */
@@ -120,12 +127,26 @@ struct kx_inbox {
 	struct ient *ghosts, *ghosts_tail; /* newest first */
 	size_t nghosts;
 	atomic_ulong tmp_counter;
+	char (*spares)[64]; /* hidden names in .accepted/ of accepted files, to reuse for receipts */
+	size_t nspares;
 	bool root; /* the daemon runs as root: new files belong to their creator */
 	/* the syncer: receipts and directory changes made durable in batches */
 	pthread_t syncer;
 	pthread_mutex_t sync_lock;
 	pthread_cond_t sync_wake;
 	bool sync_pending, sync_stop, syncer_started;
+	/* the decider: files renamed to a final name, decided in order off the rename's reply */
+	pthread_t decider;
+	pthread_cond_t queue_wake, queue_done; /* with ib->lock */
+	struct queued *queue, *queue_tail;
+	uint64_t nqueued, ndecided; /* files queued and decided since the mount: drain() compares */
+	bool decider_stop, decider_started;
+};
+
+struct queued {
+	struct queued *next;
+	struct ient *e; /* with a reference */
+	pid_t pid;      /* the thread that renamed it: it may still find its ghost */
 };
 
 static struct kx_inbox *ib_of(fuse_req_t req)
@@ -348,6 +369,19 @@ static void set_ghost(struct kx_inbox *ib, struct ient *e, pid_t decider)
 	}
 }
 
+/* The ghost of `name` decided less than GHOST_SECONDS ago, or NULL. */
+static struct ient *ghost_named(struct kx_inbox *ib, int dir, const char *name)
+{
+	int64_t now = mono_ns();
+	for (struct ient *e = ib->ghosts; e; e = e->ghost_next) {
+		if (now - e->decided_ns > (int64_t)GHOST_SECONDS * 1000000000)
+			break; /* newest first: the rest are older */
+		if (e->dir == dir && strcmp(e->name, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
 /*
  * The ghost of `name` that the process of thread `pid` may still see, or NULL: the deciding
  * thread itself, or another thread of its process (compared through /proc only here, on the rare
@@ -355,14 +389,8 @@ static void set_ghost(struct kx_inbox *ib, struct ient *e, pid_t decider)
  */
 static struct ient *ghost_for(struct kx_inbox *ib, int dir, const char *name, pid_t pid)
 {
-	int64_t now = mono_ns();
-	for (struct ient *e = ib->ghosts; e; e = e->ghost_next) {
-		if (now - e->decided_ns > (int64_t)GHOST_SECONDS * 1000000000)
-			break; /* newest first: the rest are older */
-		if (e->dir == dir && strcmp(e->name, name) == 0)
-			return same_process(pid, e->decider) ? e : NULL;
-	}
-	return NULL;
+	struct ient *e = ghost_named(ib, dir, name);
+	return e && same_process(pid, e->decider) ? e : NULL;
 }
 
 static void changed(struct kx_inbox *ib, int dir)
@@ -409,14 +437,37 @@ static int dir_stat(struct kx_inbox *ib, int dir, struct stat *st)
 	return 0;
 }
 
-static void entry_param(struct fuse_entry_param *e, const struct stat *st, double entry_timeout)
+static void entry_param(struct fuse_entry_param *e, const struct stat *st, double entry_timeout,
+			double attr_timeout)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = st->st_ino;
 	e->generation = 1;
 	e->attr = *st;
-	e->attr_timeout = 0;
+	e->attr_timeout = attr_timeout;
 	e->entry_timeout = entry_timeout;
+}
+
+/*
+ * How long the kernel may keep a name of the inbox, and the attributes behind it, without asking
+ * (seconds). Only a temporary name (rsync's .NAME.XXXXXX, *.part, …) is never changed behind the
+ * kernel's back: the daemon decides final names only, so a temporary name comes and goes through
+ * the kernel's own create, rename and unlink. Once renamed to a final name its cached entry
+ * travels along, and the notifier drops it when the file is decided (kx_fs_forget_name; the
+ * kernel orders that after the rename, under the directory's lock). Everything else: 0.
+ */
+static double name_timeout(int dir, const char *name)
+{
+	return dir == D_INBOX && kx_inbox_name_is_temp(name) ? NAME_TIMEOUT : 0;
+}
+
+/* The same for an entry's attributes (e->lock held; ib->lock not). */
+static double attr_timeout(struct kx_inbox *ib, struct ient *e)
+{
+	pthread_mutex_lock(&ib->lock);
+	double t = e->state == LIVE ? name_timeout(e->dir, e->name) : 0;
+	pthread_mutex_unlock(&ib->lock);
+	return t;
 }
 
 void kx_inbox_root_entry(struct kx_fs *fs, struct fuse_entry_param *e)
@@ -429,7 +480,7 @@ void kx_inbox_root_entry(struct kx_fs *fs, struct fuse_entry_param *e)
 		st.st_nlink = 4;
 	}
 	/* the name never changes meaning: cache it as long as the tree's; the attributes not at all */
-	entry_param(e, &st, fs->timeout);
+	entry_param(e, &st, fs->timeout, 0);
 }
 
 /* ---- backing files -------------------------------------------------------------------------- */
@@ -472,24 +523,70 @@ static int rename_noreplace(int olddir, const char *old, int newdir, const char 
 }
 
 /* Write `data` to a new hidden file in dir; its name in tmp. Durable with the syncer's next batch. */
-static int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, char tmp[64])
+/*
+ * Write a receipt under a hidden temporary name (.kx-PID-N.tmp: removed at the next mount if the
+ * daemon dies first) and return the directory it is in — `dir`, or .accepted/ where a spare was
+ * reused. Spares: an accepted file leaves the inbox renamed to a hidden name in .accepted/
+ * (keep_spare) rather than unlinked, and its inode is rewritten as the next receipt. Creating a
+ * file and deleting another per decision costs more than it seems: without a journal, ext4 scans
+ * past every inode deleted in the last seconds at each creation (a quarter of the daemon's time
+ * under rsync, before spares).
+ */
+static int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir)
 {
-	snprintf(tmp, 64, TMP_PREFIX "%d-%lu.tmp", (int)getpid(), atomic_fetch_add(&ib->tmp_counter, 1));
-	int fd = openat(ib->d[dir].fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
+	int fd = -1;
+	bool spare = false;
+	*ret_dir = dir;
+	pthread_mutex_lock(&ib->lock);
+	while (fd < 0 && ib->nspares > 0) {
+		memcpy(tmp, ib->spares[--ib->nspares], 64);
+		/* not O_TRUNC: a file cut to 0 and written again is flushed at close by ext4 (auto_da_alloc) */
+		fd = openat(ib->d[D_ACCEPTED].fd, tmp, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd >= 0 && (fchmod(fd, 0644) < 0 || fchown(fd, geteuid(), getegid()) < 0)) {
+			close(fd);
+			fd = -1;
+		}
+		spare = fd >= 0;
+		if (!spare)
+			unlinkat(ib->d[D_ACCEPTED].fd, tmp, 0);
+	}
+	if (spare)
+		*ret_dir = D_ACCEPTED;
+	pthread_mutex_unlock(&ib->lock);
+	if (fd < 0) {
+		snprintf(tmp, 64, TMP_PREFIX "%d-%lu.tmp", (int)getpid(), atomic_fetch_add(&ib->tmp_counter, 1));
+		fd = openat(ib->d[dir].fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0)
+			return -errno;
+	}
 	int r = 0;
 	for (size_t done = 0; done < data->len && r == 0;) {
-		ssize_t w = write(fd, data->ptr + done, data->len - done);
+		ssize_t w = pwrite(fd, data->ptr + done, data->len - done, (off_t)done);
 		if (w < 0 && errno != EINTR)
 			r = -errno;
 		else if (w > 0)
 			done += (size_t)w;
 	}
+	if (r == 0 && spare && ftruncate(fd, (off_t)data->len) < 0)
+		r = -errno; /* a spare: what is left of its old bytes goes */
 	close(fd);
 	if (r < 0)
-		unlinkat(ib->d[dir].fd, tmp, 0);
+		unlinkat(ib->d[*ret_dir].fd, tmp, 0);
 	return r;
+}
+
+/* An accepted file leaves the inbox: kept as a spare, or removed (ib->lock held). 0 or -errno. */
+static int keep_spare(struct kx_inbox *ib, const char *name)
+{
+	if (ib->nspares < SPARES_MAX && (ib->spares || (ib->spares = malloc(SPARES_MAX * sizeof(*ib->spares))))) {
+		char *spare = ib->spares[ib->nspares];
+		snprintf(spare, 64, TMP_PREFIX "%d-%lu.tmp", (int)getpid(), atomic_fetch_add(&ib->tmp_counter, 1));
+		if (rename_noreplace(ib->d[D_INBOX].fd, name, ib->d[D_ACCEPTED].fd, spare) == 0) {
+			ib->nspares++;
+			return 0;
+		}
+	}
+	return unlinkat(ib->d[D_INBOX].fd, name, 0) < 0 ? -errno : 0;
 }
 
 /* ---- the syncer ----------------------------------------------------------------------------- */
@@ -502,6 +599,7 @@ static int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, ch
  */
 static void *syncer_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "kx-syncer"); /* for top -H, perf */
 	struct kx_inbox *ib = arg;
 	pthread_mutex_lock(&ib->sync_lock);
 	for (;;) {
@@ -582,7 +680,8 @@ static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, 
 	bool rejected = dir == D_REJECTED;
 	const char *suffix = rejected ? ".error" : "";
 	char tmp[64], base[KX_INBOX_NAME_MAX + 1], rname[KX_INBOX_NAME_MAX + 8];
-	int r = write_tmp(ib, dir, receipt, tmp);
+	int tmpdir;
+	int r = write_tmp(ib, dir, receipt, tmp, &tmpdir);
 	if (r < 0)
 		return r;
 	int dfd = ib->d[dir].fd;
@@ -595,7 +694,7 @@ static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, 
 		if (rejected && faccessat(dfd, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			continue; /* <name>.k is taken, whether or not its .error is */
 		snprintf(rname, sizeof(rname), "%s%s", base, suffix);
-		if ((r = rename_noreplace(dfd, tmp, dfd, rname)) != -EEXIST)
+		if ((r = rename_noreplace(ib->d[tmpdir].fd, tmp, dfd, rname)) != -EEXIST)
 			break;
 	}
 	if (r == 0) {
@@ -603,7 +702,7 @@ static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, 
 		if (e->state == LIVE) {
 			/* the name still holds this file: every rename and unlink of it went through ib->lock */
 			int m = rejected ? rename_noreplace(ib->d[D_INBOX].fd, e->name, dfd, base)
-					 : unlinkat(ib->d[D_INBOX].fd, e->name, 0) < 0 ? -errno : 0;
+					 : keep_spare(ib, e->name);
 			if (m < 0 && rejected)
 				kx_fs_log_error("cannot move rejected inbox/%s to .rejected/%s: %s", e->name, base,
 						strerror(-m));
@@ -615,7 +714,7 @@ static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, 
 			set_ghost(ib, e, pid);
 		}
 	} else {
-		unlinkat(dfd, tmp, 0);
+		unlinkat(ib->d[tmpdir].fd, tmp, 0);
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (r == 0)
@@ -624,100 +723,326 @@ static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, 
 }
 
 /*
- * Decide a LIVE file of the inbox under a final name (e->lock held). 0: accepted; -EINVAL:
- * rejected (and filed); -EIO: nothing could be decided, the file stays. `pid`: the thread whose
- * close or rename decides it. *ret_ticket: the notifier round that publishes the new runs (0:
- * none); the reply waits for it (kx_fs_reply_after), so that close() returns once the run shows.
+ * A decision in two halves, so that the decider can share one WAL sync among many: decide_start
+ * reads, validates and commits (unsynced), tells the notifier and writes the receipt's text;
+ * decide_finish, once every accepted decision's commit is synced, files the receipt and lets the
+ * file leave the inbox. e->lock is held from the start of one to the end of the other.
  */
-static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket)
+struct decision {
+	char *name; /* NULL: nothing to decide (the file is no longer LIVE) */
+	pid_t pid;  /* the thread whose close or rename decides it */
+	int r;      /* 0: accepted; -EINVAL: rejected; -EIO: nothing could be decided */
+	int w;      /* the receipt's text: 0 or -errno */
+	uint64_t ticket;
+	struct kx_ingest_result res;
+	struct kx_problems p;
+	struct kx_buf receipt;
+};
+
+/* The first half; false when there is nothing to decide (d->r says why: 0, or -EIO). */
+static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct decision *d)
 {
 	struct kx_fs *fs = ib->fs;
-	char *name = NULL;
+	memset(d, 0, sizeof(*d));
+	d->pid = pid;
 	pthread_mutex_lock(&ib->lock);
 	if (e->state == LIVE)
-		name = strdup(e->name);
+		d->name = strdup(e->name);
 	pthread_mutex_unlock(&ib->lock);
-	if (!name)
-		return e->state == LIVE ? -EIO : 0;
+	if (!d->name) {
+		d->r = e->state == LIVE ? -EIO : 0;
+		return false;
+	}
 	struct kx_buf bytes = { 0 };
-	struct kx_problems p;
-	struct kx_ingest_result res = { 0 };
-	kx_problems_init(&p);
-	*ret_ticket = 0;
+	kx_problems_init(&d->p);
 	int fd = entry_fd(ib, e);
 	int r = fd < 0 ? fd : e->too_big ? -EFBIG : read_all(fd, fs->max_manifest, &bytes);
 	if (r == -EFBIG) {
-		kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu bytes (-o max_manifest)",
+		kx_problems_add(&d->p, 0, 0, "", "size", "file is over the limit of %zu bytes (-o max_manifest)",
 				fs->max_manifest);
 		r = -EINVAL;
 	} else if (r == 0) {
-		/* committed unsynced: the sync follows below, once the notifier has the change */
+		/* committed unsynced: the sync follows, once the notifier has the change */
 		struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest } };
-		r = kx_ingest_bytes(fs->store, bytes.ptr ? bytes.ptr : "", bytes.len, &o, &res, &p);
+		r = kx_ingest_bytes(fs->store, bytes.ptr ? bytes.ptr : "", bytes.len, &o, &d->res, &d->p);
 	}
 	kx_buf_release(&bytes);
 	if (r == 0) {
 		/*
 		 * The tree first: the notifier's round (the new view, the kernel's invalidations) runs
-		 * while the WAL is synced and the receipt written. The reply waits for all three, so
-		 * close() still returns only once the run is durable and shows. The sync comes before the
-		 * file leaves the inbox (file_decision): a power loss can never take both. It is made for
-		 * runs found already present too — another writer's commit may not be synced yet.
+		 * while the WAL is synced and the receipt written. The sync comes before the file leaves
+		 * the inbox (decide_finish): a power loss can never take both. It is made for runs found
+		 * already present too — another writer's commit may not be synced yet.
 		 */
 		size_t n = 0;
-		struct kx_digest *runs = malloc((res.len ? res.len : 1) * sizeof(*runs));
-		for (size_t i = 0; runs && i < res.len; i++)
-			if (res.items[i].outcome == KX_INGEST_ADDED)
-				runs[n++] = res.items[i].run;
-		if (res.added)
-			*ret_ticket = kx_fs_changed(fs, runs, runs ? n : 0, res.generation);
+		struct kx_digest *runs = malloc((d->res.len ? d->res.len : 1) * sizeof(*runs));
+		for (size_t i = 0; runs && i < d->res.len; i++)
+			if (d->res.items[i].outcome == KX_INGEST_ADDED)
+				runs[n++] = d->res.items[i].run;
+		if (d->res.added)
+			d->ticket = kx_fs_changed(fs, runs, runs ? n : 0, d->res.generation);
 		free(runs);
-	}
-	struct kx_buf receipt = { 0 };
-	int w = r == 0 ? kx_receipt_accepted(fs->tree, name, &res, &receipt) : 0;
-	bool said = false;
-	if (r == 0 && kx_store_sync(fs->store) < 0) {
-		kx_fs_log_error("cannot sync the store's log after accepting inbox/%s (left in the inbox)", name);
+		d->w = kx_receipt_accepted(fs->tree, d->name, &d->res, &d->receipt);
+	} else if (r == -EINVAL) {
+		d->w = kx_receipt_rejected(d->name, &d->p, &d->receipt);
+	} else {
+		kx_fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", d->name, strerror(-r));
 		r = -EIO;
-		said = true;
 	}
-	if (r == 0) {
+	d->r = r;
+	return true;
+}
+
+/*
+ * The second half. `synced`: the store's log was synced after this decision's commit (or the
+ * sync failed: the file stays). Returns the decision: 0, -EINVAL or -EIO.
+ */
+static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d, bool synced)
+{
+	struct kx_fs *fs = ib->fs;
+	int r = d->r, w = d->w;
+	if (r == 0 && !synced) {
+		kx_fs_log_error("cannot sync the store's log after accepting inbox/%s (left in the inbox)", d->name);
+		r = -EIO;
+	} else if (r == 0) {
 		if (w >= 0)
-			w = file_decision(ib, e, name, pid, D_ACCEPTED, &receipt);
+			w = file_decision(ib, e, d->name, d->pid, D_ACCEPTED, &d->receipt);
 		if (w < 0) {
 			/* committed, but no receipt: the file stays, and deciding it again says "present" */
-			kx_fs_log_error("accepted inbox/%s but cannot write its receipt: %s", name, strerror(-w));
+			kx_fs_log_error("accepted inbox/%s but cannot write its receipt: %s", d->name, strerror(-w));
 			r = -EIO;
 		}
-		kx_fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", name, res.added, res.present);
+		kx_fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", d->name, d->res.added,
+				d->res.present);
 	} else if (r == -EINVAL) {
-		w = kx_receipt_rejected(name, &p, &receipt);
 		if (w >= 0)
-			w = file_decision(ib, e, name, pid, D_REJECTED, &receipt);
+			w = file_decision(ib, e, d->name, d->pid, D_REJECTED, &d->receipt);
 		if (w < 0) {
-			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", name, strerror(-w));
+			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", d->name, strerror(-w));
 			r = -EIO;
 		}
-		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problems", name, p.len);
-	} else {
-		if (!said)
-			kx_fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", name, strerror(-r));
-		r = -EIO;
+		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problems", d->name, d->p.len);
 	}
-	kx_buf_release(&receipt);
 	if (r != -EIO) {
-		e->dirty = false;
-		e->too_big = false;
 		if (e->fd >= 0) {
+			fremovexattr(e->fd, QUEUED_XATTR); /* a rejected file keeps no mark in .rejected/ */
 			close(e->fd);
 			e->fd = -1;
 		}
-		kx_fs_forget_name(fs, INO_DIR(D_INBOX), name);
+		e->dirty = false;
+		e->too_big = false;
+		kx_fs_forget_name(fs, INO_DIR(D_INBOX), d->name);
 	}
-	kx_ingest_result_release(&res);
-	kx_problems_release(&p);
-	free(name);
+	kx_buf_release(&d->receipt);
+	kx_ingest_result_release(&d->res);
+	kx_problems_release(&d->p);
+	free(d->name);
 	return r;
+}
+
+/*
+ * Decide a LIVE file of the inbox under a final name (e->lock held), both halves. 0: accepted;
+ * -EINVAL: rejected (and filed); -EIO: nothing could be decided, the file stays. *ret_ticket: the
+ * notifier round that publishes the new runs (0: none); the reply waits for it
+ * (kx_fs_reply_after), so that close() returns once the run shows.
+ */
+static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket)
+{
+	struct decision d;
+	*ret_ticket = 0;
+	if (!decide_start(ib, e, pid, &d))
+		return d.r;
+	bool synced = d.r != 0 || kx_store_sync(ib->fs->store) == 0;
+	*ret_ticket = d.ticket;
+	return decide_finish(ib, e, &d, synced);
+}
+
+/* ---- the decider ------------------------------------------------------------------------------ */
+
+/*
+ * A file renamed to a final name is decided off the rename's reply: rsync (and every tool that
+ * writes a temporary name first) renames file after file and waits for each rename, so a decision
+ * there — a synced commit, a notifier round — would cost each file its whole time. Instead the
+ * rename marks the file (the QUEUED_XATTR extended attribute, set before the rename: the mark and
+ * the final name arrive together), answers, and queues it; the decider thread takes the queue in
+ * batches, one WAL sync and one notifier round for a batch. The mark is what makes a returned
+ * rename durable: a daemon killed before the decision finds the marked files at the next mount
+ * and decides them first (kx_inbox_start), while a final name written but never renamed or
+ * closed — its writer died — stays undecided, as before.
+ *
+ * What a user sees is ordered by drain(): the inbox's directories (their attributes, listings and
+ * receipts) and an fsync answer only once every file renamed before was decided and shows in the
+ * tree — rsync sets the inbox's times as its last step, so `rsync -a … mnt/inbox/` returns with
+ * its files decided.
+ */
+
+/* Queue a LIVE entry (ib->lock held). */
+static void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid)
+{
+	struct queued *q;
+	if (e->queued || !(q = malloc(sizeof(*q))))
+		return; /* already queued; without memory the mark still has it decided at the next mount */
+	q->next = NULL;
+	q->e = e;
+	q->pid = pid;
+	e->refs++;
+	e->queued = true;
+	if (ib->queue_tail)
+		ib->queue_tail->next = q;
+	else
+		ib->queue = q;
+	ib->queue_tail = q;
+	ib->nqueued++;
+	pthread_cond_signal(&ib->queue_wake);
+}
+
+/* Wait until every file queued before this call is decided and its runs show (no lock held). */
+static void drain(struct kx_inbox *ib)
+{
+	pthread_mutex_lock(&ib->lock);
+	uint64_t target = ib->nqueued;
+	while (ib->ndecided < target && ib->decider_started)
+		pthread_cond_wait(&ib->queue_done, &ib->lock);
+	pthread_mutex_unlock(&ib->lock);
+}
+
+/* Decide a batch taken from the queue: every commit, one sync, every filing, one round. */
+static void decide_batch(struct kx_inbox *ib, struct queued *batch)
+{
+	struct decision d[DECIDE_BATCH];
+	bool started[DECIDE_BATCH];
+	bool sync = false;
+	size_t n = 0;
+	for (struct queued *q = batch; q; q = q->next, n++) {
+		struct ient *e = q->e;
+		pthread_mutex_lock(&e->lock);
+		pthread_mutex_lock(&ib->lock);
+		e->queued = false;
+		/* renamed again, to a temporary name or away, since: not (or not yet) to be decided */
+		bool final = e->state == LIVE && e->dir == D_INBOX && !kx_inbox_name_is_temp(e->name);
+		pthread_mutex_unlock(&ib->lock);
+		started[n] = final && decide_start(ib, e, q->pid, &d[n]);
+		sync |= started[n] && d[n].r == 0;
+	}
+	bool synced = !sync || kx_store_sync(ib->fs->store) == 0;
+	uint64_t ticket = 0;
+	n = 0;
+	for (struct queued *q = batch; q; q = q->next, n++) {
+		if (started[n]) {
+			if (d[n].ticket > ticket)
+				ticket = d[n].ticket;
+			decide_finish(ib, q->e, &d[n], synced);
+		}
+		pthread_mutex_unlock(&q->e->lock);
+	}
+	kx_fs_wait_round(ib->fs, ticket);
+	pthread_mutex_lock(&ib->lock);
+	for (struct queued *q = batch, *next; q; q = next) {
+		next = q->next;
+		maybe_drop(ib, q->e);
+		unref_locked(q->e);
+		free(q);
+	}
+	pthread_mutex_unlock(&ib->lock);
+}
+
+static void *decider_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "kx-decider"); /* for top -H, perf */
+	struct kx_inbox *ib = arg;
+	pthread_mutex_lock(&ib->lock);
+	for (;;) {
+		while (!ib->queue && !ib->decider_stop)
+			pthread_cond_wait(&ib->queue_wake, &ib->lock);
+		if (!ib->queue)
+			break; /* stopping, and every queued file decided */
+		struct queued *batch = ib->queue, **tail = &batch->next;
+		size_t n = 1;
+		while (*tail && n < DECIDE_BATCH) {
+			tail = &(*tail)->next;
+			n++;
+		}
+		ib->queue = *tail;
+		*tail = NULL;
+		if (!ib->queue)
+			ib->queue_tail = NULL;
+		pthread_mutex_unlock(&ib->lock);
+		decide_batch(ib, batch);
+		pthread_mutex_lock(&ib->lock);
+		ib->ndecided += n;
+		pthread_cond_broadcast(&ib->queue_done);
+	}
+	pthread_mutex_unlock(&ib->lock);
+	return NULL;
+}
+
+/* Mark a LIVE file as renamed to be decided (e->lock held): 0, or -errno (no extended attributes). */
+static int mark_queued(struct kx_inbox *ib, struct ient *e)
+{
+	int fd = entry_fd(ib, e);
+	return fd < 0 ? fd : fsetxattr(fd, QUEUED_XATTR, "", 0, 0) < 0 ? -errno : 0;
+}
+
+/* Queue the files a killed daemon left marked (before the decider starts: no lock needed). */
+static void queue_marked(struct kx_inbox *ib)
+{
+	int fd = openat(ib->d[D_INBOX].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		if ((de->d_type != DT_REG && de->d_type != DT_UNKNOWN) || kx_inbox_name_is_temp(de->d_name) ||
+		    kx_inbox_name_check(de->d_name) < 0)
+			continue;
+		int f = openat(ib->d[D_INBOX].fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		bool marked = f >= 0 && fstat(f, &st) == 0 && S_ISREG(st.st_mode) &&
+			      fgetxattr(f, QUEUED_XATTR, NULL, 0) >= 0;
+		if (f >= 0)
+			close(f);
+		struct ient *e = marked ? entry_for(ib, D_INBOX, de->d_name) : NULL;
+		if (e) {
+			enqueue_locked(ib, e, 0);
+			n++;
+		}
+	}
+	closedir(dir);
+	if (n)
+		kx_fs_log_debug(ib->fs, "deciding %zu file%s renamed into the inbox before the daemon stopped", n,
+				n == 1 ? "" : "s");
+}
+
+int kx_inbox_start(struct kx_fs *fs)
+{
+	struct kx_inbox *ib = fs->inbox;
+	if (!ib)
+		return 0;
+	queue_marked(ib);
+	int r = pthread_create(&ib->decider, NULL, decider_main, ib);
+	ib->decider_started = r == 0;
+	return -r;
+}
+
+void kx_inbox_stop(struct kx_fs *fs)
+{
+	struct kx_inbox *ib = fs->inbox;
+	if (!ib || !ib->decider_started)
+		return;
+	/* what was renamed is decided before the notifier stops and the store closes */
+	pthread_mutex_lock(&ib->lock);
+	ib->decider_stop = true;
+	pthread_cond_signal(&ib->queue_wake);
+	pthread_mutex_unlock(&ib->lock);
+	pthread_join(ib->decider, NULL);
+	pthread_mutex_lock(&ib->lock);
+	ib->decider_started = false;
+	pthread_cond_broadcast(&ib->queue_done);
+	pthread_mutex_unlock(&ib->lock);
 }
 
 /*
@@ -736,6 +1061,8 @@ static int resurrect(struct kx_inbox *ib, struct ient *e)
 			e->state = LIVE;
 			name_hash(ib, e);
 			changed(ib, e->dir);
+			/* back behind the kernel's back: it may hold the name as absent */
+			kx_fs_forget_name(ib->fs, INO_DIR(e->dir), e->name);
 			if (e->fd >= 0)
 				close(e->fd);
 			e->fd = fd;
@@ -762,6 +1089,8 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 	pthread_mutex_init(&ib->lock, NULL);
 	pthread_mutex_init(&ib->sync_lock, NULL);
 	kx_cond_init_monotonic(&ib->sync_wake);
+	pthread_cond_init(&ib->queue_wake, NULL);
+	pthread_cond_init(&ib->queue_done, NULL);
 	ib->fs = fs;
 	ib->next_ino = FIRST_FILE;
 	ib->root = geteuid() == 0;
@@ -807,6 +1136,13 @@ void kx_inbox_close(struct kx_fs *fs)
 		pthread_mutex_unlock(&ib->sync_lock);
 		pthread_join(ib->syncer, NULL);
 	}
+	for (size_t i = 0; i < ib->nspares; i++)
+		unlinkat(ib->d[D_ACCEPTED].fd, ib->spares[i], 0);
+	free(ib->spares);
+	for (struct queued *q = ib->queue, *next; q; q = next) {
+		next = q->next; /* left only where the decider never started: the marks remain */
+		free(q);
+	}
 	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct ient *e = ib->by_ino[b], *n; e; e = n) {
 			n = e->ino_next;
@@ -818,6 +1154,8 @@ void kx_inbox_close(struct kx_fs *fs)
 	pthread_mutex_destroy(&ib->lock);
 	pthread_mutex_destroy(&ib->sync_lock);
 	pthread_cond_destroy(&ib->sync_wake);
+	pthread_cond_destroy(&ib->queue_wake);
+	pthread_cond_destroy(&ib->queue_done);
 	free(ib);
 	fs->inbox = NULL;
 }
@@ -841,6 +1179,8 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
+	if (dir != D_INBOX)
+		drain(ib); /* the receipt of a file renamed before is there */
 	if (is_receipt_dir_name(dir, name)) {
 		int sub = name[1] == 'a' ? D_ACCEPTED : D_REJECTED;
 		int r = dir_stat(ib, sub, &st);
@@ -848,7 +1188,7 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			reply_err(req, "lookup", name, r);
 			return;
 		}
-		entry_param(&ep, &st, ib->fs->timeout);
+		entry_param(&ep, &st, ib->fs->timeout, 0);
 		fuse_reply_entry(req, &ep);
 		return;
 	}
@@ -858,6 +1198,7 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	struct stat b;
 	int r = 0;
+	double timeout = 0, negative = 0;
 	pthread_mutex_lock(&ib->lock);
 	struct ient *e = NULL;
 	if (fstatat(ib->d[dir].fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -867,6 +1208,7 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			r = -ENOMEM;
 		else
 			file_stat(e->ino, &b, &st);
+		timeout = name_timeout(dir, name);
 	} else if (errno == ENOENT) {
 		struct ient *stale = find_name(ib, dir, name);
 		if (stale)
@@ -875,17 +1217,30 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			st = e->st;
 		else
 			r = -ENOENT;
+		/*
+		 * A name of the inbox appears only through the kernel (create, rename), which turns its
+		 * cached absence into an entry — unless it is the name of a ghost, which its decider must
+		 * still find: only such a name is not cached absent.
+		 */
+		if (r == -ENOENT && dir == D_INBOX && !ghost_named(ib, dir, name))
+			negative = NAME_TIMEOUT;
 	} else {
 		r = -errno;
 	}
 	if (e)
 		e->nlookup++;
 	pthread_mutex_unlock(&ib->lock);
+	if (r == -ENOENT && negative > 0) {
+		memset(&ep, 0, sizeof(ep)); /* inode 0: the kernel keeps the name as absent */
+		ep.entry_timeout = negative;
+		fuse_reply_entry(req, &ep);
+		return;
+	}
 	if (r < 0) {
 		reply_err(req, "lookup", name, r);
 		return;
 	}
-	entry_param(&ep, &st, 0);
+	entry_param(&ep, &st, timeout, timeout);
 	fuse_reply_entry(req, &ep);
 }
 
@@ -935,8 +1290,10 @@ void kx_inbox_getattr(fuse_req_t req, fuse_ino_t ino)
 {
 	struct kx_inbox *ib = ib_of(req);
 	struct stat st;
+	double timeout = 0;
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
+		drain(ib); /* a listing checked against this mtime shows every file renamed before */
 		r = dir_stat(ib, dir, &st);
 	} else {
 		struct ient *e = get(ib, ino);
@@ -946,13 +1303,14 @@ void kx_inbox_getattr(fuse_req_t req, fuse_ino_t ino)
 		}
 		pthread_mutex_lock(&e->lock);
 		r = entry_stat(ib, e, &st);
+		timeout = attr_timeout(ib, e);
 		pthread_mutex_unlock(&e->lock);
 		put(ib, e);
 	}
 	if (r < 0)
 		reply_err(req, "getattr", NULL, r);
 	else
-		fuse_reply_attr(req, &st, 0);
+		fuse_reply_attr(req, &st, timeout);
 }
 
 static void times_of(const struct stat *attr, int to_set, struct timespec ts[2])
@@ -994,6 +1352,7 @@ void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
 		/* the directories themselves: `rsync -a dir/ mnt/inbox/` sets the inbox's mode and times */
+		drain(ib);
 		r = (to_set & FUSE_SET_ATTR_SIZE) ? -EISDIR : set_meta(ib->d[dir].fd, attr, to_set, 0700);
 		if (r == 0) {
 			pthread_mutex_lock(&ib->lock);
@@ -1047,12 +1406,13 @@ void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 		if (r == 0)
 			r = entry_stat(ib, e, &st);
 	}
+	double timeout = attr_timeout(ib, e);
 	pthread_mutex_unlock(&e->lock);
 	put(ib, e);
 	if (r < 0)
 		reply_err(req, "setattr", NULL, r);
 	else
-		fuse_reply_attr(req, &st, 0);
+		fuse_reply_attr(req, &st, timeout);
 }
 
 void kx_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
@@ -1183,7 +1543,8 @@ void kx_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	file_stat(e->ino, &b, &st);
 	put(ib, e);
 	struct fuse_entry_param ep;
-	entry_param(&ep, &st, 0);
+	double timeout = name_timeout(dir, name);
+	entry_param(&ep, &st, timeout, timeout);
 	fi->fh = 0; /* operations find the file by inode number, as for files opened without OPEN */
 	fi->keep_cache = 0;
 	fi->direct_io = 0;
@@ -1280,6 +1641,9 @@ void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 		return;
 	}
 	pthread_mutex_lock(&e->lock); /* no decision of this file in flight while it moves */
+	bool final = dir == D_INBOX && !kx_inbox_name_is_temp(newname);
+	/* marked first: a returned rename is decided even if the daemon is killed (see the decider) */
+	bool queue = final && ib->decider_started && mark_queued(ib, e) == 0;
 	pthread_mutex_lock(&ib->lock);
 	if (e->state != LIVE || strcmp(e->name, name) != 0)
 		r = -ENOENT; /* decided or moved meanwhile */
@@ -1301,11 +1665,19 @@ void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 		e->name = copy;
 		name_hash(ib, e);
 		changed(ib, dir);
+		if (queue)
+			enqueue_locked(ib, e, fuse_req_ctx(req)->pid);
 	}
 	pthread_mutex_unlock(&ib->lock);
-	/* arriving at a final name decides a file; a rejected one still renames fine (see .rejected/) */
+	if (r < 0 && queue && e->fd >= 0)
+		fremovexattr(e->fd, QUEUED_XATTR);
+	/*
+	 * Arriving at a final name decides a file — by the decider, or here where the file system
+	 * under the store keeps no extended attributes. A rejected file still renames fine (see
+	 * .rejected/).
+	 */
 	uint64_t ticket = 0;
-	if (r == 0 && dir == D_INBOX && !kx_inbox_name_is_temp(newname)) {
+	if (r == 0 && final && !queue) {
 		int d = decide(ib, e, fuse_req_ctx(req)->pid, &ticket);
 		r = d == -EINVAL ? 0 : d;
 	}
@@ -1344,6 +1716,8 @@ void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 	}
 	if (off)
 		seekdir(d, off);
+	else
+		drain(ib);
 	size_t used = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -1436,6 +1810,7 @@ void kx_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
 {
 	struct kx_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(ino), r = 0;
+	drain(ib);
 	if (dir >= 0) {
 		r = fsync(ib->d[dir].fd) < 0 ? -errno : 0;
 	} else {

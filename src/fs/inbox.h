@@ -30,6 +30,13 @@ static inline bool kx_ino_in_inbox(uint64_t ino)
  */
 int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err);
 void kx_inbox_close(struct kx_fs *fs);
+/*
+ * Start the decider (once the notifier runs), first queueing the files a killed daemon left
+ * renamed but undecided; 0 or -errno. kx_inbox_stop decides what is still queued and stops it
+ * (before the notifier stops).
+ */
+int kx_inbox_start(struct kx_fs *fs);
+void kx_inbox_stop(struct kx_fs *fs);
 
 /* The entry of /inbox itself, for LOOKUP and READDIRPLUS of the root. */
 void kx_inbox_root_entry(struct kx_fs *fs, struct fuse_entry_param *e);

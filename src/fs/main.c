@@ -425,6 +425,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
 		goto out;
 	}
+	if ((r = kx_inbox_start(&fs)) < 0) {
+		fprintf(stderr, "kindexfs: cannot start the inbox's decider: %s\n", strerror(-r));
+		goto out;
+	}
 	msg = NULL;
 	if (cfg.spool && (r = kx_spooler_start(&fs, spool_path, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
@@ -480,6 +484,7 @@ int main(int argc, char **argv)
 
 out:
 	kx_spooler_stop(&fs); /* before the notifier: it reports its commits there */
+	kx_inbox_stop(&fs);   /* so does the inbox's decider */
 	kx_notifier_stop(&fs);
 	if (mounted)
 		fuse_session_unmount(se);

@@ -64,7 +64,7 @@ struct kx_notifier {
 	struct kx_fs *fs;
 	pthread_t thread, forgetter;
 	pthread_mutex_t lock;
-	pthread_cond_t wake, forget_wake;
+	pthread_cond_t wake, forget_wake, round_done;
 	bool stop, pending, unknown, forgetter_started;
 	struct kx_digest *runs; /* added since the last round; `unknown` when a caller could not say */
 	size_t len, cap;
@@ -252,6 +252,7 @@ static void wait_for_tellers(struct kx_notifier *nt)
 
 static void *notifier_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "kx-notifier"); /* for top -H, perf */
 	struct kx_notifier *nt = arg;
 	struct kx_tree_stats last = { 0 };
 	pthread_mutex_lock(&nt->lock);
@@ -292,6 +293,7 @@ static void *notifier_main(void *arg)
 		free(gens);
 		pthread_mutex_lock(&nt->lock);
 		nt->done = round;
+		pthread_cond_broadcast(&nt->round_done);
 		struct deferred *due = due_replies(nt, false);
 		pthread_mutex_unlock(&nt->lock);
 		send_replies(due);
@@ -314,6 +316,7 @@ static void free_names(struct stale_name *n)
  * daemon the inodes they pin); ENOENT means the kernel had already dropped the name. */
 static void *forgetter_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "kx-forgetter"); /* for top -H, perf */
 	struct kx_notifier *nt = arg;
 	pthread_mutex_lock(&nt->lock);
 	for (;;) {
@@ -349,6 +352,7 @@ int kx_notifier_start(struct kx_fs *fs)
 	pthread_mutex_init(&nt->lock, NULL);
 	kx_cond_init_monotonic(&nt->wake);
 	pthread_cond_init(&nt->forget_wake, NULL);
+	pthread_cond_init(&nt->round_done, NULL);
 	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
 	if (r == 0 && fs->inbox) {
 		if ((r = pthread_create(&nt->forgetter, NULL, forgetter_main, nt)) != 0) {
@@ -363,6 +367,7 @@ int kx_notifier_start(struct kx_fs *fs)
 	if (r != 0) {
 		pthread_cond_destroy(&nt->wake);
 		pthread_cond_destroy(&nt->forget_wake);
+		pthread_cond_destroy(&nt->round_done);
 		pthread_mutex_destroy(&nt->lock);
 		free(nt);
 		return -r;
@@ -380,6 +385,7 @@ void kx_notifier_stop(struct kx_fs *fs)
 	nt->stop = true;
 	pthread_cond_signal(&nt->wake);
 	pthread_cond_signal(&nt->forget_wake);
+	pthread_cond_broadcast(&nt->round_done);
 	pthread_mutex_unlock(&nt->lock);
 	pthread_join(nt->thread, NULL);
 	if (nt->forgetter_started)
@@ -388,6 +394,7 @@ void kx_notifier_stop(struct kx_fs *fs)
 	send_replies(due_replies(nt, true));
 	pthread_cond_destroy(&nt->wake);
 	pthread_cond_destroy(&nt->forget_wake);
+	pthread_cond_destroy(&nt->round_done);
 	pthread_mutex_destroy(&nt->lock);
 	free(nt->runs);
 	free(nt->gens);
@@ -477,4 +484,15 @@ void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, 
 	free(d);
 	if (req)
 		fuse_reply_err(req, err);
+}
+
+void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket)
+{
+	struct kx_notifier *nt = fs->notifier;
+	if (!nt || !ticket)
+		return;
+	pthread_mutex_lock(&nt->lock);
+	while (ticket > nt->done && !nt->stop)
+		pthread_cond_wait(&nt->round_done, &nt->lock);
+	pthread_mutex_unlock(&nt->lock);
 }

@@ -73,6 +73,7 @@ static void forward(struct kx_spooler *s, char *lines)
 
 static void *spooler_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "kx-spooler"); /* for top -H, perf */
 	struct kx_spooler *s = arg;
 	struct kx_fs *fs = s->fs;
 	struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true };

@@ -71,7 +71,9 @@ void *wmap_get(struct wmap *m, const uint8_t key[32])
 
 static int grow(struct wmap *m)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	/* small first: a transaction of one manifest holds a few entries, and a table of 1,024 slots
+	 * (150 KB for runs) is an mmap, its page faults and a munmap's TLB shootdown per commit */
+	size_t ncap = m->cap ? m->cap * 2 : 16;
 	if ((m->len + 1) * 4 < m->cap * 3 / 2 && m->tombs)
 		ncap = m->cap; /* mostly tombstones: rehash at the same size */
 	unsigned char *ns = calloc(ncap, m->slot_size);

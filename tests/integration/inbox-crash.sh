@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Crash safety of the inbox (issue 4, item 6): two writers drop 10,000 manifests with cp, one file
-# per cp, while the daemon is killed with SIGKILL at random moments, 20 times, and mounted again
+# Crash safety of the inbox (issue 4, item 6): two writers drop 10,000 manifests — one with cp, one
+# file per cp (each decided at its close), the other as rsync does, cp to a temporary name and mv to
+# the final one (each queued by the rename and decided after it returns) — while the daemon is killed with SIGKILL at random moments, 20 times, and mounted again
 # each time (the dead mount is detached lazily); a last round finishes the drop. The kills are
 # spread over the whole drop: round r waits (polling the writers' progress, with a deadline) until
 # about r/21 of the files were started, then kills after a further random 0-300 ms. Then:
-#   - every file whose cp exited 0 is in the index: `kindex ingest` of all of them adds nothing;
+#   - every file whose cp (or mv) exited 0 is in the index: `kindex ingest` of all of them adds
+#     nothing — a rename answered before the kill is decided at the next mount;
 #   - every file that has an accepted receipt is in the index too, and no run is partial:
 #     `kindex verify` is clean;
 #   - every other file is still in the inbox or was decided (a receipt in .accepted/ or
@@ -35,7 +37,16 @@ for ((w = 0; w < writers; w++)); do
 	: >"$work/unborn.$w"
 done
 
-# writer ID: copies its share from where it stopped, one cp per file; stops at the first failure
+# drop ID NAME: writer 0 copies the file in; writer 1 copies it to a temporary name and renames it
+drop() {
+	if [ "$1" = 0 ]; then
+		cp "$m/$2" "$in/$2"
+	else
+		cp "$m/$2" "$in/.$2.part" && mv "$in/.$2.part" "$in/$2"
+	fi
+}
+
+# writer ID: drops its share from where it stopped, one file at a time; stops at the first failure
 # (the daemon is gone), leaving that file to whatever the crash made of it
 writer() {
 	local id=$1 i name
@@ -46,7 +57,7 @@ writer() {
 		name=${names[$i]}
 		i=$((i + 1))
 		echo "$i" >"$work/pos.$id"
-		if cp "$m/$name" "$in/$name" 2>"$work/err.$id"; then
+		if drop "$id" "$name" 2>"$work/err.$id"; then
 			echo "$name" >>"$work/ok.$id"
 		else
 			echo "$name" >>"$work/failed.$id"
@@ -163,7 +174,8 @@ check "every file whose cp succeeded is in the index ($(tail -1 "$work/again"))"
 
 # and each has its receipt, and is gone from the inbox
 inbox="$store/inbox"
-ls -A "$inbox" | grep -v '^\.accepted$\|^\.rejected$' | sort >"$work/left"
+# (a temporary .NAME.part counts as NAME: its copy or its rename was cut)
+ls -A "$inbox" | grep -v '^\.accepted$\|^\.rejected$' | sed 's/^\.\(.*\)\.part$/\1/' | sort >"$work/left"
 ls "$inbox/.accepted" | sed 's/\.[0-9]*$//' | sort -u >"$work/acc"
 ls "$inbox/.rejected" | sort >"$work/rej"
 check "every successful copy has its receipt in .accepted/" bash -c "[ -z \"\$(comm -23 '$work/ok' '$work/acc')\" ]"
@@ -191,4 +203,22 @@ if [ -s "$work/acc-only" ]; then
 	check "the $n files accepted while their cp failed are in the index too" \
 		grep -q "^$n files\?: $n accepted (0 runs added, $n already present)" "$work/again2"
 fi
+
+# The moment between a rename's answer and its decision, made to last: what a daemon killed there
+# leaves — a final name carrying the queued mark — and, beside it, a final name a writer left
+# without closing or renaming it (no mark). The next mount decides the first, and only the first.
+gen 2 "$work/late" --seed 7 --prefix late
+cp "$work/late/late-0000000.json" "$inbox/renamed.json"
+setfattr -n user.kindex.queued "$inbox/renamed.json"
+cp "$work/late/late-0000001.json" "$inbox/written.json"
+mount_fg "$store" "$mnt" -o rw
+check "a file renamed before the daemon died is decided at the next mount" \
+	grep -q "^accepted renamed.json " "$in/.accepted/renamed.json"
+run=$(sed -n 's/^added \(runs\/[0-9a-f]*\) .*/\1/p' "$in/.accepted/renamed.json")
+check "its run is in the tree (${run:-no run in the receipt})" [ -n "$run" -a -d "$mnt/$run" ]
+check "a file written but never closed or renamed stays in the inbox, undecided" \
+	[ -f "$in/written.json" -a ! -e "$in/.accepted/written.json" ]
+check "the receipt keeps no mark" bash -c "! getfattr -n user.kindex.queued '$inbox/.accepted/renamed.json' 2>/dev/null"
+unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
+check "the daemon's stderr is empty" [ ! -s "$mnt.err" ]
 finish
