@@ -896,14 +896,20 @@ static void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid)
 	pthread_cond_signal(&ib->queue_wake);
 }
 
-/* Wait until every file queued before this call is decided and its runs show (no lock held). */
-static void drain(struct kx_inbox *ib)
+/*
+ * Wait until every file queued before this call is decided and its runs show (no lock held).
+ * `forgotten`: and until the kernel forgot their names in /inbox — only from an operation the
+ * kernel never sends while it holds /inbox's lock, which forgetting a name takes.
+ */
+static void drain(struct kx_inbox *ib, bool forgotten)
 {
 	pthread_mutex_lock(&ib->lock);
 	uint64_t target = ib->nqueued;
 	while (ib->ndecided < target && ib->decider_started)
 		pthread_cond_wait(&ib->queue_done, &ib->lock);
 	pthread_mutex_unlock(&ib->lock);
+	if (forgotten)
+		kx_fs_wait_forgotten(ib->fs);
 }
 
 /* Decide a batch taken from the queue: every commit, one sync, every filing, one round. */
@@ -1180,7 +1186,7 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (dir != D_INBOX)
-		drain(ib); /* the receipt of a file renamed before is there */
+		drain(ib, true); /* the receipt of a file renamed before is there, and its name gone */
 	if (is_receipt_dir_name(dir, name)) {
 		int sub = name[1] == 'a' ? D_ACCEPTED : D_REJECTED;
 		int r = dir_stat(ib, sub, &st);
@@ -1293,7 +1299,7 @@ void kx_inbox_getattr(fuse_req_t req, fuse_ino_t ino)
 	double timeout = 0;
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
-		drain(ib); /* a listing checked against this mtime shows every file renamed before */
+		drain(ib, false); /* a listing checked against this mtime shows every file renamed before */
 		r = dir_stat(ib, dir, &st);
 	} else {
 		struct ient *e = get(ib, ino);
@@ -1352,7 +1358,7 @@ void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
 		/* the directories themselves: `rsync -a dir/ mnt/inbox/` sets the inbox's mode and times */
-		drain(ib);
+		drain(ib, false);
 		r = (to_set & FUSE_SET_ATTR_SIZE) ? -EISDIR : set_meta(ib->d[dir].fd, attr, to_set, 0700);
 		if (r == 0) {
 			pthread_mutex_lock(&ib->lock);
@@ -1717,7 +1723,7 @@ void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 	if (off)
 		seekdir(d, off);
 	else
-		drain(ib);
+		drain(ib, dir != D_INBOX);
 	size_t used = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -1810,7 +1816,7 @@ void kx_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
 {
 	struct kx_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(ino), r = 0;
-	drain(ib);
+	drain(ib, false);
 	if (dir >= 0) {
 		r = fsync(ib->d[dir].fd) < 0 ? -errno : 0;
 	} else {

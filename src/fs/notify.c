@@ -64,7 +64,7 @@ struct kx_notifier {
 	struct kx_fs *fs;
 	pthread_t thread, forgetter;
 	pthread_mutex_t lock;
-	pthread_cond_t wake, forget_wake, round_done;
+	pthread_cond_t wake, forget_wake, round_done, names_done;
 	bool stop, pending, unknown, forgetter_started;
 	struct kx_digest *runs; /* added since the last round; `unknown` when a caller could not say */
 	size_t len, cap;
@@ -74,9 +74,10 @@ struct kx_notifier {
 	struct deferred *replies;
 	struct stale_name *names;
 	size_t nnames;
+	uint64_t names_told, names_sent; /* counts since the mount: kx_fs_wait_forgotten compares */
 };
 
-#define NAMES_MAX 65536 /* beyond that, names are dropped: they time out anyway (timeout 0) */
+#define NAMES_MAX 65536 /* beyond that, names are dropped: they time out anyway (10 s at most) */
 
 struct sent {
 	struct kx_fs *fs;
@@ -312,8 +313,9 @@ static void free_names(struct stale_name *n)
 	}
 }
 
-/* Entries of the inbox have zero timeouts, so this only spares the kernel stale dentries (and the
- * daemon the inodes they pin); ENOENT means the kernel had already dropped the name. */
+/* A decided file's name: the kernel may hold it with a timeout (a temporary name renamed to it) or
+ * not (zero timeouts: this only spares the daemon the inodes stale dentries pin); ENOENT means the
+ * kernel had already dropped it. */
 static void *forgetter_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-forgetter"); /* for top -H, perf */
@@ -325,6 +327,7 @@ static void *forgetter_main(void *arg)
 		if (nt->stop)
 			break;
 		struct stale_name *names = nt->names;
+		size_t count = nt->nnames;
 		nt->names = NULL;
 		nt->nnames = 0;
 		pthread_mutex_unlock(&nt->lock);
@@ -338,6 +341,8 @@ static void *forgetter_main(void *arg)
 		}
 		free_names(names);
 		pthread_mutex_lock(&nt->lock);
+		nt->names_sent += count;
+		pthread_cond_broadcast(&nt->names_done);
 	}
 	pthread_mutex_unlock(&nt->lock);
 	return NULL;
@@ -353,6 +358,7 @@ int kx_notifier_start(struct kx_fs *fs)
 	kx_cond_init_monotonic(&nt->wake);
 	pthread_cond_init(&nt->forget_wake, NULL);
 	pthread_cond_init(&nt->round_done, NULL);
+	pthread_cond_init(&nt->names_done, NULL);
 	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
 	if (r == 0 && fs->inbox) {
 		if ((r = pthread_create(&nt->forgetter, NULL, forgetter_main, nt)) != 0) {
@@ -368,6 +374,7 @@ int kx_notifier_start(struct kx_fs *fs)
 		pthread_cond_destroy(&nt->wake);
 		pthread_cond_destroy(&nt->forget_wake);
 		pthread_cond_destroy(&nt->round_done);
+		pthread_cond_destroy(&nt->names_done);
 		pthread_mutex_destroy(&nt->lock);
 		free(nt);
 		return -r;
@@ -386,6 +393,7 @@ void kx_notifier_stop(struct kx_fs *fs)
 	pthread_cond_signal(&nt->wake);
 	pthread_cond_signal(&nt->forget_wake);
 	pthread_cond_broadcast(&nt->round_done);
+	pthread_cond_broadcast(&nt->names_done);
 	pthread_mutex_unlock(&nt->lock);
 	pthread_join(nt->thread, NULL);
 	if (nt->forgetter_started)
@@ -395,6 +403,7 @@ void kx_notifier_stop(struct kx_fs *fs)
 	pthread_cond_destroy(&nt->wake);
 	pthread_cond_destroy(&nt->forget_wake);
 	pthread_cond_destroy(&nt->round_done);
+	pthread_cond_destroy(&nt->names_done);
 	pthread_mutex_destroy(&nt->lock);
 	free(nt->runs);
 	free(nt->gens);
@@ -419,6 +428,7 @@ void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name)
 		n->next = nt->names;
 		nt->names = n;
 		nt->nnames++;
+		nt->names_told++;
 		pthread_cond_signal(&nt->forget_wake);
 		n = NULL;
 	}
@@ -494,5 +504,17 @@ void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket)
 	pthread_mutex_lock(&nt->lock);
 	while (ticket > nt->done && !nt->stop)
 		pthread_cond_wait(&nt->round_done, &nt->lock);
+	pthread_mutex_unlock(&nt->lock);
+}
+
+void kx_fs_wait_forgotten(struct kx_fs *fs)
+{
+	struct kx_notifier *nt = fs->notifier;
+	if (!nt || !nt->forgetter_started)
+		return;
+	pthread_mutex_lock(&nt->lock);
+	uint64_t target = nt->names_told;
+	while (nt->names_sent < target && !nt->stop)
+		pthread_cond_wait(&nt->names_done, &nt->lock);
 	pthread_mutex_unlock(&nt->lock);
 }

@@ -88,6 +88,20 @@ check "a second rsync -a exits 0 (the files left, so it sends them again)" [ ! -
 check "and each is accepted as already present" \
 	bash -c "for i in 11 12 13 14; do head -1 '$in/.accepted/m-00000'\$i.json.1 | grep -q '(0 added, 1 already present)' || exit 1; done"
 
+# each renamed file is decided after its rename returned, by a thread of the daemon; rsync's last
+# step, setting the inbox's times, waits for those decisions: when rsync exits, its runs show — even
+# those of a JSON Lines file of 1,000 manifests renamed last, whose decision takes a while
+mkdir -p "$work/rsl"
+gen 1000 "$work/rsl" --jsonl --seed 11
+mv "$work/rsl/manifests.jsonl" "$work/rsl/zz-last.jsonl"
+for i in 30 31 32; do cp "$(f $i)" "$work/rsl/"; done
+runs1=$(runs_count "$mnt")
+rsync -a "$work/rsl/" "$in/" 2>"$work/err"
+n=$(runs_count "$mnt") # first thing: nothing in the inbox looked at yet
+check "rsync -a of 3 manifests and a JSON Lines file exits 0 ($(head -1 "$work/err"))" [ ! -s "$work/err" ]
+check "when rsync exits, its 1,003 runs are in the tree ($runs1 -> $n)" [ "$n" = $((runs1 + 1003)) ]
+check "and the inbox is empty again" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected ' ]"
+
 # JSON Lines: 1,000 manifests, one decision
 mkdir -p "$work/jl"
 gen 1000 "$work/jl" --jsonl --seed 7
