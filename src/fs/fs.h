@@ -208,6 +208,13 @@ int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_
 		     struct fs_view **ret_view);
 /* After a notifier round: let the oldest held views go where their files did not change (`cur`: the current view). */
 void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur);
+/*
+ * Plain (not versioned) inodes of the tree handed to the kernel: LOOKUP and READDIRPLUS count them
+ * in, FORGET out. kx_held_maybe is false only where the kernel surely holds no such inode.
+ */
+void kx_held_ref(struct kx_fs *fs, uint64_t ino);
+void kx_held_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup);
+bool kx_held_maybe(struct kx_fs *fs, uint64_t ino);
 /* Whether some file was ever handed out under its plain number (the notifier then invalidates those too). */
 bool kx_versions_plain_used(struct kx_fs *fs);
 size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views);

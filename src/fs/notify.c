@@ -83,13 +83,17 @@ struct sent {
 	struct kx_fs *fs;
 	struct fs_view *after;
 	bool plain_used; /* kx_versions_plain_used: versioned files may be held by plain number too */
-	unsigned long entries, inodes, deleted, unknown;
+	unsigned long entries, inodes, deleted, unknown, unheld;
 };
 
 /* One notification: `child` non-zero deletes name → child (a replaced version, below). */
 static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *name, uint64_t child)
 {
 	int r;
+	if (!child && !kx_held_maybe(s->fs, ino)) {
+		s->unheld++; /* neither the inode nor a name below it can be in the kernel's caches */
+		return 0;
+	}
 	if (child) {
 		r = fuse_lowlevel_notify_delete(s->fs->se, ino, child, name, strlen(name));
 		s->deleted++;
@@ -185,8 +189,8 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, u
 				(unsigned long long)before->generation, (unsigned long long)after->generation,
 				strerror(-r));
 	kx_fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated, %lu versions replaced "
-			"(%lu not cached)", (unsigned long long)before->generation,
-			(unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown);
+			"(%lu not cached; %lu not sent, not held)", (unsigned long long)before->generation,
+			(unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown, s.unheld);
 	kx_versions_compact(fs, after);
 	if (fs->debug) {
 		size_t views, held = kx_versions_count(fs, &views);

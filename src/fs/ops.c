@@ -199,9 +199,9 @@ static void fill_stat(const struct kx_fs *fs, const struct kx_attr *a, struct st
 }
 
 /*
- * Entry parameters of a node, handed to the kernel: a versioned file's inode number carries a
- * lookup reference, which the caller gives back (unref_entry) when its reply does not arrive.
- * 0 or -errno.
+ * Entry parameters of a node, handed to the kernel: its inode number carries a lookup reference
+ * (a versioned file's in the versions table, any other in the held counts), which the caller gives
+ * back (unref_entry) when its reply does not arrive. 0 or -errno.
  */
 static int fill_entry(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, struct fuse_entry_param *e)
 {
@@ -211,6 +211,8 @@ static int fill_entry(struct kx_fs *fs, struct fs_view *fv, const struct kx_node
 		return r;
 	if (kx_node_versioned(n))
 		a.ino = kx_versions_ref(fs, fv, n, a.stamp);
+	if (!kx_ino_versioned(a.ino))
+		kx_held_ref(fs, a.ino);
 	memset(e, 0, sizeof(*e));
 	e->ino = a.ino;
 	e->generation = 1; /* inode numbers are never reused, so one generation is all there is */
@@ -220,10 +222,17 @@ static int fill_entry(struct kx_fs *fs, struct fs_view *fv, const struct kx_node
 	return 0;
 }
 
+static void unref_ino(struct kx_fs *fs, uint64_t ino)
+{
+	if (kx_ino_versioned(ino))
+		kx_versions_unref(fs, ino, 1);
+	else
+		kx_held_unref(fs, ino, 1);
+}
+
 static void unref_entry(struct kx_fs *fs, const struct fuse_entry_param *e)
 {
-	if (kx_ino_versioned(e->ino))
-		kx_versions_unref(fs, e->ino, 1);
+	unref_ino(fs, e->ino);
 }
 
 static int node_of(struct kx_fs *fs, struct fs_view *fv, fuse_ino_t ino, struct kx_node *ret)
@@ -399,8 +408,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 }
 
 /*
- * Only the inbox and versioned files are counted: every other inode number of the tree is decoded
- * from itself whenever it is used.
+ * The inbox and versioned files keep tables of their own; every other inode number of the tree is
+ * decoded from itself whenever it is used, and only counted for the notifier (kx_held_*).
  */
 static void forget_one(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
 {
@@ -408,6 +417,8 @@ static void forget_one(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
 		kx_inbox_forget(fs, ino, nlookup);
 	else if (kx_ino_versioned(ino))
 		kx_versions_unref(fs, ino, nlookup);
+	else if (ino != 1)
+		kx_held_unref(fs, ino, nlookup);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -530,7 +541,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 				memset(&e, 0, sizeof(e));
 				e.attr.st_ino = listed_ino(fs, fv, &d->node);
 				e.attr.st_mode = kx_node_is_dir(&d->node) ? S_IFDIR : S_IFREG;
-			} else if (kx_ino_versioned(e.ino)) {
+			} else {
 				refs[nrefs++] = e.ino;
 			}
 			fuse_add_direntry_plus(req, buf + used, size - used, d->name, &e, next);
@@ -546,7 +557,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	}
 	if (r == 0 && fuse_reply_buf(req, buf, used) != 0)
 		while (nrefs)
-			kx_versions_unref(fs, refs[--nrefs], 1); /* the kernel never saw them */
+			unref_ino(fs, refs[--nrefs]); /* the kernel never saw them */
 	if (r != 0)
 		reply_error(fs, req, plus ? "readdirplus" : "readdir", ino, r);
 	free(refs);

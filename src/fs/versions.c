@@ -32,6 +32,7 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,11 @@ struct kx_versions {
 	struct fs_view **views;
 	size_t nviews, capviews;
 	bool plain_used;
+	_Atomic uint32_t *held; /* HELD_SLOTS lookup counts of plain inodes, by hash (kx_held_*) */
+	atomic_bool held_lost;  /* a count went wrong: every inode may be held */
 };
+
+#define HELD_SLOTS (1u << 17)
 
 static uint64_t h57(int64_t stamp)
 {
@@ -106,7 +111,10 @@ static uint64_t plain_of(uint64_t ino, int64_t stamp)
 int kx_versions_init(struct kx_fs *fs)
 {
 	struct kx_versions *vt = calloc(1, sizeof(*vt));
-	if (!vt || !(vt->t = calloc(vt->cap = 4096, sizeof(*vt->t)))) {
+	if (!vt || !(vt->t = calloc(vt->cap = 4096, sizeof(*vt->t))) ||
+	    !(vt->held = calloc(HELD_SLOTS, sizeof(*vt->held)))) {
+		if (vt)
+			free(vt->t);
 		free(vt);
 		return -ENOMEM;
 	}
@@ -127,8 +135,56 @@ void kx_versions_free(struct kx_fs *fs)
 	pthread_mutex_destroy(&vt->lock);
 	free(vt->views);
 	free(vt->t);
+	free((void *)vt->held);
 	free(vt);
 	fs->versions = NULL;
+}
+
+/*
+ * Plain inodes the kernel may hold. Every other inode number of the tree is decoded from itself
+ * and needs no table; but the notifier, told that a run arrived, would otherwise send the kernel
+ * ~20 invalidations for every new run — names in directories, attributes of directories — of
+ * which, while nobody reads the tree, it holds none (each a system call answered ENOENT, about a
+ * third of the write path's time under rsync). So LOOKUP and READDIRPLUS count what they hand out
+ * and FORGET takes it back, in HELD_SLOTS counters indexed by a hash of the inode number: a zero
+ * count means the kernel holds no inode that hashes there, and a name below a directory the kernel
+ * does not hold cannot be cached either. Collisions only cost an invalidation sent for nothing; a
+ * count that would go below zero (it cannot, unless the kernel forgets what it was never given)
+ * turns the filter off for good.
+ */
+static _Atomic uint32_t *held_slot(struct kx_versions *vt, uint64_t ino)
+{
+	uint64_t z = ino * UINT64_C(0x9e3779b97f4a7c15);
+	return &vt->held[(z >> 40) & (HELD_SLOTS - 1)];
+}
+
+void kx_held_ref(struct kx_fs *fs, uint64_t ino)
+{
+	_Atomic uint32_t *c = held_slot(fs->versions, ino);
+	uint32_t old = atomic_load(c);
+	while (old != UINT32_MAX && !atomic_compare_exchange_weak(c, &old, old + 1))
+		;
+}
+
+void kx_held_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
+{
+	struct kx_versions *vt = fs->versions;
+	_Atomic uint32_t *c = held_slot(vt, ino);
+	uint32_t old = atomic_load(c);
+	do {
+		if (old == UINT32_MAX)
+			return; /* stuck: held until unmount */
+		if (old < nlookup) {
+			atomic_store(&vt->held_lost, true);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak(c, &old, (uint32_t)(old - nlookup)));
+}
+
+bool kx_held_maybe(struct kx_fs *fs, uint64_t ino)
+{
+	struct kx_versions *vt = fs->versions;
+	return ino == 1 || atomic_load(&vt->held_lost) || atomic_load(held_slot(vt, ino)) > 0;
 }
 
 static struct ventry *slot(struct kx_versions *vt, uint64_t ino)
