@@ -75,6 +75,7 @@
 #define SYNC_DELAY_MS 50   /* receipts wait at most this long for the batch that syncs them */
 #define SPARES_MAX 64     /* accepted files kept to write receipts into (see write_tmp) */
 #define DECIDE_BATCH 64     /* files the decider takes at once: one WAL sync and one round for all */
+#define DECIDE_WAIT_MS 2    /* how long a batch waits for more files, unless someone waits for it */
 #define QUEUED_XATTR "user.kindex.queued" /* on a renamed file until decided: see the decider */
 #define NAME_TIMEOUT 10.0  /* seconds the kernel may cache a temporary name or an absent one */
 
@@ -139,7 +140,9 @@ struct kx_inbox {
 	pthread_t decider;
 	pthread_cond_t queue_wake, queue_done; /* with ib->lock */
 	struct queued *queue, *queue_tail;
+	size_t queue_len;
 	uint64_t nqueued, ndecided; /* files queued and decided since the mount: drain() compares */
+	unsigned draining;          /* threads in drain(): the decider does not wait for more */
 	bool decider_stop, decider_started;
 };
 
@@ -892,6 +895,7 @@ static void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid)
 	else
 		ib->queue = q;
 	ib->queue_tail = q;
+	ib->queue_len++;
 	ib->nqueued++;
 	pthread_cond_signal(&ib->queue_wake);
 }
@@ -905,8 +909,13 @@ static void drain(struct kx_inbox *ib, bool forgotten)
 {
 	pthread_mutex_lock(&ib->lock);
 	uint64_t target = ib->nqueued;
-	while (ib->ndecided < target && ib->decider_started)
-		pthread_cond_wait(&ib->queue_done, &ib->lock);
+	if (ib->ndecided < target && ib->decider_started) {
+		ib->draining++;
+		pthread_cond_signal(&ib->queue_wake); /* no more waiting for a fuller batch */
+		while (ib->ndecided < target && ib->decider_started)
+			pthread_cond_wait(&ib->queue_done, &ib->lock);
+		ib->draining--;
+	}
 	pthread_mutex_unlock(&ib->lock);
 	if (forgotten)
 		kx_fs_wait_forgotten(ib->fs);
@@ -962,6 +971,14 @@ static void *decider_main(void *arg)
 			pthread_cond_wait(&ib->queue_wake, &ib->lock);
 		if (!ib->queue)
 			break; /* stopping, and every queued file decided */
+		/*
+		 * rsync renames the next file in well under a millisecond: a moment's wait makes one WAL
+		 * sync and one round serve several — unless a reader waits for the decisions.
+		 */
+		struct timespec until = kx_deadline_ms(DECIDE_WAIT_MS);
+		while (ib->queue_len < DECIDE_BATCH && !ib->draining && !ib->decider_stop &&
+		       pthread_cond_timedwait(&ib->queue_wake, &ib->lock, &until) == 0)
+			;
 		struct queued *batch = ib->queue, **tail = &batch->next;
 		size_t n = 1;
 		while (*tail && n < DECIDE_BATCH) {
@@ -972,6 +989,7 @@ static void *decider_main(void *arg)
 		*tail = NULL;
 		if (!ib->queue)
 			ib->queue_tail = NULL;
+		ib->queue_len -= n;
 		pthread_mutex_unlock(&ib->lock);
 		decide_batch(ib, batch);
 		pthread_mutex_lock(&ib->lock);
@@ -1095,7 +1113,7 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 	pthread_mutex_init(&ib->lock, NULL);
 	pthread_mutex_init(&ib->sync_lock, NULL);
 	kx_cond_init_monotonic(&ib->sync_wake);
-	pthread_cond_init(&ib->queue_wake, NULL);
+	kx_cond_init_monotonic(&ib->queue_wake);
 	pthread_cond_init(&ib->queue_done, NULL);
 	ib->fs = fs;
 	ib->next_ino = FIRST_FILE;
