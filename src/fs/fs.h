@@ -169,10 +169,10 @@ void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket);
 /* Have the kernel forget name `name` in inbox directory `parent` (a thread of its own, -o rw). */
 void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name);
 /*
- * Wait until the names told so far were forgotten. Each takes the lock of /inbox in the kernel:
- * never from an operation that holds it (SETATTR, FSYNCDIR, READDIR of /inbox, RENAME, …).
+ * Wait until the names told so far were forgotten, `ms` at most: each takes the lock of /inbox in
+ * the kernel, which the operation waiting may hold (SETATTR, FSYNCDIR, READDIR of /inbox, RENAME…).
  */
-void kx_fs_wait_forgotten(struct kx_fs *fs);
+void kx_fs_wait_forgotten(struct kx_fs *fs, long ms);
 
 /* ---- versioned inodes (versions.c) ------------------------------------------------------------ */
 

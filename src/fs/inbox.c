@@ -76,6 +76,8 @@
 #define SPARES_MAX 64     /* accepted files kept to write receipts into (see write_tmp) */
 #define DECIDE_BATCH 64     /* files the decider takes at once: one WAL sync and one round for all */
 #define DECIDE_WAIT_MS 2    /* how long a batch waits for more files, unless someone waits for it */
+#define DRAIN_WAIT_MS 10000 /* see drain() */
+#define FORGET_WAIT_MS 100
 #define QUEUED_XATTR "user.kindex.queued" /* on a renamed file until decided: see the decider */
 #define NAME_TIMEOUT 10.0  /* seconds the kernel may cache a temporary name or an absent one */
 
@@ -901,24 +903,34 @@ static void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid)
 }
 
 /*
- * Wait until every file queued before this call is decided and its runs show (no lock held).
- * `forgotten`: and until the kernel forgot their names in /inbox — only from an operation the
- * kernel never sends while it holds /inbox's lock, which forgetting a name takes.
+ * Wait until every file queued before this call is decided and its runs show, and, with
+ * `forgotten`, the kernel was told to drop their names in /inbox (no lock of ours held).
+ *
+ * The kernel holds locks of its own meanwhile, and the decisions need some: a round of
+ * invalidations takes the locks of the tree's directories it changes (README's: the root's), and
+ * forgetting a name the lock of /inbox. SETATTR, FSYNC and READDIR hold nothing but their own
+ * inode's, never one of those — they wait as long as it takes (`bounded` false). GETATTR and
+ * LOOKUP in a receipt directory can come inside a rename(2) that holds two directories' locks
+ * (`mv mnt/README mnt/inbox/.accepted/`): they wait DRAIN_WAIT_MS at most, names FORGET_WAIT_MS,
+ * and answer then anyway — a deadlock is never the price of a fresher answer.
  */
-static void drain(struct kx_inbox *ib, bool forgotten)
+static void drain(struct kx_inbox *ib, bool forgotten, bool bounded)
 {
+	struct timespec until = kx_deadline_ms(DRAIN_WAIT_MS);
 	pthread_mutex_lock(&ib->lock);
 	uint64_t target = ib->nqueued;
 	if (ib->ndecided < target && ib->decider_started) {
 		ib->draining++;
 		pthread_cond_signal(&ib->queue_wake); /* no more waiting for a fuller batch */
 		while (ib->ndecided < target && ib->decider_started)
-			pthread_cond_wait(&ib->queue_done, &ib->lock);
+			if (bounded ? pthread_cond_timedwait(&ib->queue_done, &ib->lock, &until) == ETIMEDOUT
+				    : pthread_cond_wait(&ib->queue_done, &ib->lock) != 0)
+				break;
 		ib->draining--;
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (forgotten)
-		kx_fs_wait_forgotten(ib->fs);
+		kx_fs_wait_forgotten(ib->fs, FORGET_WAIT_MS);
 }
 
 /* Decide a batch taken from the queue: every commit, one sync, every filing, one round. */
@@ -1114,7 +1126,7 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 	pthread_mutex_init(&ib->sync_lock, NULL);
 	kx_cond_init_monotonic(&ib->sync_wake);
 	kx_cond_init_monotonic(&ib->queue_wake);
-	pthread_cond_init(&ib->queue_done, NULL);
+	kx_cond_init_monotonic(&ib->queue_done);
 	ib->fs = fs;
 	ib->next_ino = FIRST_FILE;
 	ib->root = geteuid() == 0;
@@ -1204,7 +1216,7 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (dir != D_INBOX)
-		drain(ib, true); /* the receipt of a file renamed before is there, and its name gone */
+		drain(ib, true, true); /* the receipt of a file renamed before is there, its name gone */
 	if (is_receipt_dir_name(dir, name)) {
 		int sub = name[1] == 'a' ? D_ACCEPTED : D_REJECTED;
 		int r = dir_stat(ib, sub, &st);
@@ -1317,7 +1329,13 @@ void kx_inbox_getattr(fuse_req_t req, fuse_ino_t ino)
 	double timeout = 0;
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
-		drain(ib, false); /* a listing checked against this mtime shows every file renamed before */
+		/*
+		 * A cached listing is checked against this mtime: it shows every file renamed before; and
+		 * `rsync -a`'s last step is a stat of the inbox, so when rsync exits its files are decided.
+		 * (With -o default_permissions the kernel asks for these attributes before every step in
+		 * the inbox, and each waits: renames then go at the pace of their decisions.)
+		 */
+		drain(ib, false, true);
 		r = dir_stat(ib, dir, &st);
 	} else {
 		struct ient *e = get(ib, ino);
@@ -1376,7 +1394,7 @@ void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
 		/* the directories themselves: `rsync -a dir/ mnt/inbox/` sets the inbox's mode and times */
-		drain(ib, false);
+		drain(ib, false, false);
 		r = (to_set & FUSE_SET_ATTR_SIZE) ? -EISDIR : set_meta(ib->d[dir].fd, attr, to_set, 0700);
 		if (r == 0) {
 			pthread_mutex_lock(&ib->lock);
@@ -1741,7 +1759,7 @@ void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 	if (off)
 		seekdir(d, off);
 	else
-		drain(ib, dir != D_INBOX);
+		drain(ib, dir != D_INBOX, false);
 	size_t used = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -1834,7 +1852,7 @@ void kx_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
 {
 	struct kx_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(ino), r = 0;
-	drain(ib, false);
+	drain(ib, false, false);
 	if (dir >= 0) {
 		r = fsync(ib->d[dir].fd) < 0 ? -errno : 0;
 	} else {

@@ -362,7 +362,7 @@ int kx_notifier_start(struct kx_fs *fs)
 	kx_cond_init_monotonic(&nt->wake);
 	pthread_cond_init(&nt->forget_wake, NULL);
 	pthread_cond_init(&nt->round_done, NULL);
-	pthread_cond_init(&nt->names_done, NULL);
+	kx_cond_init_monotonic(&nt->names_done);
 	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
 	if (r == 0 && fs->inbox) {
 		if ((r = pthread_create(&nt->forgetter, NULL, forgetter_main, nt)) != 0) {
@@ -511,14 +511,16 @@ void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket)
 	pthread_mutex_unlock(&nt->lock);
 }
 
-void kx_fs_wait_forgotten(struct kx_fs *fs)
+void kx_fs_wait_forgotten(struct kx_fs *fs, long ms)
 {
 	struct kx_notifier *nt = fs->notifier;
 	if (!nt || !nt->forgetter_started)
 		return;
+	struct timespec until = kx_deadline_ms(ms);
 	pthread_mutex_lock(&nt->lock);
 	uint64_t target = nt->names_told;
 	while (nt->names_sent < target && !nt->stop)
-		pthread_cond_wait(&nt->names_done, &nt->lock);
+		if (pthread_cond_timedwait(&nt->names_done, &nt->lock, &until) == ETIMEDOUT)
+			break;
 	pthread_mutex_unlock(&nt->lock);
 }
