@@ -3,15 +3,16 @@
  * The inbox (SPEC §4, docs/inbox.md): a passthrough onto the real directory STORE/inbox — so a
  * file being written, and every receipt, survives a crash of the daemon and a remount — plus the
  * decision. A file is decided when a process that wrote it closes it under a final name (FLUSH),
- * or when it is renamed to a final name (RENAME; rsync and editors write a temporary name first):
- * the whole file goes through kx_ingest_bytes with the WAL synced, then
+ * or after it is renamed to a final name (RENAME; rsync and editors write a temporary name first:
+ * the rename answers at once and the decider thread takes it, see "the decider" below): the whole
+ * file goes through kx_ingest_bytes with the WAL synced, then
  *
  *   accepted   .accepted/<name> (kx_receipt_accepted) is written — temporary name, then rename —
- *              inbox/<name> is unlinked, the tree is told (kx_fs_changed); the close or rename
- *              answers 0;
+ *              inbox/<name> leaves (kept as a spare for a later receipt), the tree is told
+ *              (kx_fs_changed); FLUSH answers 0;
  *   rejected   .rejected/<name>.error (kx_receipt_rejected) is written the same way, then the file
  *              is renamed byte for byte to .rejected/<name>; FLUSH answers EINVAL so that close()
- *              fails, RENAME answers 0 (the receipt is the record);
+ *              fails (after a RENAME, the receipt is the record);
  *   failed     (the store could not commit) EIO; the file stays in the inbox.
  *
  * Crash safety is in the order: the commit is durable (its WAL synced) before any receipt or
@@ -19,10 +20,10 @@
  * never copied. A crash of the daemon anywhere leaves the file in the inbox or decided, never
  * gone. Receipts and the inbox's directories are made durable in batches by a thread of their
  * own (one syncfs at most every SYNC_DELAY_MS), off the path of the reply: a power loss can lose
- * the last fraction of a second of receipts and inbox changes, never a run whose close() or
- * rename() returned 0 (docs/inbox.md, "Durability"). A file left in the inbox is
- * not decided again by itself: the daemon cannot tell a complete file from one whose writer died
- * (a JSON Lines file cut at a line boundary is valid, and would be accepted short).
+ * the last fraction of a second of receipts and inbox changes, never a run whose close()
+ * returned 0 (docs/inbox.md, "Durability"). A file left in the inbox is not decided again by
+ * itself — the daemon cannot tell a complete file from one whose writer died (a JSON Lines file
+ * cut at a line boundary is valid, and would be accepted short) — unless a rename marked it.
  *
  * Inode numbers and the table. FUSE names files by inode number, the backing directory by name;
  * `struct ient` links the two: one entry per (directory, name) the kernel was told about, with a
@@ -37,7 +38,7 @@
  * The kernel's caches. Final names and their files have zero timeouts (they change behind the
  * kernel's back: a FLUSH removes a name), and decided names are also invalidated by the notifier
  * thread. Temporary names, and names found absent, are cached for NAME_TIMEOUT (name_timeout()):
- * they change only through the kernel — rsync's ~20 requests per file drop to ~12.
+ * they change only through the kernel — rsync's 19 requests per file drop to 10.
  * Directory listings are cached by the kernel (no OPENDIR, see ops.c) and checked against the
  * directory's mtime; every change made here also moves the mtime this daemon reports, by at least
  * a nanosecond, so a listing is never served from before a change on a coarse clock.
@@ -71,15 +72,15 @@
 #define GHOST_SECONDS 5
 #define GHOSTS_MAX 256
 #define BUCKETS 4096
-#define TMP_PREFIX ".kx-" /* receipts being written; hidden, and removed at mount */
-#define SYNC_DELAY_MS 50   /* receipts wait at most this long for the batch that syncs them */
-#define SPARES_MAX 64     /* accepted files kept to write receipts into (see write_tmp) */
+#define TMP_PREFIX ".kx-"   /* receipts being written and spares; hidden, and removed at mount */
+#define SYNC_DELAY_MS 50    /* receipts wait at most this long for the batch that syncs them */
+#define SPARES_MAX 64       /* accepted files kept to write receipts into (see write_tmp) */
 #define DECIDE_BATCH 64     /* files the decider takes at once: one WAL sync and one round for all */
 #define DECIDE_WAIT_MS 2    /* how long a batch waits for more files, unless someone waits for it */
-#define DRAIN_WAIT_MS 10000 /* see drain() */
-#define FORGET_WAIT_MS 100
+#define DRAIN_WAIT_MS 10000 /* the bound of a wait for the decider, where one is needed (drain()) */
+#define FORGET_WAIT_MS 100  /* the same for the kernel to drop decided names */
 #define QUEUED_XATTR "user.kindex.queued" /* on a renamed file until decided: see the decider */
-#define NAME_TIMEOUT 10.0  /* seconds the kernel may cache a temporary name or an absent one */
+#define NAME_TIMEOUT 10.0   /* seconds the kernel may cache a temporary name or an absent one */
 
 enum { D_INBOX, D_ACCEPTED, D_REJECTED, D__N };
 static const char *const dir_names[D__N] = { ".", ".accepted", ".rejected" };
@@ -527,7 +528,6 @@ static int rename_noreplace(int olddir, const char *old, int newdir, const char 
 	return 0;
 }
 
-/* Write `data` to a new hidden file in dir; its name in tmp. Durable with the syncer's next batch. */
 /*
  * Write a receipt under a hidden temporary name (.kx-PID-N.tmp: removed at the next mount if the
  * daemon dies first) and return the directory it is in — `dir`, or .accepted/ where a spare was
@@ -877,8 +877,8 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
  *
  * What a user sees is ordered by drain(): the inbox's directories (their attributes, listings and
  * receipts) and an fsync answer only once every file renamed before was decided and shows in the
- * tree — rsync sets the inbox's times as its last step, so `rsync -a … mnt/inbox/` returns with
- * its files decided.
+ * tree — rsync's last step is to stat the inbox (and set its times where they differ), so
+ * `rsync -a … mnt/inbox/` returns with its files decided.
  */
 
 /* Queue a LIVE entry (ib->lock held). */
@@ -909,10 +909,11 @@ static void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid)
  * The kernel holds locks of its own meanwhile, and the decisions need some: a round of
  * invalidations takes the locks of the tree's directories it changes (README's: the root's), and
  * forgetting a name the lock of /inbox. SETATTR, FSYNC and READDIR hold nothing but their own
- * inode's, never one of those — they wait as long as it takes (`bounded` false). GETATTR and
- * LOOKUP in a receipt directory can come inside a rename(2) that holds two directories' locks
- * (`mv mnt/README mnt/inbox/.accepted/`): they wait DRAIN_WAIT_MS at most, names FORGET_WAIT_MS,
- * and answer then anyway — a deadlock is never the price of a fresher answer.
+ * inode's, never one of those — they wait as long as it takes (`bounded` false). A GETATTR (the
+ * kernel checking permissions) and a LOOKUP in a receipt directory can come inside a rename(2)
+ * that holds two directories' locks (`mv mnt/README mnt/inbox/.accepted/`): they wait
+ * DRAIN_WAIT_MS at most, names FORGET_WAIT_MS, and answer then anyway — a deadlock is never the
+ * price of a fresher answer.
  */
 static void drain(struct kx_inbox *ib, bool forgotten, bool bounded)
 {
