@@ -150,8 +150,14 @@ enum kx_inval {
 	KX_INVAL_ATTR,
 };
 typedef int (*kx_inval_fn)(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp);
+/*
+ * `held` (NULL: everything may be): whether the consumer may hold directory `ino` — a kernel that
+ * does not hold a directory holds nothing below it. The walk below a gpu directory (every group of
+ * it, every run of those groups) is skipped when neither that directory nor runs/ may be held.
+ */
+typedef bool (*kx_held_fn)(void *ctx, uint64_t ino);
 int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
-		    const struct kx_digest *runs, size_t n, kx_inval_fn fn, void *ctx);
+		    const struct kx_digest *runs, size_t n, kx_inval_fn fn, kx_held_fn held, void *ctx);
 
 struct kx_tree_stats {
 	uint64_t content_hits, content_misses, group_hits, group_misses;

@@ -141,6 +141,12 @@ static int send_version(struct sent *s, enum kx_inval what, uint64_t plain, int6
 	return notify(s, what, kx_tree_ino(&dir), name, old);
 }
 
+static bool held_dir(void *ctx, uint64_t ino)
+{
+	struct sent *s = ctx;
+	return kx_held_maybe(s->fs, ino);
+}
+
 static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp)
 {
 	struct sent *s = ctx;
@@ -183,7 +189,7 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, u
 	if (runs && !told_all(gens, ngens, before->generation, after->generation))
 		runs = NULL, n = 0; /* found from the generations */
 	struct sent s = { .fs = fs, .after = after, .plain_used = kx_versions_plain_used(fs) };
-	int r = kx_tree_changes(fs->tree, before->v, after->v, runs, n, send_one, &s);
+	int r = kx_tree_changes(fs->tree, before->v, after->v, runs, n, send_one, held_dir, &s);
 	if (r < 0 && r != -ENOTCONN && r != -EBADF && r != -ENODEV)
 		kx_fs_log_error("cannot work out what changed from generation %llu to %llu: %s",
 				(unsigned long long)before->generation, (unsigned long long)after->generation,

@@ -2083,8 +2083,14 @@ struct changes {
 	struct kx_tree *t;
 	struct kx_view *before, *after;
 	kx_inval_fn fn;
+	kx_held_fn held;
 	void *ctx;
 };
+
+static bool may_hold(struct changes *c, const struct kx_node *dir)
+{
+	return !c->held || c->held(c->ctx, kx_tree_ino(dir));
+}
 
 static int inval(struct changes *c, enum kx_inval what, const struct kx_node *n, const char *name)
 {
@@ -2214,6 +2220,14 @@ static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const st
 	}
 	if (r < 0)
 		return r;
+	/*
+	 * Nothing below this directory can be cached where it is not held, and nothing of runs/ where
+	 * runs/ is not: then the listing is all (one group's change moves every group's mtimes here,
+	 * and walking them all is most of a round's work).
+	 */
+	struct kx_node runs_dir = { .type = KX_NODE_RUNS };
+	if (!may_hold(c, &parent) && !may_hold(c, &runs_dir))
+		return inval(c, KX_INVAL_DATA, &parent, NULL);
 	/* the workload level: new groups, and groups whose name gained a ~suffix beside a new one */
 	struct group_walk w = { .c = c, .changed = groups, .n_changed = n };
 	struct changes collect = *c;
@@ -2412,9 +2426,9 @@ static int changes_late(struct changes *c, const struct new_runs *added, const s
 }
 
 int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after, const struct kx_digest *runs,
-		    size_t n, kx_inval_fn fn, void *ctx)
+		    size_t n, kx_inval_fn fn, kx_held_fn held, void *ctx)
 {
-	struct changes c = { t, before, after, fn, ctx };
+	struct changes c = { t, before, after, fn, held, ctx };
 	struct new_runs added = { 0 }, late = { 0 };
 	struct group_set gs = { 0 };
 	int r = 0;

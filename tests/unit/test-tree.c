@@ -453,6 +453,14 @@ static bool has_name(const struct invals *x, const char *name)
 	return false;
 }
 
+/* kx_held_fn for the tests: nothing is held but held_but (0: nothing at all) */
+static uint64_t held_but;
+static bool held_except(void *ctx, uint64_t ino)
+{
+	(void)ctx;
+	return held_but != 0 && ino == held_but;
+}
+
 static int cmp_inval(const void *a, const void *b)
 {
 	const struct inval *x = a, *y = b;
@@ -510,7 +518,7 @@ static void test_changes(void)
 	   "alpha moved to %s and kept its inode number", a2);
 
 	struct invals got = { 0 }, scanned = { 0 };
-	int r = kx_tree_changes(t, v0, v1, &b, 1, collect, &got);
+	int r = kx_tree_changes(t, v0, v1, &b, 1, collect, NULL, &got);
 	ok(r == 0 && got.len > 0, "kx_tree_changes succeeds (%zu invalidations)", got.len);
 	uint64_t g = kx_tree_ino(&group);
 	ok(has(&got, KX_INVAL_ENTRY, g, a1), "the old rank directory name %s is invalidated", a1);
@@ -556,7 +564,7 @@ static void test_changes(void)
 	ok(has(&got, KX_INVAL_DATA, ino_of(KX_NODE_README, 0, NULL), NULL), "README (its counts) is invalidated");
 
 	/* without the list of runs, comparing the views finds the same */
-	r = kx_tree_changes(t, v0, v1, NULL, 0, collect, &scanned);
+	r = kx_tree_changes(t, v0, v1, NULL, 0, collect, NULL, &scanned);
 	ok(r == 0 && scanned.len == got.len, "without the list of runs, as many invalidations (%zu)", scanned.len);
 	qsort(got.v, got.len, sizeof(*got.v), cmp_inval);
 	qsort(scanned.v, scanned.len, sizeof(*scanned.v), cmp_inval);
@@ -565,17 +573,38 @@ static void test_changes(void)
 		same = cmp_inval(&got.v[i], &scanned.v[i]) == 0;
 	ok(same, "and the same ones");
 
+	/* a consumer that holds neither the gpu directory nor runs/ hears nothing of the groups below */
+	struct kx_node gpu;
+	char gpu_path[200];
+	snprintf(gpu_path, sizeof(gpu_path), "%.*s", (int)(strrchr(gpath, '/') - gpath), gpath);
+	ok(kx_tree_resolve(t, v0, gpu_path, &gpu) == 0, "the gpu directory resolves");
+	struct invals unheld = { 0 }, gpu_only = { 0 };
+	char shortid[16];
+	snprintf(shortid, sizeof(shortid), "%.12s", hex);
+	held_but = 0;
+	r = kx_tree_changes(t, v0, v1, &b, 1, collect, held_except, &unheld);
+	ok(r == 0 && has(&unheld, KX_INVAL_DATA, kx_tree_ino(&gpu), NULL) && !has(&unheld, KX_INVAL_DATA, g, NULL) &&
+	   !has(&unheld, KX_INVAL_ENTRY, g, a1) &&
+	   !has(&unheld, KX_INVAL_DATA, ino_of(KX_NODE_RUNS_FILE, KX_RF_SUMMARY, &a), NULL) &&
+	   has(&unheld, KX_INVAL_ENTRY, ino_of(KX_NODE_RUNS, 0, NULL), shortid),
+	   "held by no one: the gpu directory's listing, runs/ and digests/ only (%zu, not %zu)", unheld.len,
+	   got.len);
+	/* holding the gpu directory (and so maybe what is below it): all of it again */
+	held_but = kx_tree_ino(&gpu);
+	r = kx_tree_changes(t, v0, v1, &b, 1, collect, held_except, &gpu_only);
+	ok(r == 0 && gpu_only.len == got.len, "holding the gpu directory: every invalidation (%zu)", gpu_only.len);
+
 	/* nothing changed, nothing to say */
 	struct invals none = { 0 };
-	ok(kx_tree_changes(t, v1, v1, NULL, 0, collect, &none) == 0 && none.len == 0, "no change, no invalidation");
-	ok(kx_tree_changes(t, v0, v1, &a, 1, collect, &none) == 0 && none.len == 0,
+	ok(kx_tree_changes(t, v1, v1, NULL, 0, collect, NULL, &none) == 0 && none.len == 0, "no change, no invalidation");
+	ok(kx_tree_changes(t, v0, v1, &a, 1, collect, NULL, &none) == 0 && none.len == 0,
 	   "a run that was already there changes nothing");
 
 	/* a new kernel appears under benchmarks/ */
 	ok(add_run(s, "other_kernel", "alpha", 3000000, 3, &c) == 0, "store a run of another kernel");
 	struct kx_view *v2 = kx_store_view(s);
 	struct invals k = { 0 };
-	ok(kx_tree_changes(t, v1, v2, &c, 1, collect, &k) == 0 &&
+	ok(kx_tree_changes(t, v1, v2, &c, 1, collect, NULL, &k) == 0 &&
 	   has(&k, KX_INVAL_ENTRY, ino_of(KX_NODE_BENCHMARKS, 0, NULL), "other_kernel"),
 	   "benchmarks/other_kernel is invalidated as a new name");
 	ok(!has(&k, KX_INVAL_ENTRY, g, a2) && !has(&k, KX_INVAL_DATA, g, NULL),
@@ -613,7 +642,7 @@ static void test_changes(void)
 	workload_doc = NULL;
 	struct kx_view *v4 = kx_store_view(s);
 	struct invals late = { 0 };
-	r = kx_tree_changes(t, v3, v4, &e2, 1, collect, &late);
+	r = kx_tree_changes(t, v3, v4, &e2, 1, collect, NULL, &late);
 	ok(r == 0 && late.len > 0, "kx_tree_changes succeeds (%zu invalidations)", late.len);
 	struct kx_node runsdir1 = { .type = KX_NODE_RUNS_RUN, .id = e1 };
 	ok(has(&late, KX_INVAL_ENTRY, kx_tree_ino(&runsdir1), "workload.json"), "runs/<older>/workload.json is a new name");
@@ -634,6 +663,8 @@ static void test_changes(void)
 	free(scanned.v);
 	free(none.v);
 	free(k.v);
+	free(unheld.v);
+	free(gpu_only.v);
 	kx_view_release(v0);
 	kx_view_release(v1);
 	kx_view_release(v2);
