@@ -111,6 +111,7 @@ struct ient {
 	int fd;            /* the backing file, opened when needed; -1 */
 	bool dirty;        /* created, written or changed since its last decision */
 	bool too_big;      /* a write was refused with EFBIG: the decision will say so */
+	bool marked;       /* the file carries QUEUED_XATTR: renamed to a final name, not yet decided */
 	pid_t writer;      /* the thread that last wrote or changed it */
 	struct stat st;    /* GHOST: its attributes when decided */
 };
@@ -547,7 +548,8 @@ static int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, ch
 		memcpy(tmp, ib->spares[--ib->nspares], 64);
 		/* not O_TRUNC: a file cut to 0 and written again is flushed at close by ext4 (auto_da_alloc) */
 		fd = openat(ib->d[D_ACCEPTED].fd, tmp, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		if (fd >= 0 && (fchmod(fd, 0644) < 0 || fchown(fd, geteuid(), getegid()) < 0)) {
+		/* a receipt's mode and owner (the spare was the writer's file, theirs where we are root) */
+		if (fd >= 0 && (fchmod(fd, 0644) < 0 || (ib->root && fchown(fd, geteuid(), getegid()) < 0))) {
 			close(fd);
 			fd = -1;
 		}
@@ -727,6 +729,14 @@ static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, 
 	return r;
 }
 
+/* Take the decider's mark off a file (e->lock held); a system call only where there is one. */
+static void unmark(struct ient *e)
+{
+	if (e->marked && e->fd >= 0)
+		fremovexattr(e->fd, QUEUED_XATTR);
+	e->marked = false;
+}
+
 /*
  * A decision in two halves, so that the decider can share one WAL sync among many: decide_start
  * reads, validates and commits (unsynced), tells the notifier and writes the receipt's text;
@@ -829,8 +839,8 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
 		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problems", d->name, d->p.len);
 	}
 	if (r != -EIO) {
+		unmark(e); /* the file, in .rejected/ or a spare for the next receipt, keeps no mark */
 		if (e->fd >= 0) {
-			fremovexattr(e->fd, QUEUED_XATTR); /* a rejected file keeps no mark in .rejected/ */
 			close(e->fd);
 			e->fd = -1;
 		}
@@ -1017,7 +1027,12 @@ static void *decider_main(void *arg)
 static int mark_queued(struct kx_inbox *ib, struct ient *e)
 {
 	int fd = entry_fd(ib, e);
-	return fd < 0 ? fd : fsetxattr(fd, QUEUED_XATTR, "", 0, 0) < 0 ? -errno : 0;
+	if (fd < 0)
+		return fd;
+	if (fsetxattr(fd, QUEUED_XATTR, "", 0, 0) < 0)
+		return -errno;
+	e->marked = true;
+	return 0;
 }
 
 /* Queue the files a killed daemon left marked (before the decider starts: no lock needed). */
@@ -1044,6 +1059,7 @@ static void queue_marked(struct kx_inbox *ib)
 			close(f);
 		struct ient *e = marked ? entry_for(ib, D_INBOX, de->d_name) : NULL;
 		if (e) {
+			e->marked = true;
 			enqueue_locked(ib, e, 0);
 			n++;
 		}
@@ -1712,8 +1728,8 @@ void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 			enqueue_locked(ib, e, fuse_req_ctx(req)->pid);
 	}
 	pthread_mutex_unlock(&ib->lock);
-	if (r < 0 && queue && e->fd >= 0)
-		fremovexattr(e->fd, QUEUED_XATTR);
+	if (r < 0 && queue)
+		unmark(e);
 	/*
 	 * Arriving at a final name decides a file — by the decider, or here where the file system
 	 * under the store keeps no extended attributes. A rejected file still renames fine (see
@@ -1744,6 +1760,8 @@ void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
+	if (!off)
+		drain(ib, dir != D_INBOX, false); /* a listing from the start shows what was renamed before */
 	int fd = openat(ib->d[dir].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	char *buf = malloc(size);
@@ -1759,8 +1777,6 @@ void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 	}
 	if (off)
 		seekdir(d, off);
-	else
-		drain(ib, dir != D_INBOX, false);
 	size_t used = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {

@@ -3,8 +3,9 @@
 #
 # Crash safety of the inbox (issue 4, item 6): two writers drop 10,000 manifests — one with cp, one
 # file per cp (each decided at its close), the other as rsync does, cp to a temporary name and mv to
-# the final one (each queued by the rename and decided after it returns) — while the daemon is killed with SIGKILL at random moments, 20 times, and mounted again
-# each time (the dead mount is detached lazily); a last round finishes the drop. The kills are
+# the final one (each queued by the rename and decided after it returns) — while the daemon is
+# killed with SIGKILL at random moments, 20 times, and mounted again each time (the dead mount is
+# detached lazily); a last round finishes the drop. The kills are
 # spread over the whole drop: round r waits (polling the writers' progress, with a deadline) until
 # about r/21 of the files were started, then kills after a further random 0-300 ms. Then:
 #   - every file whose cp (or mv) exited 0 is in the index: `kindex ingest` of all of them adds

@@ -89,8 +89,9 @@ check "and each is accepted as already present" \
 	bash -c "for i in 11 12 13 14; do head -1 '$in/.accepted/m-00000'\$i.json.1 | grep -q '(0 added, 1 already present)' || exit 1; done"
 
 # each renamed file is decided after its rename returned, by a thread of the daemon; rsync's last
-# step, setting the inbox's times, waits for those decisions: when rsync exits, its runs show — even
-# those of a JSON Lines file of 1,000 manifests renamed last, whose decision takes a while
+# step, a stat of the inbox (and setting its times where they differ), waits for those decisions:
+# when rsync exits, its runs show — even those of a JSON Lines file of 1,000 manifests renamed
+# last, whose decision takes a while
 mkdir -p "$work/rsl"
 gen 1000 "$work/rsl" --jsonl --seed 11
 mv "$work/rsl/manifests.jsonl" "$work/rsl/zz-last.jsonl"
