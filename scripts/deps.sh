@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(gcc meson ninja-build pkg-config libfuse3-dev fuse3 librocksdb-dev libssl-dev
       python3 rsync attr tar coreutils findutils procps)
-[[ ${1:-} == --test ]] && pkgs+=(clang libclang-rt-14-dev)
+[[ ${1:-} == --test ]] && pkgs+=(clang libclang-rt-14-dev util-linux-extra) # util-linux-extra: fincore
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -26,6 +26,7 @@ struct fuse_req;
 struct fuse_session;
 struct kx_dircache;
 struct kx_notifier;
+struct kx_pusher;
 struct kx_inbox;
 struct kx_spooler;
 struct kx_versions;
@@ -56,6 +57,7 @@ struct kx_fs {
 	struct kx_inbox *inbox;    /* NULL on read-only mounts */
 	struct kx_spooler *spooler; /* -o spool=DIR (spooler.c) */
 	struct kx_versions *versions; /* versioned inodes the kernel holds (versions.c) */
+	struct kx_pusher *pusher;  /* files put in the page cache ahead of a reader (pusher.c) */
 
 	pthread_mutex_t view_lock;
 	pthread_cond_t view_idle;  /* signalled when a retired view loses its last user */
@@ -237,6 +239,26 @@ int kx_inbox_name_check(const char *name);
 int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err);
 /* Stop and join it (NULL-safe); a file being ingested is finished first. */
 void kx_spooler_stop(struct kx_fs *fs);
+
+/* ---- the pusher (pusher.c) ------------------------------------------------------------------- */
+
+int kx_pusher_start(struct kx_fs *fs);
+/* Stop and join it (NULL-safe); a directory being pushed is finished first. */
+void kx_pusher_stop(struct kx_fs *fs);
+/*
+ * A reader is walking directory `dir` and has just read file `after`: push the files listed after
+ * it. Returns at once (the pusher's thread does the work); callable from inside an operation.
+ */
+void kx_fs_push(struct kx_fs *fs, uint64_t dir, uint64_t after);
+/* A file was just looked up by name (it is about to be opened, as a rule): push it. */
+void kx_fs_push_one(struct kx_fs *fs, uint64_t ino);
+/*
+ * The pusher's work (ops.c): store in the kernel's page cache every file of directory `dir`
+ * listed after inode `after` (all of them if `after` is not listed) that the kernel holds / file
+ * `ino`. Return how many they stored, or -ENOTCONN once the connection is gone.
+ */
+int kx_fs_push_dir(struct kx_fs *fs, uint64_t dir, uint64_t after);
+int kx_fs_push_file(struct kx_fs *fs, uint64_t ino);
 
 /* ---- operations (ops.c) ----------------------------------------------------------------------- */
 

@@ -37,7 +37,7 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_STORE = 3 };
 
-enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW, KEY_RO };
+enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW, KEY_RO, KEY_NOPUSH };
 
 struct cfg {
 	char *store;
@@ -45,7 +45,7 @@ struct cfg {
 	char *timeout;
 	char *spool;
 	char *max_manifest;
-	bool allow_other, default_permissions, fsname, subtype, rw_given, rw;
+	bool allow_other, default_permissions, fsname, subtype, rw_given, rw, nopush;
 	int positional;
 };
 
@@ -60,6 +60,7 @@ static const struct fuse_opt cfg_spec[] = {
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("nopush", KEY_NOPUSH),
 	FUSE_OPT_END,
 };
 
@@ -85,6 +86,9 @@ static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		c->rw_given = true;
 		c->rw = key == KEY_RW;
 		return 1;
+	case KEY_NOPUSH:
+		c->nopush = true;
+		return 0; /* ours alone */
 	case FUSE_OPT_KEY_NONOPT:
 		/* the first operand is the store; the second (the mountpoint) is libfuse's */
 		if (c->positional++ == 0) {
@@ -125,6 +129,8 @@ static void usage(FILE *f)
 		"    -o spool=DIR           also ingest maildir-style drops: DIR/tmp/NAME renamed to\n"
 		"                           DIR/new/NAME, moved to DIR/accepted or DIR/rejected with a receipt\n"
 		"                           (as `kindex watch DIR`; read-only mounts too)\n"
+		"    -o nopush              do not put files in the page cache ahead of a process that\n"
+		"                           reads a directory's files one after another (grep -r, tar)\n"
 		"\n");
 }
 
@@ -425,6 +431,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
 		goto out;
 	}
+	if (!cfg.nopush && (r = kx_pusher_start(&fs)) < 0) {
+		fprintf(stderr, "kindexfs: cannot start the pusher: %s\n", strerror(-r));
+		goto out;
+	}
 	if ((r = kx_inbox_start(&fs)) < 0) {
 		fprintf(stderr, "kindexfs: cannot start the inbox's decider: %s\n", strerror(-r));
 		goto out;
@@ -483,6 +493,7 @@ int main(int argc, char **argv)
 	}
 
 out:
+	kx_pusher_stop(&fs);  /* first: a push holds a view that a notifier round may wait for */
 	kx_spooler_stop(&fs); /* before the notifier: it reports its commits there */
 	kx_inbox_stop(&fs);   /* so does the inbox's decider */
 	kx_notifier_stop(&fs);

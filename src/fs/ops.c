@@ -340,25 +340,63 @@ static struct {
 	struct {
 		pid_t pid;
 		uint64_t used;
+		uint64_t listed; /* the directory it last began to list */
+		uint64_t dir;    /* the directory of its last file read from the start (pusher.c) */
+		unsigned reads;  /* how many in a row it read there */
 	} v[READERS];
 	uint64_t clock;
 } readers = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* The slot of pid, taken over from the least recently used if pid has none (readers.lock held). */
+static int reader_slot(pid_t pid)
+{
+	int slot = 0;
+	for (int i = 0; i < READERS; i++) {
+		if (readers.v[i].pid == pid)
+			return i;
+		if (readers.v[i].used < readers.v[slot].used)
+			slot = i;
+	}
+	readers.v[slot].pid = pid;
+	readers.v[slot].listed = readers.v[slot].dir = 0;
+	readers.v[slot].reads = 0;
+	return slot;
+}
+
 static void reader_saw_file(pid_t pid)
 {
 	pthread_mutex_lock(&readers.lock);
-	int slot = 0;
-	for (int i = 0; i < READERS; i++) {
-		if (readers.v[i].pid == pid) {
-			slot = i;
-			break;
-		}
-		if (readers.v[i].used < readers.v[slot].used)
-			slot = i; /* the least recently used, if pid is not there */
-	}
-	readers.v[slot].pid = pid;
-	readers.v[slot].used = ++readers.clock;
+	readers.v[reader_slot(pid)].used = ++readers.clock;
 	pthread_mutex_unlock(&readers.lock);
+}
+
+/* pid began to list directory `dir`. */
+static void reader_listed(pid_t pid, uint64_t dir)
+{
+	pthread_mutex_lock(&readers.lock);
+	readers.v[reader_slot(pid)].listed = dir;
+	pthread_mutex_unlock(&readers.lock);
+}
+
+/*
+ * pid read a file of directory `dir` from its start: whether it now walks the directory's files
+ * (pusher.c) — its second file there in a row, or its first in a directory it has just listed
+ * itself (grep -r and tar list a directory, then read its files; `cat` of one NAME in each of
+ * many directories reads one file per directory, listed by the shell).
+ */
+static bool reader_walks(pid_t pid, uint64_t dir)
+{
+	pthread_mutex_lock(&readers.lock);
+	int slot = reader_slot(pid);
+	readers.v[slot].used = ++readers.clock;
+	if (readers.v[slot].dir != dir) {
+		readers.v[slot].dir = dir;
+		readers.v[slot].reads = 0;
+	}
+	unsigned n = ++readers.v[slot].reads;
+	bool yes = n == (readers.v[slot].listed == dir ? 1u : 2u);
+	pthread_mutex_unlock(&readers.lock);
+	return yes;
 }
 
 static bool reader_wants_attrs(pid_t pid)
@@ -401,6 +439,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			reader_saw_file(fuse_req_ctx(req)->pid);
 		if (fuse_reply_entry(req, &e) != 0)
 			unref_entry(fs, &e);
+		else if (!kx_node_is_dir(&n))
+			kx_fs_push_one(fs, e.ino); /* a file looked up by name is about to be opened */
 	} else {
 		reply_error(fs, req, "lookup", parent, r);
 	}
@@ -482,6 +522,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		return;
 	}
 	struct kx_fs *fs = fs_of(req);
+	pid_t pid = fuse_req_ctx(req)->pid; /* req is gone once answered */
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	const struct kx_content *c = NULL;
@@ -495,7 +536,76 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	} else {
 		reply_error(fs, req, "read", ino, r);
 	}
+	/* the second file of a directory read in a row: the reader walks it (pusher.c) */
+	struct kx_node dir;
+	if (r == 0 && off == 0 && fs->pusher && kx_tree_parent(fs->tree, fv->v, &n, &dir) == 0) {
+		uint64_t dino = kx_tree_ino(&dir);
+		if (reader_walks(pid, dino))
+			kx_fs_push(fs, dino, ino);
+	}
 	kx_fs_view_put(fs, fv);
+}
+
+/*
+ * Store file n (inode `ino`, as read in view fv) in the kernel's page cache, if the kernel holds
+ * that inode: 1 stored, 0 not, -ENOENT the kernel has no such inode, -ENOTCONN the connection is
+ * gone.
+ */
+static int push(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, uint64_t ino)
+{
+	if (kx_ino_versioned(ino) ? kx_versions_find(fs, ino, NULL, NULL, NULL) < 0 : !kx_held_maybe(fs, ino))
+		return 0; /* the kernel would answer ENOENT */
+	const struct kx_content *c;
+	if (kx_tree_read(fs->tree, fv->v, n, &c) < 0)
+		return 0; /* the reader's READ will say what is wrong */
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(c->len);
+	bv.buf[0].mem = (void *)c->data;
+	int r = fuse_lowlevel_notify_store(fs->se, ino, 0, &bv, 0);
+	kx_content_put(c);
+	if (r == -ENOTCONN || r == -EBADF || r == -ENODEV)
+		return -ENOTCONN;
+	if (r < 0 && r != -ENOENT) /* ENOENT: not (yet, or no longer) an inode of the kernel's */
+		kx_fs_log_error("cannot store inode %#llx in the page cache: %s", (unsigned long long)ino, strerror(-r));
+	return r == 0 ? 1 : r == -ENOENT ? r : 0;
+}
+
+int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after)
+{
+	struct fs_view *fv = kx_fs_view_get(fs);
+	struct kx_node dir;
+	const struct kx_listing *l = NULL;
+	size_t i;
+	int r = node_of(fs, fv, dino, &dir), pushed = 0;
+	if (r == 0 && kx_dircache_get(fs->dirs, fs->tree, fv, dino, &dir, 0, &l, &i) != 0)
+		l = NULL; /* 1: an empty listing */
+	bool past = false;
+	for (i = 0; l && i < l->len && !past; i++)
+		past = listed_ino(fs, fv, &l->e[i].node) == after;
+	for (i = past ? i : 2; l && i < l->len && r != -ENOTCONN; i++) {
+		const struct kx_node *n = &l->e[i].node;
+		if (n->type < KX_NODE__FS && !kx_node_is_dir(n) && (r = push(fs, fv, n, listed_ino(fs, fv, n))) > 0)
+			pushed++;
+	}
+	if (l)
+		kx_dircache_put(fs->dirs, l);
+	kx_fs_view_put(fs, fv);
+	return r == -ENOTCONN ? r : pushed;
+}
+
+int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
+{
+	struct fs_view *fv = kx_fs_view_get(fs);
+	struct kx_node n;
+	int r = resolve(fs, &fv, ino, &n);
+	/*
+	 * The LOOKUP was answered, but the kernel makes the inode only once the process that asked
+	 * runs again: until then a store answers ENOENT. Wait for it a little (this thread only).
+	 */
+	if (r == 0)
+		for (long us = 20; (r = push(fs, fv, &n, ino)) == -ENOENT && us <= 500; us *= 5)
+			nanosleep(&(struct timespec){ .tv_nsec = us * 1000 }, NULL);
+	kx_fs_view_put(fs, fv);
+	return r == -ENOTCONN ? r : r > 0;
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
@@ -523,6 +633,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (r == 0 && (!(buf = malloc(size)) || !(refs = malloc((size / 128 + 1) * sizeof(*refs)))))
 		r = -ENOMEM;
 	bool file_attrs = plus && reader_wants_attrs(fuse_req_ctx(req)->pid);
+	if (off == 0 && fs->pusher)
+		reader_listed(fuse_req_ctx(req)->pid, ino);
 	for (; r == 0 && i < l->len; i++) {
 		const struct kx_dirent *d = &l->e[i];
 		off_t next = kx_dircache_offset(l, i + 1);

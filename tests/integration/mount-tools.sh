@@ -12,7 +12,47 @@ export_dir="$work/export"
 mnt="$work/mnt"
 make_liger_store "$store"
 "$KINDEX" -q --store "$store" export "$export_dir" || die "kindex export failed"
+
+# The pusher (docs/mount.md) puts files into the page cache before they are read: a file looked up
+# by name, and the rest of a directory once a process that listed it reads its first file (grep -r,
+# tar). walk MNT SECONDS, in a fresh mount: `stat` the group's ranking.tsv, then, as one process,
+# read the first file of rank directory 01 (so that its next listing carries attributes, as grep's
+# do after its first directory), list rank directory 02 and read its first file; then wait up to
+# SECONDS until fincore sees ranking.tsv and the rest of 02 resident. Prints "RESIDENT OF", and
+# fails if one of those files reads differently from the export.
+group='benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16'
+walk() {
+	local one two files n=0 deadline=$((SECONDS + $2))
+	one=$(cd "$1" && ls -d "$group"/01-*)
+	two=$(cd "$1" && ls -d "$group"/02-*)
+	stat "$1/$group/ranking.tsv" >/dev/null
+	mapfile -t files < <(python3 - "$1/$one" "$1/$two" <<-'EOF'
+		import os, sys
+		one, two = sys.argv[1:3]
+		open(os.path.join(one, os.listdir(one)[0]), 'rb').read()
+		names = os.listdir(two)
+		open(os.path.join(two, names[0]), 'rb').read()
+		print('\n'.join(names[1:]))
+	EOF
+	)
+	files=("${files[@]/#/$two/}" "$group/ranking.tsv")
+	while :; do
+		n=$(cd "$1" && fincore -n -b -o RES "${files[@]}" | awk '$1 > 0' | wc -l)
+		[ "$n" -lt "${#files[@]}" ] && [ $SECONDS -lt $deadline ] || break
+		sleep 0.05
+	done
+	echo "$n ${#files[@]}"
+	for f in "${files[@]}"; do cmp -s "$1/$f" "$export_dir/$f" || return 1; done
+}
+mount_fg "$store" "$mnt" -o nopush
+read -r n of <<<"$(walk "$mnt" 1)"
+check "-o nopush: no file is read ahead ($n of $of in the page cache)" [ "$n" = 0 -a "$of" -ge 6 ]
+unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 mount_fg "$store" "$mnt"
+out=$(walk "$mnt" 5) || fail "a file read ahead reads differently from the export"
+read -r n of <<<"$out"
+check "read ahead: a file stat'ed and the rest of a directory a reader listed ($n of $of in the page cache)" \
+	[ "$n" = "$of" -a "$of" -ge 6 ]
 
 # grep -r: a published record's externalId (SPEC §5's known check)
 id='fused_linear_simpo_loss/forward/huggingface/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16'
@@ -33,7 +73,7 @@ changes=$(rsync -a --itemize-changes "$mnt/" "$work/rsync/" | wc -l)
 check "a second rsync -a --itemize-changes transfers nothing ($changes lines)" [ "$changes" = 0 ]
 
 # sha256sum -c in every directory that has a SHA256SUMS: literally in two, then all of them at once
-simpo="$mnt/benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16"
+simpo="$mnt/$group"
 check "sha256sum -c SHA256SUMS in a group directory" bash -c "cd '$simpo' && sha256sum -c --quiet SHA256SUMS"
 run=$(ls -d "$simpo"/01-* | head -1)
 check "sha256sum -c SHA256SUMS in a rank directory" bash -c "cd '$run' && sha256sum -c --quiet SHA256SUMS"
