@@ -129,8 +129,8 @@ static void usage(FILE *f)
 		"    -o spool=DIR           also ingest maildir-style drops: DIR/tmp/NAME renamed to\n"
 		"                           DIR/new/NAME, moved to DIR/accepted or DIR/rejected with a receipt\n"
 		"                           (as `kindex watch DIR`; read-only mounts too)\n"
-		"    -o nopush              do not put files in the page cache ahead of a process that\n"
-		"                           reads a directory's files one after another (grep -r, tar)\n"
+		"    -o nopush              do not put files into the page cache ahead of their readers\n"
+		"                           (files looked up by name, directories grep -r or tar walk)\n"
 		"\n");
 }
 

@@ -379,10 +379,12 @@ static void reader_listed(pid_t pid, uint64_t dir)
 }
 
 /*
- * pid read a file of directory `dir` from its start: whether it now walks the directory's files
- * (pusher.c) — its second file there in a row, or its first in a directory it has just listed
- * itself (grep -r and tar list a directory, then read its files; `cat` of one NAME in each of
- * many directories reads one file per directory, listed by the shell).
+ * pid read a file of directory `dir` from its start: whether it walks the directory's files
+ * (pusher.c) — from its second file there in a row, or its first in a directory it has just
+ * listed itself (grep -r and tar list a directory, then read its files; `cat` of one NAME in each
+ * of many directories reads one file per directory, listed by the shell). Files pushed ahead come
+ * without a READ, so a READ here after that means the reader is past what was pushed (or won a
+ * race with the pusher): the files after it are pushed again.
  */
 static bool reader_walks(pid_t pid, uint64_t dir)
 {
@@ -394,7 +396,7 @@ static bool reader_walks(pid_t pid, uint64_t dir)
 		readers.v[slot].reads = 0;
 	}
 	unsigned n = ++readers.v[slot].reads;
-	bool yes = n == (readers.v[slot].listed == dir ? 1u : 2u);
+	bool yes = n >= (readers.v[slot].listed == dir ? 1u : 2u);
 	pthread_mutex_unlock(&readers.lock);
 	return yes;
 }
@@ -536,7 +538,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	} else {
 		reply_error(fs, req, "read", ino, r);
 	}
-	/* the second file of a directory read in a row: the reader walks it (pusher.c) */
+	/* a reader walking a directory: push the files it will read next (pusher.c) */
 	struct kx_node dir;
 	if (r == 0 && off == 0 && fs->pusher && kx_tree_parent(fs->tree, fv->v, &n, &dir) == 0) {
 		uint64_t dino = kx_tree_ino(&dir);
@@ -547,65 +549,108 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 }
 
 /*
- * Store file n (inode `ino`, as read in view fv) in the kernel's page cache, if the kernel holds
- * that inode: 1 stored, 0 not, -ENOENT the kernel has no such inode, -ENOTCONN the connection is
- * gone.
+ * Pushing (pusher.c). Files are rendered in a view, then stored in the kernel's page cache with
+ * no view held: a store waits for the lock of its page, which a READ of the same file holds until
+ * a worker answers it, and a held view would make a notifier round (and whatever waits for one)
+ * wait for that too. So a round may change the store between the rendering and the store; the
+ * pusher looks afterwards, and if the generation moved on, takes back what it stored (an
+ * invalidation after the store, as the round's own would have been) — bytes of an older
+ * generation never stay in the page cache.
  */
-static int push(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, uint64_t ino)
+#define PUSH_MAX 32 /* files rendered before they are stored */
+
+struct pushing {
+	uint64_t generation; /* of the current view when they were rendered */
+	size_t len;
+	struct {
+		uint64_t ino;
+		const struct kx_content *c;
+	} f[PUSH_MAX];
+};
+
+/* Render file n (inode `ino`) in view fv for pushing, if the kernel holds that inode. */
+static void push_render(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, uint64_t ino,
+			struct pushing *p)
 {
 	if (kx_ino_versioned(ino) ? kx_versions_find(fs, ino, NULL, NULL, NULL) < 0 : !kx_held_maybe(fs, ino))
-		return 0; /* the kernel would answer ENOENT */
-	const struct kx_content *c;
-	if (kx_tree_read(fs->tree, fv->v, n, &c) < 0)
-		return 0; /* the reader's READ will say what is wrong */
+		return; /* the kernel would answer ENOENT */
+	if (p->len < PUSH_MAX && kx_tree_read(fs->tree, fv->v, n, &p->f[p->len].c) == 0)
+		p->f[p->len++].ino = ino; /* a failure is the reader's READ's to report */
+}
+
+/* One store: 1 stored, -ENOENT the kernel has no such inode (yet, or any longer), -ENOTCONN the
+ * connection is gone, 0 another failure (logged). */
+static int push_store(struct kx_fs *fs, uint64_t ino, const struct kx_content *c)
+{
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(c->len);
 	bv.buf[0].mem = (void *)c->data;
 	int r = fuse_lowlevel_notify_store(fs->se, ino, 0, &bv, 0);
-	kx_content_put(c);
 	if (r == -ENOTCONN || r == -EBADF || r == -ENODEV)
 		return -ENOTCONN;
-	if (r < 0 && r != -ENOENT) /* ENOENT: not (yet, or no longer) an inode of the kernel's */
+	if (r < 0 && r != -ENOENT)
 		kx_fs_log_error("cannot store inode %#llx in the page cache: %s", (unsigned long long)ino, strerror(-r));
 	return r == 0 ? 1 : r == -ENOENT ? r : 0;
 }
 
+/*
+ * Store what p holds (no view held), then take it back if the store changed meanwhile. Returns
+ * how many were stored, or -ENOTCONN.
+ */
+static int push_flush(struct kx_fs *fs, struct pushing *p)
+{
+	int r = 0, stored = 0;
+	bool kept[PUSH_MAX] = { false };
+	for (size_t i = 0; i < p->len && r != -ENOTCONN; i++) {
+		r = push_store(fs, p->f[i].ino, p->f[i].c);
+		kept[i] = r > 0;
+		stored += r > 0;
+	}
+	struct fs_view *now = kx_fs_view_get(fs);
+	bool moved = now->generation != p->generation;
+	kx_fs_view_put(fs, now);
+	for (size_t i = 0; i < p->len; i++) {
+		if (moved && kept[i] && r != -ENOTCONN)
+			fuse_lowlevel_notify_inval_inode(fs->se, p->f[i].ino, 0, 0);
+		kx_content_put(p->f[i].c);
+	}
+	p->len = 0;
+	return r == -ENOTCONN ? r : stored;
+}
+
 int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after)
 {
+	struct pushing p = { .len = 0 };
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir;
 	const struct kx_listing *l = NULL;
-	size_t i;
-	int r = node_of(fs, fv, dino, &dir), pushed = 0;
-	if (r == 0 && kx_dircache_get(fs->dirs, fs->tree, fv, dino, &dir, 0, &l, &i) != 0)
-		l = NULL; /* 1: an empty listing */
+	size_t i = 0;
+	p.generation = fv->generation;
+	if (node_of(fs, fv, dino, &dir) != 0 || kx_dircache_get(fs->dirs, fs->tree, fv, dino, &dir, 0, &l, &i) != 0)
+		l = NULL; /* gone, or an empty listing */
 	bool past = false;
 	for (i = 0; l && i < l->len && !past; i++)
 		past = listed_ino(fs, fv, &l->e[i].node) == after;
-	for (i = past ? i : 2; l && i < l->len && r != -ENOTCONN; i++) {
+	for (i = past ? i : 2; l && i < l->len && p.len < PUSH_MAX; i++) {
 		const struct kx_node *n = &l->e[i].node;
-		if (n->type < KX_NODE__FS && !kx_node_is_dir(n) && (r = push(fs, fv, n, listed_ino(fs, fv, n))) > 0)
-			pushed++;
+		if (n->type < KX_NODE__FS && !kx_node_is_dir(n))
+			push_render(fs, fv, n, listed_ino(fs, fv, n), &p);
 	}
 	if (l)
 		kx_dircache_put(fs->dirs, l);
 	kx_fs_view_put(fs, fv);
-	return r == -ENOTCONN ? r : pushed;
+	return push_flush(fs, &p);
 }
 
 int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
 {
+	struct pushing p = { .len = 0 };
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
-	int r = resolve(fs, &fv, ino, &n);
-	/*
-	 * The LOOKUP was answered, but the kernel makes the inode only once the process that asked
-	 * runs again: until then a store answers ENOENT. Wait for it a little (this thread only).
-	 */
-	if (r == 0)
-		for (long us = 20; (r = push(fs, fv, &n, ino)) == -ENOENT && us <= 500; us *= 5)
-			nanosleep(&(struct timespec){ .tv_nsec = us * 1000 }, NULL);
+	p.generation = fv->generation;
+	if (resolve(fs, &fv, ino, &n) == 0)
+		push_render(fs, fv, &n, ino, &p);
 	kx_fs_view_put(fs, fv);
-	return r == -ENOTCONN ? r : r > 0;
+	return push_flush(fs, &p);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)

@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
  * The pusher: a thread that puts files into the kernel's page cache before a reader asks for
- * them (fuse_lowlevel_notify_store), so that `grep -r`, `tar`, `rsync` and `cat *` on a cold mount
- * pay a READ round trip for the first files of a directory only.
+ * them (fuse_lowlevel_notify_store), so that `grep -r`, `tar`, `rsync`, `sha256sum -c` or `cat` of
+ * a glob on a cold mount seldom wait for a READ round trip.
  *
  * Why: a cold read of a small generated file costs one READ round trip (20–35 µs on a VM, most of
  * it waking the reader and the daemon) plus rendering it, while the reader's own work is a few
- * µs — the reader and the daemon take turns on one core and the other stays idle. A reader that
- * has read two files of a directory in a row (ops.c, reader_read) is walking it: this thread then
- * renders the files listed after the second one and stores their bytes in the kernel's page
- * cache, on the other core, while the reader goes on; what it reads next is already there. A
- * push that loses the race costs nothing but the work (the kernel asks with READ as before).
+ * µs — the reader and the daemon take turns on one core and the other stays idle. This thread
+ * renders the files a reader is about to read and stores their bytes in the kernel's page cache,
+ * on the other core, while the reader goes on; what it reads next is already there. Two signs
+ * (ops.c): a file just looked up by name (kx_fs_push_one) is about to be opened, as a rule; a
+ * process that reads a file of a directory it has just listed, or a second file of one in a row
+ * (reader_walks), is walking it — the files listed after that one are pushed (kx_fs_push). A push
+ * that loses the race costs nothing but the work (the kernel asks with READ as before).
  *
  * Only inodes the kernel holds are pushed (an unknown one answers ENOENT anyway), with the bytes
- * the READ path would answer (kx_fs_push_dir renders them in the current view and, like every
- * operation, holds that view until the kernel has them: a notifier round that changes them waits,
- * so its invalidation always comes after the push — never stale bytes left behind). It runs off
- * the request path and holds no lock while it talks to the kernel; the kernel locks the pages it
+ * the READ path would answer: ops.c renders them in the current view and, like every operation,
+ * holds that view until the kernel has them — a notifier round that changes them waits, so its
+ * invalidation always comes after the push, never stale bytes left behind. It runs off the
+ * request path and holds no lock while it talks to the kernel; the kernel locks the pages it
  * fills, which only a READ of the same file may hold, and workers answer those meanwhile.
  *
  * The queue is small and drops what it cannot take: a dropped push is only a READ not saved.
@@ -27,6 +29,8 @@
 #include <stdlib.h>
 
 #define QUEUE 64
+#define BATCH 32         /* files looked up by name are pushed this many at a time, */
+#define BATCH_WAIT_MS 1  /* or once the first has waited this long */
 
 struct kx_pusher {
 	struct kx_fs *fs;
@@ -34,32 +38,58 @@ struct kx_pusher {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stop;
+	bool gathering;      /* files looked up wait for more (or BATCH_WAIT_MS) */
 	unsigned head, len;
+	unsigned dirs;       /* directory requests among the len queued */
 	struct {
 		uint64_t dir, ino; /* dir 0: file ino alone */
 	} q[QUEUE];
-	unsigned long dirs, files, dropped; /* for -d */
+	unsigned long requests, files, dropped; /* for -d */
 };
+
+/*
+ * Before files looked up by name are pushed, the pusher lets them gather: the kernel makes a
+ * looked-up inode only once the process that asked runs again (a store before answers ENOENT),
+ * and one wake-up of this thread per batch instead of per LOOKUP keeps it off the path of the
+ * lookups themselves (a glob of 100,000 names). Directories a reader walks go at once.
+ */
+static void gather(struct kx_pusher *p)
+{
+	struct timespec until = kx_deadline_ms(BATCH_WAIT_MS);
+	p->gathering = true;
+	while (!p->stop && !p->dirs && p->len < BATCH)
+		if (pthread_cond_timedwait(&p->wake, &p->lock, &until) == ETIMEDOUT)
+			break;
+	p->gathering = false;
+}
 
 static void *pusher_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-pusher"); /* for top -H, perf */
 	struct kx_pusher *p = arg;
+	bool batch = false; /* pushing a gathered batch: until the queue is empty */
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (!p->stop && !p->len)
+		while (!p->stop && !p->len) {
+			batch = false;
 			pthread_cond_wait(&p->wake, &p->lock);
+		}
+		if (!p->stop && !batch && !p->dirs) {
+			gather(p);
+			batch = true;
+		}
 		if (p->stop)
 			break;
 		uint64_t dir = p->q[p->head].dir, ino = p->q[p->head].ino;
 		p->head = (p->head + 1) % QUEUE;
 		p->len--;
+		p->dirs -= dir != 0;
 		pthread_mutex_unlock(&p->lock);
 		int n = dir ? kx_fs_push_dir(p->fs, dir, ino) : kx_fs_push_file(p->fs, ino);
 		pthread_mutex_lock(&p->lock);
 		if (n < 0) /* the connection is gone: unmounting */
 			break;
-		p->dirs++;
+		p->requests++;
 		p->files += (unsigned long)n;
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -73,7 +103,7 @@ int kx_pusher_start(struct kx_fs *fs)
 		return -ENOMEM;
 	p->fs = fs;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->wake, NULL);
+	kx_cond_init_monotonic(&p->wake);
 	int r = pthread_create(&p->thread, NULL, pusher_main, p);
 	if (r != 0) {
 		pthread_cond_destroy(&p->wake);
@@ -95,8 +125,8 @@ void kx_pusher_stop(struct kx_fs *fs)
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	kx_fs_log_debug(fs, "pushed %lu files of %lu directories into the page cache (%lu requests dropped)", p->files,
-			p->dirs, p->dropped);
+	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu dropped: queue full)", p->files,
+			p->requests, p->dropped);
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
@@ -115,7 +145,10 @@ static void enqueue(struct kx_fs *fs, uint64_t dir, uint64_t ino)
 		unsigned tail = (p->head + p->len++) % QUEUE;
 		p->q[tail].dir = dir;
 		p->q[tail].ino = ino;
-		pthread_cond_signal(&p->wake);
+		p->dirs += dir != 0;
+		/* a batch being gathered is woken only when it is full (or a directory comes) */
+		if (!p->gathering || dir || p->len >= BATCH)
+			pthread_cond_signal(&p->wake);
 	}
 	pthread_mutex_unlock(&p->lock);
 }
