@@ -493,7 +493,7 @@ int main(int argc, char **argv)
 	}
 
 out:
-	kx_pusher_stop(&fs);  /* first: a push holds a view that a notifier round may wait for */
+	kx_pusher_stop(&fs);  /* first: it reads the views and caches the others tear down */
 	kx_spooler_stop(&fs); /* before the notifier: it reports its commits there */
 	kx_inbox_stop(&fs);   /* so does the inbox's decider */
 	kx_notifier_stop(&fs);

@@ -339,43 +339,60 @@ static struct {
 	pthread_mutex_t lock;
 	struct {
 		pid_t pid;
-		uint64_t used;
-		uint64_t listed; /* the directory it last began to list */
-		uint64_t dir;    /* the directory of its last file read from the start (pusher.c) */
+		uint64_t used;   /* readers.clock when last seen: the least recently used slot is reused */
+		bool files;      /* it asked for a file's attributes or bytes: give it attributes */
+		uint64_t listed; /* the directory it last began to list (pusher.c) */
+		uint64_t dir;    /* the directory of its last file read from the start */
 		unsigned reads;  /* how many in a row it read there */
 	} v[READERS];
 	uint64_t clock;
 } readers = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* The slot of pid, taken over from the least recently used if pid has none (readers.lock held). */
+/* The slot of pid, or -1 (readers.lock held). */
+static int reader_find(pid_t pid)
+{
+	for (int i = 0; i < READERS; i++)
+		if (readers.v[i].pid == pid && readers.v[i].used)
+			return i;
+	return -1;
+}
+
+/* The slot of pid, made from the least recently used one if pid has none; marked used now. */
 static int reader_slot(pid_t pid)
 {
-	int slot = 0;
-	for (int i = 0; i < READERS; i++) {
-		if (readers.v[i].pid == pid)
-			return i;
-		if (readers.v[i].used < readers.v[slot].used)
-			slot = i;
+	int slot = reader_find(pid);
+	if (slot < 0) {
+		slot = 0;
+		for (int i = 1; i < READERS; i++)
+			if (readers.v[i].used < readers.v[slot].used)
+				slot = i;
+		memset(&readers.v[slot], 0, sizeof(readers.v[slot]));
+		readers.v[slot].pid = pid;
 	}
-	readers.v[slot].pid = pid;
-	readers.v[slot].listed = readers.v[slot].dir = 0;
-	readers.v[slot].reads = 0;
+	readers.v[slot].used = ++readers.clock;
 	return slot;
 }
 
 static void reader_saw_file(pid_t pid)
 {
 	pthread_mutex_lock(&readers.lock);
-	readers.v[reader_slot(pid)].used = ++readers.clock;
+	readers.v[reader_slot(pid)].files = true;
 	pthread_mutex_unlock(&readers.lock);
 }
 
-/* pid began to list directory `dir`. */
-static void reader_listed(pid_t pid, uint64_t dir)
+/*
+ * pid lists a directory: whether it wants files' attributes. `dir` non-zero: the listing starts
+ * there, noted for reader_walks.
+ */
+static bool reader_lists(pid_t pid, uint64_t dir)
 {
 	pthread_mutex_lock(&readers.lock);
-	readers.v[reader_slot(pid)].listed = dir;
+	int slot = dir ? reader_slot(pid) : reader_find(pid);
+	if (dir)
+		readers.v[slot].listed = dir;
+	bool yes = slot >= 0 && readers.v[slot].files;
 	pthread_mutex_unlock(&readers.lock);
+	return yes;
 }
 
 /*
@@ -390,23 +407,13 @@ static bool reader_walks(pid_t pid, uint64_t dir)
 {
 	pthread_mutex_lock(&readers.lock);
 	int slot = reader_slot(pid);
-	readers.v[slot].used = ++readers.clock;
+	readers.v[slot].files = true;
 	if (readers.v[slot].dir != dir) {
 		readers.v[slot].dir = dir;
 		readers.v[slot].reads = 0;
 	}
 	unsigned n = ++readers.v[slot].reads;
 	bool yes = n >= (readers.v[slot].listed == dir ? 1u : 2u);
-	pthread_mutex_unlock(&readers.lock);
-	return yes;
-}
-
-static bool reader_wants_attrs(pid_t pid)
-{
-	bool yes = false;
-	pthread_mutex_lock(&readers.lock);
-	for (int i = 0; i < READERS && !yes; i++)
-		yes = readers.v[i].pid == pid && readers.v[i].used;
 	pthread_mutex_unlock(&readers.lock);
 	return yes;
 }
@@ -677,9 +684,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	/* a READDIRPLUS entry takes more than 128 bytes: the bound of what one reply can hand out */
 	if (r == 0 && (!(buf = malloc(size)) || !(refs = malloc((size / 128 + 1) * sizeof(*refs)))))
 		r = -ENOMEM;
-	bool file_attrs = plus && reader_wants_attrs(fuse_req_ctx(req)->pid);
-	if (off == 0 && fs->pusher)
-		reader_listed(fuse_req_ctx(req)->pid, ino);
+	bool file_attrs = reader_lists(fuse_req_ctx(req)->pid, off == 0 && fs->pusher ? ino : 0) && plus;
 	for (; r == 0 && i < l->len; i++) {
 		const struct kx_dirent *d = &l->e[i];
 		off_t next = kx_dircache_offset(l, i + 1);

@@ -15,11 +15,11 @@
  * that loses the race costs nothing but the work (the kernel asks with READ as before).
  *
  * Only inodes the kernel holds are pushed (an unknown one answers ENOENT anyway), with the bytes
- * the READ path would answer: ops.c renders them in the current view and, like every operation,
- * holds that view until the kernel has them — a notifier round that changes them waits, so its
- * invalidation always comes after the push, never stale bytes left behind. It runs off the
- * request path and holds no lock while it talks to the kernel; the kernel locks the pages it
- * fills, which only a READ of the same file may hold, and workers answer those meanwhile.
+ * the READ path would answer. ops.c renders them in a view and stores them with no view held: a
+ * store waits for the lock of its page, which a READ of the same file may hold until a worker
+ * answers it, and a notifier round must not wait for that; if the store's generation moved on
+ * meanwhile, what was stored is invalidated. This thread holds no lock while it talks to the
+ * kernel.
  *
  * The queue is small and drops what it cannot take: a dropped push is only a READ not saved.
  */

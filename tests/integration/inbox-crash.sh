@@ -114,16 +114,6 @@ mount_and_write() {
 	done
 }
 
-# exits PID: the process is gone within 10 s
-exits() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 t0=$SECONDS
 stuck=0
 killed=0
@@ -148,7 +138,7 @@ for ((round = 1; round <= kills; round++)); do
 	sleep "0.$(printf %03d $ms)"
 	started
 	kill -KILL "$daemon"
-	if ! exits "$daemon"; then
+	if ! exits "$daemon" 10; then
 		# A thread of the daemon was telling the kernel to forget a name — a FUSE notification
 		# takes the directory's lock — while a writer's request, which the dead daemon will never
 		# answer, held that lock: the kernel keeps the daemon until its connection is aborted,

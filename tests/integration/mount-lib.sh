@@ -90,18 +90,23 @@ wait_mounted() {
 	done
 }
 
-# stopped PID: the daemon exits within 20 s; returns its exit status (KILLed and 124 if not)
-stopped() {
-	local pid=$1 deadline=$((SECONDS + 20))
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ $SECONDS -ge $deadline ]; then
-			kill -KILL "$pid" 2>/dev/null
-			wait "$pid" 2>/dev/null
-			return 124
-		fi
+# exits PID SECONDS: the process is gone within SECONDS (it is not waited for)
+exits() {
+	local deadline=$((SECONDS + $2))
+	while kill -0 "$1" 2>/dev/null; do
+		[ $SECONDS -lt $deadline ] || return 1
 		sleep 0.05
 	done
-	wait "$pid"
+}
+
+# stopped PID: the daemon exits within 20 s; returns its exit status (KILLed and 124 if not)
+stopped() {
+	if ! exits "$1" 20; then
+		kill -KILL "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		return 124
+	fi
+	wait "$1"
 }
 
 # unmount MOUNTPOINT PID: fusermount3 -u, then the daemon must exit 0 within 20 s
