@@ -33,6 +33,7 @@ enum {
 	KX_STORE_CREATE = 1 << 0,   /* create an empty store when there is none (kindex init) */
 	KX_STORE_READONLY = 1 << 1, /* open without the write lock (concurrent with a writer) */
 	KX_STORE_SYNC = 1 << 2,     /* fsync the WAL on every commit */
+	KX_STORE_LEAN = 1 << 3,     /* a 16 MiB block cache, not 32: a long-lived daemon (kindexfs) */
 };
 
 /*

@@ -375,7 +375,7 @@ int main(int argc, char **argv)
 
 	block_signals(true); /* inherited by RocksDB's threads and the notifier */
 	char *msg = NULL;
-	r = kx_store_open(store_path, 0, &fs.store, &msg);
+	r = kx_store_open(store_path, KX_STORE_LEAN, &fs.store, &msg);
 	if (r < 0) {
 		if (msg)
 			fprintf(stderr, "kindexfs: %s\n", msg);

@@ -206,7 +206,12 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	rocksdb_options_set_memtable_whole_key_filtering(s->opts, 1);
 	rocksdb_options_set_info_log_level(s->opts, 2 /* WARN */);
 	s->table = rocksdb_block_based_options_create();
-	s->cache = rocksdb_cache_create_lru(32u << 20);
+	/*
+	 * Blocks are cached uncompressed; the page cache holds them compressed as well. For the
+	 * daemon, whose memory is bounded, 16 MiB: `ls -lR` of 100,000 runs (a 76 MB store) ran as
+	 * fast with 16 MiB as with 32, in 18 MiB less RSS (docs/performance.md).
+	 */
+	s->cache = rocksdb_cache_create_lru((flags & KX_STORE_LEAN ? 16u : 32u) << 20);
 	rocksdb_block_based_options_set_block_cache(s->table, s->cache);
 	s->filter = rocksdb_filterpolicy_create_bloom(10);
 	rocksdb_block_based_options_set_filter_policy(s->table, s->filter);

@@ -132,8 +132,8 @@ struct kx_tree {
 	size_t cbytes;
 	struct size_slot *sizes; /* direct-mapped, nsizes a power of two */
 	size_t nsizes;
-	struct rsize_slot *rsizes; /* likewise, one per run */
-	size_t nrsizes;
+	struct rsize_slot *rsizes; /* sets of RSIZE_WAYS, one slot per run */
+	size_t nrsets;
 	struct node_slot *nodes; /* likewise */
 	size_t nnodes;
 	struct run_slot *runs;   /* likewise */
@@ -169,14 +169,19 @@ struct node_slot {
 /*
  * The sizes of a run's files together, one slot per run (the files of the rank directory and of
  * runs/ share them): a listing with attributes of every run directory — ls -lR, rsync — then
- * renders each run once, not once per path, in a few bytes per run.
+ * renders each run once, not once per path, in 40 bytes per run. A run's slot is one of a set of
+ * RSIZE_WAYS, most recently used first: `ls -lR` lists every run under benchmarks/ before any
+ * under runs/, and a direct-mapped table lost a third or more of 100,000 runs in between (each
+ * rendered again: a quarter of the daemon's time). A size is kept in 16 bits; a larger file's
+ * goes to the sizes table.
  */
-#define SIZE_UNKNOWN UINT32_MAX
+#define RSIZE_WAYS 4
+#define RSIZE_UNKNOWN UINT16_MAX
 
 struct rsize_slot {
 	uint64_t id;        /* the run's 55 inode bits, with bit 63 set when used */
 	int64_t rank_stamp; /* the stamp of the rank-dependent sizes */
-	uint32_t size[KX_RF__COUNT];
+	uint16_t size[KX_RF__COUNT];
 };
 
 /*
@@ -222,39 +227,63 @@ static size_t pow2_floor(size_t n)
 	return p;
 }
 
-/* A slot for a key: the keys of one run's nodes differ only in their top bits, so mix them all */
-static size_t slot_of(uint64_t key, size_t n)
+/* The keys of one run's nodes differ only in their top bits, so a slot's hash mixes them all */
+static uint64_t mix(uint64_t key)
 {
 	key ^= key >> 33;
 	key *= 0xff51afd7ed558ccdull;
 	key ^= key >> 33;
 	key *= 0xc4ceb9fe1a85ec53ull;
 	key ^= key >> 33;
-	return (size_t)key & (n - 1);
+	return key;
+}
+
+/* A slot for a key in a table of n, a power of two */
+static size_t slot_of(uint64_t key, size_t n)
+{
+	return (size_t)mix(key) & (n - 1);
 }
 
 static bool rank_dependent(int f);
 
-static struct rsize_slot *rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file)
+/*
+ * The sizes slot of the run a key (a run file's) belongs to, moved to the front of its set, and
+ * the file's index: NULL for other keys, and when the run has no slot — unless `take`, which
+ * hands it the set's least recently used one, emptied. Under t->lock.
+ */
+static struct rsize_slot *rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take)
 {
-	if ((key >> 59) != KX_NODE_RUN_FILE)
+	if ((key >> 59) != KX_NODE_RUN_FILE || (*ret_file = (int)((key >> 55) & 15)) >= KX_RF__COUNT)
 		return NULL;
-	*ret_file = (int)((key >> 55) & 15);
-	return *ret_file < KX_RF__COUNT ? &t->rsizes[slot_of(key & BITS55, t->nrsizes)] : NULL;
+	uint64_t id = (key & BITS55) | 1ull << 63;
+	struct rsize_slot *set = &t->rsizes[(size_t)(mix(key & BITS55) % t->nrsets) * RSIZE_WAYS];
+	int i = 0;
+	while (i < RSIZE_WAYS - 1 && set[i].id != id)
+		i++;
+	if (set[i].id != id) {
+		if (!take)
+			return NULL;
+		set[i].id = id;
+		set[i].rank_stamp = 0;
+		memset(set[i].size, 0xff, sizeof(set[i].size)); /* RSIZE_UNKNOWN */
+	}
+	if (i > 0) {
+		struct rsize_slot s = set[i];
+		memmove(set + 1, set, (size_t)i * sizeof(*set));
+		set[0] = s;
+	}
+	return set;
 }
 
 static bool size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret)
 {
 	int f;
-	bool hit;
 	pthread_mutex_lock(&t->lock);
-	struct rsize_slot *r = rsize_slot(t, key, &f);
-	if (r) {
-		hit = r->id == ((key & BITS55) | 1ull << 63) && r->size[f] != SIZE_UNKNOWN &&
-		      (!rank_dependent(f) || r->rank_stamp == stamp);
-		if (hit)
-			*ret = r->size[f];
-	} else {
+	const struct rsize_slot *r = rsize_slot(t, key, &f, false);
+	bool hit = r && r->size[f] != RSIZE_UNKNOWN && (!rank_dependent(f) || r->rank_stamp == stamp);
+	if (hit) {
+		*ret = r->size[f];
+	} else { /* any other file's, or a run's file too large for its slot */
 		const struct size_slot *x = &t->sizes[slot_of(key, t->nsizes)];
 		hit = x->key == key && key && x->stamp == stamp;
 		if (hit)
@@ -268,20 +297,13 @@ static bool size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *r
 static void size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t size)
 {
 	int f;
-	struct rsize_slot *r = rsize_slot(t, key, &f);
-	if (r && size < SIZE_UNKNOWN) {
-		uint64_t id = (key & BITS55) | 1ull << 63;
-		if (r->id != id) {
-			r->id = id;
-			r->rank_stamp = stamp;
-			for (int i = 0; i < KX_RF__COUNT; i++)
-				r->size[i] = SIZE_UNKNOWN;
-		}
+	struct rsize_slot *r = size < RSIZE_UNKNOWN ? rsize_slot(t, key, &f, true) : NULL;
+	if (r) {
 		if (rank_dependent(f) && r->rank_stamp != stamp) {
 			r->rank_stamp = stamp;
-			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = SIZE_UNKNOWN;
+			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = RSIZE_UNKNOWN;
 		}
-		r->size[f] = (uint32_t)size;
+		r->size[f] = (uint16_t)size;
 		return;
 	}
 	struct size_slot *x = &t->sizes[slot_of(key, t->nsizes)];
@@ -362,13 +384,13 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 	t->s = s;
 	t->limit = cache_bytes ? cache_bytes : 32u << 20;
 	t->nsizes = pow2_floor(t->limit / 32 / sizeof(struct size_slot));
-	t->nrsizes = pow2_floor(t->limit / 2 / sizeof(struct rsize_slot));
+	t->nrsets = t->limit * 3 / 4 / (RSIZE_WAYS * sizeof(struct rsize_slot)) + 1;
 	t->nnodes = pow2_floor(t->limit / 4 / sizeof(struct node_slot));
 	t->nruns = pow2_floor(t->limit / 8 / sizeof(struct run_slot));
 	t->ngroups = pow2_floor(t->limit / 32 / sizeof(struct group_slot));
 	t->ndocs = pow2_floor(t->limit / 128 / sizeof(struct doc_slot));
 	t->sizes = calloc(t->nsizes, sizeof(*t->sizes));
-	t->rsizes = calloc(t->nrsizes, sizeof(*t->rsizes));
+	t->rsizes = calloc(t->nrsets * RSIZE_WAYS, sizeof(*t->rsizes));
 	t->nodes = calloc(t->nnodes, sizeof(*t->nodes));
 	t->runs = calloc(t->nruns, sizeof(*t->runs));
 	t->groups = calloc(t->ngroups, sizeof(*t->groups));
@@ -2334,8 +2356,8 @@ static void purge_run(struct kx_tree *t, const struct kx_digest *run)
 				break;
 			}
 		int file;
-		struct rsize_slot *rs = rsize_slot(t, ino, &file);
-		if (rs && rs->id == ((ino & BITS55) | 1ull << 63))
+		struct rsize_slot *rs = rsize_slot(t, ino, &file, false);
+		if (rs)
 			rs->id = 0;
 	}
 	pthread_mutex_unlock(&t->lock);
