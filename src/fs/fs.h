@@ -253,6 +253,12 @@ void kx_fs_push(struct kx_fs *fs, uint64_t dir, uint64_t after);
 /* A file was just looked up by name (it is about to be opened, as a rule): push it. */
 void kx_fs_push_one(struct kx_fs *fs, uint64_t ino);
 /*
+ * A reader of what it lists has listed directory `dir` to its end: push its files before the
+ * calling worker answers (the reader opens the first as soon as it has the answer), or queue them
+ * for the pusher when another worker is pushing already.
+ */
+void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
+/*
  * The pusher's work (ops.c): store in the kernel's page cache every file of directory `dir`
  * listed after inode `after` (all of them if `after` is not listed) that the kernel holds / file
  * `ino`. Return how many they stored, or -ENOTCONN once the connection is gone.

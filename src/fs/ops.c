@@ -344,6 +344,7 @@ static struct {
 		uint64_t listed; /* the directory it last began to list (pusher.c) */
 		uint64_t dir;    /* the directory of its last file read from the start */
 		unsigned reads;  /* how many in a row it read there */
+		bool walker;     /* it read files of a directory it had listed: it reads what it lists */
 	} v[READERS];
 	uint64_t clock;
 } readers = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -413,7 +414,23 @@ static bool reader_walks(pid_t pid, uint64_t dir)
 		readers.v[slot].reads = 0;
 	}
 	unsigned n = ++readers.v[slot].reads;
-	bool yes = n >= (readers.v[slot].listed == dir ? 1u : 2u);
+	bool listed = readers.v[slot].listed == dir;
+	readers.v[slot].walker |= listed;
+	pthread_mutex_unlock(&readers.lock);
+	return n >= (listed ? 1u : 2u);
+}
+
+/*
+ * pid reached the end of listing `dir`: whether it will read the files listed — it began to list
+ * `dir` itself and has read the files of a directory it listed before (grep -r, tar). Their
+ * inodes exist by now (the kernel made them as it took in the listing, before asking for more),
+ * so they can be pushed before the reader opens the first.
+ */
+static bool reader_ends(pid_t pid, uint64_t dir)
+{
+	pthread_mutex_lock(&readers.lock);
+	int slot = reader_find(pid);
+	bool yes = slot >= 0 && readers.v[slot].walker && readers.v[slot].listed == dir;
 	pthread_mutex_unlock(&readers.lock);
 	return yes;
 }
@@ -677,8 +694,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (r == 0 && !kx_node_is_dir(&dir))
 		r = -ENOTDIR;
 	if (r == 0 && (r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i)) == 1) {
+		kx_fs_view_put(fs, fv); /* a push holds no view while it stores */
+		if (plus && fs->pusher && reader_ends(fuse_req_ctx(req)->pid, ino))
+			kx_fs_push_now(fs, ino); /* before the answer: no race with the first READ */
 		fuse_reply_buf(req, NULL, 0); /* the end */
-		kx_fs_view_put(fs, fv);
 		return;
 	}
 	/* a READDIRPLUS entry takes more than 128 bytes: the bound of what one reply can hand out */

@@ -8,11 +8,15 @@
  * it waking the reader and the daemon) plus rendering it, while the reader's own work is a few
  * µs — the reader and the daemon take turns on one core and the other stays idle. This thread
  * renders the files a reader is about to read and stores their bytes in the kernel's page cache,
- * on the other core, while the reader goes on; what it reads next is already there. Two signs
+ * on the other core, while the reader goes on; what it reads next is already there. Three signs
  * (ops.c): a file just looked up by name (kx_fs_push_one) is about to be opened, as a rule; a
  * process that reads a file of a directory it has just listed, or a second file of one in a row
- * (reader_walks), is walking it — the files listed after that one are pushed (kx_fs_push). A push
- * that loses the race costs nothing but the work (the kernel asks with READ as before).
+ * (reader_walks), is walking it — the files listed after that one are pushed (kx_fs_push); and
+ * once a process has done the former, it reads what it lists (grep -r, tar): when it reaches the
+ * end of its next listing, the worker answering pushes that directory's files before it answers
+ * (kx_fs_push_now — a push queued then lost the race with the first READ or two in each
+ * directory). A push that loses the race costs nothing but the work (the kernel asks with READ as
+ * before).
  *
  * Only inodes the kernel holds are pushed (an unknown one answers ENOENT anyway), with the bytes
  * the READ path would answer. ops.c renders them in a view and stores them with no view held: a
@@ -45,6 +49,12 @@ struct kx_pusher {
 		uint64_t dir, ino; /* dir 0: file ino alone */
 	} q[QUEUE];
 	unsigned long requests, files, dropped; /* for -d */
+	/*
+	 * Held by the one worker pushing before it answers (kx_fs_push_now). One at most: a store
+	 * waits for its page's lock, which a READ holds until a worker answers it — one worker
+	 * waiting leaves the others to answer.
+	 */
+	pthread_mutex_t now;
 };
 
 /*
@@ -103,10 +113,12 @@ int kx_pusher_start(struct kx_fs *fs)
 		return -ENOMEM;
 	p->fs = fs;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->now, NULL);
 	kx_cond_init_monotonic(&p->wake);
 	int r = pthread_create(&p->thread, NULL, pusher_main, p);
 	if (r != 0) {
 		pthread_cond_destroy(&p->wake);
+		pthread_mutex_destroy(&p->now);
 		pthread_mutex_destroy(&p->lock);
 		free(p);
 		return -r;
@@ -128,6 +140,7 @@ void kx_pusher_stop(struct kx_fs *fs)
 	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu dropped: queue full)", p->files,
 			p->requests, p->dropped);
 	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->now);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 	fs->pusher = NULL;
@@ -161,4 +174,21 @@ void kx_fs_push(struct kx_fs *fs, uint64_t dir, uint64_t after)
 void kx_fs_push_one(struct kx_fs *fs, uint64_t ino)
 {
 	enqueue(fs, 0, ino);
+}
+
+void kx_fs_push_now(struct kx_fs *fs, uint64_t dir)
+{
+	struct kx_pusher *p = fs->pusher;
+	if (!p)
+		return;
+	if (pthread_mutex_trylock(&p->now) != 0) {
+		enqueue(fs, dir, 0);
+		return;
+	}
+	int n = kx_fs_push_dir(fs, dir, 0);
+	pthread_mutex_unlock(&p->now);
+	pthread_mutex_lock(&p->lock);
+	p->requests++;
+	p->files += n > 0 ? (unsigned long)n : 0;
+	pthread_mutex_unlock(&p->lock);
 }

@@ -14,28 +14,29 @@ make_liger_store "$store"
 "$KINDEX" -q --store "$store" export "$export_dir" || die "kindex export failed"
 
 # The pusher (docs/mount.md) puts files into the page cache before they are read: a file looked up
-# by name, and the rest of a directory once a process that listed it reads its first file (grep -r,
-# tar). walk MNT SECONDS, in a fresh mount: `stat` the group's ranking.tsv, then, as one process,
-# read the first file of rank directory 01 (so that its next listing carries attributes, as grep's
-# do after its first directory), list rank directory 02 and read its first file; then wait up to
-# SECONDS until fincore sees ranking.tsv and the rest of 02 resident. Prints "RESIDENT OF", and
-# fails if one of those files reads differently from the export.
+# by name; all of a directory that a process which reads what it lists (grep -r, tar) has listed
+# to its end; the rest of a directory once a process reads two of its files in a row (rsync).
+# walk MNT SECONDS, in a fresh mount: `stat` the group's ranking.tsv, then, as one process, list
+# rank directory 01 and read its first file (a reader of what it lists now), list rank directory
+# 02 (and read nothing there), and read two files of the first run's directory in runs/ by names
+# another process listed; then wait up to SECONDS until fincore sees ranking.tsv, all of 02 and the
+# rest of that run's directory resident. Prints "RESIDENT OF", and fails if one of those files reads differently from the export.
 group='benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16'
 walk() {
-	local one two files n=0 deadline=$((SECONDS + $2))
-	one=$(cd "$1" && ls -d "$group"/01-*)
-	two=$(cd "$1" && ls -d "$group"/02-*)
+	local dirs files n=0 deadline=$((SECONDS + $2))
+	mapfile -t dirs < <(cd "$1" && ls -d "$group"/0[12]-* && ls -d runs/* | head -1)
 	stat "$1/$group/ranking.tsv" >/dev/null
-	mapfile -t files < <(python3 - "$1/$one" "$1/$two" <<-'EOF'
+	mapfile -t files < <(cd "$1" && python3 - "${dirs[@]}" $(ls "$1/${dirs[2]}") <<-'EOF'
 		import os, sys
-		one, two = sys.argv[1:3]
+		one, two, three = sys.argv[1:4]
 		open(os.path.join(one, os.listdir(one)[0]), 'rb').read()
-		names = os.listdir(two)
-		open(os.path.join(two, names[0]), 'rb').read()
-		print('\n'.join(names[1:]))
+		print('\n'.join(os.path.join(two, n) for n in os.listdir(two)))
+		for n in sys.argv[4:6]:
+		    open(os.path.join(three, n), 'rb').read()
+		print('\n'.join(os.path.join(three, n) for n in sys.argv[6:]))
 	EOF
 	)
-	files=("${files[@]/#/$two/}" "$group/ranking.tsv")
+	files+=("$group/ranking.tsv")
 	while :; do
 		n=$(cd "$1" && fincore -n -b -o RES "${files[@]}" | awk '$1 > 0' | wc -l)
 		[ "$n" -lt "${#files[@]}" ] && [ $SECONDS -lt $deadline ] || break
@@ -46,13 +47,13 @@ walk() {
 }
 mount_fg "$store" "$mnt" -o nopush
 read -r n of <<<"$(walk "$mnt" 1)"
-check "-o nopush: no file is read ahead ($n of $of in the page cache)" [ "$n" = 0 -a "$of" -ge 6 ]
+check "-o nopush: no file is read ahead ($n of $of in the page cache)" [ "$n" = 0 -a "$of" -ge 12 ]
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 mount_fg "$store" "$mnt"
 out=$(walk "$mnt" 5) || fail "a file read ahead reads differently from the export"
 read -r n of <<<"$out"
-check "read ahead: a file stat'ed and the rest of a directory a reader listed ($n of $of in the page cache)" \
-	[ "$n" = "$of" -a "$of" -ge 6 ]
+check "read ahead: a file stat'ed, a directory a reader listed, the rest of one it reads ($n of $of in the page cache)" \
+	[ "$n" = "$of" -a "$of" -ge 12 ]
 
 # grep -r: a published record's externalId (SPEC §5's known check)
 id='fused_linear_simpo_loss/forward/huggingface/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16'
