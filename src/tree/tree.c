@@ -149,11 +149,15 @@ struct kx_tree {
 };
 
 /*
- * Two small direct-mapped caches beside the content cache, each a fixed fraction of its bound:
- * file sizes by (content key, stamp), so getattr of a file whose bytes were evicted does not
- * render it again (after a read, the kernel asks for attributes once more), and decoded nodes by
- * inode number, which never change meaning (inode numbers are never reused), so an operation on
- * a known inode costs no prefix seek in the store.
+ * Two direct-mapped caches beside the content cache, each a fixed fraction of its bound: file
+ * sizes by (content key, stamp), so getattr of a file whose bytes were evicted does not render it
+ * again (after a read, the kernel asks for attributes once more) — a group's SHA256SUMS above all,
+ * whose size takes every file of every run of the group: a quarter of the bound (65,536 slots
+ * with the default 8 MiB; with a 32nd, a group listed again after the kernel had forgotten it —
+ * memory pressure, proactive reclaim — was rendered whole again, and `ls -lR` of 20,000 runs
+ * listed again cost as much as the first time); and decoded nodes by inode number, which never
+ * change meaning (inode numbers are never reused), so an operation on a known inode costs no
+ * prefix seek in the store.
  */
 struct size_slot {
 	uint64_t key;
@@ -383,7 +387,7 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 		return NULL;
 	t->s = s;
 	t->limit = cache_bytes ? cache_bytes : 32u << 20;
-	t->nsizes = pow2_floor(t->limit / 32 / sizeof(struct size_slot));
+	t->nsizes = pow2_floor(t->limit / 4 / sizeof(struct size_slot));
 	t->nrsets = t->limit * 3 / 4 / (RSIZE_WAYS * sizeof(struct rsize_slot)) + 1;
 	t->nnodes = pow2_floor(t->limit / 4 / sizeof(struct node_slot));
 	t->nruns = pow2_floor(t->limit / 8 / sizeof(struct run_slot));
