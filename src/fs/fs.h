@@ -17,6 +17,7 @@
 
 #include "kx/tree.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -88,6 +89,12 @@ static inline struct timespec kx_deadline_ms(long ms)
 		t.tv_nsec -= 1000000000L;
 	}
 	return t;
+}
+
+/* A notification's error that means the connection is gone (unmounting): stop sending. */
+static inline bool kx_fs_gone(int r)
+{
+	return r == -ENOTCONN || r == -EBADF || r == -ENODEV;
 }
 
 /* ---- views (ops.c) ---------------------------------------------------------------------------- */
@@ -260,7 +267,7 @@ void kx_fs_push_one(struct kx_fs *fs, uint64_t ino);
 void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
 /*
  * The pusher's work (ops.c): store in the kernel's page cache every file of directory `dir`
- * listed after inode `after` (all of them if `after` is not listed) that the kernel holds / file
+ * listed after inode `after` (all of them if `after` is 0 or not listed) that the kernel holds / file
  * `ino`. Return how many they stored, or -ENOTCONN once the connection is gone.
  */
 int kx_fs_push_dir(struct kx_fs *fs, uint64_t dir, uint64_t after);

@@ -109,7 +109,7 @@ static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *
 		s->unknown++; /* the kernel holds no such inode or name: nothing to forget */
 		return 0;
 	}
-	if (r == -ENOTCONN || r == -EBADF || r == -ENODEV)
+	if (kx_fs_gone(r))
 		return r; /* unmounting: stop this round */
 	if (r < 0)
 		kx_fs_log_error("cannot invalidate inode %#llx%s%s: %s", (unsigned long long)ino, name ? " entry " : "",
@@ -343,7 +343,7 @@ static void *forgetter_main(void *arg)
 		pthread_mutex_unlock(&nt->lock);
 		for (struct stale_name *n = names; n; n = n->next) {
 			int r = fuse_lowlevel_notify_inval_entry(nt->fs->se, n->parent, n->name, strlen(n->name));
-			if (r == -ENOTCONN || r == -EBADF || r == -ENODEV)
+			if (kx_fs_gone(r))
 				break;
 			if (r < 0 && r != -ENOENT)
 				kx_fs_log_error("cannot invalidate inode %#llx entry %s: %s", (unsigned long long)n->parent,

@@ -609,7 +609,7 @@ static int push_store(struct kx_fs *fs, uint64_t ino, const struct kx_content *c
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(c->len);
 	bv.buf[0].mem = (void *)c->data;
 	int r = fuse_lowlevel_notify_store(fs->se, ino, 0, &bv, 0);
-	if (r == -ENOTCONN || r == -EBADF || r == -ENODEV)
+	if (kx_fs_gone(r))
 		return -ENOTCONN;
 	if (r < 0 && r != -ENOENT)
 		kx_fs_log_error("cannot store inode %#llx in the page cache: %s", (unsigned long long)ino, strerror(-r));
@@ -651,8 +651,8 @@ int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after)
 	p.generation = fv->generation;
 	if (node_of(fs, fv, dino, &dir) != 0 || kx_dircache_get(fs->dirs, fs->tree, fv, dino, &dir, 0, &l, &i) != 0)
 		l = NULL; /* gone, or an empty listing */
-	bool past = false;
-	for (i = 0; l && i < l->len && !past; i++)
+	bool past = false; /* after 0: from the first file, no search */
+	for (i = 0; after && l && i < l->len && !past; i++)
 		past = listed_ino(fs, fv, &l->e[i].node) == after;
 	for (i = past ? i : 2; l && i < l->len && p.len < PUSH_MAX; i++) {
 		const struct kx_node *n = &l->e[i].node;

@@ -73,6 +73,13 @@ static void gather(struct kx_pusher *p)
 	p->gathering = false;
 }
 
+/* Count a push that stored n files (or failed: n < 0) for -d; p->lock held. */
+static void tally(struct kx_pusher *p, int n)
+{
+	p->requests++;
+	p->files += n > 0 ? (unsigned long)n : 0;
+}
+
 static void *pusher_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-pusher"); /* for top -H, perf */
@@ -99,8 +106,7 @@ static void *pusher_main(void *arg)
 		pthread_mutex_lock(&p->lock);
 		if (n < 0) /* the connection is gone: unmounting */
 			break;
-		p->requests++;
-		p->files += (unsigned long)n;
+		tally(p, n);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -188,7 +194,6 @@ void kx_fs_push_now(struct kx_fs *fs, uint64_t dir)
 	int n = kx_fs_push_dir(fs, dir, 0);
 	pthread_mutex_unlock(&p->now);
 	pthread_mutex_lock(&p->lock);
-	p->requests++;
-	p->files += n > 0 ? (unsigned long)n : 0;
+	tally(p, n);
 	pthread_mutex_unlock(&p->lock);
 }

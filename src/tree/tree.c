@@ -2359,11 +2359,13 @@ static void purge_run(struct kx_tree *t, const struct kx_digest *run)
 				cache_drop(t, e);
 				break;
 			}
-		int file;
-		struct rsize_slot *rs = rsize_slot(t, ino, &file, false);
-		if (rs)
-			rs->id = 0;
 	}
+	/* one sizes slot holds all the run's files */
+	int file;
+	struct kx_node n = { .type = KX_NODE_RUN_FILE, .id = *run };
+	struct rsize_slot *rs = rsize_slot(t, kx_tree_ino(&n), &file, false);
+	if (rs)
+		rs->id = 0;
 	pthread_mutex_unlock(&t->lock);
 }
 
