@@ -112,6 +112,14 @@ static void *pusher_main(void *arg)
 	return NULL;
 }
 
+static void pusher_free(struct kx_pusher *p)
+{
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->now);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
 int kx_pusher_start(struct kx_fs *fs)
 {
 	struct kx_pusher *p = calloc(1, sizeof(*p));
@@ -123,10 +131,7 @@ int kx_pusher_start(struct kx_fs *fs)
 	kx_cond_init_monotonic(&p->wake);
 	int r = pthread_create(&p->thread, NULL, pusher_main, p);
 	if (r != 0) {
-		pthread_cond_destroy(&p->wake);
-		pthread_mutex_destroy(&p->now);
-		pthread_mutex_destroy(&p->lock);
-		free(p);
+		pusher_free(p);
 		return -r;
 	}
 	fs->pusher = p;
@@ -145,10 +150,7 @@ void kx_pusher_stop(struct kx_fs *fs)
 	pthread_join(p->thread, NULL);
 	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu dropped: queue full)", p->files,
 			p->requests, p->dropped);
-	pthread_cond_destroy(&p->wake);
-	pthread_mutex_destroy(&p->now);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
+	pusher_free(p);
 	fs->pusher = NULL;
 }
 
