@@ -268,7 +268,9 @@ void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
 /*
  * The pusher's work (ops.c): store in the kernel's page cache every file of directory `dir`
  * listed after inode `after` (all of them if `after` is 0 or not listed) that the kernel holds / file
- * `ino`. Return how many they stored, or -ENOTCONN once the connection is gone.
+ * `ino`. Return how many they stored, or -ENOTCONN once the connection is gone; a file the kernel
+ * has no inode for (yet: it makes a looked-up inode only once the process that asked runs again)
+ * returns -ENOENT.
  */
 int kx_fs_push_dir(struct kx_fs *fs, uint64_t dir, uint64_t after);
 int kx_fs_push_file(struct kx_fs *fs, uint64_t ino);

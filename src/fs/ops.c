@@ -586,6 +586,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 struct pushing {
 	uint64_t generation; /* of the current view when they were rendered */
 	size_t len;
+	size_t unknown;      /* stores the kernel answered ENOENT: it has no such inode (yet) */
 	struct {
 		uint64_t ino;
 		const struct kx_content *c;
@@ -628,6 +629,7 @@ static int push_flush(struct kx_fs *fs, struct pushing *p)
 		r = push_store(fs, p->f[i].ino, p->f[i].c);
 		kept[i] = r > 0;
 		stored += r > 0;
+		p->unknown += r == -ENOENT;
 	}
 	struct fs_view *now = kx_fs_view_get(fs);
 	bool moved = now->generation != p->generation;
@@ -674,7 +676,8 @@ int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
 	if (resolve(fs, &fv, ino, &n) == 0)
 		push_render(fs, fv, &n, ino, &p);
 	kx_fs_view_put(fs, fv);
-	return push_flush(fs, &p);
+	int r = push_flush(fs, &p);
+	return r == 0 && p.unknown ? -ENOENT : r;
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)

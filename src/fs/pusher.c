@@ -25,6 +25,10 @@
  * meanwhile, what was stored is invalidated. This thread holds no lock while it talks to the
  * kernel.
  *
+ * The kernel makes a looked-up inode only once the process that asked runs again: a store before
+ * that answers ENOENT. On a busy machine that process may wait for a core longer than a batch
+ * gathers, so a file whose store answered ENOENT is tried again later, after 1, 2, 4 … 32 ms.
+ *
  * The queue is small and drops what it cannot take: a dropped push is only a READ not saved.
  */
 #include "fs.h"
@@ -35,6 +39,8 @@
 #define QUEUE 64
 #define BATCH 32         /* files looked up by name are pushed this many at a time, */
 #define BATCH_WAIT_MS 1  /* or once the first has waited this long */
+#define TRIES 7          /* stores of a file looked up while the kernel answers ENOENT, */
+#define LATER 32         /* for at most this many files at a time */
 
 struct kx_pusher {
 	struct kx_fs *fs;
@@ -47,8 +53,15 @@ struct kx_pusher {
 	unsigned dirs;       /* directory requests among the len queued */
 	struct {
 		uint64_t dir, ino; /* dir 0: file ino alone */
+		unsigned tries;    /* stores of file ino that answered ENOENT so far */
 	} q[QUEUE];
-	unsigned long requests, files, dropped; /* for -d */
+	unsigned nlater;     /* files to try again, each once it is due */
+	struct {
+		uint64_t ino;
+		unsigned tries;
+		struct timespec due;
+	} later[LATER];
+	unsigned long requests, files, dropped, retried; /* for -d */
 	/*
 	 * Held by the one worker pushing before it answers (kx_fs_push_now). One at most: a store
 	 * waits for its page's lock, which a READ holds until a worker answers it — one worker
@@ -73,6 +86,58 @@ static void gather(struct kx_pusher *p)
 	p->gathering = false;
 }
 
+/* Queue a push; p->lock held. */
+static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries)
+{
+	if (p->len == QUEUE) {
+		p->dropped++;
+		return;
+	}
+	unsigned tail = (p->head + p->len++) % QUEUE;
+	p->q[tail].dir = dir;
+	p->q[tail].ino = ino;
+	p->q[tail].tries = tries;
+	p->dirs += dir != 0;
+}
+
+/* File ino's store answered ENOENT for the tries-th time: try it again later, if at all. */
+static void try_later(struct kx_pusher *p, uint64_t ino, unsigned tries)
+{
+	if (tries >= TRIES || p->nlater == LATER) {
+		p->dropped += tries < TRIES;
+		return;
+	}
+	p->later[p->nlater].ino = ino;
+	p->later[p->nlater].tries = tries;
+	p->later[p->nlater++].due = kx_deadline_ms(1L << (tries - 1));
+	p->retried++;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Queue the files due to be tried again; the earliest still waiting in *next. p->lock held. */
+static bool later_due(struct kx_pusher *p, struct timespec *next)
+{
+	struct timespec now;
+	bool waiting = false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (unsigned i = 0; i < p->nlater;) {
+		if (before(&now, &p->later[i].due)) {
+			if (!waiting || before(&p->later[i].due, next))
+				*next = p->later[i].due;
+			waiting = true;
+			i++;
+		} else {
+			queue(p, 0, p->later[i].ino, p->later[i].tries);
+			p->later[i] = p->later[--p->nlater];
+		}
+	}
+	return waiting;
+}
+
 /* Count a push that stored n files (or failed: n < 0) for -d; p->lock held. */
 static void tally(struct kx_pusher *p, int n)
 {
@@ -87,9 +152,14 @@ static void *pusher_main(void *arg)
 	bool batch = false; /* pushing a gathered batch: until the queue is empty */
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
+		struct timespec next;
+		bool waiting = p->nlater && later_due(p, &next);
 		while (!p->stop && !p->len) {
 			batch = false;
-			pthread_cond_wait(&p->wake, &p->lock);
+			if (!waiting)
+				pthread_cond_wait(&p->wake, &p->lock);
+			else if (pthread_cond_timedwait(&p->wake, &p->lock, &next) == ETIMEDOUT)
+				waiting = later_due(p, &next);
 		}
 		if (!p->stop && !batch && !p->dirs) {
 			gather(p);
@@ -98,14 +168,17 @@ static void *pusher_main(void *arg)
 		if (p->stop)
 			break;
 		uint64_t dir = p->q[p->head].dir, ino = p->q[p->head].ino;
+		unsigned tries = p->q[p->head].tries;
 		p->head = (p->head + 1) % QUEUE;
 		p->len--;
 		p->dirs -= dir != 0;
 		pthread_mutex_unlock(&p->lock);
 		int n = dir ? kx_fs_push_dir(p->fs, dir, ino) : kx_fs_push_file(p->fs, ino);
 		pthread_mutex_lock(&p->lock);
-		if (n < 0) /* the connection is gone: unmounting */
+		if (n == -ENOTCONN) /* the connection is gone: unmounting */
 			break;
+		if (n == -ENOENT)
+			try_later(p, ino, tries + 1);
 		tally(p, n);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -148,8 +221,8 @@ void kx_pusher_stop(struct kx_fs *fs)
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu dropped: queue full)", p->files,
-			p->requests, p->dropped);
+	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu tried again, %lu dropped: no room)",
+			p->files, p->requests, p->retried, p->dropped);
 	pusher_free(p);
 	fs->pusher = NULL;
 }
@@ -160,17 +233,10 @@ static void enqueue(struct kx_fs *fs, uint64_t dir, uint64_t ino)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	if (p->len == QUEUE) {
-		p->dropped++;
-	} else {
-		unsigned tail = (p->head + p->len++) % QUEUE;
-		p->q[tail].dir = dir;
-		p->q[tail].ino = ino;
-		p->dirs += dir != 0;
-		/* a batch being gathered is woken only when it is full (or a directory comes) */
-		if (!p->gathering || dir || p->len >= BATCH)
-			pthread_cond_signal(&p->wake);
-	}
+	queue(p, dir, ino, 0);
+	/* a batch being gathered is woken only when it is full (or a directory comes) */
+	if (!p->gathering || dir || p->len >= BATCH)
+		pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -16,14 +16,16 @@ make_liger_store "$store"
 # The pusher (docs/mount.md) puts files into the page cache before they are read: a file looked up
 # by name; all of a directory that a process which reads what it lists (grep -r, tar) has listed
 # to its end; the rest of a directory once a process reads two of its files in a row (rsync).
-# walk MNT SECONDS, in a fresh mount: `stat` the group's ranking.tsv, then, as one process, list
-# rank directory 01 and read its first file (a reader of what it lists now), list rank directory
-# 02 (and read nothing there), and read the first two files of the first run's directory in runs/
+# walk MNT SECONDS, in a fresh mount: `stat` the group's ranking.tsv, then, as one process, stat
+# the group's SHA256SUMS (a LOOKUP: its listings come with attributes from then on), list rank
+# directory 01 and read its first file (a reader of what it lists now), list rank directory 02
+# (and read nothing there), and read the first two files of the first run's directory in runs/
 # by names another process listed (in the directory's order, with attributes: it had stat'ed a
 # file); then wait up to SECONDS until fincore sees ranking.tsv, all of 02 and the rest of that
 # run's directory resident. Prints "RESIDENT OF", and fails if one of those files reads differently
 # from the export. (Every file checked has its dentry from a listing with attributes: fincore's own
-# opens look nothing up, and so push nothing.)
+# opens look nothing up, and so push nothing. So does the first file read in 01: looked up, it
+# would be pushed, and could be in the page cache before its READ — which then never comes.)
 group='benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16'
 walk() {
 	local dirs files n=0 deadline=$((SECONDS + $2))
@@ -32,6 +34,7 @@ walk() {
 	mapfile -t files < <(cd "$1" && python3 - "${dirs[@]}" $(python3 -c 'import os, sys; os.stat("README"); print(*os.listdir(sys.argv[1]))' "${dirs[2]}") <<-'EOF'
 		import os, sys
 		one, two, three = sys.argv[1:4]
+		os.stat(os.path.join(os.path.dirname(one), 'SHA256SUMS'))
 		open(os.path.join(one, os.listdir(one)[0]), 'rb').read()
 		print('\n'.join(os.path.join(two, n) for n in os.listdir(two)))
 		for n in sys.argv[4:6]:
