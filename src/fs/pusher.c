@@ -27,7 +27,7 @@
  *
  * The kernel makes a looked-up inode only once the process that asked runs again: a store before
  * that answers ENOENT. On a busy machine that process may wait for a core longer than a batch
- * gathers, so a file whose store answered ENOENT is tried again later, after 1, 2, 4 … 32 ms.
+ * gathers, so a file whose store answered ENOENT is tried again later, after 1, 2, 4 … 128 ms.
  *
  * The queue is small and drops what it cannot take: a dropped push is only a READ not saved.
  */
@@ -39,7 +39,7 @@
 #define QUEUE 64
 #define BATCH 32         /* files looked up by name are pushed this many at a time, */
 #define BATCH_WAIT_MS 1  /* or once the first has waited this long */
-#define TRIES 7          /* stores of a file looked up while the kernel answers ENOENT, */
+#define TRIES 9          /* stores of a file looked up while the kernel answers ENOENT, */
 #define LATER 32         /* for at most this many files at a time */
 
 struct kx_pusher {
