@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <time.h>
@@ -261,8 +262,8 @@ void kx_fs_push(struct kx_fs *fs, uint64_t dir, uint64_t after);
 void kx_fs_push_one(struct kx_fs *fs, uint64_t ino);
 /*
  * A reader of what it lists has listed directory `dir` to its end: push its files before the
- * calling worker answers (the reader opens the first as soon as it has the answer), or queue them
- * for the pusher when another worker is pushing already.
+ * calling worker answers (the reader opens the first as soon as it has the answer); or queue them
+ * for the pusher when another worker is pushing already, or under -s (kx_loop_watched).
  */
 void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
 /*
@@ -274,6 +275,29 @@ void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
  */
 int kx_fs_push_dir(struct kx_fs *fs, uint64_t dir, uint64_t after);
 int kx_fs_push_file(struct kx_fs *fs, uint64_t ino);
+
+/* ---- the session loop (loop.c) -------------------------------------------------------------- */
+
+/*
+ * Serve the session with up to max_threads workers, one at a time reading /dev/fuse, the one that
+ * reads polling it for spin_us after each answer (0: never; never with one CPU). Every thread
+ * blocks kx_loop_signals() (the caller too: they arrive on a signalfd). Returns 0 once unmounted,
+ * the number of the signal that ended it, or -errno.
+ */
+int kx_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us);
+/* The signals that end the loop, for the caller to block before it starts any thread. */
+void kx_loop_signals(sigset_t *set);
+/*
+ * The calling operation is about to wait for another thread (the inbox's decider, the notifier):
+ * let another worker read requests meanwhile (a no-op outside the loop's workers).
+ */
+void kx_loop_hand_off(void);
+/*
+ * Whether the calling thread is a worker of kx_loop_run: if it waits for the kernel to be answered
+ * (a page-cache store waits for a READ of its page), another worker reads requests within
+ * WATCH_MS. False under libfuse's single-threaded loop (-s), where nothing would.
+ */
+bool kx_loop_watched(void);
 
 /* ---- operations (ops.c) ----------------------------------------------------------------------- */
 

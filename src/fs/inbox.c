@@ -933,6 +933,7 @@ static void drain(struct kx_inbox *ib, bool forgotten, bool bounded)
 	if (ib->ndecided < target && ib->decider_started) {
 		ib->draining++;
 		pthread_cond_signal(&ib->queue_wake); /* no more waiting for a fuller batch */
+		kx_loop_hand_off();
 		while (ib->ndecided < target && ib->decider_started)
 			if (bounded ? pthread_cond_timedwait(&ib->queue_done, &ib->lock, &until) == ETIMEDOUT
 				    : pthread_cond_wait(&ib->queue_done, &ib->lock) != 0)

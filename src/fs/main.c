@@ -13,8 +13,8 @@
  *
  * Shutdown: SIGTERM, SIGINT, SIGHUP and `fusermount3 -u` end the session loop; then the spool
  * thread finishes the file it is on and stops, the notifier stops, the mount goes, the store is closed (the WAL synced, the claim removed) and the exit
- * status is 0. Signals are blocked in every thread but the loop's, so a signal always reaches a
- * thread that can end the loop.
+ * status is 0. Signals are blocked in every thread: the loop (loop.c) takes them from a signalfd
+ * (with -s, libfuse's single-threaded loop, the thread that runs it unblocks them).
  */
 #include "inbox.h"
 
@@ -45,6 +45,7 @@ struct cfg {
 	char *timeout;
 	char *spool;
 	char *max_manifest;
+	char *spin;
 	bool allow_other, default_permissions, fsname, subtype, rw_given, rw, nopush;
 	int positional;
 };
@@ -54,6 +55,7 @@ static const struct fuse_opt cfg_spec[] = {
 	{ "timeout=%s", offsetof(struct cfg, timeout), 0 },
 	{ "spool=%s", offsetof(struct cfg, spool), 0 },
 	{ "max_manifest=%s", offsetof(struct cfg, max_manifest), 0 },
+	{ "spin=%s", offsetof(struct cfg, spin), 0 },
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
@@ -131,6 +133,10 @@ static void usage(FILE *f)
 		"                           (as `kindex watch DIR`; read-only mounts too)\n"
 		"    -o nopush              do not put files into the page cache ahead of their readers\n"
 		"                           (files looked up by name, directories grep -r or tar walk)\n"
+		"    -o spin=USEC           after each answer, poll for the next request this long before\n"
+		"                           sleeping: a process that asks again at once (find, grep -r)\n"
+		"                           finds the daemon awake; 0 to 1000000 (default 100; 0: never)\n"
+		"    -o max_threads=N       at most N threads answering requests (default 10)\n"
 		"\n");
 }
 
@@ -167,10 +173,7 @@ static void log_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
 static void block_signals(bool block)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
+	kx_loop_signals(&set);
 	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
@@ -218,10 +221,8 @@ int main(int argc, char **argv)
 	struct cfg cfg = { 0 };
 	struct kx_fs fs = { .timeout = 3600, .uid = getuid(), .gid = getgid() };
 	struct fuse_session *se = NULL;
-#if FUSE_USE_VERSION >= 312
-	struct fuse_loop_config *loop = NULL;
-#endif
 	size_t cache = 8u << 20, max_manifest = KX_MANIFEST_MAX_BYTES_DEFAULT;
+	unsigned spin_us = 100; /* -o spin: see loop.c */
 	char store_path[PATH_MAX], mnt_path[PATH_MAX];
 	int status = EXIT_FAIL, pipe_fd = -1, r;
 	bool mounted = false, handlers = false, views = false;
@@ -283,6 +284,26 @@ int main(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (cfg.spin) {
+		char *end;
+		errno = 0;
+		unsigned long us = strtoul(cfg.spin, &end, 10);
+		if (errno || *end || end == cfg.spin || *cfg.spin == '-' || us > 1000000) {
+			fprintf(stderr, "kindexfs: invalid -o spin=%s: give microseconds from 0 to 1000000, e.g. 100\n",
+				cfg.spin);
+			status = EXIT_USAGE;
+			goto out;
+		}
+		spin_us = (unsigned)us;
+	}
+#if FUSE_USE_VERSION >= 312
+	bool fuse_loop_opts = opts.clone_fd || opts.max_idle_threads != UINT_MAX; /* UINT_MAX: not given */
+#else
+	bool fuse_loop_opts = opts.clone_fd;
+#endif
+	if (fuse_loop_opts)
+		fprintf(stderr, "kindexfs: warning: -o clone_fd and -o max_idle_threads are settings of libfuse's own loop, "
+				"which kindexfs does not use: ignored\n");
 	if (cfg.timeout) {
 		char *end;
 		errno = 0;
@@ -455,29 +476,18 @@ int main(int argc, char **argv)
 	kx_fs_log_debug(&fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs%s)", store_path, mnt_path,
 			cache, fs.timeout, fs.rw ? ", inbox" : "");
 
-	block_signals(false);
 	if (opts.singlethread) {
+		block_signals(false);
 		r = fuse_session_loop(se);
+		block_signals(true);
 	} else {
+		unsigned max_threads = 10;
 #if FUSE_USE_VERSION >= 312
-		loop = fuse_loop_cfg_create();
-		if (!loop) {
-			kx_fs_log_error("cannot start: %s", strerror(ENOMEM));
-			goto out;
-		}
-		fuse_loop_cfg_set_clone_fd(loop, (unsigned)opts.clone_fd);
-		/* UINT_MAX: not given; libfuse 3.14 logs an error for it instead of keeping its default */
-		if (opts.max_idle_threads != UINT_MAX)
-			fuse_loop_cfg_set_idle_threads(loop, opts.max_idle_threads);
-		if (opts.max_threads != UINT_MAX)
-			fuse_loop_cfg_set_max_threads(loop, opts.max_threads);
-		r = fuse_session_loop_mt(se, loop);
-#else
-		struct fuse_loop_config lc = { .clone_fd = opts.clone_fd, .max_idle_threads = opts.max_idle_threads };
-		r = fuse_session_loop_mt(se, &lc);
+		if (opts.max_threads && opts.max_threads != UINT_MAX) /* UINT_MAX: not given */
+			max_threads = opts.max_threads;
 #endif
+		r = kx_loop_run(se, max_threads, spin_us);
 	}
-	block_signals(true);
 	/* 0: unmounted; a positive value is the signal that ended the loop — both a clean stop */
 	if (r < 0)
 		kx_fs_log_error("session ended: %s", strerror(-r));
@@ -503,10 +513,6 @@ out:
 		fuse_remove_signal_handlers(se);
 	if (se)
 		fuse_session_destroy(se);
-#if FUSE_USE_VERSION >= 312
-	if (loop)
-		fuse_loop_cfg_destroy(loop);
-#endif
 	kx_versions_free(&fs); /* the held views first: the current one may be among them */
 	if (views)
 		kx_fs_view_release(&fs);
@@ -520,6 +526,7 @@ out:
 	free(cfg.timeout);
 	free(cfg.spool);
 	free(cfg.max_manifest);
+	free(cfg.spin);
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	return status;

@@ -512,6 +512,8 @@ void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket)
 	if (!nt || !ticket)
 		return;
 	pthread_mutex_lock(&nt->lock);
+	if (ticket > nt->done && !nt->stop)
+		kx_loop_hand_off();
 	while (ticket > nt->done && !nt->stop)
 		pthread_cond_wait(&nt->round_done, &nt->lock);
 	pthread_mutex_unlock(&nt->lock);
@@ -525,6 +527,8 @@ void kx_fs_wait_forgotten(struct kx_fs *fs, long ms)
 	struct timespec until = kx_deadline_ms(ms);
 	pthread_mutex_lock(&nt->lock);
 	uint64_t target = nt->names_told;
+	if (nt->names_sent < target && !nt->stop)
+		kx_loop_hand_off();
 	while (nt->names_sent < target && !nt->stop)
 		if (pthread_cond_timedwait(&nt->names_done, &nt->lock, &until) == ETIMEDOUT)
 			break;

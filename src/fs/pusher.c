@@ -65,7 +65,7 @@ struct kx_pusher {
 	/*
 	 * Held by the one worker pushing before it answers (kx_fs_push_now). One at most: a store
 	 * waits for its page's lock, which a READ holds until a worker answers it — one worker
-	 * waiting leaves the others to answer.
+	 * waiting leaves the others to answer (loop.c hands its turn on if it waits long).
 	 */
 	pthread_mutex_t now;
 };
@@ -255,7 +255,8 @@ void kx_fs_push_now(struct kx_fs *fs, uint64_t dir)
 	struct kx_pusher *p = fs->pusher;
 	if (!p)
 		return;
-	if (pthread_mutex_trylock(&p->now) != 0) {
+	/* a store may wait for a READ of its page: another worker must be there to answer it */
+	if (!kx_loop_watched() || pthread_mutex_trylock(&p->now) != 0) {
 		enqueue(fs, dir, 0);
 		return;
 	}

@@ -69,6 +69,7 @@ n=$(wc -l <"$work/grep.mount")
 check "grep -r finds the known externalId ($n files)" [ "$n" -gt 3 ]
 check "in the same files as in the export" cmp -s "$work/grep.mount" "$work/grep.export"
 
+
 # rsync -a, then again: nothing to transfer
 rsync -a "$mnt/" "$work/rsync/" 2>"$work/rsync.err"
 check "rsync -a out of the mount succeeds" [ ! -s "$work/rsync.err" ]
@@ -117,4 +118,33 @@ check "a read at an offset (dd skip=1) returns the tail" bash -c \
 
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 check "the daemon wrote nothing to stderr" [ ! -s "$mnt.err" ]
+
+# Four grep -r of the same tree at once, on fresh mounts: they list the same directories to their
+# ends (each end pushes the directory's files, before it is answered) and read the same files.
+# A store into the page cache waits for the lock of its page, which a READ of another grep can
+# hold until a worker answers it: the daemon must answer it meanwhile (src/fs/loop.c), or both
+# wait for ever. Three rounds; a round stuck for 120 s is ended by aborting the connection.
+concurrent() {
+	local m="$work/mnt-concurrent" greps=() i rc=0 deadline=$((SECONDS + 120))
+	mount_fg "$store" "$m"
+	rm -f "$work"/grep.done.*
+	for i in 1 2 3 4; do
+		(cd "$m" && grep -rlF "$id" . | sort >"$work/grep.$i"; touch "$work/grep.done.$i") &
+		greps+=($!)
+	done
+	while [ $SECONDS -lt $deadline ] && [ "$(ls "$work" | grep -c '^grep\.done\.')" -lt 4 ]; do sleep 0.1; done
+	if [ "$(ls "$work" | grep -c '^grep\.done\.')" -lt 4 ]; then
+		echo "# stuck: aborting the connection" >&2
+		echo 1 >"/sys/fs/fuse/connections/$(mountpoint -d "$m" | cut -d: -f2)/abort"
+		rc=1
+	fi
+	for i in "${greps[@]}"; do wait "$i" || rc=1; done
+	for i in 1 2 3 4; do cmp -s "$work/grep.$i" "$work/grep.export" || rc=1; done
+	unmount "$m" "$daemon" || rc=1
+	[ ! -s "$m.err" ] || { cat "$m.err" >&2; rc=1; }
+	return $rc
+}
+ok=0
+for round in 1 2 3; do concurrent && ok=$((ok + 1)); done
+check "four grep -r at once find the same files, in each of 3 fresh mounts ($ok of 3)" [ "$ok" = 3 ]
 finish
