@@ -295,7 +295,8 @@ void kx_loop_hand_off(void);
 /*
  * Whether the calling thread is a worker of kx_loop_run: if it waits for the kernel to be answered
  * (a page-cache store waits for a READ of its page), another worker reads requests within
- * WATCH_MS. False under libfuse's single-threaded loop (-s), where nothing would.
+ * WATCH_MS. False under libfuse's single-threaded loop (-s) or with -o max_threads=1, where
+ * nothing would.
  */
 bool kx_loop_watched(void);
 

@@ -10,7 +10,7 @@
  * halted virtual CPU) and run with cold caches. Here one worker at a time has the turn: it reads
  * a request, answers it, and reads the next itself; after an answer it polls the device for a
  * moment (-o spin, 100 µs by default) before it sleeps, so the next request of the chain finds it
- * awake on its core. `find` of 100,000 runs: 27–28 s with libfuse's loop, 20–21 s with this one
+ * awake on its core. `find` of 100,000 runs: 27–28 s with libfuse's loop, 20–22 s with this one
  * (docs/performance.md).
  *
  * The other workers sleep until the turn is handed to one of them: when a request is read while
@@ -100,14 +100,14 @@ static bool pass_turn(struct kx_loop *l)
 		l->nthreads++;
 	}
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
-	l->handed++;
+	__atomic_add_fetch(&l->handed, 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&l->turn);
 	return true;
 }
 
 bool kx_loop_watched(void)
 {
-	return t_loop != NULL;
+	return t_loop && t_loop->max_threads > 1;
 }
 
 void kx_loop_hand_off(void)
@@ -171,7 +171,7 @@ static int serve(struct kx_loop *l, struct fuse_buf *buf)
 		__atomic_add_fetch(&l->begun, 1, __ATOMIC_RELAXED);
 		if (!__atomic_load_n(&l->watching, __ATOMIC_RELAXED)) {
 			pthread_mutex_lock(&l->lock);
-			l->watching = true;
+			__atomic_store_n(&l->watching, true, __ATOMIC_RELAXED);
 			pthread_cond_signal(&l->watch);
 			pthread_mutex_unlock(&l->lock);
 		}
@@ -206,14 +206,14 @@ static void *worker(void *arg)
 		int r = serve(l, &buf);
 		pthread_mutex_lock(&l->lock);
 		if (r == -ECANCELED) {
-			l->handed--; /* its request is answered */
+			__atomic_sub_fetch(&l->handed, 1, __ATOMIC_RELAXED); /* its request is answered */
 			continue;
 		}
 		/* the session ended, or the loop stops */
 		if (r < 0 && !l->error)
 			l->error = r;
 		if (!l->stop) {
-			l->stop = true;
+			__atomic_store_n(&l->stop, true, __ATOMIC_RELAXED);
 			pthread_cond_broadcast(&l->turn);
 			pthread_cond_signal(&l->watch);
 			uint64_t one = 1;
@@ -247,7 +247,7 @@ static void *watch(void *arg)
 		if (o && o == owner && s == serving && (s & 1) && more_waiting(l))
 			pass_turn(l); /* stuck: a slow request, or one waiting for the kernel */
 		else if (b == begun && !(s & 1))
-			l->watching = false; /* nothing came for WATCH_MS */
+			__atomic_store_n(&l->watching, false, __ATOMIC_RELAXED); /* nothing came for WATCH_MS */
 		owner = o;
 		serving = s;
 		begun = b;
@@ -317,7 +317,7 @@ int kx_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us)
 	}
 	fuse_session_exit(se);
 	pthread_mutex_lock(&l.lock);
-	l.stop = true;
+	__atomic_store_n(&l.stop, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&l.turn);
 	pthread_cond_signal(&l.watch);
 	unsigned n = l.nthreads;

@@ -147,4 +147,16 @@ concurrent() {
 ok=0
 for round in 1 2 3; do concurrent && ok=$((ok + 1)); done
 check "four grep -r at once find the same files, in each of 3 fresh mounts ($ok of 3)" [ "$ok" = 3 ]
+
+# the loop's settings: libfuse's single-threaded loop (-s), one worker that never polls
+for opts in "-s" "-o spin=0,max_threads=1"; do
+	mount_fg "$store" "$work/mnt-opts" $opts
+	(cd "$work/mnt-opts" && grep -rlF "$id" . | sort) >"$work/grep.opts"
+	check "kindexfs $opts: grep -r finds the same files" cmp -s "$work/grep.opts" "$work/grep.export"
+	unmount "$work/mnt-opts" "$daemon" || fail "kindexfs $opts did not exit cleanly"
+	check "kindexfs $opts: nothing on stderr" [ ! -s "$work/mnt-opts.err" ]
+done
+"$KINDEXFS" "$store" "$work/mnt-opts" -o spin=1ms 2>"$work/spin.err"
+check "-o spin=1ms is refused (exit status 2) naming the option" \
+	[ $? = 2 -a "$(head -c 30 "$work/spin.err")" = "kindexfs: invalid -o spin=1ms:" ]
 finish
