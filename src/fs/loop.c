@@ -29,6 +29,8 @@
  */
 #include "fs.h"
 
+#include "kx/common.h"
+
 #include <fuse_lowlevel.h>
 
 #include <errno.h>
@@ -38,7 +40,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -50,7 +51,7 @@ struct kx_loop {
 	int fd;            /* /dev/fuse, non-blocking */
 	int wake;          /* eventfd: the loop stops (poll() of the worker with the turn returns) */
 	int ended;         /* eventfd: a worker saw the session end */
-	int64_t spin_ns;   /* how long the worker with the turn polls after an answer; 0: never */
+	double spin;       /* seconds the worker with the turn polls after an answer; 0: never */
 	pthread_mutex_t lock;
 	pthread_cond_t turn;  /* workers without the turn wait here */
 	pthread_cond_t watch; /* the watch thread waits here */
@@ -71,13 +72,6 @@ struct kx_loop {
 /* The worker this thread is (its loop, its number from 1), if it is one. */
 static _Thread_local struct kx_loop *t_loop;
 static _Thread_local unsigned t_id;
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static unsigned load(const unsigned *v)
 {
@@ -132,19 +126,19 @@ static bool more_waiting(struct kx_loop *l)
  * Until when to poll for the next request: not while a worker whose turn was handed on is still
  * answering (a page-cache store, a slow request): polling would take the core it needs.
  */
-static int64_t spin_until(struct kx_loop *l)
+static double spin_until(struct kx_loop *l)
 {
-	return l->spin_ns && !load(&l->handed) ? now_ns() + l->spin_ns : 0;
+	return l->spin > 0 && !load(&l->handed) ? kx_monotonic() + l->spin : 0;
 }
 
 /*
- * Read the next request into buf: at once, by polling the device for l->spin_ns, or by sleeping
+ * Read the next request into buf: at once, by polling the device for l->spin, or by sleeping
  * in poll(). Returns its size, 0 once the session has ended (or the loop stops), -ECANCELED once
  * the turn has been handed on, or another -errno.
  */
 static int take(struct kx_loop *l, struct fuse_buf *buf)
 {
-	int64_t until = spin_until(l);
+	double until = spin_until(l);
 	for (;;) {
 		if (fuse_session_exited(l->se) || __atomic_load_n(&l->stop, __ATOMIC_RELAXED))
 			return 0;
@@ -153,7 +147,7 @@ static int take(struct kx_loop *l, struct fuse_buf *buf)
 		int r = fuse_session_receive_buf(l->se, buf);
 		if (r != -EAGAIN && r != -EINTR)
 			return r; /* 0: ENODEV, unmounted (libfuse has ended the session) */
-		if (r == -EINTR || (until && now_ns() < until))
+		if (r == -EINTR || kx_monotonic() < until)
 			continue;
 		struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN }, { .fd = l->wake, .events = POLLIN } };
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -278,7 +272,7 @@ int kx_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us)
 		.fd = fuse_session_fd(se),
 		.max_threads = max_threads ? max_threads : 1,
 		/* with one CPU, polling would only keep the process it waits for from running */
-		.spin_ns = cpus() > 1 ? (int64_t)spin_us * 1000 : 0,
+		.spin = cpus() > 1 ? spin_us / 1e6 : 0,
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 	};
 	pthread_t watcher;

@@ -135,7 +135,10 @@ concurrent() {
 	while [ $SECONDS -lt $deadline ] && [ "$(ls "$work" | grep -c '^grep\.done\.')" -lt 4 ]; do sleep 0.1; done
 	if [ "$(ls "$work" | grep -c '^grep\.done\.')" -lt 4 ]; then
 		echo "# stuck: aborting the connection" >&2
-		echo 1 >"/sys/fs/fuse/connections/$(mountpoint -d "$m" | cut -d: -f2)/abort"
+		local ctl=/sys/fs/fuse/connections mounted=
+		mountpoint -q $ctl || { mount -t fusectl fusectl $ctl && mounted=1; }
+		echo 1 >"$ctl/$(mountpoint -d "$m" | cut -d: -f2)/abort"
+		[ -z "$mounted" ] || umount $ctl
 		rc=1
 	fi
 	for i in "${greps[@]}"; do wait "$i" || rc=1; done
