@@ -11,6 +11,13 @@ prefix=${1:-build-test}
 scripts/deps.sh --test || { echo "test: installing dependencies failed" >&2; echo "0 passed, 1 failed"; exit 1; }
 [[ -x /usr/local/cuda/bin/nvcc ]] && export PATH=/usr/local/cuda/bin:$PATH
 jobs=$(nproc)
+# The integration tests' scratch directories (${TMPDIR:-/tmp}) go in memory when /dev/shm is a
+# tmpfs with room: they export, copy and remove a few hundred thousand small files, and on a disk
+# mounted with `discard` every removal waits for the device — minutes, on a busy VM host.
+if [[ -z ${TMPDIR:-} && $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] &&
+	(($(df -k --output=avail /dev/shm 2>/dev/null | tail -n 1) > 4 * 1024 * 1024)); then
+	export TMPDIR=/dev/shm
+fi
 
 setup() { # dir, options...
 	local dir=$1; shift
