@@ -99,6 +99,14 @@ static bool pass_turn(struct kx_loop *l)
 	return true;
 }
 
+/* Stop: no worker takes the turn again, the watch thread ends (l->lock held). */
+static void stop_locked(struct kx_loop *l)
+{
+	__atomic_store_n(&l->stop, true, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&l->turn);
+	pthread_cond_signal(&l->watch);
+}
+
 bool kx_loop_watched(void)
 {
 	return t_loop && t_loop->max_threads > 1;
@@ -169,7 +177,7 @@ static int serve(struct kx_loop *l, struct fuse_buf *buf)
 			pthread_cond_signal(&l->watch);
 			pthread_mutex_unlock(&l->lock);
 		}
-		if (more_waiting(l))
+		if (l->max_threads > 1 && more_waiting(l)) /* with one worker, no one could take it */
 			kx_loop_hand_off();
 		__atomic_add_fetch(serving, 1, __ATOMIC_RELEASE); /* odd: answering */
 		fuse_session_process_buf(l->se, buf);
@@ -207,9 +215,7 @@ static void *worker(void *arg)
 		if (r < 0 && !l->error)
 			l->error = r;
 		if (!l->stop) {
-			__atomic_store_n(&l->stop, true, __ATOMIC_RELAXED);
-			pthread_cond_broadcast(&l->turn);
-			pthread_cond_signal(&l->watch);
+			stop_locked(l);
 			uint64_t one = 1;
 			if (write(l->ended, &one, sizeof(one)) < 0) { /* an eventfd write cannot fail here */ }
 		}
@@ -311,9 +317,7 @@ int kx_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us)
 	}
 	fuse_session_exit(se);
 	pthread_mutex_lock(&l.lock);
-	__atomic_store_n(&l.stop, true, __ATOMIC_RELAXED);
-	pthread_cond_broadcast(&l.turn);
-	pthread_cond_signal(&l.watch);
+	stop_locked(&l);
 	unsigned n = l.nthreads;
 	pthread_mutex_unlock(&l.lock);
 	uint64_t one = 1;

@@ -69,7 +69,6 @@ n=$(wc -l <"$work/grep.mount")
 check "grep -r finds the known externalId ($n files)" [ "$n" -gt 3 ]
 check "in the same files as in the export" cmp -s "$work/grep.mount" "$work/grep.export"
 
-
 # rsync -a, then again: nothing to transfer
 rsync -a "$mnt/" "$work/rsync/" 2>"$work/rsync.err"
 check "rsync -a out of the mount succeeds" [ ! -s "$work/rsync.err" ]
@@ -124,6 +123,7 @@ check "the daemon wrote nothing to stderr" [ ! -s "$mnt.err" ]
 # A store into the page cache waits for the lock of its page, which a READ of another grep can
 # hold until a worker answers it: the daemon must answer it meanwhile (src/fs/loop.c), or both
 # wait for ever. Three rounds; a round stuck for 120 s is ended by aborting the connection.
+greps_done() { ls "$work" | grep -c '^grep\.done\.'; }
 concurrent() {
 	local m="$work/mnt-concurrent" greps=() i rc=0 deadline=$((SECONDS + 120))
 	mount_fg "$store" "$m"
@@ -132,8 +132,8 @@ concurrent() {
 		(cd "$m" && grep -rlF "$id" . | sort >"$work/grep.$i"; touch "$work/grep.done.$i") &
 		greps+=($!)
 	done
-	while [ $SECONDS -lt $deadline ] && [ "$(ls "$work" | grep -c '^grep\.done\.')" -lt 4 ]; do sleep 0.1; done
-	if [ "$(ls "$work" | grep -c '^grep\.done\.')" -lt 4 ]; then
+	while [ $SECONDS -lt $deadline ] && [ "$(greps_done)" -lt 4 ]; do sleep 0.1; done
+	if [ "$(greps_done)" -lt 4 ]; then
 		echo "# stuck: aborting the connection" >&2
 		local ctl=/sys/fs/fuse/connections mounted=
 		mountpoint -q $ctl || { mount -t fusectl fusectl $ctl && mounted=1; }
