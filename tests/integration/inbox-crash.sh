@@ -108,6 +108,27 @@ held_open() {
 	find /proc/[0-9]*/fd -lname "$in/$held" 2>/dev/null | grep -q .
 }
 
+target_started() {
+	started
+	[ "$started_n" -ge "$target" ]
+}
+
+# round_waits WHAT COMMAND: until COMMAND succeeds, every 50 ms; the writers stop only when the
+# daemon dies, so their stopping first, or $deadline passing, counts in $stalled (and kills at once)
+round_waits() {
+	local what=$1
+	shift
+	until "$@"; do
+		if ! writers_running || [ $SECONDS -ge $deadline ]; then
+			started
+			echo "# round $round: the writers stopped or stalled waiting for $what ($started_n started)"
+			stalled=$((stalled + 1))
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 remaining() {
 	local w left=0
 	for ((w = 0; w < writers; w++)); do
@@ -135,8 +156,7 @@ last=0
 for ((round = 1; round <= kills; round++)); do
 	[ "$(remaining)" -gt 0 ] || break
 	mount_and_write
-	# until round/(kills+1) of the files were started; the writers stop only when the daemon dies,
-	# so stopping before that, or 120 s without getting there, is a failure (and kills at once)
+	# until round/(kills+1) of the files were started, within 120 s
 	target=$((files * round / (kills + 1)))
 	deadline=$((SECONDS + 120))
 	if [ "$round" = 1 ]; then
@@ -145,23 +165,9 @@ for ((round = 1; round <= kills; round++)); do
 		exec {hold}<>"$fifo"
 		head -c "$half" "$m/$held" >&"$hold"
 		when="while its cp of $held was half way"
-		until held_open; do
-			if ! writers_running || [ $SECONDS -ge $deadline ]; then
-				echo "# round $round: the cp of $held did not open it"
-				stalled=$((stalled + 1))
-				break
-			fi
-			sleep 0.05
-		done
+		round_waits "the cp of $held to open it" held_open || when="when that wait failed"
 	else
-		while started && [ "$started_n" -lt "$target" ]; do
-			if ! writers_running || [ $SECONDS -ge $deadline ]; then
-				echo "# round $round: the writers stopped or stalled at $started_n files of $target"
-				stalled=$((stalled + 1))
-				break
-			fi
-			sleep 0.05
-		done
+		round_waits "$target files to be started" target_started
 		ms=$((RANDOM % 301))
 		sleep "0.$(printf %03d $ms)"
 		when="$ms ms after file $target"
