@@ -267,13 +267,22 @@ void kx_fs_push_one(struct kx_fs *fs, uint64_t ino);
  */
 void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
 /*
+ * Such a reader's listing of `dir` was just answered whole, in one batch: push its files now, while
+ * the reader takes the answer in (the kernel makes their inodes as it does; a store that comes
+ * first is tried again). True if every one was stored: the reader's end-of-listing request then
+ * has nothing to push; false (the inodes did not come, or another worker is pushing) leaves them to
+ * that request.
+ */
+bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir);
+/*
  * The pusher's work (ops.c): store in the kernel's page cache every file of directory `dir`
  * listed after inode `after` (all of them if `after` is 0 or not listed) that the kernel holds / file
  * `ino`. Return how many they stored, or -ENOTCONN once the connection is gone; a file the kernel
  * has no inode for (yet: it makes a looked-up inode only once the process that asked runs again)
- * returns -ENOENT.
+ * returns -ENOENT. With `all` (kx_fs_push_answered; NULL otherwise) a store answered ENOENT is
+ * tried again a few times, and *all tells whether every file listed after `after` was stored.
  */
-int kx_fs_push_dir(struct kx_fs *fs, uint64_t dir, uint64_t after);
+int kx_fs_push_dir(struct kx_fs *fs, uint64_t dir, uint64_t after, bool *all);
 int kx_fs_push_file(struct kx_fs *fs, uint64_t ino);
 
 /* ---- the session loop (loop.c) -------------------------------------------------------------- */

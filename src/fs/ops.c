@@ -33,6 +33,7 @@
 #include <fuse_lowlevel.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,6 +346,7 @@ static struct {
 		uint64_t dir;    /* the directory of its last file read from the start */
 		unsigned reads;  /* how many in a row it read there */
 		bool walker;     /* it read files of a directory it had listed: it reads what it lists */
+		uint64_t pushed; /* the directory whose files were pushed as its listing was answered */
 	} v[READERS];
 	uint64_t clock;
 } readers = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -431,6 +433,33 @@ static bool reader_ends(pid_t pid, uint64_t dir)
 	pthread_mutex_lock(&readers.lock);
 	int slot = reader_find(pid);
 	bool yes = slot >= 0 && readers.v[slot].walker && readers.v[slot].listed == dir;
+	pthread_mutex_unlock(&readers.lock);
+	return yes;
+}
+
+/*
+ * pid will ask for the end of listing `dir` (one batch held it whole) and read its files: push
+ * them right after that batch's answer, while pid takes it in, and remember it so that the end
+ * pushes nothing (reader_pushed).
+ */
+static void reader_push_answered(struct kx_fs *fs, pid_t pid, uint64_t dir)
+{
+	bool all = kx_fs_push_answered(fs, dir);
+	pthread_mutex_lock(&readers.lock);
+	int slot = reader_find(pid);
+	if (slot >= 0)
+		readers.v[slot].pushed = all ? dir : 0;
+	pthread_mutex_unlock(&readers.lock);
+}
+
+/* Whether the files of `dir` were pushed as pid's listing of it was answered (once: forgotten). */
+static bool reader_pushed(pid_t pid, uint64_t dir)
+{
+	pthread_mutex_lock(&readers.lock);
+	int slot = reader_find(pid);
+	bool yes = slot >= 0 && readers.v[slot].pushed == dir;
+	if (yes)
+		readers.v[slot].pushed = 0;
 	pthread_mutex_unlock(&readers.lock);
 	return yes;
 }
@@ -581,12 +610,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
  * invalidation after the store, as the round's own would have been) — bytes of an older
  * generation never stay in the page cache.
  */
-#define PUSH_MAX 32 /* files rendered before they are stored */
+#define PUSH_MAX 32   /* files rendered before they are stored */
+#define PUSH_WAITS 20 /* a store pushed as its listing is answered: tries again after ENOENT */
 
 struct pushing {
 	uint64_t generation; /* of the current view when they were rendered */
 	size_t len;
 	size_t unknown;      /* stores the kernel answered ENOENT: it has no such inode (yet) */
+	unsigned waits;      /* a store answered ENOENT is tried again this many times, yielding:
+			      * the reader is taking in the listing that makes the inodes */
 	struct {
 		uint64_t ino;
 		const struct kx_content *c;
@@ -627,6 +659,12 @@ static int push_flush(struct kx_fs *fs, struct pushing *p)
 	bool kept[PUSH_MAX] = { false };
 	for (size_t i = 0; i < p->len && r != -ENOTCONN; i++) {
 		r = push_store(fs, p->f[i].ino, p->f[i].c);
+		for (unsigned t = 0; r == -ENOENT && t < p->waits; t++) {
+			sched_yield(); /* the reader may be waiting for this core */
+			r = push_store(fs, p->f[i].ino, p->f[i].c);
+		}
+		if (r == -ENOENT)
+			p->waits = 0; /* it is not making them (now): no more waiting */
 		kept[i] = r > 0;
 		stored += r > 0;
 		p->unknown += r == -ENOENT;
@@ -643,9 +681,9 @@ static int push_flush(struct kx_fs *fs, struct pushing *p)
 	return r == -ENOTCONN ? r : stored;
 }
 
-int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after)
+int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after, bool *all)
 {
-	struct pushing p = { .len = 0 };
+	struct pushing p = { .len = 0, .waits = all ? PUSH_WAITS : 0 };
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir;
 	const struct kx_listing *l = NULL;
@@ -661,10 +699,14 @@ int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after)
 		if (n->type < KX_NODE__FS && !kx_node_is_dir(n))
 			push_render(fs, fv, n, listed_ino(fs, fv, n), &p);
 	}
+	bool whole = l && i == l->len; /* not cut short at PUSH_MAX */
 	if (l)
 		kx_dircache_put(fs->dirs, l);
 	kx_fs_view_put(fs, fv);
-	return push_flush(fs, &p);
+	int r = push_flush(fs, &p);
+	if (all)
+		*all = whole && r >= 0 && !p.unknown;
+	return r;
 }
 
 int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
@@ -698,7 +740,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		r = -ENOTDIR;
 	if (r == 0 && (r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i)) == 1) {
 		kx_fs_view_put(fs, fv); /* a push holds no view while it stores */
-		if (plus && fs->pusher && reader_ends(fuse_req_ctx(req)->pid, ino))
+		pid_t pid = fuse_req_ctx(req)->pid;
+		if (plus && fs->pusher && reader_ends(pid, ino) && !reader_pushed(pid, ino))
 			kx_fs_push_now(fs, ino); /* before the answer: no race with the first READ */
 		fuse_reply_buf(req, NULL, 0); /* the end */
 		return;
@@ -739,15 +782,22 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		}
 		used += need;
 	}
-	if (r == 0 && fuse_reply_buf(req, buf, used) != 0)
+	pid_t pid = fuse_req_ctx(req)->pid;
+	/* the whole listing in this batch, to a reader that reads what it lists: push it right away */
+	bool push = r == 0 && file_attrs && off == 0 && i == l->len && reader_ends(pid, ino);
+	if (r == 0 && fuse_reply_buf(req, buf, used) != 0) {
 		while (nrefs)
 			unref_ino(fs, refs[--nrefs]); /* the kernel never saw them */
+		push = false;
+	}
 	if (r != 0)
 		reply_error(fs, req, plus ? "readdirplus" : "readdir", ino, r);
 	free(refs);
 	free(buf);
 	kx_dircache_put(fs->dirs, l);
 	kx_fs_view_put(fs, fv);
+	if (push)
+		reader_push_answered(fs, pid, ino);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)

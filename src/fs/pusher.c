@@ -15,8 +15,12 @@
  * once a process has done the former, it reads what it lists (grep -r, tar): when it reaches the
  * end of its next listing, the worker answering pushes that directory's files before it answers
  * (kx_fs_push_now — a push queued then lost the race with the first READ or two in each
- * directory). A push that loses the race costs nothing but the work (the kernel asks with READ as
- * before).
+ * directory); and when one answer holds such a listing whole, the worker that sent it pushes the
+ * files right after it, while the reader takes it in and asks for the end (kx_fs_push_answered:
+ * the kernel makes the inodes as it parses the answer, on the reader's core, so a store that comes
+ * first is tried again, yielding, a few times); the end is then answered at once, and what the
+ * reader does between its two requests overlaps the stores (docs/performance.md). A push that
+ * loses the race costs nothing but the work (the kernel asks with READ as before).
  *
  * Only inodes the kernel holds are pushed (an unknown one answers ENOENT anyway), with the bytes
  * the READ path would answer. ops.c renders them in a view and stores them with no view held: a
@@ -61,7 +65,7 @@ struct kx_pusher {
 		unsigned tries;
 		struct timespec due;
 	} later[LATER];
-	unsigned long requests, files, dropped, retried; /* for -d */
+	unsigned long requests, files, dropped, retried, early; /* for -d */
 	/*
 	 * Held by the one worker pushing before it answers (kx_fs_push_now). One at most: a store
 	 * waits for its page's lock, which a READ holds until a worker answers it — one worker
@@ -173,7 +177,7 @@ static void *pusher_main(void *arg)
 		p->len--;
 		p->dirs -= dir != 0;
 		pthread_mutex_unlock(&p->lock);
-		int n = dir ? kx_fs_push_dir(p->fs, dir, ino) : kx_fs_push_file(p->fs, ino);
+		int n = dir ? kx_fs_push_dir(p->fs, dir, ino, NULL) : kx_fs_push_file(p->fs, ino);
 		pthread_mutex_lock(&p->lock);
 		if (n == -ENOTCONN) /* the connection is gone: unmounting */
 			break;
@@ -221,8 +225,8 @@ void kx_pusher_stop(struct kx_fs *fs)
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu tried again, %lu dropped: no room)",
-			p->files, p->requests, p->retried, p->dropped);
+	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu directories whole as their listing was answered, %lu tried again, %lu dropped: no room)",
+			p->files, p->requests, p->early, p->retried, p->dropped);
 	pusher_free(p);
 	fs->pusher = NULL;
 }
@@ -260,9 +264,24 @@ void kx_fs_push_now(struct kx_fs *fs, uint64_t dir)
 		enqueue(fs, dir, 0);
 		return;
 	}
-	int n = kx_fs_push_dir(fs, dir, 0);
+	int n = kx_fs_push_dir(fs, dir, 0, NULL);
 	pthread_mutex_unlock(&p->now);
 	pthread_mutex_lock(&p->lock);
 	tally(p, n);
 	pthread_mutex_unlock(&p->lock);
+}
+
+bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir)
+{
+	struct kx_pusher *p = fs->pusher;
+	if (!p || !kx_loop_watched() || pthread_mutex_trylock(&p->now) != 0)
+		return false;
+	bool all = false;
+	int n = kx_fs_push_dir(fs, dir, 0, &all);
+	pthread_mutex_unlock(&p->now);
+	pthread_mutex_lock(&p->lock);
+	tally(p, n);
+	p->early += all;
+	pthread_mutex_unlock(&p->lock);
+	return all;
 }
