@@ -254,34 +254,33 @@ void kx_fs_push_one(struct kx_fs *fs, uint64_t ino)
 	enqueue(fs, 0, ino);
 }
 
-void kx_fs_push_now(struct kx_fs *fs, uint64_t dir)
-{
-	struct kx_pusher *p = fs->pusher;
-	if (!p)
-		return;
-	/* a store may wait for a READ of its page: another worker must be there to answer it */
-	if (!kx_loop_watched() || pthread_mutex_trylock(&p->now) != 0) {
-		enqueue(fs, dir, 0);
-		return;
-	}
-	int n = kx_fs_push_dir(fs, dir, 0, NULL);
-	pthread_mutex_unlock(&p->now);
-	pthread_mutex_lock(&p->lock);
-	tally(p, n);
-	pthread_mutex_unlock(&p->lock);
-}
-
-bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir)
+/*
+ * Push directory `dir` on the calling worker, before or after its answer (*all as for
+ * kx_fs_push_dir). False, and nothing done, when it must not: a store may wait for a READ of its
+ * page, and another worker must be there to answer it — so never under -s, and one worker at a time.
+ */
+static bool push_here(struct kx_fs *fs, uint64_t dir, bool *all)
 {
 	struct kx_pusher *p = fs->pusher;
 	if (!p || !kx_loop_watched() || pthread_mutex_trylock(&p->now) != 0)
 		return false;
-	bool all = false;
-	int n = kx_fs_push_dir(fs, dir, 0, &all);
+	int n = kx_fs_push_dir(fs, dir, 0, all);
 	pthread_mutex_unlock(&p->now);
 	pthread_mutex_lock(&p->lock);
 	tally(p, n);
-	p->early += all;
+	p->early += all && *all;
 	pthread_mutex_unlock(&p->lock);
-	return all;
+	return true;
+}
+
+void kx_fs_push_now(struct kx_fs *fs, uint64_t dir)
+{
+	if (!push_here(fs, dir, NULL))
+		enqueue(fs, dir, 0);
+}
+
+bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir)
+{
+	bool all = false;
+	return push_here(fs, dir, &all) && all;
 }

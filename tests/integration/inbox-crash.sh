@@ -209,8 +209,9 @@ cat "$work"/failed.* | sort >"$work/failed"
 cat "$work"/unborn.* | sort >"$work/unborn"
 ok=$(wc -l <"$work/ok")
 failed=$(wc -l <"$work/failed")
+unborn=$(wc -l <"$work/unborn")
 check "every file was tried: $ok copies succeeded, $failed failed with the daemon" [ $((ok + failed)) = "$files" ]
-echo "# $((failed - $(wc -l <"$work/unborn"))) copies were cut after their file was created, $(wc -l <"$work/unborn") before"
+echo "# $((failed - unborn)) copies were cut after their file was created, $unborn before"
 check "and only by a kill: at most one per writer and kill" [ "$failed" -le $((kills * writers)) ]
 
 "$KINDEX" --store "$store" verify >"$work/verify" 2>&1
