@@ -5,8 +5,9 @@
  * mount). No FUSE types here; the daemon adds the inbox on top.
  *
  * Nodes and inode numbers. A node is (type, file, id) where id is a digest: the run for run
- * directories and files, the comparison key for groups, the document digest for /digests, a hash
- * of the path for benchmark directories. The inode number is computed from the node —
+ * directories and files, the comparison key for groups, the document digest for /digests and for
+ * a run's documents' files (one node, so one inode, for every run naming the document: hard
+ * links, with 2 x that many runs as link count), a hash of the path for benchmark directories. The inode number is computed from the node —
  *
  *     ino = type << 59 | file << 55 | first 55 bits of id        (the root is always 1)
  *
@@ -47,6 +48,9 @@ enum kx_node_type {
 	KX_NODE_RUNS_RUN,   /* runs/<shortid> */
 	KX_NODE_RUNS_FILE,
 	KX_NODE_DOC,        /* digests/sha256/<hex>.json */
+	KX_NODE_DOC_FILE,   /* a run's protocol.json …: file = its enum kx_run_file, id = the document:
+			     * one inode for every run that names it (hard links). Its inode number
+			     * is KX_NODE_DOC's with that file (digests/ files have file 0). */
 	KX_NODE__FS = 16,   /* 16..31 belong to the daemon (inbox) */
 };
 

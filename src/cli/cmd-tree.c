@@ -24,7 +24,47 @@ struct exporter {
 	int err;
 	const char *root;
 	char path[4096];
+	/* files with more than one link (documents' files in every run naming them): the path each
+	 * was first written at, by inode number, so the others are hard links to it, as mounted */
+	struct linked {
+		uint64_t ino;
+		char *path;
+	} *linked;
+	size_t nlinked, caplinked; /* caplinked a power of two, at most half full */
 };
+
+static struct linked *linked_slot(struct linked *v, size_t cap, uint64_t ino)
+{
+	size_t i = (size_t)(ino * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (cap - 1);
+	while (v[i].path && v[i].ino != ino)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+/* The path file `ino` was first written at, or NULL after remembering e->path for it. */
+static const char *linked_first(struct exporter *e, uint64_t ino)
+{
+	if (2 * (e->nlinked + 1) > e->caplinked) {
+		size_t cap = e->caplinked ? 2 * e->caplinked : 1024;
+		struct linked *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL; /* written again instead: a copy, not a link */
+		for (size_t i = 0; i < e->caplinked; i++)
+			if (e->linked[i].path)
+				*linked_slot(v, cap, e->linked[i].ino) = e->linked[i];
+		free(e->linked);
+		e->linked = v;
+		e->caplinked = cap;
+	}
+	struct linked *l = linked_slot(e->linked, e->caplinked, ino);
+	if (l->path)
+		return l->path;
+	if ((l->path = strdup(e->path + 1))) {
+		l->ino = ino;
+		e->nlinked++;
+	}
+	return NULL;
+}
 
 static int set_mtime(int dirfd, const char *name, int64_t ns)
 {
@@ -75,6 +115,16 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 			r = set_mtime(dirfd, name, a.mtime_ns);
 		goto out;
 	}
+	const char *first = a.nlink > 1 ? linked_first(e, a.ino) : NULL;
+	if (first) {
+		if (linkat(e->dirfd, first, dirfd, name, 0) < 0) {
+			r = -errno;
+			cli_error("export: cannot link %s/%s to %s: %s", e->root, e->path + 1, first, strerror(errno));
+		} else {
+			progress_update(&e->pg, ++e->files);
+		}
+		goto out;
+	}
 	const struct kx_content *c;
 	if ((r = kx_tree_read(e->t, e->v, n, &c)) < 0) {
 		cli_error("export: cannot render %s: %s", e->path + 1, strerror(-r));
@@ -117,7 +167,8 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Writes the tree the mount serves (README, benchmarks/, runs/, digests/) into DIR, which must\n"
-			    "be empty or not exist. Files are byte-identical to the mount's, with its modes and mtimes.\n");
+			    "be empty or not exist. Files are byte-identical to the mount's, with its modes, mtimes and\n"
+			    "link counts (a document's file is written once, hard-linked into every run naming it).\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	if (i + 1 != argc) {
@@ -169,6 +220,9 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 		futimens(fd, ts);
 	}
 	progress_done(&e.pg, e.files);
+	for (size_t k = 0; k < e.caplinked; k++)
+		free(e.linked[k].path);
+	free(e.linked);
 	kx_view_release(e.v);
 	kx_tree_free(e.t);
 	kx_store_close(s);
@@ -274,8 +328,13 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 		n.type = KX_NODE_RUNS_RUN;
 	} else {
 		r = kx_tree_resolve(t, v, arg, &n);
-		if (r == 0 && (n.type == KX_NODE_RUN_FILE || n.type == KX_NODE_RUNS_FILE))
-			n.type = KX_NODE_RUNS_RUN;
+		if (r == 0 && !kx_node_is_dir(&n)) {
+			/* a file: the run directory holding it (a document's file has no one run of its own) */
+			char dir[4096];
+			const char *slash = strrchr(arg, '/');
+			snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - arg) : 0, arg);
+			r = kx_tree_resolve(t, v, dir, &n);
+		}
 		if (r == 0 && n.type != KX_NODE_RUN && n.type != KX_NODE_RUNS_RUN)
 			r = -ENOTDIR;
 	}

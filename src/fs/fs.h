@@ -261,6 +261,14 @@ void kx_fs_push(struct kx_fs *fs, uint64_t dir, uint64_t after);
 /* A file was just looked up by name (it is about to be opened, as a rule): push it. */
 void kx_fs_push_one(struct kx_fs *fs, uint64_t ino);
 /*
+ * A document's file is one inode in every run directory that names it (hard links): once stored,
+ * pushes of other runs' directories leave it be (kx_pushed_shared) until the kernel forgets the
+ * inode or a push takes the store back (kx_pushed_set, false). Files of one run only are never
+ * remembered. A slot per inode number, direct-mapped: a collision costs one store again.
+ */
+bool kx_pushed_shared(struct kx_fs *fs, uint64_t ino);
+void kx_pushed_set(struct kx_fs *fs, uint64_t ino, bool stored);
+/*
  * A reader of what it lists has listed directory `dir` to its end: push its files before the
  * calling worker answers (the reader opens the first as soon as it has the answer); or queue them
  * for the pusher when another worker is pushing already, or under -s (kx_loop_watched).

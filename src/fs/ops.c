@@ -514,6 +514,7 @@ static void forget_one(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
 		kx_versions_unref(fs, ino, nlookup);
 	else if (ino != 1)
 		kx_held_unref(fs, ino, nlookup);
+	kx_pushed_set(fs, ino, false); /* the kernel forgot it, and its pages */
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -631,6 +632,8 @@ static void push_render(struct kx_fs *fs, struct fs_view *fv, const struct kx_no
 {
 	if (kx_ino_versioned(ino) ? kx_versions_find(fs, ino, NULL, NULL, NULL) < 0 : !kx_held_maybe(fs, ino))
 		return; /* the kernel would answer ENOENT */
+	if (kx_pushed_shared(fs, ino))
+		return; /* stored for another run that names the same document */
 	if (p->len < PUSH_MAX && kx_tree_read(fs->tree, fv->v, n, &p->f[p->len].c) == 0)
 		p->f[p->len++].ino = ino; /* a failure is the reader's READ's to report */
 }
@@ -667,14 +670,18 @@ static int push_flush(struct kx_fs *fs, struct pushing *p)
 			p->waits = 0; /* it is not making them (now): no more waiting */
 		kept[i] = r > 0;
 		stored += r > 0;
+		if (r > 0)
+			kx_pushed_set(fs, p->f[i].ino, true);
 		p->unknown += r == -ENOENT;
 	}
 	struct fs_view *now = kx_fs_view_get(fs);
 	bool moved = now->generation != p->generation;
 	kx_fs_view_put(fs, now);
 	for (size_t i = 0; i < p->len; i++) {
-		if (moved && kept[i] && r != -ENOTCONN)
+		if (moved && kept[i] && r != -ENOTCONN) {
 			fuse_lowlevel_notify_inval_inode(fs->se, p->f[i].ino, 0, 0);
+			kx_pushed_set(fs, p->f[i].ino, false);
+		}
 		kx_content_put(p->f[i].c);
 	}
 	p->len = 0;

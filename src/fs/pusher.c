@@ -45,6 +45,7 @@
 #define BATCH_WAIT_MS 1  /* or once the first has waited this long */
 #define TRIES 9          /* stores of a file looked up while the kernel answers ENOENT, */
 #define LATER 32         /* for at most this many files at a time */
+#define SHARED_SLOTS 4096 /* documents' files remembered as stored */
 
 struct kx_pusher {
 	struct kx_fs *fs;
@@ -72,6 +73,7 @@ struct kx_pusher {
 	 * waiting leaves the others to answer (loop.c hands its turn on if it waits long).
 	 */
 	pthread_mutex_t now;
+	uint64_t shared[SHARED_SLOTS]; /* documents' files stored (kx_pushed_shared); atomic */
 };
 
 /*
@@ -283,4 +285,27 @@ bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir)
 {
 	bool all = false;
 	return push_here(fs, dir, &all) && all;
+}
+
+static bool shared_ino(uint64_t ino)
+{
+	return ino >> 59 == KX_NODE_DOC && (ino >> 55 & 15) != 0; /* KX_NODE_DOC_FILE's (kx/tree.h) */
+}
+
+bool kx_pushed_shared(struct kx_fs *fs, uint64_t ino)
+{
+	struct kx_pusher *p = fs->pusher;
+	return p && shared_ino(ino) && __atomic_load_n(&p->shared[ino % SHARED_SLOTS], __ATOMIC_RELAXED) == ino;
+}
+
+void kx_pushed_set(struct kx_fs *fs, uint64_t ino, bool stored)
+{
+	struct kx_pusher *p = fs->pusher;
+	if (!p || !shared_ino(ino))
+		return;
+	uint64_t *slot = &p->shared[ino % SHARED_SLOTS];
+	if (stored)
+		__atomic_store_n(slot, ino, __ATOMIC_RELAXED);
+	else
+		__atomic_compare_exchange_n(slot, &ino, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }

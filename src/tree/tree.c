@@ -36,7 +36,7 @@ uint64_t kx_tree_ino(const struct kx_node *n)
 {
 	if (n->type == KX_NODE_ROOT)
 		return 1;
-	uint64_t ino = (uint64_t)n->type << 59 | (uint64_t)(n->file & 15) << 55;
+	uint64_t ino = (uint64_t)(n->type == KX_NODE_DOC_FILE ? KX_NODE_DOC : n->type) << 59 | (uint64_t)(n->file & 15) << 55;
 	switch (n->type) {
 	case KX_NODE_README:
 	case KX_NODE_BENCHMARKS:
@@ -145,6 +145,8 @@ struct kx_tree {
 	struct pdoc *phead, *ptail; /* parsed documents, most recently used first */
 	struct pdoc *phash[PBUCKETS];
 	size_t npdocs;
+	pthread_mutex_t uses_lock;  /* the table below; held while it is built */
+	struct doc_uses *uses;      /* how many runs name each document (doc_use) */
 	struct kx_tree_stats stats;
 };
 
@@ -195,6 +197,27 @@ struct rsize_slot {
  */
 struct pdoc;
 static void pdocs_free_all(struct kx_tree *t);
+
+/*
+ * The runs that name each document (protocol, environment, workload, implementation), counted,
+ * and the earliest observedAt among them: the link count and the mtime of the document's file in
+ * run directories, one inode for all of them (KX_NODE_DOC_FILE). Built by one pass over the runs
+ * when first needed, then kept current by kx_tree_changes with the runs each commit added; a view
+ * newer than the table (a commit the notifier has not reached yet) has it built again. An older
+ * view is answered from the newer table: a link count or mtime a commit ahead, never a missing
+ * document. Open addressing on the digest, at most half full.
+ */
+struct doc_use {
+	struct kx_digest d;
+	uint32_t runs; /* 0: a free slot */
+	int64_t first_ns;
+};
+
+struct doc_uses {
+	uint64_t generation; /* of the view it counts */
+	size_t cap, len;     /* cap a power of two */
+	struct doc_use *v;
+};
 
 struct run_slot {
 	bool used;
@@ -371,6 +394,140 @@ static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_dig
 	return true;
 }
 
+/* ---- how many runs name a document (struct doc_uses) ------------------------------------------ */
+
+static bool doc_role(int f)
+{
+	return f == KX_RF_PROTOCOL || f == KX_RF_ENVIRONMENT || f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION;
+}
+
+static const struct kx_digest *run_doc(const struct kx_run_rec *x, int f)
+{
+	return f == KX_RF_PROTOCOL ? &x->protocol : f == KX_RF_ENVIRONMENT ? &x->environment
+			: f == KX_RF_WORKLOAD ? &x->workload : &x->implementation;
+}
+
+/*
+ * A file of a run directory. The documents (protocol.json …) are the document's own node, one
+ * inode for every run that names it, as hard links: the kernel keeps one copy of the bytes for
+ * all of them.
+ */
+static struct kx_node run_file_node(uint8_t dir_type, const struct kx_run_rec *x, int f)
+{
+	if (doc_role(f))
+		return (struct kx_node){ .type = KX_NODE_DOC_FILE, .file = (uint8_t)f, .id = *run_doc(x, f) };
+	return (struct kx_node){ .type = dir_type == KX_NODE_RUNS_RUN ? KX_NODE_RUNS_FILE : KX_NODE_RUN_FILE,
+				 .file = (uint8_t)f, .id = x->run };
+}
+
+static void uses_free(struct doc_uses *u)
+{
+	if (u)
+		free(u->v);
+	free(u);
+}
+
+static struct doc_use *uses_slot(struct doc_use *v, size_t cap, const struct kx_digest *d)
+{
+	uint64_t h;
+	memcpy(&h, d->b, sizeof(h));
+	size_t i = (size_t)h & (cap - 1);
+	while (v[i].runs && !kx_digest_equal(&v[i].d, d))
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+static int uses_add(struct doc_uses *u, const struct kx_digest *d, int64_t observed_ns)
+{
+	if (2 * (u->len + 1) > u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 1024;
+		struct doc_use *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < u->cap; i++)
+			if (u->v[i].runs)
+				*uses_slot(v, cap, &u->v[i].d) = u->v[i];
+		free(u->v);
+		u->v = v;
+		u->cap = cap;
+	}
+	struct doc_use *e = uses_slot(u->v, u->cap, d);
+	if (!e->runs) {
+		e->d = *d;
+		e->first_ns = observed_ns;
+		u->len++;
+	} else if (observed_ns < e->first_ns) {
+		e->first_ns = observed_ns;
+	}
+	e->runs++;
+	return 0;
+}
+
+static int uses_add_run(void *ctx, const struct kx_run_rec *x)
+{
+	int r = 0;
+	for (int f = 0; f < KX_RF__COUNT && r == 0; f++)
+		if (doc_role(f))
+			r = uses_add(ctx, run_doc(x, f), x->observed_ns);
+	return r;
+}
+
+static uint64_t view_generation(struct kx_tree *t, struct kx_view *v)
+{
+	struct kx_store_stats st;
+	if (v)
+		return kx_view_generation(v);
+	kx_store_stats(t->s, v, &st);
+	return st.generation;
+}
+
+/* How many runs name document d in view v, and the earliest observedAt among them. */
+static int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
+		   int64_t *ret_first_ns)
+{
+	uint64_t gen = view_generation(t, v);
+	int r = 0;
+	pthread_mutex_lock(&t->uses_lock);
+	if (!t->uses || t->uses->generation < gen) {
+		struct doc_uses *u = calloc(1, sizeof(*u));
+		if (!u || (r = kx_store_each_run(t->s, v, uses_add_run, u)) < 0) {
+			uses_free(u);
+			pthread_mutex_unlock(&t->uses_lock);
+			return u ? r : -ENOMEM;
+		}
+		u->generation = gen;
+		uses_free(t->uses);
+		t->uses = u;
+	}
+	struct doc_use *e = t->uses->cap ? uses_slot(t->uses->v, t->uses->cap, d) : NULL;
+	*ret_runs = e ? e->runs : 0;
+	*ret_first_ns = e ? e->first_ns : 0;
+	pthread_mutex_unlock(&t->uses_lock);
+	return *ret_runs ? 0 : -ENOENT;
+}
+
+/* kx_tree_changes: the runs `added` between views `before` and `after` name their documents. */
+static int uses_changed(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
+			const struct kx_digest *added, size_t n)
+{
+	int r = 0;
+	pthread_mutex_lock(&t->uses_lock);
+	struct doc_uses *u = t->uses;
+	if (u && u->generation == kx_view_generation(before)) {
+		struct kx_run_rec x;
+		for (size_t i = 0; i < n && r == 0; i++)
+			if ((r = kx_store_get_run(t->s, after, &added[i], &x)) == 0)
+				r = uses_add_run(u, &x);
+		u->generation = kx_view_generation(after);
+	}
+	if (u && (r < 0 || u->generation < kx_view_generation(after))) {
+		uses_free(u); /* built from some other view: built again when next needed */
+		t->uses = NULL;
+	}
+	pthread_mutex_unlock(&t->uses_lock);
+	return r;
+}
+
 static void node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n)
 {
 	pthread_mutex_lock(&t->lock);
@@ -410,6 +567,7 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 		return NULL;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->uses_lock, NULL);
 	return t;
 }
 
@@ -450,6 +608,8 @@ void kx_tree_free(struct kx_tree *t)
 		centry_free(e);
 	}
 	pdocs_free_all(t);
+	uses_free(t->uses);
+	pthread_mutex_destroy(&t->uses_lock);
 	pthread_mutex_destroy(&t->lock);
 	free(t->sizes);
 	free(t->rsizes);
@@ -1165,9 +1325,12 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 	 * Every file of every run, SHA256SUMS last, from the content cache: a run's files are rendered
 	 * once (kx_tree_read renders a whole run at a time) whether its directory or the group asks.
 	 */
-	for (size_t i = 0; i < g->len && r >= 0; i++)
+	for (size_t i = 0; i < g->len && r >= 0; i++) {
+		struct kx_run_rec x;
+		if ((r = get_run(t, v, &g->runs[i].run, &x)) < 0)
+			break;
 		for (int rf = 0; rf < KX_RF__COUNT && r >= 0; rf++) {
-			struct kx_node rn = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)rf, .id = g->runs[i].run };
+			struct kx_node rn = run_file_node(KX_NODE_RUN, &x, rf);
 			const struct kx_content *c;
 			r = kx_tree_read(t, v, &rn, &c);
 			if (r == -ENOENT && (rf == KX_RF_WORKLOAD || rf == KX_RF_IMPLEMENTATION)) {
@@ -1181,6 +1344,7 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 			r = kx_render_sha256sums_line(out, name, c->data, c->len);
 			kx_content_put(c);
 		}
+	}
 	kx_buf_release(&b);
 	return r;
 }
@@ -1362,9 +1526,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 		if ((f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION) &&
 		    !doc_exists(t, v, f == KX_RF_WORKLOAD ? &x.workload : &x.implementation))
 			return -ENOENT;
-		n.type = dir->type == KX_NODE_RUN ? KX_NODE_RUN_FILE : KX_NODE_RUNS_FILE;
-		n.file = (uint8_t)f;
-		n.id = dir->id;
+		n = run_file_node(dir->type, &x, f);
 		break;
 	}
 	case KX_NODE_RUNS: {
@@ -1484,6 +1646,10 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		r = kx_store_find_bits(t->s, v, KX_RECORD_RUN, prefix, 55, &n.id);
 		break;
 	case KX_NODE_DOC:
+		if (n.file && !doc_role(n.file))
+			return -ENOENT;
+		if (n.file)
+			n.type = KX_NODE_DOC_FILE;
 		if (node_get(t, ino, ret))
 			return 0;
 		r = kx_store_find_bits(t->s, v, KX_RECORD_DOC, prefix, 55, &n.id);
@@ -1614,8 +1780,7 @@ static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node 
 	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
 		if ((f == KX_RF_WORKLOAD && !have_w) || (f == KX_RF_IMPLEMENTATION && !have_i))
 			continue;
-		struct kx_node n = { .type = dir->type == KX_NODE_RUN ? KX_NODE_RUN_FILE : KX_NODE_RUNS_FILE,
-				     .file = (uint8_t)f, .id = dir->id };
+		struct kx_node n = run_file_node(dir->type, &x, f);
 		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
 	}
 	return r;
@@ -1732,6 +1897,11 @@ static int stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		*ret_stamp = 0;
 		*ret_mtime = st.created_ns;
 		return 0;
+	case KX_NODE_DOC_FILE: {
+		uint32_t runs;
+		*ret_stamp = 0;
+		return doc_use(t, v, &n->id, &runs, ret_mtime);
+	}
 	default:
 		return -EISDIR;
 	}
@@ -1768,6 +1938,14 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 			r = kx_digest_document_bytes(doc, out);
 		kx_arena_free(a);
 		kx_buf_release(&b);
+		return r;
+	}
+	case KX_NODE_DOC_FILE: {
+		struct pdoc *p = pdoc_get(t, v, &n->id);
+		if (!p)
+			return -ENOENT;
+		r = kx_json_write_pretty(p->json, out);
+		pdoc_put(p);
 		return r;
 	}
 	default:
@@ -1819,7 +1997,7 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		for (int g = 0; g < KX_RF_SHA256SUMS && r >= 0; g++) {
 			if (!kx_render_run_has(&rv.v, (enum kx_run_file)g))
 				continue;
-			struct kx_node gn = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)g, .id = n->id };
+			struct kx_node gn = run_file_node(KX_NODE_RUN, &rv.run, g);
 			const struct kx_content *c;
 			if ((r = read_stamped(t, v, &gn, rank_dependent(g) ? stamp : 0, &c)) < 0)
 				break;
@@ -1913,6 +2091,13 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			return r;
 		a.stamp = stamp;
 		a.nlink = 1;
+		if (n->type == KX_NODE_DOC_FILE) {
+			uint32_t runs;
+			int64_t first;
+			if ((r = doc_use(t, v, &n->id, &runs, &first)) < 0)
+				return r;
+			a.nlink = 2 * runs; /* under benchmarks/ and runs/ */
+		}
 		if (!size_get(t, content_key(n), stamp, &a.size)) {
 			const struct kx_content *c;
 			if ((r = read_stamped(t, v, n, stamp, &c)) < 0)
@@ -2011,6 +2196,7 @@ static bool xattr_applies(const struct kx_node *n, int i)
 	case KX_NODE_GROUP_FILE:
 		return i <= 1;
 	case KX_NODE_DOC:
+	case KX_NODE_DOC_FILE:
 		return i == 0;
 	default:
 		return false;
@@ -2475,6 +2661,8 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 		if (kx_store_get_run(t->s, before, &added.v[i], &x) == -ENOENT)
 			added.v[keep++] = added.v[i];
 	added.len = keep;
+	if (r == 0)
+		r = uses_changed(t, before, after, added.v, added.len);
 	if (r < 0 || added.len == 0)
 		goto out;
 
@@ -2501,6 +2689,12 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 			runs_renamed = true; /* it shares 12 digits with another run, whose name may have grown */
 		else
 			r = inval(&c, KX_INVAL_ENTRY, &runs_dir, name);
+		/* its documents' files have one more link each (and perhaps an earlier mtime) */
+		for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
+			struct kx_node df = { .type = KX_NODE_DOC_FILE, .file = (uint8_t)f, .id = *run_doc(&x, f) };
+			if (doc_role(f) && doc_exists(t, after, &df.id))
+				r = inval(&c, KX_INVAL_ATTR, &df, NULL);
+		}
 		const struct kx_digest *docs[] = { &x.run, &x.protocol, &x.environment, &x.workload, &x.implementation };
 		for (size_t d = 0; d < KX_ARRAY_SIZE(docs) && r == 0; d++) {
 			if (kx_store_get_doc(t->s, after, docs[d], NULL) < 0 || kx_store_get_doc(t->s, before, docs[d], NULL) == 0)

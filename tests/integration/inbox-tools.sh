@@ -261,6 +261,10 @@ s["timing"]["latencyNs"]["median"] = 1000
 json.dump(m, open(sys.argv[2], "w"))
 EOF
 liger_id=$(cd "$mnt/$simpo" && ls -d 02-liger-* | sed 's/.*-//')
+# the new run names the same documents: their files (one inode each) gain two links, which the
+# kernel, holding their attributes for an hour, hears of from the daemon
+env_file="$mnt/runs/${hf##*-}/environment.json"
+links_before=$(stat -c %h "$env_file")
 # Files that follow the ranks, opened before the run arrives and read after: a reader that has
 # one open keeps the version it opened, whole (as after rename(2) over a file on a local disk),
 # while a new open sees the new version under another inode number (docs/mount.md).
@@ -291,6 +295,9 @@ while read -r verdict what; do
 	if [ "$verdict" = ok ]; then pass "versions: $what"; else fail "versions: $verdict $what"; fi
 done <"$work/versions" # a Python traceback fails here, line by line
 ls "$mnt/$simpo" >"$work/after"
+links_after=$(stat -c %h "$env_file")
+check "a shared environment.json has two more links ($links_before -> $links_after)" \
+	[ "$links_after" = $((links_before + 2)) ]
 check "before: 01-huggingface, 02-liger" bash -c "grep -q '^01-huggingface-' '$work/before' && grep -q '^02-liger-' '$work/before'"
 check "at once after close(): the new run is 01, the others moved to 02 and 03" \
 	bash -c "[ \$(grep -c '^0[1-3]-' '$work/after') = 3 ] && grep -q '^02-huggingface-' '$work/after' && grep -q '^03-liger-' '$work/after'"

@@ -24,6 +24,15 @@ listing "$mnt" >"$work/mount.lst"
 listing "$export_dir" >"$work/export.lst"
 check "every entry has the export's type, size, mtime, mode and link count" cmp -s "$work/mount.lst" "$work/export.lst"
 cmp -s "$work/mount.lst" "$work/export.lst" || diff "$work/mount.lst" "$work/export.lst" | head -5 >&2
+# a document's file is one inode, hard-linked into every run that names it
+env_file="$mnt/runs/$(ls "$mnt/runs" | head -1)/environment.json"
+links=$(stat -c %h "$env_file")
+same=$(find "$mnt" -samefile "$env_file" | wc -l)
+check "an environment.json is one file in every run naming it: $links links, find -samefile finds $same" \
+	[ "$links" -gt 2 -a "$links" = "$same" ]
+(cd "$mnt" && find . -type f -links +1 -printf '%f\n' | sort -u | tr '\n' ' ') >"$work/linked"
+check "only documents' files are linked ($(cat "$work/linked"))" \
+	[ "$(cat "$work/linked")" = "environment.json implementation.json protocol.json workload.json " ]
 bad_blocks=$(find "$mnt" -type f -printf '%s %b\n' | awk '$2 != int(($1 + 511) / 512)' | wc -l)
 check "st_blocks is ceil(size / 512) for every file" [ "$bad_blocks" = 0 ]
 zero=$(find "$mnt" -type f -size 0 | wc -l)

@@ -71,10 +71,16 @@ static int import_liger(struct kx_store *s)
 	return r;
 }
 
+struct seen {
+	uint64_t ino;
+	uint32_t nlink; /* a file's; 0 for directories */
+};
+
 struct walk {
 	struct kx_tree *t;
 	struct kx_view *v;
-	uint64_t *inos;
+	const struct kx_node *dir; /* being listed */
+	struct seen *inos;
 	size_t len, cap;
 	size_t files, dirs, bad_lookup, bad_decode, bad_parent, bad_attr;
 	char path[4096];
@@ -99,12 +105,12 @@ static int walk_entry(void *ctx, const char *name, const struct kx_node *n)
 		w->cap = w->cap ? w->cap * 2 : 4096;
 		w->inos = realloc(w->inos, w->cap * sizeof(*w->inos));
 	}
-	w->inos[w->len++] = ino;
+	struct seen *me = &w->inos[w->len++];
+	*me = (struct seen){ ino, 0 };
 
 	/* the name looks up to the same node, whose inode number decodes back to it */
-	struct kx_node dir, looked, decoded, parent;
-	int r = kx_tree_parent(w->t, w->v, n, &parent);
-	if (r < 0 || kx_tree_lookup(w->t, w->v, &parent, name, &looked) < 0 || kx_tree_ino(&looked) != ino)
+	struct kx_node dir, looked, decoded;
+	if (kx_tree_lookup(w->t, w->v, w->dir, name, &looked) < 0 || kx_tree_ino(&looked) != ino)
 		note_bad(w, &w->bad_lookup);
 	if (kx_tree_node(w->t, w->v, ino, &decoded) < 0 || kx_tree_ino(&decoded) != ino ||
 	    memcmp(&decoded.id, &n->id, sizeof(n->id)) != 0)
@@ -123,7 +129,8 @@ static int walk_entry(void *ctx, const char *name, const struct kx_node *n)
 		w->files++;
 		const struct kx_content *c;
 		/* the size a tool relies on is the size of what it will read */
-		if (a.nlink != 1 || kx_tree_read(w->t, w->v, n, &c) < 0)
+		me->nlink = a.nlink; /* counted against the walk below */
+		if (a.nlink < 1 || kx_tree_read(w->t, w->v, n, &c) < 0)
 			note_bad(w, &w->bad_attr);
 		else if (c->len != a.size || a.size == 0)
 			note_bad(w, &w->bad_attr);
@@ -144,8 +151,9 @@ static int check_parent(void *ctx, const char *name, const struct kx_node *n)
 {
 	struct parent_check *pc = ctx;
 	struct kx_node p;
-	if (kx_tree_parent(pc->w->t, pc->w->v, n, &p) < 0 || kx_tree_ino(&p) != pc->dir_ino)
-		note_bad(pc->w, &pc->w->bad_parent);
+	int r = kx_tree_parent(pc->w->t, pc->w->v, n, &p);
+	if (n->type == KX_NODE_DOC_FILE ? r != -ENOENT : r < 0 || kx_tree_ino(&p) != pc->dir_ino)
+		note_bad(pc->w, &pc->w->bad_parent); /* a document's file is linked from many: it has none */
 	return 0;
 }
 
@@ -153,12 +161,16 @@ static int walk_dir(struct walk *w, const struct kx_node *dir)
 {
 	struct parent_check pc = { w, kx_tree_ino(dir) };
 	kx_tree_readdir(w->t, w->v, dir, check_parent, &pc);
-	return kx_tree_readdir(w->t, w->v, dir, walk_entry, w);
+	const struct kx_node *up = w->dir;
+	w->dir = dir;
+	int r = kx_tree_readdir(w->t, w->v, dir, walk_entry, w);
+	w->dir = up;
+	return r;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_seen(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = ((const struct seen *)a)->ino, y = ((const struct seen *)b)->ino;
 	return x < y ? -1 : x > y;
 }
 
@@ -291,11 +303,18 @@ static void test_liger(void)
 	ok(w.bad_decode == 0, "every inode number decodes back to its node (%zu do not)", w.bad_decode);
 	ok(w.bad_parent == 0, "every entry's parent is the directory that lists it (%zu not)", w.bad_parent);
 	ok(w.bad_attr == 0, "every entry's attributes agree with its content (%zu do not)", w.bad_attr);
-	qsort(w.inos, w.len, sizeof(*w.inos), cmp_u64);
-	size_t dups = 0;
-	for (size_t i = 1; i < w.len; i++)
-		dups += w.inos[i] == w.inos[i - 1];
-	ok(dups == 0, "no two entries share an inode number (%zu do)", dups);
+	/* an inode number is met once per link: once, or a document's file in every run naming it */
+	qsort(w.inos, w.len, sizeof(*w.inos), cmp_seen);
+	size_t wrong = 0, linked = 0;
+	for (size_t i = 0, j; i < w.len; i = j) {
+		for (j = i + 1; j < w.len && w.inos[j].ino == w.inos[i].ino;)
+			j++;
+		uint32_t want = w.inos[i].nlink ? w.inos[i].nlink : 1;
+		wrong += j - i != want;
+		linked += j - i > 1;
+	}
+	ok(wrong == 0 && linked > 0,
+	   "every inode number is met as often as it has links (%zu are not; %zu have more than one)", wrong, linked);
 	free(w.inos);
 	free((void *)w.first_bad);
 
@@ -536,8 +555,24 @@ static void test_changes(void)
 	ok(kx_tree_resolve(t, v1, name, &x) == 0 && kx_tree_ino(&x) == ino_of(KX_NODE_RUN, 0, &a),
 	   "alpha moved to %s and kept its inode number", a2);
 
+	/* a document's file is one inode in every run that names it: its links, its earliest observedAt */
+	struct kx_node pa, pb;
+	struct kx_attr at0, at1, bt1;
+	struct kx_run_rec ra, rb;
+	snprintf(name, sizeof(name), "%s/%s/protocol.json", gpath, a1);
+	ok(kx_tree_resolve(t, v0, name, &pa) == 0 && pa.type == KX_NODE_DOC_FILE && kx_tree_getattr(t, v0, &pa, &at0) == 0 &&
+	   kx_store_get_run(s, v0, &a, &ra) == 0 && at0.nlink == 2 && at0.mtime_ns == ra.observed_ns,
+	   "alpha's protocol.json: 2 links (benchmarks/ and runs/), alpha's observedAt");
+	snprintf(name, sizeof(name), "%s/%s/protocol.json", gpath, b1);
+	ok(kx_tree_resolve(t, v1, name, &pb) == 0 && kx_tree_ino(&pb) == kx_tree_ino(&pa) &&
+	   kx_tree_getattr(t, v1, &pa, &at1) == 0 && kx_tree_getattr(t, v1, &pb, &bt1) == 0 &&
+	   kx_store_get_run(s, v1, &b, &rb) == 0 && at1.nlink == 4 && bt1.nlink == 4 &&
+	   at1.mtime_ns == (ra.observed_ns < rb.observed_ns ? ra.observed_ns : rb.observed_ns),
+	   "beta's is the same inode: 4 links once beta is stored, the earlier observedAt of the two");
+
 	struct invals got = { 0 }, scanned = { 0 };
 	int r = kx_tree_changes(t, v0, v1, &b, 1, collect, NULL, &got);
+	ok(has(&got, KX_INVAL_ATTR, kx_tree_ino(&pa), NULL), "the shared protocol.json's attributes are invalidated");
 	ok(r == 0 && got.len > 0, "kx_tree_changes succeeds (%zu invalidations)", got.len);
 	uint64_t g = kx_tree_ino(&group);
 	ok(has(&got, KX_INVAL_ENTRY, g, a1), "the old rank directory name %s is invalidated", a1);
