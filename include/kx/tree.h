@@ -78,6 +78,8 @@ void kx_tree_free(struct kx_tree *t);
 struct kx_store *kx_tree_store(struct kx_tree *t);
 
 uint64_t kx_tree_ino(const struct kx_node *n);
+/* Whether ino is a document's file in run directories: one inode for many paths (hard links). */
+bool kx_tree_ino_linked(uint64_t ino);
 /* -ENOENT for an inode number that names nothing (e.g. a run that is gone), -ESTALE for a
  * benchmark directory this process has not seen. */
 int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret);

@@ -287,21 +287,16 @@ bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir)
 	return push_here(fs, dir, &all) && all;
 }
 
-static bool shared_ino(uint64_t ino)
-{
-	return ino >> 59 == KX_NODE_DOC && (ino >> 55 & 15) != 0; /* KX_NODE_DOC_FILE's (kx/tree.h) */
-}
-
 bool kx_pushed_shared(struct kx_fs *fs, uint64_t ino)
 {
 	struct kx_pusher *p = fs->pusher;
-	return p && shared_ino(ino) && __atomic_load_n(&p->shared[ino % SHARED_SLOTS], __ATOMIC_RELAXED) == ino;
+	return p && kx_tree_ino_linked(ino) && __atomic_load_n(&p->shared[ino % SHARED_SLOTS], __ATOMIC_RELAXED) == ino;
 }
 
 void kx_pushed_set(struct kx_fs *fs, uint64_t ino, bool stored)
 {
 	struct kx_pusher *p = fs->pusher;
-	if (!p || !shared_ino(ino))
+	if (!p || !kx_tree_ino_linked(ino))
 		return;
 	uint64_t *slot = &p->shared[ino % SHARED_SLOTS];
 	if (stored)

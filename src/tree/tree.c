@@ -49,6 +49,11 @@ uint64_t kx_tree_ino(const struct kx_node *n)
 	}
 }
 
+bool kx_tree_ino_linked(uint64_t ino)
+{
+	return ino >> 59 == KX_NODE_DOC && (ino >> 55 & 15) != 0; /* KX_NODE_DOC_FILE's */
+}
+
 bool kx_node_is_dir(const struct kx_node *n)
 {
 	switch (n->type) {
@@ -401,10 +406,21 @@ static bool doc_role(int f)
 	return f == KX_RF_PROTOCOL || f == KX_RF_ENVIRONMENT || f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION;
 }
 
+/* The document a run's file f is (KX_RF_RUN … KX_RF_IMPLEMENTATION). */
 static const struct kx_digest *run_doc(const struct kx_run_rec *x, int f)
 {
-	return f == KX_RF_PROTOCOL ? &x->protocol : f == KX_RF_ENVIRONMENT ? &x->environment
-			: f == KX_RF_WORKLOAD ? &x->workload : &x->implementation;
+	switch (f) {
+	case KX_RF_RUN:
+		return &x->run;
+	case KX_RF_PROTOCOL:
+		return &x->protocol;
+	case KX_RF_ENVIRONMENT:
+		return &x->environment;
+	case KX_RF_WORKLOAD:
+		return &x->workload;
+	default:
+		return &x->implementation;
+	}
 }
 
 /*
@@ -418,6 +434,13 @@ static struct kx_node run_file_node(uint8_t dir_type, const struct kx_run_rec *x
 		return (struct kx_node){ .type = KX_NODE_DOC_FILE, .file = (uint8_t)f, .id = *run_doc(x, f) };
 	return (struct kx_node){ .type = dir_type == KX_NODE_RUNS_RUN ? KX_NODE_RUNS_FILE : KX_NODE_RUN_FILE,
 				 .file = (uint8_t)f, .id = x->run };
+}
+
+/* Whether run x has file f: all of them but workload.json and implementation.json, which need
+ * their document stored (a published record may name it by digest only). */
+static bool run_has(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int f)
+{
+	return (f != KX_RF_WORKLOAD && f != KX_RF_IMPLEMENTATION) || doc_exists(t, v, run_doc(x, f));
 }
 
 static void uses_free(struct doc_uses *u)
@@ -1523,8 +1546,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 		struct kx_run_rec x;
 		if ((r = get_run(t, v, &dir->id, &x)) < 0)
 			return r;
-		if ((f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION) &&
-		    !doc_exists(t, v, f == KX_RF_WORKLOAD ? &x.workload : &x.implementation))
+		if (!run_has(t, v, &x, f))
 			return -ENOENT;
 		n = run_file_node(dir->type, &x, f);
 		break;
@@ -1775,10 +1797,8 @@ static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node 
 	int r = get_run(t, v, &dir->id, &x);
 	if (r < 0)
 		return r;
-	bool have_w = doc_exists(t, v, &x.workload);
-	bool have_i = doc_exists(t, v, &x.implementation);
 	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
-		if ((f == KX_RF_WORKLOAD && !have_w) || (f == KX_RF_IMPLEMENTATION && !have_i))
+		if (!run_has(t, v, &x, f))
 			continue;
 		struct kx_node n = run_file_node(dir->type, &x, f);
 		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
@@ -2086,18 +2106,16 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	if (n->type >= KX_NODE_GROUP)
 		node_put(t, a.ino, n); /* whoever asks for attributes is about to use the inode number */
 	if (!a.dir) {
-		int64_t stamp;
-		if ((r = stamp_of(t, v, n, &stamp, &a.mtime_ns, NULL)) < 0)
+		int64_t stamp = 0;
+		uint32_t runs = 0;
+		if (n->type == KX_NODE_DOC_FILE) /* its stamp is 0: immutable */
+			r = doc_use(t, v, &n->id, &runs, &a.mtime_ns);
+		else
+			r = stamp_of(t, v, n, &stamp, &a.mtime_ns, NULL);
+		if (r < 0)
 			return r;
 		a.stamp = stamp;
-		a.nlink = 1;
-		if (n->type == KX_NODE_DOC_FILE) {
-			uint32_t runs;
-			int64_t first;
-			if ((r = doc_use(t, v, &n->id, &runs, &first)) < 0)
-				return r;
-			a.nlink = 2 * runs; /* under benchmarks/ and runs/ */
-		}
+		a.nlink = runs ? 2 * runs : 1; /* a document's file: under benchmarks/ and runs/ of each */
 		if (!size_get(t, content_key(n), stamp, &a.size)) {
 			const struct kx_content *c;
 			if ((r = read_stamped(t, v, n, stamp, &c)) < 0)
@@ -2689,22 +2707,23 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 			runs_renamed = true; /* it shares 12 digits with another run, whose name may have grown */
 		else
 			r = inval(&c, KX_INVAL_ENTRY, &runs_dir, name);
-		/* its documents' files have one more link each (and perhaps an earlier mtime) */
-		for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
-			struct kx_node df = { .type = KX_NODE_DOC_FILE, .file = (uint8_t)f, .id = *run_doc(&x, f) };
-			if (doc_role(f) && doc_exists(t, after, &df.id))
-				r = inval(&c, KX_INVAL_ATTR, &df, NULL);
-		}
-		const struct kx_digest *docs[] = { &x.run, &x.protocol, &x.environment, &x.workload, &x.implementation };
-		for (size_t d = 0; d < KX_ARRAY_SIZE(docs) && r == 0; d++) {
-			if (kx_store_get_doc(t->s, after, docs[d], NULL) < 0 || kx_store_get_doc(t->s, before, docs[d], NULL) == 0)
+		/* its stored documents: each one's file in run directories has one more link (and perhaps
+		 * an earlier mtime); a new one is a new name in digests/sha256/ */
+		for (int f = KX_RF_RUN; f <= KX_RF_IMPLEMENTATION && r == 0; f++) {
+			const struct kx_digest *d = run_doc(&x, f);
+			if (kx_store_get_doc(t->s, after, d, NULL) < 0)
 				continue;
-			kx_digest_hex(docs[d], name);
+			struct kx_node df = { .type = KX_NODE_DOC_FILE, .file = (uint8_t)f, .id = *d };
+			if (doc_role(f))
+				r = inval(&c, KX_INVAL_ATTR, &df, NULL);
+			if (r < 0 || kx_store_get_doc(t->s, before, d, NULL) == 0)
+				continue;
+			kx_digest_hex(d, name);
 			strcat(name, ".json");
 			r = inval(&c, KX_INVAL_ENTRY, &sha_dir, name);
 			/* a workload or implementation document older runs knew only by digest */
-			if (r == 0 && d >= 3 && !digest_in(late.v, late.len, docs[d]))
-				r = new_run_add(&late, docs[d]);
+			if (r == 0 && f >= KX_RF_WORKLOAD && !digest_in(late.v, late.len, d))
+				r = new_run_add(&late, d);
 		}
 		if (r == 0)
 			r = group_set_add(&gs, t, after, &x.group);
