@@ -44,10 +44,11 @@ if setup "$prefix-asan" -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lun
 	&& meson compile -C "$prefix-asan"; then
 	# the daemon suite: the inbox tools, the 8-writer/8-reader stress (30 s) and the crash test
 	# (1,000 files, 5 kills, then the recovery of a renamed file) against the sanitized daemon,
-	# whose stderr the tests require empty — a report fails them
+	# whose stderr the tests require empty — a report fails them; and the cli suite, every
+	# `kindex` command and its error paths (a leak or undefined behaviour exits non-zero)
 	KX_STRESS_SECONDS=30 KX_CRASH_FILES=1000 KX_CRASH_KILLS=5 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-		run_suites "$prefix-asan" unit fuzz daemon
+		run_suites "$prefix-asan" unit fuzz daemon cli
 else
 	echo "test: sanitizer build failed" >&2; status=1
 fi

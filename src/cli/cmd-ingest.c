@@ -37,6 +37,13 @@ static int add_path(struct paths *p, const char *s)
 	return 0;
 }
 
+static void paths_free(struct paths *p)
+{
+	for (size_t i = 0; i < p->len; i++)
+		free(p->v[i]);
+	free(p->v);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -79,9 +86,8 @@ static int walk(struct paths *p, const char *dir)
 			fprintf(stderr, "kindex: skipped '%s': a symbolic link to a directory\n", here.v[i]);
 		else if (r == 0)
 			r = add_path(p, here.v[i]); /* unreadable ones are reported when read */
-		free(here.v[i]);
 	}
-	free(here.v);
+	paths_free(&here);
 	return r;
 }
 
@@ -201,13 +207,12 @@ static const char ingest_help[] =
 	"  --max-bytes N   refuse files larger than N bytes (default 4194304)\n"
 	"  --sync          fsync the store's log after every file (default: once at the end)\n";
 
-int cmd_ingest(struct cli *cli, int argc, char **argv)
+static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 {
 	int i = cli_options(cli, argc, argv, ingest_help);
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	struct kx_ingest_opts opts = { 0 };
-	struct paths paths = { 0 };
 	int r = 0;
 	for (; i < argc; i++) {
 		if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) {
@@ -225,14 +230,14 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 		} else {
 			struct stat st;
 			if (strcmp(argv[i], "-") != 0 && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
-				r = walk(&paths, argv[i]);
+				r = walk(paths, argv[i]);
 			else
-				r = add_path(&paths, argv[i]);
+				r = add_path(paths, argv[i]);
 			if (r < 0)
 				return EXIT_IO;
 		}
 	}
-	if (!paths.len) {
+	if (!paths->len) {
 		cli_error("ingest: no PATH given (see kindex ingest --help)");
 		return EXIT_USAGE;
 	}
@@ -240,13 +245,13 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 	if ((r = cli_open(cli, 0, &s)) < 0)
 		return -r;
 	size_t limit = opts.limits.max_bytes ? opts.limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
-	struct reader rd = { .paths = &paths, .limits = opts.limits, .limit = limit };
+	struct reader rd = { .paths = paths, .limits = opts.limits, .limit = limit };
 	pthread_mutex_init(&rd.lock, NULL);
 	pthread_cond_init(&rd.cond, NULL);
 	pthread_t th;
 	bool threaded = pthread_create(&th, NULL, reader_main, &rd) == 0;
 	struct progress pg;
-	progress_init(&pg, "ingest", paths.len, cli->quiet);
+	progress_init(&pg, "ingest", paths->len, cli->quiet);
 	size_t refused = 0, failed = 0, added = 0, present = 0;
 	size_t staged_added = 0, staged_present = 0, staged_bytes = 0;
 	int status = EXIT_OK;
@@ -254,8 +259,8 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 	 * each file is still one decision, the commit is shared (--sync commits every file) */
 	enum { BATCH_FILES = 2048, BATCH_BYTES = 32 << 20 };
 	struct kx_ingest_batch *batch = NULL;
-	for (size_t k = 0; k <= paths.len; k++) {
-		bool flush = k == paths.len || (batch && (opts.sync || kx_ingest_batch_files(batch) >= BATCH_FILES ||
+	for (size_t k = 0; k <= paths->len; k++) {
+		bool flush = k == paths->len || (batch && (opts.sync || kx_ingest_batch_files(batch) >= BATCH_FILES ||
 							   staged_bytes >= BATCH_BYTES));
 		if (batch && flush) {
 			size_t n = kx_ingest_batch_files(batch);
@@ -271,7 +276,7 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 			}
 			staged_added = staged_present = staged_bytes = 0;
 		}
-		if (k == paths.len)
+		if (k == paths->len)
 			break;
 		struct parsed *it = threaded ? reader_take(&rd, k) : reader_parse(&rd, k);
 		if (!batch && (r = kx_ingest_batch_begin(s, &opts, &batch)) < 0) {
@@ -280,7 +285,7 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 			parsed_free(it);
 			break;
 		}
-		const char *path = paths.v[k];
+		const char *path = paths->v[k];
 		const char *name = strcmp(path, "-") == 0 ? "(stdin)" : path;
 		r = it->err;
 		if (r == 0) {
@@ -317,17 +322,22 @@ int cmd_ingest(struct cli *cli, int argc, char **argv)
 	kx_buf_release(&rd.buf);
 	pthread_mutex_destroy(&rd.lock);
 	pthread_cond_destroy(&rd.cond);
-	progress_done(&pg, paths.len);
+	progress_done(&pg, paths->len);
 	if (!opts.sync)
 		kx_store_sync(s);
 	kx_store_close(s);
 	if (!cli->quiet)
-		fprintf(stderr, "%zu file%s: %zu accepted (%zu runs added, %zu already present), %zu refused%s\n", paths.len,
-			paths.len == 1 ? "" : "s", paths.len - refused - failed, added, present, refused,
+		fprintf(stderr, "%zu file%s: %zu accepted (%zu runs added, %zu already present), %zu refused%s\n", paths->len,
+			paths->len == 1 ? "" : "s", paths->len - refused - failed, added, present, refused,
 			failed ? ", some unreadable" : "");
-	for (size_t k = 0; k < paths.len; k++)
-		free(paths.v[k]);
-	free(paths.v);
+	return status;
+}
+
+int cmd_ingest(struct cli *cli, int argc, char **argv)
+{
+	struct paths paths = { 0 };
+	int status = ingest(cli, argc, argv, &paths);
+	paths_free(&paths);
 	return status;
 }
 
