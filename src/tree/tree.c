@@ -1348,12 +1348,9 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 	 * Every file of every run, SHA256SUMS last, from the content cache: a run's files are rendered
 	 * once (kx_tree_read renders a whole run at a time) whether its directory or the group asks.
 	 */
-	for (size_t i = 0; i < g->len && r >= 0; i++) {
-		struct kx_run_rec x;
-		if ((r = get_run(t, v, &g->runs[i].run, &x)) < 0)
-			break;
+	for (size_t i = 0; i < g->len && r >= 0; i++)
 		for (int rf = 0; rf < KX_RF__COUNT && r >= 0; rf++) {
-			struct kx_node rn = run_file_node(KX_NODE_RUN, &x, rf);
+			struct kx_node rn = run_file_node(KX_NODE_RUN, &g->runs[i], rf);
 			const struct kx_content *c;
 			r = kx_tree_read(t, v, &rn, &c);
 			if (r == -ENOENT && (rf == KX_RF_WORKLOAD || rf == KX_RF_IMPLEMENTATION)) {
@@ -1367,7 +1364,6 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 			r = kx_render_sha256sums_line(out, name, c->data, c->len);
 			kx_content_put(c);
 		}
-	}
 	kx_buf_release(&b);
 	return r;
 }
