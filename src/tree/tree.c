@@ -1874,53 +1874,62 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 
 /* ---- content ---------------------------------------------------------------------------------- */
 
-/* The stamp under which a node's content is cached, and its mtime. */
+/*
+ * The stamp under which a file's content is cached; and, where asked for (getattr), its mtime and
+ * link count — reading the bytes needs neither, so neither the store's counters nor a document's
+ * uses are looked up for it.
+ */
 static int stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
-		    int64_t *ret_mtime, struct kx_run_rec *run_out)
+		    int64_t *ret_mtime, uint32_t *ret_nlink)
 {
 	struct kx_store_stats st;
 	struct kx_group_rec g;
 	struct kx_run_rec x;
-	int r;
+	int64_t mtime = 0;
+	uint32_t runs = 0;
+	int r = 0;
+	*ret_stamp = 0;
 	switch (n->type) {
 	case KX_NODE_README:
 		kx_store_stats(t->s, v, &st);
 		*ret_stamp = (int64_t)st.generation;
-		*ret_mtime = st.changed_ns;
-		return 0;
+		mtime = st.changed_ns;
+		break;
 	case KX_NODE_GROUP_FILE:
-		if ((r = get_group(t, v, &n->id, &g, ret_stamp)) < 0)
-			return r;
-		*ret_mtime = *ret_stamp;
-		return 0;
+		r = get_group(t, v, &n->id, &g, ret_stamp);
+		mtime = *ret_stamp;
+		break;
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_FILE:
 		if ((r = get_run(t, v, &n->id, &x)) < 0)
 			return r;
-		if (run_out)
-			*run_out = x;
 		if (n->file == KX_RF_SUMMARY || n->file == KX_RF_SHA256SUMS) {
-			if ((r = get_group(t, v, &x.group, &g, ret_stamp)) < 0)
-				return r;
-			*ret_mtime = *ret_stamp;
+			r = get_group(t, v, &x.group, &g, ret_stamp);
+			mtime = *ret_stamp;
 		} else {
-			*ret_stamp = 0;
-			*ret_mtime = x.observed_ns;
+			mtime = x.observed_ns;
 		}
-		return 0;
+		break;
 	case KX_NODE_DOC:
-		kx_store_stats(t->s, v, &st);
-		*ret_stamp = 0;
-		*ret_mtime = st.created_ns;
-		return 0;
-	case KX_NODE_DOC_FILE: {
-		uint32_t runs;
-		*ret_stamp = 0;
-		return doc_use(t, v, &n->id, &runs, ret_mtime);
-	}
+		if (ret_mtime) {
+			kx_store_stats(t->s, v, &st);
+			mtime = st.created_ns;
+		}
+		break;
+	case KX_NODE_DOC_FILE:
+		if (ret_mtime || ret_nlink)
+			r = doc_use(t, v, &n->id, &runs, &mtime);
+		break;
 	default:
 		return -EISDIR;
 	}
+	if (r < 0)
+		return r;
+	if (ret_mtime)
+		*ret_mtime = mtime;
+	if (ret_nlink)
+		*ret_nlink = runs ? 2 * runs : 1; /* a document's file: under benchmarks/ and runs/ of each */
+	return 0;
 }
 
 static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
@@ -2062,8 +2071,8 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		 const struct kx_content **ret)
 {
-	int64_t stamp, mtime;
-	int r = stamp_of(t, v, n, &stamp, &mtime, NULL);
+	int64_t stamp;
+	int r = stamp_of(t, v, n, &stamp, NULL, NULL);
 	if (r < 0)
 		return r;
 	return read_stamped(t, v, n, stamp, ret);
@@ -2088,8 +2097,7 @@ bool kx_node_versioned(const struct kx_node *n)
 
 int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)
 {
-	int64_t mtime;
-	return stamp_of(t, v, n, ret, &mtime, NULL);
+	return stamp_of(t, v, n, ret, NULL, NULL);
 }
 
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret)
@@ -2102,16 +2110,10 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	if (n->type >= KX_NODE_GROUP)
 		node_put(t, a.ino, n); /* whoever asks for attributes is about to use the inode number */
 	if (!a.dir) {
-		int64_t stamp = 0;
-		uint32_t runs = 0;
-		if (n->type == KX_NODE_DOC_FILE) /* its stamp is 0: immutable */
-			r = doc_use(t, v, &n->id, &runs, &a.mtime_ns);
-		else
-			r = stamp_of(t, v, n, &stamp, &a.mtime_ns, NULL);
-		if (r < 0)
+		int64_t stamp;
+		if ((r = stamp_of(t, v, n, &stamp, &a.mtime_ns, &a.nlink)) < 0)
 			return r;
 		a.stamp = stamp;
-		a.nlink = runs ? 2 * runs : 1; /* a document's file: under benchmarks/ and runs/ of each */
 		if (!size_get(t, content_key(n), stamp, &a.size)) {
 			const struct kx_content *c;
 			if ((r = read_stamped(t, v, n, stamp, &c)) < 0)
