@@ -2677,6 +2677,9 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 		if (kx_store_get_run(t->s, before, &added.v[i], &x) == -ENOENT)
 			added.v[keep++] = added.v[i];
 	added.len = keep;
+	/* First, though the loop below reads each added run again: the daemon already answers from
+	 * `after`, and a getattr of a document's file meanwhile (one the invalidations below prompt)
+	 * would find a table still counting `before` and build it again from every run. */
 	if (r == 0)
 		r = uses_changed(t, before, after, added.v, added.len);
 	if (r < 0 || added.len == 0)
