@@ -2072,7 +2072,7 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		 const struct kx_content **ret)
 {
 	int64_t stamp;
-	int r = stamp_of(t, v, n, &stamp, NULL, NULL);
+	int r = kx_tree_stamp(t, v, n, &stamp);
 	if (r < 0)
 		return r;
 	return read_stamped(t, v, n, stamp, ret);
