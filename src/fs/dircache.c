@@ -24,6 +24,8 @@
  */
 #include "fs.h"
 
+#include "kx/list.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,20 +40,21 @@
 #define SMALL 64
 
 struct listing {
-	struct kx_listing l; /* first: kx_dircache_put recovers the listing from it */
+	struct kx_listing l; /* what callers hold: kx_dircache_put recovers the listing from it */
 	uint32_t *sorted;    /* entry indexes in name order, for lookups */
 	char *names;
 	size_t bytes;
 	unsigned refs; /* the cache's own reference while cached */
 	bool cached;
-	struct listing *prev, *next, *hnext;
+	struct kx_link lru; /* kx_dircache.lru */
+	struct listing *hnext;
 };
 
 struct kx_dircache {
 	pthread_mutex_t lock;
 	bool inbox; /* the root lists "inbox" (-o rw) */
 	size_t limit, bytes;
-	struct listing *head, *tail; /* LRU, most recent first */
+	struct kx_list lru; /* most recently used first */
 	struct listing *hash[BUCKETS];
 };
 
@@ -80,9 +83,9 @@ void kx_dircache_free(struct kx_dircache *dc)
 {
 	if (!dc)
 		return;
-	for (struct listing *x = dc->head, *n; x; x = n) {
-		n = x->next;
-		listing_free(x);
+	for (struct kx_link *l = dc->lru.head, *n; l; l = n) {
+		n = l->next;
+		listing_free(kx_entry_of(l, struct listing, lru));
 	}
 	pthread_mutex_destroy(&dc->lock);
 	free(dc);
@@ -185,33 +188,9 @@ static int build(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, 
 
 /* ---- the cache -------------------------------------------------------------------------------- */
 
-static void lru_unlink(struct kx_dircache *dc, struct listing *x)
-{
-	if (x->prev)
-		x->prev->next = x->next;
-	else
-		dc->head = x->next;
-	if (x->next)
-		x->next->prev = x->prev;
-	else
-		dc->tail = x->prev;
-	x->prev = x->next = NULL;
-}
-
-static void lru_push(struct kx_dircache *dc, struct listing *x)
-{
-	x->next = dc->head;
-	x->prev = NULL;
-	if (dc->head)
-		dc->head->prev = x;
-	dc->head = x;
-	if (!dc->tail)
-		dc->tail = x;
-}
-
 static void drop(struct kx_dircache *dc, struct listing *x)
 {
-	lru_unlink(dc, x);
+	kx_list_unlink(&dc->lru, &x->lru);
 	struct listing **p = &dc->hash[x->l.ino % BUCKETS];
 	while (*p && *p != x)
 		p = &(*p)->hnext;
@@ -249,8 +228,7 @@ int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *f
 		x = find(dc, ino, fv->generation, ~0ull);
 	if (x) {
 		x->refs++;
-		lru_unlink(dc, x);
-		lru_push(dc, x);
+		kx_list_touch(&dc->lru, &x->lru);
 		pthread_mutex_unlock(&dc->lock);
 		*ret = &x->l;
 		*ret_index = index < x->l.len ? index : x->l.len;
@@ -278,10 +256,10 @@ int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *f
 		x->cached = true;
 		x->hnext = dc->hash[ino % BUCKETS];
 		dc->hash[ino % BUCKETS] = x;
-		lru_push(dc, x);
+		kx_list_push(&dc->lru, &x->lru);
 		dc->bytes += x->bytes;
-		while (dc->bytes > dc->limit && dc->tail && dc->tail != x)
-			drop(dc, dc->tail);
+		while (dc->bytes > dc->limit && dc->lru.tail && dc->lru.tail != &x->lru)
+			drop(dc, kx_entry_of(dc->lru.tail, struct listing, lru));
 	}
 	pthread_mutex_unlock(&dc->lock);
 	*ret = &x->l;
@@ -293,7 +271,7 @@ void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l)
 {
 	if (!l)
 		return;
-	struct listing *x = (struct listing *)l;
+	struct listing *x = kx_entry_of(l, struct listing, l);
 	pthread_mutex_lock(&dc->lock);
 	bool last = --x->refs == 0;
 	pthread_mutex_unlock(&dc->lock);

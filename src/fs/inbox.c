@@ -54,6 +54,7 @@
  */
 #include "inbox.h"
 
+#include "kx/list.h"
 #include "kx/spool.h"
 
 #include <dirent.h>
@@ -103,7 +104,8 @@ struct ient {
 	uint64_t nlookup;
 	unsigned refs; /* the table's own while hashed by ino, plus operations in flight */
 	bool hashed, in_ghosts, queued;
-	struct ient *ino_next, *name_next, *ghost_next, *ghost_prev;
+	struct ient *ino_next, *name_next;
+	struct kx_link ghost; /* kx_inbox.ghosts */
 	pid_t decider;      /* GHOST: the thread whose close or rename decided it */
 	int64_t decided_ns; /* GHOST: when (CLOCK_MONOTONIC) */
 	/* under lock */
@@ -129,7 +131,7 @@ struct kx_inbox {
 	uint64_t next_ino;
 	struct ient *by_ino[BUCKETS];
 	struct ient *by_name[BUCKETS];
-	struct ient *ghosts, *ghosts_tail; /* newest first */
+	struct kx_list ghosts; /* newest first */
 	size_t nghosts;
 	atomic_ulong tmp_counter;
 	char (*spares)[64]; /* hidden names in .accepted/ of accepted files, to reuse for receipts */
@@ -269,15 +271,7 @@ static void ghost_remove(struct kx_inbox *ib, struct ient *e)
 {
 	if (!e->in_ghosts)
 		return;
-	if (e->ghost_prev)
-		e->ghost_prev->ghost_next = e->ghost_next;
-	else
-		ib->ghosts = e->ghost_next;
-	if (e->ghost_next)
-		e->ghost_next->ghost_prev = e->ghost_prev;
-	else
-		ib->ghosts_tail = e->ghost_prev;
-	e->ghost_next = e->ghost_prev = NULL;
+	kx_list_unlink(&ib->ghosts, &e->ghost);
 	e->in_ghosts = false;
 	ib->nghosts--;
 }
@@ -361,16 +355,10 @@ static void set_ghost(struct kx_inbox *ib, struct ient *e, pid_t decider)
 	e->state = GHOST;
 	e->decider = decider;
 	e->decided_ns = mono_ns();
-	e->ghost_prev = NULL;
-	e->ghost_next = ib->ghosts;
-	if (ib->ghosts)
-		ib->ghosts->ghost_prev = e;
-	else
-		ib->ghosts_tail = e;
-	ib->ghosts = e;
+	kx_list_push(&ib->ghosts, &e->ghost);
 	e->in_ghosts = true;
 	if (++ib->nghosts > GHOSTS_MAX) {
-		struct ient *last = ib->ghosts_tail;
+		struct ient *last = kx_entry_of(ib->ghosts.tail, struct ient, ghost);
 		ghost_remove(ib, last);
 		maybe_drop(ib, last);
 	}
@@ -380,7 +368,8 @@ static void set_ghost(struct kx_inbox *ib, struct ient *e, pid_t decider)
 static struct ient *ghost_named(struct kx_inbox *ib, int dir, const char *name)
 {
 	int64_t now = mono_ns();
-	for (struct ient *e = ib->ghosts; e; e = e->ghost_next) {
+	for (struct kx_link *l = ib->ghosts.head; l; l = l->next) {
+		struct ient *e = kx_entry_of(l, struct ient, ghost);
 		if (now - e->decided_ns > (int64_t)GHOST_SECONDS * 1000000000)
 			break; /* newest first: the rest are older */
 		if (e->dir == dir && strcmp(e->name, name) == 0)

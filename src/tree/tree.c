@@ -14,6 +14,8 @@
  */
 #include "kx/tree.h"
 
+#include "kx/list.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -98,7 +100,7 @@ struct gctx {
 	struct kx_json *workload_doc;
 	size_t bytes;
 	int refs;
-	struct gctx *prev, *next; /* LRU, most recent first */
+	struct kx_link lru;       /* kx_tree.glru */
 	struct gctx *hnext;       /* hash chain (kx_tree.ghash) */
 };
 
@@ -108,7 +110,8 @@ struct centry {
 	struct kx_content c;
 	int refs; /* 1 for the cache's own reference while cached */
 	bool cached;
-	struct centry *prev, *next, *hnext;
+	struct kx_link lru; /* kx_tree.clru */
+	struct centry *hnext;
 	char data[]; /* the bytes, in the same allocation: what is counted is what is used */
 };
 
@@ -117,7 +120,8 @@ struct pdoc {
 	struct kx_arena *arena;
 	struct kx_json *json;
 	int refs; /* one for the cache while cached; atomic (dropped without the tree lock) */
-	struct pdoc *prev, *next, *hnext;
+	struct kx_link lru; /* kx_tree.plru */
+	struct pdoc *hnext;
 };
 
 #define CBUCKETS 4096
@@ -129,11 +133,11 @@ struct kx_tree {
 	size_t limit;
 	pthread_mutex_t lock;
 	struct bench_dir *bench[256];
-	struct gctx *ghead, *gtail;
+	struct kx_list glru; /* group listings, most recently used first */
 	struct gctx *ghash[GBUCKETS];
 	size_t gbytes;
 	struct centry *chash[CBUCKETS];
-	struct centry *chead, *ctail;
+	struct kx_list clru; /* rendered content, most recently used first */
 	size_t cbytes;
 	struct size_slot *sizes; /* direct-mapped, nsizes a power of two */
 	size_t nsizes;
@@ -147,7 +151,7 @@ struct kx_tree {
 	size_t ngroups;
 	struct doc_slot *docs;     /* likewise */
 	size_t ndocs;
-	struct pdoc *phead, *ptail; /* parsed documents, most recently used first */
+	struct kx_list plru; /* parsed documents, most recently used first */
 	struct pdoc *phash[PBUCKETS];
 	size_t npdocs;
 	pthread_mutex_t uses_lock;  /* the table below; held while it is built */
@@ -622,13 +626,13 @@ void kx_tree_free(struct kx_tree *t)
 			n = b->next;
 			free(b);
 		}
-	for (struct gctx *g = t->ghead, *n; g; g = n) {
-		n = g->next;
-		gctx_free(g);
+	for (struct kx_link *l = t->glru.head, *n; l; l = n) {
+		n = l->next;
+		gctx_free(kx_entry_of(l, struct gctx, lru));
 	}
-	for (struct centry *e = t->chead, *n; e; e = n) {
-		n = e->next;
-		centry_free(e);
+	for (struct kx_link *l = t->clru.head, *n; l; l = n) {
+		n = l->next;
+		centry_free(kx_entry_of(l, struct centry, lru));
 	}
 	pdocs_free_all(t);
 	uses_free(t->uses);
@@ -904,30 +908,6 @@ fail:
 	return r;
 }
 
-static void glru_unlink(struct kx_tree *t, struct gctx *g)
-{
-	if (g->prev)
-		g->prev->next = g->next;
-	else
-		t->ghead = g->next;
-	if (g->next)
-		g->next->prev = g->prev;
-	else
-		t->gtail = g->prev;
-	g->prev = g->next = NULL;
-}
-
-static void glru_push(struct kx_tree *t, struct gctx *g)
-{
-	g->next = t->ghead;
-	g->prev = NULL;
-	if (t->ghead)
-		t->ghead->prev = g;
-	t->ghead = g;
-	if (!t->gtail)
-		t->gtail = g;
-}
-
 static void gctx_put(struct kx_tree *t, struct gctx *g)
 {
 	if (!g)
@@ -948,7 +928,7 @@ static struct gctx **ghash_slot(struct kx_tree *t, const struct kx_digest *key)
 /* Drop a listing from the cache (LRU, hash, byte count) and put the cache's reference. */
 static void gcache_drop(struct kx_tree *t, struct gctx *g)
 {
-	glru_unlink(t, g);
+	kx_list_unlink(&t->glru, &g->lru);
 	struct gctx **p = ghash_slot(t, &g->key);
 	while (*p && *p != g)
 		p = &(*p)->hnext;
@@ -972,8 +952,7 @@ static int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest
 			continue;
 		if (x->stamp == stamp && x->group.ranked == g.ranked && x->group.unranked == g.unranked) {
 			x->refs++;
-			glru_unlink(t, x);
-			glru_push(t, x);
+			kx_list_touch(&t->glru, &x->lru);
 			t->stats.group_hits++;
 			pthread_mutex_unlock(&t->lock);
 			*ret = x;
@@ -996,12 +975,12 @@ static int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest
 			break;
 		}
 	x->refs++; /* the cache's reference */
-	glru_push(t, x);
+	kx_list_push(&t->glru, &x->lru);
 	x->hnext = *ghash_slot(t, key);
 	*ghash_slot(t, key) = x;
 	t->gbytes += x->bytes;
-	while (t->gbytes > t->limit && t->gtail && t->gtail != x)
-		gcache_drop(t, t->gtail);
+	while (t->gbytes > t->limit && t->glru.tail && t->glru.tail != &x->lru)
+		gcache_drop(t, kx_entry_of(t->glru.tail, struct gctx, lru));
 	pthread_mutex_unlock(&t->lock);
 	*ret = x;
 	return 0;
@@ -1032,30 +1011,6 @@ static ssize_t gctx_find(const struct gctx *g, const struct kx_digest *run)
 
 /* ---- content cache ---------------------------------------------------------------------------- */
 
-static void clru_unlink(struct kx_tree *t, struct centry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		t->chead = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		t->ctail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void clru_push(struct kx_tree *t, struct centry *e)
-{
-	e->next = t->chead;
-	e->prev = NULL;
-	if (t->chead)
-		t->chead->prev = e;
-	t->chead = e;
-	if (!t->ctail)
-		t->ctail = e;
-}
-
 static void chash_remove(struct kx_tree *t, struct centry *e)
 {
 	struct centry **p = &t->chash[e->ino % CBUCKETS];
@@ -1067,7 +1022,7 @@ static void chash_remove(struct kx_tree *t, struct centry *e)
 
 static void cache_drop(struct kx_tree *t, struct centry *e)
 {
-	clru_unlink(t, e);
+	kx_list_unlink(&t->clru, &e->lru);
 	chash_remove(t, e);
 	t->cbytes -= e->c.len + sizeof(*e);
 	e->cached = false;
@@ -1079,7 +1034,7 @@ void kx_content_put(const struct kx_content *c)
 {
 	if (!c)
 		return;
-	struct centry *e = (struct centry *)((char *)c - offsetof(struct centry, c));
+	struct centry *e = kx_entry_of(c, struct centry, c);
 	/* atomic: the cache's own reference is dropped under the tree lock, readers' without it */
 	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		centry_free(e);
@@ -1097,8 +1052,7 @@ static const struct kx_content *cache_get(struct kx_tree *t, uint64_t ino, int64
 	}
 	if (e) {
 		__atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
-		clru_unlink(t, e);
-		clru_push(t, e);
+		kx_list_touch(&t->clru, &e->lru);
 		t->stats.content_hits++;
 	} else {
 		t->stats.content_misses++;
@@ -1138,10 +1092,10 @@ static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64
 	e->cached = true;
 	e->hnext = t->chash[ino % CBUCKETS];
 	t->chash[ino % CBUCKETS] = e;
-	clru_push(t, e);
+	kx_list_push(&t->clru, &e->lru);
 	t->cbytes += len + sizeof(*e);
-	while (t->cbytes > t->limit && t->ctail && t->ctail != e)
-		cache_drop(t, t->ctail);
+	while (t->cbytes > t->limit && t->clru.tail && t->clru.tail != &e->lru)
+		cache_drop(t, kx_entry_of(t->clru.tail, struct centry, lru));
 	pthread_mutex_unlock(&t->lock);
 	return &e->c;
 }
@@ -1167,9 +1121,9 @@ static void pdoc_free(struct pdoc *p)
 
 static void pdocs_free_all(struct kx_tree *t)
 {
-	for (struct pdoc *p = t->phead, *n; p; p = n) {
-		n = p->next;
-		pdoc_free(p);
+	for (struct kx_link *l = t->plru.head, *n; l; l = n) {
+		n = l->next;
+		pdoc_free(kx_entry_of(l, struct pdoc, lru));
 	}
 }
 
@@ -1177,30 +1131,6 @@ static void pdoc_put(struct pdoc *p)
 {
 	if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		pdoc_free(p);
-}
-
-static void plru_unlink(struct kx_tree *t, struct pdoc *p)
-{
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		t->phead = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
-	else
-		t->ptail = p->prev;
-	p->prev = p->next = NULL;
-}
-
-static void plru_push(struct kx_tree *t, struct pdoc *p)
-{
-	p->next = t->phead;
-	p->prev = NULL;
-	if (t->phead)
-		t->phead->prev = p;
-	t->phead = p;
-	if (!t->ptail)
-		t->ptail = p;
 }
 
 static struct pdoc **phash_slot(struct kx_tree *t, const struct kx_digest *d)
@@ -1215,8 +1145,7 @@ static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct 
 	for (struct pdoc *p = *phash_slot(t, d); p; p = p->hnext)
 		if (kx_digest_equal(&p->d, d)) {
 			__atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
-			plru_unlink(t, p);
-			plru_push(t, p);
+			kx_list_touch(&t->plru, &p->lru);
 			pthread_mutex_unlock(&t->lock);
 			return p;
 		}
@@ -1236,12 +1165,12 @@ static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct 
 	p->refs = 2; /* the caller's and the cache's */
 	struct pdoc *evict = NULL;
 	pthread_mutex_lock(&t->lock);
-	plru_push(t, p);
+	kx_list_push(&t->plru, &p->lru);
 	p->hnext = *phash_slot(t, d);
 	*phash_slot(t, d) = p;
 	if (++t->npdocs > PDOCS_MAX) {
-		struct pdoc *o = t->ptail, **q = phash_slot(t, &o->d);
-		plru_unlink(t, o);
+		struct pdoc *o = kx_entry_of(t->plru.tail, struct pdoc, lru), **q = phash_slot(t, &o->d);
+		kx_list_unlink(&t->plru, &o->lru);
 		while (*q && *q != o)
 			q = &(*q)->hnext;
 		if (*q)
