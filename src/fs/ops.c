@@ -851,6 +851,24 @@ static void reply_bytes(fuse_req_t req, const struct kx_buf *b, size_t size)
 		fuse_reply_buf(req, b->ptr, b->len);
 }
 
+/* The value of extended attribute `name` of a node of the tree, or (name NULL) their list. */
+static void tree_xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct kx_fs *fs = fs_of(req);
+	struct fs_view *fv = kx_fs_view_get(fs);
+	struct kx_node n;
+	struct kx_buf b = { 0 };
+	int r = resolve(fs, &fv, ino, &n);
+	if (r == 0)
+		r = name ? kx_tree_xattr_get(fs->tree, fv->v, &n, name, &b) : kx_tree_xattr_list(fs->tree, fv->v, &n, &b);
+	if (r == 0)
+		reply_bytes(req, &b, size);
+	else
+		reply_error(fs, req, name ? "getxattr" : "listxattr", ino, r);
+	kx_buf_release(&b);
+	kx_fs_view_put(fs, fv);
+}
+
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	if (kx_ino_in_inbox(ino)) {
@@ -863,19 +881,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
-	struct kx_fs *fs = fs_of(req);
-	struct fs_view *fv = kx_fs_view_get(fs);
-	struct kx_node n;
-	struct kx_buf b = { 0 };
-	int r = resolve(fs, &fv, ino, &n);
-	if (r == 0)
-		r = kx_tree_xattr_get(fs->tree, fv->v, &n, name, &b);
-	if (r == 0)
-		reply_bytes(req, &b, size);
-	else
-		reply_error(fs, req, "getxattr", ino, r);
-	kx_buf_release(&b);
-	kx_fs_view_put(fs, fv);
+	tree_xattr(req, ino, name, size);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
@@ -887,19 +893,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			fuse_reply_buf(req, NULL, 0);
 		return;
 	}
-	struct kx_fs *fs = fs_of(req);
-	struct fs_view *fv = kx_fs_view_get(fs);
-	struct kx_node n;
-	struct kx_buf b = { 0 };
-	int r = resolve(fs, &fv, ino, &n);
-	if (r == 0)
-		r = kx_tree_xattr_list(fs->tree, fv->v, &n, &b);
-	if (r == 0)
-		reply_bytes(req, &b, size);
-	else
-		reply_error(fs, req, "listxattr", ino, r);
-	kx_buf_release(&b);
-	kx_fs_view_put(fs, fv);
+	tree_xattr(req, ino, NULL, size);
 }
 
 /* ---- writes: the tree is read-only (SPEC §3); the inbox is inbox.c's ---------------------------- */
