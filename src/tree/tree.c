@@ -7,10 +7,10 @@
  * runs in rank order with their directory names) and rendered content, both keyed so that a stale
  * entry is recognised rather than served — by the mtime of the group's gpu directory, which every
  * ingest below it bumps. Smaller caches, each a fixed fraction of the bound, spare the store the
- * reads one file operation repeats (sizes, inode decoding, run and group records, document
- * existence, parsed documents); see "caches" below for what keeps each one valid. A FUSE traversal
- * of 100,000 runs (bench/read) is what they are tuned on: it renders each run once, not once per
- * path and file.
+ * reads one file operation repeats (sizes, inode decoding, run and group records, groups' stamps,
+ * document existence, parsed documents); see "caches" below for what keeps each one valid. A FUSE
+ * traversal of 100,000 runs (bench/read) is what they are tuned on: it renders each run once, not
+ * once per path and file.
  */
 #include "kx/tree.h"
 
