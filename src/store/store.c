@@ -32,8 +32,8 @@ struct kx_view {
 	 * prefix seek for every run directory it has forgotten — a walk of runs/ meets 100,000 of
 	 * them —, and seeking one iterator again instead of making one each time saved the daemon
 	 * 3.7 µs of CPU per directory there (docs/performance.md). Unlike the snapshot, the iterator
-	 * also holds on to the memtables and files it was made over; a mount's views are released
-	 * as each commit replaces them, so what it holds is at most one commit's worth.
+	 * also holds on to the memtables and files it was made over, until the view is released: a
+	 * mount replaces its view after each commit and releases the old one once nothing uses it.
 	 */
 	pthread_mutex_t seek_lock;
 	rocksdb_iterator_t *seek_it;
