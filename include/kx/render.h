@@ -71,6 +71,9 @@ int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, st
 
 /* Append "<sha256 hex>  <name>\n" for content (the sha256sum -c format). */
 int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const void *data, size_t len);
+/* The length of that line for a name of name_len bytes, whatever the content: a SHA256SUMS file's
+ * size is known from its names alone, without rendering (or hashing) what it covers. */
+size_t kx_sha256sums_line_len(size_t name_len);
 
 struct kx_readme_info {
 	const char *store_path;

@@ -519,6 +519,11 @@ int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const void *
 	return kx_buf_printf(out, "%s  %s\n", hex, name);
 }
 
+size_t kx_sha256sums_line_len(size_t name_len)
+{
+	return KX_DIGEST_HEX + 2 + name_len + 1;
+}
+
 int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 {
 	char when[40];

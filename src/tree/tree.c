@@ -1316,18 +1316,18 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 	/*
 	 * Every file of every run, SHA256SUMS last, from the content cache: a run's files are rendered
 	 * once (kx_tree_read renders a whole run at a time) whether its directory or the group asks.
+	 * The files are those the run's directory lists (run_has), as sums_size counts them.
 	 */
 	for (size_t i = 0; i < g->len && r >= 0; i++)
 		for (int rf = 0; rf < KX_RF__COUNT && r >= 0; rf++) {
+			if (!run_has(t, v, &g->runs[i], rf))
+				continue;
 			struct kx_node rn = run_file_node(KX_NODE_RUN, &g->runs[i], rf);
 			const struct kx_content *c;
-			r = kx_tree_read(t, v, &rn, &c);
-			if (r == -ENOENT && (rf == KX_RF_WORKLOAD || rf == KX_RF_IMPLEMENTATION)) {
-				r = 0; /* the document is not stored, so the file does not exist */
-				continue;
-			}
-			if (r < 0)
+			if ((r = kx_tree_read(t, v, &rn, &c)) < 0) {
+				r = r == -ENOENT ? -EIO : r; /* listed, so it must be there */
 				break;
+			}
 			char name[2 * KX_NAME_MAX];
 			snprintf(name, sizeof(name), "%s/%s", g->dirnames[i], kx_run_file_name((enum kx_run_file)rf));
 			r = kx_render_sha256sums_line(out, name, c->data, c->len);
@@ -1988,12 +1988,14 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		r = kx_render_run_file(&rv.v, f, &b);
 	} else {
 		for (int g = 0; g < KX_RF_SHA256SUMS && r >= 0; g++) {
-			if (!kx_render_run_has(&rv.v, (enum kx_run_file)g))
+			if (!run_has(t, v, &rv.run, g)) /* what the directory lists, as sums_size counts */
 				continue;
 			struct kx_node gn = run_file_node(KX_NODE_RUN, &rv.run, g);
 			const struct kx_content *c;
-			if ((r = read_stamped(t, v, &gn, rank_dependent(g) ? stamp : 0, &c)) < 0)
+			if ((r = read_stamped(t, v, &gn, rank_dependent(g) ? stamp : 0, &c)) < 0) {
+				r = r == -ENOENT ? -EIO : r;
 				break;
+			}
 			r = kx_render_sha256sums_line(&b, kx_run_file_name((enum kx_run_file)g), c->data, c->len);
 			kx_content_put(c);
 		}
@@ -2068,6 +2070,44 @@ int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	return stamp_of(t, v, n, ret, NULL, NULL);
 }
 
+/*
+ * The size of a SHA256SUMS file from the names it lists: its lines' lengths do not depend on the
+ * bytes they hash (kx_sha256sums_line_len). A listing that hands out sizes (READDIRPLUS for `ls -l`,
+ * `grep -r`, rsync) thus renders no run for its group's SHA256SUMS, nor hashes any file for it or
+ * for a run's. 1 when n is such a file (*ret set), 0 when it is not, or an error. Counts the files
+ * exactly as render_group and read_run list them.
+ */
+static int sums_size(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t *ret)
+{
+	uint64_t size = 0;
+	int r = 0;
+	if (n->type == KX_NODE_GROUP_FILE && n->file == KX_GF_SHA256SUMS) {
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &n->id, &g)) < 0)
+			return r;
+		for (int i = 0; i < KX_GF_SHA256SUMS; i++)
+			size += kx_sha256sums_line_len(strlen(kx_group_file_name((enum kx_group_file)i)));
+		for (size_t i = 0; i < g->len; i++) {
+			size_t dir = strlen(g->dirnames[i]) + 1;
+			for (int rf = 0; rf < KX_RF__COUNT; rf++)
+				if (run_has(t, v, &g->runs[i], rf))
+					size += kx_sha256sums_line_len(dir + strlen(kx_run_file_name((enum kx_run_file)rf)));
+		}
+		gctx_put(t, g);
+	} else if ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) && n->file == KX_RF_SHA256SUMS) {
+		struct kx_run_rec x;
+		if ((r = get_run(t, v, &n->id, &x)) < 0)
+			return r;
+		for (int rf = 0; rf < KX_RF_SHA256SUMS; rf++)
+			if (run_has(t, v, &x, rf))
+				size += kx_sha256sums_line_len(strlen(kx_run_file_name((enum kx_run_file)rf)));
+	} else {
+		return 0;
+	}
+	*ret = size;
+	return 1;
+}
+
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret)
 {
 	struct kx_attr a = { .ino = kx_tree_ino(n), .dir = kx_node_is_dir(n), .nlink = 2 };
@@ -2082,9 +2122,15 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		if ((r = stamp_of(t, v, n, &stamp, &a.mtime_ns, &a.nlink)) < 0)
 			return r;
 		a.stamp = stamp;
-		if (!size_get(t, content_key(n), stamp, &a.size)) {
+		if (size_get(t, content_key(n), stamp, &a.size)) {
+			/* known */
+		} else if ((r = sums_size(t, v, n, &a.size)) > 0) {
+			pthread_mutex_lock(&t->lock);
+			size_put_locked(t, content_key(n), stamp, a.size);
+			pthread_mutex_unlock(&t->lock);
+		} else {
 			const struct kx_content *c;
-			if ((r = read_stamped(t, v, n, stamp, &c)) < 0)
+			if (r < 0 || (r = read_stamped(t, v, n, stamp, &c)) < 0)
 				return r;
 			a.size = c->len;
 			kx_content_put(c);

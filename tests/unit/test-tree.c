@@ -524,6 +524,18 @@ static uint64_t ino_of(int type, int file, const struct kx_digest *id)
 	return kx_tree_ino(&n);
 }
 
+/* getattr's size of a SHA256SUMS (n) is what reading it gives, and it lists workload.json or not */
+static bool sums_agree(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, bool workload)
+{
+	struct kx_attr a;
+	const struct kx_content *c;
+	if (kx_tree_getattr(t, v, n, &a) < 0 || kx_tree_read(t, v, n, &c) < 0)
+		return false;
+	bool agree = c->len == a.size && (memmem(c->data, c->len, "  workload.json\n", 15) != NULL) == workload;
+	kx_content_put(c);
+	return agree;
+}
+
 static void test_changes(void)
 {
 	struct kx_store *s = open_store("changes", KX_STORE_CREATE);
@@ -691,6 +703,8 @@ static void test_changes(void)
 	kx_digest_hex(&e1, hex);
 	snprintf(p1, sizeof(p1), "runs/%.12s/workload.json", hex);
 	ok(kx_tree_resolve(t, v3, p1, &x) == -ENOENT, "it has no workload.json");
+	struct kx_node sums1 = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_SHA256SUMS, .id = e1 };
+	ok(sums_agree(t, v3, &sums1, false), "its SHA256SUMS, sized before it is read, lists no workload.json");
 	workload_doc = wdoc;
 	ok(add_run(s, "late_kernel", "beta", 4000000, 5, &e2) == 0, "store one that includes the workload document");
 	workload_doc = NULL;
@@ -702,6 +716,7 @@ static void test_changes(void)
 	ok(has(&late, KX_INVAL_ENTRY, kx_tree_ino(&runsdir1), "workload.json"), "runs/<older>/workload.json is a new name");
 	ok(has(&late, KX_INVAL_DATA, kx_tree_ino(&m1), NULL), "the older run's manifest.json is invalidated");
 	ok(kx_tree_resolve(t, v4, p1, &dir1) == 0, "and workload.json now resolves");
+	ok(sums_agree(t, v4, &sums1, true), "its SHA256SUMS, sized again before it is read, lists it");
 	const struct kx_content *after_bytes = NULL;
 	r = kx_tree_read(t, v4, &m1, &after_bytes);
 	ok(r == 0 && before_bytes && after_bytes->len > before_bytes->len &&
