@@ -110,6 +110,8 @@ struct centry {
 	struct kx_content c;
 	int refs; /* 1 for the cache's own reference while cached */
 	bool cached;
+	uint8_t sha_state;             /* SHA_* (atomic): whether sha holds the bytes' SHA-256 */
+	uint8_t sha[KX_DIGEST_LEN];
 	struct kx_link lru; /* kx_tree.clru */
 	struct centry *hnext;
 	char data[]; /* the bytes, in the same allocation: what is counted is what is used */
@@ -1101,6 +1103,37 @@ static const struct kx_content *cache_get(struct kx_tree *t, uint64_t ino, int64
 	return e ? &e->c : NULL;
 }
 
+/*
+ * The SHA-256 of content c, hashed once per cache entry: a run's files are each in two SHA256SUMS
+ * (the run's and its group's), and the run's SHA256SUMS in its group's. The first thread to hash
+ * an entry keeps the digest; one that hashes it meanwhile only uses its own.
+ */
+enum { SHA_UNKNOWN, SHA_KNOWN, SHA_STORING };
+
+static void content_sha256(const struct kx_content *c, uint8_t out[KX_DIGEST_LEN])
+{
+	struct centry *e = kx_entry_of(c, struct centry, c);
+	if (__atomic_load_n(&e->sha_state, __ATOMIC_ACQUIRE) == SHA_KNOWN) {
+		memcpy(out, e->sha, KX_DIGEST_LEN);
+		return;
+	}
+	kx_sha256(c->data, c->len, out);
+	uint8_t unknown = SHA_UNKNOWN;
+	if (__atomic_compare_exchange_n(&e->sha_state, &unknown, SHA_STORING, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		memcpy(e->sha, out, KX_DIGEST_LEN);
+		__atomic_store_n(&e->sha_state, SHA_KNOWN, __ATOMIC_RELEASE);
+	}
+}
+
+/* A SHA256SUMS line for content c, named name. */
+static int sums_line(struct kx_buf *out, const char *name, const struct kx_content *c)
+{
+	uint8_t d[KX_DIGEST_LEN];
+	content_sha256(c, d);
+	return kx_render_sha256sums_line_of(out, name, d);
+}
+
 /* Copy buf's bytes into a new entry; returns the content with one reference for the caller. */
 static const struct kx_content *cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, const struct kx_buf *buf)
 {
@@ -1330,7 +1363,7 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 			}
 			char name[2 * KX_NAME_MAX];
 			snprintf(name, sizeof(name), "%s/%s", g->dirnames[i], kx_run_file_name((enum kx_run_file)rf));
-			r = kx_render_sha256sums_line(out, name, c->data, c->len);
+			r = sums_line(out, name, c);
 			kx_content_put(c);
 		}
 	kx_buf_release(&b);
@@ -1996,7 +2029,7 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 				r = r == -ENOENT ? -EIO : r;
 				break;
 			}
-			r = kx_render_sha256sums_line(&b, kx_run_file_name((enum kx_run_file)g), c->data, c->len);
+			r = sums_line(&b, kx_run_file_name((enum kx_run_file)g), c);
 			kx_content_put(c);
 		}
 	}
