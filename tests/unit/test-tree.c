@@ -531,7 +531,8 @@ static bool sums_agree(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	const struct kx_content *c;
 	if (kx_tree_getattr(t, v, n, &a) < 0 || kx_tree_read(t, v, n, &c) < 0)
 		return false;
-	bool agree = c->len == a.size && (memmem(c->data, c->len, "  workload.json\n", 15) != NULL) == workload;
+	static const char line_end[] = "  workload.json\n";
+	bool agree = c->len == a.size && (memmem(c->data, c->len, line_end, strlen(line_end)) != NULL) == workload;
 	kx_content_put(c);
 	return agree;
 }
