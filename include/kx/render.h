@@ -69,10 +69,8 @@ struct kx_group_view {
 /* ranking.tsv, ranking.json, GROUP.json (not SHA256SUMS). */
 int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, struct kx_buf *out);
 
-/* Append "<sha256 hex>  <name>\n" for content (the sha256sum -c format); _of: for content whose
- * SHA-256 is known. */
-int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const void *data, size_t len);
-int kx_render_sha256sums_line_of(struct kx_buf *out, const char *name, const uint8_t sha256[KX_DIGEST_LEN]);
+/* Append "<sha256 hex>  <name>\n" for content of that SHA-256 (the sha256sum -c format). */
+int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const uint8_t sha256[KX_DIGEST_LEN]);
 /* The length of that line for a name of name_len bytes, whatever the content: a SHA256SUMS file's
  * size is known from its names alone, without rendering (or hashing) what it covers. */
 size_t kx_sha256sums_line_len(size_t name_len);

@@ -510,18 +510,11 @@ int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, st
 	return r;
 }
 
-int kx_render_sha256sums_line_of(struct kx_buf *out, const char *name, const uint8_t sha256[KX_DIGEST_LEN])
+int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const uint8_t sha256[KX_DIGEST_LEN])
 {
 	char hex[KX_DIGEST_HEX + 1];
 	kx_hex(sha256, KX_DIGEST_LEN, hex);
 	return kx_buf_printf(out, "%s  %s\n", hex, name);
-}
-
-int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const void *data, size_t len)
-{
-	uint8_t d[KX_DIGEST_LEN];
-	kx_sha256(data, len, d);
-	return kx_render_sha256sums_line_of(out, name, d);
 }
 
 size_t kx_sha256sums_line_len(size_t name_len)

@@ -1131,7 +1131,7 @@ static int sums_line(struct kx_buf *out, const char *name, const struct kx_conte
 {
 	uint8_t d[KX_DIGEST_LEN];
 	content_sha256(c, d);
-	return kx_render_sha256sums_line_of(out, name, d);
+	return kx_render_sha256sums_line(out, name, d);
 }
 
 /* Copy buf's bytes into a new entry; returns the content with one reference for the caller. */
@@ -1331,43 +1331,105 @@ static void group_view(const struct gctx *g, struct kx_group_view *gv)
 	gv->workload_doc = g->workload_doc;
 }
 
+/*
+ * Each file of run x that a directory of it lists — all but workload.json and implementation.json
+ * whose document is not stored — as fn(ctx, name, node): the one list behind a run directory's
+ * listing and the two SHA256SUMS that cover its files.
+ */
+static int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
+			kx_dirent_fn fn, void *ctx)
+{
+	int r = 0;
+	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
+		if (!run_has(t, v, x, f))
+			continue;
+		struct kx_node n = run_file_node(dir_type, x, f);
+		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
+	}
+	return r;
+}
+
+static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
+			const struct kx_content **ret);
+
+/*
+ * SHA256SUMS, written or only sized by one walk, so that its size is its rendered length. Each
+ * line is 64 hex digits, two spaces, the name and a newline, whatever it hashes
+ * (kx_sha256sums_line_len): a listing that hands out sizes (`ls -l`, `grep -r`, rsync) renders and
+ * hashes nothing for a SHA256SUMS. The bytes come from the content cache: a run's files are
+ * rendered once whether its directory or its group's SHA256SUMS asks, and hashed once for both.
+ */
+struct sums {
+	struct kx_tree *t;
+	struct kx_view *v;
+	struct kx_buf *out; /* NULL: the size only */
+	uint64_t size;
+	int64_t stamp;      /* the group's: that of its files and its runs' rank-dependent ones */
+	const char *dir;    /* in a group's SHA256SUMS, the rank directory of the run's files; NULL in a run's */
+};
+
+static int sums_add(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct sums *s = ctx;
+	bool run_file = n->type == KX_NODE_RUN_FILE;
+	if (run_file && n->file == KX_RF_SHA256SUMS && !s->dir)
+		return 0; /* a run's SHA256SUMS does not list itself */
+	s->size += kx_sha256sums_line_len((s->dir ? strlen(s->dir) + 1 : 0) + strlen(name));
+	if (!s->out)
+		return 0;
+	char path[2 * KX_NAME_MAX];
+	if (s->dir) {
+		snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+		name = path;
+	}
+	bool stamped = n->type == KX_NODE_GROUP_FILE || (run_file && rank_dependent(n->file));
+	const struct kx_content *c;
+	int r = read_stamped(s->t, s->v, n, stamped ? s->stamp : 0, &c);
+	if (r < 0)
+		return r == -ENOENT ? -EIO : r; /* listed, so it must be there */
+	r = sums_line(s->out, name, c);
+	kx_content_put(c);
+	return r;
+}
+
+/* Run x's SHA256SUMS (its group's stamp `stamp`) into out, or its size alone (out NULL). */
+static int run_sums(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int64_t stamp,
+		    struct kx_buf *out, uint64_t *ret_size)
+{
+	struct sums s = { .t = t, .v = v, .out = out, .stamp = stamp };
+	int r = run_files_of(t, v, KX_NODE_RUN, x, sums_add, &s);
+	*ret_size = s.size;
+	return r;
+}
+
+/* Group g's SHA256SUMS — its own files, then every file of every run, SHA256SUMS last — likewise. */
+static int group_sums(struct kx_tree *t, struct kx_view *v, const struct gctx *g, struct kx_buf *out,
+		      uint64_t *ret_size)
+{
+	struct sums s = { .t = t, .v = v, .out = out, .stamp = g->stamp };
+	int r = 0;
+	for (int f = 0; f < KX_GF_SHA256SUMS && r == 0; f++) {
+		struct kx_node n = { .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = g->key };
+		r = sums_add(&s, kx_group_file_name((enum kx_group_file)f), &n);
+	}
+	for (size_t i = 0; i < g->len && r == 0; i++) {
+		s.dir = g->dirnames[i];
+		r = run_files_of(t, v, KX_NODE_RUN, &g->runs[i], sums_add, &s);
+	}
+	*ret_size = s.size;
+	return r;
+}
+
 static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx *g, enum kx_group_file f,
 			struct kx_buf *out)
 {
+	if (f == KX_GF_SHA256SUMS) {
+		uint64_t size;
+		return group_sums(t, v, g, out, &size);
+	}
 	struct kx_group_view gv;
 	group_view(g, &gv);
-	if (f != KX_GF_SHA256SUMS)
-		return kx_render_group_file(&gv, f, out);
-	struct kx_buf b = { 0 };
-	int r = 0;
-	for (int i = 0; i < KX_GF_SHA256SUMS && r >= 0; i++) {
-		kx_buf_reset(&b);
-		r = kx_render_group_file(&gv, (enum kx_group_file)i, &b);
-		if (r >= 0)
-			r = kx_render_sha256sums_line(out, kx_group_file_name((enum kx_group_file)i), b.ptr ? b.ptr : "", b.len);
-	}
-	/*
-	 * Every file of every run, SHA256SUMS last, from the content cache: a run's files are rendered
-	 * once (kx_tree_read renders a whole run at a time) whether its directory or the group asks.
-	 * The files are those the run's directory lists (run_has), as sums_size counts them.
-	 */
-	for (size_t i = 0; i < g->len && r >= 0; i++)
-		for (int rf = 0; rf < KX_RF__COUNT && r >= 0; rf++) {
-			if (!run_has(t, v, &g->runs[i], rf))
-				continue;
-			struct kx_node rn = run_file_node(KX_NODE_RUN, &g->runs[i], rf);
-			const struct kx_content *c;
-			if ((r = kx_tree_read(t, v, &rn, &c)) < 0) {
-				r = r == -ENOENT ? -EIO : r; /* listed, so it must be there */
-				break;
-			}
-			char name[2 * KX_NAME_MAX];
-			snprintf(name, sizeof(name), "%s/%s", g->dirnames[i], kx_run_file_name((enum kx_run_file)rf));
-			r = sums_line(out, name, c);
-			kx_content_put(c);
-		}
-	kx_buf_release(&b);
-	return r;
+	return kx_render_group_file(&gv, f, out);
 }
 
 /* ---- names in /runs ----------------------------------------------------------------------------- */
@@ -1793,15 +1855,7 @@ static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node 
 {
 	struct kx_run_rec x;
 	int r = get_run(t, v, &dir->id, &x);
-	if (r < 0)
-		return r;
-	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
-		if (!run_has(t, v, &x, f))
-			continue;
-		struct kx_node n = run_file_node(dir->type, &x, f);
-		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
-	}
-	return r;
+	return r < 0 ? r : run_files_of(t, v, dir->type, &x, fn, ctx);
 }
 
 int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn,
@@ -2000,9 +2054,6 @@ static bool rank_dependent(int f)
  * SHA256SUMS is made of the other files' bytes, taken from the cache rather than rendered again.
  * Sibling files rendered next share the parse (pdocs) and the listing (gctx).
  */
-static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
-			const struct kx_content **ret);
-
 static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
 		    const struct kx_content **ret)
 {
@@ -2017,22 +2068,11 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	}
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
-	if (f != KX_RF_SHA256SUMS) {
+	uint64_t size;
+	if (f != KX_RF_SHA256SUMS)
 		r = kx_render_run_file(&rv.v, f, &b);
-	} else {
-		for (int g = 0; g < KX_RF_SHA256SUMS && r >= 0; g++) {
-			if (!run_has(t, v, &rv.run, g)) /* what the directory lists, as sums_size counts */
-				continue;
-			struct kx_node gn = run_file_node(KX_NODE_RUN, &rv.run, g);
-			const struct kx_content *c;
-			if ((r = read_stamped(t, v, &gn, rank_dependent(g) ? stamp : 0, &c)) < 0) {
-				r = r == -ENOENT ? -EIO : r;
-				break;
-			}
-			r = sums_line(&b, kx_run_file_name((enum kx_run_file)g), c);
-			kx_content_put(c);
-		}
-	}
+	else
+		r = run_sums(t, v, &rv.run, stamp, &b, &size);
 	runv_release(t, &rv);
 	const struct kx_content *c = NULL;
 	if (r >= 0 && !(c = cache_put(t, content_key(n), stamp, &b)))
@@ -2104,41 +2144,36 @@ int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 }
 
 /*
- * The size of a SHA256SUMS file from the names it lists: its lines' lengths do not depend on the
- * bytes they hash (kx_sha256sums_line_len). A listing that hands out sizes (READDIRPLUS for `ls -l`,
- * `grep -r`, rsync) thus renders no run for its group's SHA256SUMS, nor hashes any file for it or
- * for a run's. 1 when n is such a file (*ret set), 0 when it is not, or an error. Counts the files
- * exactly as render_group and read_run list them.
+ * The size of file n (of stamp `stamp`) that the sizes cache lacks, kept there: a SHA256SUMS's
+ * from the names it lists (struct sums), any other file's by rendering it.
  */
-static int sums_size(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t *ret)
+static int size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret)
 {
-	uint64_t size = 0;
-	int r = 0;
+	int r;
 	if (n->type == KX_NODE_GROUP_FILE && n->file == KX_GF_SHA256SUMS) {
 		struct gctx *g;
 		if ((r = gctx_get(t, v, &n->id, &g)) < 0)
 			return r;
-		for (int i = 0; i < KX_GF_SHA256SUMS; i++)
-			size += kx_sha256sums_line_len(strlen(kx_group_file_name((enum kx_group_file)i)));
-		for (size_t i = 0; i < g->len; i++) {
-			size_t dir = strlen(g->dirnames[i]) + 1;
-			for (int rf = 0; rf < KX_RF__COUNT; rf++)
-				if (run_has(t, v, &g->runs[i], rf))
-					size += kx_sha256sums_line_len(dir + strlen(kx_run_file_name((enum kx_run_file)rf)));
-		}
+		r = group_sums(t, v, g, NULL, ret);
 		gctx_put(t, g);
 	} else if ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) && n->file == KX_RF_SHA256SUMS) {
 		struct kx_run_rec x;
-		if ((r = get_run(t, v, &n->id, &x)) < 0)
-			return r;
-		for (int rf = 0; rf < KX_RF_SHA256SUMS; rf++)
-			if (run_has(t, v, &x, rf))
-				size += kx_sha256sums_line_len(strlen(kx_run_file_name((enum kx_run_file)rf)));
+		if ((r = get_run(t, v, &n->id, &x)) == 0)
+			r = run_sums(t, v, &x, stamp, NULL, ret);
 	} else {
+		const struct kx_content *c;
+		if ((r = read_stamped(t, v, n, stamp, &c)) < 0)
+			return r;
+		*ret = c->len; /* and kept by cache_put */
+		kx_content_put(c);
 		return 0;
 	}
-	*ret = size;
-	return 1;
+	if (r == 0) {
+		pthread_mutex_lock(&t->lock);
+		size_put_locked(t, content_key(n), stamp, *ret);
+		pthread_mutex_unlock(&t->lock);
+	}
+	return r;
 }
 
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret)
@@ -2155,19 +2190,8 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		if ((r = stamp_of(t, v, n, &stamp, &a.mtime_ns, &a.nlink)) < 0)
 			return r;
 		a.stamp = stamp;
-		if (size_get(t, content_key(n), stamp, &a.size)) {
-			/* known */
-		} else if ((r = sums_size(t, v, n, &a.size)) > 0) {
-			pthread_mutex_lock(&t->lock);
-			size_put_locked(t, content_key(n), stamp, a.size);
-			pthread_mutex_unlock(&t->lock);
-		} else {
-			const struct kx_content *c;
-			if (r < 0 || (r = read_stamped(t, v, n, stamp, &c)) < 0)
-				return r;
-			a.size = c->len;
-			kx_content_put(c);
-		}
+		if (!size_get(t, content_key(n), stamp, &a.size) && (r = size_of(t, v, n, stamp, &a.size)) < 0)
+			return r;
 		*ret = a;
 		return 0;
 	}
