@@ -2058,8 +2058,10 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		    const struct kx_content **ret)
 {
 	enum kx_run_file f = (enum kx_run_file)n->file;
+	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped */
+	unsigned what = f == KX_RF_SHA256SUMS ? 0 : f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS : RV_DOCS;
 	struct runv rv;
-	int r = runv_load_with(t, v, &n->id, rank_dependent(f) ? RV_GROUP | RV_DOCS : RV_DOCS, &rv);
+	int r = runv_load_with(t, v, &n->id, what, &rv);
 	if (r < 0)
 		return r;
 	if (!kx_render_run_has(&rv.v, f)) {
