@@ -80,6 +80,13 @@ struct kx_store *kx_tree_store(struct kx_tree *t);
 uint64_t kx_tree_ino(const struct kx_node *n);
 /* Whether ino is a document's file in run directories: one inode for many paths (hard links). */
 bool kx_tree_ino_linked(uint64_t ino);
+/*
+ * For the inode number of a runs/<id>/ directory or one of its files: the node it names if its run
+ * is `run` (a runs/ entry's node), and the name that entry most likely has (the run's first
+ * KX_SHORTID_LEN hex digits: longer only where two runs share them). False for any other inode.
+ */
+bool kx_tree_ino_runs_name(uint64_t ino, char name[KX_SHORTID_LEN + 1]);
+bool kx_tree_ino_of_run(uint64_t ino, const struct kx_node *run, struct kx_node *ret);
 /* -ENOENT for an inode number that names nothing (e.g. a run that is gone), -ESTALE for a
  * benchmark directory this process has not seen. */
 int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret);

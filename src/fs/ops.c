@@ -238,6 +238,17 @@ static void unref_entry(struct kx_fs *fs, const struct fuse_entry_param *e)
 
 static int node_of(struct kx_fs *fs, struct fs_view *fv, fuse_ino_t ino, struct kx_node *ret)
 {
+	/*
+	 * A runs/<id>/ directory or file: from the runs/ listing if it is cached. `find` lists every
+	 * entry of runs/ before it enters the first, by when the tree's table of recent inodes has
+	 * forgotten them, and decoding one from the store is a prefix seek.
+	 */
+	char name[KX_SHORTID_LEN + 1];
+	struct kx_node runs = { .type = KX_NODE_RUNS }, run;
+	if (kx_tree_ino_runs_name(ino, name) &&
+	    kx_dircache_lookup(fs->dirs, kx_tree_ino(&runs), fv->generation, name, &run) == 0 &&
+	    kx_tree_ino_of_run(ino, &run, ret))
+		return 0;
 	int r = kx_tree_node(fs->tree, fv->v, ino, ret);
 	/* an inode the kernel still holds but the tree cannot decode: it is stale, not missing */
 	return r == -ENOENT ? -ESTALE : r;

@@ -56,6 +56,35 @@ bool kx_tree_ino_linked(uint64_t ino)
 	return ino >> 59 == KX_NODE_DOC && (ino >> 55 & 15) != 0; /* KX_NODE_DOC_FILE's */
 }
 
+static bool ino_in_runs(uint64_t ino)
+{
+	return ino >> 59 == KX_NODE_RUNS_RUN || ino >> 59 == KX_NODE_RUNS_FILE;
+}
+
+bool kx_tree_ino_runs_name(uint64_t ino, char name[KX_SHORTID_LEN + 1])
+{
+	if (!ino_in_runs(ino))
+		return false;
+	uint64_t bits = (ino & BITS55) >> (55 - 4 * KX_SHORTID_LEN);
+	for (int i = KX_SHORTID_LEN - 1; i >= 0; i--, bits >>= 4)
+		name[i] = "0123456789abcdef"[bits & 15];
+	name[KX_SHORTID_LEN] = '\0';
+	return true;
+}
+
+bool kx_tree_ino_of_run(uint64_t ino, const struct kx_node *run, struct kx_node *ret)
+{
+	if (!ino_in_runs(ino) || run->type != KX_NODE_RUNS_RUN)
+		return false;
+	struct kx_node n = *run;
+	n.type = (uint8_t)(ino >> 59);
+	n.file = (uint8_t)(ino >> 55 & 15);
+	if (kx_tree_ino(&n) != ino)
+		return false;
+	*ret = n;
+	return true;
+}
+
 bool kx_node_is_dir(const struct kx_node *n)
 {
 	switch (n->type) {

@@ -115,6 +115,19 @@ static int walk_entry(void *ctx, const char *name, const struct kx_node *n)
 	if (kx_tree_node(w->t, w->v, ino, &decoded) < 0 || kx_tree_ino(&decoded) != ino ||
 	    memcmp(&decoded.id, &n->id, sizeof(n->id)) != 0)
 		note_bad(w, &w->bad_decode);
+	/* an inode below runs/ decodes through its run's entry there too (the daemon tries that first) */
+	char rname[KX_SHORTID_LEN + 1], rpath[64];
+	struct kx_node run;
+	bool in_runs = n->type == KX_NODE_RUNS_RUN || n->type == KX_NODE_RUNS_FILE;
+	if (kx_tree_ino_runs_name(ino, rname) != in_runs) {
+		note_bad(w, &w->bad_decode);
+	} else if (in_runs) {
+		snprintf(rpath, sizeof(rpath), "runs/%s", rname);
+		if (kx_tree_resolve(w->t, w->v, rpath, &run) < 0 || !kx_tree_ino_of_run(ino, &run, &decoded) ||
+		    decoded.type != n->type || decoded.file != n->file || kx_tree_ino(&decoded) != ino ||
+		    memcmp(&decoded.id, &n->id, sizeof(n->id)) != 0)
+			note_bad(w, &w->bad_decode);
+	}
 	(void)dir;
 
 	struct kx_attr a;
@@ -264,6 +277,16 @@ static void test_liger(void)
 	ok(strcmp(upper, shortid) == 0 || kx_tree_resolve(t, v, path, &x) == -ENOENT, "runs/<SHORTID> in upper case does not");
 	snprintf(path, sizeof(path), "runs/%.11s", shortid);
 	ok(kx_tree_resolve(t, v, path, &x) == -ENOENT, "runs/<11 digits> does not");
+	struct kx_node mine, other, manifest, got;
+	char other_path[512];
+	snprintf(path, sizeof(path), "runs/%s", shortid);
+	snprintf(other_path, sizeof(other_path), "runs/%s", rn.len > 1 ? rn.names[1] : "");
+	bool both = kx_tree_resolve(t, v, path, &mine) == 0 && kx_tree_resolve(t, v, other_path, &other) == 0;
+	snprintf(path, sizeof(path), "runs/%s/manifest.json", shortid);
+	ok(both && kx_tree_resolve(t, v, path, &manifest) == 0 &&
+	   kx_tree_ino_of_run(kx_tree_ino(&manifest), &mine, &got) &&
+	   kx_tree_ino(&got) == kx_tree_ino(&manifest) && !kx_tree_ino_of_run(kx_tree_ino(&manifest), &other, &got),
+	   "a runs/ inode decodes through its own run's entry, not another's");
 	snprintf(path, sizeof(path), "runs/%s/manifest.json/x", shortid);
 	ok(kx_tree_resolve(t, v, path, &x) == -ENOTDIR, "a name below a file is ENOTDIR");
 	ok(kx_tree_resolve(t, v, "benchmarks/no-such-kernel", &x) == -ENOENT, "an unknown kernel is ENOENT");
