@@ -9,6 +9,7 @@
  */
 #include "private.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -172,6 +173,47 @@ static int upgrade_1(struct kx_store *s, const char *schema)
 	return r;
 }
 
+/* The number of a write-ahead log's file name ("000123.log"), or 0 for any other name. */
+static unsigned long long wal_number(const char *name)
+{
+	char *end;
+	unsigned long long num = name[0] >= '0' && name[0] <= '9' ? strtoull(name, &end, 10) : 0;
+	return num && strcmp(end, ".log") == 0 ? num : 0;
+}
+
+/*
+ * RocksDB before 8.3 keeps an empty write-ahead log until a memtable flush moves its log number on
+ * (facebook/rocksdb#11313, fixed in 8.3 by #11409; Debian 12 ships 7.8): every read-write open
+ * that writes nothing, such as each mount of a tree nobody adds to, leaves a 0-byte NNNNNN.log,
+ * and each is opened again at every later open. Called right after rocksdb_open, with its LOCK
+ * held, so no other process can be writing to any of them: the empty logs older than the newest
+ * (the one this open made, still in use) hold nothing, and RocksDB does not track logs in its
+ * MANIFEST (track_and_verify_wals_in_manifest, off), so they are removed. Best effort: a log that
+ * stays only costs a file.
+ */
+static void drop_empty_wals(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	unsigned long long newest = 0, num;
+	for (struct dirent *e; (e = readdir(d));)
+		if ((num = wal_number(e->d_name)) > newest)
+			newest = num;
+	rewinddir(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+		if ((num = wal_number(e->d_name)) && num < newest &&
+		    fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+			unlinkat(fd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
 int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err)
 {
 	char *msg = NULL;
@@ -249,6 +291,8 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		rocksdb_free(err);
 		goto fail;
 	}
+	if (!(flags & KX_STORE_READONLY))
+		drop_empty_wals(s->path);
 	s->ro = rocksdb_readoptions_create();
 	s->wo = rocksdb_writeoptions_create();
 	s->wo_sync = rocksdb_writeoptions_create();
