@@ -147,8 +147,13 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
 			  void *ctx);
 
-/* The runs of a group in rank order: ranked ones first (best first), then unranked. */
-typedef int (*kx_group_run_fn)(void *ctx, const struct kx_digest *run, bool ranked);
+/*
+ * The runs of a group in rank order: ranked ones first (best first), then unranked, each with its
+ * record. The rank index holds a copy of each run's record (written with it, never changed), so a
+ * group's runs come from one short scan, not a read per run scattered over the store; an entry
+ * written before it did (an older store) has its record read from the run's own key.
+ */
+typedef int (*kx_group_run_fn)(void *ctx, const struct kx_run_rec *run, bool ranked);
 int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_digest *group,
 			kx_group_run_fn fn, void *ctx);
 

@@ -633,7 +633,9 @@ int scan_status(struct scan *sc)
  * Every key `tag` + `d` + …, of exactly `keylen` bytes (any other length is damage: -EIO), in key
  * order; fn gets the key and the digest its last 32 bytes hold (the run, in both indexes).
  */
-typedef int (*digest_key_fn)(void *ctx, const unsigned char *key, const struct kx_digest *last);
+/* val: the entry's value (vn bytes) */
+typedef int (*digest_key_fn)(void *ctx, const unsigned char *key, const struct kx_digest *last, const char *val,
+			     size_t vn);
 
 static int each_digest_key(struct kx_store *s, struct kx_view *v, unsigned char tag, const struct kx_digest *d,
 			   size_t keylen, digest_key_fn fn, void *ctx)
@@ -651,7 +653,9 @@ static int each_digest_key(struct kx_store *s, struct kx_view *v, unsigned char 
 		}
 		struct kx_digest last;
 		memcpy(last.b, k + keylen - 32, 32);
-		r = fn(ctx, k, &last);
+		size_t vn;
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		r = fn(ctx, k, &last, val, vn);
 	}
 	if (r == 0)
 		r = scan_status(&sc);
@@ -664,20 +668,35 @@ struct each_ctx {
 	void *ctx;
 };
 
-static int group_run_key(void *ctx, const unsigned char *key, const struct kx_digest *run)
+struct group_runs {
+	struct kx_store *s;
+	struct kx_view *v;
+	kx_group_run_fn fn;
+	void *ctx;
+};
+
+static int group_run_key(void *ctx, const unsigned char *key, const struct kx_digest *run, const char *val,
+			 size_t vn)
 {
-	struct each_ctx *e = ctx;
-	return ((kx_group_run_fn)e->fn)(e->ctx, run, key[33] == 0); /* class 0: ranked */
+	struct group_runs *g = ctx;
+	struct kx_run_rec x;
+	int r = vn ? run_decode(val, vn, &x) : kx_store_get_run(g->s, g->v, run, &x);
+	if (r == -ENOENT)
+		r = -EIO; /* an index entry for a run that is not there */
+	if (r < 0)
+		return r;
+	x.run = *run;
+	return g->fn(g->ctx, &x, key[33] == 0); /* class 0: ranked */
 }
 
 int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_digest *group,
 			kx_group_run_fn fn, void *ctx)
 {
-	struct each_ctx e = { (void *)fn, ctx };
-	return each_digest_key(s, v, T_INDEX, group, INDEX_KEY_LEN, group_run_key, &e);
+	struct group_runs g = { s, v, fn, ctx };
+	return each_digest_key(s, v, T_INDEX, group, INDEX_KEY_LEN, group_run_key, &g);
 }
 
-static int waiting_key(void *ctx, const unsigned char *key, const struct kx_digest *run)
+static int waiting_key(void *ctx, const unsigned char *key, const struct kx_digest *run, const char *val, size_t vn)
 {
 	struct each_ctx *e = ctx;
 	return ((kx_digest_fn)e->fn)(e->ctx, run);
@@ -1320,7 +1339,7 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 	}
 
 	key_index(&k, run);
-	if ((r = txn_put(t, k.b, k.len, "", 0)) < 0)
+	if ((r = txn_put(t, k.b, k.len, b.ptr, b.len)) < 0) /* the record again: kx_store_group_runs */
 		goto out;
 	/* a document it names but that is not here (yet): the run waits for it (kx_store_each_waiting) */
 	const struct kx_digest *named[] = { &run->workload, &run->implementation };

@@ -89,7 +89,7 @@ struct count_ctx {
 	uint32_t ranked, unranked;
 };
 
-static int count_run(void *ctx, const struct kx_digest *run, bool ranked)
+static int count_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 {
 	struct count_ctx *cc = ctx;
 	if (ranked)
@@ -148,6 +148,16 @@ static int check_index(struct vctx *c)
 		if (want.len != kn || memcmp(want.b, k, kn) != 0)
 			problem(c, "rank-index entry for run", &run, "store-index",
 				"disagrees with the run record (group, value or observedAt changed)");
+		/* its copy of the record (none in an entry written before the index held one) */
+		size_t vn;
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		struct kx_buf raw = { 0 };
+		key_digest(&want, T_RUN, &run);
+		if (vn && (get_raw(c->s, c->s->ro, want.b, want.len, &raw) < 0 || raw.len != vn ||
+			   memcmp(raw.ptr, val, vn) != 0))
+			problem(c, "rank-index entry for run", &run, "store-index",
+				"holds a copy of the run record that differs from the record");
+		kx_buf_release(&raw);
 	}
 	if (r == 0)
 		r = scan_status(&sc);

@@ -902,14 +902,12 @@ static int digest_cmp_idx(const void *x, const void *y, void *arg)
 }
 
 struct collect {
-	struct kx_tree *t;
-	struct kx_view *v;
 	struct kx_run_rec *runs;
 	size_t len, cap;
 	uint32_t ranked;
 };
 
-static int collect_run(void *ctx, const struct kx_digest *run, bool ranked)
+static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 {
 	struct collect *c = ctx;
 	if (c->len == c->cap) {
@@ -920,10 +918,7 @@ static int collect_run(void *ctx, const struct kx_digest *run, bool ranked)
 		c->runs = r;
 		c->cap = n;
 	}
-	int r = get_run(c->t, c->v, run, &c->runs[c->len]);
-	if (r < 0)
-		return r == -ENOENT ? -EIO : r;
-	c->len++;
+	c->runs[c->len++] = *run;
 	c->ranked += ranked;
 	return 0;
 }
@@ -940,7 +935,7 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 	x->group = *g;
 	x->stamp = stamp;
 	x->refs = 1;
-	struct collect c = { t, v, NULL, 0, 0, 0 };
+	struct collect c = { NULL, 0, 0, 0 };
 	int r = kx_store_group_runs(t->s, v, &g->key, collect_run, &c);
 	x->runs = c.runs;
 	x->len = c.len;

@@ -7,6 +7,10 @@
  * usage: cli-corrupt STORE doc      edit the spec of the first stored document ('D' + digest):
  *                                   still JSON, but no longer hashing to its key
  *        cli-corrupt STORE index    delete the first rank-index entry ('I' + group + … + run)
+ *        cli-corrupt STORE index-copy  change a byte of the first rank-index entry's copy of its
+ *                                   run record (the entry's value)
+ *        cli-corrupt STORE bare-index  empty every rank-index entry's value, as a store written
+ *                                   before the index held the records (prints how many)
  *        cli-corrupt STORE source   delete the first source-index entry ('S' source \0 externalId)
  *        cli-corrupt STORE waiting  delete the first waiting-index entry ('W' document run)
  *        cli-corrupt STORE schema1  make it a store of schema 1: no 'W' entries at all, and
@@ -28,13 +32,14 @@ static void hex(const char *k, size_t n)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: cli-corrupt STORE doc|index|source|waiting|schema1\n");
+		fprintf(stderr, "usage: cli-corrupt STORE doc|index|index-copy|bare-index|source|waiting|schema1\n");
 		return 2;
 	}
 	char tag;
 	if (strcmp(argv[2], "doc") == 0)
 		tag = 'D';
-	else if (strcmp(argv[2], "index") == 0)
+	else if (strcmp(argv[2], "index") == 0 || strcmp(argv[2], "index-copy") == 0 ||
+		 strcmp(argv[2], "bare-index") == 0)
 		tag = 'I';
 	else if (strcmp(argv[2], "source") == 0)
 		tag = 'S';
@@ -73,6 +78,19 @@ int main(int argc, char **argv)
 		if (!err)
 			printf("%lu\n", removed);
 		status = err ? 2 : 0;
+	} else if (strcmp(argv[2], "bare-index") == 0) {
+		unsigned long emptied = 0;
+		for (; !err && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+			size_t kn;
+			const char *k = rocksdb_iter_key(it, &kn);
+			if (kn == 0 || k[0] != 'I')
+				break;
+			rocksdb_put(db, wo, k, kn, "", 0, &err);
+			emptied++;
+		}
+		if (!err)
+			printf("%lu\n", emptied);
+		status = err ? 2 : emptied ? 0 : 1;
 	} else if (rocksdb_iter_valid(it)) {
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(it, &kn);
@@ -92,6 +110,16 @@ int main(int argc, char **argv)
 					memcpy(nv + at, ins, sizeof(ins) - 1);
 					memcpy(nv + at + sizeof(ins) - 1, v + at, vn - at);
 					rocksdb_put(db, wo, key, kn, nv, nn, &err);
+					free(nv);
+					status = err ? 2 : 0;
+				}
+			} else if (strcmp(argv[2], "index-copy") == 0) {
+				if (vn > 0) {
+					/* the last byte: the end of the implementation's family name */
+					char *nv = malloc(vn);
+					memcpy(nv, v, vn);
+					nv[vn - 1] ^= 1;
+					rocksdb_put(db, wo, key, kn, nv, vn, &err);
 					free(nv);
 					status = err ? 2 : 0;
 				}

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `kindex verify` on a store damaged on purpose (tests/integration/cli-corrupt.c writes to the
 # RocksDB directory behind kindex's back): a document that no longer hashes to its key, a missing
-# rank-index entry, a missing source-index entry, a missing waiting-index entry. Each must be caught: exit 1 and a line that
+# rank-index entry or one whose copy of the run record differs, a missing source-index entry, a
+# missing waiting-index entry. Each must be caught: exit 1 and a line that
 # names the record and the problem. The undamaged store verifies clean.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
@@ -14,7 +15,7 @@ expect 0 "$KINDEX" --store good verify
 check "the imported store verifies clean" contains out "no problems"
 records=$(grep -oE '[0-9]+ records' out | cut -d' ' -f1)
 
-for damage in doc index source; do
+for damage in doc index index-copy source; do
 	cp -a good "$damage"
 	expect 0 "$KX_CORRUPT" "$damage" "$damage"
 	key=$(cat out)
@@ -34,6 +35,10 @@ for damage in doc index source; do
 		check "a missing rank-index entry: named for its run" contains err "run sha256:$run: store-index: the rank index has no entry for it"
 		check "... and the group's counts disagree" contains err "group sha256:$group: store-count"
 		;;
+	index-copy)
+		check "a rank-index entry whose copy of the record differs: named for its run" \
+			contains err "run sha256:${key: -64}: store-index: holds a copy of the run record that differs"
+		;;
 	source)
 		check "a missing source-index entry: named" contains err "store-index: the source index has no entry for liger-kernel-bench"
 		;;
@@ -43,6 +48,18 @@ for damage in doc index source; do
 done
 expect 0 "$KINDEX" --store good verify
 check "the original is still clean, with the same record count" contains out "$records records verified, no problems"
+
+# A store written before the rank index held a copy of each run's record: read as it is, each
+# record from the run's own key, the same tree.
+cp -a good bare
+expect 0 "$KX_CORRUPT" bare bare-index
+check "the rank index had entries to empty ($(cat out))" grep -qE '^[1-9][0-9]*$' out
+expect 0 "$KINDEX" --store bare verify
+check "a store whose rank index holds no records verifies clean" contains out "no problems"
+expect 0 "$KINDEX" -q --store good export good.tree
+expect 0 "$KINDEX" -q --store bare export bare.tree
+check "... and exports the same tree, byte for byte (but the README, which names the store)" \
+	diff -r -x README good.tree bare.tree
 
 # A run that names its workload by digest only (a published record may) waits for that document
 # in the 'W' index, which is how a mount finds the runs a late document completes.

@@ -67,12 +67,12 @@ struct fixture {
 	struct kx_json *workload_doc;
 };
 
-static int collect(void *ctx, const struct kx_digest *run, bool ranked)
+static int collect(void *ctx, const struct kx_run_rec *run, bool ranked)
 {
 	struct fixture *f = ctx;
-	if (f->n < 8 && kx_store_get_run(f->s, NULL, run, &f->runs[f->n]) == 0) {
+	if (f->n < 8) {
+		f->runs[f->n++] = *run;
 		f->ranked += ranked;
-		f->n++;
 	}
 	return 0;
 }

@@ -97,11 +97,11 @@ struct order {
 	size_t n;
 };
 
-static int collect(void *ctx, const struct kx_digest *run, bool ranked)
+static int collect(void *ctx, const struct kx_run_rec *run, bool ranked)
 {
 	struct order *o = ctx;
 	if (o->n < 32) {
-		o->run[o->n] = *run;
+		o->run[o->n] = run->run;
 		o->ranked[o->n] = ranked;
 	}
 	o->n++;
