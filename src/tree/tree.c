@@ -406,11 +406,26 @@ static bool node_get(struct kx_tree *t, uint64_t ino, struct kx_node *ret)
 	return hit;
 }
 
-static int get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_run_rec *ret)
+static size_t run_slot_of(struct kx_tree *t, const struct kx_digest *d)
 {
 	uint64_t key;
 	memcpy(&key, d->b, sizeof(key));
-	size_t i = slot_of(key, t->nruns);
+	return slot_of(key, t->nruns);
+}
+
+/* Keep a run record read from the store (a run never changes once stored). */
+static void run_put(struct kx_tree *t, const struct kx_run_rec *rec)
+{
+	size_t i = run_slot_of(t, &rec->run);
+	pthread_mutex_lock(&t->lock);
+	t->runs[i].used = true;
+	t->runs[i].rec = *rec;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static int get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_run_rec *ret)
+{
+	size_t i = run_slot_of(t, d);
 	pthread_mutex_lock(&t->lock);
 	const struct run_slot *x = &t->runs[i];
 	bool hit = x->used && kx_digest_equal(&x->rec.run, d) && (!v || x->rec.generation <= kx_view_generation(v));
@@ -422,10 +437,7 @@ static int get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	int r = kx_store_get_run(t->s, v, d, ret);
 	if (r < 0)
 		return r;
-	pthread_mutex_lock(&t->lock);
-	t->runs[i].used = true;
-	t->runs[i].rec = *ret;
-	pthread_mutex_unlock(&t->lock);
+	run_put(t, ret);
 	return 0;
 }
 
@@ -902,6 +914,7 @@ static int digest_cmp_idx(const void *x, const void *y, void *arg)
 }
 
 struct collect {
+	struct kx_tree *t;
 	struct kx_run_rec *runs;
 	size_t len, cap;
 	uint32_t ranked;
@@ -920,6 +933,7 @@ static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 	}
 	c->runs[c->len++] = *run;
 	c->ranked += ranked;
+	run_put(c->t, run); /* its run directory, listed next, needs it again */
 	return 0;
 }
 
@@ -935,7 +949,7 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 	x->group = *g;
 	x->stamp = stamp;
 	x->refs = 1;
-	struct collect c = { NULL, 0, 0, 0 };
+	struct collect c = { t, NULL, 0, 0, 0 };
 	int r = kx_store_group_runs(t->s, v, &g->key, collect_run, &c);
 	x->runs = c.runs;
 	x->len = c.len;
