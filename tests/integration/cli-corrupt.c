@@ -18,6 +18,7 @@
  * Prints the key it changed (hex) and exits 0; 1 when there was nothing to change; 2 on errors.
  */
 #include <rocksdb/c.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,25 @@ static void hex(const char *k, size_t n)
 	for (size_t i = 0; i < n; i++)
 		printf("%02x", (unsigned char)k[i]);
 	printf("\n");
+}
+
+/* From the iterator on, delete each entry tagged `tag` or (`empty`) empty its value; how many. */
+static unsigned long each_tagged(rocksdb_t *db, rocksdb_writeoptions_t *wo, rocksdb_iterator_t *it, char tag,
+				 bool empty, char **err)
+{
+	unsigned long n = 0;
+	for (; !*err && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(it, &kn);
+		if (kn == 0 || k[0] != tag)
+			break;
+		if (empty)
+			rocksdb_put(db, wo, k, kn, "", 0, err);
+		else
+			rocksdb_delete(db, wo, k, kn, err);
+		n++;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -63,15 +83,7 @@ int main(int argc, char **argv)
 	rocksdb_iter_seek(it, &tag, 1);
 	int status = 1;
 	if (strcmp(argv[2], "schema1") == 0) {
-		unsigned long removed = 0;
-		for (; !err && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
-			size_t kn;
-			const char *k = rocksdb_iter_key(it, &kn);
-			if (kn == 0 || k[0] != 'W')
-				break;
-			rocksdb_delete(db, wo, k, kn, &err);
-			removed++;
-		}
+		unsigned long removed = each_tagged(db, wo, it, 'W', false, &err);
 		static const char key[] = "\0schema", old[] = "kindexfs-store 1";
 		if (!err)
 			rocksdb_put(db, wo, key, sizeof(key) - 1, old, sizeof(old) - 1, &err);
@@ -79,15 +91,7 @@ int main(int argc, char **argv)
 			printf("%lu\n", removed);
 		status = err ? 2 : 0;
 	} else if (strcmp(argv[2], "bare-index") == 0) {
-		unsigned long emptied = 0;
-		for (; !err && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
-			size_t kn;
-			const char *k = rocksdb_iter_key(it, &kn);
-			if (kn == 0 || k[0] != 'I')
-				break;
-			rocksdb_put(db, wo, k, kn, "", 0, &err);
-			emptied++;
-		}
+		unsigned long emptied = each_tagged(db, wo, it, 'I', true, &err);
 		if (!err)
 			printf("%lu\n", emptied);
 		status = err ? 2 : emptied ? 0 : 1;
