@@ -631,9 +631,9 @@ int scan_status(struct scan *sc)
 
 /*
  * Every key `tag` + `d` + …, of exactly `keylen` bytes (any other length is damage: -EIO), in key
- * order; fn gets the key and the digest its last 32 bytes hold (the run, in both indexes).
+ * order; fn gets the key, the digest its last 32 bytes hold (the run, in both indexes) and the
+ * entry's value (vn bytes).
  */
-/* val: the entry's value (vn bytes) */
 typedef int (*digest_key_fn)(void *ctx, const unsigned char *key, const struct kx_digest *last, const char *val,
 			     size_t vn);
 
