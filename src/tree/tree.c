@@ -56,6 +56,13 @@ bool kx_tree_ino_linked(uint64_t ino)
 	return ino >> 59 == KX_NODE_DOC && (ino >> 55 & 15) != 0; /* KX_NODE_DOC_FILE's */
 }
 
+/* The node type and file an inode number carries (its top 9 bits; the rest is the digest's 55). */
+static void ino_kind(uint64_t ino, struct kx_node *n)
+{
+	n->type = (uint8_t)(ino >> 59);
+	n->file = (uint8_t)((ino >> 55) & 15);
+}
+
 static bool ino_in_runs(uint64_t ino)
 {
 	return ino >> 59 == KX_NODE_RUNS_RUN || ino >> 59 == KX_NODE_RUNS_FILE;
@@ -77,8 +84,7 @@ bool kx_tree_ino_of_run(uint64_t ino, const struct kx_node *run, struct kx_node 
 	if (!ino_in_runs(ino) || run->type != KX_NODE_RUNS_RUN)
 		return false;
 	struct kx_node n = *run;
-	n.type = (uint8_t)(ino >> 59);
-	n.file = (uint8_t)(ino >> 55 & 15);
+	ino_kind(ino, &n);
 	if (kx_tree_ino(&n) != ino)
 		return false;
 	*ret = n;
@@ -1430,13 +1436,15 @@ static int sums_add(void *ctx, const char *name, const struct kx_node *n)
 	return r;
 }
 
-/* Run x's SHA256SUMS (its group's stamp `stamp`) into out, or its size alone (out NULL). */
+/* Run x's SHA256SUMS (its group's stamp `stamp`) into out, or its size alone (out NULL; ret_size
+ * NULL when only the bytes are wanted). */
 static int run_sums(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int64_t stamp,
 		    struct kx_buf *out, uint64_t *ret_size)
 {
 	struct sums s = { .t = t, .v = v, .out = out, .stamp = stamp };
 	int r = run_files_of(t, v, KX_NODE_RUN, x, sums_add, &s);
-	*ret_size = s.size;
+	if (ret_size)
+		*ret_size = s.size;
 	return r;
 }
 
@@ -1454,17 +1462,16 @@ static int group_sums(struct kx_tree *t, struct kx_view *v, const struct gctx *g
 		s.dir = g->dirnames[i];
 		r = run_files_of(t, v, KX_NODE_RUN, &g->runs[i], sums_add, &s);
 	}
-	*ret_size = s.size;
+	if (ret_size)
+		*ret_size = s.size;
 	return r;
 }
 
 static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx *g, enum kx_group_file f,
 			struct kx_buf *out)
 {
-	if (f == KX_GF_SHA256SUMS) {
-		uint64_t size;
-		return group_sums(t, v, g, out, &size);
-	}
+	if (f == KX_GF_SHA256SUMS)
+		return group_sums(t, v, g, out, NULL);
 	struct kx_group_view gv;
 	group_view(g, &gv);
 	return kx_render_group_file(&gv, f, out);
@@ -1722,8 +1729,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		*ret = n;
 		return 0;
 	}
-	n.type = (uint8_t)(ino >> 59);
-	n.file = (uint8_t)((ino >> 55) & 15);
+	ino_kind(ino, &n);
 	uint8_t prefix[8];
 	uint64_t bits = (ino & BITS55) << 9;
 	for (int i = 7; i >= 0; i--) {
@@ -2108,11 +2114,10 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	}
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
-	uint64_t size;
 	if (f != KX_RF_SHA256SUMS)
 		r = kx_render_run_file(&rv.v, f, &b);
 	else
-		r = run_sums(t, v, &rv.run, stamp, &b, &size);
+		r = run_sums(t, v, &rv.run, stamp, &b, NULL);
 	runv_release(t, &rv);
 	const struct kx_content *c = NULL;
 	if (r >= 0 && !(c = cache_put(t, content_key(n), stamp, &b)))
