@@ -503,10 +503,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	} else if (r == 0 && (r = fill_entry(fs, fv, &n, &e)) == 0) {
 		if (!kx_node_is_dir(&n))
 			reader_saw_file(fuse_req_ctx(req)->pid);
-		if (fuse_reply_entry(req, &e) != 0)
+		if (fuse_reply_entry(req, &e) != 0) {
 			unref_entry(fs, &e);
-		else if (!kx_node_is_dir(&n))
+		} else if (!kx_node_is_dir(&n)) {
 			kx_fs_push_one(fs, e.ino); /* a file looked up by name is about to be opened */
+			kx_fs_looked_up_in(fs, parent); /* by a reader of a bare listing? */
+		}
 	} else {
 		reply_error(fs, req, "lookup", parent, r);
 	}
@@ -740,6 +742,56 @@ int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
 	return r == 0 && p.unknown ? -ENOENT : r;
 }
 
+#define RELIST_AHEAD 256 /* bare listings dropped after the directory a reader looks up files in */
+#define RELIST_SCAN 1024 /* entries of the parent looked at for them */
+
+/* Directory s's bare listing, if the kernel may hold one: its bit taken, its inode into todo. */
+static void take_bare(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *s, uint64_t *todo, size_t *n)
+{
+	uint64_t ino;
+	if (*n < RELIST_AHEAD && s->type < KX_NODE__FS && kx_node_is_dir(s) && kx_fs_bare_take(fs, ino = listed_ino(fs, fv, s)))
+		todo[(*n)++] = ino;
+}
+
+/*
+ * The directories after `dino` in its parent, and for a group directory among them whose listing
+ * was bare its rank directories too: a reader that looks up the files of a group's first rank
+ * directory one by one goes on to the next group's.
+ */
+int kx_fs_relist_after(struct kx_fs *fs, uint64_t dino)
+{
+	struct fs_view *fv = kx_fs_view_get(fs);
+	struct kx_node dir, parent;
+	const struct kx_listing *l = NULL, *sub;
+	size_t i = 0, j, n = 0;
+	uint64_t todo[RELIST_AHEAD];
+	if (node_of(fs, fv, dino, &dir) != 0 || kx_tree_parent(fs->tree, fv->v, &dir, &parent) != 0 ||
+	    kx_dircache_get(fs->dirs, fs->tree, fv, kx_tree_ino(&parent), &parent, 0, &l, &i) != 0)
+		l = NULL;
+	bool past = false;
+	for (i = 2; l && i < l->len && !past; i++)
+		past = listed_ino(fs, fv, &l->e[i].node) == dino;
+	for (size_t end = i + RELIST_SCAN; past && i < l->len && i < end && n < RELIST_AHEAD; i++) {
+		const struct kx_node *s = &l->e[i].node;
+		size_t had = n;
+		take_bare(fs, fv, s, todo, &n);
+		if (s->type == KX_NODE_GROUP && n > had && /* find listed it, and its rank directories */
+		    kx_dircache_get(fs->dirs, fs->tree, fv, listed_ino(fs, fv, s), s, 0, &sub, &j) == 0) {
+			for (j = 2; j < sub->len; j++)
+				take_bare(fs, fv, &sub->e[j].node, todo, &n);
+			kx_dircache_put(fs->dirs, sub);
+		}
+	}
+	if (l)
+		kx_dircache_put(fs->dirs, l);
+	kx_fs_view_put(fs, fv);
+	/* like a store, with no view held: the kernel drops the listing's pages and the attributes */
+	for (size_t k = 0; k < n; k++)
+		if (kx_fs_gone(fuse_lowlevel_notify_inval_inode(fs->se, todo[k], 0, 0)))
+			return -ENOTCONN;
+	return (int)n;
+}
+
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	if (kx_ino_in_inbox(ino)) {
@@ -768,6 +820,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (r == 0 && (!(buf = malloc(size)) || !(refs = malloc((size / 128 + 1) * sizeof(*refs)))))
 		r = -ENOMEM;
 	bool file_attrs = reader_lists(fuse_req_ctx(req)->pid, off == 0 && fs->pusher ? ino : 0) && plus;
+	bool bare = false; /* a file's entry left out (kx_fs_listed_bare) */
 	for (; r == 0 && i < l->len; i++) {
 		const struct kx_dirent *d = &l->e[i];
 		off_t next = kx_dircache_offset(l, i + 1);
@@ -779,6 +832,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			struct fuse_entry_param e;
 			/* "." and ".." are named, never linked (the kernel ignores them); files see above */
 			bool name_only = i < 2 || (!file_attrs && !kx_node_is_dir(&d->node));
+			bare |= i >= 2 && name_only && d->node.type < KX_NODE__FS;
 			if (d->node.type >= KX_NODE__FS) {
 				kx_inbox_root_entry(fs, &e); /* /inbox: a fixed inode, no reference to count */
 			} else if (name_only || fill_entry(fs, fv, &d->node, &e) < 0) {
@@ -797,6 +851,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			need = fuse_add_direntry(req, buf + used, size - used, d->name, &st, next);
 			if (need > size - used)
 				break;
+			bare |= i >= 2 && S_ISREG(st.st_mode);
 		}
 		used += need;
 	}
@@ -807,6 +862,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		while (nrefs)
 			unref_ino(fs, refs[--nrefs]); /* the kernel never saw them */
 		push = false;
+	} else if (r == 0 && bare) {
+		kx_fs_listed_bare(fs, ino);
 	}
 	if (r != 0)
 		reply_error(fs, req, plus ? "readdirplus" : "readdir", ino, r);

@@ -46,6 +46,7 @@
 #define TRIES 9          /* stores of a file looked up while the kernel answers ENOENT, */
 #define LATER 32         /* for at most this many files at a time */
 #define SHARED_SLOTS 4096 /* documents' files remembered as stored */
+#define BARE_BITS (1u << 22) /* directories whose listing went without its files' entries (512 KiB) */
 
 struct kx_pusher {
 	struct kx_fs *fs;
@@ -59,6 +60,7 @@ struct kx_pusher {
 	struct {
 		uint64_t dir, ino; /* dir 0: file ino alone */
 		unsigned tries;    /* stores of file ino that answered ENOENT so far */
+		bool relist;       /* not a push: kx_fs_relist_after(dir) */
 	} q[QUEUE];
 	unsigned nlater;     /* files to try again, each once it is due */
 	struct {
@@ -66,7 +68,7 @@ struct kx_pusher {
 		unsigned tries;
 		struct timespec due;
 	} later[LATER];
-	unsigned long requests, files, dropped, retried, early; /* for -d */
+	unsigned long requests, files, dropped, retried, early, relisted; /* for -d */
 	/*
 	 * Held by the one worker pushing before it answers (kx_fs_push_now). One at most: a store
 	 * waits for its page's lock, which a READ holds until a worker answers it — one worker
@@ -74,6 +76,7 @@ struct kx_pusher {
 	 */
 	pthread_mutex_t now;
 	uint64_t shared[SHARED_SLOTS]; /* documents' files stored (kx_pushed_shared); atomic */
+	uint64_t bare[BARE_BITS / 64]; /* kx_fs_listed_bare, by a hash of the inode number; atomic */
 };
 
 /*
@@ -92,8 +95,8 @@ static void gather(struct kx_pusher *p)
 	p->gathering = false;
 }
 
-/* Queue a push; p->lock held. */
-static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries)
+/* Queue a push (or a relisting); p->lock held. */
+static void queue_job(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries, bool relist)
 {
 	if (p->len == QUEUE) {
 		p->dropped++;
@@ -103,7 +106,13 @@ static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned trie
 	p->q[tail].dir = dir;
 	p->q[tail].ino = ino;
 	p->q[tail].tries = tries;
+	p->q[tail].relist = relist;
 	p->dirs += dir != 0;
+}
+
+static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries)
+{
+	queue_job(p, dir, ino, tries, false);
 }
 
 /* File ino's store answered ENOENT for the tries-th time: try it again later, if at all. */
@@ -175,14 +184,21 @@ static void *pusher_main(void *arg)
 			break;
 		uint64_t dir = p->q[p->head].dir, ino = p->q[p->head].ino;
 		unsigned tries = p->q[p->head].tries;
+		bool relist = p->q[p->head].relist;
 		p->head = (p->head + 1) % QUEUE;
 		p->len--;
 		p->dirs -= dir != 0;
 		pthread_mutex_unlock(&p->lock);
-		int n = dir ? kx_fs_push_dir(p->fs, dir, ino, NULL) : kx_fs_push_file(p->fs, ino);
+		int n = relist ? kx_fs_relist_after(p->fs, dir)
+			: dir  ? kx_fs_push_dir(p->fs, dir, ino, NULL)
+			       : kx_fs_push_file(p->fs, ino);
 		pthread_mutex_lock(&p->lock);
 		if (n == -ENOTCONN) /* the connection is gone: unmounting */
 			break;
+		if (relist) {
+			p->relisted += n > 0 ? (unsigned long)n : 0;
+			continue;
+		}
 		if (n == -ENOENT)
 			try_later(p, ino, tries + 1);
 		tally(p, n);
@@ -227,8 +243,8 @@ void kx_pusher_stop(struct kx_fs *fs)
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu directories whole as their listing was answered, %lu tried again, %lu dropped: no room)",
-			p->files, p->requests, p->early, p->retried, p->dropped);
+	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu directories whole as their listing was answered, %lu tried again, %lu dropped: no room); %lu listings without files' entries dropped from the kernel's cache",
+			p->files, p->requests, p->early, p->retried, p->dropped, p->relisted);
 	pusher_free(p);
 	fs->pusher = NULL;
 }
@@ -303,4 +319,44 @@ void kx_pushed_set(struct kx_fs *fs, uint64_t ino, bool stored)
 		__atomic_store_n(slot, ino, __ATOMIC_RELAXED);
 	else
 		__atomic_compare_exchange_n(slot, &ino, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* The bit of directory `dir` in the table of bare listings. */
+static uint64_t *bare_word(struct kx_pusher *p, uint64_t dir, uint64_t *bit)
+{
+	uint64_t h = dir * 0x9e3779b97f4a7c15ull >> 40; /* the high bits: inode numbers share low ones */
+	*bit = 1ull << (h % 64);
+	return &p->bare[(h / 64) % (BARE_BITS / 64)];
+}
+
+void kx_fs_listed_bare(struct kx_fs *fs, uint64_t dir)
+{
+	struct kx_pusher *p = fs->pusher;
+	uint64_t bit;
+	if (p) {
+		uint64_t *w = bare_word(p, dir, &bit);
+		if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
+			__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+	}
+}
+
+bool kx_fs_bare_take(struct kx_fs *fs, uint64_t dir)
+{
+	struct kx_pusher *p = fs->pusher;
+	uint64_t bit;
+	if (!p)
+		return false;
+	uint64_t *w = bare_word(p, dir, &bit);
+	return (__atomic_load_n(w, __ATOMIC_RELAXED) & bit) && (__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED) & bit);
+}
+
+void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir)
+{
+	struct kx_pusher *p = fs->pusher;
+	if (!p || !kx_fs_bare_take(fs, dir))
+		return; /* its listing had its files' entries, or this was said already */
+	pthread_mutex_lock(&p->lock);
+	queue_job(p, dir, 0, 0, true);
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
 }
