@@ -701,20 +701,33 @@ static int push_flush(struct kx_fs *fs, struct pushing *p)
 	return r == -ENOTCONN ? r : stored;
 }
 
+/* Directory dir's listing (inode number ino) from its start, to kx_dircache_put; NULL if it is
+ * gone or empty. */
+static const struct kx_listing *listing_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, const struct kx_node *dir)
+{
+	const struct kx_listing *l;
+	size_t i;
+	return kx_dircache_get(fs->dirs, fs->tree, fv, ino, dir, 0, &l, &i) == 0 ? l : NULL;
+}
+
+/* The index of the entry after the one of inode ino in l; 0 if ino is not listed. */
+static size_t listed_after(struct kx_fs *fs, struct fs_view *fv, const struct kx_listing *l, uint64_t ino)
+{
+	for (size_t i = 2; i < l->len; i++)
+		if (listed_ino(fs, fv, &l->e[i].node) == ino)
+			return i + 1;
+	return 0;
+}
+
 int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after, bool *all)
 {
 	struct pushing p = { .len = 0, .waits = all ? PUSH_WAITS : 0 };
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir;
-	const struct kx_listing *l = NULL;
-	size_t i = 0;
+	const struct kx_listing *l = node_of(fs, fv, dino, &dir) == 0 ? listing_of(fs, fv, dino, &dir) : NULL;
+	size_t i = l && after ? listed_after(fs, fv, l, after) : 0; /* after 0: from the first file */
 	p.generation = fv->generation;
-	if (node_of(fs, fv, dino, &dir) != 0 || kx_dircache_get(fs->dirs, fs->tree, fv, dino, &dir, 0, &l, &i) != 0)
-		l = NULL; /* gone, or an empty listing */
-	bool past = false; /* after 0: from the first file, no search */
-	for (i = 0; after && l && i < l->len && !past; i++)
-		past = listed_ino(fs, fv, &l->e[i].node) == after;
-	for (i = past ? i : 2; l && i < l->len && p.len < PUSH_MAX; i++) {
+	for (i = i ? i : 2; l && i < l->len && p.len < PUSH_MAX; i++) {
 		const struct kx_node *n = &l->e[i].node;
 		if (n->type < KX_NODE__FS && !kx_node_is_dir(n))
 			push_render(fs, fv, n, listed_ino(fs, fv, n), &p);
@@ -746,11 +759,13 @@ int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
 #define RELIST_SCAN 1024 /* entries of the parent looked at for them */
 
 /* Directory s's bare listing, if the kernel may hold one: its bit taken, its inode into todo. */
-static void take_bare(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *s, uint64_t *todo, size_t *n)
+static bool take_bare(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *s, uint64_t *todo, size_t *n)
 {
 	uint64_t ino;
-	if (*n < RELIST_AHEAD && s->type < KX_NODE__FS && kx_node_is_dir(s) && kx_fs_bare_take(fs, ino = listed_ino(fs, fv, s)))
-		todo[(*n)++] = ino;
+	if (*n == RELIST_AHEAD || s->type >= KX_NODE__FS || !kx_node_is_dir(s) || !kx_fs_bare_take(fs, ino = listed_ino(fs, fv, s)))
+		return false;
+	todo[(*n)++] = ino;
+	return true;
 }
 
 /*
@@ -763,21 +778,16 @@ int kx_fs_relist_after(struct kx_fs *fs, uint64_t dino)
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node dir, parent;
 	const struct kx_listing *l = NULL, *sub;
-	size_t i = 0, j, n = 0;
+	size_t n = 0;
 	uint64_t todo[RELIST_AHEAD];
-	if (node_of(fs, fv, dino, &dir) != 0 || kx_tree_parent(fs->tree, fv->v, &dir, &parent) != 0 ||
-	    kx_dircache_get(fs->dirs, fs->tree, fv, kx_tree_ino(&parent), &parent, 0, &l, &i) != 0)
-		l = NULL;
-	bool past = false;
-	for (i = 2; l && i < l->len && !past; i++)
-		past = listed_ino(fs, fv, &l->e[i].node) == dino;
-	for (size_t end = i + RELIST_SCAN; past && i < l->len && i < end && n < RELIST_AHEAD; i++) {
+	if (node_of(fs, fv, dino, &dir) == 0 && kx_tree_parent(fs->tree, fv->v, &dir, &parent) == 0)
+		l = listing_of(fs, fv, kx_tree_ino(&parent), &parent);
+	size_t i = l ? listed_after(fs, fv, l, dino) : 0;
+	for (size_t end = i + RELIST_SCAN; i && i < l->len && i < end && n < RELIST_AHEAD; i++) {
 		const struct kx_node *s = &l->e[i].node;
-		size_t had = n;
-		take_bare(fs, fv, s, todo, &n);
-		if (s->type == KX_NODE_GROUP && n > had && /* find listed it, and its rank directories */
-		    kx_dircache_get(fs->dirs, fs->tree, fv, listed_ino(fs, fv, s), s, 0, &sub, &j) == 0) {
-			for (j = 2; j < sub->len; j++)
+		/* a group find listed: it listed its rank directories too */
+		if (take_bare(fs, fv, s, todo, &n) && s->type == KX_NODE_GROUP && (sub = listing_of(fs, fv, todo[n - 1], s))) {
+			for (size_t j = 2; j < sub->len; j++)
 				take_bare(fs, fv, &sub->e[j].node, todo, &n);
 			kx_dircache_put(fs->dirs, sub);
 		}
