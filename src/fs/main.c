@@ -41,6 +41,7 @@ enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW
 
 struct cfg {
 	char *store;
+	const char *mountpoint; /* the second operand, as given (libfuse resolves it) */
 	char *cache;
 	char *timeout;
 	char *spool;
@@ -97,6 +98,8 @@ static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			c->store = strdup(arg);
 			return 0;
 		}
+		if (c->positional == 2)
+			c->mountpoint = arg;
 		return 1;
 	default:
 		return 1;
@@ -238,7 +241,11 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 	if (fuse_opt_parse(&args, &cfg, cfg_spec, cfg_proc) < 0 || fuse_parse_cmdline(&args, &opts) != 0) {
-		fprintf(stderr, "kindexfs: invalid arguments (see kindexfs --help)\n");
+		struct stat st;
+		if (cfg.mountpoint && stat(cfg.mountpoint, &st) < 0) /* libfuse said "bad mount point" */
+			fprintf(stderr, "kindexfs: cannot mount at '%s': %s\n", cfg.mountpoint, strerror(errno));
+		else
+			fprintf(stderr, "kindexfs: invalid arguments (see kindexfs --help)\n");
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -434,6 +441,8 @@ int main(int argc, char **argv)
 	se = fuse_session_new(&args, ops, ops_size, &fs);
 	if (!se) {
 		/* libfuse printed what it did not like (an unknown -o option, usually) */
+		fprintf(stderr, "kindexfs: cannot mount at '%s': libfuse refused the options (see kindexfs --help)\n",
+			mnt_path);
 		status = EXIT_USAGE;
 		goto out;
 	}

@@ -32,6 +32,15 @@ check "allow_other without default_permissions is refused (exit $rc)" \
 "$KINDEXFS" "$store" "$mnt" -f -o cache=lots 2>"$work/e"
 rc=$?
 check "a bad cache size is refused (exit $rc)" bash -c "[ $rc = 2 ] && grep -q 'cache=lots' '$work/e'"
+"$KINDEXFS" "$store" "$work/no-such-dir" -f 2>"$work/e"
+rc=$?
+check "a missing mount point: exit 2, the error names it ($(tail -1 "$work/e"))" \
+	bash -c "[ $rc = 2 ] && grep -q \"^kindexfs: cannot mount at '$work/no-such-dir': No such file\" '$work/e'"
+"$KINDEXFS" "$store" "$mnt" -f -o no_such_option 2>"$work/e"
+rc=$?
+check "an unknown option: exit 2, the option and the mount point named ($(tail -1 "$work/e"))" \
+	bash -c "[ $rc = 2 ] && grep -q no_such_option '$work/e' && grep -q \"^kindexfs: cannot mount at '$(realpath "$mnt")'\" '$work/e'"
+check "a refused mount leaves the store unclaimed" [ ! -e "$store/kindexfs.lock" ]
 check "none of these left a mount" bash -c "! mountpoint -q '$mnt'"
 
 # ---- stat across a remount --------------------------------------------------------------------
