@@ -155,19 +155,66 @@ static int upgrade_run(void *ctx, const uint8_t key[32], const char *val, size_t
 	return 0;
 }
 
-static int upgrade_1(struct kx_store *s, const char *schema)
+/* Apply a batch of the upgrade and empty it; -EIO if RocksDB could not. */
+static int upgrade_write(struct kx_store *s, rocksdb_writebatch_t *wb)
+{
+	char *err = NULL;
+	rocksdb_write(s->db, s->wo_sync, wb, &err);
+	rocksdb_writebatch_clear(wb);
+	if (err)
+		rocksdb_free(err);
+	return err ? -EIO : 0;
+}
+
+#define UPGRADE_BATCH 4096 /* rank-index copies written at a time (a batch of 100,000 holds 30 MB) */
+
+/*
+ * Schema 2 → 3: a copy of its run's record in each rank-index entry written before the index held
+ * one, a batch at a time (a copy written twice is the same copy, so an upgrade cut short is done
+ * again at the next open, which still finds the old schema). An entry whose run is not stored is
+ * left as it is, for `kindex verify` to report.
+ */
+static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
+{
+	unsigned char p = T_INDEX;
+	struct kx_buf raw = { 0 };
+	struct scan sc;
+	int r = scan_open(&sc, s, NULL, &p, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		rocksdb_iter_value(sc.it, &vn);
+		if (vn || kn != INDEX_KEY_LEN)
+			continue;
+		struct kx_digest run;
+		struct key rk;
+		memcpy(run.b, k + kn - 32, 32);
+		key_digest(&rk, T_RUN, &run);
+		if ((r = get_raw(s, s->ro, rk.b, rk.len, &raw)) == 0)
+			rocksdb_writebatch_put(wb, k, kn, raw.ptr, raw.len);
+		else if (r == -ENOENT)
+			r = 0;
+		if (r == 0 && rocksdb_writebatch_count(wb) >= UPGRADE_BATCH)
+			r = upgrade_write(s, wb);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	kx_buf_release(&raw);
+	return r;
+}
+
+/* A store of an older schema, opened to write: what it lacks, then the schema. */
+static int upgrade(struct kx_store *s, int from, const char *schema)
 {
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 	struct upgrade u = { s, wb };
-	int r = each_record(s, NULL, T_RUN, upgrade_run, &u);
+	int r = from < 2 ? each_record(s, NULL, T_RUN, upgrade_run, &u) : 0;
+	if (r == 0)
+		r = fill_index_copies(s, wb);
 	if (r == 0) {
-		char *err = NULL;
 		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));
-		rocksdb_write(s->db, s->wo_sync, wb, &err);
-		if (err) {
-			rocksdb_free(err);
-			r = -EIO;
-		}
+		r = upgrade_write(s, wb);
 	}
 	rocksdb_writebatch_destroy(wb);
 	return r;
@@ -304,7 +351,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	char want[32];
 	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
 	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
-	s->waiting_index = true; /* but for a schema-1 store read as it is (below) */
+	s->waiting_index = s->index_copies = true; /* but for an older store read as it is (below) */
 	if (r == -ENOENT && !(flags & KX_STORE_READONLY)) {
 		unsigned char created[8];
 		put_u64(created, (uint64_t)kx_now_ns());
@@ -320,12 +367,19 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 			goto fail;
 		}
 		r = 0;
-	} else if (r == 0 && strcmp(schema.ptr, "kindexfs-store 1") == 0) {
-		/* schema 1 lacks the 'W' index, which only writers use: read as is, upgrade to write */
-		if (!(flags & KX_STORE_READONLY) && (r = upgrade_1(s, want)) < 0 &&
+	} else if (r == 0 && (strcmp(schema.ptr, "kindexfs-store 1") == 0 || strcmp(schema.ptr, "kindexfs-store 2") == 0)) {
+		/*
+		 * Schema 1 lacks the 'W' index, which only writers use; schemas 1 and 2 may have rank-index
+		 * entries without their run's record, which a reader then reads by digest. Read as is;
+		 * upgraded when opened to write.
+		 */
+		int from = schema.ptr[strlen(schema.ptr) - 1] - '0';
+		bool writable = !(flags & KX_STORE_READONLY);
+		if (writable && (r = upgrade(s, from, want)) < 0 &&
 		    asprintf(&msg, "cannot upgrade store '%s' to schema '%s': %s", dir, want, strerror(-r)) < 0)
 			msg = NULL;
-		s->waiting_index = !(flags & KX_STORE_READONLY);
+		s->waiting_index = from >= 2 || writable;
+		s->index_copies = writable;
 	} else if (r == 0 && strcmp(schema.ptr, want) != 0) {
 		r = -EPROTO;
 		if (asprintf(&msg, "store '%s' has schema '%s'; this kindex reads '%s'", dir, schema.ptr, want) < 0)

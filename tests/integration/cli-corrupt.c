@@ -9,8 +9,10 @@
  *        cli-corrupt STORE index    delete the first rank-index entry ('I' + group + … + run)
  *        cli-corrupt STORE index-copy  change a byte of the first rank-index entry's copy of its
  *                                   run record (the entry's value)
- *        cli-corrupt STORE bare-index  empty every rank-index entry's value, as a store written
- *                                   before the index held the records (prints how many)
+ *        cli-corrupt STORE bare-index  empty every rank-index entry's value and make it a store of
+ *                                   schema 2, as one written before the index held the records
+ *                                   (prints how many)
+ *        cli-corrupt STORE index-nocopy  empty the first rank-index entry's value only
  *        cli-corrupt STORE source   delete the first source-index entry ('S' source \0 externalId)
  *        cli-corrupt STORE waiting  delete the first waiting-index entry ('W' document run)
  *        cli-corrupt STORE schema1  make it a store of schema 1: no 'W' entries at all, and
@@ -52,14 +54,14 @@ static unsigned long each_tagged(rocksdb_t *db, rocksdb_writeoptions_t *wo, rock
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: cli-corrupt STORE doc|index|index-copy|bare-index|source|waiting|schema1\n");
+		fprintf(stderr, "usage: cli-corrupt STORE doc|index|index-copy|index-nocopy|bare-index|source|waiting|schema1\n");
 		return 2;
 	}
 	char tag;
 	if (strcmp(argv[2], "doc") == 0)
 		tag = 'D';
 	else if (strcmp(argv[2], "index") == 0 || strcmp(argv[2], "index-copy") == 0 ||
-		 strcmp(argv[2], "bare-index") == 0)
+		 strcmp(argv[2], "index-nocopy") == 0 || strcmp(argv[2], "bare-index") == 0)
 		tag = 'I';
 	else if (strcmp(argv[2], "source") == 0)
 		tag = 'S';
@@ -82,16 +84,20 @@ int main(int argc, char **argv)
 	rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
 	rocksdb_iter_seek(it, &tag, 1);
 	int status = 1;
+	static const char schema_key[] = "\0schema";
 	if (strcmp(argv[2], "schema1") == 0) {
 		unsigned long removed = each_tagged(db, wo, it, 'W', false, &err);
-		static const char key[] = "\0schema", old[] = "kindexfs-store 1";
+		static const char old[] = "kindexfs-store 1";
 		if (!err)
-			rocksdb_put(db, wo, key, sizeof(key) - 1, old, sizeof(old) - 1, &err);
+			rocksdb_put(db, wo, schema_key, sizeof(schema_key) - 1, old, sizeof(old) - 1, &err);
 		if (!err)
 			printf("%lu\n", removed);
 		status = err ? 2 : 0;
 	} else if (strcmp(argv[2], "bare-index") == 0) {
 		unsigned long emptied = each_tagged(db, wo, it, 'I', true, &err);
+		static const char old[] = "kindexfs-store 2";
+		if (!err)
+			rocksdb_put(db, wo, schema_key, sizeof(schema_key) - 1, old, sizeof(old) - 1, &err);
 		if (!err)
 			printf("%lu\n", emptied);
 		status = err ? 2 : emptied ? 0 : 1;
@@ -115,6 +121,11 @@ int main(int argc, char **argv)
 					memcpy(nv + at + sizeof(ins) - 1, v + at, vn - at);
 					rocksdb_put(db, wo, key, kn, nv, nn, &err);
 					free(nv);
+					status = err ? 2 : 0;
+				}
+			} else if (strcmp(argv[2], "index-nocopy") == 0) {
+				if (vn > 0) {
+					rocksdb_put(db, wo, key, kn, "", 0, &err);
 					status = err ? 2 : 0;
 				}
 			} else if (strcmp(argv[2], "index-copy") == 0) {

@@ -15,7 +15,7 @@ expect 0 "$KINDEX" --store good verify
 check "the imported store verifies clean" contains out "no problems"
 records=$(grep -oE '[0-9]+ records' out | cut -d' ' -f1)
 
-for damage in doc index index-copy source; do
+for damage in doc index index-copy index-nocopy source; do
 	cp -a good "$damage"
 	expect 0 "$KX_CORRUPT" "$damage" "$damage"
 	key=$(cat out)
@@ -39,6 +39,10 @@ for damage in doc index index-copy source; do
 		check "a rank-index entry whose copy of the record differs: named for its run" \
 			contains err "run sha256:${key: -64}: store-index: holds a copy of the run record that differs"
 		;;
+	index-nocopy)
+		check "a rank-index entry without its copy of the record: named for its run" \
+			contains err "run sha256:${key: -64}: store-index: holds no copy of the run record"
+		;;
 	source)
 		check "a missing source-index entry: named" contains err "store-index: the source index has no entry for liger-kernel-bench"
 		;;
@@ -49,17 +53,24 @@ done
 expect 0 "$KINDEX" --store good verify
 check "the original is still clean, with the same record count" contains out "$records records verified, no problems"
 
-# A store written before the rank index held a copy of each run's record: read as it is, each
-# record from the run's own key, the same tree.
+# A store of schema 2, written before the rank index held a copy of each run's record: read as it
+# is, each record from the run's own key, the same tree; given the copies when opened to write.
 cp -a good bare
 expect 0 "$KX_CORRUPT" bare bare-index
 check "the rank index had entries to empty ($(cat out))" grep -qE '^[1-9][0-9]*$' out
 expect 0 "$KINDEX" --store bare verify
-check "a store whose rank index holds no records verifies clean" contains out "no problems"
+check "a schema-2 store whose rank index holds no records verifies clean" contains out "no problems"
 expect 0 "$KINDEX" -q --store good export good.tree
 expect 0 "$KINDEX" -q --store bare export bare.tree
 check "... and exports the same tree, byte for byte (but the README, which names the store)" \
 	diff -r -x README good.tree bare.tree
+expect 0 "$KINDEX" --store bare import liger "$csv"
+expect 0 "$KINDEX" --store bare verify
+check "opened to write (an import that adds nothing), it verifies clean" contains out "$records records verified, no problems"
+expect 0 "$KX_CORRUPT" bare index-nocopy
+expect 1 "$KINDEX" --store bare verify
+check "... as a store of the new schema, with every copy: emptying one is a problem" \
+	contains err "store-index: holds no copy of the run record"
 
 # A run that names its workload by digest only (a published record may) waits for that document
 # in the 'W' index, which is how a mount finds the runs a late document completes.
