@@ -22,7 +22,7 @@
 
 #include "kx/manifest.h"
 
-#define KX_STORE_SCHEMA 3
+#define KX_STORE_SCHEMA 2
 #define KX_NAME_MAX 136 /* slugs and names stored in records, NUL included */
 
 struct kx_store;

@@ -4,11 +4,12 @@
  *
  *   "\0schema"                         "kindexfs-store <n>"
  *   "\0gen" "\0changed" "\0created"   u64 generation, i64 last commit, i64 kindex init (ns), big-endian
+ *   "\0index-copies"                  "" — every 'I' entry's value is its run's record (below)
  *   "\0count/runs|docs|groups"         u64
  *   'D' digest[32]                     document: JCS of the whole document as first stored
  *   'R' digest[32]                     run record (below)
  *   'G' key[32]                        group record
- *   'I' group[32] class[1] value[8] observed[8] run[32]   "" — the ranking, in key order
+ *   'I' group[32] class[1] value[8] observed[8] run[32]   run record — the ranking, in key order
  *   'S' source '\0' externalId         run digest[32]
  *   'T' kernel '\0' pass '\0' gpu '\0' workload-slug '\0' workload[32]   group key[32] cut[1]
  *   'M' directory path                 i64 mtime (ns)
@@ -30,6 +31,7 @@
 #define K_GEN "\0gen"
 #define K_CHANGED "\0changed"
 #define K_CREATED "\0created"
+#define K_INDEX_COPIES "\0index-copies" /* present: every 'I' entry holds its run's record */
 #define K_COUNT_RUNS "\0count/runs"
 #define K_COUNT_DOCS "\0count/docs"
 #define K_COUNT_GROUPS "\0count/groups"

@@ -169,10 +169,10 @@ static int upgrade_write(struct kx_store *s, rocksdb_writebatch_t *wb)
 #define UPGRADE_BATCH 4096 /* rank-index copies written at a time (a batch of 100,000 holds 30 MB) */
 
 /*
- * Schema 2 → 3: a copy of its run's record in each rank-index entry written before the index held
- * one, a batch at a time (a copy written twice is the same copy, so an upgrade cut short is done
- * again at the next open, which still finds the old schema). An entry whose run is not stored is
- * left as it is, for `kindex verify` to report.
+ * A copy of its run's record in each rank-index entry written before the index held one, a batch at
+ * a time (a copy written twice is the same copy, so an upgrade cut short is done again at the next
+ * open, which still finds no K_INDEX_COPIES). An entry whose run is not stored is left as it is,
+ * for `kindex verify` to report.
  */
 static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
 {
@@ -204,7 +204,8 @@ static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
 	return r;
 }
 
-/* A store of an older schema, opened to write: what it lacks, then the schema. */
+/* A store written by an older kindex, opened to write: what it lacks, then the keys that say it no
+ * longer lacks it. */
 static int upgrade(struct kx_store *s, int from, const char *schema)
 {
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
@@ -213,6 +214,7 @@ static int upgrade(struct kx_store *s, int from, const char *schema)
 	if (r == 0)
 		r = fill_index_copies(s, wb);
 	if (r == 0) {
+		rocksdb_writebatch_put(wb, KEYLIT(K_INDEX_COPIES), "", 0);
 		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));
 		r = upgrade_write(s, wb);
 	}
@@ -352,10 +354,13 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
 	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
 	s->waiting_index = s->index_copies = true; /* but for an older store read as it is (below) */
-	if (r == -ENOENT && !(flags & KX_STORE_READONLY)) {
+	bool writable = !(flags & KX_STORE_READONLY);
+	if (r == -ENOENT && writable) {
 		unsigned char created[8];
 		put_u64(created, (uint64_t)kx_now_ns());
 		rocksdb_put(s->db, s->wo_sync, KEYLIT(K_CREATED), (const char *)created, 8, &err);
+		if (!err)
+			rocksdb_put(s->db, s->wo_sync, KEYLIT(K_INDEX_COPIES), "", 0, &err);
 		if (!err)
 			rocksdb_put(s->db, s->wo_sync, KEYLIT(K_SCHEMA), want, strlen(want), &err);
 		if (err) {
@@ -367,19 +372,19 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 			goto fail;
 		}
 		r = 0;
-	} else if (r == 0 && (strcmp(schema.ptr, "kindexfs-store 1") == 0 || strcmp(schema.ptr, "kindexfs-store 2") == 0)) {
+	} else if (r == 0 && (strcmp(schema.ptr, "kindexfs-store 1") == 0 || strcmp(schema.ptr, want) == 0)) {
 		/*
-		 * Schema 1 lacks the 'W' index, which only writers use; schemas 1 and 2 may have rank-index
-		 * entries without their run's record, which a reader then reads by digest. Read as is;
-		 * upgraded when opened to write.
+		 * Written by an older kindex: schema 1 lacks the 'W' index, which only writers use; a store
+		 * without K_INDEX_COPIES may have rank-index entries without their run's record, which a
+		 * reader then reads by digest. Read as it is; upgraded when opened to write.
 		 */
-		int from = schema.ptr[strlen(schema.ptr) - 1] - '0';
-		bool writable = !(flags & KX_STORE_READONLY);
-		if (writable && (r = upgrade(s, from, want)) < 0 &&
+		int from = strcmp(schema.ptr, want) == 0 ? KX_STORE_SCHEMA : 1;
+		bool copies = get_raw(s, s->ro, KEYLIT(K_INDEX_COPIES), NULL) == 0;
+		if (writable && (from < KX_STORE_SCHEMA || !copies) && (r = upgrade(s, from, want)) < 0 &&
 		    asprintf(&msg, "cannot upgrade store '%s' to schema '%s': %s", dir, want, strerror(-r)) < 0)
 			msg = NULL;
-		s->waiting_index = from >= 2 || writable;
-		s->index_copies = writable;
+		s->waiting_index = from == KX_STORE_SCHEMA || writable;
+		s->index_copies = copies || writable;
 	} else if (r == 0 && strcmp(schema.ptr, want) != 0) {
 		r = -EPROTO;
 		if (asprintf(&msg, "store '%s' has schema '%s'; this kindex reads '%s'", dir, schema.ptr, want) < 0)

@@ -153,8 +153,8 @@ static int check_index(struct vctx *c)
 		if (want.len != kn || memcmp(want.b, k, kn) != 0)
 			problem(c, "rank-index entry for run", &run, "store-index",
 				"disagrees with the run record (group, value or observedAt changed)");
-		/* its copy of the record (none in an entry of schema 1 or 2 written before the index
-		 * held one: such a store is upgraded when it is opened to write) */
+		/* its copy of the record (none in an entry written before the index held one: such a
+		 * store, which lacks K_INDEX_COPIES, is upgraded when it is opened to write) */
 		size_t vn;
 		const char *val = rocksdb_iter_value(sc.it, &vn);
 		if (vn && (raw.len != vn || memcmp(raw.ptr, val, vn) != 0))
@@ -162,7 +162,7 @@ static int check_index(struct vctx *c)
 				"holds a copy of the run record that differs from the record");
 		else if (!vn && c->s->index_copies)
 			problem(c, "rank-index entry for run", &run, "store-index",
-				"holds no copy of the run record (every entry of schema %d does)", KX_STORE_SCHEMA);
+				"holds no copy of the run record (this store says every entry does)");
 		kx_buf_release(&raw);
 	}
 	if (r == 0)

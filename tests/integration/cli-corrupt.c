@@ -9,9 +9,9 @@
  *        cli-corrupt STORE index    delete the first rank-index entry ('I' + group + … + run)
  *        cli-corrupt STORE index-copy  change a byte of the first rank-index entry's copy of its
  *                                   run record (the entry's value)
- *        cli-corrupt STORE bare-index  empty every rank-index entry's value and make it a store of
- *                                   schema 2, as one written before the index held the records
- *                                   (prints how many)
+ *        cli-corrupt STORE bare-index  empty every rank-index entry's value and delete
+ *                                   "\0index-copies", as in a store written before the index held
+ *                                   the records (prints how many)
  *        cli-corrupt STORE index-nocopy  empty the first rank-index entry's value only
  *        cli-corrupt STORE source   delete the first source-index entry ('S' source \0 externalId)
  *        cli-corrupt STORE waiting  delete the first waiting-index entry ('W' document run)
@@ -84,20 +84,19 @@ int main(int argc, char **argv)
 	rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
 	rocksdb_iter_seek(it, &tag, 1);
 	int status = 1;
-	static const char schema_key[] = "\0schema";
 	if (strcmp(argv[2], "schema1") == 0) {
 		unsigned long removed = each_tagged(db, wo, it, 'W', false, &err);
-		static const char old[] = "kindexfs-store 1";
+		static const char key[] = "\0schema", old[] = "kindexfs-store 1";
 		if (!err)
-			rocksdb_put(db, wo, schema_key, sizeof(schema_key) - 1, old, sizeof(old) - 1, &err);
+			rocksdb_put(db, wo, key, sizeof(key) - 1, old, sizeof(old) - 1, &err);
 		if (!err)
 			printf("%lu\n", removed);
 		status = err ? 2 : 0;
 	} else if (strcmp(argv[2], "bare-index") == 0) {
 		unsigned long emptied = each_tagged(db, wo, it, 'I', true, &err);
-		static const char old[] = "kindexfs-store 2";
+		static const char copies_key[] = "\0index-copies";
 		if (!err)
-			rocksdb_put(db, wo, schema_key, sizeof(schema_key) - 1, old, sizeof(old) - 1, &err);
+			rocksdb_delete(db, wo, copies_key, sizeof(copies_key) - 1, &err);
 		if (!err)
 			printf("%lu\n", emptied);
 		status = err ? 2 : emptied ? 0 : 1;

@@ -53,13 +53,13 @@ done
 expect 0 "$KINDEX" --store good verify
 check "the original is still clean, with the same record count" contains out "$records records verified, no problems"
 
-# A store of schema 2, written before the rank index held a copy of each run's record: read as it
-# is, each record from the run's own key, the same tree; given the copies when opened to write.
+# A store written before the rank index held a copy of each run's record: read as it is, each
+# record from the run's own key, the same tree; given the copies when opened to write.
 cp -a good bare
 expect 0 "$KX_CORRUPT" bare bare-index
 check "the rank index had entries to empty ($(cat out))" grep -qE '^[1-9][0-9]*$' out
 expect 0 "$KINDEX" --store bare verify
-check "a schema-2 store whose rank index holds no records verifies clean" contains out "no problems"
+check "a store whose rank index holds no records verifies clean" contains out "no problems"
 expect 0 "$KINDEX" -q --store good export good.tree
 expect 0 "$KINDEX" -q --store bare export bare.tree
 check "... and exports the same tree, byte for byte (but the README, which names the store)" \
@@ -69,7 +69,7 @@ expect 0 "$KINDEX" --store bare verify
 check "opened to write (an import that adds nothing), it verifies clean" contains out "$records records verified, no problems"
 expect 0 "$KX_CORRUPT" bare index-nocopy
 expect 1 "$KINDEX" --store bare verify
-check "... as a store of the new schema, with every copy: emptying one is a problem" \
+check "... and says so: emptying one copy is now a problem" \
 	contains err "store-index: holds no copy of the run record"
 
 # A run that names its workload by digest only (a published record may) waits for that document
