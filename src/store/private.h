@@ -21,7 +21,7 @@ struct kx_store {
 	char *path;
 	char *lockfile; /* written by kx_store_claim */
 	unsigned flags;
-	bool waiting_index; /* the 'W' index is complete: schema 2 and later, or upgraded at a writable open */
+	bool waiting_index; /* the 'W' index is complete: schema 2, or upgraded at a writable open */
 	bool index_copies;  /* every 'I' entry holds its run's record: K_INDEX_COPIES, or upgraded likewise */
 	/* the writer's copy of the counters (valid while it holds `writer`; loaded at open) */
 	uint64_t gen, n_runs, n_docs, n_groups;
