@@ -21,25 +21,27 @@ check "kindexfs --version names the version" bash -c "'$KINDEXFS' --version | gr
 rc=$?
 check "no operands: exit 2 with a message ($(tail -1 "$work/e"))" [ $rc = 2 ]
 mkdir -p "$mnt"
-"$KINDEXFS" "$work/nowhere" "$mnt" -f 2>"$work/e"
-rc=$?
-check "a missing store: exit 3, the error names it ($(head -1 "$work/e"))" \
-	bash -c "[ $rc = 3 ] && grep -q 'nowhere' '$work/e'"
-"$KINDEXFS" "$store" "$mnt" -f -o allow_other 2>"$work/e"
-rc=$?
-check "allow_other without default_permissions is refused (exit $rc)" \
-	bash -c "[ $rc = 2 ] && grep -q default_permissions '$work/e'"
-"$KINDEXFS" "$store" "$mnt" -f -o cache=lots 2>"$work/e"
-rc=$?
-check "a bad cache size is refused (exit $rc)" bash -c "[ $rc = 2 ] && grep -q 'cache=lots' '$work/e'"
-"$KINDEXFS" "$store" "$work/no-such-dir" -f 2>"$work/e"
-rc=$?
+# refuse ARGS…: kindexfs in the foreground, expected to refuse; its status in rc, its stderr in e
+refuse() { "$KINDEXFS" "$@" -f 2>"$work/e"; rc=$?; }
+# refused STATUS PATTERN…: it exited STATUS, and its stderr matches every PATTERN
+refused() {
+	[ "$rc" = "$1" ] || return 1
+	shift
+	local p
+	for p; do grep -q -- "$p" "$work/e" || return 1; done
+}
+refuse "$work/nowhere" "$mnt"
+check "a missing store: exit 3, the error names it ($(head -1 "$work/e"))" refused 3 nowhere
+refuse "$store" "$mnt" -o allow_other
+check "allow_other without default_permissions is refused (exit $rc)" refused 2 default_permissions
+refuse "$store" "$mnt" -o cache=lots
+check "a bad cache size is refused (exit $rc)" refused 2 'cache=lots'
+refuse "$store" "$work/no-such-dir"
 check "a missing mount point: exit 2, the error names it ($(tail -1 "$work/e"))" \
-	bash -c "[ $rc = 2 ] && grep -q \"^kindexfs: cannot mount at '$work/no-such-dir': No such file\" '$work/e'"
-"$KINDEXFS" "$store" "$mnt" -f -o no_such_option 2>"$work/e"
-rc=$?
+	refused 2 "^kindexfs: cannot mount at '$work/no-such-dir': No such file"
+refuse "$store" "$mnt" -o no_such_option
 check "an unknown option: exit 2, the option and the mount point named ($(tail -1 "$work/e"))" \
-	bash -c "[ $rc = 2 ] && grep -q no_such_option '$work/e' && grep -q \"^kindexfs: cannot mount at '$(realpath "$mnt")'\" '$work/e'"
+	refused 2 no_such_option "^kindexfs: cannot mount at '$(realpath "$mnt")'"
 check "a refused mount leaves the store unclaimed" [ ! -e "$store/kindexfs.lock" ]
 check "none of these left a mount" bash -c "! mountpoint -q '$mnt'"
 
