@@ -222,6 +222,13 @@ static int upgrade(struct kx_store *s, int from, const char *schema)
 	return r;
 }
 
+/* The schema a store says it was written in (`want` is this kindex's), if this kindex reads it:
+ * its own, or 1, which it upgrades; 0 for any other. */
+static int readable_schema(const char *schema, const char *want)
+{
+	return strcmp(schema, want) == 0 ? KX_STORE_SCHEMA : strcmp(schema, "kindexfs-store 1") == 0 ? 1 : 0;
+}
+
 /* The number of a write-ahead log's file name ("000123.log"), or 0 for any other name. */
 static unsigned long long wal_number(const char *name)
 {
@@ -355,6 +362,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
 	s->waiting_index = s->index_copies = true; /* but for an older store read as it is (below) */
 	bool writable = !(flags & KX_STORE_READONLY);
+	int from = r == 0 ? readable_schema(schema.ptr, want) : 0;
 	if (r == -ENOENT && writable) {
 		unsigned char created[8];
 		put_u64(created, (uint64_t)kx_now_ns());
@@ -372,20 +380,19 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 			goto fail;
 		}
 		r = 0;
-	} else if (r == 0 && (strcmp(schema.ptr, "kindexfs-store 1") == 0 || strcmp(schema.ptr, want) == 0)) {
+	} else if (from) {
 		/*
-		 * Written by an older kindex: schema 1 lacks the 'W' index, which only writers use; a store
-		 * without K_INDEX_COPIES may have rank-index entries without their run's record, which a
+		 * What an older kindex wrote may lack something: schema 1 the 'W' index, which only writers
+		 * use; a store without K_INDEX_COPIES the run's record in some rank-index entries, which a
 		 * reader then reads by digest. Read as it is; upgraded when opened to write.
 		 */
-		int from = strcmp(schema.ptr, want) == 0 ? KX_STORE_SCHEMA : 1;
 		bool copies = get_raw(s, s->ro, KEYLIT(K_INDEX_COPIES), NULL) == 0;
 		if (writable && (from < KX_STORE_SCHEMA || !copies) && (r = upgrade(s, from, want)) < 0 &&
 		    asprintf(&msg, "cannot upgrade store '%s' to schema '%s': %s", dir, want, strerror(-r)) < 0)
 			msg = NULL;
 		s->waiting_index = from == KX_STORE_SCHEMA || writable;
 		s->index_copies = copies || writable;
-	} else if (r == 0 && strcmp(schema.ptr, want) != 0) {
+	} else if (r == 0) {
 		r = -EPROTO;
 		if (asprintf(&msg, "store '%s' has schema '%s'; this kindex reads '%s'", dir, schema.ptr, want) < 0)
 			msg = NULL;
