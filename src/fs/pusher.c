@@ -96,7 +96,7 @@ static void gather(struct kx_pusher *p)
 }
 
 /* Queue a push (or a relisting); p->lock held. */
-static void queue_job(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries, bool relist)
+static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries, bool relist)
 {
 	if (p->len == QUEUE) {
 		p->dropped++;
@@ -108,11 +108,6 @@ static void queue_job(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned 
 	p->q[tail].tries = tries;
 	p->q[tail].relist = relist;
 	p->dirs += dir != 0;
-}
-
-static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries)
-{
-	queue_job(p, dir, ino, tries, false);
 }
 
 /* File ino's store answered ENOENT for the tries-th time: try it again later, if at all. */
@@ -146,7 +141,7 @@ static bool later_due(struct kx_pusher *p, struct timespec *next)
 			waiting = true;
 			i++;
 		} else {
-			queue(p, 0, p->later[i].ino, p->later[i].tries);
+			queue(p, 0, p->later[i].ino, p->later[i].tries, false);
 			p->later[i] = p->later[--p->nlater];
 		}
 	}
@@ -255,7 +250,7 @@ static void enqueue(struct kx_fs *fs, uint64_t dir, uint64_t ino)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	queue(p, dir, ino, 0);
+	queue(p, dir, ino, 0, false);
 	/* a batch being gathered is woken only when it is full (or a directory comes) */
 	if (!p->gathering || dir || p->len >= BATCH)
 		pthread_cond_signal(&p->wake);
@@ -356,7 +351,7 @@ void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir)
 	if (!p || !kx_fs_bare_take(fs, dir))
 		return; /* its listing had its files' entries, or this was said already */
 	pthread_mutex_lock(&p->lock);
-	queue_job(p, dir, 0, 0, true);
+	queue(p, dir, 0, 0, true);
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 }
