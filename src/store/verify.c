@@ -106,9 +106,11 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 	c->checked++;
 	struct count_ctx cc = { 0 };
 	int r = kx_store_group_runs(c->s, NULL, &g->key, count_run, &cc);
-	if (r < 0)
+	if (r == -EIO) /* an entry that does not decode: check_index names it */
+		problem(c, "group", &g->key, "store-record", "its runs cannot be listed: a rank-index entry does not decode");
+	else if (r < 0)
 		return r;
-	if (cc.ranked != g->ranked || cc.unranked != g->unranked)
+	else if (cc.ranked != g->ranked || cc.unranked != g->unranked)
 		problem(c, "group", &g->key, "store-count",
 			"the record counts %u ranked and %u unranked runs, the rank index holds %u and %u",
 			g->ranked, g->unranked, cc.ranked, cc.unranked);
@@ -143,8 +145,15 @@ static int check_index(struct vctx *c)
 		struct kx_buf raw = { 0 };
 		struct kx_run_rec x;
 		key_digest(&want, T_RUN, &run);
-		if (get_raw(c->s, c->s->ro, want.b, want.len, &raw) < 0 || run_decode(raw.ptr, raw.len, &x) < 0) {
-			problem(c, "rank-index entry for run", &run, "store-index", "points at a run that is not stored");
+		int got = get_raw(c->s, c->s->ro, want.b, want.len, &raw);
+		if (got < 0 || run_decode(raw.ptr, raw.len, &x) < 0) {
+			if (got == -ENOENT)
+				problem(c, "rank-index entry for run", &run, "store-index", "points at a run that is not stored");
+			else if (got == 0) /* check_records names the record */
+				problem(c, "rank-index entry for run", &run, "store-record",
+					"points at a run whose record does not decode");
+			else
+				return got;
 			kx_buf_release(&raw);
 			continue;
 		}
@@ -294,24 +303,68 @@ static int check_waiting(struct vctx *c)
 	return r;
 }
 
+/*
+ * Each run ('R') or group ('G') record, decoded and checked; one that does not decode is reported
+ * with its key and the walk goes on, so that one damaged value hides nothing after it.
+ */
+static int check_records(struct vctx *c, unsigned char tag)
+{
+	const char *what = tag == T_RUN ? "run" : "group";
+	struct scan sc;
+	int r = scan_open(&sc, c->s, NULL, &tag, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *v = rocksdb_iter_value(sc.it, &vn);
+		struct kx_digest key = { 0 };
+		if (kn != 33) {
+			c->checked++;
+			problem(c, tag == T_RUN ? "run key" : "group key", NULL, "store-key", "a %s key has %zu bytes, not 33",
+				what, kn);
+			continue;
+		}
+		memcpy(key.b, k + 1, 32);
+		struct kx_run_rec x;
+		struct kx_group_rec g;
+		if (tag == T_RUN ? run_decode(v, vn, &x) < 0 : group_decode(v, vn, &g) < 0) {
+			c->checked++;
+			*(tag == T_RUN ? &c->runs : &c->groups) += 1;
+			problem(c, what, &key, "store-record",
+				"its record (%zu bytes) does not decode: a %s record holds %s (docs/store.md)", vn, what,
+				tag == T_RUN ? "the run's document digests, its group, value and observedAt"
+					     : "the group's names, digests and run counts");
+			continue;
+		}
+		if (tag == T_RUN) {
+			x.run = key;
+			r = check_run(c, &x);
+		} else {
+			g.key = key;
+			r = check_group(c, &g);
+		}
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
 int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked)
 {
 	struct vctx c = { .s = s, .pr = problems };
 	int r = check_docs(&c);
 	if (r >= 0)
-		r = kx_store_each_group(s, NULL, check_group, &c);
+		r = check_records(&c, T_GROUP);
 	if (r >= 0)
 		r = check_index(&c);
 	if (r >= 0)
-		r = kx_store_each_run(s, NULL, check_run, &c);
+		r = check_records(&c, T_RUN);
 	if (r >= 0)
 		r = check_refs(&c, T_SOURCE);
 	if (r >= 0)
 		r = check_refs(&c, T_TREE);
 	if (r >= 0)
 		r = check_waiting(&c);
-	if (r == -EIO)
-		problem(&c, "store", NULL, "store-record", "a record could not be decoded (RocksDB error or damaged value)");
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
 	if (r >= 0 && (st.runs != c.runs || st.documents != c.docs || st.groups != c.groups))
@@ -321,5 +374,5 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
 			(unsigned long long)c.runs, (unsigned long long)c.docs, (unsigned long long)c.groups);
 	if (ret_checked)
 		*ret_checked = c.checked;
-	return r == -EIO ? 0 : r;
+	return r;
 }

@@ -17,6 +17,10 @@
  *        cli-corrupt STORE waiting  delete the first waiting-index entry ('W' document run)
  *        cli-corrupt STORE schema1  make it a store of schema 1: no 'W' entries at all, and
  *                                   "\0schema" = "kindexfs-store 1" (prints the entries removed)
+ *        cli-corrupt STORE runs3    cut the records of the first three runs ('R' + digest) to 5
+ *                                   bytes, which no longer decode (prints each key)
+ *        cli-corrupt STORE doc-garbage  replace the first stored document with bytes that are not
+ *                                   JSON
  * Prints the key it changed (hex) and exits 0; 1 when there was nothing to change; 2 on errors.
  */
 #include <rocksdb/c.h>
@@ -54,12 +58,15 @@ static unsigned long each_tagged(rocksdb_t *db, rocksdb_writeoptions_t *wo, rock
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: cli-corrupt STORE doc|index|index-copy|index-nocopy|bare-index|source|waiting|schema1\n");
+		fprintf(stderr, "usage: cli-corrupt STORE "
+				"doc|doc-garbage|index|index-copy|index-nocopy|bare-index|source|waiting|schema1|runs3\n");
 		return 2;
 	}
 	char tag;
-	if (strcmp(argv[2], "doc") == 0)
+	if (strcmp(argv[2], "doc") == 0 || strcmp(argv[2], "doc-garbage") == 0)
 		tag = 'D';
+	else if (strcmp(argv[2], "runs3") == 0)
+		tag = 'R';
 	else if (strcmp(argv[2], "index") == 0 || strcmp(argv[2], "index-copy") == 0 ||
 		 strcmp(argv[2], "index-nocopy") == 0 || strcmp(argv[2], "bare-index") == 0)
 		tag = 'I';
@@ -100,6 +107,26 @@ int main(int argc, char **argv)
 		if (!err)
 			printf("%lu\n", emptied);
 		status = err ? 2 : emptied ? 0 : 1;
+	} else if (strcmp(argv[2], "runs3") == 0) {
+		int cut = 0;
+		for (; !err && cut < 3 && rocksdb_iter_valid(it); rocksdb_iter_next(it), cut++) {
+			size_t kn, vn;
+			const char *k = rocksdb_iter_key(it, &kn);
+			rocksdb_iter_value(it, &vn);
+			if (kn == 0 || k[0] != 'R' || vn < 5)
+				break;
+			rocksdb_put(db, wo, k, kn, "\x01\x02\x03\x04\x05", 5, &err);
+			hex(k, kn);
+		}
+		status = err ? 2 : cut == 3 ? 0 : 1;
+	} else if (strcmp(argv[2], "doc-garbage") == 0) {
+		size_t kn;
+		const char *k = rocksdb_iter_valid(it) ? rocksdb_iter_key(it, &kn) : NULL;
+		if (k && kn > 0 && k[0] == 'D') {
+			rocksdb_put(db, wo, k, kn, "\x7f not json", 11, &err);
+			hex(k, kn);
+			status = err ? 2 : 0;
+		}
 	} else if (rocksdb_iter_valid(it)) {
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(it, &kn);

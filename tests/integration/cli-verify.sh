@@ -50,6 +50,20 @@ for damage in doc index index-copy index-nocopy source; do
 	check "$damage damage: every problem line names a record and a rule" \
 		bash -c '! grep -E "^  " "$1" | grep -vE "^  [a-z -]+( sha256:[0-9a-f]{64})?: [a-z-]+: "' _ "$tmp/err"
 done
+# Run records that no longer decode: each one is named, with what it should hold, and the walk
+# goes on past them to the checks after (the count of records does not shrink).
+cp -a good runs3
+expect 0 "$KX_CORRUPT" runs3 runs3
+mapfile -t cut < out
+expect 1 "$KINDEX" --store runs3 verify
+for k in "${cut[@]}"; do
+	check "an undecodable run record is named by its key (${k:2:12}…)" \
+		contains err "run sha256:${k:2}: store-record: its record (5 bytes) does not decode"
+done
+check "... three of them, each reported once" test "$(grep -c ': store-record: its record' err)" = 3
+check "... and verify went on: it checked as many records as in the clean store" \
+	contains err "problems in $records records"
+
 expect 0 "$KINDEX" --store good verify
 check "the original is still clean, with the same record count" contains out "$records records verified, no problems"
 
