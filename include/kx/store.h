@@ -40,13 +40,17 @@ enum {
  * Open the store in `dir`. On failure *ret_err (if given) receives a malloc'd explanation:
  * "no store here (run kindex init)", "in use by kindexfs pid 123 mounted at /mnt",
  * RocksDB's own message. Errors: -ENOENT (no store), -EBUSY (locked by another writer),
- * -EPROTO (schema of another version), -EIO.
+ * -EPROTO (schema of another version), -EUCLEAN (damaged), -ENOSPC (no room for what opening writes), -EIO.
  */
 int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err);
 void kx_store_close(struct kx_store *s);
 const char *kx_store_path(const struct kx_store *s);
 
-/* Persist the WAL now (used after bulk ingests that committed without sync). */
+/*
+ * Persist the WAL now (used after bulk ingests that committed without sync). Refused, with the
+ * write's error (-ENOSPC on a full disk), after a commit that could not be written, until a commit
+ * succeeds again: RocksDB resumes by itself once the disk has room.
+ */
 int kx_store_sync(struct kx_store *s);
 
 /* The lock file a mounted daemon leaves so `kindex` can name it: "<pid> <mountpoint>\n". */

@@ -735,7 +735,7 @@ static void unmark(struct ient *e)
 struct decision {
 	char *name; /* NULL: nothing to decide (the file is no longer LIVE) */
 	pid_t pid;  /* the thread whose close or rename decides it */
-	int r;      /* 0: accepted; -EINVAL: rejected; -EIO: nothing could be decided */
+	int r;      /* 0: accepted; -EINVAL: rejected; -EIO, -ENOSPC: nothing could be decided */
 	int w;      /* the receipt's text: 0 or -errno */
 	uint64_t ticket;
 	struct kx_ingest_result res;
@@ -791,30 +791,33 @@ static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct 
 		d->w = kx_receipt_rejected(d->name, &d->p, &d->receipt);
 	} else {
 		kx_fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", d->name, strerror(-r));
-		r = -EIO;
+		if (r != -ENOSPC) /* a full disk is said as such: the writer can act on it */
+			r = -EIO;
 	}
 	d->r = r;
 	return true;
 }
 
 /*
- * The second half. `synced`: the store's log was synced after this decision's commit (or the
- * sync failed: the file stays). Returns the decision: 0, -EINVAL or -EIO.
+ * The second half. `synced`: 0 when the store's log was synced after this decision's commit, or
+ * the sync's error (the file stays). Returns the decision: 0, -EINVAL, or -EIO or -ENOSPC when
+ * nothing could be decided.
  */
-static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d, bool synced)
+static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d, int synced)
 {
 	struct kx_fs *fs = ib->fs;
 	int r = d->r, w = d->w;
-	if (r == 0 && !synced) {
-		kx_fs_log_error("cannot sync the store's log after accepting inbox/%s (left in the inbox)", d->name);
-		r = -EIO;
+	if (r == 0 && synced < 0) {
+		kx_fs_log_error("cannot sync the store's log after accepting inbox/%s: %s (left in the inbox)", d->name,
+				strerror(-synced));
+		r = synced == -ENOSPC ? -ENOSPC : -EIO;
 	} else if (r == 0) {
 		if (w >= 0)
 			w = file_decision(ib, e, d->name, d->pid, D_ACCEPTED, &d->receipt);
 		if (w < 0) {
 			/* committed, but no receipt: the file stays, and deciding it again says "present" */
 			kx_fs_log_error("accepted inbox/%s but cannot write its receipt: %s", d->name, strerror(-w));
-			r = -EIO;
+			r = w == -ENOSPC ? -ENOSPC : -EIO;
 		}
 		kx_fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", d->name, d->res.added,
 				d->res.present);
@@ -823,11 +826,11 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
 			w = file_decision(ib, e, d->name, d->pid, D_REJECTED, &d->receipt);
 		if (w < 0) {
 			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", d->name, strerror(-w));
-			r = -EIO;
+			r = w == -ENOSPC ? -ENOSPC : -EIO;
 		}
 		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problems", d->name, d->p.len);
 	}
-	if (r != -EIO) {
+	if (r == 0 || r == -EINVAL) {
 		unmark(e); /* the file, in .rejected/ or a spare for the next receipt, keeps no mark */
 		if (e->fd >= 0) {
 			close(e->fd);
@@ -846,7 +849,7 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
 
 /*
  * Decide a LIVE file of the inbox under a final name (e->lock held), both halves. 0: accepted;
- * -EINVAL: rejected (and filed); -EIO: nothing could be decided, the file stays. *ret_ticket: the
+ * -EINVAL: rejected (and filed); -EIO or -ENOSPC: nothing could be decided, the file stays. *ret_ticket: the
  * notifier round that publishes the new runs (0: none); the reply waits for it
  * (kx_fs_reply_after), so that close() returns once the run shows.
  */
@@ -856,7 +859,7 @@ static int decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_
 	*ret_ticket = 0;
 	if (!decide_start(ib, e, pid, &d))
 		return d.r;
-	bool synced = d.r != 0 || kx_store_sync(ib->fs->store) == 0;
+	int synced = d.r != 0 ? 0 : kx_store_sync(ib->fs->store);
 	*ret_ticket = d.ticket;
 	return decide_finish(ib, e, &d, synced);
 }
@@ -952,7 +955,7 @@ static void decide_batch(struct kx_inbox *ib, struct queued *batch)
 		started[n] = final && decide_start(ib, e, q->pid, &d[n]);
 		sync |= started[n] && d[n].r == 0;
 	}
-	bool synced = !sync || kx_store_sync(ib->fs->store) == 0;
+	int synced = sync ? kx_store_sync(ib->fs->store) : 0;
 	uint64_t ticket = 0;
 	n = 0;
 	for (struct queued *q = batch; q; q = q->next, n++) {

@@ -18,6 +18,8 @@ struct kx_store {
 	rocksdb_readoptions_t *ro;      /* latest state */
 	rocksdb_writeoptions_t *wo, *wo_sync;
 	pthread_mutex_t writer;
+	pthread_rwlock_t wal; /* a sync of the log (read) against a write (store_write) */
+	int wal_error;        /* the last write's error: a sync is refused while it is set */
 	char *path;
 	char *lockfile; /* written by kx_store_claim */
 	unsigned flags;

@@ -78,13 +78,37 @@ static int errno_of(const char *err)
 {
 	if (!err)
 		return 0;
+	if (strstr(err, "No space left on device"))
+		return -ENOSPC;
 	if (strstr(err, "lock") || strstr(err, "Resource temporarily unavailable"))
 		return -EBUSY;
 	if (strstr(err, "does not exist"))
 		return -ENOENT;
 	if (strstr(err, "Corruption"))
-		return -EIO;
+		return -EUCLEAN;
 	return -EIO;
+}
+
+/*
+ * Every write to the store goes through here. A write RocksDB could not log (a full disk) leaves
+ * its log writer failed until RocksDB's own error recovery switches to a new log, which it does
+ * once the disk has room again (its SstFileManager checks every few seconds); until then a sync of
+ * the log — and Debian's RocksDB is built with assertions — aborts the process
+ * (WritableFileWriter: `sync_without_flush_called_`). So a failed write is remembered in
+ * `wal_error` until a write succeeds, a sync is refused while it is set, and `wal` keeps a sync
+ * from running while a write is in flight that could fail under it. Returns 0 or a negative errno
+ * (-ENOSPC for a full disk).
+ */
+static int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb)
+{
+	char *err = NULL;
+	pthread_rwlock_wrlock(&s->wal);
+	rocksdb_write(s->db, wo, wb, &err);
+	s->wal_error = errno_of(err);
+	int r = s->wal_error;
+	pthread_rwlock_unlock(&s->wal);
+	rocksdb_free(err);
+	return r;
 }
 
 /* ---- lifecycle -------------------------------------------------------------------------------- */
@@ -155,15 +179,12 @@ static int upgrade_run(void *ctx, const uint8_t key[32], const char *val, size_t
 	return 0;
 }
 
-/* Apply a batch of the upgrade and empty it; -EIO if RocksDB could not. */
+/* Apply a batch of the upgrade and empty it. */
 static int upgrade_write(struct kx_store *s, rocksdb_writebatch_t *wb)
 {
-	char *err = NULL;
-	rocksdb_write(s->db, s->wo_sync, wb, &err);
+	int r = store_write(s, s->wo_sync, wb);
 	rocksdb_writebatch_clear(wb);
-	if (err)
-		rocksdb_free(err);
-	return err ? -EIO : 0;
+	return r;
 }
 
 #define UPGRADE_BATCH 4096 /* rank-index copies written at a time (a batch of 100,000 holds 30 MB) */
@@ -278,6 +299,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->writer, NULL);
+	pthread_rwlock_init(&s->wal, NULL);
 	s->flags = flags;
 	/* the absolute path: it is shown in README, which must read the same from any directory */
 	s->path = realpath(dir, NULL);
@@ -313,7 +335,12 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	 * filter answers those without walking the skiplist */
 	rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->opts, 0.05);
 	rocksdb_options_set_memtable_whole_key_filtering(s->opts, 1);
-	rocksdb_options_set_info_log_level(s->opts, 2 /* WARN */);
+	/*
+	 * RocksDB's own log (LOG) records nothing below FATAL: on a full disk its writes fail too, and
+	 * the next line it logs — ERROR and WARN lines come with every failed write — aborts in
+	 * Debian's build (see store_write). What goes wrong reaches the caller as a status anyway.
+	 */
+	rocksdb_options_set_info_log_level(s->opts, 4 /* FATAL */);
 	s->table = rocksdb_block_based_options_create();
 	/*
 	 * Blocks are cached uncompressed; the page cache holds them compressed as well. For the
@@ -366,20 +393,18 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	if (r == -ENOENT && writable) {
 		unsigned char created[8];
 		put_u64(created, (uint64_t)kx_now_ns());
-		rocksdb_put(s->db, s->wo_sync, KEYLIT(K_CREATED), (const char *)created, 8, &err);
-		if (!err)
-			rocksdb_put(s->db, s->wo_sync, KEYLIT(K_INDEX_COPIES), "", 0, &err);
-		if (!err)
-			rocksdb_put(s->db, s->wo_sync, KEYLIT(K_SCHEMA), want, strlen(want), &err);
-		if (err) {
-			r = -EIO;
-			if (asprintf(&msg, "cannot initialise store '%s': %s", dir, err) < 0)
+		rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+		rocksdb_writebatch_put(wb, KEYLIT(K_CREATED), (const char *)created, 8);
+		rocksdb_writebatch_put(wb, KEYLIT(K_INDEX_COPIES), "", 0);
+		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), want, strlen(want));
+		r = store_write(s, s->wo_sync, wb);
+		rocksdb_writebatch_destroy(wb);
+		if (r < 0) {
+			if (asprintf(&msg, "cannot initialise store '%s': %s", dir, strerror(-r)) < 0)
 				msg = NULL;
-			rocksdb_free(err);
 			kx_buf_release(&schema);
 			goto fail;
 		}
-		r = 0;
 	} else if (from) {
 		/*
 		 * What an older kindex wrote may lack something: schema 1 the 'W' index, which only writers
@@ -432,7 +457,7 @@ void kx_store_close(struct kx_store *s)
 		return;
 	if (s->db) {
 		if (!(s->flags & KX_STORE_READONLY))
-			kx_store_sync(s);
+			kx_store_sync(s); /* refused after a failed write (store_write) */
 		rocksdb_close(s->db);
 	}
 	if (s->lockfile) {
@@ -457,6 +482,7 @@ void kx_store_close(struct kx_store *s)
 	wmap_free(s->groups);
 	wmap_free(s->mtimes);
 	pthread_mutex_destroy(&s->writer);
+	pthread_rwlock_destroy(&s->wal);
 	free(s->path);
 	free(s);
 }
@@ -468,13 +494,16 @@ const char *kx_store_path(const struct kx_store *s)
 
 int kx_store_sync(struct kx_store *s)
 {
-	char *err = NULL;
-	rocksdb_flush_wal(s->db, 1, &err);
-	if (err) {
+	pthread_rwlock_rdlock(&s->wal);
+	int r = s->wal_error;
+	if (r == 0) {
+		char *err = NULL;
+		rocksdb_flush_wal(s->db, 1, &err);
+		r = errno_of(err);
 		rocksdb_free(err);
-		return -EIO;
 	}
-	return 0;
+	pthread_rwlock_unlock(&s->wal);
+	return r;
 }
 
 int kx_store_claim(struct kx_store *s, const char *mountpoint)
@@ -1178,13 +1207,9 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 		rocksdb_writebatch_put(wb, t->bytes.ptr + o->k, o->kn, t->bytes.ptr + o->v, o->vn);
 	}
 	free(order);
-	char *err = NULL;
-	rocksdb_write(s->db, s->wo, wb, &err);
+	int r = store_write(s, s->wo, wb);
 	rocksdb_writebatch_destroy(wb);
-	int r = 0;
-	if (err) {
-		r = -EIO;
-		rocksdb_free(err);
+	if (r < 0) {
 		undo_rollback(t->undo, 0); /* nothing was written: the caches go back too */
 	} else {
 		s->gen++;
