@@ -78,6 +78,7 @@ size_t kx_sha256sums_line_len(size_t name_len);
 struct kx_readme_info {
 	const char *store_path;
 	struct kx_store_stats stats;
+	const char *losses; /* kx_store_losses: a line each, or NULL */
 };
 int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out);
 

@@ -28,6 +28,15 @@
 /* "accepted NAME: …" and one line per run: "added runs/<id> <rank path>" / "present …". */
 int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ingest_result *r,
 			struct kx_buf *out);
+/*
+ * The runs an acceptance receipt (kx_receipt_accepted's bytes) names, a call each: `added` (or
+ * already present), `id` the 12 hex digits after "runs/", `path` its tree path when the receipt
+ * was written (both NUL-terminated, valid during the call). Returns how many runs it named, 0 for
+ * text that is not an acceptance receipt, or the callback's non-zero return.
+ */
+typedef int (*kx_receipt_run_fn)(void *ctx, bool added, const char *id, const char *path);
+int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ctx);
+
 /* "rejected NAME: N problems" and one line per problem (file:line:col: pointer: rule: message). */
 int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out);
 

@@ -40,7 +40,8 @@ enum {
  * Open the store in `dir`. On failure *ret_err (if given) receives a malloc'd explanation:
  * "no store here (run kindex init)", "in use by kindexfs pid 123 mounted at /mnt",
  * RocksDB's own message. Errors: -ENOENT (no store), -EBUSY (locked by another writer),
- * -EPROTO (schema of another version), -EUCLEAN (damaged), -ENOSPC (no room for what opening writes), -EIO.
+ * -EPROTO (schema of another version), -EUCLEAN (damaged: a damaged write-ahead log is named as
+ * such, see kx_store_recover), -ENOSPC (no room for what opening writes), -EIO.
  */
 int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err);
 void kx_store_close(struct kx_store *s);
@@ -52,6 +53,18 @@ const char *kx_store_path(const struct kx_store *s);
  * succeeds again: RocksDB resumes by itself once the disk has room.
  */
 int kx_store_sync(struct kx_store *s);
+
+/*
+ * Open a store that kx_store_open refuses because its write-ahead log is damaged (-EUCLEAN, "its
+ * write-ahead log is damaged"): copy every log as it is into DIR/lost+found/<time>/, open the store
+ * as it stood before the first damaged record (RocksDB's point-in-time recovery: the writes logged
+ * after the damage are dropped) and record the loss, which kx_store_losses, `kindex verify` and the
+ * mount's README then show. *ret_report: a malloc'd line saying what was done (also when the store
+ * opened as it is: nothing is changed then). On failure *ret_err says why (malloc'd).
+ */
+int kx_store_recover(const char *dir, char **ret_report, char **ret_err);
+/* The losses kx_store_recover recorded, a line each, appended to `out` (nothing when none). */
+int kx_store_losses(struct kx_store *s, struct kx_view *v, struct kx_buf *out);
 
 /* The lock file a mounted daemon leaves so `kindex` can name it: "<pid> <mountpoint>\n". */
 int kx_store_claim(struct kx_store *s, const char *mountpoint);

@@ -59,6 +59,7 @@ int cmd_init(struct cli *cli, int argc, char **argv);
 int cmd_import(struct cli *cli, int argc, char **argv);
 int cmd_ingest(struct cli *cli, int argc, char **argv);
 int cmd_verify(struct cli *cli, int argc, char **argv);
+int cmd_recover(struct cli *cli, int argc, char **argv);
 int cmd_export(struct cli *cli, int argc, char **argv);
 int cmd_ls(struct cli *cli, int argc, char **argv);
 int cmd_show(struct cli *cli, int argc, char **argv);

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* `kindex init` and `kindex verify`: create a store; check every digest and index of one. */
+/* `kindex init`, `verify` and `recover`: create a store; check every digest, index and receipt of
+ * one; open one whose log is damaged. */
 #include "cli.h"
 
+#include "kx/spool.h"
+
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cmd_init(struct cli *cli, int argc, char **argv)
 {
@@ -28,16 +35,87 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- verify: the store, and the receipts that promised runs ------------------------------------- */
+
+struct receipts {
+	struct kx_store *s;
+	struct kx_problems *p;
+	const char *file; /* the receipt being read, as the user would name it */
+	uint64_t runs;
+};
+
+static int receipt_run(void *ctx, bool added, const char *id, const char *path)
+{
+	struct receipts *rc = ctx;
+	struct kx_digest d;
+	rc->runs++;
+	int r = kx_store_find_run_prefix(rc->s, NULL, id, &d);
+	if (r == -ENOENT)
+		kx_problems_add(rc->p, 0, 0, rc->file, "receipt-run",
+				"the receipt says runs/%s was %s (at %s), but the store has no such run", id,
+				added ? "added" : "already present", path);
+	return r == -ENOENT || r == -ENOTUNIQ ? 0 : r;
+}
+
+/* Every acceptance receipt in `dir` (the inbox's .accepted/, a spool's accepted/): each run it names
+ * must be in the store. A missing `dir` is nothing to check unless `required`. */
+static int check_receipts(struct receipts *rc, const char *dir, bool required)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT && !required)
+			return 0;
+		cli_error("verify: cannot read receipts in '%s': %s", dir, strerror(errno));
+		return -errno;
+	}
+	int r = 0;
+	for (struct dirent *e; r == 0 && (e = readdir(d));) {
+		if (e->d_name[0] == '.') /* spares, receipts being written */
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (16 << 20))
+			continue;
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		char *text = malloc((size_t)st.st_size + 1);
+		size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
+		fclose(f);
+		rc->file = path;
+		if (text)
+			r = kx_receipt_runs(text, n, receipt_run, rc);
+		r = r > 0 ? 0 : r;
+		free(text);
+	}
+	closedir(d);
+	if (r < 0)
+		cli_error("verify: cannot check receipts in '%s': %s", dir, strerror(-r));
+	return r;
+}
+
 int cmd_verify(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Recomputes the digest of every stored document and checks every run against its\n"
-			    "documents, group, rank index, path index and source index. Exit 1 on any mismatch.\n");
+			    "documents, group, rank index, path index and source index; then checks that every run\n"
+			    "an acceptance receipt names is stored: the receipts of STORE/inbox/.accepted/ and of\n"
+			    "each --receipts DIR (a spool's accepted/). Exit 1 on any problem. Losses recorded by\n"
+			    "'kindex recover' are printed, each on a line of its own.\n"
+			    "\n"
+			    "  --receipts DIR   also check the receipts in DIR (repeatable)\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
-	if (i < argc) {
-		cli_error("verify: unexpected argument '%s'", argv[i]);
-		return EXIT_USAGE;
+	const char *extra[64];
+	size_t nextra = 0;
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--receipts") == 0 && i + 1 < argc && nextra < KX_ARRAY_SIZE(extra)) {
+			extra[nextra++] = argv[++i];
+		} else {
+			cli_error("verify: unexpected argument '%s' (see --help)", argv[i]);
+			return EXIT_USAGE;
+		}
 	}
 	struct kx_store *s;
 	int r = cli_open(cli, KX_STORE_READONLY, &s);
@@ -46,23 +124,74 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	struct kx_problems p;
 	kx_problems_init(&p);
 	uint64_t checked = 0;
+	struct kx_buf losses = { 0 };
 	r = kx_store_verify(s, &p, &checked);
+	if (r == 0)
+		r = kx_store_losses(s, NULL, &losses);
+	struct receipts rc = { .s = s, .p = &p };
+	char inbox[PATH_MAX];
+	snprintf(inbox, sizeof(inbox), "%s/inbox/.accepted", cli->store);
+	if (r == 0 && (r = check_receipts(&rc, inbox, false)) == 0)
+		for (size_t k = 0; k < nextra && r == 0; k++)
+			r = check_receipts(&rc, extra[k], true);
 	kx_store_close(s);
+	int code = EXIT_OK;
 	if (r < 0) {
 		cli_error("verify failed: %s", strerror(-r));
-		kx_problems_release(&p);
-		return EXIT_IO;
+		code = EXIT_IO;
+	} else {
+		for (const char *l = losses.ptr; l && *l;) {
+			const char *nl = strchr(l, '\n');
+			int n = nl ? (int)(nl - l) : (int)strlen(l);
+			printf("store %s lost writes: %.*s\n", cli->store, n, l);
+			l += n + (nl ? 1 : 0);
+		}
+		if (p.len) {
+			cli_error("store %s is damaged: %zu problem%s in %llu records and %llu receipted runs", cli->store,
+				  p.len, p.len == 1 ? "" : "s", (unsigned long long)checked, (unsigned long long)rc.runs);
+			for (size_t k = 0; k < p.len; k++)
+				fprintf(stderr, "  %s: %s: %s\n", p.v[k].pointer, p.v[k].rule, p.v[k].message);
+			code = EXIT_REFUSED;
+		} else if (!cli->quiet) {
+			printf("store %s: %llu records verified, no problems", cli->store, (unsigned long long)checked);
+			if (rc.runs)
+				printf("; %llu runs named by receipts, all stored", (unsigned long long)rc.runs);
+			printf("\n");
+		}
 	}
-	if (p.len) {
-		cli_error("store %s is damaged: %zu problem%s in %llu records", cli->store, p.len, p.len == 1 ? "" : "s",
-			  (unsigned long long)checked);
-		for (size_t k = 0; k < p.len; k++)
-			fprintf(stderr, "  %s: %s: %s\n", p.v[k].pointer, p.v[k].rule, p.v[k].message);
-		kx_problems_release(&p);
-		return EXIT_REFUSED;
-	}
-	if (!cli->quiet)
-		printf("store %s: %llu records verified, no problems\n", cli->store, (unsigned long long)checked);
+	kx_buf_release(&losses);
 	kx_problems_release(&p);
-	return EXIT_OK;
+	return code;
+}
+
+int cmd_recover(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "For a store that will not open because its write-ahead log is damaged: copies every log\n"
+			    "as it is into STORE/lost+found/<time>/, opens the store as it stood before the damage\n"
+			    "(the writes logged after it are dropped), records the loss — 'kindex verify' and the\n"
+			    "mount's README name it — and verifies the store and its receipts, which name the runs\n"
+			    "that were lost. A store that opens as it is is left alone. docs/inbox.md, \"Durability\".\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (i < argc) {
+		cli_error("recover: unexpected argument '%s' (see --help)", argv[i]);
+		return EXIT_USAGE;
+	}
+	if (!cli->store) {
+		cli_error("no store: give --store DIR or set KINDEX_STORE");
+		return EXIT_USAGE;
+	}
+	char *report = NULL, *err = NULL;
+	int r = kx_store_recover(cli->store, &report, &err);
+	if (r < 0) {
+		cli_error("cannot recover store '%s': %s", cli->store, err ? err : strerror(-r));
+		free(err);
+		return cli_exit_for(r);
+	}
+	if (!cli->quiet && report)
+		printf("%s\n", report);
+	free(report);
+	char *vargs[] = { "verify", NULL };
+	return cmd_verify(cli, 1, vargs);
 }

@@ -17,7 +17,8 @@ const struct command kx_commands[] = {
 	{ "import", "import published results (liger CSV)", "liger FILE...", cmd_import },
 	{ "ingest", "validate and add manifests (files, directories, JSON Lines, - for stdin)", "PATH...", cmd_ingest },
 	{ "watch", "ingest a maildir-style spool directory (tmp/ -> new/)", "[--once] DIR", cmd_watch },
-	{ "verify", "recompute every digest and index entry", "", cmd_verify },
+	{ "verify", "recompute every digest and index entry; check the receipts", "[--receipts DIR]...", cmd_verify },
+	{ "recover", "open a store whose write-ahead log is damaged, recording the loss", "", cmd_recover },
 	{ "export", "write the tree the mount serves into a directory", "DIR", cmd_export },
 	{ "ls", "list a directory of the tree", "[-l] [PATH]", cmd_ls },
 	{ "show", "print a run's page (short id, digest or tree path)", "RUN", cmd_show },
@@ -66,7 +67,8 @@ int cli_exit_for(int err)
 	case -EINVAL: return EXIT_REFUSED;
 	case -ENOENT:
 	case -EBUSY:
-	case -EPROTO: return EXIT_STORE;
+	case -EPROTO:
+	case -EUCLEAN: return EXIT_STORE;
 	default: return EXIT_IO;
 	}
 }

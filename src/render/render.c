@@ -526,7 +526,7 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 {
 	char when[40];
 	kx_time_format(info->stats.changed_ns, when);
-	return kx_buf_printf(out,
+	int r = kx_buf_printf(out,
 		"kindexfs %s — an index of GPU kernel benchmark results (KernelIndex %s)\n"
 		"\n"
 		"store       %s\n"
@@ -547,4 +547,13 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		KX_VERSION, KX_API_VERSION, info->store_path, (unsigned long long)info->stats.runs,
 		(unsigned long long)info->stats.groups, (unsigned long long)info->stats.documents,
 		(unsigned long long)info->stats.generation, when);
+	if (r < 0 || !info->losses || !*info->losses)
+		return r;
+	return kx_buf_printf(out,
+			     "\n"
+			     "LOST WRITES — this store was recovered from a damaged write-ahead log, and what was\n"
+			     "logged after the damage is not here:\n"
+			     "%s"
+			     "The runs that receipts promised but the store lacks: kindex --store %s verify\n",
+			     info->losses, info->store_path);
 }

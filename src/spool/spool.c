@@ -42,6 +42,36 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 	return r;
 }
 
+int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ctx)
+{
+	const char *end = text + len, *nl = memchr(text, '\n', len);
+	if (len < 9 || memcmp(text, "accepted ", 9) != 0 || !nl)
+		return 0;
+	int n = 0;
+	for (const char *l = nl + 1; l < end; l = nl + 1) {
+		if (!(nl = memchr(l, '\n', (size_t)(end - l))))
+			nl = end;
+		bool added = (size_t)(nl - l) > 6 && memcmp(l, "added ", 6) == 0;
+		size_t skip = added ? 6 : (size_t)(nl - l) > 8 && memcmp(l, "present ", 8) == 0 ? 8 : 0;
+		/* "runs/" + 12 hex digits + " " + path */
+		if (!skip || (size_t)(nl - l) < skip + 19 || memcmp(l + skip, "runs/", 5) != 0 || l[skip + 17] != ' ')
+			continue;
+		char id[13], path[4096];
+		memcpy(id, l + skip + 5, 12);
+		id[12] = '\0';
+		size_t pn = (size_t)(nl - (l + skip + 18));
+		if (pn >= sizeof(path))
+			pn = sizeof(path) - 1;
+		memcpy(path, l + skip + 18, pn);
+		path[pn] = '\0';
+		int r = fn(ctx, added, id, path);
+		if (r)
+			return r;
+		n++;
+	}
+	return n;
+}
+
 int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out)
 {
 	char when[40];

@@ -5,6 +5,7 @@
  *   "\0schema"                         "kindexfs-store <n>"
  *   "\0gen" "\0changed" "\0created"   u64 generation, i64 last commit, i64 kindex init (ns), big-endian
  *   "\0index-copies"                  "" — every 'I' entry's value is its run's record (below)
+ *   "\0losses"                        text: a line for each recovery that dropped writes
  *   "\0count/runs|docs|groups"         u64
  *   'D' digest[32]                     document: JCS of the whole document as first stored
  *   'R' digest[32]                     run record (below)
@@ -32,6 +33,7 @@
 #define K_CHANGED "\0changed"
 #define K_CREATED "\0created"
 #define K_INDEX_COPIES "\0index-copies" /* present: every 'I' entry holds its run's record */
+#define K_LOSSES "\0losses"             /* text, a line per kx_store_recover that dropped writes */
 #define K_COUNT_RUNS "\0count/runs"
 #define K_COUNT_DOCS "\0count/docs"
 #define K_COUNT_GROUPS "\0count/groups"

@@ -291,6 +291,25 @@ static void drop_empty_wals(const char *dir)
 	closedir(d);
 }
 
+#define STORE_SALVAGE (1u << 16) /* kx_store_recover: point-in-time recovery of a damaged log */
+
+/*
+ * After an open refused for corruption: whether the log is what is damaged, that is, whether the
+ * store opens (read-only, so nothing is changed) when RocksDB may stop replaying the log at the
+ * damage.
+ */
+static bool wal_damaged(rocksdb_options_t *opts, const char *dir)
+{
+	char *err = NULL;
+	rocksdb_options_set_wal_recovery_mode(opts, 2 /* point in time */);
+	rocksdb_t *db = rocksdb_open_for_read_only(opts, dir, 0, &err);
+	rocksdb_options_set_wal_recovery_mode(opts, 0);
+	if (db)
+		rocksdb_close(db);
+	rocksdb_free(err);
+	return db != NULL;
+}
+
 int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err)
 {
 	char *msg = NULL;
@@ -341,6 +360,14 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	 * Debian's build (see store_write). What goes wrong reaches the caller as a status anyway.
 	 */
 	rocksdb_options_set_info_log_level(s->opts, 4 /* FATAL */);
+	/*
+	 * A log whose end is torn (a crash mid-append) is read up to the tear; a log damaged before its
+	 * end refuses the open, where point-in-time recovery, RocksDB's default, would open the store
+	 * without every write after the damage and say so only in LOG. kx_store_recover opens such a
+	 * store that way on purpose, keeping the damaged logs and a record of the loss.
+	 */
+	rocksdb_options_set_wal_recovery_mode(s->opts, flags & STORE_SALVAGE ? 2 /* point in time */
+									 : 0 /* tolerate a torn tail */);
 	s->table = rocksdb_block_based_options_create();
 	/*
 	 * Blocks are cached uncompressed; the page cache holds them compressed as well. For the
@@ -361,7 +388,15 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	if (err) {
 		r = errno_of(err);
 		char *holder = r == -EBUSY ? kx_store_holder(dir) : NULL;
-		if (holder) {
+		if (r == -EUCLEAN && !(flags & STORE_SALVAGE) && wal_damaged(s->opts, dir)) {
+			if (asprintf(&msg,
+				     "cannot open store '%s': its write-ahead log is damaged (%s), and opening it would "
+				     "drop every write logged after the damage; 'kindex --store %s recover' opens it "
+				     "without them, keeps the log in lost+found/ and records the loss (docs/inbox.md, "
+				     "\"Durability\")",
+				     dir, err, dir) < 0)
+				msg = NULL;
+		} else if (holder) {
 			if (asprintf(&msg, "store '%s' is in use by %s; write through its inbox, or unmount it first", dir, holder) < 0)
 				msg = NULL;
 		} else if (r == -EBUSY) {
@@ -541,6 +576,131 @@ char *kx_store_holder(const char *dir)
 	}
 	fclose(f);
 	return out;
+}
+
+/* ---- recovery of a damaged log ------------------------------------------------------------------ */
+
+/* Copy `name` from directory fd `from` into `to`, synced; 0 or a negative errno. */
+static int copy_synced(int from, int to, const char *name)
+{
+	int in = openat(from, name, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	int out = openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int r = out < 0 ? -errno : 0;
+	char buf[65536];
+	for (ssize_t n; r == 0 && (n = read(in, buf, sizeof(buf))) != 0;) {
+		if (n < 0) {
+			r = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		for (ssize_t off = 0, w; r == 0 && off < n; off += w > 0 ? w : 0)
+			if ((w = write(out, buf + off, (size_t)(n - off))) < 0 && errno != EINTR)
+				r = -errno;
+	}
+	if (r == 0 && fsync(out) < 0)
+		r = -errno;
+	close(in);
+	if (out >= 0)
+		close(out);
+	return r;
+}
+
+/*
+ * The store's write-ahead logs, copied as they are into DIR/lost+found/<stamp>/ (made, synced):
+ * what recovery drops stays on disk for whoever can make more of it. *ret_where: "lost+found/…".
+ */
+static int keep_logs(const char *dir, char ret_where[64], char **ret_err)
+{
+	char stamp[40];
+	kx_time_format(kx_now_ns(), stamp);
+	snprintf(ret_where, 64, "lost+found/%s", stamp);
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), lf = -1, to = -1, r = 0;
+	DIR *list = NULL;
+	if (d < 0 || ((mkdirat(d, "lost+found", 0755) < 0 && errno != EEXIST)) ||
+	    (lf = openat(d, "lost+found", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    mkdirat(lf, stamp, 0755) < 0 || (to = openat(lf, stamp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		r = -errno;
+	int scan = r == 0 ? dup(d) : -1;
+	if (r == 0 && (scan < 0 || !(list = fdopendir(scan))))
+		r = -errno;
+	for (struct dirent *e; r == 0 && (e = readdir(list));)
+		if (wal_number(e->d_name) && (r = copy_synced(d, to, e->d_name)) < 0 &&
+		    asprintf(ret_err, "cannot keep '%s/%s' in %s/: %s", dir, e->d_name, ret_where, strerror(-r)) < 0)
+			*ret_err = NULL;
+	if (r == 0 && (fsync(to) < 0 || fsync(lf) < 0 || fsync(d) < 0))
+		r = -errno;
+	if (r < 0 && !*ret_err && asprintf(ret_err, "cannot make '%s/%s/': %s", dir, ret_where, strerror(-r)) < 0)
+		*ret_err = NULL;
+	if (list)
+		closedir(list);
+	else if (scan >= 0)
+		close(scan);
+	for (int *fd = (int[]){ d, lf, to }, k = 0; k < 3; k++)
+		if (fd[k] >= 0)
+			close(fd[k]);
+	return r;
+}
+
+static const rocksdb_readoptions_t *ro_of(struct kx_store *s, struct kx_view *v);
+
+int kx_store_recover(const char *dir, char **ret_report, char **ret_err)
+{
+	struct kx_store *s;
+	char *why = NULL;
+	*ret_report = *ret_err = NULL;
+	int r = kx_store_open(dir, 0, &s, &why);
+	if (r == 0) {
+		kx_store_close(s);
+		if (asprintf(ret_report, "store '%s' opens as it is: nothing to recover", dir) < 0)
+			*ret_report = NULL;
+		return 0;
+	}
+	if (r != -EUCLEAN) {
+		*ret_err = why;
+		return r;
+	}
+	free(why);
+	why = NULL;
+	char where[64];
+	if ((r = keep_logs(dir, where, ret_err)) < 0)
+		return r;
+	if ((r = kx_store_open(dir, STORE_SALVAGE, &s, ret_err)) < 0)
+		return r; /* the damage is not (only) in the log */
+	struct kx_buf losses = { 0 };
+	char when[40];
+	kx_time_format(kx_now_ns(), when);
+	r = get_raw(s, s->ro, KEYLIT(K_LOSSES), &losses);
+	if (r == 0 || r == -ENOENT)
+		r = kx_buf_printf(&losses,
+				  "%s: the write-ahead log was damaged; the store was opened as it stood before the "
+				  "damage, and the writes logged after it were dropped (the log as it was: %s/)\n",
+				  when, where);
+	if (r >= 0) {
+		rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+		rocksdb_writebatch_put(wb, KEYLIT(K_LOSSES), losses.ptr, losses.len);
+		r = store_write(s, s->wo_sync, wb);
+		rocksdb_writebatch_destroy(wb);
+	}
+	kx_buf_release(&losses);
+	kx_store_close(s);
+	if (r < 0) {
+		if (asprintf(ret_err, "cannot record the loss in store '%s': %s", dir, strerror(-r)) < 0)
+			*ret_err = NULL;
+		return r;
+	}
+	if (asprintf(ret_report,
+		     "store '%s' recovered: what was logged after the damage is dropped; the log as it was is in "
+		     "%s/%s/",
+		     dir, dir, where) < 0)
+		*ret_report = NULL;
+	return 0;
+}
+
+int kx_store_losses(struct kx_store *s, struct kx_view *v, struct kx_buf *out)
+{
+	int r = get_raw(s, ro_of(s, v), KEYLIT(K_LOSSES), out);
+	return r == -ENOENT ? 0 : r;
 }
 
 /* ---- views ------------------------------------------------------------------------------------ */

@@ -2037,8 +2037,14 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	switch (n->type) {
 	case KX_NODE_README: {
 		struct kx_readme_info info = { .store_path = kx_store_path(t->s) };
+		struct kx_buf losses = { 0 };
 		kx_store_stats(t->s, v, &info.stats);
-		return kx_render_readme(&info, out);
+		if ((r = kx_store_losses(t->s, v, &losses)) == 0) {
+			info.losses = losses.ptr;
+			r = kx_render_readme(&info, out);
+		}
+		kx_buf_release(&losses);
+		return r;
 	}
 	case KX_NODE_GROUP_FILE: {
 		struct gctx *g;

@@ -3,6 +3,13 @@
 #
 # What a failing disk does to what the inbox acknowledged (docs/inbox.md, "Durability"):
 #
+#   - a damaged write-ahead log: 200 files dropped with cp, the daemon killed with SIGKILL (so the
+#     runs are in the log only), 16 bytes flipped at 10 % of the newest log. The store must not
+#     open as if nothing happened: the mount and `kindex verify` refuse it, naming the damaged log
+#     and `kindex recover`; recover keeps the log byte for byte in lost+found/, opens the store
+#     without what followed the damage, and verify then names every run a receipt promised that
+#     the store lacks — exactly the runs missing — and the mount's README says writes were lost;
+#   - a log torn at its end (a crash mid-append) opens, and verify names the run it lost;
 #   - a full disk (a small tmpfs, as root): drops fail with "No space left on device", not EIO,
 #     the daemon does not abort, and once there is room again drops are accepted without a
 #     remount; the unmount is clean (exit 0, no lock left); `kindex ingest` into the full store
@@ -30,7 +37,77 @@ newest_log() {
 	ls "$1"/[0-9]*.log | sort | tail -n 1
 }
 
+# ---- a damaged log ---------------------------------------------------------------------------
+
+store="$work/store"
 mnt="$work/mnt"
+"$KINDEX" -q --store "$store" init || die "kindex init failed"
+mount_fg "$store" "$mnt" -o rw
+for i in $(seq -f %07g 0 199); do
+	cp "$m/m-$i.json" "$mnt/inbox/" || die "cp m-$i.json into the inbox failed"
+done
+check "200 drops accepted" test "$(ls "$mnt/inbox/.accepted" | wc -l)" = 200
+kill -KILL "$daemon"
+wait "$daemon" 2>/dev/null
+fusermount3 -uz "$mnt" 2>/dev/null
+cp -a "$store" "$work/store.undamaged"
+log=$(newest_log "$store")
+flip "$log" $(($(stat -c %s "$log") / 10))
+cp "$log" "$work/damaged.log"
+
+"$KINDEX" --store "$store" verify >"$work/out" 2>"$work/err"
+check "verify of the damaged store exits 3 (the store cannot be opened)" test $? = 3
+check "... naming the damaged log and the way out" \
+	grep -q "its write-ahead log is damaged (Corruption: .*'kindex --store $store recover'" "$work/err"
+env --default-signal "$KINDEXFS" "$store" "$mnt" -f -o rw 2>"$work/mount.err" &
+refused=$!
+pids+=("$refused")
+check "the mount refuses the damaged store" exits "$refused" 20
+check "... with the same words" grep -q "its write-ahead log is damaged" "$work/mount.err"
+check "... and mounts nothing" bash -c "! mountpoint -q '$mnt'"
+
+"$KINDEX" --store "$store" recover >"$work/out" 2>"$work/err"
+check "recover exits 1: receipts promise runs the store no longer has" test $? = 1
+check "recover says where the log went" grep -q "the log as it was is in $store/lost+found/" "$work/out"
+kept=$(ls "$store"/lost+found/*/"$(basename "$log")" 2>/dev/null | head -n 1)
+check "lost+found/ holds the damaged log, byte for byte" cmp -s "$kept" "$work/damaged.log"
+"$KINDEX" --store "$store" ls runs 2>/dev/null | tr -d / >"$work/runs"
+kept_runs=$(wc -l <"$work/runs")
+missing=$(grep -c ": receipt-run: the receipt says runs/[0-9a-f]\{12\} was added" "$work/err")
+check "some runs were lost ($((200 - kept_runs))) and some kept ($kept_runs)" \
+	test "$kept_runs" -gt 0 -a "$kept_runs" -lt 200
+check "verify names every lost run, by its receipt ($missing of $((200 - kept_runs)))" \
+	test "$missing" = $((200 - kept_runs))
+# the runs verify names are exactly those the undamaged copy has and the recovered store lacks
+"$KINDEX" --store "$work/store.undamaged" ls runs 2>/dev/null | tr -d / >"$work/runs.all"
+grep -o "runs/[0-9a-f]\{12\}" "$work/err" | cut -d/ -f2 | sort >"$work/named"
+comm -23 <(sort "$work/runs.all") <(sort "$work/runs") >"$work/lost"
+check "... and only those" cmp -s "$work/named" "$work/lost"
+"$KINDEX" --store "$store" verify >"$work/out" 2>"$work/err"
+check "verify goes on saying so (exit 1)" test $? = 1
+check "... and names the recovery" grep -q "lost writes: .*the write-ahead log was damaged" "$work/out"
+mount_fg "$store" "$mnt"
+check "the recovered store mounts, and its README says writes were lost" grep -q "^LOST WRITES" "$mnt/README"
+check "... naming the log kept in lost+found/" grep -q "lost+found/" "$mnt/README"
+check "the README's size is exact" test "$(stat -c %s "$mnt/README")" = "$(cat "$mnt/README" | wc -c)"
+unmount "$mnt" "$daemon" || fail "unmount of the recovered store"
+"$KINDEX" --store "$store" recover >"$work/out" 2>&1
+check "a second recover has nothing to do" grep -q "opens as it is: nothing to recover" "$work/out"
+
+# ---- a log torn at its end --------------------------------------------------------------------
+
+torn="$work/torn"
+cp -a "$work/store.undamaged" "$torn"
+log=$(newest_log "$torn")
+truncate -s -100 "$log"
+"$KINDEX" --store "$torn" verify >"$work/out" 2>"$work/err"
+check "a log torn at its end opens; verify exits 1" test $? = 1
+check "... naming the one run whose receipt promised it" \
+	test "$(grep -c ": receipt-run: " "$work/err")" = 1
+check "... which is the last one dropped" grep -q "m-0000199.json: receipt-run" "$work/err"
+"$KINDEX" --store "$work/store.undamaged" verify >"$work/out" 2>&1
+check "the undamaged copy verifies clean, with every receipted run" \
+	grep -q "no problems; 200 runs named by receipts, all stored" "$work/out"
 
 # ---- a full disk --------------------------------------------------------------------------------
 
@@ -89,7 +166,7 @@ unmount "$mnt" "$daemon"
 check "the unmount after the full disk is clean (exit 0)" test $? = 0
 check "... and leaves no lock" test ! -e "$store/kindexfs.lock"
 "$KINDEX" --store "$store" verify >"$work/out" 2>"$work/err"
-check "the store verifies clean" grep -q "no problems" "$work/out"
+check "the store verifies clean, every receipted run stored" grep -q "no problems; .* all stored" "$work/out"
 
 avail=$(df -k --output=avail "$disk" | tail -n 1)
 head -c $(((avail - 16) * 1024)) /dev/zero >"$disk/filler" 2>/dev/null
