@@ -4,13 +4,11 @@
 # assertions that say what was expected when they fail.
 #
 # Environment (set by tests/meson.build): KINDEX (the CLI), KX_SOURCE_ROOT (the source tree, for
-# examples/ and bench/gen-manifests), KX_SHARED (../shared; parts that need it are skipped when
-# it is absent), KX_CORRUPT (tests/integration/cli-corrupt.c, built).
+# examples/, tests/data, tests/tools and bench/gen-manifests), KX_CORRUPT (tests/integration/cli-corrupt.c, built).
 
 set -u
 : "${KINDEX:?KINDEX must name the kindex binary}"
 : "${KX_SOURCE_ROOT:?KX_SOURCE_ROOT must name the source tree}"
-KX_SHARED=${KX_SHARED:-$KX_SOURCE_ROOT/../shared}
 [[ -x $KINDEX ]] || { echo "kindex not built: $KINDEX" >&2; exit 1; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kindex-cli-test.XXXXXX")
@@ -20,6 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 csv=$KX_SOURCE_ROOT/examples/liger/all_benchmark_data.csv
+data=$KX_SOURCE_ROOT/tests/data
 
 fails=0
 die() {
@@ -68,8 +67,4 @@ contains() {
 		head -c 2000 "$1" | sed 's/^/    /' >&2
 		return 1
 	}
-}
-
-have_shared() {
-	[[ -d $KX_SHARED/$1 || -f $KX_SHARED/$1 ]]
 }

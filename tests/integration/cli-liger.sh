@@ -3,7 +3,7 @@
 # The Liger-Kernel CSV end to end, checked the way a user would: import it, count the runs, find
 # the published ranks and digests, import it again (nothing changes), import a doctored copy (a
 # conflict, nothing written), export the tree and check it with sha256sum -c and the independent
-# checker (../shared/tools/check_liger_tree.py).
+# checker (tests/tools/check_liger_tree.py).
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
 export KINDEX_STORE=$tmp/store
@@ -134,11 +134,7 @@ done
 check "digests/sha256/<hex>.json hash to their names" test "$bad" = 0
 
 # the independent checker of the partition into groups and the order inside each
-if have_shared tools/check_liger_tree.py && command -v python3 >/dev/null; then
-	python3 "$KX_SHARED/tools/check_liger_tree.py" ex "$csv" >checker.out 2>&1
-	check "check_liger_tree.py: OK" grep -q '^liger-tree: OK n=2448' checker.out
-	tail -5 checker.out
-else
-	echo "# SKIP: $KX_SHARED/tools/check_liger_tree.py (or python3) is not there"
-fi
+python3 "$KX_SOURCE_ROOT/tests/tools/check_liger_tree.py" ex "$csv" >checker.out 2>&1
+check "check_liger_tree.py: OK" grep -q '^liger-tree: OK n=2448' checker.out
+tail -5 checker.out
 finish

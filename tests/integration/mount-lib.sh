@@ -4,7 +4,7 @@
 # daemon the test started, whatever happens. Each test exits 77 (skip) only where /dev/fuse is
 # missing, as libfuse's own tests do.
 #
-# Environment (set by meson): KINDEXFS, KINDEX (the built binaries), KX_SOURCE_ROOT, KX_SHARED.
+# Environment (set by meson): KINDEXFS, KINDEX (the built binaries), KX_SOURCE_ROOT.
 
 set -u
 

@@ -38,14 +38,9 @@ check "st_blocks is ceil(size / 512) for every file" [ "$bad_blocks" = 0 ]
 zero=$(find "$mnt" -type f -size 0 | wc -l)
 check "no generated file is empty" [ "$zero" = 0 ]
 
-# the shared, independent checker of the Liger partition and ranking, where it is present
-checker="${KX_SHARED:-$KX_SOURCE_ROOT/../shared}/tools/check_liger_tree.py"
-if [ -f "$checker" ]; then
-	out=$(python3 "$checker" "$mnt" "$LIGER_CSV" 2>&1 | tail -1)
-	check "check_liger_tree.py on the mount: $out" bash -c "[[ '$out' == 'liger-tree: OK'* ]]"
-else
-	echo "# ../shared/tools/check_liger_tree.py is absent: the independent ranking check is skipped"
-fi
+# the independent checker of the Liger partition and ranking (tests/tools)
+out=$(python3 "$KX_SOURCE_ROOT/tests/tools/check_liger_tree.py" "$mnt" "$LIGER_CSV" 2>&1 | tail -1)
+check "check_liger_tree.py on the mount: $out" bash -c "[[ '$out' == 'liger-tree: OK'* ]]"
 
 simpo="$mnt/benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16"
 first=$(ls "$simpo" | grep -E '^[0-9]' | head -2 | tr '\n' ' ')

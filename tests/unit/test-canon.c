@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The canon module: the strict parser, JCS against the RFC 8785 reference vectors
- * (../shared/data/jcs), the pretty form, and the digests of the published fixture record.
+ * (tests/data/jcs), the pretty form, and the digests of the published fixture record.
  */
 #include "kx/canon.h"
 #include "tap.h"
@@ -10,10 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *shared(void)
+/* tests/data of the source tree (KX_SOURCE_ROOT, set by tests/meson.build) */
+static const char *data_dir(void)
 {
-	const char *s = getenv("KX_SHARED");
-	return s ? s : "../shared";
+	static char dir[1024];
+	const char *s = getenv("KX_SOURCE_ROOT");
+	snprintf(dir, sizeof(dir), "%s/tests/data", s && *s ? s : ".");
+	return dir;
 }
 
 static struct kx_json *parse(struct kx_arena *a, const char *text, struct kx_json_error *e)
@@ -28,9 +31,9 @@ static void jcs_vectors(void)
 {
 	static const char *names[] = { "arrays", "french", "structures", "unicode", "values", "weird" };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(names); i++) {
-		char in[512], out[512];
-		snprintf(in, sizeof(in), "%s/data/jcs/input/%s.json", shared(), names[i]);
-		snprintf(out, sizeof(out), "%s/data/jcs/output/%s.json", shared(), names[i]);
+		char in[1200], out[1200];
+		snprintf(in, sizeof(in), "%s/jcs/input/%s.json", data_dir(), names[i]);
+		snprintf(out, sizeof(out), "%s/jcs/output/%s.json", data_dir(), names[i]);
 		struct kx_buf ib = { 0 }, ob = { 0 }, got = { 0 };
 		if (!ok(kx_read_file(in, 0, &ib) == 0 && kx_read_file(out, 0, &ob) == 0,
 			"read jcs vector %s", names[i]))
@@ -52,8 +55,8 @@ static void jcs_vectors(void)
 
 static void fixture_digests(void)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/fixtures/flce-forward-a100.manifest.json", shared());
+	char path[1200];
+	snprintf(path, sizeof(path), "%s/fixtures/flce-forward-a100.manifest.json", data_dir());
 	struct kx_buf b = { 0 };
 	if (!ok(kx_read_file(path, 0, &b) == 0, "read the fixture"))
 		return;

@@ -3,7 +3,7 @@
  * Shared by the unit tests of the manifest, rank, store, render and ingest modules: a valid
  * manifest to start from (every document included, digests linked up) and small tools to change
  * one thing in it, re-link the digests, and print it the way a user would write it; lookups in a
- * problem list; scratch directories for stores; paths of the shared and bundled data.
+ * problem list; scratch directories for stores; paths of the test data in the source tree.
  *
  * The manifest is edited as a tree (kx_json) and printed with the library's pretty printer, so a
  * test says "this field, this value" instead of carrying a page of JSON per case.
@@ -24,24 +24,19 @@
 
 /* ---- data paths ------------------------------------------------------------------------------- */
 
-__attribute__((unused)) static const char *shared_dir(void)
-{
-	const char *s = getenv("KX_SHARED");
-	return s && *s ? s : "../shared";
-}
-
 __attribute__((unused)) static const char *source_root(void)
 {
 	const char *s = getenv("KX_SOURCE_ROOT");
 	return s && *s ? s : ".";
 }
 
-/* Read a file of the shared data; false (and nothing read) when it is not there. */
-__attribute__((unused)) static bool read_shared(const char *rel, struct kx_buf *out)
+/* Read tests/data/REL of the source tree; false (and nothing read) when it cannot be read, which
+ * the caller reports as a failed test: the data is part of the repository. */
+__attribute__((unused)) static bool read_data(const char *rel, struct kx_buf *out)
 {
 	char p[1024];
-	snprintf(p, sizeof(p), "%s/%s", shared_dir(), rel);
-	return access(p, R_OK) == 0 && kx_read_file(p, 0, out) == 0;
+	snprintf(p, sizeof(p), "%s/tests/data/%s", source_root(), rel);
+	return kx_read_file(p, 0, out) == 0;
 }
 
 /* ---- a valid manifest, edited as a tree ------------------------------------------------------- */

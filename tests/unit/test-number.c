@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * ES6 number formatting (kx_jcs_number) against the deterministic test sequence of the RFC 8785
- * reference data (../shared/data/jcs/README.md, "ES6 Numbers"): the generator below reproduces
+ * reference data (tests/data/jcs/README.md, "ES6 Numbers"): the generator below reproduces
  * numgen.js, every line "hex-ieee,expected\n" is hashed as it is produced, and the hash must equal
  * the published SHA-256 for that many lines. Usage: test-number [LINES] (default 1,000,000).
  */

@@ -398,7 +398,7 @@ static void test_liger(void)
 
 /*
  * A source-native manifest after the published fused_linear_cross_entropy record
- * (../shared/fixtures/flce-forward-a100.manifest.json): protocol and environment included,
+ * (tests/data/fixtures/flce-forward-a100.manifest.json): protocol and environment included,
  * workload and implementation by reference only, so kernel, implementation and workload come from
  * the externalId.
  */
