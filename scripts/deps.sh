@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install what kindexfs needs on Debian, idempotently: packages already present are not touched,
-# and apt-get runs only when something is missing. Used by scripts/demo.sh and scripts/test.sh.
+# and apt-get runs only when something is missing. Used by scripts/demo.sh and scripts/test.sh;
+# `scripts/deps.sh --test` before bench/fuzz.
 set -euo pipefail
 
 pkgs=(gcc meson ninja-build pkg-config libfuse3-dev fuse3 librocksdb-dev libssl-dev
       python3 rsync attr tar coreutils findutils procps)
+# --test also: clang and libFuzzer, for the -Dfuzz=true build that bench/fuzz runs; fincore
 [[ ${1:-} == --test ]] && pkgs+=(clang libclang-rt-14-dev util-linux-extra) # util-linux-extra: fincore
 
 missing=()
