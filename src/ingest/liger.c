@@ -326,6 +326,10 @@ static struct kx_json *workload(struct kx_arena *a, struct row *r)
 			dtype = dtype_name(m->value->str.ptr);
 			continue;
 		}
+		if (m->value->type == KX_JSON_NUMBER && m->value->nonfinite) {
+			row_problem(r, colnames[C_CONFIG], "non-finite", "parameter '%s' is out of the range of a double", m->key);
+			continue;
+		}
 		if (m->value->type == KX_JSON_ARRAY || m->value->type == KX_JSON_OBJECT) {
 			row_problem(r, colnames[C_CONFIG], "type", "parameter '%s' is a %s: only numbers, strings and booleans name a workload",
 				    m->key, kx_json_type_name(m->value->type));
@@ -485,10 +489,22 @@ static struct kx_json *row_manifest(struct kx_arena *a, struct row *r)
 	kx_json_set_string(a, sn, "benchmark", bench);
 	kx_json_set_string(a, sn, "externalId", ext);
 	kx_json_set(a, spec, "sourceNative", sn);
-	kx_json_set_string(a, spec, "protocolDigest", digest_str(a, proto));
-	kx_json_set_string(a, spec, "workloadDigest", digest_str(a, wl));
-	kx_json_set_string(a, spec, "environmentDigest", digest_str(a, env));
-	kx_json_set_string(a, spec, "implementationDigest", digest_str(a, impl));
+	/* a document JCS refuses has no digest: the row's problem, not a NULL in the run */
+	const struct {
+		const char *member;
+		const struct kx_json *doc;
+		enum col from;
+	} refs[] = { { "protocolDigest", proto, C_MODE }, { "workloadDigest", wl, C_CONFIG },
+		     { "environmentDigest", env, C_GPU }, { "implementationDigest", impl, C_PROVIDER } };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(refs); i++) {
+		const char *d = digest_str(a, refs[i].doc);
+		if (!d) {
+			row_problem(r, colnames[refs[i].from], "digest", "the %.*s document it makes cannot be digested (JCS refuses it)",
+				    (int)(strlen(refs[i].member) - strlen("Digest")), refs[i].member);
+			return NULL;
+		}
+		kx_json_set_string(a, spec, refs[i].member, d);
+	}
 
 	char name[1024], title[512], kt[256];
 	snprintf(name, sizeof(name), "liger-%s-%s-%s-%s-%s", f[C_KERNEL], f[C_MODE], f[C_PROVIDER], gpu, wslug);

@@ -261,7 +261,8 @@ static void bad_rows(void)
 		"rms_norm,liger,forward,speed,ms,H,hidden,4096,0.2,0.1,0.3,\"{not json}\",NVIDIA A100-SXM4-80GB,2024-09-03 15:31:39,0.2.1\n"
 		"rms_norm,liger,forward,speed,s,H,hidden,4096,0.2,0.1,0.3,\"{}\",NVIDIA A100-SXM4-80GB,2024-09-03 15:31:39,0.2.1\n"
 		"rms_norm,liger,forward,speed,ms,H,hidden,4096,inf,0.1,0.3,\"{}\",NVIDIA A100-SXM4-80GB,2024-09-03 15:31:39,0.2.1\n"
-		"rms_norm,liger,forward,speed,ms,H,hidden,4096,0x1p-2,0.1,0.3,\"{}\",NVIDIA A100-SXM4-80GB,2024-09-03 15:31:39,0.2.1\n";
+		"rms_norm,liger,forward,speed,ms,H,hidden,4096,0x1p-2,0.1,0.3,\"{}\",NVIDIA A100-SXM4-80GB,2024-09-03 15:31:39,0.2.1\n"
+		"rms_norm,liger,forward,speed,ms,H,hidden,4096,0.2,0.1,0.3,\"{\"\"eps\"\": 1e606}\",NVIDIA A100-SXM4-80GB,2024-09-03 15:31:39,0.2.1\n";
 	struct built b;
 	build(&b, "bad.csv", csv, strlen(csv));
 	ok(b.r == -EINVAL, "a CSV with bad rows is refused");
@@ -277,6 +278,7 @@ static void bad_rows(void)
 		{ 8, "column metric_unit", "unit" },
 		{ 9, "column y_value_50", "type" },
 		{ 10, "column y_value_50", "type" }, /* a C hex float is not a decimal number */
+		{ 11, "column extra_benchmark_config_str", "non-finite" }, /* no workload digest without it */
 	};
 	for (size_t i = 0; i < KX_ARRAY_SIZE(want); i++) {
 		bool found = false;
