@@ -2,15 +2,17 @@
 /*
  * `kindex ingest PATH...` and `kindex import liger FILE...`: the offline entrances of the ingest
  * pipeline. Each file is one decision, as in the inbox; a refused file is reported with every
- * problem and the others go on. Directories are walked (hidden entries skipped); "-" is stdin.
+ * problem and the others go on. Directories are walked (hidden entries skipped); "-" is stdin;
+ * anything else that is not a regular file is refused unread (rule `type`), never waited on.
  */
 #include "cli.h"
 
 #include "kx/liger.h"
 
 #include <dirent.h>
-#include <pthread.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -91,20 +93,47 @@ static int walk(struct paths *p, const char *dir)
 	return r;
 }
 
-static int read_input(const char *path, size_t limit, struct kx_buf *b)
+static int read_fd(int fd, size_t limit, struct kx_buf *b)
 {
-	if (strcmp(path, "-") != 0)
-		return kx_read_file(path, limit, b);
 	kx_buf_reset(b);
 	char chunk[65536];
-	ssize_t n;
-	while ((n = read(STDIN_FILENO, chunk, sizeof(chunk))) > 0) {
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
 		if (limit && b->len + (size_t)n > limit)
 			return -EFBIG;
 		if (kx_buf_append(b, chunk, (size_t)n) < 0)
 			return -ENOMEM;
 	}
-	return n < 0 ? -errno : 0;
+}
+
+/*
+ * A named input must be a regular file (or a symbolic link to one): a FIFO or a character device
+ * would block the reader until some writer came, a socket cannot be opened. stat() first, so
+ * that nothing but a regular file is ever opened (opening a device can act on it), then fstat()
+ * of what was opened, without blocking, in case the name changed in between. -ENOTSUP: not a
+ * regular file.
+ */
+static int read_input(const char *path, size_t limit, struct kx_buf *b)
+{
+	if (strcmp(path, "-") == 0)
+		return read_fd(STDIN_FILENO, limit, b);
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOTSUP;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	int r = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -ENOTSUP : 0;
+	if (r == 0)
+		r = read_fd(fd, limit, b);
+	close(fd);
+	return r;
 }
 
 /*
@@ -152,6 +181,10 @@ static struct parsed *reader_parse(struct reader *rd, size_t k)
 	int r = read_input(path, rd->limit + 1, &rd->buf);
 	if (r == -EFBIG || (r == 0 && rd->buf.len > rd->limit)) {
 		kx_problems_add(&p->problems, 0, 0, "", "size", "file is over the limit of %zu bytes", rd->limit);
+		p->err = -EINVAL;
+	} else if (r == -ENOTSUP) {
+		/* the spool's rule and words for the same input (src/spool) */
+		kx_problems_add(&p->problems, 0, 0, "", "type", "not a regular file");
 		p->err = -EINVAL;
 	} else if (r < 0) {
 		p->err = r;
@@ -202,6 +235,7 @@ static const char ingest_help[] =
 	"Each FILE holds one manifest or JSON Lines of many and is one decision: all its runs are\n"
 	"added in one atomic write, or none and every problem is printed. A run already stored is\n"
 	"reported as already present; the same observation with different content is refused.\n"
+	"A FIFO, socket or device (named, or in a directory) is refused with rule 'type', unread.\n"
 	"\n"
 	"options:\n"
 	"  --max-bytes N   refuse files larger than N bytes (default 4194304)\n"

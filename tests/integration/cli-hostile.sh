@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `kindex` against hostile input: what is not a regular file among the paths of an ingest (a FIFO,
+# a socket, a device), refused with rule `type` and never waited on. Every command runs under
+# timeout(1), so a hang fails the check instead of the suite.
+source "$(dirname "$0")/cli-lib.sh"
+cd "$tmp"
+export KINDEX_STORE=$tmp/store
+gen=$KX_SOURCE_ROOT/bench/gen-manifests
+command -v python3 >/dev/null || { echo "# SKIP: bench/gen-manifests needs python3"; exit 77; }
+expect 0 "$KINDEX" init
+python3 "$gen" 2 gen >/dev/null || die "gen-manifests failed"
+
+# a FIFO and a socket in a directory: refused, the regular file beside them accepted
+mkdir d
+cp gen/m-0000000.json d/a.json
+mkfifo d/fifo
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' d/sock || die "no socket"
+expect 1 timeout 20 "$KINDEX" ingest d
+check "a directory with a FIFO and a socket: no hang, both refused, the file accepted" \
+	grep -qE '^3 files: 1 accepted \(1 runs? added, 0 already present\), 2 refused$' err
+check "... the FIFO with rule type, as the spool says it" contains err "d/fifo: (file): type: not a regular file"
+check "... the socket too" contains err "d/sock: (file): type: not a regular file"
+
+# named on the command line: a FIFO, a device; '-' still reads standard input
+expect 1 timeout 20 "$KINDEX" ingest d/fifo
+check "a FIFO named on the command line: refused, named" contains err "refused d/fifo: 1 problem"
+expect 1 timeout 20 "$KINDEX" ingest /dev/zero
+check "a device named on the command line: refused, not read" contains err "/dev/zero: (file): type: not a regular file"
+expect 0 timeout 20 "$KINDEX" ingest - <gen/m-0000001.json
+check "'-' still reads standard input" grep -qE '^1 file: 1 accepted \(1 runs? added' err
+finish
