@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define KX_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -126,5 +127,8 @@ int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len);
 int64_t kx_now_ns(void);
 /* Monotonic seconds, for progress and rates. */
 double kx_monotonic(void);
+/* Nanoseconds since the epoch as a timespec with 0 <= tv_nsec < 1e9, before 1970 too (-1 ns is
+ * { -1, 999999999 }): what stat() reports and utimensat() accepts. */
+struct timespec kx_timespec_from_ns(int64_t ns);
 
 #endif

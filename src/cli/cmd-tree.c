@@ -21,7 +21,7 @@ struct exporter {
 	int dirfd;
 	struct progress pg;
 	uint64_t files, bytes;
-	int err;
+	unsigned messages; /* failures printed: each is printed once, where it happened */
 	const char *root;
 	char path[4096];
 	/* files with more than one link (documents' files in every run naming them): the path each
@@ -66,10 +66,21 @@ static const char *linked_first(struct exporter *e, uint64_t ino)
 	return NULL;
 }
 
-static int set_mtime(int dirfd, const char *name, int64_t ns)
+/* "export: cannot WHAT DIR/PATH: error" for the entry at e->path */
+static int fail(struct exporter *e, const char *what, int err)
 {
-	struct timespec ts[2] = { { ns / 1000000000, ns % 1000000000 }, { ns / 1000000000, ns % 1000000000 } };
-	return utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	cli_error("export: cannot %s %s%s: %s", what, e->root, e->path, strerror(-err));
+	e->messages++;
+	return err;
+}
+
+/* The mount's mtime, as its getattr reports it (kx_timespec_from_ns): before 1970 too. */
+static int set_mtime(struct exporter *e, int dirfd, const char *name, int64_t ns)
+{
+	struct timespec ts[2] = { kx_timespec_from_ns(ns), kx_timespec_from_ns(ns) };
+	if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return fail(e, "set the mtime of", -errno);
+	return 0;
 }
 
 static int export_node(struct exporter *e, int dirfd, const char *name, const struct kx_node *n);
@@ -92,34 +103,37 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 	size_t plen = strlen(e->path);
 	snprintf(e->path + plen, sizeof(e->path) - plen, "/%s", name);
 	if (r < 0) {
-		cli_error("export: cannot read %s: %s", e->path + 1, strerror(-r));
+		fail(e, "read the attributes of", r);
 		goto out;
 	}
 	if (a.dir) {
 		if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST) {
-			r = -errno;
-			cli_error("export: cannot create %s/%s: %s", e->root, e->path + 1, strerror(errno));
+			r = fail(e, "create", -errno);
 			goto out;
 		}
 		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
-			r = -errno;
+			r = fail(e, "open", -errno);
 			goto out;
 		}
 		struct export_dir d = { e, fd };
+		unsigned before = e->messages;
 		r = kx_tree_readdir(e->t, e->v, n, export_entry, &d);
 		close(fd);
+		if (r < 0 && e->messages == before) /* the listing failed, not an entry of it */
+			fail(e, "list", r);
 		if (r == 0 && fchmodat(dirfd, name, 0555, 0) < 0)
-			r = -errno;
+			r = fail(e, "set the mode of", -errno);
 		if (r == 0)
-			r = set_mtime(dirfd, name, a.mtime_ns);
+			r = set_mtime(e, dirfd, name, a.mtime_ns);
 		goto out;
 	}
 	const char *first = a.nlink > 1 ? linked_first(e, a.ino) : NULL;
 	if (first) {
 		if (linkat(e->dirfd, first, dirfd, name, 0) < 0) {
 			r = -errno;
-			cli_error("export: cannot link %s/%s to %s: %s", e->root, e->path + 1, first, strerror(errno));
+			cli_error("export: cannot link %s%s to %s/%s: %s", e->root, e->path, e->root, first, strerror(errno));
+			e->messages++;
 		} else {
 			progress_update(&e->pg, ++e->files);
 		}
@@ -127,13 +141,12 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 	}
 	const struct kx_content *c;
 	if ((r = kx_tree_read(e->t, e->v, n, &c)) < 0) {
-		cli_error("export: cannot render %s: %s", e->path + 1, strerror(-r));
+		fail(e, "render", r);
 		goto out;
 	}
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0) {
-		r = -errno;
-		cli_error("export: cannot create %s/%s: %s", e->root, e->path + 1, strerror(errno));
+		r = fail(e, "create", -errno);
 		kx_content_put(c);
 		goto out;
 	}
@@ -153,10 +166,10 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r < 0) {
-		cli_error("export: cannot write %s/%s: %s", e->root, e->path + 1, strerror(-r));
+		fail(e, "write", r);
 		goto out;
 	}
-	r = set_mtime(dirfd, name, a.mtime_ns);
+	r = set_mtime(e, dirfd, name, a.mtime_ns);
 	progress_update(&e->pg, ++e->files);
 out:
 	e->path[plen] = '\0';
@@ -213,11 +226,15 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	struct kx_node root = { .type = KX_NODE_ROOT };
 	struct export_dir top = { &e, fd };
 	r = kx_tree_readdir(e.t, e.v, &root, export_entry, &top);
+	if (r < 0 && !e.messages)
+		fail(&e, "list", r);
 	struct kx_attr a;
-	if (r == 0 && kx_tree_getattr(e.t, e.v, &root, &a) == 0) {
-		struct timespec ts[2] = { { a.mtime_ns / 1000000000, a.mtime_ns % 1000000000 },
-					  { a.mtime_ns / 1000000000, a.mtime_ns % 1000000000 } };
-		futimens(fd, ts);
+	if (r == 0 && (r = kx_tree_getattr(e.t, e.v, &root, &a)) < 0)
+		fail(&e, "read the attributes of", r);
+	if (r == 0) {
+		struct timespec ts[2] = { kx_timespec_from_ns(a.mtime_ns), kx_timespec_from_ns(a.mtime_ns) };
+		if (futimens(fd, ts) < 0)
+			r = fail(&e, "set the mtime of", -errno);
 	}
 	progress_done(&e.pg, e.files);
 	for (size_t k = 0; k < e.caplinked; k++)

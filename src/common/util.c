@@ -58,6 +58,16 @@ int64_t kx_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+struct timespec kx_timespec_from_ns(int64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000) };
+	if (ts.tv_nsec < 0) { /* C division truncates toward zero */
+		ts.tv_sec--;
+		ts.tv_nsec += 1000000000;
+	}
+	return ts;
+}
+
 double kx_monotonic(void)
 {
 	struct timespec ts;

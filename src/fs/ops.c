@@ -191,11 +191,7 @@ static void fill_stat(const struct kx_fs *fs, const struct kx_attr *a, struct st
 	st->st_size = (off_t)a->size;
 	st->st_blksize = 4096;
 	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
-	struct timespec ts = { .tv_sec = a->mtime_ns / 1000000000, .tv_nsec = a->mtime_ns % 1000000000 };
-	if (ts.tv_nsec < 0) { /* observedAt before 1970 */
-		ts.tv_sec--;
-		ts.tv_nsec += 1000000000;
-	}
+	struct timespec ts = kx_timespec_from_ns(a->mtime_ns); /* observedAt may be before 1970 */
 	st->st_atim = st->st_mtim = st->st_ctim = ts;
 }
 

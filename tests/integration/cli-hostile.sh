@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `kindex` against hostile input: what is not a regular file among the paths of an ingest (a FIFO,
-# a socket, a device), refused with rule `type` and never waited on. Every command runs under
+# a socket, a device), refused with rule `type` and never waited on; an export that fails. Every command runs under
 # timeout(1), so a hang fails the check instead of the suite.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
@@ -29,4 +29,8 @@ expect 1 timeout 20 "$KINDEX" ingest /dev/zero
 check "a device named on the command line: refused, not read" contains err "/dev/zero: (file): type: not a regular file"
 expect 0 timeout 20 "$KINDEX" ingest - <gen/m-0000001.json
 check "'-' still reads standard input" grep -qE '^1 file: 1 accepted \(1 runs? added' err
+
+# an export that fails says which file and why (here: past a file size limit, EFBIG)
+expect 4 bash -c 'trap "" XFSZ; ulimit -f 1; exec "$1" export "$2"' _ "$KINDEX" "$tmp/ex-small"
+check "a failed export: exit 4, the file and the error named" grep -qE "^kindex: export: cannot write $tmp/ex-small/.+: File too large$" err
 finish

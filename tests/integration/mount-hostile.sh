@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The mount and its tools against unusual but valid input and hostile requests: a run observed
+# before 1970, which the mount and `kindex export` must show with the same mtime.
+. "$(dirname "$0")/mount-lib.sh"
+. "$(dirname "$0")/inbox-lib.sh"
+export TZ=UTC
+
+store="$work/store"
+gen 2 "$work/gen"
+"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
+# observedAt 1960-01-01T00:00:00.5Z: -315619199.5 s, a timespec of { -315619200, 500000000 }
+sed -E 's/"observedAt": "[^"]*"/"observedAt": "1960-01-01T00:00:00.5Z"/' "$work/gen/m-0000000.json" >"$work/old.json"
+"$KINDEX" -q --store "$store" ingest "$work/old.json" "$work/gen/m-0000001.json" || die "kindex ingest failed"
+"$KINDEX" -q --store "$store" export "$work/export" 2>"$work/export.err"
+check "export of a run observed in 1960: exit 0 ($?), nothing on stderr" [ $? = 0 -a ! -s "$work/export.err" ]
+cat "$work/export.err" >&2
+mnt="$work/mnt"
+mount_fg "$store" "$mnt"
+id=$(ls "$mnt/runs" | while read -r r; do grep -q '1960-01-01' "$mnt/runs/$r/manifest.json" && echo "$r"; done)
+check "the mount shows the 1960 run's manifest.json with its observedAt as mtime" \
+	[ "$(stat -c %y "$mnt/runs/$id/manifest.json")" = "1960-01-01 00:00:00.500000000 +0000" ]
+check "the export has that mtime too" \
+	[ "$(stat -c %y "$work/export/runs/$id/manifest.json" 2>&1)" = "1960-01-01 00:00:00.500000000 +0000" ]
+listing "$mnt" >"$work/mount.lst"
+listing "$work/export" >"$work/export.lst"
+check "every entry of the export has the mount's type, size, mtime, mode and link count" \
+	cmp -s "$work/mount.lst" "$work/export.lst"
+cmp -s "$work/mount.lst" "$work/export.lst" || diff "$work/mount.lst" "$work/export.lst" | head -5 >&2
+check "the roots' mtimes agree" [ "$(stat -c %y "$mnt")" = "$(stat -c %y "$work/export")" ]
+check "diff -r finds no difference" diff -r "$mnt" "$work/export"
+unmount "$mnt" "$daemon" || fail "the daemon did not stop cleanly"
+finish
