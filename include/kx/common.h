@@ -123,6 +123,16 @@ void kx_hex(const uint8_t *bytes, size_t len, char *out);
 /* Parse exactly 2*len hex digits (either case) into bytes; -EINVAL otherwise. */
 int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len);
 
+/*
+ * The one parser of the numbers and sizes users give as options (`kindex ingest --max-bytes`,
+ * kindexfs's -o cache, max_manifest, spin, timeout): decimal digits only — no sign, space, base
+ * prefix, fraction or exponent, so "-1" or "0x10" is never read as something else — and with
+ * `suffixes`, one of K, M, G (powers of 1024) optionally followed by "iB" or "B", or a bare "B".
+ * 0 and *ret set; -EINVAL (*ret untouched) when `s` is not such a number; -ERANGE when it is but
+ * lies outside [min, max] (23 digits included: never taken as "unlimited").
+ */
+int kx_parse_size(const char *s, bool suffixes, uint64_t min, uint64_t max, uint64_t *ret);
+
 /* Current wall-clock time in nanoseconds since the Unix epoch. */
 int64_t kx_now_ns(void);
 /* Monotonic seconds, for progress and rates. */

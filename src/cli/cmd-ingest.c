@@ -238,7 +238,7 @@ static const char ingest_help[] =
 	"A FIFO, socket or device (named, or in a directory) is refused with rule 'type', unread.\n"
 	"\n"
 	"options:\n"
-	"  --max-bytes N   refuse files larger than N bytes (default 4194304)\n"
+	"  --max-bytes N   refuse files larger than N bytes (default 4194304); K, M, G suffixes\n"
 	"  --sync          fsync the store's log after every file (default: once at the end)\n";
 
 static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
@@ -249,13 +249,20 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	struct kx_ingest_opts opts = { 0 };
 	int r = 0;
 	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) {
-			char *end;
-			opts.limits.max_bytes = strtoull(argv[++i], &end, 10);
-			if (*end || !opts.limits.max_bytes) {
-				cli_error("ingest: --max-bytes needs a positive number, not '%s'", argv[i]);
+		if (strcmp(argv[i], "--max-bytes") == 0) {
+			uint64_t n;
+			if (i + 1 == argc) {
+				cli_error("ingest: --max-bytes needs a size (e.g. 4M)");
 				return EXIT_USAGE;
 			}
+			r = kx_parse_size(argv[++i], true, 1, SIZE_MAX / 2, &n);
+			if (r < 0) {
+				cli_error("ingest: invalid --max-bytes '%s': %s", argv[i],
+					  r == -ERANGE ? "give a size of at least 1 byte, at most 8E"
+						       : "give a size in bytes: digits, with K, M or G for KiB, MiB, GiB (e.g. 4M)");
+				return EXIT_USAGE;
+			}
+			opts.limits.max_bytes = (size_t)n;
 		} else if (strcmp(argv[i], "--sync") == 0) {
 			opts.sync = true;
 		} else if (strcmp(argv[i], "-") != 0 && argv[i][0] == '-') {

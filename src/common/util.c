@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Small helpers every module needs: hex encoding and clocks. */
+/* Small helpers every module needs: hex encoding, clocks, parsing the sizes users give. */
 #include "kx/common.h"
 
 #include <errno.h>
@@ -48,6 +48,44 @@ int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len)
 			return -EINVAL;
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}
+	return 0;
+}
+
+int kx_parse_size(const char *s, bool suffixes, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	uint64_t v = 0;
+	bool over = false;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			over = true;
+		else
+			v = v * 10 + d;
+	}
+	if (p == s)
+		return -EINVAL;
+	unsigned shift = 0;
+	if (suffixes) {
+		switch (*p) {
+		case 'k': case 'K': shift = 10; p++; break;
+		case 'm': case 'M': shift = 20; p++; break;
+		case 'g': case 'G': shift = 30; p++; break;
+		default: break;
+		}
+		if (shift && p[0] == 'i' && (p[1] == 'B' || p[1] == 'b'))
+			p += 2;
+		else if (*p == 'B' || *p == 'b')
+			p++;
+	}
+	if (*p)
+		return -EINVAL;
+	if (over || v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	v <<= shift;
+	if (v < min || v > max)
+		return -ERANGE;
+	*ret = v;
 	return 0;
 }
 

@@ -143,27 +143,39 @@ static void usage(FILE *f)
 		"\n");
 }
 
-static int parse_size(const char *s, size_t *ret)
+/* -o cache=, max_manifest=: kx_parse_size's sizes, within [min, max] */
+static int parse_size(const char *s, size_t min, size_t max, size_t *ret)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -EINVAL;
-	double mul = 1;
-	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-	default: break;
+	uint64_t v;
+	int r = kx_parse_size(s, true, min, max, &v);
+	if (r == 0)
+		*ret = (size_t)v;
+	return r;
+}
+
+/* -o timeout=: whole seconds as kx_parse_size reads them (at most 2^32 - 1), and an optional
+ * fraction of decimal digits: 3600, 0.5 */
+static int parse_seconds(const char *s, double *ret)
+{
+	const char *dot = strchr(s, '.');
+	size_t n = dot ? (size_t)(dot - s) : strlen(s);
+	char whole[32];
+	if (n >= sizeof(whole))
+		return strspn(s, "0123456789") == n ? -ERANGE : -EINVAL;
+	memcpy(whole, s, n);
+	whole[n] = '\0';
+	uint64_t sec;
+	int r = kx_parse_size(whole, false, 0, UINT32_MAX, &sec);
+	if (r < 0)
+		return r;
+	double frac = 0;
+	if (dot) {
+		size_t k = strspn(dot + 1, "0123456789");
+		if (k == 0 || dot[1 + k])
+			return -EINVAL;
+		frac = strtod(dot, NULL); /* ".DIGITS": nothing strtod could read otherwise */
 	}
-	if (*end == 'i')
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v * mul > (double)SIZE_MAX / 2)
-		return -EINVAL;
-	*ret = (size_t)(v * mul);
+	*ret = (double)sec + frac;
 	return 0;
 }
 
@@ -274,14 +286,13 @@ int main(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (cfg.cache && (parse_size(cfg.cache, &cache) < 0 || cache < (1u << 20))) {
-		fprintf(stderr, "kindexfs: invalid -o cache=%s: give a size of at least 1M, e.g. 64M\n", cfg.cache);
+	if (cfg.cache && parse_size(cfg.cache, 1u << 20, SIZE_MAX / 2, &cache) < 0) {
+		fprintf(stderr, "kindexfs: invalid -o cache=%s: give a size of at least 1M (digits and K, M or G), e.g. 64M\n", cfg.cache);
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (cfg.max_manifest && (parse_size(cfg.max_manifest, &max_manifest) < 0 || max_manifest < 1 ||
-				 max_manifest > (1u << 30))) {
-		fprintf(stderr, "kindexfs: invalid -o max_manifest=%s: give a size from 1 byte to 1G, e.g. 4M\n",
+	if (cfg.max_manifest && parse_size(cfg.max_manifest, 1, 1u << 30, &max_manifest) < 0) {
+		fprintf(stderr, "kindexfs: invalid -o max_manifest=%s: give a size from 1 byte to 1G (digits and K, M or G), e.g. 4M\n",
 			cfg.max_manifest);
 		status = EXIT_USAGE;
 		goto out;
@@ -292,10 +303,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (cfg.spin) {
-		char *end;
-		errno = 0;
-		unsigned long us = strtoul(cfg.spin, &end, 10);
-		if (errno || *end || end == cfg.spin || *cfg.spin == '-' || us > 1000000) {
+		uint64_t us;
+		if (kx_parse_size(cfg.spin, false, 0, 1000000, &us) < 0) {
 			fprintf(stderr, "kindexfs: invalid -o spin=%s: give microseconds from 0 to 1000000, e.g. 100\n",
 				cfg.spin);
 			status = EXIT_USAGE;
@@ -312,11 +321,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kindexfs: warning: -o clone_fd and -o max_idle_threads are settings of libfuse's own loop, "
 				"which kindexfs does not use: ignored\n");
 	if (cfg.timeout) {
-		char *end;
-		errno = 0;
-		fs.timeout = strtod(cfg.timeout, &end);
-		if (errno || *end || end == cfg.timeout || fs.timeout < 0) {
-			fprintf(stderr, "kindexfs: invalid -o timeout=%s: give seconds, e.g. 3600\n", cfg.timeout);
+		if (parse_seconds(cfg.timeout, &fs.timeout) < 0) {
+			fprintf(stderr, "kindexfs: invalid -o timeout=%s: give seconds, 0 to 4294967295, e.g. 3600 or 0.5\n",
+				cfg.timeout);
 			status = EXIT_USAGE;
 			goto out;
 		}

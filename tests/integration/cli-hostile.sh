@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `kindex` against hostile input: what is not a regular file among the paths of an ingest (a FIFO,
-# a socket, a device), refused with rule `type` and never waited on; an export that fails. Every command runs under
+# a socket, a device), refused with rule `type` and never waited on; an export that fails; option values
+# that are not sizes. Every command runs under
 # timeout(1), so a hang fails the check instead of the suite.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
@@ -29,6 +30,17 @@ expect 1 timeout 20 "$KINDEX" ingest /dev/zero
 check "a device named on the command line: refused, not read" contains err "/dev/zero: (file): type: not a regular file"
 expect 0 timeout 20 "$KINDEX" ingest - <gen/m-0000001.json
 check "'-' still reads standard input" grep -qE '^1 file: 1 accepted \(1 runs? added' err
+
+# --max-bytes takes a size or nothing: never a wrapped-around or overflowing "unlimited"
+for v in -1 12345678901234567890123 0x10 " 5" 1.5M 4X ""; do
+	expect 2 "$KINDEX" ingest --max-bytes "$v" gen/m-0000000.json
+	check "--max-bytes '$v': a usage error naming the option and the value" contains err "invalid --max-bytes '$v'"
+done
+expect 2 "$KINDEX" ingest gen/m-0000000.json --max-bytes
+check "--max-bytes without a value: a usage error naming the option" contains err "--max-bytes needs a size"
+expect 1 "$KINDEX" ingest --max-bytes 1K gen/m-0000000.json
+check "--max-bytes 1K: a 2.8 KB file is over it" contains err "file is over the limit of 1024 bytes"
+expect 0 "$KINDEX" ingest --max-bytes 4MiB gen/m-0000000.json
 
 # an export that fails says which file and why (here: past a file size limit, EFBIG)
 expect 4 bash -c 'trap "" XFSZ; ulimit -f 1; exec "$1" export "$2"' _ "$KINDEX" "$tmp/ex-small"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # The mount and its tools against unusual but valid input and hostile requests: a run observed
-# before 1970, which the mount and `kindex export` must show with the same mtime.
+# before 1970, which the mount and `kindex export` must show with the same mtime; -o values that
+# are not sizes or numbers.
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 export TZ=UTC
@@ -31,4 +32,16 @@ cmp -s "$work/mount.lst" "$work/export.lst" || diff "$work/mount.lst" "$work/exp
 check "the roots' mtimes agree" [ "$(stat -c %y "$mnt")" = "$(stat -c %y "$work/export")" ]
 check "diff -r finds no difference" diff -r "$mnt" "$work/export"
 unmount "$mnt" "$daemon" || fail "the daemon did not stop cleanly"
+
+# -o values that are not numbers or sizes: refused before mounting, naming the option (an
+# accepted one would mount in the foreground: timeout(1) ends it, and the check fails)
+mkdir "$work/mnt-opts"
+for o in cache=nan cache=64e3 cache=0x1000000 max_manifest=-1 max_manifest=12345678901234567890123 \
+	timeout=nan timeout=inf timeout=1e3 timeout=-1 spin=+5 "spin= 5"; do
+	timeout 10 "$KINDEXFS" "$store" "$work/mnt-opts" -f -o "$o" 2>"$work/opt.err"
+	rc=$?
+	check "-o $o: refused with exit status 2 ($rc)" [ $rc = 2 ]
+	check "-o $o: the message names it" grep -qF -- "kindexfs: invalid -o $o:" "$work/opt.err"
+	mountpoint -q "$work/mnt-opts" && fusermount3 -u "$work/mnt-opts"
+done
 finish
