@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # The mount and its tools against unusual but valid input and hostile requests: a run observed
-# before 1970, which the mount and `kindex export` must show with the same mtime; -o values that
-# are not sizes or numbers.
+# before 1970, which the mount and `kindex export` must show with the same mtime; renames onto and
+# of the inbox's receipt directories and a name shared by two writers, answered as docs/inbox.md
+# says; -o values that are not sizes or numbers.
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 export TZ=UTC
@@ -32,6 +33,42 @@ cmp -s "$work/mount.lst" "$work/export.lst" || diff "$work/mount.lst" "$work/exp
 check "the roots' mtimes agree" [ "$(stat -c %y "$mnt")" = "$(stat -c %y "$work/export")" ]
 check "diff -r finds no difference" diff -r "$mnt" "$work/export"
 unmount "$mnt" "$daemon" || fail "the daemon did not stop cleanly"
+
+# renames onto and of the receipt directories, and a name shared by two writers: the answers
+# docs/inbox.md's table gives
+rw="$work/mnt-rw"
+mount_fg "$store" "$rw" -o rw
+cp "$work/gen/m-0000001.json" "$rw/inbox/r.tmp"
+python3 - "$rw/inbox" "$work/gen/m-0000000.json" >"$work/answers" 2>&1 <<'PY'
+import errno, os, sys
+inbox, manifest = sys.argv[1], open(sys.argv[2], 'rb').read()
+def answer(what, f):
+    try:
+        f()
+        print(what, 'ok')
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+for d in ('.accepted', '.rejected'):
+    answer('file onto ' + d, lambda: os.rename(inbox + '/r.tmp', inbox + '/' + d))
+    answer(d + ' renamed', lambda: os.rename(inbox + '/' + d, inbox + '/x'))
+answer('.accepted onto .rejected', lambda: os.rename(inbox + '/.accepted', inbox + '/.rejected'))
+a = os.open(inbox + '/shared.json', os.O_WRONLY | os.O_CREAT, 0o644)
+b = os.open(inbox + '/shared.json', os.O_WRONLY)
+os.write(b, manifest[:1])  # b's offset is 1 now; a writes the whole manifest over it
+os.write(a, manifest)
+os.close(a)
+answer('write after the other writer closed', lambda: os.write(b, b'\n'))
+answer('close after the other writer closed', lambda: os.close(b))
+PY
+cat "$work/answers" | sed "s/^/# /"
+for want in "file onto .accepted EISDIR" "file onto .rejected EISDIR" ".accepted renamed EPERM" \
+	".rejected renamed EPERM" ".accepted onto .rejected EPERM" "write after the other writer closed ESTALE" \
+	"close after the other writer closed ok"; do
+	check "$want" grep -qxF "$want" "$work/answers"
+done
+check "the file renamed onto a receipt directory stays in the inbox" cmp -s "$rw/inbox/r.tmp" "$work/gen/m-0000001.json"
+check "the shared name was decided by the first close" accepted "$rw" shared.json 1
+unmount "$rw" "$daemon" || fail "the read-write daemon did not stop cleanly"
 
 # -o values that are not numbers or sizes: refused before mounting, naming the option (an
 # accepted one would mount in the foreground: timeout(1) ends it, and the check fails)
