@@ -36,6 +36,11 @@ struct command {
 };
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "s" unless n is 1: "%llu run%s" says "1 run", "2 runs", "0 runs" */
+static inline const char *plural(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
 /* Handle --help/-h and --store in a subcommand's arguments; returns the index of the first
  * operand, or -1 after printing help (exit 0) / -2 on a usage error (exit 2). */
 int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help);

@@ -180,7 +180,8 @@ static struct parsed *reader_parse(struct reader *rd, size_t k)
 	const char *path = rd->paths->v[k];
 	int r = read_input(path, rd->limit + 1, &rd->buf);
 	if (r == -EFBIG || (r == 0 && rd->buf.len > rd->limit)) {
-		kx_problems_add(&p->problems, 0, 0, "", "size", "file is over the limit of %zu bytes", rd->limit);
+		kx_problems_add(&p->problems, 0, 0, "", "size", "file is over the limit of %zu byte%s", rd->limit,
+				plural(rd->limit));
 		p->err = -EINVAL;
 	} else if (r == -ENOTSUP) {
 		/* the spool's rule and words for the same input (src/spool) */
@@ -308,7 +309,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			r = kx_ingest_batch_commit(batch, NULL);
 			batch = NULL;
 			if (r < 0) {
-				cli_error("cannot commit %zu files to the store: %s", n, strerror(-r));
+				cli_error("cannot commit %zu file%s to the store: %s", n, plural(n), strerror(-r));
 				failed += n;
 				status = EXIT_IO;
 			} else {
@@ -368,8 +369,8 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 		kx_store_sync(s);
 	kx_store_close(s);
 	if (!cli->quiet)
-		fprintf(stderr, "%zu file%s: %zu accepted (%zu runs added, %zu already present), %zu refused%s\n", paths->len,
-			paths->len == 1 ? "" : "s", paths->len - refused - failed, added, present, refused,
+		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added, %zu already present), %zu refused%s\n",
+			paths->len, plural(paths->len), paths->len - refused - failed, added, plural(added), present, refused,
 			failed ? ", some unreadable" : "");
 	return status;
 }
@@ -442,7 +443,7 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 			cli_error("import failed: %s", strerror(-r));
 			status = EXIT_IO;
 		} else if (!cli->quiet) {
-			printf("imported %zu runs: %zu added, %zu already present\n", n, res.added, res.present);
+			printf("imported %zu run%s: %zu added, %zu already present\n", n, plural(n), res.added, res.present);
 		}
 		kx_ingest_result_release(&res);
 	}

@@ -29,8 +29,8 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
 	if (!cli->quiet)
-		printf("store %s: %llu runs, %llu documents\n", cli->store, (unsigned long long)st.runs,
-		       (unsigned long long)st.documents);
+		printf("store %s: %llu run%s, %llu document%s\n", cli->store, (unsigned long long)st.runs,
+		       plural(st.runs), (unsigned long long)st.documents, plural(st.documents));
 	kx_store_close(s);
 	return EXIT_OK;
 }
@@ -147,15 +147,18 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			l += n + (nl ? 1 : 0);
 		}
 		if (p.len) {
-			cli_error("store %s is damaged: %zu problem%s in %llu records and %llu receipted runs", cli->store,
-				  p.len, p.len == 1 ? "" : "s", (unsigned long long)checked, (unsigned long long)rc.runs);
+			cli_error("store %s is damaged: %zu problem%s in %llu record%s and %llu receipted run%s", cli->store,
+				  p.len, plural(p.len), (unsigned long long)checked, plural(checked),
+				  (unsigned long long)rc.runs, plural(rc.runs));
 			for (size_t k = 0; k < p.len; k++)
 				fprintf(stderr, "  %s: %s: %s\n", p.v[k].pointer, p.v[k].rule, p.v[k].message);
 			code = EXIT_REFUSED;
 		} else if (!cli->quiet) {
-			printf("store %s: %llu records verified, no problems", cli->store, (unsigned long long)checked);
+			printf("store %s: %llu record%s verified, no problems", cli->store, (unsigned long long)checked,
+			       plural(checked));
 			if (rc.runs)
-				printf("; %llu runs named by receipts, all stored", (unsigned long long)rc.runs);
+				printf("; %llu run%s named by receipts, all stored", (unsigned long long)rc.runs,
+				       plural(rc.runs));
 			printf("\n");
 		}
 	}

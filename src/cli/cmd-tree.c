@@ -247,8 +247,9 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	if (r < 0)
 		return EXIT_IO;
 	if (!cli->quiet)
-		fprintf(stderr, "exported %llu runs as %llu files (%llu bytes) into %s\n", (unsigned long long)st.runs,
-			(unsigned long long)e.files, (unsigned long long)e.bytes, dir);
+		fprintf(stderr, "exported %llu run%s as %llu file%s (%llu byte%s) into %s\n", (unsigned long long)st.runs,
+			plural(st.runs), (unsigned long long)e.files, plural(e.files), (unsigned long long)e.bytes,
+			plural(e.bytes), dir);
 	return EXIT_OK;
 }
 

@@ -129,7 +129,7 @@ int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret)
 
 void cli_print_problems(const char *file, const struct kx_problems *p)
 {
-	cli_error("refused %s: %zu problem%s", file, p->len, p->len == 1 ? "" : "s");
+	cli_error("refused %s: %zu problem%s", file, p->len, plural(p->len));
 	struct kx_buf b = { 0 };
 	kx_problems_format(p, file, &b);
 	/* indent each line under the refusal */

@@ -762,8 +762,8 @@ static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct 
 	int fd = entry_fd(ib, e);
 	int r = fd < 0 ? fd : e->too_big ? -EFBIG : read_all(fd, fs->max_manifest, &bytes);
 	if (r == -EFBIG) {
-		kx_problems_add(&d->p, 0, 0, "", "size", "file is over the limit of %zu bytes (-o max_manifest)",
-				fs->max_manifest);
+		kx_problems_add(&d->p, 0, 0, "", "size", "file is over the limit of %zu byte%s (-o max_manifest)",
+				fs->max_manifest, fs->max_manifest == 1 ? "" : "s");
 		r = -EINVAL;
 	} else if (r == 0) {
 		/* committed unsynced: the sync follows, once the notifier has the change */
@@ -828,7 +828,7 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
 			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", d->name, strerror(-w));
 			r = w == -ENOSPC ? -ENOSPC : -EIO;
 		}
-		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problems", d->name, d->p.len);
+		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problem%s", d->name, d->p.len, d->p.len == 1 ? "" : "s");
 	}
 	if (r == 0 || r == -EINVAL) {
 		unmark(e); /* the file, in .rejected/ or a spare for the next receipt, keeps no mark */

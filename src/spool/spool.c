@@ -328,7 +328,8 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		}
 		struct kx_ingest_result res = { 0 };
 		if (rr == -EFBIG) {
-			kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu bytes", limit);
+			kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu byte%s", limit,
+					limit == 1 ? "" : "s");
 			rr = -EINVAL;
 		} else if (rr == -EISDIR) {
 			kx_problems_add(&p, 0, 0, "", "type", "not a regular file");

@@ -31,6 +31,19 @@ check "a device named on the command line: refused, not read" contains err "/dev
 expect 0 timeout 20 "$KINDEX" ingest - <gen/m-0000001.json
 check "'-' still reads standard input" grep -qE '^1 file: 1 accepted \(1 runs? added' err
 
+# counts say "1 run", "2 runs": every summary a user reads
+rm -rf one && mkdir one && cp gen/m-0000000.json one/
+expect 0 "$KINDEX" --store one-store init
+expect 0 "$KINDEX" --store one-store ingest one
+check "ingest of one run: '1 file: 1 accepted (1 run added'" contains err "1 file: 1 accepted (1 run added, 0 already present), 0 refused"
+expect 0 "$KINDEX" --store one-store init
+check "init of a store of one run: '1 run,'" grep -qE '^store one-store: 1 run, [0-9]+ documents$' out
+expect 0 "$KINDEX" --store one-store export one-ex
+check "export of one run: 'exported 1 run as'" grep -qE '^exported 1 run as [0-9]+ files \([0-9]+ bytes\)' err
+expect 1 "$KINDEX" --store one-store ingest --max-bytes 1 one/m-0000000.json
+check "a limit of 1: 'the limit of 1 byte'" contains err "file is over the limit of 1 byte"
+check "... and no plural for one" bash -c '! grep -q "limit of 1 bytes" "$1"' _ "$tmp/err"
+
 # --max-bytes takes a size or nothing: never a wrapped-around or overflowing "unlimited"
 for v in -1 12345678901234567890123 0x10 " 5" 1.5M 4X ""; do
 	expect 2 "$KINDEX" ingest --max-bytes "$v" gen/m-0000000.json
