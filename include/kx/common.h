@@ -133,6 +133,16 @@ int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len);
  */
 int kx_parse_size(const char *s, bool suffixes, uint64_t min, uint64_t max, uint64_t *ret);
 
+/*
+ * A user's value (a field's value, a name, an option's argument) quoted for a message:
+ * 'VALUE', of which at most KX_QUOTE_CHARS characters are shown; a longer value is cut at a
+ * character boundary and says so, 'first 80 characters…' (+N bytes). Control bytes and bytes
+ * that are not UTF-8 are shown as \xNN, so a value cannot break a message's line. Writes into
+ * `buf` and returns it. Thread-safe.
+ */
+enum { KX_QUOTE_CHARS = 80, KX_QUOTE_SIZE = KX_QUOTE_CHARS * 4 + 48 };
+const char *kx_quote(char buf[KX_QUOTE_SIZE], const char *s, size_t len);
+
 /* Current wall-clock time in nanoseconds since the Unix epoch. */
 int64_t kx_now_ns(void);
 /* Monotonic seconds, for progress and rates. */

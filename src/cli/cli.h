@@ -36,6 +36,9 @@ struct command {
 };
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A user's value for a message, 'quoted' and cut at KX_QUOTE_CHARS characters (kx_quote); the
+ * buffer lives until the end of the enclosing block, so several may appear in one call. */
+#define quoted(s) kx_quote((char[KX_QUOTE_SIZE]){ 0 }, (s), strlen(s))
 /* "s" unless n is 1: "%llu run%s" says "1 run", "2 runs", "0 runs" */
 static inline const char *plural(unsigned long long n)
 {

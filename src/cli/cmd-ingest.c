@@ -56,7 +56,7 @@ static int walk(struct paths *p, const char *dir)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
-		cli_error("cannot read directory '%s': %s", dir, strerror(errno));
+		cli_error("cannot read directory %s: %s", quoted(dir), strerror(errno));
 		return -errno;
 	}
 	struct paths here = { 0 };
@@ -85,7 +85,7 @@ static int walk(struct paths *p, const char *dir)
 		if (known && S_ISDIR(st.st_mode))
 			r = walk(p, here.v[i]);
 		else if (known && S_ISLNK(st.st_mode) && stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode))
-			fprintf(stderr, "kindex: skipped '%s': a symbolic link to a directory\n", here.v[i]);
+			fprintf(stderr, "kindex: skipped %s: a symbolic link to a directory\n", quoted(here.v[i]));
 		else if (r == 0)
 			r = add_path(p, here.v[i]); /* unreadable ones are reported when read */
 	}
@@ -258,7 +258,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			}
 			r = kx_parse_size(argv[++i], true, 1, SIZE_MAX / 2, &n);
 			if (r < 0) {
-				cli_error("ingest: invalid --max-bytes '%s': %s", argv[i],
+				cli_error("ingest: invalid --max-bytes %s: %s", quoted(argv[i]),
 					  r == -ERANGE ? "give a size of at least 1 byte, at most 8E"
 						       : "give a size in bytes: digits, with K, M or G for KiB, MiB, GiB (e.g. 4M)");
 				return EXIT_USAGE;
@@ -267,7 +267,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 		} else if (strcmp(argv[i], "--sync") == 0) {
 			opts.sync = true;
 		} else if (strcmp(argv[i], "-") != 0 && argv[i][0] == '-') {
-			cli_error("ingest: unknown option '%s'", argv[i]);
+			cli_error("ingest: unknown option %s", quoted(argv[i]));
 			return EXIT_USAGE;
 		} else {
 			struct stat st;
@@ -344,7 +344,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			if (status == EXIT_OK)
 				status = EXIT_REFUSED;
 		} else if (r < 0) {
-			cli_error("cannot %s '%s': %s", it->read_failed ? "read" : "ingest", name, strerror(-r));
+			cli_error("cannot %s %s: %s", it->read_failed ? "read" : "ingest", quoted(name), strerror(-r));
 			failed++;
 			status = EXIT_IO;
 		}
@@ -416,7 +416,7 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	for (; i < argc && status == EXIT_OK; i++) {
 		r = kx_read_file(argv[i], 0, &b);
 		if (r < 0) {
-			cli_error("cannot read '%s': %s", argv[i], strerror(-r));
+			cli_error("cannot read %s: %s", quoted(argv[i]), strerror(-r));
 			status = EXIT_IO;
 			break;
 		}
@@ -425,7 +425,7 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 			cli_print_problems(argv[i], &p);
 			status = EXIT_REFUSED;
 		} else if (r < 0) {
-			cli_error("cannot import '%s': %s", argv[i], strerror(-r));
+			cli_error("cannot import %s: %s", quoted(argv[i]), strerror(-r));
 			status = EXIT_IO;
 		}
 	}

@@ -89,7 +89,7 @@ int cmd_canon(struct cli *cli, int argc, char **argv)
 	struct kx_buf b = { 0 };
 	int r = read_all(path, &b);
 	if (r < 0) {
-		cli_error("canon: cannot read '%s': %s", path ? path : "(stdin)", strerror(-r));
+		cli_error("canon: cannot read %s: %s", path ? quoted(path) : "(stdin)", strerror(-r));
 		return EXIT_IO;
 	}
 	r = each_value(path ? path : "(stdin)", b.ptr ? b.ptr : "", b.len, print_canon, NULL);
@@ -150,7 +150,7 @@ int cmd_digest(struct cli *cli, int argc, char **argv)
 	struct kx_buf b = { 0 };
 	int r = read_all(argv[i], &b);
 	if (r < 0) {
-		cli_error("digest: cannot read '%s': %s", argv[i], strerror(-r));
+		cli_error("digest: cannot read %s: %s", quoted(argv[i]), strerror(-r));
 		return EXIT_IO;
 	}
 	r = each_value(argv[i], b.ptr ? b.ptr : "", b.len, print_digests, argv[i]);

@@ -19,7 +19,7 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	if (i < argc) {
-		cli_error("init: unexpected argument '%s'", argv[i]);
+		cli_error("init: unexpected argument %s", quoted(argv[i]));
 		return EXIT_USAGE;
 	}
 	struct kx_store *s;
@@ -113,7 +113,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		if (strcmp(argv[i], "--receipts") == 0 && i + 1 < argc && nextra < KX_ARRAY_SIZE(extra)) {
 			extra[nextra++] = argv[++i];
 		} else {
-			cli_error("verify: unexpected argument '%s' (see --help)", argv[i]);
+			cli_error("verify: unexpected argument %s (see --help)", quoted(argv[i]));
 			return EXIT_USAGE;
 		}
 	}
@@ -178,7 +178,7 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	if (i < argc) {
-		cli_error("recover: unexpected argument '%s' (see --help)", argv[i]);
+		cli_error("recover: unexpected argument %s (see --help)", quoted(argv[i]));
 		return EXIT_USAGE;
 	}
 	if (!cli->store) {

@@ -190,12 +190,12 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	}
 	const char *dir = argv[i];
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		cli_error("export: cannot create '%s': %s", dir, strerror(errno));
+		cli_error("export: cannot create %s: %s", quoted(dir), strerror(errno));
 		return EXIT_IO;
 	}
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		cli_error("export: cannot open '%s': %s", dir, strerror(errno));
+		cli_error("export: cannot open %s: %s", quoted(dir), strerror(errno));
 		return EXIT_IO;
 	}
 	/* refuse a non-empty directory: an export is the whole tree, not a merge */
@@ -209,7 +209,7 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	if (d)
 		closedir(d);
 	if (!empty) {
-		cli_error("export: '%s' is not empty; export into a new or empty directory", dir);
+		cli_error("export: %s is not empty; export into a new or empty directory", quoted(dir));
 		close(fd);
 		return EXIT_USAGE;
 	}
@@ -301,12 +301,12 @@ int cmd_ls(struct cli *cli, int argc, char **argv)
 	r = kx_tree_resolve(l.t, l.v, path, &n);
 	int status = EXIT_OK;
 	if (r < 0) {
-		cli_error("ls: '%s': %s", path, r == -ENOENT ? "no such file or directory in the tree" : strerror(-r));
+		cli_error("ls: %s: %s", quoted(path), r == -ENOENT ? "no such file or directory in the tree" : strerror(-r));
 		status = r == -ENOENT ? EXIT_REFUSED : EXIT_IO;
 	} else if (kx_node_is_dir(&n)) {
 		r = kx_tree_readdir(l.t, l.v, &n, list_entry, &l);
 		if (r < 0) {
-			cli_error("ls: cannot list '%s': %s", path, strerror(-r));
+			cli_error("ls: cannot list %s: %s", quoted(path), strerror(-r));
 			status = EXIT_IO;
 		}
 	} else {
@@ -358,7 +358,7 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 	}
 	int status = EXIT_OK;
 	if (r < 0) {
-		cli_error("show: '%s': %s", arg,
+		cli_error("show: %s: %s", quoted(arg),
 			  r == -ENOTUNIQ ? "more than one run starts with that; give more digits"
 			  : r == -ENOTDIR ? "not a run directory"
 			  : r == -ENOENT ? "no such run" : strerror(-r));

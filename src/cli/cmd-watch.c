@@ -44,7 +44,7 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 		else if (!dir && argv[i][0] != '-')
 			dir = argv[i];
 		else {
-			cli_error("watch: unexpected argument '%s'", argv[i]);
+			cli_error("watch: unexpected argument %s", quoted(argv[i]));
 			return EXIT_USAGE;
 		}
 	}

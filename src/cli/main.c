@@ -120,7 +120,7 @@ int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret)
 		if (msg)
 			cli_error("%s", msg);
 		else
-			cli_error("cannot open store '%s': %s", cli->store, strerror(-r));
+			cli_error("cannot open store %s: %s", quoted(cli->store), strerror(-r));
 		free(msg);
 		return -cli_exit_for(r);
 	}
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 			printf("kindex %s\n", KX_VERSION);
 			return EXIT_OK;
 		default:
-			cli_error("unknown option '%s' (see kindex --help)", argv[optind - 1]);
+			cli_error("unknown option %s (see kindex --help)", quoted(argv[optind - 1]));
 			return EXIT_USAGE;
 		}
 	}
@@ -223,6 +223,6 @@ int main(int argc, char **argv)
 	for (const struct command *cmd = kx_commands; cmd->name; cmd++)
 		if (strcmp(cmd->name, name) == 0)
 			return cmd->run(&cli, argc - optind, argv + optind);
-	cli_error("unknown command '%s' (see kindex --help)", name);
+	cli_error("unknown command %s (see kindex --help)", quoted(name));
 	return EXIT_USAGE;
 }

@@ -3,6 +3,7 @@
 #include "kx/common.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -49,6 +50,43 @@ int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len)
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
+}
+
+/* Bytes of the UTF-8 character at s (of n), or 0 when it is not one (overlong forms included). */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+	size_t k = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	if (!k || k > n || (k == 2 && s[0] < 0xc2) || (k == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
+	    (k == 3 && s[0] == 0xed && s[1] >= 0xa0) || (k == 4 && s[0] == 0xf0 && s[1] < 0x90) ||
+	    (k == 4 && s[0] > 0xf4) || (k == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	for (size_t i = 1; i < k; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return k;
+}
+
+const char *kx_quote(char buf[KX_QUOTE_SIZE], const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t o = 0, i = 0;
+	buf[o++] = '\'';
+	for (unsigned chars = 0; i < len && chars < KX_QUOTE_CHARS; chars++) {
+		size_t k = u[i] < 0x20 || u[i] == 0x7f ? 0 : utf8_char(u + i, len - i);
+		if (k) {
+			memcpy(buf + o, s + i, k);
+			o += k;
+			i += k;
+		} else {
+			o += (size_t)snprintf(buf + o, 5, "\\x%02x", u[i]);
+			i++;
+		}
+	}
+	if (i < len)
+		snprintf(buf + o, KX_QUOTE_SIZE - o, "\u2026' (+%zu bytes)", len - i);
+	else
+		snprintf(buf + o, KX_QUOTE_SIZE - o, "'");
+	return buf;
 }
 
 int kx_parse_size(const char *s, bool suffixes, uint64_t min, uint64_t max, uint64_t *ret)

@@ -61,15 +61,45 @@ static void add(struct ctx *c, const struct kx_json *at, const char *ptr, const 
 static void add(struct ctx *c, const struct kx_json *at, const char *ptr, const char *rule,
 		const char *fmt, ...)
 {
-	char msg[512];
+	char *msg;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	int n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	if (kx_problems_add(c->pr, at ? at->line : 0, at ? at->col : 0, ptr, rule, "%s", msg) < 0)
+	if (n < 0 || !ptr || kx_problems_add(c->pr, at ? at->line : 0, at ? at->col : 0, ptr, rule, "%s", msg) < 0)
 		c->oom = 1;
+	if (n >= 0)
+		free(msg);
 	c->count++;
 }
+
+/* base + "/" + key as a JSON pointer (RFC 6901: '~' is "~0", '/' is "~1"), whole however long the
+ * key: malloc'd, NULL without memory (add() then counts the problem and reports ENOMEM) */
+static char *pointer(const char *base, const char *key, size_t key_len)
+{
+	size_t bl = strlen(base), n = bl + 2;
+	for (size_t i = 0; i < key_len; i++)
+		n += key[i] == '~' || key[i] == '/' ? 2 : 1;
+	char *p = malloc(n), *o = p;
+	if (!p)
+		return NULL;
+	memcpy(o, base, bl);
+	o += bl;
+	*o++ = '/';
+	for (size_t i = 0; i < key_len; i++) {
+		if (key[i] == '~' || key[i] == '/') {
+			*o++ = '~';
+			*o++ = key[i] == '~' ? '0' : '1';
+		} else {
+			*o++ = key[i];
+		}
+	}
+	*o = '\0';
+	return p;
+}
+
+/* A user's string for a message, cut at KX_QUOTE_CHARS characters (include/kx/common.h). */
+#define Q(buf, s) kx_quote(buf, s, strlen(s))
 
 /*
  * obj[key] checked for presence and type. `want` is a type, or -1 for "any". Numbers must be
@@ -81,12 +111,13 @@ static struct kx_json *field(struct ctx *c, const struct kx_json *obj, const cha
 			     const char *key, int want, bool required)
 {
 	/* the pointer is only spelled out when there is a problem to report: this runs per field */
-	char ptr[512];
+	char q[KX_QUOTE_SIZE], *ptr;
 	struct kx_json *v = kx_json_get(obj, key);
 	if (!v) {
 		if (required) {
-			snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
-			add(c, obj, ptr, "required", "'%s' is required", key);
+			ptr = pointer(base, key, strlen(key));
+			add(c, obj, ptr, "required", "%s is required", Q(q, key));
+			free(ptr);
 		}
 		return NULL;
 	}
@@ -94,14 +125,16 @@ static struct kx_json *field(struct ctx *c, const struct kx_json *obj, const cha
 		    (want == BOOL && (v->type == KX_JSON_TRUE || v->type == KX_JSON_FALSE));
 	if (!good) {
 		const char *wn = want == BOOL ? "boolean" : kx_json_type_name((enum kx_json_type)want);
-		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
-		add(c, v, ptr, "type", "'%s' must be %s %s, found %s", key,
+		ptr = pointer(base, key, strlen(key));
+		add(c, v, ptr, "type", "%s must be %s %s, found %s", Q(q, key),
 		    wn[0] == 'a' || wn[0] == 'o' ? "an" : "a", wn, kx_json_type_name(v->type));
+		free(ptr);
 		return NULL;
 	}
 	if (v->type == KX_JSON_STRING && memchr(v->str.ptr, '\0', v->str.len)) {
-		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
-		add(c, v, ptr, "type", "'%s' must not contain a NUL character", key);
+		ptr = pointer(base, key, strlen(key));
+		add(c, v, ptr, "type", "%s must not contain a NUL character", Q(q, key));
+		free(ptr);
 		return NULL;
 	}
 	if (v->type == KX_JSON_NUMBER && v->nonfinite)
@@ -114,9 +147,9 @@ static const char *string_field(struct ctx *c, const struct kx_json *obj, const 
 {
 	struct kx_json *v = field(c, obj, base, key, KX_JSON_STRING, required);
 	if (v && v->str.len == 0) {
-		char ptr[512];
-		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
-		add(c, v, ptr, "required", "'%s' must not be empty", key);
+		char q[KX_QUOTE_SIZE], *ptr = pointer(base, key, strlen(key));
+		add(c, v, ptr, "required", "%s must not be empty", Q(q, key));
+		free(ptr);
 		return NULL;
 	}
 	return v ? v->str.ptr : NULL;
@@ -137,28 +170,29 @@ static bool path_safe(const char *s, size_t n)
 
 static void check_benchmark(struct ctx *c, const struct kx_json *at, const char *ptr, const char *b)
 {
+	char q[KX_QUOTE_SIZE];
 	const char *slash = strchr(b, '/');
 	if (!slash || strchr(slash + 1, '/') || !path_safe(b, (size_t)(slash - b)) ||
 	    !path_safe(slash + 1, strlen(slash + 1)))
 		add(c, at, ptr, "path-name",
-		    "benchmark '%s' must be '<kernel>/<pass>', each part made of [a-z0-9._-] (it names directories)", b);
+		    "benchmark %s must be '<kernel>/<pass>', each part made of [a-z0-9._-] (it names directories)", Q(q, b));
 	else if (strchr(slash + 1, '.'))
 		add(c, at, ptr, "path-name",
-		    "the pass of benchmark '%s' cannot contain '.': it separates the pass from a metric in paths (full.memory)", b);
+		    "the pass of benchmark %s cannot contain '.': it separates the pass from a metric in paths (full.memory)", Q(q, b));
 }
 
 static void check_digest_ref(struct ctx *c, const struct kx_json *spec, const char *base,
 			     const char *key, struct kx_digest *ret, bool *ret_ok)
 {
-	char ptr[512];
 	*ret_ok = false;
 	struct kx_json *v = field(c, spec, base, key, KX_JSON_STRING, true);
 	if (!v)
 		return;
 	if (kx_digest_parse(v->str.ptr, v->str.len, ret) < 0) {
-		snprintf(ptr, sizeof(ptr), "%s/%s", base, key);
-		add(c, v, ptr, "digest-format", "'%.80s' is not a digest: expected 'sha256:' and 64 lowercase hex digits",
-		    v->str.ptr);
+		char q[KX_QUOTE_SIZE], *ptr = pointer(base, key, strlen(key));
+		add(c, v, ptr, "digest-format", "%s is not a digest: expected 'sha256:' and 64 lowercase hex digits",
+		    kx_quote(q, v->str.ptr, v->str.len));
+		free(ptr);
 		return;
 	}
 	*ret_ok = true;
@@ -177,10 +211,10 @@ static void check_metadata(struct ctx *c, const struct kx_json *doc, const char 
 	field(c, md, b, "title", KX_JSON_STRING, false);
 	struct kx_json *labels = field(c, md, b, "labels", KX_JSON_OBJECT, false);
 	if (labels) {
-		char lb[300];
+		char lb[sizeof(b) + 8];
 		size_t l = strlen(b);
 		memcpy(lb, b, l);
-		memcpy(lb + l, "/labels", 8);
+		memcpy(lb + l, "/labels", 8); /* keys of labels are spelled out by field() */
 		for (size_t i = 0; i < labels->obj.len; i++)
 			field(c, labels, lb, labels->obj.v[i].key, KX_JSON_STRING, false);
 	}
@@ -191,19 +225,20 @@ static struct kx_json *check_envelope(struct ctx *c, struct kx_json *doc, enum k
 {
 	char base[64] = "/";
 	strcpy(base + 1, members[d]);
+	char q[KX_QUOTE_SIZE];
 	const char *api = string_field(c, doc, base, "apiVersion", true);
 	if (api && strcmp(api, KX_API_VERSION) != 0) {
 		char ptr[128];
 		snprintf(ptr, sizeof(ptr), "%s/apiVersion", base);
 		add(c, kx_json_get(doc, "apiVersion"), ptr, "api-version",
-		    "apiVersion must be '%s', found '%.80s'", KX_API_VERSION, api);
+		    "apiVersion must be '%s', found %s", KX_API_VERSION, Q(q, api));
 	}
 	const char *kind = string_field(c, doc, base, "kind", true);
 	if (kind && strcmp(kind, kinds[d]) != 0) {
 		char ptr[128];
 		snprintf(ptr, sizeof(ptr), "%s/kind", base);
-		add(c, kx_json_get(doc, "kind"), ptr, "kind", "the '%s' member must be %s %s, found '%.80s'",
-		    members[d], article(kinds[d]), kinds[d], kind);
+		add(c, kx_json_get(doc, "kind"), ptr, "kind", "the '%s' member must be %s %s, found %s",
+		    members[d], article(kinds[d]), kinds[d], Q(q, kind));
 	}
 	check_metadata(c, doc, base);
 	return field(c, doc, base, "spec", KX_JSON_OBJECT, true);
@@ -211,13 +246,14 @@ static struct kx_json *check_envelope(struct ctx *c, struct kx_json *doc, enum k
 
 static void check_protocol(struct ctx *c, struct kx_json *spec, struct kx_run_facts *f)
 {
+	char q[KX_QUOTE_SIZE];
 	struct kx_json *m = field(c, spec, "/protocol/spec", "measurement", KX_JSON_OBJECT, true);
 	if (m) {
 		f->statistic = string_field(c, m, "/protocol/spec/measurement", "primaryStatistic", true);
 		const char *metric = string_field(c, m, "/protocol/spec/measurement", "metric", false);
 		if (metric && !path_safe(metric, strlen(metric)))
 			add(c, kx_json_get(m, "metric"), "/protocol/spec/measurement/metric", "path-name",
-			    "metric '%.80s' must be made of [a-z0-9._-] (it names directories)", metric);
+			    "metric %s must be made of [a-z0-9._-] (it names directories)", Q(q, metric));
 		else if (metric)
 			f->metric = metric;
 		field(c, m, "/protocol/spec/measurement", "timer", KX_JSON_STRING, false);
@@ -254,13 +290,13 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 		bool bad_name = m->key_len == 0 || strlen(m->key) != m->key_len;
 		if (!bad_type && !bad_name)
 			continue;
-		char ptr[512];
-		snprintf(ptr, sizeof(ptr), "/workload/spec/parameters/%s", m->key);
+		char q[KX_QUOTE_SIZE], *ptr = pointer("/workload/spec/parameters", m->key, m->key_len);
 		if (bad_type)
-			add(c, m->value, ptr, "type", "parameter '%s' must be a number, string or boolean, found %s",
-			    m->key, kx_json_type_name(t));
+			add(c, m->value, ptr, "type", "parameter %s must be a number, string or boolean, found %s",
+			    kx_quote(q, m->key, m->key_len), kx_json_type_name(t));
 		if (bad_name)
 			add(c, m->value, ptr, "path-name", "parameter names must be non-empty text (they name directories)");
+		free(ptr);
 	}
 	field(c, spec, "/workload/spec", "dtype", KX_JSON_STRING, false);
 }
@@ -301,26 +337,26 @@ static void check_measurements(struct ctx *c, struct kx_json *arr)
 				strcmp(um, metric) != 0;
 		if (um && !mismatch)
 			continue;
-		char ptr[160];
-		snprintf(ptr, sizeof(ptr), "%.140s/unit", base);
+		char ptr[160], q[KX_QUOTE_SIZE], q2[KX_QUOTE_SIZE];
+		snprintf(ptr, sizeof(ptr), "%s/unit", base); /* base is ours: an index */
 		if (!um)
 			add(c, kx_json_get(m, "unit"), ptr, "unit",
-			    "unknown unit '%.40s' (known: ns us ms s, B KB MB GB KiB MiB GiB, FLOP/s GFLOP/s TFLOP/s, B/s GB/s, count ratio %% W MHz C)",
-			    unit);
+			    "unknown unit %s (known: ns us ms s, B KB MB GB KiB MiB GiB, FLOP/s GFLOP/s TFLOP/s, B/s GB/s, count ratio %% W MHz C)",
+			    Q(q, unit));
 		else
-			add(c, kx_json_get(m, "unit"), ptr, "unit", "unit '%s' does not measure %s", unit, metric);
+			add(c, kx_json_get(m, "unit"), ptr, "unit", "unit %s does not measure %s", Q(q, unit), Q(q2, metric));
 	}
 }
 
 /* The primary value: timing.latencyNs.<stat> for latency, else the matching measurement. */
 static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_facts *f)
 {
+	char q[KX_QUOTE_SIZE], q2[KX_QUOTE_SIZE];
 	struct kx_json *timing = kx_json_get(spec, "timing");
 	if (strcmp(f->metric, "latency") == 0) {
 		struct kx_json *lat = timing ? kx_json_get(timing, "latencyNs") : NULL;
 		struct kx_json *v = lat && lat->type == KX_JSON_OBJECT ? kx_json_get(lat, f->statistic) : NULL;
-		char ptr[160] = "/run/spec/timing/latencyNs/";
-		strncat(ptr, f->statistic, sizeof(ptr) - strlen(ptr) - 1);
+		char *ptr = v || f->passed ? pointer("/run/spec/timing/latencyNs", f->statistic, strlen(f->statistic)) : NULL;
 		if (v && v->type != KX_JSON_NUMBER) {
 			add(c, v, ptr, "type", "the primary value must be a number, found %s", kx_json_type_name(v->type));
 		} else if (v && !v->nonfinite) {
@@ -331,8 +367,9 @@ static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_fac
 				add(c, v, ptr, "range", "a latency cannot be negative (%g ns)", v->number);
 		} else if (!v && f->passed) {
 			add(c, timing ? timing : spec, ptr, "required",
-			    "a passed run needs its primary value: timing.latencyNs.%s (in ns)", f->statistic);
+			    "a passed run needs its primary value: timing.latencyNs, statistic %s (in ns)", Q(q, f->statistic));
 		}
+		free(ptr);
 		return;
 	}
 	struct kx_json *ms = kx_json_get(spec, "measurements");
@@ -355,27 +392,28 @@ static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_fac
 	}
 	if (f->passed)
 		add(c, spec, "/run/spec/measurements", "required",
-		    "a passed %s run needs a measurement with metric '%s' and statistic '%s'", f->metric,
-		    f->metric, f->statistic);
+		    "a passed %s run needs a measurement with metric %s and statistic %s", f->metric,
+		    Q(q, f->metric), Q(q2, f->statistic));
 }
 
 static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m)
 {
 	struct kx_run_facts *f = &m->facts;
+	char q[KX_QUOTE_SIZE], q2[KX_QUOTE_SIZE];
 	struct kx_json *st = field(c, spec, "/run/spec", "status", KX_JSON_STRING, true);
 	if (st) {
 		if (strcmp(st->str.ptr, "passed") == 0)
 			f->passed = true;
 		else if (strcmp(st->str.ptr, "failed") != 0)
-			add(c, st, "/run/spec/status", "enum", "status must be 'passed' or 'failed', found '%.40s'",
-			    st->str.ptr);
+			add(c, st, "/run/spec/status", "enum", "status must be 'passed' or 'failed', found %s",
+			    kx_quote(q, st->str.ptr, st->str.len));
 	}
 	struct kx_json *obs = field(c, spec, "/run/spec", "observedAt", KX_JSON_STRING, true);
 	if (obs) {
 		if (kx_time_parse(obs->str.ptr, &f->observed_ns) < 0)
 			add(c, obs, "/run/spec/observedAt", "timestamp",
-			    "'%.60s' is not an RFC 3339 date-time with a zone between 1677 and 2262 (e.g. 2024-11-22T17:44:03.000Z)",
-			    obs->str.ptr);
+			    "%s is not an RFC 3339 date-time with a zone between 1677 and 2262 (e.g. 2024-11-22T17:44:03.000Z)",
+			    kx_quote(q, obs->str.ptr, obs->str.len));
 		else
 			f->observed_at = obs->str.ptr;
 	}
@@ -403,7 +441,7 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 		check_benchmark(c, kx_json_get(spec, "benchmark"), "/run/spec/benchmark", bench);
 		if (sn_bench && strcmp(sn_bench, bench) != 0)
 			add(c, kx_json_get(sn, "benchmark"), "/run/spec/sourceNative/benchmark", "benchmark",
-			    "sourceNative.benchmark '%.80s' differs from benchmark '%.80s'", sn_bench, bench);
+			    "sourceNative.benchmark %s differs from benchmark %s", Q(q, sn_bench), Q(q2, bench));
 		f->benchmark = bench;
 	} else if (sn_bench) {
 		check_benchmark(c, kx_json_get(sn, "benchmark"), "/run/spec/sourceNative/benchmark", sn_bench);
@@ -417,8 +455,8 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 		const char *ps = string_field(c, timing, "/run/spec/timing", "primaryStatistic", true);
 		if (ps && f->statistic && strcmp(ps, f->statistic) != 0)
 			add(c, kx_json_get(timing, "primaryStatistic"), "/run/spec/timing/primaryStatistic",
-			    "statistic-mismatch", "the run ranks on '%.40s' but its protocol measures '%.40s'", ps,
-			    f->statistic);
+			    "statistic-mismatch", "the run ranks on %s but its protocol measures %s", Q(q, ps),
+			    Q(q2, f->statistic));
 		struct kx_json *lat = field(c, timing, "/run/spec/timing", "latencyNs", KX_JSON_OBJECT, false);
 		for (size_t i = 0; lat && i < lat->obj.len; i++)
 			field(c, lat, "/run/spec/timing/latencyNs", lat->obj.v[i].key, KX_JSON_NUMBER, false);
@@ -553,18 +591,16 @@ int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manif
 		for (int k = 0; k < KX_DOC__COUNT; k++)
 			if (strlen(members[k]) == mm->key_len && memcmp(members[k], mm->key, mm->key_len) == 0)
 				d = k;
-		char ptr[300];
-		if (d < 0 || mm->value->type != KX_JSON_OBJECT)
-			snprintf(ptr, sizeof(ptr), "/%.*s", (int)(mm->key_len > 200 ? 200 : mm->key_len), mm->key);
-		if (d < 0) {
-			add(&c, mm->value, ptr, "unknown-member",
-			    "unknown member '%.80s': a manifest holds run, protocol, environment, workload, implementation",
-			    mm->key);
-			continue;
-		}
-		if (mm->value->type != KX_JSON_OBJECT) {
-			add(&c, mm->value, ptr, "type", "'%s' must be an object (%s %s document), found %s",
-			    members[d], article(kinds[d]), kinds[d], kx_json_type_name(mm->value->type));
+		if (d < 0 || mm->value->type != KX_JSON_OBJECT) {
+			char q[KX_QUOTE_SIZE], *ptr = pointer("", mm->key, mm->key_len);
+			if (d < 0)
+				add(&c, mm->value, ptr, "unknown-member",
+				    "unknown member %s: a manifest holds run, protocol, environment, workload, implementation",
+				    kx_quote(q, mm->key, mm->key_len));
+			else
+				add(&c, mm->value, ptr, "type", "'%s' must be an object (%s %s document), found %s",
+				    members[d], article(kinds[d]), kinds[d], kx_json_type_name(mm->value->type));
+			free(ptr);
 			continue;
 		}
 		if (!m.doc[d])

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `kindex` against hostile input: what is not a regular file among the paths of an ingest (a FIFO,
 # a socket, a device), refused with rule `type` and never waited on; an export that fails; option values
-# that are not sizes. Every command runs under
+# that are not sizes; counts in the singular; long values quoted short. Every command runs under
 # timeout(1), so a hang fails the check instead of the suite.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
@@ -54,6 +54,32 @@ check "--max-bytes without a value: a usage error naming the option" contains er
 expect 1 "$KINDEX" ingest --max-bytes 1K gen/m-0000000.json
 check "--max-bytes 1K: a 2.8 KB file is over it" contains err "file is over the limit of 1024 bytes"
 expect 0 "$KINDEX" ingest --max-bytes 4MiB gen/m-0000000.json
+
+# a user's value is quoted with at most 80 characters of it, cut at a character boundary with
+# "…" and the number of bytes left out; the JSON pointer and the rule stay whole
+python3 - gen/m-0000000.json long.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m['k' * 5000] = {}                                   # an unknown member: its pointer is /kkk…
+m['run']['spec']['status'] = 'é' * 100               # 200 bytes: 80 characters shown
+m['run']['spec']['observedAt'] = 'line one\nline two'
+json.dump(m, open(sys.argv[2], 'w'))
+PY
+expect 1 "$KINDEX" ingest long.json
+k80=$(printf 'k%.0s' {1..80})
+e80=$(printf 'é%.0s' {1..80})
+check "an unknown member of 5000 bytes: its whole pointer, the rule, 80 characters quoted" \
+	grep -qF -- ": /$(printf 'k%.0s' {1..5000}): unknown-member: unknown member '$k80…' (+4920 bytes): a manifest holds" err
+check "a value of 100 two-byte characters: 80 shown, the 40 bytes left out counted" \
+	contains err "/run/spec/status: enum: status must be 'passed' or 'failed', found '$e80…' (+40 bytes)"
+check "a newline in a value is shown, not printed: the problem stays one line" \
+	contains err "/run/spec/observedAt: timestamp: 'line one\x0aline two' is not an RFC 3339"
+long=$(printf 'x%.0s' {1..200})
+expect 2 "$KINDEX" ingest --max-bytes "$long" gen/m-0000000.json
+check "an option's argument: 80 characters quoted, the rest counted" \
+	contains err "invalid --max-bytes '$(printf 'x%.0s' {1..80})…' (+120 bytes):"
+expect 1 "$KINDEX" ls "benchmarks/$long"
+check "a path argument: 80 characters quoted" contains err "ls: 'benchmarks/$(printf 'x%.0s' {1..69})…' (+131 bytes): no such"
 
 # an export that fails says which file and why (here: past a file size limit, EFBIG)
 expect 4 bash -c 'trap "" XFSZ; ulimit -f 1; exec "$1" export "$2"' _ "$KINDEX" "$tmp/ex-small"
