@@ -187,6 +187,11 @@ int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const 
 /* mtime of a directory of the path index ("benchmarks/<k>", "benchmarks/<k>/<p>" …). -ENOENT. */
 int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns);
 
+/*
+ * Every run (group) record. One that does not decode (a damaged value) is passed over, and the
+ * walk returns -EBADMSG once it has called `fn` for every other (-EIO: RocksDB could not read);
+ * `kindex verify` names such records.
+ */
 typedef int (*kx_run_fn)(void *ctx, const struct kx_run_rec *run);
 int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx);
 typedef int (*kx_group_fn)(void *ctx, const struct kx_group_rec *group);

@@ -147,9 +147,12 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			l += n + (nl ? 1 : 0);
 		}
 		if (p.len) {
-			cli_error("store %s is damaged: %zu problem%s in %llu record%s and %llu receipted run%s", cli->store,
-				  p.len, plural(p.len), (unsigned long long)checked, plural(checked),
-				  (unsigned long long)rc.runs, plural(rc.runs));
+			char runs[64] = "";
+			if (rc.runs)
+				snprintf(runs, sizeof(runs), " and %llu receipted run%s", (unsigned long long)rc.runs,
+					 plural(rc.runs));
+			cli_error("store %s is damaged: %zu problem%s in %llu record%s%s", cli->store, p.len, plural(p.len),
+				  (unsigned long long)checked, plural(checked), runs);
 			for (size_t k = 0; k < p.len; k++)
 				fprintf(stderr, "  %s: %s: %s\n", p.v[k].pointer, p.v[k].rule, p.v[k].message);
 			code = EXIT_REFUSED;

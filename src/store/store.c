@@ -921,6 +921,7 @@ static int each_digest_key(struct kx_store *s, struct kx_view *v, unsigned char 
 struct each_ctx {
 	void *fn;
 	void *ctx;
+	bool damaged; /* a record did not decode: passed over, and -EBADMSG at the end */
 };
 
 struct group_runs {
@@ -935,7 +936,11 @@ static int group_run_key(void *ctx, const unsigned char *key, const struct kx_di
 {
 	struct group_runs *g = ctx;
 	struct kx_run_rec x;
-	int r = vn ? run_decode(val, vn, &x) : kx_store_get_run(g->s, g->v, run, &x);
+	/* no copy (an older store), or one that does not decode: the run's own record serves, and
+	 * `kindex verify` reports the entry */
+	int r = vn ? run_decode(val, vn, &x) : -EINVAL;
+	if (r < 0)
+		r = kx_store_get_run(g->s, g->v, run, &x);
 	if (r == -ENOENT)
 		r = -EIO; /* an index entry for a run that is not there */
 	if (r < 0)
@@ -960,7 +965,7 @@ static int waiting_key(void *ctx, const unsigned char *key, const struct kx_dige
 int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
 			  void *ctx)
 {
-	struct each_ctx e = { (void *)fn, ctx };
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
 	return each_digest_key(s, v, T_WAIT, doc, WAIT_KEY_LEN, waiting_key, &e);
 }
 
@@ -1042,8 +1047,10 @@ static int run_record(void *ctx, const uint8_t key[32], const char *val, size_t 
 {
 	struct each_ctx *e = ctx;
 	struct kx_run_rec x;
-	if (run_decode(val, vn, &x) < 0)
-		return -EIO;
+	if (run_decode(val, vn, &x) < 0) {
+		e->damaged = true;
+		return 0;
+	}
 	memcpy(x.run.b, key, 32);
 	return ((kx_run_fn)e->fn)(e->ctx, &x);
 }
@@ -1052,8 +1059,10 @@ static int group_record(void *ctx, const uint8_t key[32], const char *val, size_
 {
 	struct each_ctx *e = ctx;
 	struct kx_group_rec g;
-	if (group_decode(val, vn, &g) < 0)
-		return -EIO;
+	if (group_decode(val, vn, &g) < 0) {
+		e->damaged = true;
+		return 0;
+	}
 	memcpy(g.key.b, key, 32);
 	return ((kx_group_fn)e->fn)(e->ctx, &g);
 }
@@ -1068,19 +1077,21 @@ static int doc_record(void *ctx, const uint8_t key[32], const char *val, size_t 
 
 int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx)
 {
-	struct each_ctx e = { (void *)fn, ctx };
-	return each_record(s, v, T_RUN, run_record, &e);
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
+	int r = each_record(s, v, T_RUN, run_record, &e);
+	return r == 0 && e.damaged ? -EBADMSG : r;
 }
 
 int kx_store_each_group(struct kx_store *s, struct kx_view *v, kx_group_fn fn, void *ctx)
 {
-	struct each_ctx e = { (void *)fn, ctx };
-	return each_record(s, v, T_GROUP, group_record, &e);
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
+	int r = each_record(s, v, T_GROUP, group_record, &e);
+	return r == 0 && e.damaged ? -EBADMSG : r;
 }
 
 int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void *ctx)
 {
-	struct each_ctx e = { (void *)fn, ctx };
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
 	return each_record(s, v, T_DOC, doc_record, &e);
 }
 
@@ -1167,7 +1178,7 @@ int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record k
 {
 	if (kind > KX_RECORD_GROUP)
 		return -EINVAL;
-	struct each_ctx e = { (void *)fn, ctx };
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
 	return each_record(s, v, record_tags[kind], digest_record, &e);
 }
 

@@ -582,7 +582,9 @@ static int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	pthread_mutex_lock(&t->uses_lock);
 	if (!t->uses || t->uses->generation < gen) {
 		struct doc_uses *u = calloc(1, sizeof(*u));
-		if (!u || (r = kx_store_each_run(t->s, v, uses_add_run, u)) < 0) {
+		/* a run record that does not decode counts for none of its documents: that run answers
+		 * EIO by itself, and the link counts of the others' files stay what they can be */
+		if (!u || ((r = kx_store_each_run(t->s, v, uses_add_run, u)) < 0 && r != -EBADMSG)) {
 			uses_free(u);
 			pthread_mutex_unlock(&t->uses_lock);
 			return u ? r : -ENOMEM;

@@ -21,6 +21,8 @@
  *                                   bytes, which no longer decode (prints each key)
  *        cli-corrupt STORE doc-garbage  replace the first stored document with bytes that are not
  *                                   JSON
+ *        cli-corrupt STORE index-garbage  cut the first rank-index entry's copy of its run record
+ *                                   to 5 bytes, which no longer decode
  * Prints the key it changed (hex) and exits 0; 1 when there was nothing to change; 2 on errors.
  */
 #include <rocksdb/c.h>
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: cli-corrupt STORE "
-				"doc|doc-garbage|index|index-copy|index-nocopy|bare-index|source|waiting|schema1|runs3\n");
+				"doc|doc-garbage|index|index-copy|index-garbage|index-nocopy|bare-index|source|waiting|schema1|runs3\n");
 		return 2;
 	}
 	char tag;
@@ -68,7 +70,8 @@ int main(int argc, char **argv)
 	else if (strcmp(argv[2], "runs3") == 0)
 		tag = 'R';
 	else if (strcmp(argv[2], "index") == 0 || strcmp(argv[2], "index-copy") == 0 ||
-		 strcmp(argv[2], "index-nocopy") == 0 || strcmp(argv[2], "bare-index") == 0)
+		 strcmp(argv[2], "index-nocopy") == 0 || strcmp(argv[2], "bare-index") == 0 ||
+		 strcmp(argv[2], "index-garbage") == 0)
 		tag = 'I';
 	else if (strcmp(argv[2], "source") == 0)
 		tag = 'S';
@@ -147,6 +150,11 @@ int main(int argc, char **argv)
 					memcpy(nv + at + sizeof(ins) - 1, v + at, vn - at);
 					rocksdb_put(db, wo, key, kn, nv, nn, &err);
 					free(nv);
+					status = err ? 2 : 0;
+				}
+			} else if (strcmp(argv[2], "index-garbage") == 0) {
+				if (vn > 5) {
+					rocksdb_put(db, wo, key, kn, "\x01\x02\x03\x04\x05", 5, &err);
 					status = err ? 2 : 0;
 				}
 			} else if (strcmp(argv[2], "index-nocopy") == 0) {

@@ -10,6 +10,7 @@
 #     without what followed the damage, and verify then names every run a receipt promised that
 #     the store lacks — exactly the runs missing — and the mount's README says writes were lost;
 #   - a log torn at its end (a crash mid-append) opens, and verify names the run it lost;
+#   - damaged records (cli-corrupt): each damaged run answers EIO, nothing else is hidden;
 #   - a full disk (a small tmpfs, as root): drops fail with "No space left on device", not EIO,
 #     the daemon does not abort, and once there is room again drops are accepted without a
 #     remount; the unmount is clean (exit 0, no lock left); `kindex ingest` into the full store
@@ -108,6 +109,52 @@ check "... which is the last one dropped" grep -q "m-0000199.json: receipt-run" 
 "$KINDEX" --store "$work/store.undamaged" verify >"$work/out" 2>&1
 check "the undamaged copy verifies clean, with every receipted run" \
 	grep -q "no problems; 200 runs named by receipts, all stored" "$work/out"
+
+# ---- damaged records ----------------------------------------------------------------------------
+
+# Three run records and the first document cut to bytes that do not decode, and one rank-index
+# entry's copy of its run record: each damaged run answers EIO on the mount (not ENOENT) where it
+# cannot be read — under runs/, which reads the run's record; under benchmarks/ a run is read from
+# its rank-index entry's copy —, and nothing else is hidden: every other file of the tree reads,
+# the digests/ listing is whole, and the group whose index copy is damaged lists as before (its run
+# is read from the run's record).
+: "${KX_CORRUPT:?KX_CORRUPT must name the cli-corrupt helper}"
+store="$work/damaged"
+make_liger_store "$store"
+"$KINDEX" -q --store "$store" export "$work/damaged.tree" || die "kindex export failed"
+"$KX_CORRUPT" "$store" runs3 >"$work/runs3" || die "cli-corrupt runs3 failed"
+"$KX_CORRUPT" "$store" doc-garbage >"$work/doc" || die "cli-corrupt doc-garbage failed"
+"$KX_CORRUPT" "$store" index-garbage >"$work/index" || die "cli-corrupt index-garbage failed"
+bad=$(cut -c3-14 "$work/doc") # the first document is the first run's own document
+mount_fg "$store" "$mnt"
+ls "$mnt/runs/$bad" >/dev/null 2>"$work/err"
+check "a run whose document is damaged answers EIO" grep -q "Input/output error" "$work/err"
+ids="$bad"
+for k in $(sed -n '2,3p' "$work/runs3"); do
+	id=${k:2:12}
+	ids="$ids|$id"
+	ls "$mnt/runs/$id" >/dev/null 2>"$work/err"
+	check "a run whose record is damaged answers EIO under runs/ ($id)" grep -q "Input/output error" "$work/err"
+	d=$(cd "$work/damaged.tree" && find benchmarks -name "*-$id")
+	check "... and reads under benchmarks/, from its rank-index entry's copy" \
+		cmp -s "$mnt/$d/manifest.json" "$work/damaged.tree/$d/manifest.json"
+done
+grep -r -l no-such-string-xyz "$mnt/benchmarks" "$mnt/runs" >/dev/null 2>"$work/err"
+others=$(grep -vE "$ids" "$work/err" | grep -vc "SHA256SUMS: Input/output error")
+check "grep -r reads every file but the damaged runs' and the sums over them ($others other errors)" \
+	test "$others" = 0
+check "... and the damaged runs answer EIO" grep -q "runs/$bad: Input/output error" "$work/err"
+ls -l "$mnt/digests/sha256" >"$work/list" 2>"$work/err"
+check "ls -l digests/sha256 lists every document ($(($(wc -l <"$work/list") - 1)))" \
+	test $(($(wc -l <"$work/list") - 1)) = "$(ls "$work/damaged.tree/digests/sha256" | wc -l)"
+check "... and names the one damaged document only" test "$(grep -c "Input/output error" "$work/err")" = 1
+k=$(cat "$work/index")
+g=$(grep -rl "${k: -64:12}" "$work/damaged.tree/benchmarks" --include=ranking.tsv | head -n 1)
+g=${g#"$work/damaged.tree/"}
+check "the group whose index copy is damaged lists as before" \
+	diff <(ls "$mnt/${g%/*}") <(ls "$work/damaged.tree/${g%/*}")
+check "... and its sums verify" bash -c "cd '$mnt/${g%/*}' && sha256sum -c --quiet SHA256SUMS"
+unmount "$mnt" "$daemon" || fail "unmount of the damaged store"
 
 # ---- a full disk --------------------------------------------------------------------------------
 
