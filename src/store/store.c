@@ -636,9 +636,12 @@ static int keep_logs(const char *dir, char ret_where[64], char **ret_err)
 		closedir(list);
 	else if (scan >= 0)
 		close(scan);
-	for (int *fd = (int[]){ d, lf, to }, k = 0; k < 3; k++)
-		if (fd[k] >= 0)
-			close(fd[k]);
+	if (to >= 0)
+		close(to);
+	if (lf >= 0)
+		close(lf);
+	if (d >= 0)
+		close(d);
 	return r;
 }
 
