@@ -33,6 +33,13 @@ open(p, "wb").write(b)
 PY
 }
 
+# sane WHAT: the last daemon's stderr has no sanitizer report (the daemon suite runs this against
+# an AddressSanitizer + UBSan build); what it says of the disk is expected
+sane() {
+	check "$1: no sanitizer report on the daemon's stderr" \
+		bash -c "! grep -qE 'Sanitizer|runtime error' '$mnt.err'"
+}
+
 # newest_log STORE: the write-ahead log RocksDB writes now
 newest_log() {
 	ls "$1"/[0-9]*.log | sort | tail -n 1
@@ -92,6 +99,7 @@ check "the recovered store mounts, and its README says writes were lost" grep -q
 check "... naming the log kept in lost+found/" grep -q "lost+found/" "$mnt/README"
 check "the README's size is exact" test "$(stat -c %s "$mnt/README")" = "$(cat "$mnt/README" | wc -c)"
 unmount "$mnt" "$daemon" || fail "unmount of the recovered store"
+sane "the recovered store"
 "$KINDEX" --store "$store" recover >"$work/out" 2>&1
 check "a second recover has nothing to do" grep -q "opens as it is: nothing to recover" "$work/out"
 
@@ -155,6 +163,7 @@ check "the group whose index copy is damaged lists as before" \
 	diff <(ls "$mnt/${g%/*}") <(ls "$work/damaged.tree/${g%/*}")
 check "... and its sums verify" bash -c "cd '$mnt/${g%/*}' && sha256sum -c --quiet SHA256SUMS"
 unmount "$mnt" "$daemon" || fail "unmount of the damaged store"
+sane "the damaged records"
 
 # ---- a full disk --------------------------------------------------------------------------------
 
@@ -212,6 +221,7 @@ check "... and so is a new one" cp "$m/m-0000240.json" "$mnt/inbox/"
 unmount "$mnt" "$daemon"
 check "the unmount after the full disk is clean (exit 0)" test $? = 0
 check "... and leaves no lock" test ! -e "$store/kindexfs.lock"
+sane "the full disk"
 "$KINDEX" --store "$store" verify >"$work/out" 2>"$work/err"
 check "the store verifies clean, every receipted run stored" grep -q "no problems; .* all stored" "$work/out"
 
