@@ -318,7 +318,12 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->writer, NULL);
-	pthread_rwlock_init(&s->wal, NULL);
+	/* a commit waits for the syncs in flight, not behind every sync that comes after it */
+	pthread_rwlockattr_t wal_attr;
+	pthread_rwlockattr_init(&wal_attr);
+	pthread_rwlockattr_setkind_np(&wal_attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&s->wal, &wal_attr);
+	pthread_rwlockattr_destroy(&wal_attr);
 	s->flags = flags;
 	/* the absolute path: it is shown in README, which must read the same from any directory */
 	s->path = realpath(dir, NULL);
