@@ -4,11 +4,7 @@
  * manifest. A syntax error in a JSON Lines file does not stop the others from being checked: each
  * line is its own JSON text, so the error lists every failing line at once.
  */
-#include "kx/manifest.h"
-
-/* validate.c: kx_manifest_check, optionally with the source-text memo (parsed, unchanged trees) */
-int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
-		       struct kx_problems *problems, bool use_memo);
+#include "private.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -7,10 +7,7 @@
  * Rules are short stable identifiers (listed in docs/manifest.md); messages say what was expected
  * and what was found.
  */
-#include "kx/manifest.h"
-
-int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
-		       struct kx_problems *problems, bool use_memo);
+#include "private.h"
 
 #include <errno.h>
 #include <pthread.h>

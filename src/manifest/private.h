@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to src/manifest: what the file reader (manifest.c) takes from the validator (validate.c). */
+#ifndef KX_MANIFEST_PRIVATE_H
+#define KX_MANIFEST_PRIVATE_H
+
+#include "kx/manifest.h"
+
+/*
+ * kx_manifest_check, with `use_memo`: a document's canonical bytes and digest may come from the
+ * validator's per-thread memo keyed by its source text (validate.c) — only for trees straight
+ * from the parser, whose source text is still what they hold; the file reader's are.
+ */
+int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		       struct kx_problems *problems, bool use_memo);
+
+#endif
