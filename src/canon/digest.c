@@ -3,7 +3,7 @@
  * SHA-256 (OpenSSL libcrypto's EVP interface; SHA-NI where the CPU has it) and the document
  * digest rule of SPEC §1. The only file that includes OpenSSL headers.
  */
-#include "kx/canon.h"
+#include "private.h"
 
 #include <errno.h>
 #include <openssl/evp.h>
@@ -116,4 +116,48 @@ int kx_digest_parse(const char *s, size_t len, struct kx_digest *ret)
 bool kx_digest_equal(const struct kx_digest *a, const struct kx_digest *b)
 {
 	return memcmp(a->b, b->b, KX_DIGEST_LEN) == 0;
+}
+
+/* kx_digest_document_jcs: where each hashed member's "key":value lies in the serialized document */
+struct hashed_spans {
+	size_t span[3][2];
+	bool have[3];
+};
+
+static const char *const hashed_members[3] = { "apiVersion", "kind", "spec" };
+
+static void note_span(void *ctx, const char *key, size_t key_len, size_t start, size_t end)
+{
+	struct hashed_spans *hs = ctx;
+	for (int h = 0; h < 3; h++)
+		if (key_len == strlen(hashed_members[h]) && memcmp(key, hashed_members[h], key_len) == 0) {
+			hs->have[h] = true;
+			hs->span[h][0] = start;
+			hs->span[h][1] = end;
+		}
+}
+
+int kx_digest_document_jcs(const struct kx_json *doc, struct kx_digest *ret, struct kx_buf *full)
+{
+	struct hashed_spans hs = { 0 };
+	int r = kx__jcs_write_object(doc, full, note_span, &hs);
+	if (r < 0)
+		return r;
+	/* the hashed form is those members, in the same (sorted) order, between braces */
+	struct kx_sha256 *h = kx_sha256_new();
+	if (!h)
+		return -ENOMEM;
+	kx_sha256_update(h, "{", 1);
+	bool first = true;
+	for (int k = 0; k < 3; k++) {
+		if (!hs.have[k])
+			continue;
+		if (!first)
+			kx_sha256_update(h, ",", 1);
+		kx_sha256_update(h, full->ptr + hs.span[k][0], hs.span[k][1] - hs.span[k][0]);
+		first = false;
+	}
+	kx_sha256_update(h, "}", 1);
+	kx_sha256_final(h, ret->b);
+	return 0;
 }

@@ -7,7 +7,7 @@
  * 0xD800..0xDBFF first unit) meets a character in U+E000..U+FFFF. kx_jcs_key_cmp handles that
  * case; ASCII keys take a memcmp path.
  */
-#include "kx/canon.h"
+#include "private.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -258,58 +258,33 @@ int kx_json_write_pretty(const struct kx_json *v, struct kx_buf *out)
 	return r < 0 ? r : kx_buf_putc(out, '\n');
 }
 
-int kx_digest_document_jcs(const struct kx_json *doc, struct kx_digest *ret, struct kx_buf *full)
+int kx__jcs_write_object(const struct kx_json *obj, struct kx_buf *out, kx__jcs_member_fn fn, void *ctx)
 {
-	if (!doc || doc->type != KX_JSON_OBJECT)
+	if (!obj || obj->type != KX_JSON_OBJECT)
 		return -EINVAL;
 	const struct kx_json_member *local[32], **idx, **heap;
-	int r = sorted_members(doc, local, KX_ARRAY_SIZE(local), &idx, &heap);
+	int r = sorted_members(obj, local, KX_ARRAY_SIZE(local), &idx, &heap);
 	if (r < 0)
 		return r;
-	/* serialize the whole document, noting where each hashed member's "key":value lies */
-	size_t base = full->len, span[3][2];
-	bool have[3] = { false, false, false };
-	static const char *const hashed[3] = { "apiVersion", "kind", "spec" };
-	r = kx_buf_putc(full, '{');
-	for (size_t i = 0; i < doc->obj.len && r >= 0; i++) {
+	size_t base = out->len;
+	r = kx_buf_putc(out, '{');
+	for (size_t i = 0; i < obj->obj.len && r >= 0; i++) {
 		if (i)
-			r = kx_buf_putc(full, ',');
-		size_t start = full->len;
+			r = kx_buf_putc(out, ',');
+		size_t start = out->len;
 		if (r >= 0)
-			r = write_string(full, idx[i]->key, idx[i]->key_len);
+			r = write_string(out, idx[i]->key, idx[i]->key_len);
 		if (r >= 0)
-			r = kx_buf_putc(full, ':');
+			r = kx_buf_putc(out, ':');
 		if (r >= 0)
-			r = write_value(idx[i]->value, full, -1);
-		for (int h = 0; h < 3; h++)
-			if (idx[i]->key_len == strlen(hashed[h]) && memcmp(idx[i]->key, hashed[h], idx[i]->key_len) == 0) {
-				have[h] = true;
-				span[h][0] = start;
-				span[h][1] = full->len;
-			}
+			r = write_value(idx[i]->value, out, -1);
+		if (r >= 0)
+			fn(ctx, idx[i]->key, idx[i]->key_len, start, out->len);
 	}
 	if (r >= 0)
-		r = kx_buf_putc(full, '}');
+		r = kx_buf_putc(out, '}');
 	free(heap);
-	if (r < 0) {
-		full->len = base;
-		return r;
-	}
-	/* the hashed form is those members, in the same (sorted) order, between braces */
-	struct kx_sha256 *h = kx_sha256_new();
-	if (!h)
-		return -ENOMEM;
-	kx_sha256_update(h, "{", 1);
-	bool first = true;
-	for (int k = 0; k < 3; k++) {
-		if (!have[k])
-			continue;
-		if (!first)
-			kx_sha256_update(h, ",", 1);
-		kx_sha256_update(h, full->ptr + span[k][0], span[k][1] - span[k][0]);
-		first = false;
-	}
-	kx_sha256_update(h, "}", 1);
-	kx_sha256_final(h, ret->b);
-	return 0;
+	if (r < 0)
+		out->len = base;
+	return r;
 }
