@@ -229,18 +229,355 @@ static int detach_stdio(void)
 	return 0;
 }
 
+/*
+ * The daemon from its arguments to its exit, one step a function below; each step returns
+ * CONTINUE or the exit status to end with, and stop() undoes what the steps before did.
+ */
+enum { CONTINUE = -1 };
+
+struct daemon {
+	struct fuse_args args;
+	struct fuse_cmdline_opts opts;
+	struct cfg cfg;
+	struct kx_fs fs;
+	struct fuse_session *se;
+	size_t cache, max_manifest;
+	unsigned spin_us; /* -o spin: see loop.c */
+	char store_path[PATH_MAX], mnt_path[PATH_MAX], spool_path[PATH_MAX];
+	int pipe_fd; /* to the parent that waits for the mount, until it is told (not -f) */
+	bool mounted, handlers, views;
+};
+
+/* The command line and every -o option of kindexfs's own, checked. */
+static int parse_options(struct daemon *d)
+{
+	struct cfg *cfg = &d->cfg;
+	struct fuse_cmdline_opts *opts = &d->opts;
+	if (fuse_opt_parse(&d->args, cfg, cfg_spec, cfg_proc) < 0 || fuse_parse_cmdline(&d->args, opts) != 0) {
+		struct stat st;
+		if (cfg->mountpoint && stat(cfg->mountpoint, &st) < 0) /* libfuse said "bad mount point" */
+			fprintf(stderr, "kindexfs: cannot mount at '%s': %s\n", cfg->mountpoint, strerror(errno));
+		else
+			fprintf(stderr, "kindexfs: invalid arguments (see kindexfs --help)\n");
+		return EXIT_USAGE;
+	}
+	if (opts->show_help) {
+		usage(stdout);
+		printf("FUSE options:\n");
+		fflush(stdout);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		return EXIT_OK;
+	}
+	if (opts->show_version) {
+		printf("kindexfs %s (libfuse %s)\n", KX_VERSION, fuse_pkgversion());
+		return EXIT_OK;
+	}
+	if (!cfg->store || !opts->mountpoint) {
+		usage(stderr);
+		fprintf(stderr, "kindexfs: give a STORE and a MOUNTPOINT\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->positional > 2) {
+		fprintf(stderr, "kindexfs: too many operands (give STORE MOUNTPOINT)\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->cache && parse_size(cfg->cache, 1u << 20, SIZE_MAX / 2, &d->cache) < 0) {
+		fprintf(stderr, "kindexfs: invalid -o cache=%s: give a size of at least 1M (digits and K, M or G), e.g. 64M\n", cfg->cache);
+		return EXIT_USAGE;
+	}
+	if (cfg->max_manifest && parse_size(cfg->max_manifest, 1, 1u << 30, &d->max_manifest) < 0) {
+		fprintf(stderr, "kindexfs: invalid -o max_manifest=%s: give a size from 1 byte to 1G (digits and K, M or G), e.g. 4M\n",
+			cfg->max_manifest);
+		return EXIT_USAGE;
+	}
+	if (cfg->spool && !*cfg->spool) {
+		fprintf(stderr, "kindexfs: invalid -o spool=: give a directory\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->spin) {
+		uint64_t us;
+		if (kx_parse_size(cfg->spin, false, 0, 1000000, &us) < 0) {
+			fprintf(stderr, "kindexfs: invalid -o spin=%s: give microseconds from 0 to 1000000, e.g. 100\n",
+				cfg->spin);
+			return EXIT_USAGE;
+		}
+		d->spin_us = (unsigned)us;
+	}
+#if FUSE_USE_VERSION >= 312
+	bool fuse_loop_opts = opts->clone_fd || opts->max_idle_threads != UINT_MAX; /* UINT_MAX: not given */
+#else
+	bool fuse_loop_opts = opts->clone_fd;
+#endif
+	if (fuse_loop_opts)
+		fprintf(stderr, "kindexfs: warning: -o clone_fd and -o max_idle_threads are settings of libfuse's own loop, "
+				"which kindexfs does not use: ignored\n");
+	if (cfg->timeout && parse_seconds(cfg->timeout, &d->fs.timeout) < 0) {
+		fprintf(stderr, "kindexfs: invalid -o timeout=%s: give seconds, 0 to 4294967295, e.g. 3600 or 0.5\n",
+			cfg->timeout);
+		return EXIT_USAGE;
+	}
+	if (cfg->allow_other && !cfg->default_permissions) {
+		/* without it no one checks the modes for other users: refuse rather than guess */
+		fprintf(stderr, "kindexfs: -o allow_other needs -o default_permissions as well\n");
+		return EXIT_USAGE;
+	}
+	return CONTINUE;
+}
+
+/* The store, spool and mount point as absolute paths: the daemon moves to / when it detaches. */
+static int resolve_paths(struct daemon *d)
+{
+	const struct cfg *cfg = &d->cfg;
+	if (!realpath(cfg->store, d->store_path)) {
+		if (errno == ENOENT)
+			fprintf(stderr, "kindexfs: no store at '%s' (create one with: kindex --store %s init)\n",
+				cfg->store, cfg->store);
+		else
+			fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", cfg->store, strerror(errno));
+		return EXIT_STORE;
+	}
+	if (cfg->spool && !realpath(cfg->spool, d->spool_path)) {
+		/* made if missing (kx_spool_open), but its parent must be there */
+		if (errno != ENOENT || strlen(cfg->spool) >= sizeof(d->spool_path) ||
+		    (cfg->spool[0] != '/' && !getcwd(d->spool_path, sizeof(d->spool_path)))) {
+			fprintf(stderr, "kindexfs: cannot use spool '%s': %s\n", cfg->spool, strerror(errno));
+			return EXIT_FAIL;
+		}
+		if (cfg->spool[0] == '/')
+			snprintf(d->spool_path, sizeof(d->spool_path), "%s", cfg->spool);
+		else if (strlen(d->spool_path) + strlen(cfg->spool) + 2 < sizeof(d->spool_path))
+			strcat(strcat(d->spool_path, "/"), cfg->spool);
+	}
+	if (!realpath(d->opts.mountpoint, d->mnt_path)) {
+		fprintf(stderr, "kindexfs: cannot mount on '%s': %s\n", d->opts.mountpoint, strerror(errno));
+		return EXIT_FAIL;
+	}
+	return CONTINUE;
+}
+
+/* The options kindexfs passes libfuse itself: its fsname and subtype, and ro unless rw. */
+static int mount_options(struct daemon *d)
+{
+	const struct cfg *cfg = &d->cfg;
+	if (!cfg->fsname) {
+		/* `mount` and /proc/mounts then show the store as the source, as for a block device;
+		 * commas and backslashes separate -o options, so they are escaped */
+		char *opt = malloc(2 * strlen(d->store_path) + 16), *w = opt;
+		if (!opt)
+			return EXIT_FAIL;
+		w += sprintf(w, "-ofsname=");
+		for (const char *p = d->store_path; *p; p++) {
+			if (*p == ',' || *p == '\\')
+				*w++ = '\\';
+			*w++ = *p;
+		}
+		*w = '\0';
+		int r = fuse_opt_add_arg(&d->args, opt);
+		free(opt);
+		if (r < 0)
+			return EXIT_FAIL;
+	}
+	/* libfuse names the type fuse.kindexfs only when no fsname was given: keep it either way */
+	if (cfg->fsname && !cfg->subtype && fuse_opt_add_arg(&d->args, "-osubtype=kindexfs") < 0)
+		return EXIT_FAIL;
+	if (!cfg->rw_given && fuse_opt_add_arg(&d->args, "-oro") < 0)
+		return EXIT_FAIL;
+	return CONTINUE;
+}
+
+/*
+ * Without -f: fork; the parent waits on a pipe for the child's word that it mounted (or why it
+ * could not) and exits with it, the child goes on in a session of its own.
+ */
+static int daemonize(struct daemon *d)
+{
+	if (d->opts.foreground)
+		return CONTINUE;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		fprintf(stderr, "kindexfs: cannot start: pipe: %s\n", strerror(errno));
+		return EXIT_FAIL;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "kindexfs: cannot start: fork: %s\n", strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (pid > 0) {
+		close(p[1]);
+		return wait_for_child(p[0]);
+	}
+	close(p[0]);
+	d->pipe_fd = p[1];
+	setsid();
+	return CONTINUE;
+}
+
+/* The store, claimed for this mount, and what serves it: the tree, the listings, the views. */
+static int open_store(struct daemon *d)
+{
+	struct kx_fs *fs = &d->fs;
+	char *msg = NULL;
+	int r = kx_store_open(d->store_path, KX_STORE_LEAN, &fs->store, &msg);
+	if (r < 0) {
+		if (msg)
+			fprintf(stderr, "kindexfs: %s\n", msg);
+		else
+			fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", d->store_path, strerror(-r));
+		free(msg);
+		return EXIT_STORE;
+	}
+	if ((r = kx_store_claim(fs->store, d->mnt_path)) < 0) {
+		fprintf(stderr, "kindexfs: cannot claim store '%s': %s\n", d->store_path, strerror(-r));
+		return EXIT_STORE;
+	}
+	fs->tree = kx_tree_new(fs->store, d->cache);
+	fs->dirs = kx_dircache_new(d->cache, fs->rw);
+	if (!fs->tree || !fs->dirs || kx_fs_view_init(fs) < 0) {
+		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
+		return EXIT_FAIL;
+	}
+	d->views = true;
+	if (kx_versions_init(fs) < 0) {
+		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
+		return EXIT_FAIL;
+	}
+	msg = NULL;
+	if (fs->rw && (r = kx_inbox_open(fs, d->store_path, &msg)) < 0) {
+		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
+		free(msg);
+		return EXIT_FAIL;
+	}
+	return CONTINUE;
+}
+
+/* The FUSE session, mounted, and the daemon's threads; then the parent is told. */
+static int mount_and_start(struct daemon *d)
+{
+	struct kx_fs *fs = &d->fs;
+	size_t ops_size;
+	const struct fuse_lowlevel_ops *ops = kx_fs_ops(fs->rw, &ops_size);
+	d->se = fuse_session_new(&d->args, ops, ops_size, fs);
+	if (!d->se) {
+		/* libfuse printed what it did not like (an unknown -o option, usually) */
+		fprintf(stderr, "kindexfs: cannot mount at '%s': libfuse refused the options (see kindexfs --help)\n",
+			d->mnt_path);
+		return EXIT_USAGE;
+	}
+	if (fuse_set_signal_handlers(d->se) != 0) {
+		fprintf(stderr, "kindexfs: cannot install signal handlers\n");
+		return EXIT_FAIL;
+	}
+	d->handlers = true;
+	if (fuse_session_mount(d->se, d->mnt_path) != 0)
+		return EXIT_FAIL; /* libfuse printed the reason (fusermount3's, or the kernel's) */
+	d->mounted = true;
+	fs->se = d->se;
+	int r;
+	if ((r = kx_notifier_start(fs)) < 0) {
+		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
+		return EXIT_FAIL;
+	}
+	if (!d->cfg.nopush && (r = kx_pusher_start(fs)) < 0) {
+		fprintf(stderr, "kindexfs: cannot start the pusher: %s\n", strerror(-r));
+		return EXIT_FAIL;
+	}
+	if ((r = kx_inbox_start(fs)) < 0) {
+		fprintf(stderr, "kindexfs: cannot start the inbox's decider: %s\n", strerror(-r));
+		return EXIT_FAIL;
+	}
+	char *msg = NULL;
+	if (d->cfg.spool && (r = kx_spooler_start(fs, d->spool_path, &msg)) < 0) {
+		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
+		free(msg);
+		return EXIT_FAIL;
+	}
+	if (d->pipe_fd >= 0) {
+		openlog("kindexfs", LOG_PID, LOG_DAEMON);
+		fuse_set_log_func(log_syslog);
+		if (chdir("/") < 0 || detach_stdio() < 0)
+			kx_fs_log_error("cannot detach from the terminal: %s", strerror(errno));
+		tell_parent(&d->pipe_fd, EXIT_OK);
+	}
+	return CONTINUE;
+}
+
+/* The session loop, until unmounted or a signal; the exit status. */
+static int serve(struct daemon *d)
+{
+	struct kx_fs *fs = &d->fs;
+	kx_fs_log_debug(fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs%s)", d->store_path, d->mnt_path,
+			d->cache, fs->timeout, fs->rw ? ", inbox" : "");
+	int r;
+	if (d->opts.singlethread) {
+		block_signals(false);
+		r = fuse_session_loop(d->se);
+		block_signals(true);
+	} else {
+		unsigned max_threads = 10;
+#if FUSE_USE_VERSION >= 312
+		if (d->opts.max_threads && d->opts.max_threads != UINT_MAX) /* UINT_MAX: not given */
+			max_threads = d->opts.max_threads;
+#endif
+		r = kx_loop_run(d->se, max_threads, d->spin_us);
+	}
+	/* 0: unmounted; a positive value is the signal that ended the loop — both a clean stop */
+	if (r < 0)
+		kx_fs_log_error("session ended: %s", strerror(-r));
+	if (fs->debug) {
+		struct kx_tree_stats st;
+		kx_tree_stats(fs->tree, &st);
+		kx_fs_log_debug(fs, "content cache %llu hits %llu misses (%zu bytes), groups %llu hits %llu misses",
+				(unsigned long long)st.content_hits, (unsigned long long)st.content_misses,
+				st.content_bytes, (unsigned long long)st.group_hits,
+				(unsigned long long)st.group_misses);
+		malloc_stats(); /* the heap, to tell cache bytes from fragmentation */
+	}
+	return r < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+/* Undo whatever the steps did, in the order that keeps each part's users ahead of it. */
+static void stop(struct daemon *d, int status)
+{
+	struct kx_fs *fs = &d->fs;
+	kx_pusher_stop(fs);  /* first: it reads the views and caches the others tear down */
+	kx_spooler_stop(fs); /* before the notifier: it reports its commits there */
+	kx_inbox_stop(fs);   /* so does the inbox's decider */
+	kx_notifier_stop(fs);
+	if (d->mounted)
+		fuse_session_unmount(d->se);
+	if (d->handlers)
+		fuse_remove_signal_handlers(d->se);
+	if (d->se)
+		fuse_session_destroy(d->se);
+	kx_versions_free(fs); /* the held views first: the current one may be among them */
+	if (d->views)
+		kx_fs_view_release(fs);
+	kx_inbox_close(fs);
+	kx_dircache_free(fs->dirs);
+	kx_tree_free(fs->tree);
+	kx_store_close(fs->store); /* syncs the WAL and removes the claim */
+	tell_parent(&d->pipe_fd, status);
+	free(d->cfg.store);
+	free(d->cfg.cache);
+	free(d->cfg.timeout);
+	free(d->cfg.spool);
+	free(d->cfg.max_manifest);
+	free(d->cfg.spin);
+	free(d->opts.mountpoint);
+	fuse_opt_free_args(&d->args);
+}
+
 int main(int argc, char **argv)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct fuse_cmdline_opts opts = { 0 };
-	struct cfg cfg = { 0 };
-	struct kx_fs fs = { .timeout = 3600, .uid = getuid(), .gid = getgid() };
-	struct fuse_session *se = NULL;
-	size_t cache = 8u << 20, max_manifest = KX_MANIFEST_MAX_BYTES_DEFAULT;
-	unsigned spin_us = 100; /* -o spin: see loop.c */
-	char store_path[PATH_MAX], mnt_path[PATH_MAX];
-	int status = EXIT_FAIL, pipe_fd = -1, r;
-	bool mounted = false, handlers = false, views = false;
+	static struct daemon d; /* large (three paths): not on the stack */
+	d.args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
+	d.fs = (struct kx_fs){ .timeout = 3600, .uid = getuid(), .gid = getgid() };
+	d.cache = 8u << 20;
+	d.max_manifest = KX_MANIFEST_MAX_BYTES_DEFAULT;
+	d.spin_us = 100;
+	d.pipe_fd = -1;
 
 	/*
 	 * Memory: the RSS target is 128 MiB at 100,000 runs, and the caches churn — rendered files of
@@ -252,298 +589,26 @@ int main(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 2);
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
-	if (fuse_opt_parse(&args, &cfg, cfg_spec, cfg_proc) < 0 || fuse_parse_cmdline(&args, &opts) != 0) {
-		struct stat st;
-		if (cfg.mountpoint && stat(cfg.mountpoint, &st) < 0) /* libfuse said "bad mount point" */
-			fprintf(stderr, "kindexfs: cannot mount at '%s': %s\n", cfg.mountpoint, strerror(errno));
-		else
-			fprintf(stderr, "kindexfs: invalid arguments (see kindexfs --help)\n");
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (opts.show_help) {
-		usage(stdout);
-		printf("FUSE options:\n");
-		fflush(stdout);
-		fuse_cmdline_help();
-		fuse_lowlevel_help();
-		status = EXIT_OK;
-		goto out;
-	}
-	if (opts.show_version) {
-		printf("kindexfs %s (libfuse %s)\n", KX_VERSION, fuse_pkgversion());
-		status = EXIT_OK;
-		goto out;
-	}
-	if (!cfg.store || !opts.mountpoint) {
-		usage(stderr);
-		fprintf(stderr, "kindexfs: give a STORE and a MOUNTPOINT\n");
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (cfg.positional > 2) {
-		fprintf(stderr, "kindexfs: too many operands (give STORE MOUNTPOINT)\n");
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (cfg.cache && parse_size(cfg.cache, 1u << 20, SIZE_MAX / 2, &cache) < 0) {
-		fprintf(stderr, "kindexfs: invalid -o cache=%s: give a size of at least 1M (digits and K, M or G), e.g. 64M\n", cfg.cache);
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (cfg.max_manifest && parse_size(cfg.max_manifest, 1, 1u << 30, &max_manifest) < 0) {
-		fprintf(stderr, "kindexfs: invalid -o max_manifest=%s: give a size from 1 byte to 1G (digits and K, M or G), e.g. 4M\n",
-			cfg.max_manifest);
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (cfg.spool && !*cfg.spool) {
-		fprintf(stderr, "kindexfs: invalid -o spool=: give a directory\n");
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (cfg.spin) {
-		uint64_t us;
-		if (kx_parse_size(cfg.spin, false, 0, 1000000, &us) < 0) {
-			fprintf(stderr, "kindexfs: invalid -o spin=%s: give microseconds from 0 to 1000000, e.g. 100\n",
-				cfg.spin);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		spin_us = (unsigned)us;
-	}
-#if FUSE_USE_VERSION >= 312
-	bool fuse_loop_opts = opts.clone_fd || opts.max_idle_threads != UINT_MAX; /* UINT_MAX: not given */
-#else
-	bool fuse_loop_opts = opts.clone_fd;
-#endif
-	if (fuse_loop_opts)
-		fprintf(stderr, "kindexfs: warning: -o clone_fd and -o max_idle_threads are settings of libfuse's own loop, "
-				"which kindexfs does not use: ignored\n");
-	if (cfg.timeout) {
-		if (parse_seconds(cfg.timeout, &fs.timeout) < 0) {
-			fprintf(stderr, "kindexfs: invalid -o timeout=%s: give seconds, 0 to 4294967295, e.g. 3600 or 0.5\n",
-				cfg.timeout);
-			status = EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (cfg.allow_other && !cfg.default_permissions) {
-		/* without it no one checks the modes for other users: refuse rather than guess */
-		fprintf(stderr, "kindexfs: -o allow_other needs -o default_permissions as well\n");
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (!realpath(cfg.store, store_path)) {
-		if (errno == ENOENT)
-			fprintf(stderr, "kindexfs: no store at '%s' (create one with: kindex --store %s init)\n",
-				cfg.store, cfg.store);
-		else
-			fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", cfg.store, strerror(errno));
-		status = EXIT_STORE;
-		goto out;
-	}
-	char spool_path[PATH_MAX];
-	if (cfg.spool && !realpath(cfg.spool, spool_path)) {
-		/* made if missing (kx_spool_open), but its parent must be there: the daemon moves to / */
-		if (errno != ENOENT || strlen(cfg.spool) >= sizeof(spool_path) ||
-		    (cfg.spool[0] != '/' && !getcwd(spool_path, sizeof(spool_path)))) {
-			fprintf(stderr, "kindexfs: cannot use spool '%s': %s\n", cfg.spool, strerror(errno));
-			goto out;
-		}
-		if (cfg.spool[0] == '/')
-			snprintf(spool_path, sizeof(spool_path), "%s", cfg.spool);
-		else if (strlen(spool_path) + strlen(cfg.spool) + 2 < sizeof(spool_path))
-			strcat(strcat(spool_path, "/"), cfg.spool);
-	}
-	if (!realpath(opts.mountpoint, mnt_path)) {
-		fprintf(stderr, "kindexfs: cannot mount on '%s': %s\n", opts.mountpoint, strerror(errno));
-		goto out;
-	}
-	if (!cfg.fsname) {
-		/* `mount` and /proc/mounts then show the store as the source, as for a block device;
-		 * commas and backslashes separate -o options, so they are escaped */
-		char *opt = malloc(2 * strlen(store_path) + 16), *w = opt;
-		if (!opt)
-			goto out;
-		w += sprintf(w, "-ofsname=");
-		for (const char *p = store_path; *p; p++) {
-			if (*p == ',' || *p == '\\')
-				*w++ = '\\';
-			*w++ = *p;
-		}
-		*w = '\0';
-		r = fuse_opt_add_arg(&args, opt);
-		free(opt);
-		if (r < 0)
-			goto out;
-	}
-	/* libfuse names the type fuse.kindexfs only when no fsname was given: keep it either way */
-	if (cfg.fsname && !cfg.subtype && fuse_opt_add_arg(&args, "-osubtype=kindexfs") < 0)
-		goto out;
-	if (!cfg.rw_given && fuse_opt_add_arg(&args, "-oro") < 0)
-		goto out;
-	fs.debug = opts.debug;
-	fs.rw = cfg.rw;
-	fs.max_manifest = max_manifest;
 
-	if (!opts.foreground) {
-		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			fprintf(stderr, "kindexfs: cannot start: pipe: %s\n", strerror(errno));
-			goto out;
-		}
-		pid_t pid = fork();
-		if (pid < 0) {
-			fprintf(stderr, "kindexfs: cannot start: fork: %s\n", strerror(errno));
-			goto out;
-		}
-		if (pid > 0) {
-			close(p[1]);
-			status = wait_for_child(p[0]);
-			goto out;
-		}
-		close(p[0]);
-		pipe_fd = p[1];
-		setsid();
+	int status = parse_options(&d);
+	if (status == CONTINUE)
+		status = resolve_paths(&d);
+	if (status == CONTINUE)
+		status = mount_options(&d);
+	if (status == CONTINUE) {
+		d.fs.debug = d.opts.debug;
+		d.fs.rw = d.cfg.rw;
+		d.fs.max_manifest = d.max_manifest;
+		status = daemonize(&d);
 	}
-
-	block_signals(true); /* inherited by RocksDB's threads and the notifier */
-	char *msg = NULL;
-	r = kx_store_open(store_path, KX_STORE_LEAN, &fs.store, &msg);
-	if (r < 0) {
-		if (msg)
-			fprintf(stderr, "kindexfs: %s\n", msg);
-		else
-			fprintf(stderr, "kindexfs: cannot open store '%s': %s\n", store_path, strerror(-r));
-		free(msg);
-		status = EXIT_STORE;
-		goto out;
+	if (status == CONTINUE) {
+		block_signals(true); /* inherited by RocksDB's threads and the notifier */
+		status = open_store(&d);
 	}
-	if ((r = kx_store_claim(fs.store, mnt_path)) < 0) {
-		fprintf(stderr, "kindexfs: cannot claim store '%s': %s\n", store_path, strerror(-r));
-		status = EXIT_STORE;
-		goto out;
-	}
-	fs.tree = kx_tree_new(fs.store, cache);
-	fs.dirs = kx_dircache_new(cache, fs.rw);
-	if (!fs.tree || !fs.dirs || kx_fs_view_init(&fs) < 0) {
-		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
-		goto out;
-	}
-	views = true;
-	if (kx_versions_init(&fs) < 0) {
-		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
-		goto out;
-	}
-	msg = NULL;
-	if (fs.rw && (r = kx_inbox_open(&fs, store_path, &msg)) < 0) {
-		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
-		free(msg);
-		goto out;
-	}
-
-	size_t ops_size;
-	const struct fuse_lowlevel_ops *ops = kx_fs_ops(fs.rw, &ops_size);
-	se = fuse_session_new(&args, ops, ops_size, &fs);
-	if (!se) {
-		/* libfuse printed what it did not like (an unknown -o option, usually) */
-		fprintf(stderr, "kindexfs: cannot mount at '%s': libfuse refused the options (see kindexfs --help)\n",
-			mnt_path);
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (fuse_set_signal_handlers(se) != 0) {
-		fprintf(stderr, "kindexfs: cannot install signal handlers\n");
-		goto out;
-	}
-	handlers = true;
-	if (fuse_session_mount(se, mnt_path) != 0) {
-		/* libfuse printed the reason (fusermount3's, or the kernel's) */
-		goto out;
-	}
-	mounted = true;
-	fs.se = se;
-	if ((r = kx_notifier_start(&fs)) < 0) {
-		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
-		goto out;
-	}
-	if (!cfg.nopush && (r = kx_pusher_start(&fs)) < 0) {
-		fprintf(stderr, "kindexfs: cannot start the pusher: %s\n", strerror(-r));
-		goto out;
-	}
-	if ((r = kx_inbox_start(&fs)) < 0) {
-		fprintf(stderr, "kindexfs: cannot start the inbox's decider: %s\n", strerror(-r));
-		goto out;
-	}
-	msg = NULL;
-	if (cfg.spool && (r = kx_spooler_start(&fs, spool_path, &msg)) < 0) {
-		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
-		free(msg);
-		goto out;
-	}
-	if (pipe_fd >= 0) {
-		openlog("kindexfs", LOG_PID, LOG_DAEMON);
-		fuse_set_log_func(log_syslog);
-		if (chdir("/") < 0 || detach_stdio() < 0)
-			kx_fs_log_error("cannot detach from the terminal: %s", strerror(errno));
-		tell_parent(&pipe_fd, EXIT_OK);
-	}
-	kx_fs_log_debug(&fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs%s)", store_path, mnt_path,
-			cache, fs.timeout, fs.rw ? ", inbox" : "");
-
-	if (opts.singlethread) {
-		block_signals(false);
-		r = fuse_session_loop(se);
-		block_signals(true);
-	} else {
-		unsigned max_threads = 10;
-#if FUSE_USE_VERSION >= 312
-		if (opts.max_threads && opts.max_threads != UINT_MAX) /* UINT_MAX: not given */
-			max_threads = opts.max_threads;
-#endif
-		r = kx_loop_run(se, max_threads, spin_us);
-	}
-	/* 0: unmounted; a positive value is the signal that ended the loop — both a clean stop */
-	if (r < 0)
-		kx_fs_log_error("session ended: %s", strerror(-r));
-	status = r < 0 ? EXIT_FAIL : EXIT_OK;
-	if (fs.debug) {
-		struct kx_tree_stats st;
-		kx_tree_stats(fs.tree, &st);
-		kx_fs_log_debug(&fs, "content cache %llu hits %llu misses (%zu bytes), groups %llu hits %llu misses",
-				(unsigned long long)st.content_hits, (unsigned long long)st.content_misses,
-				st.content_bytes, (unsigned long long)st.group_hits,
-				(unsigned long long)st.group_misses);
-		malloc_stats(); /* the heap, to tell cache bytes from fragmentation */
-	}
-
-out:
-	kx_pusher_stop(&fs);  /* first: it reads the views and caches the others tear down */
-	kx_spooler_stop(&fs); /* before the notifier: it reports its commits there */
-	kx_inbox_stop(&fs);   /* so does the inbox's decider */
-	kx_notifier_stop(&fs);
-	if (mounted)
-		fuse_session_unmount(se);
-	if (handlers)
-		fuse_remove_signal_handlers(se);
-	if (se)
-		fuse_session_destroy(se);
-	kx_versions_free(&fs); /* the held views first: the current one may be among them */
-	if (views)
-		kx_fs_view_release(&fs);
-	kx_inbox_close(&fs);
-	kx_dircache_free(fs.dirs);
-	kx_tree_free(fs.tree);
-	kx_store_close(fs.store); /* syncs the WAL and removes the claim */
-	tell_parent(&pipe_fd, status);
-	free(cfg.store);
-	free(cfg.cache);
-	free(cfg.timeout);
-	free(cfg.spool);
-	free(cfg.max_manifest);
-	free(cfg.spin);
-	free(opts.mountpoint);
-	fuse_opt_free_args(&args);
+	if (status == CONTINUE)
+		status = mount_and_start(&d);
+	if (status == CONTINUE)
+		status = serve(&d);
+	stop(&d, status);
 	return status;
 }
