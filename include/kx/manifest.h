@@ -19,6 +19,11 @@
 
 #define KX_API_VERSION "kernelindex.dev/v1alpha1"
 #define KX_MANIFEST_MAX_BYTES_DEFAULT (4u * 1024 * 1024)
+/*
+ * The longest text a workload's directory name is made from: its parameters sorted, each name and
+ * value, joined by '-', then its dtype (kx_rank_workload_slug). Rule `length` past it.
+ */
+#define KX_WORKLOAD_TEXT_MAX (64u * 1024)
 
 enum kx_doc {
 	KX_DOC_RUN,

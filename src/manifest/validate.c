@@ -277,14 +277,36 @@ static void check_environment(struct ctx *c, struct kx_json *spec)
 	field(c, spec, "/environment/spec", "software", KX_JSON_OBJECT, false);
 }
 
+/* The bytes a scalar parameter value adds to the workload's name text (as rank.c writes it). */
+static size_t value_text_len(const struct kx_json *v)
+{
+	char num[KX_JCS_NUMBER_MAX];
+	switch (v->type) {
+	case KX_JSON_STRING: return v->str.len;
+	case KX_JSON_NUMBER: return v->nonfinite ? 0 : kx_jcs_number(v->number, num);
+	case KX_JSON_TRUE: return 4;
+	case KX_JSON_FALSE: return 5;
+	default: return 0;
+	}
+}
+
 static void check_workload(struct ctx *c, struct kx_json *spec)
 {
 	struct kx_json *p = field(c, spec, "/workload/spec", "parameters", KX_JSON_OBJECT, true);
+	/* the name text is bounded so that placing the run cannot fail: the longest part is named */
+	size_t text = 0, longest = 0;
+	const struct kx_json_member *at = NULL;
 	for (size_t i = 0; p && i < p->obj.len; i++) {
 		struct kx_json_member *m = &p->obj.v[i];
 		enum kx_json_type t = m->value->type;
 		bool bad_type = t == KX_JSON_ARRAY || t == KX_JSON_OBJECT || t == KX_JSON_NULL;
 		bool bad_name = m->key_len == 0 || strlen(m->key) != m->key_len;
+		size_t part = m->key_len + value_text_len(m->value);
+		text += part + (i ? 1 : 0);
+		if (part > longest) {
+			longest = part;
+			at = m;
+		}
 		if (!bad_type && !bad_name)
 			continue;
 		char q[KX_QUOTE_SIZE], *ptr = pointer("/workload/spec/parameters", m->key, m->key_len);
@@ -295,7 +317,29 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 			add(c, m->value, ptr, "path-name", "parameter names must be non-empty text (they name directories)");
 		free(ptr);
 	}
-	field(c, spec, "/workload/spec", "dtype", KX_JSON_STRING, false);
+	struct kx_json *dtype = field(c, spec, "/workload/spec", "dtype", KX_JSON_STRING, false);
+	if (dtype && dtype->str.len) {
+		text += dtype->str.len + (p && p->obj.len ? 1 : 0);
+		if (dtype->str.len > longest)
+			at = NULL;
+	}
+	if (text > KX_WORKLOAD_TEXT_MAX) {
+		char ptr[512] = "/workload/spec/parameters";
+		const struct kx_json *where = p;
+		size_t part = 0;
+		if (at) {
+			snprintf(ptr, sizeof(ptr), "/workload/spec/parameters/%s", at->key);
+			where = at->value;
+			part = longest;
+		} else if (dtype && dtype->str.len) {
+			snprintf(ptr, sizeof(ptr), "/workload/spec/dtype");
+			where = dtype;
+			part = dtype->str.len;
+		}
+		add(c, where, ptr, "length",
+		    "the workload's name (its parameters and dtype, joined) is %zu bytes, over the limit of %u (%zu here)",
+		    text, KX_WORKLOAD_TEXT_MAX, part);
+	}
 }
 
 static void check_implementation(struct ctx *c, struct kx_json *spec)

@@ -156,7 +156,7 @@ int kx_rank_workload_slug(const struct kx_json *spec, char out[KX_NAME_MAX], boo
 {
 	const struct kx_json *params = kx_json_get(spec, "parameters");
 	struct kx_buf b;
-	kx_buf_init(&b, 64 * 1024);
+	kx_buf_init(&b, KX_WORKLOAD_TEXT_MAX); /* validated: a longer text is refused (rule length) */
 	int r = 0;
 	size_t n = params && params->type == KX_JSON_OBJECT ? params->obj.len : 0;
 	const struct kx_json_member **idx = n ? malloc(n * sizeof(*idx)) : NULL;

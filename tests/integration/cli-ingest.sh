@@ -66,6 +66,17 @@ check "JSON Lines: line 2 reported" grep -qE '^  six.jsonl:2:[0-9]+: \(file\): j
 check "JSON Lines: line 5 reported" grep -qE '^  six.jsonl:5:[0-9]+: /run/spec/status: enum' err
 check "JSON Lines: no other line" bash -c '! grep -E "^  six.jsonl:[1346]:" "$1"' _ "$tmp/err"
 
+# a valid manifest of 71 KB whose workload's name text passes 64 KiB: refused with its rule, as
+# any invalid manifest is, not failed as unreadable
+python3 "$KX_SOURCE_ROOT/tests/integration/long-workload.py" many/m-0000003.json long.json || die "long-workload.py failed"
+expect 1 "$KINDEX" ingest long.json
+check "a 64 KiB workload name: 'refused long.json', exit 1" contains err "refused long.json: 1 problem"
+check "... naming the parameter and rule length" \
+	grep -qE '^  long\.json:[0-9]+:[0-9]+: /workload/spec/parameters/label: length: .*over the limit of 65536' err
+python3 "$KX_SOURCE_ROOT/tests/integration/long-workload.py" many/m-0000003.json edge.json 65000 || die "long-workload.py failed"
+expect 0 "$KINDEX" ingest edge.json
+check "a workload name under the limit is accepted" contains err "1 file: 1 accepted (1 runs added, 0 already present)"
+
 # --max-bytes
 expect 1 "$KINDEX" ingest --max-bytes 100 good.json
 check "--max-bytes: the file is refused for its size" grep -qE 'good.json: \(file\): size' err

@@ -92,6 +92,15 @@ check "kindex ingest of the same file refuses it (exit 1) [$st]" test "$st" = 1
 check "… and prints the same problems, word for word, as bad.json.error" \
 	diff <(tail -n +2 "$e") <(sed -n 's/^  //p' "$tmp/ingest.err")
 
+# ---- a workload name over 64 KiB: rejected with its rule, not left in new/ as unreadable ---------
+python3 "$KX_SOURCE_ROOT/tests/integration/long-workload.py" "$(f 2)" "$tmp/long.json" || die "long-workload.py failed"
+drop "$tmp/long.json" long.json
+expect 1 "$KINDEX" watch --once "$sp"
+check "a 64 KiB workload name: rejected/long.json, byte for byte" cmp -s "$sp/rejected/long.json" "$tmp/long.json"
+check "… its .error names the parameter and rule length" \
+	grep -qE '^long\.json:[0-9]+:[0-9]+: /workload/spec/parameters/label: length: ' "$sp/rejected/long.json.error"
+check "new/ is empty" empty "$sp/new"
+
 # ---- JSON Lines: one decision ------------------------------------------------------------------
 python3 "$gen" 5 jl --jsonl --seed 7 --prefix j >/dev/null || die "gen-manifests --jsonl failed"
 drop jl/manifests.jsonl five.jsonl

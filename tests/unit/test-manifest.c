@@ -1099,6 +1099,63 @@ static void units(void)
 		ok(kx_unit_metric(unknown[i], NULL) == NULL, "unit '%s' is unknown", unknown[i]);
 }
 
+/* A workload's name text is bounded (rule length): at the limit accepted, one byte past refused
+ * with the pointer of the parameter that makes it long. */
+static void workload_text_limit(void)
+{
+	/* the base workload's text, "hidden4096-tokens16384-bf16", is 27 bytes; "-label<L bytes>"
+	 * adds 6 + L */
+	size_t base = 27 + 6;
+	for (int past = 0; past <= 1; past++) {
+		struct kx_arena *a = kx_arena_new();
+		struct kx_json *m = tm_base(a);
+		size_t n = KX_WORKLOAD_TEXT_MAX - base + (size_t)past;
+		char *label = malloc(n + 1);
+		memset(label, 'x', n);
+		label[n] = '\0';
+		tm_set_str(a, m, "/workload/spec/parameters", "label", label);
+		tm_fix(a, m);
+		char *text = tm_text(m, true);
+		struct kx_problems p;
+		kx_problems_init(&p);
+		struct kx_manifest_file *f = NULL;
+		if (!past) {
+			int r = parse(text, strlen(text), NULL, &f, &p);
+			if (!ok(r == 0, "a workload name of exactly %u bytes is accepted", KX_WORKLOAD_TEXT_MAX))
+				dump_problems(&p);
+			kx_manifest_file_free(f);
+		} else {
+			refused(text, strlen(text), NULL, &p, "a workload name one byte over the limit");
+			const struct kx_problem *q =
+				expect_problem(&p, "/workload/spec/parameters/label", "length", "one byte over");
+			ok(q && strstr(q->message, "65537 bytes, over the limit of 65536"), "the message says both sizes (%s)",
+			   q ? q->message : "");
+			ok(p.len == 1, "and nothing else is reported (%zu problems)", p.len);
+		}
+		kx_problems_release(&p);
+		free(text);
+		free(label);
+		kx_arena_free(a);
+	}
+	/* a long dtype is named when it is the longest part */
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *m = tm_base(a);
+	char *dtype = malloc(KX_WORKLOAD_TEXT_MAX + 1);
+	memset(dtype, 'd', KX_WORKLOAD_TEXT_MAX);
+	dtype[KX_WORKLOAD_TEXT_MAX] = '\0';
+	tm_set_str(a, m, "/workload/spec", "dtype", dtype);
+	tm_fix(a, m);
+	char *text = tm_text(m, true);
+	struct kx_problems p;
+	kx_problems_init(&p);
+	refused(text, strlen(text), NULL, &p, "a 64 KiB dtype");
+	expect_problem(&p, "/workload/spec/dtype", "length", "a 64 KiB dtype");
+	kx_problems_release(&p);
+	free(text);
+	free(dtype);
+	kx_arena_free(a);
+}
+
 int main(void)
 {
 	valid_fixture();
@@ -1119,5 +1176,6 @@ int main(void)
 	check_tree();
 	times();
 	units();
+	workload_text_limit();
 	return tap_done();
 }

@@ -185,6 +185,16 @@ static void workload_slugs(void)
 	snprintf(s120, sizeof(s120), "{\"parameters\":{\"%0117d\":1234}}", 0);
 	r = kx_rank_workload_slug(j(a, s120), out, &cut);
 	ok(r == 0 && cut && strlen(out) == 120, "121 characters are cut to 120");
+	/* the validator lets through a name text of KX_WORKLOAD_TEXT_MAX bytes: it must place */
+	size_t n = KX_WORKLOAD_TEXT_MAX - strlen("label");
+	char *big = malloc(n + 64);
+	int len = snprintf(big, 64, "{\"parameters\":{\"label\":\"");
+	memset(big + len, 'x', n);
+	strcpy(big + len + n, "\"}}");
+	r = kx_rank_workload_slug(j(a, big), out, &cut);
+	ok(r == 0 && cut && strlen(out) == KX_SLUG_MAX, "a name text of %u bytes gives a cut slug (r=%d)",
+	   KX_WORKLOAD_TEXT_MAX, r);
+	free(big);
 	kx_arena_free(a);
 }
 
