@@ -174,6 +174,7 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 
 struct kx_tree_stats {
 	uint64_t content_hits, content_misses, group_hits, group_misses;
+	uint64_t doc_reads; /* documents read from the store (whatever their size: a document is one value) */
 	size_t content_bytes, group_bytes;
 };
 void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret);

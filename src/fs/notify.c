@@ -189,14 +189,19 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, u
 	if (runs && !told_all(gens, ngens, before->generation, after->generation))
 		runs = NULL, n = 0; /* found from the generations */
 	struct sent s = { .fs = fs, .after = after, .plain_used = kx_versions_plain_used(fs) };
+	struct kx_tree_stats st0, st1;
+	kx_tree_stats(fs->tree, &st0);
 	int r = kx_tree_changes(fs->tree, before->v, after->v, runs, n, send_one, held_dir, &s);
+	kx_tree_stats(fs->tree, &st1);
 	if (r < 0 && r != -ENOTCONN && r != -EBADF && r != -ENODEV)
 		kx_fs_log_error("cannot work out what changed from generation %llu to %llu: %s",
 				(unsigned long long)before->generation, (unsigned long long)after->generation,
 				strerror(-r));
+	/* documents read meanwhile: the round's own, and any a concurrent operation read */
 	kx_fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated, %lu versions replaced "
-			"(%lu not cached; %lu not sent, not held)", (unsigned long long)before->generation,
-			(unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown, s.unheld);
+			"(%lu not cached; %lu not sent, not held); %llu documents read", (unsigned long long)before->generation,
+			(unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown, s.unheld,
+			(unsigned long long)(st1.doc_reads - st0.doc_reads));
 	kx_versions_compact(fs, after);
 	if (fs->debug) {
 		size_t views, held = kx_versions_count(fs, &views);

@@ -447,6 +447,16 @@ static int get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	return 0;
 }
 
+/* Every document the tree reads, counted: a document is one store value, read whole however
+ * little of it is wanted, so what a change costs is visible in kx_tree_stats. */
+static int get_doc(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_buf *out)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stats.doc_reads++;
+	pthread_mutex_unlock(&t->lock);
+	return kx_store_get_doc(t->s, v, d, out);
+}
+
 static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d)
 {
 	uint64_t key, gen = v ? kx_view_generation(v) : UINT64_MAX;
@@ -457,7 +467,7 @@ static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_dig
 	pthread_mutex_unlock(&t->lock);
 	if (hit)
 		return true;
-	if (kx_store_get_doc(t->s, v, d, NULL) < 0)
+	if (get_doc(t, v, d, NULL) < 0)
 		return false;
 	if (v) {
 		pthread_mutex_lock(&t->lock);
@@ -598,6 +608,26 @@ static int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	*ret_first_ns = e ? e->first_ns : 0;
 	pthread_mutex_unlock(&t->uses_lock);
 	return *ret_runs ? 0 : -ENOENT;
+}
+
+/*
+ * How many runs of view v name document d, from the table alone (built when missing): -ESTALE
+ * when the table counts another view than v.
+ */
+static int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs)
+{
+	uint32_t runs;
+	int64_t first;
+	int r = doc_use(t, v, d, &runs, &first);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	pthread_mutex_lock(&t->uses_lock);
+	bool exact = t->uses && t->uses->generation == kx_view_generation(v);
+	pthread_mutex_unlock(&t->uses_lock);
+	if (!exact)
+		return -ESTALE;
+	*ret_runs = r == -ENOENT ? 0 : runs;
+	return 0;
 }
 
 /* kx_tree_changes: the runs `added` between views `before` and `after` name their documents. */
@@ -1273,7 +1303,7 @@ static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct 
 	struct kx_buf b = { 0 };
 	struct pdoc *p = NULL;
 	struct kx_json_error e;
-	if (kx_store_get_doc(t->s, v, d, &b) < 0 || !(p = calloc(1, sizeof(*p))) || !(p->arena = kx_arena_new()) ||
+	if (get_doc(t, v, d, &b) < 0 || !(p = calloc(1, sizeof(*p))) || !(p->arena = kx_arena_new()) ||
 	    kx_json_parse(p->arena, b.ptr, b.len, 0, &p->json, NULL, &e) < 0) {
 		kx_buf_release(&b);
 		pdoc_free(p);
@@ -2058,7 +2088,7 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	}
 	case KX_NODE_DOC: {
 		struct kx_buf b = { 0 };
-		if ((r = kx_store_get_doc(t->s, v, &n->id, &b)) < 0)
+		if ((r = get_doc(t, v, &n->id, &b)) < 0)
 			return r;
 		struct kx_arena *a = kx_arena_new();
 		struct kx_json *doc = NULL;
@@ -2311,7 +2341,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out, size_t cap)
 {
 	struct runv rv;
-	int r = runv_load(t, v, run, &rv);
+	int r = runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
 	if (r < 0)
 		return r;
 	snprintf(out, cap, "%s/%s", rv.v.group_path, rv.v.dirname);
@@ -2778,14 +2808,63 @@ static int changes_late(struct changes *c, const struct new_runs *added, const s
 	return r;
 }
 
+static int count_waiting(void *ctx, const struct kx_digest *run)
+{
+	(*(uint32_t *)ctx)++;
+	return 0;
+}
+
+/*
+ * Whether document d, which the runs `added` (records `recs`) name as file f, is stored in
+ * `after` and whether it was in `before` — without reading it: a document is one store value,
+ * read whole even to learn that it exists, and one of 4 MB made every change that linked it cost
+ * two such reads. Instead: a document is only ever stored with a run that names it, and a run
+ * stored while a document it names was missing is listed in the W index
+ * (kx_store_each_waiting; complete in any store a writer opened, which upgrades it). So a document
+ * is stored in a view exactly when more runs of the view name it (the hard-link table) than wait
+ * for it. A run's own document is new with the run.
+ */
+static int doc_stored(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
+		      const struct kx_run_rec *recs, size_t n, int f, const struct kx_digest *d, bool *ret_after,
+		      bool *ret_before)
+{
+	if (f == KX_RF_RUN) {
+		*ret_after = true;
+		*ret_before = false;
+		return 0;
+	}
+	uint32_t named, named_added = 0, wait_after = 0, wait_before = 0;
+	int r = uses_exact(t, after, d, &named);
+	if (r == -ESTALE) {
+		*ret_after = get_doc(t, after, d, NULL) == 0;
+		*ret_before = *ret_after && get_doc(t, before, d, NULL) == 0;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		named_added += kx_digest_equal(run_doc(&recs[i], f), d);
+	/* only workload and implementation documents may be named before they are stored */
+	if (f == KX_RF_WORKLOAD || f == KX_RF_IMPLEMENTATION) {
+		r = kx_store_each_waiting(t->s, after, d, count_waiting, &wait_after);
+		if (r == 0)
+			r = kx_store_each_waiting(t->s, before, d, count_waiting, &wait_before);
+		if (r < 0)
+			return r;
+	}
+	*ret_after = named > wait_after;
+	*ret_before = named > named_added && named - named_added > wait_before;
+	return 0;
+}
+
 int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after, const struct kx_digest *runs,
 		    size_t n, kx_inval_fn fn, kx_held_fn held, void *ctx)
 {
 	struct changes c = { t, before, after, fn, held, ctx };
-	struct new_runs added = { 0 }, late = { 0 };
+	struct new_runs added = { 0 }, late = { 0 }, seen = { 0 }; /* seen: documents */
 	struct group_set gs = { 0 };
+	struct kx_run_rec x, *recs = NULL;
 	int r = 0;
-	struct kx_run_rec x;
 
 	/* the runs that are in `after` and not in `before` */
 	if (!runs) {
@@ -2807,6 +2886,14 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 		r = uses_changed(t, before, after, added.v, added.len);
 	if (r < 0 || added.len == 0)
 		goto out;
+	if (!(recs = malloc(added.len * sizeof(*recs)))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < added.len && r == 0; i++)
+		r = kx_store_get_run(t->s, after, &added.v[i], &recs[i]);
+	if (r < 0)
+		goto out;
 
 	/* the top of the tree: counts, mtimes, README and the flat listings */
 	static const uint8_t top[][2] = { { KX_NODE_ROOT, KX_INVAL_ATTR },       { KX_NODE_README, KX_INVAL_DATA },
@@ -2821,8 +2908,7 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	/* runs/<shortid> and digests/sha256/<hex>.json that are new */
 	bool runs_renamed = false;
 	for (size_t i = 0; i < added.len && r == 0; i++) {
-		if ((r = kx_store_get_run(t->s, after, &added.v[i], &x)) < 0)
-			break;
+		x = recs[i];
 		char name[KX_DIGEST_HEX + 8];
 		struct kx_node runs_dir = { .type = KX_NODE_RUNS }, sha_dir = { .type = KX_NODE_DIGESTS_SHA };
 		if ((r = runs_canonical(t, after, &x.run, name)) < 0)
@@ -2835,12 +2921,18 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 		 * an earlier mtime); a new one is a new name in digests/sha256/ */
 		for (int f = KX_RF_RUN; f <= KX_RF_IMPLEMENTATION && r == 0; f++) {
 			const struct kx_digest *d = run_doc(&x, f);
-			if (kx_store_get_doc(t->s, after, d, NULL) < 0)
+			if (digest_in(seen.v, seen.len, d))
+				continue; /* named by a run before it in this change: told already */
+			bool now, was;
+			if ((r = new_run_add(&seen, d)) < 0 ||
+			    (r = doc_stored(t, before, after, recs, added.len, f, d, &now, &was)) < 0)
+				break;
+			if (!now)
 				continue;
 			struct kx_node df = { .type = KX_NODE_DOC_FILE, .file = (uint8_t)f, .id = *d };
 			if (doc_role(f))
 				r = inval(&c, KX_INVAL_ATTR, &df, NULL);
-			if (r < 0 || kx_store_get_doc(t->s, before, d, NULL) == 0)
+			if (r < 0 || was)
 				continue;
 			kx_digest_hex(d, name);
 			strcat(name, ".json");
@@ -2863,6 +2955,8 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	for (size_t i = 0; i < gs.n_gpus && r == 0; i++)
 		r = changes_gpu(&c, &gs.gpus[i], gs.keys.v, gs.keys.len);
 out:
+	free(recs);
+	free(seen.v);
 	free(added.v);
 	free(late.v);
 	free(gs.keys.v);
