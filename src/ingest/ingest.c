@@ -9,6 +9,7 @@
 #include "kx/ingest.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,53 @@ void kx_ingest_result_release(struct kx_ingest_result *r)
 		return;
 	free(r->items);
 	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * The names placement takes from a stored workload (its slug) or implementation (its name's slug),
+ * by document digest: a document never changes, and one named by digest only by run after run
+ * would be read and parsed for each — a stored document may be megabytes. Shared by every thread
+ * (the daemon decides files on several), under a lock held for a copy; a few dozen documents are
+ * what a batch of runs names.
+ */
+#define NAMES_MEMO 64
+
+struct names_memo {
+	struct kx_digest d; /* zero: unused (no document hashes to it) */
+	bool cut;
+	char name[KX_NAME_MAX];
+};
+
+static struct names_memo names_memo[NAMES_MEMO];
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct names_memo *memo_slot(const struct kx_digest *d)
+{
+	uint64_t h;
+	memcpy(&h, d->b, sizeof(h));
+	return &names_memo[h % NAMES_MEMO];
+}
+
+/* Document d's names into *ret; false when the memo does not have them. */
+static bool memo_get(const struct kx_digest *d, struct names_memo *ret)
+{
+	pthread_mutex_lock(&names_lock);
+	const struct names_memo *e = memo_slot(d);
+	bool hit = kx_digest_equal(&e->d, d);
+	if (hit)
+		*ret = *e;
+	pthread_mutex_unlock(&names_lock);
+	return hit;
+}
+
+static void memo_put(const struct kx_digest *d, const char *name, bool cut)
+{
+	pthread_mutex_lock(&names_lock);
+	struct names_memo *e = memo_slot(d);
+	e->d = *d;
+	e->cut = cut;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	pthread_mutex_unlock(&names_lock);
 }
 
 /* The stored document `d`, parsed into `a`, or NULL when not stored. */
@@ -146,14 +194,29 @@ static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m
 		g = q->g;
 		x = q->x;
 	} else {
+		const struct kx_digest *wd = &m->digest[KX_DOC_WORKLOAD], *id = &m->digest[KX_DOC_IMPLEMENTATION];
 		const struct kx_json *wdoc = m->doc[KX_DOC_WORKLOAD];
 		const struct kx_json *idoc = m->doc[KX_DOC_IMPLEMENTATION];
-		if (!wdoc)
-			wdoc = stored_doc(t, a, &m->digest[KX_DOC_WORKLOAD], scratch);
-		if (!idoc)
-			idoc = stored_doc(t, a, &m->digest[KX_DOC_IMPLEMENTATION], scratch);
+		/* the memo knows documents, not stores: it answers for one this store holds (a cheap
+		 * question to the writer's cache), never for one a rolled-back file only brought */
+		struct names_memo wn, in;
+		const struct names_memo *wm = !wdoc && memo_get(wd, &wn) && kx_txn_has_doc(t, wd) ? &wn : NULL;
+		const struct names_memo *im = !idoc && memo_get(id, &in) && kx_txn_has_doc(t, id) ? &in : NULL;
+		bool wstored = !wdoc && !wm && (wdoc = stored_doc(t, a, wd, scratch));
+		bool istored = !idoc && !im && (idoc = stored_doc(t, a, id, scratch));
 		if ((r = kx_rank_place(m, wdoc, idoc, &g, &x)) < 0)
 			return r;
+		/* what placing with the document gives (kx_rank_place prefers it to any other source) */
+		if (wm) {
+			snprintf(g.workload_slug, sizeof(g.workload_slug), "%s", wm->name);
+			g.workload_cut = wm->cut;
+		} else if (wstored) {
+			memo_put(wd, g.workload_slug, g.workload_cut);
+		}
+		if (im)
+			snprintf(x.impl, sizeof(x.impl), "%s", im->name);
+		else if (istored)
+			memo_put(id, x.impl, false);
 	}
 	x.ingested_ns = now;
 	struct kx_group_rec existing_group;
