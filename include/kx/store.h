@@ -160,6 +160,7 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
  * The runs stored while document `doc` — their workload or implementation — was not (a published
  * record may carry only the digest): when `doc` arrives, exactly these runs gain a file. In digest
  * order; an index, so the cost is the number of such runs, not the size of the store.
+ * -EOPNOTSUPP for a store of schema 1 opened read-only, whose index may be incomplete.
  */
 int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
 			  void *ctx);

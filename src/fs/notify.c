@@ -122,8 +122,8 @@ static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *
  * hold (versions.c). If it holds it and the stamp moved on, its name now leads to another inode:
  * the name is deleted with the old inode as its child — the kernel unhashes it and drops the old
  * inode's link count, so it forgets the inode once no one has it open, while whoever has it open
- * goes on reading the old version whole, as after a rename(2) over a file. Same stamp (a document
- * stored late changed the bytes in place): the inode is invalidated, as every other file's.
+ * goes on reading the old version whole, as after a rename(2) over a file. Same stamp (the version
+ * did not change, only attributes moved): the inode is invalidated, as every other file's.
  */
 static int send_version(struct sent *s, enum kx_inval what, uint64_t plain, int64_t stamp)
 {

@@ -2,7 +2,8 @@
 /*
  * Versioned inodes: every version of a file that changes when runs are added (the README, a
  * group's ranking.tsv, ranking.json, GROUP.json and SHA256SUMS, its runs' summary.txt and
- * SHA256SUMS — kx_node_versioned) is an inode of its own, immutable like every other file of the
+ * SHA256SUMS, and a run's manifest.json, which changes when a document it names is stored late —
+ * kx_node_versioned) is an inode of its own, immutable like every other file of the
  * tree. A new run gives such a file a new stamp, so the next LOOKUP gets a new inode number, while
  * a reader that holds the old one keeps reading the old bytes at the old size — what rename(2)
  * over a file does on a local disk. Without this, the kernel's cached size of the old version and
@@ -81,8 +82,8 @@ static bool kind_of(uint64_t plain, unsigned *kind, unsigned *sub)
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_FILE:
 		*kind = type == KX_NODE_RUN_FILE ? 2 : 3;
-		*sub = file == KX_RF_SHA256SUMS;
-		return file == KX_RF_SUMMARY || file == KX_RF_SHA256SUMS;
+		*sub = file == KX_RF_SHA256SUMS ? 1 : file == KX_RF_MANIFEST ? 2 : 0;
+		return file == KX_RF_SUMMARY || file == KX_RF_SHA256SUMS || file == KX_RF_MANIFEST;
 	default:
 		return false;
 	}
@@ -102,7 +103,8 @@ static uint64_t plain_of(uint64_t ino, int64_t stamp)
 	static const uint8_t types[] = { KX_NODE_README, KX_NODE_GROUP_FILE, KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
 	unsigned kind = (unsigned)(ino >> 57) & 3;
 	uint64_t payload = (ino ^ h57(stamp)) & BITS57;
-	unsigned sub = (unsigned)(payload >> 55), file = kind < 2 ? sub : sub ? KX_RF_SHA256SUMS : KX_RF_SUMMARY;
+	unsigned sub = (unsigned)(payload >> 55);
+	unsigned file = kind < 2 ? sub : sub == 1 ? KX_RF_SHA256SUMS : sub == 2 ? KX_RF_MANIFEST : KX_RF_SUMMARY;
 	if (kind == 0)
 		return (uint64_t)KX_NODE_README << 59;
 	return (uint64_t)types[kind] << 59 | (uint64_t)file << 55 | (payload & BITS55);

@@ -973,6 +973,8 @@ static int waiting_key(void *ctx, const unsigned char *key, const struct kx_dige
 int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
 			  void *ctx)
 {
+	if (!s->waiting_index)
+		return -EOPNOTSUPP; /* a schema-1 store read as it is: the index may lack runs */
 	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
 	return each_digest_key(s, v, T_WAIT, doc, WAIT_KEY_LEN, waiting_key, &e);
 }
@@ -1554,6 +1556,51 @@ static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
 	return 0;
 }
 
+/* The mtimes of the directories above group g's: benchmarks/, its kernel, pass and gpu. */
+static int bump_dirs(struct kx_txn *t, const struct kx_group_rec *g, int64_t ns)
+{
+	char path[4 * KX_NAME_MAX + 32] = "benchmarks";
+	size_t n = strlen(path);
+	const char *parts[] = { g->kernel, g->pass, g->gpu };
+	int r = bump_mtime(t, path, ns);
+	for (size_t i = 0; i < KX_ARRAY_SIZE(parts) && r >= 0; i++) {
+		size_t l = strlen(parts[i]);
+		path[n++] = '/';
+		memcpy(path + n, parts[i], l + 1);
+		n += l;
+		r = bump_mtime(t, path, ns);
+	}
+	return r;
+}
+
+struct waiting {
+	struct kx_txn *t;
+	int64_t ns;
+};
+
+static int bump_waiting_run(void *ctx, const struct kx_digest *run)
+{
+	struct waiting *w = ctx;
+	struct kx_run_rec x;
+	struct kx_group_rec g;
+	int r = kx_store_get_run(w->t->s, NULL, run, &x);
+	if (r == 0)
+		r = kx_txn_get_group(w->t, &x.group, &g);
+	return r == -ENOENT ? 0 : r < 0 ? r : bump_dirs(w->t, &g, w->ns);
+}
+
+/*
+ * Document d, stored by this transaction, was missing for runs stored before it (the W index):
+ * they gain a file and their manifest.json, summary.txt and SHA256SUMS change, so the directories
+ * above their groups move forward like those of any run added — their mtime is the stamp those
+ * files are versioned by (src/fs/versions.c), and a change must not keep it.
+ */
+static int bump_waiting(struct kx_txn *t, const struct kx_digest *d, int64_t ns)
+{
+	struct waiting w = { t, ns };
+	return kx_store_each_waiting(t->s, NULL, d, bump_waiting_run, &w);
+}
+
 int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct kx_group_rec *group,
 		   const char *source, const char *external_id)
 {
@@ -1633,17 +1680,10 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 			goto out;
 		}
 	}
-	char path[4 * KX_NAME_MAX + 32] = "benchmarks";
-	size_t n = strlen(path);
-	const char *parts[] = { g.kernel, g.pass, g.gpu };
-	r = bump ? bump_mtime(t, path, run->ingested_ns) : 0;
-	for (size_t i = 0; bump && i < KX_ARRAY_SIZE(parts) && r >= 0; i++) {
-		size_t l = strlen(parts[i]);
-		path[n++] = '/';
-		memcpy(path + n, parts[i], l + 1);
-		n += l;
-		r = bump_mtime(t, path, run->ingested_ns);
-	}
+	r = bump ? bump_dirs(t, &g, run->ingested_ns) : 0;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(named) && r >= 0; i++)
+		if (wmap_get(t->docbytes, named[i]->b))
+			r = bump_waiting(t, named[i], run->ingested_ns);
 	t->delta_runs++;
 out:
 	kx_buf_release(&b);

@@ -154,6 +154,7 @@ struct centry {
 
 struct pdoc {
 	struct kx_digest d;
+	uint64_t generation; /* of the view it was read in (UINT64_MAX: none) */
 	struct kx_arena *arena;
 	struct kx_json *json;
 	int refs; /* one for the cache while cached; atomic (dropped without the tree lock) */
@@ -369,7 +370,8 @@ static bool size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *r
 	int f;
 	pthread_mutex_lock(&t->lock);
 	const struct rsize_slot *r = rsize_slot(t, key, &f, false);
-	bool hit = r && r->size[f] != RSIZE_UNKNOWN && (!rank_dependent(f) || r->rank_stamp == stamp);
+	bool hit = r && r->size[f] != RSIZE_UNKNOWN && (!rank_dependent(f) || r->rank_stamp == stamp) &&
+		   (f != KX_RF_MANIFEST || stamp == 0);
 	if (hit) {
 		*ret = r->size[f];
 	} else { /* any other file's, or a run's file too large for its slot */
@@ -387,6 +389,8 @@ static void size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint
 {
 	int f;
 	struct rsize_slot *r = size < RSIZE_UNKNOWN ? rsize_slot(t, key, &f, true) : NULL;
+	if (r && f == KX_RF_MANIFEST && stamp != 0)
+		r = NULL; /* a version still missing a document: by (key, stamp) like any other file */
 	if (r) {
 		if (rank_dependent(f) && r->rank_stamp != stamp) {
 			r->rank_stamp = stamp;
@@ -457,7 +461,26 @@ static int get_doc(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	return kx_store_get_doc(t->s, v, d, out);
 }
 
-static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d)
+struct wait_find {
+	const struct kx_digest *run;
+	bool found;
+};
+
+static int wait_step(void *ctx, const struct kx_digest *run)
+{
+	struct wait_find *w = ctx;
+	w->found = kx_digest_equal(w->run, run);
+	return w->found;
+}
+
+/*
+ * Whether document d is stored in view v. `named_by`, when not NULL, is a run of v that names d:
+ * unless it waited for d (the W index lists the runs stored while a document they name was
+ * missing), d came with it or before it, and is known stored without reading it — a document is
+ * read whole, however large, even to learn that it exists.
+ */
+static bool doc_in(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
+		   const struct kx_digest *named_by)
 {
 	uint64_t key, gen = v ? kx_view_generation(v) : UINT64_MAX;
 	memcpy(&key, d->b, sizeof(key));
@@ -467,7 +490,9 @@ static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_dig
 	pthread_mutex_unlock(&t->lock);
 	if (hit)
 		return true;
-	if (get_doc(t, v, d, NULL) < 0)
+	struct wait_find w = { named_by, false };
+	bool known = named_by && kx_store_each_waiting(t->s, v, d, wait_step, &w) >= 0 && !w.found;
+	if (!known && get_doc(t, v, d, NULL) < 0)
 		return false;
 	if (v) {
 		pthread_mutex_lock(&t->lock);
@@ -476,6 +501,11 @@ static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_dig
 		pthread_mutex_unlock(&t->lock);
 	}
 	return true;
+}
+
+static bool doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d)
+{
+	return doc_in(t, v, d, NULL);
 }
 
 /* ---- how many runs name a document (struct doc_uses) ------------------------------------------ */
@@ -519,7 +549,7 @@ static struct kx_node run_file_node(uint8_t dir_type, const struct kx_run_rec *x
  * their document stored (a published record may name it by digest only). */
 static bool run_has(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int f)
 {
-	return (f != KX_RF_WORKLOAD && f != KX_RF_IMPLEMENTATION) || doc_exists(t, v, run_doc(x, f));
+	return (f != KX_RF_WORKLOAD && f != KX_RF_IMPLEMENTATION) || doc_in(t, v, run_doc(x, f), &x->run);
 }
 
 static void uses_free(struct doc_uses *u)
@@ -975,7 +1005,8 @@ static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 	return 0;
 }
 
-static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d);
+static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
+			     const struct kx_digest *named_by);
 
 static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_group_rec *g, int64_t stamp,
 		      struct gctx **ret)
@@ -1016,7 +1047,7 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 		goto fail;
 	snprintf(x->workload_dir, sizeof(x->workload_dir), "%s", w.name_out[0] ? w.name_out : g->workload_slug);
 	snprintf(x->path, sizeof(x->path), "benchmarks/%s/%s/%s/%s", g->kernel, g->pass, g->gpu, x->workload_dir);
-	if ((x->wdoc = pdoc_get(t, v, &g->workload)))
+	if ((x->wdoc = pdoc_get(t, v, &g->workload, x->len ? &x->runs[0].run : NULL)))
 		x->workload_doc = x->wdoc->json;
 	x->bytes = sizeof(*x) + c.cap * sizeof(*x->runs) + x->len * (sizeof(*x->dirnames) + sizeof(char *) + 4);
 	*ret = x;
@@ -1287,15 +1318,33 @@ static struct pdoc **phash_slot(struct kx_tree *t, const struct kx_digest *d)
 	return &t->phash[(d->b[0] | d->b[1] << 8) % PBUCKETS];
 }
 
-/* The parsed document d, or NULL when it is not stored (or does not parse, which verify reports). */
-static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d)
+/*
+ * The parsed document d, or NULL when it is not stored in v (or does not parse, which verify
+ * reports); `named_by`, when not NULL, is a run of v that names d. A document read in a newer
+ * view answers an older one only if it was stored then: a late document must not appear in the
+ * old version of a file its arrival changed.
+ */
+static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
+			     const struct kx_digest *named_by)
 {
+	uint64_t gen = v ? kx_view_generation(v) : UINT64_MAX;
 	pthread_mutex_lock(&t->lock);
 	for (struct pdoc *p = *phash_slot(t, d); p; p = p->hnext)
 		if (kx_digest_equal(&p->d, d)) {
 			__atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
 			kx_list_touch(&t->plru, &p->lru);
+			bool newer = p->generation > gen;
 			pthread_mutex_unlock(&t->lock);
+			if (newer && !doc_in(t, v, d, named_by)) {
+				pdoc_put(p);
+				return NULL;
+			}
+			if (newer) {
+				pthread_mutex_lock(&t->lock);
+				if (p->generation > gen)
+					p->generation = gen; /* documents are never removed: stored from then on */
+				pthread_mutex_unlock(&t->lock);
+			}
 			return p;
 		}
 	pthread_mutex_unlock(&t->lock);
@@ -1311,6 +1360,7 @@ static struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct 
 	}
 	kx_buf_release(&b);
 	p->d = *d;
+	p->generation = gen;
 	p->refs = 2; /* the caller's and the cache's */
 	struct pdoc *evict = NULL;
 	pthread_mutex_lock(&t->lock);
@@ -1384,7 +1434,7 @@ static int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_
 	const struct kx_digest *ds[KX_DOC__COUNT] = { &rv->run.run, &rv->run.protocol, &rv->run.environment,
 						      &rv->run.workload, &rv->run.implementation };
 	for (int d = 0; d < KX_DOC__COUNT; d++) {
-		rv->docs[d] = pdoc_get(t, v, ds[d]);
+		rv->docs[d] = pdoc_get(t, v, ds[d], &rv->run.run);
 		rv->v.doc[d] = rv->docs[d] ? rv->docs[d]->json : NULL;
 	}
 	return 0;
@@ -1459,8 +1509,11 @@ static int sums_add(void *ctx, const char *name, const struct kx_node *n)
 		name = path;
 	}
 	bool stamped = n->type == KX_NODE_GROUP_FILE || (run_file && rank_dependent(n->file));
+	int64_t stamp = stamped ? s->stamp : 0;
 	const struct kx_content *c;
-	int r = read_stamped(s->t, s->v, n, stamped ? s->stamp : 0, &c);
+	int r = run_file && n->file == KX_RF_MANIFEST ? kx_tree_stamp(s->t, s->v, n, &stamp) : 0;
+	if (r == 0)
+		r = read_stamped(s->t, s->v, n, stamp, &c);
 	if (r < 0)
 		return r == -ENOENT ? -EIO : r; /* listed, so it must be there */
 	r = sums_line(s->out, name, c);
@@ -2007,6 +2060,16 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 /* ---- content ---------------------------------------------------------------------------------- */
 
 /*
+ * The version of a run's manifest.json: which of its workload and implementation documents are
+ * missing in v (0 for nearly every run: both came with it). It changes when such a document is
+ * stored late, and only then.
+ */
+static int64_t manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x)
+{
+	return (doc_in(t, v, &x->workload, &x->run) ? 0 : 1) | (doc_in(t, v, &x->implementation, &x->run) ? 0 : 2);
+}
+
+/*
  * The stamp under which a file's content is cached; and, where asked for (getattr), its mtime and
  * link count — reading the bytes needs neither, so neither the store's counters nor a document's
  * uses are looked up for it.
@@ -2038,6 +2101,9 @@ static int stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			r = group_stamp(t, v, &x.group, ret_stamp);
 			mtime = *ret_stamp;
 		} else {
+			/* manifest.json holds the workload and implementation documents once stored */
+			if (n->file == KX_RF_MANIFEST)
+				*ret_stamp = manifest_stamp(t, v, &x);
 			mtime = x.observed_ns;
 		}
 		break;
@@ -2103,7 +2169,7 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		return r;
 	}
 	case KX_NODE_DOC_FILE: {
-		struct pdoc *p = pdoc_get(t, v, &n->id);
+		struct pdoc *p = pdoc_get(t, v, &n->id, NULL);
 		if (!p)
 			return -ENOENT;
 		r = kx_json_write_pretty(p->json, out);
@@ -2218,7 +2284,8 @@ static int count_entry(void *ctx, const char *name, const struct kx_node *n)
 bool kx_node_versioned(const struct kx_node *n)
 {
 	return n->type == KX_NODE_README || n->type == KX_NODE_GROUP_FILE ||
-	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) && rank_dependent(n->file));
+	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) &&
+		(rank_dependent(n->file) || n->file == KX_RF_MANIFEST));
 }
 
 int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)
@@ -2777,8 +2844,10 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS };
 		for (size_t f = 0; f < KX_ARRAY_SIZE(changed) && r == 0; f++) {
 			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
-			r = kx_node_versioned(&n) ? inval_versioned(c, KX_INVAL_DATA, &n, before)
-						  : inval(c, KX_INVAL_DATA, &n, NULL);
+			int64_t was = before;
+			if (changed[f] == KX_RF_MANIFEST)
+				was = manifest_stamp(c->t, c->before, x);
+			r = inval_versioned(c, KX_INVAL_DATA, &n, was);
 		}
 	}
 	return r ? r : group_set_add(w->gs, c->t, c->after, &x->group);
@@ -2805,7 +2874,7 @@ static int changes_late(struct changes *c, const struct new_runs *added, const s
 	int r = 0;
 	for (size_t i = 0; i < late->len && r == 0; i++)
 		r = kx_store_each_waiting(c->t->s, c->after, &late->v[i], late_run, &w);
-	return r;
+	return r == -EOPNOTSUPP ? 0 : r;
 }
 
 static int count_waiting(void *ctx, const struct kx_digest *run)
@@ -2849,6 +2918,11 @@ static int doc_stored(struct kx_tree *t, struct kx_view *before, struct kx_view 
 		r = kx_store_each_waiting(t->s, after, d, count_waiting, &wait_after);
 		if (r == 0)
 			r = kx_store_each_waiting(t->s, before, d, count_waiting, &wait_before);
+		if (r == -EOPNOTSUPP) {
+			*ret_after = get_doc(t, after, d, NULL) == 0;
+			*ret_before = *ret_after && get_doc(t, before, d, NULL) == 0;
+			return 0;
+		}
 		if (r < 0)
 			return r;
 	}
