@@ -9,7 +9,7 @@
 #define KX_RANK_H
 
 #include "kx/manifest.h"
-#include "kx/store.h"
+#include "kx/records.h"
 
 #define KX_SLUG_MAX 120 /* a workload slug longer than this is cut and suffixed */
 

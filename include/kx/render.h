@@ -9,7 +9,7 @@
 #define KX_RENDER_H
 
 #include "kx/rank.h"
-#include "kx/store.h"
+#include "kx/records.h"
 
 enum kx_run_file {
 	KX_RF_MANIFEST,       /* manifest.json */

@@ -31,6 +31,7 @@
 #define KX_TREE_H
 
 #include "kx/render.h"
+#include "kx/store.h"
 
 enum kx_node_type {
 	KX_NODE_NONE,

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The records the store keeps and the pure modules compute with: a run's facts (struct kx_run_rec)
+ * and a comparison group's (struct kx_group_rec), as kx/store.h reads and writes them, and the
+ * store's counts (struct kx_store_stats). Plain data, no calls: `rank` and `render` include this,
+ * not kx/store.h.
+ */
+#ifndef KX_RECORDS_H
+#define KX_RECORDS_H
+
+#include "kx/canon.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KX_NAME_MAX 136 /* slugs and names stored in records, NUL included */
+
+struct kx_run_rec {
+	struct kx_digest run;
+	struct kx_digest group;
+	struct kx_digest protocol, environment, workload, implementation;
+	bool passed;
+	bool has_value;
+	uint8_t evidence;    /* enum kx_evidence (kx/rank.h) */
+	uint8_t order;       /* enum kx_order */
+	double value;        /* primary value in `unit` */
+	double base_value;   /* in the metric's base unit: the ranked value */
+	int64_t observed_ns;
+	int64_t ingested_ns;
+	uint64_t generation; /* store generation that added it */
+	char unit[16];
+	char impl[KX_NAME_MAX];   /* implementation slug for directory names */
+	char family[KX_NAME_MAX]; /* protocol comparability family */
+};
+
+struct kx_group_rec {
+	struct kx_digest key;      /* comparison key: sha256 of JCS(inputs) */
+	struct kx_digest workload; /* workload digest (an input) */
+	char benchmark[2 * KX_NAME_MAX];
+	char metric[KX_NAME_MAX];
+	char kernel[KX_NAME_MAX];
+	char pass[KX_NAME_MAX];     /* path component: "forward", or "full.memory" for non-latency */
+	char gpu[KX_NAME_MAX];
+	char workload_slug[KX_NAME_MAX]; /* base slug, before any ~suffix */
+	bool workload_cut;          /* the base slug was cut: always suffixed */
+	uint8_t order;              /* enum kx_order */
+	uint32_t ranked, unranked;  /* run counts */
+	int64_t changed_ns;         /* last time a run was added (directory mtime) */
+};
+
+struct kx_store_stats {
+	uint64_t runs, documents, groups, generation;
+	int64_t changed_ns; /* last commit */
+	int64_t created_ns; /* kindex init */
+};
+
+#endif
