@@ -7,7 +7,8 @@
  * Nodes and inode numbers. A node is (type, file, id) where id is a digest: the run for run
  * directories and files, the comparison key for groups, the document digest for /digests and for
  * a run's documents' files (one node, so one inode, for every run naming the document: hard
- * links, with 2 x that many runs as link count), a hash of the path for benchmark directories. The inode number is computed from the node —
+ * links, with 2 x that many runs as link count), a hash of the path for benchmark directories.
+ * The inode number is computed from the node (KX_INO_* below) —
  *
  *     ino = type << 59 | file << 55 | first 55 bits of id        (the root is always 1)
  *
@@ -52,8 +53,43 @@ enum kx_node_type {
 	KX_NODE_DOC_FILE,   /* a run's protocol.json …: file = its enum kx_run_file, id = the document:
 			     * one inode for every run that names it (hard links). Its inode number
 			     * is KX_NODE_DOC's with that file (digests/ files have file 0). */
-	KX_NODE__FS = 16,   /* 16..31 belong to the daemon (inbox) */
+	/* 16..23: free, for the tree's node types to come */
+	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
+	KX_NODE__VERSION = 31, /* 31 the versions of the files whose bytes change (src/fs/versions.c) */
 };
+
+/*
+ * An inode number's fields, the one definition of its layout (tree.c encodes the tree's nodes; the
+ * daemon's own numbers, types KX_NODE__FS and up, follow the same fields):
+ *
+ *     bits 63..59  type   enum kx_node_type: 0..23 the tree's, 24..31 the daemon's
+ *     bits 58..55  file   enum kx_run_file or kx_group_file (a document's file: its run file)
+ *     bits 54..0   id     the first 55 bits of the node's digest
+ */
+#define KX_INO_TYPE_SHIFT 59
+#define KX_INO_FILE_SHIFT 55
+#define KX_INO_FILE_MASK UINT64_C(15)
+#define KX_INO_ID_MASK ((UINT64_C(1) << KX_INO_FILE_SHIFT) - 1)
+
+static inline unsigned kx_ino_type(uint64_t ino)
+{
+	return (unsigned)(ino >> KX_INO_TYPE_SHIFT);
+}
+
+static inline unsigned kx_ino_file(uint64_t ino)
+{
+	return (unsigned)(ino >> KX_INO_FILE_SHIFT & KX_INO_FILE_MASK);
+}
+
+/* The number of a node type and file, before its id is or-ed in. */
+static inline uint64_t kx_ino_of(unsigned type, unsigned file)
+{
+	return (uint64_t)type << KX_INO_TYPE_SHIFT | ((uint64_t)file & KX_INO_FILE_MASK) << KX_INO_FILE_SHIFT;
+}
+
+_Static_assert(KX_NODE_DOC_FILE < KX_NODE__FS, "the tree's node types stay below the daemon's");
+_Static_assert(KX_NODE__VERSION > KX_NODE__FS && KX_NODE__VERSION < 32, "a type is 5 bits, the daemon's distinct");
+_Static_assert(KX_RF__COUNT <= 16 && KX_GF__COUNT <= 16, "a run's or a group's file is 4 bits");
 
 struct kx_node {
 	uint8_t type;

@@ -150,7 +150,7 @@ static int build(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, 
 	if (r == 0)
 		r = kx_tree_readdir(t, fv->v, dir, add_entry, &b);
 	if (r == 0 && dc->inbox && dir->type == KX_NODE_ROOT) {
-		/* the daemon's own directory (inbox.c), not the tree's: its inode number is type 16's */
+		/* the daemon's own directory (inbox.c), not the tree's: its inode number is of type KX_NODE__FS */
 		struct kx_node inbox = { .type = KX_NODE__FS };
 		r = add(&b, "inbox", &inbox);
 	}

@@ -187,14 +187,12 @@ void kx_fs_wait_forgotten(struct kx_fs *fs, long ms);
 /* ---- versioned inodes (versions.c) ------------------------------------------------------------ */
 
 /*
- * A file that kx_node_versioned names gets an inode number per stamp (type 15 in the tree's
- * encoding), so that each version is immutable for the kernel: see versions.c.
+ * A file that kx_node_versioned names gets an inode number per stamp (type KX_NODE__VERSION in the
+ * tree's encoding), so that each version is immutable for the kernel: see versions.c.
  */
-#define KX_NODE_VERSION 15
-
 static inline bool kx_ino_versioned(uint64_t ino)
 {
-	return (ino >> 59) == KX_NODE_VERSION;
+	return kx_ino_type(ino) == KX_NODE__VERSION;
 }
 
 int kx_versions_init(struct kx_fs *fs);

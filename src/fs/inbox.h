@@ -5,7 +5,7 @@
  * an inode number (or a parent's) is the inbox's. Private to src/fs, and with FUSE types: only
  * the .c files of src/fs include it.
  *
- * Inode numbers of the inbox are the daemon's own, type 16 (KX_NODE__FS) in the tree's encoding:
+ * Inode numbers of the inbox are the daemon's own, type KX_NODE__FS in the tree's encoding:
  * KX_INO_INBOX | 0, 1, 2 for /inbox, /inbox/.accepted, /inbox/.rejected, and a counter from 16 up
  * for files — one number per file the daemon has seen under a name, never reused while mounted.
  */
@@ -16,11 +16,11 @@
 
 #include <fuse_lowlevel.h>
 
-#define KX_INO_INBOX ((uint64_t)KX_NODE__FS << 59)
+#define KX_INO_INBOX ((uint64_t)KX_NODE__FS << KX_INO_TYPE_SHIFT)
 
 static inline bool kx_ino_in_inbox(uint64_t ino)
 {
-	return (ino >> 59) >= KX_NODE__FS;
+	return kx_ino_type(ino) == KX_NODE__FS;
 }
 
 /*

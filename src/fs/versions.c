@@ -9,9 +9,10 @@
  * over a file does on a local disk. Without this, the kernel's cached size of the old version and
  * a READ answered from the new one could meet in one read(2): a torn file.
  *
- * Inode numbers. type 15 (free in the tree's encoding, include/kx/tree.h) marks a version:
+ * Inode numbers. Type KX_NODE__VERSION (31, the daemon's in the tree's encoding, include/kx/tree.h)
+ * marks a version; below the type, 2 bits of kind and 57 of payload:
  *
- *     ino = 15 << 59 | kind << 57 | ((sub << 55 | first 55 bits of id) ^ h57(stamp))
+ *     ino = 31 << 59 | kind << 57 | ((sub << 55 | first 55 bits of id) ^ h57(stamp))
  *
  * kind is README / group file / run file / runs/ file, sub the file among those. The same
  * (file, stamp) always gives the same number — across remounts too — and two versions of one
@@ -37,8 +38,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BITS55 ((UINT64_C(1) << 55) - 1)
-#define BITS57 ((UINT64_C(1) << 57) - 1)
+#define KIND_SHIFT 57 /* the version's kind, between the type and the payload */
+#define BITS55 KX_INO_ID_MASK
+#define BITS57 ((UINT64_C(1) << KIND_SHIFT) - 1)
+_Static_assert(KIND_SHIFT + 2 == KX_INO_TYPE_SHIFT, "a version's kind is the 2 bits below the type");
 
 struct ventry {
 	uint64_t ino; /* 0: free */
@@ -71,7 +74,7 @@ static uint64_t h57(int64_t stamp)
 /* kind and sub of a plain inode number; false for one that is not a versioned file's */
 static bool kind_of(uint64_t plain, unsigned *kind, unsigned *sub)
 {
-	unsigned type = (unsigned)(plain >> 59), file = (unsigned)(plain >> 55) & 15;
+	unsigned type = kx_ino_type(plain), file = kx_ino_file(plain);
 	switch (type) {
 	case KX_NODE_README:
 		*kind = 0, *sub = 0;
@@ -94,20 +97,20 @@ uint64_t kx_version_ino(uint64_t plain, int64_t stamp)
 	unsigned kind, sub;
 	if (!kind_of(plain, &kind, &sub))
 		return plain;
-	uint64_t payload = (uint64_t)sub << 55 | (plain & BITS55);
-	return (uint64_t)KX_NODE_VERSION << 59 | (uint64_t)kind << 57 | ((payload ^ h57(stamp)) & BITS57);
+	uint64_t payload = (uint64_t)sub << KX_INO_FILE_SHIFT | (plain & BITS55);
+	return kx_ino_of(KX_NODE__VERSION, 0) | (uint64_t)kind << KIND_SHIFT | ((payload ^ h57(stamp)) & BITS57);
 }
 
 static uint64_t plain_of(uint64_t ino, int64_t stamp)
 {
 	static const uint8_t types[] = { KX_NODE_README, KX_NODE_GROUP_FILE, KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
-	unsigned kind = (unsigned)(ino >> 57) & 3;
+	unsigned kind = (unsigned)(ino >> KIND_SHIFT) & 3;
 	uint64_t payload = (ino ^ h57(stamp)) & BITS57;
-	unsigned sub = (unsigned)(payload >> 55);
+	unsigned sub = (unsigned)(payload >> KX_INO_FILE_SHIFT);
 	unsigned file = kind < 2 ? sub : sub == 1 ? KX_RF_SHA256SUMS : sub == 2 ? KX_RF_MANIFEST : KX_RF_SUMMARY;
 	if (kind == 0)
-		return (uint64_t)KX_NODE_README << 59;
-	return (uint64_t)types[kind] << 59 | (uint64_t)file << 55 | (payload & BITS55);
+		return kx_ino_of(KX_NODE_README, 0);
+	return kx_ino_of(types[kind], file) | (payload & BITS55);
 }
 
 int kx_versions_init(struct kx_fs *fs)

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BITS55 ((1ull << 55) - 1)
+#define BITS55 KX_INO_ID_MASK
 
 /* ---- inode numbers ---------------------------------------------------------------------------- */
 
@@ -38,7 +38,7 @@ uint64_t kx_tree_ino(const struct kx_node *n)
 {
 	if (n->type == KX_NODE_ROOT)
 		return 1;
-	uint64_t ino = (uint64_t)(n->type == KX_NODE_DOC_FILE ? KX_NODE_DOC : n->type) << 59 | (uint64_t)(n->file & 15) << 55;
+	uint64_t ino = kx_ino_of(n->type == KX_NODE_DOC_FILE ? KX_NODE_DOC : n->type, n->file);
 	switch (n->type) {
 	case KX_NODE_README:
 	case KX_NODE_BENCHMARKS:
@@ -53,19 +53,19 @@ uint64_t kx_tree_ino(const struct kx_node *n)
 
 bool kx_tree_ino_linked(uint64_t ino)
 {
-	return ino >> 59 == KX_NODE_DOC && (ino >> 55 & 15) != 0; /* KX_NODE_DOC_FILE's */
+	return kx_ino_type(ino) == KX_NODE_DOC && kx_ino_file(ino) != 0; /* KX_NODE_DOC_FILE's */
 }
 
 /* The node type and file an inode number carries (its top 9 bits; the rest is the digest's 55). */
 static void ino_kind(uint64_t ino, struct kx_node *n)
 {
-	n->type = (uint8_t)(ino >> 59);
-	n->file = (uint8_t)((ino >> 55) & 15);
+	n->type = (uint8_t)kx_ino_type(ino);
+	n->file = (uint8_t)kx_ino_file(ino);
 }
 
 static bool ino_in_runs(uint64_t ino)
 {
-	return ino >> 59 == KX_NODE_RUNS_RUN || ino >> 59 == KX_NODE_RUNS_FILE;
+	return kx_ino_type(ino) == KX_NODE_RUNS_RUN || kx_ino_type(ino) == KX_NODE_RUNS_FILE;
 }
 
 bool kx_tree_ino_runs_name(uint64_t ino, char name[KX_SHORTID_LEN + 1])
@@ -343,7 +343,7 @@ static bool rank_dependent(int f);
  */
 static struct rsize_slot *rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take)
 {
-	if ((key >> 59) != KX_NODE_RUN_FILE || (*ret_file = (int)((key >> 55) & 15)) >= KX_RF__COUNT)
+	if (kx_ino_type(key) != KX_NODE_RUN_FILE || (*ret_file = (int)kx_ino_file(key)) >= KX_RF__COUNT)
 		return NULL;
 	uint64_t id = (key & BITS55) | 1ull << 63;
 	struct rsize_slot *set = &t->rsizes[(size_t)(mix(key & BITS55) % t->nrsets) * RSIZE_WAYS];
