@@ -75,7 +75,7 @@ check "... naming the parameter and rule length" \
 	grep -qE '^  long\.json:[0-9]+:[0-9]+: /workload/spec/parameters/label: length: .*over the limit of 65536' err
 python3 "$KX_SOURCE_ROOT/tests/integration/long-workload.py" many/m-0000003.json edge.json 65000 || die "long-workload.py failed"
 expect 0 "$KINDEX" ingest edge.json
-check "a workload name under the limit is accepted" contains err "1 file: 1 accepted (1 runs added, 0 already present)"
+check "a workload name under the limit is accepted" contains err "1 file: 1 accepted (1 run added, 0 already present)"
 
 # --max-bytes
 expect 1 "$KINDEX" ingest --max-bytes 100 good.json
