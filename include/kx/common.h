@@ -118,6 +118,14 @@ int kx_problems_format(const struct kx_problems *p, const char *file, struct kx_
 /* Copy n bytes of src into dst (capacity cap), cut to fit, always NUL-terminated (cap > 0). */
 void kx_copyn(char *dst, size_t cap, const char *src, size_t n);
 
+/*
+ * Room for one more element in an array of `len` used of *cap allocated, `size` bytes each, whose
+ * pointer is at `array` (a T **): when full, its capacity doubles (from `first`). 0, or -ENOMEM
+ * with the array and *cap as they were. Use it as KX_GROW(v, cap, len, first).
+ */
+int kx_grow(void *array, size_t *cap, size_t len, size_t size, size_t first);
+#define KX_GROW(v, cap, len, first) kx_grow(&(v), &(cap), (len), sizeof(*(v)), (first))
+
 /* Lowercase hex of `len` bytes into `out` (2*len+1 bytes, NUL-terminated). */
 void kx_hex(const uint8_t *bytes, size_t len, char *out);
 /* Parse exactly 2*len hex digits (either case) into bytes; -EINVAL otherwise. */

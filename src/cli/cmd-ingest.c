@@ -25,14 +25,8 @@ struct paths {
 
 static int add_path(struct paths *p, const char *s)
 {
-	if (p->len == p->cap) {
-		size_t n = p->cap ? p->cap * 2 : 64;
-		char **v = realloc(p->v, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = n;
-	}
+	if (KX_GROW(p->v, p->cap, p->len, 64) < 0)
+		return -ENOMEM;
 	if (!(p->v[p->len] = strdup(s)))
 		return -ENOMEM;
 	p->len++;

@@ -30,15 +30,7 @@ void kx_problems_release(struct kx_problems *p)
 
 static int grow(struct kx_problems *p)
 {
-	if (p->len < p->cap)
-		return 0;
-	size_t n = p->cap ? p->cap * 2 : 8;
-	struct kx_problem *v = realloc(p->v, n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	p->v = v;
-	p->cap = n;
-	return 0;
+	return KX_GROW(p->v, p->cap, p->len, 8);
 }
 
 int kx_problems_add(struct kx_problems *p, unsigned line, unsigned col, const char *pointer,

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -124,6 +125,22 @@ int kx_parse_size(const char *s, bool suffixes, uint64_t min, uint64_t max, uint
 	if (v < min || v > max)
 		return -ERANGE;
 	*ret = v;
+	return 0;
+}
+
+int kx_grow(void *array, size_t *cap, size_t len, size_t size, size_t first)
+{
+	if (len < *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : first;
+	if (n < len + 1 || n > SIZE_MAX / size)
+		return -ENOMEM;
+	void *old, *v;
+	memcpy(&old, array, sizeof(old)); /* the caller's T *, whatever T */
+	if (!(v = realloc(old, n * size)))
+		return -ENOMEM;
+	memcpy(array, &v, sizeof(v));
+	*cap = n;
 	return 0;
 }
 

@@ -22,14 +22,8 @@ void kx_manifest_file_free(struct kx_manifest_file *f)
 
 static int push(struct kx_manifest_file *f, size_t *cap, const struct kx_manifest *m)
 {
-	if (f->len == *cap) {
-		size_t n = *cap ? *cap * 2 : 4;
-		struct kx_manifest *v = realloc(f->v, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		f->v = v;
-		*cap = n;
-	}
+	if (KX_GROW(f->v, *cap, f->len, 4) < 0)
+		return -ENOMEM;
 	f->v[f->len++] = *m;
 	return 0;
 }

@@ -284,15 +284,8 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue; /* hidden names are a producer's work in progress */
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **v = realloc(names, cap * sizeof(*v));
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			names = v;
-		}
+		if ((r = KX_GROW(names, cap, n, 64)) < 0)
+			break;
 		if (!(names[n] = strdup(e->d_name))) {
 			r = -ENOMEM;
 			break;

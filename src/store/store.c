@@ -1294,14 +1294,8 @@ static int txn_get(struct kx_txn *t, const void *k, size_t kn, struct kx_buf *ou
 
 static int txn_put(struct kx_txn *t, const void *k, size_t kn, const void *v, size_t vn)
 {
-	if (t->nops == t->capops) {
-		size_t n = t->capops ? t->capops * 2 : 256;
-		struct op *o = realloc(t->ops, n * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		t->ops = o;
-		t->capops = n;
-	}
+	if (KX_GROW(t->ops, t->capops, t->nops, 256) < 0)
+		return -ENOMEM;
 	struct op *o = &t->ops[t->nops];
 	o->k = t->bytes.len;
 	o->kn = kn;

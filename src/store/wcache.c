@@ -187,14 +187,8 @@ void undo_free(struct undo *u)
 
 int undo_note(struct undo *u, struct wmap *m, const uint8_t key[32])
 {
-	if (u->len == u->cap) {
-		size_t n = u->cap ? u->cap * 2 : 64;
-		struct undo_entry *v = realloc(u->v, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		u->v = v;
-		u->cap = n;
-	}
+	if (KX_GROW(u->v, u->cap, u->len, 64) < 0)
+		return -ENOMEM;
 	struct undo_entry *e = &u->v[u->len];
 	e->m = m;
 	memcpy(e->key, key, 32);

@@ -991,14 +991,8 @@ struct collect {
 static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 {
 	struct collect *c = ctx;
-	if (c->len == c->cap) {
-		size_t n = c->cap ? c->cap * 2 : 16;
-		struct kx_run_rec *r = realloc(c->runs, n * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		c->runs = r;
-		c->cap = n;
-	}
+	if (KX_GROW(c->runs, c->cap, c->len, 16) < 0)
+		return -ENOMEM;
 	c->runs[c->len++] = *run;
 	c->ranked += ranked;
 	run_put(c->t, run); /* its run directory, listed next, needs it again */
@@ -2490,14 +2484,8 @@ struct names {
 static int names_add(void *ctx, const char *name, const struct kx_node *n)
 {
 	struct names *x = ctx;
-	if (x->len == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 32;
-		char **v = realloc(x->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		x->v = v;
-		x->cap = cap;
-	}
+	if (KX_GROW(x->v, x->cap, x->len, 32) < 0)
+		return -ENOMEM;
 	if (!(x->v[x->len] = strdup(name)))
 		return -ENOMEM;
 	x->len++;
@@ -2700,14 +2688,8 @@ struct new_runs {
 
 static int new_run_add(struct new_runs *x, const struct kx_digest *d)
 {
-	if (x->len == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 16;
-		struct kx_digest *v = realloc(x->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		x->v = v;
-		x->cap = cap;
-	}
+	if (KX_GROW(x->v, x->cap, x->len, 16) < 0)
+		return -ENOMEM;
 	x->v[x->len++] = *d;
 	return 0;
 }
@@ -2757,14 +2739,8 @@ static int group_set_add(struct group_set *gs, struct kx_tree *t, struct kx_view
 		if (!strcmp(gs->gpus[k].kernel, g.kernel) && !strcmp(gs->gpus[k].pass, g.pass) &&
 		    !strcmp(gs->gpus[k].gpu, g.gpu))
 			return 0;
-	if (gs->n_gpus == gs->cap_gpus) {
-		size_t cap = gs->cap_gpus ? gs->cap_gpus * 2 : 8;
-		struct kx_group_rec *v2 = realloc(gs->gpus, cap * sizeof(*v2));
-		if (!v2)
-			return -ENOMEM;
-		gs->gpus = v2;
-		gs->cap_gpus = cap;
-	}
+	if (KX_GROW(gs->gpus, gs->cap_gpus, gs->n_gpus, 8) < 0)
+		return -ENOMEM;
 	gs->gpus[gs->n_gpus++] = g;
 	return 0;
 }
