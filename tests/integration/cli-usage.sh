@@ -95,4 +95,14 @@ else
 fi
 kill "$watcher" 2>/dev/null
 wait "$watcher" 2>/dev/null
+# `meson install` installs a man page for every program it installs (KX_BUILD_ROOT: the build
+# directory, set by tests/meson.build)
+if [[ -n ${KX_BUILD_ROOT:-} ]]; then
+	expect 0 meson install -C "$KX_BUILD_ROOT" --no-rebuild --destdir "$tmp/dest"
+	check "meson install installs kindex and kindex-bench" \
+		test -n "$(find "$tmp/dest" -path '*/bin/kindex' -type f)" -a -n "$(find "$tmp/dest" -path '*/bin/kindex-bench' -type f)"
+	for prog in $(find "$tmp/dest" -path '*/bin/*' -type f -printf '%f\n'); do
+		check "meson install installs the man page of $prog" test -n "$(find "$tmp/dest" -path "*/man1/$prog.1" -type f)"
+	done
+fi
 finish
