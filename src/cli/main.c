@@ -53,8 +53,8 @@ static void usage(FILE *out)
 		"options:\n"
 		"  --store DIR   the store directory\n"
 		"  -q, --quiet   no progress or summaries\n"
-		"  -h, --help    this help; 'kindex COMMAND --help' for a command\n"
-		"  --version     print the version\n"
+		"  -h, --help    this help; 'kindex help COMMAND' (or 'kindex COMMAND --help') for a command\n"
+		"  -V, --version print the version\n"
 		"\n"
 		"exit status: 0 ok, 1 input refused or store damaged, 2 usage, 3 store unavailable, 4 i/o error\n"
 		"See kindex(1).\n");
@@ -184,6 +184,66 @@ void progress_done(struct progress *p, uint64_t done)
 		fprintf(stderr, "\r\033[K");
 }
 
+/* Optimal string alignment distance (Levenshtein plus adjacent transpositions) of two short
+ * words; longer ones than a command name are cut at 31 bytes, which only makes them further. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	enum { N = 32 };
+	size_t la = strnlen(a, N - 1), lb = strnlen(b, N - 1);
+	size_t d[N][N];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+/* "unknown command 'X'", with the nearest command when a typo or two away from it: at most 2
+ * edits, and fewer than the command has letters, so "sl" suggests ls but "x" nothing. */
+static int unknown_command(const char *name)
+{
+	const struct command *near = NULL;
+	size_t best = SIZE_MAX;
+	for (const struct command *c = kx_commands; c->name; c++) {
+		size_t d = edit_distance(name, c->name);
+		if (d < best) {
+			best = d;
+			near = c;
+		}
+	}
+	if (near && best <= 2 && best < strlen(near->name))
+		cli_error("unknown command %s; did you mean '%s'? (see kindex --help)", quoted(name), near->name);
+	else
+		cli_error("unknown command %s (see kindex --help)", quoted(name));
+	return EXIT_USAGE;
+}
+
+/* `kindex help [COMMAND]`: kindex's usage, or what `kindex COMMAND --help` prints. */
+static int help(struct cli *cli, int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	const struct command *cmd = cli_command(argv[1]);
+	if (!cmd)
+		return unknown_command(argv[1]);
+	char *args[] = { (char *)cmd->name, "--help", NULL };
+	return cmd->run(cli, 2, args);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { .store = getenv("KINDEX_STORE"), .prog = "kindex" };
@@ -196,7 +256,7 @@ int main(int argc, char **argv)
 	};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hq", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hqV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			cli.store = optarg;
@@ -220,9 +280,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *name = argv[optind];
-	for (const struct command *cmd = kx_commands; cmd->name; cmd++)
-		if (strcmp(cmd->name, name) == 0)
-			return cmd->run(&cli, argc - optind, argv + optind);
-	cli_error("unknown command %s (see kindex --help)", quoted(name));
-	return EXIT_USAGE;
+	if (strcmp(name, "help") == 0)
+		return help(&cli, argc - optind, argv + optind);
+	const struct command *cmd = cli_command(name);
+	if (!cmd)
+		return unknown_command(name);
+	return cmd->run(&cli, argc - optind, argv + optind);
 }

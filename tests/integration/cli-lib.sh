@@ -68,3 +68,11 @@ contains() {
 		return 1
 	}
 }
+# not_contains FILE TEXT: FILE does not hold TEXT (fixed string)
+not_contains() {
+	! grep -qF -- "$2" "$1" || {
+		echo "  '$2' in $1:" >&2
+		grep -F -- "$2" "$1" | head -c 2000 | sed 's/^/    /' >&2
+		return 1
+	}
+}

@@ -23,12 +23,31 @@ for c in $commands; do
 done
 expect 0 "$KINDEX" --version
 check "--version names the program" grep -qE '^kindex [0-9]+\.[0-9]+' out
+expect 0 "$KINDEX" -V
+check "-V is --version" grep -qE '^kindex [0-9]+\.[0-9]+' out
+for c in $commands; do
+	expect 0 timeout 10 "$KINDEX" "$c" --help
+	mv out help.want
+	expect 0 timeout 10 "$KINDEX" help "$c"
+	check "kindex help $c prints what kindex $c --help prints" cmp -s help.want out
+done
+expect 0 "$KINDEX" help
+check "kindex help: kindex's usage on stdout" contains out "usage: kindex"
+expect 2 "$KINDEX" help frobnicate
+check "kindex help of an unknown command: exit 2, named" contains err "unknown command 'frobnicate'"
 
 # usage errors: exit 2 and a message
 expect 2 "$KINDEX"
 check "no command: usage on stderr" contains err "usage: kindex"
 expect 2 "$KINDEX" frobnicate
 check "unknown command: exit 2, named" contains err "unknown command 'frobnicate'"
+check "an unrelated name gets no suggestion" not_contains err "did you mean"
+expect 2 "$KINDEX" verfy
+check "a mistyped command: did you mean" contains err "unknown command 'verfy'; did you mean 'verify'?"
+expect 2 "$KINDEX" --store s improt liger x.csv
+check "a transposition is one typo" contains err "did you mean 'import'?"
+expect 2 "$KINDEX" x
+check "a one-letter name is too far from any command" not_contains err "did you mean"
 expect 2 "$KINDEX" --bogus ls
 check "unknown option: exit 2, named" contains err "--bogus"
 expect 2 "$KINDEX" ls
