@@ -174,8 +174,8 @@ static struct parsed *reader_parse(struct reader *rd, size_t k)
 	const char *path = rd->paths->v[k];
 	int r = read_input(path, rd->limit + 1, &rd->buf);
 	if (r == -EFBIG || (r == 0 && rd->buf.len > rd->limit)) {
-		kx_problems_add(&p->problems, 0, 0, "", "size", "file is over the limit of %zu byte%s", rd->limit,
-				plural(rd->limit));
+		kx_problems_add(&p->problems, 0, 0, "", "size", "file is over the limit of %zu byte%s (raise it with --max-bytes)",
+				rd->limit, plural(rd->limit));
 		p->err = -EINVAL;
 	} else if (r == -ENOTSUP) {
 		/* the spool's rule and words for the same input (src/spool) */

@@ -53,6 +53,7 @@ expect 2 "$KINDEX" ingest gen/m-0000000.json --max-bytes
 check "--max-bytes without a value: a usage error naming the option" contains err "--max-bytes needs a size"
 expect 1 "$KINDEX" ingest --max-bytes 1K gen/m-0000000.json
 check "--max-bytes 1K: a 2.8 KB file is over it" contains err "file is over the limit of 1024 bytes"
+check "the size cap says how to raise it" contains err "file is over the limit of 1024 bytes (raise it with --max-bytes)"
 expect 0 "$KINDEX" ingest --max-bytes 4MiB gen/m-0000000.json
 
 # a user's value is quoted with at most 80 characters of it, cut at a character boundary with
