@@ -39,7 +39,8 @@ enum {
 /*
  * Open the store in `dir`. On failure *ret_err (if given) receives a malloc'd explanation:
  * "no store here (run kindex init)", "in use by kindexfs pid 123 mounted at /mnt",
- * RocksDB's own message. Errors: -ENOENT (no store), -EBUSY (locked by another writer),
+ * RocksDB's own message. Errors: -ENOENT (no store), -ENOTDIR (`dir` is a file, or not a
+ * directory), -EBUSY (locked by another writer),
  * -EPROTO (schema of another version), -EUCLEAN (damaged: a damaged write-ahead log is named as
  * such, see kx_store_recover), -ENOSPC (no room for what opening writes), -EIO.
  */

@@ -66,6 +66,7 @@ int cli_exit_for(int err)
 	case 0: return EXIT_OK;
 	case -EINVAL: return EXIT_REFUSED;
 	case -ENOENT:
+	case -ENOTDIR:
 	case -EBUSY:
 	case -EPROTO:
 	case -EUCLEAN: return EXIT_STORE;

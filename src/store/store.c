@@ -329,6 +329,14 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	s->path = realpath(dir, NULL);
 	if (!s->path)
 		s->path = strdup(dir);
+	struct stat st;
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		r = -ENOTDIR;
+		if (asprintf(&msg, "'%s' is %s, not a store directory", dir,
+			     S_ISREG(st.st_mode) ? "a file" : "not a directory") < 0)
+			msg = NULL;
+		goto fail;
+	}
 	char current[4096];
 	snprintf(current, sizeof(current), "%s/CURRENT", dir);
 	if (!(flags & KX_STORE_CREATE) && access(current, F_OK) != 0) {

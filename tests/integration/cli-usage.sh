@@ -69,6 +69,13 @@ for cmd in "ls" "verify" "show abcd" "export $tmp/x" "ingest $tmp/nothing.json" 
 	check "kindex --store missing $cmd: exit 3, says to run kindex init" contains err "kindex --store $tmp/missing init"
 done
 check "nothing was created by those commands" test ! -e "$tmp/missing"
+# a regular file where the store should be: said so, not "no store" and `kindex init`
+echo text >"$tmp/afile"
+for cmd in ls init; do
+	expect 3 "$KINDEX" --store "$tmp/afile" $cmd
+	check "kindex --store FILE $cmd: exit 3, a file and not a store" contains err "'$tmp/afile' is a file, not a store directory"
+	check "kindex --store FILE $cmd: no advice to init it" not_contains err "init)"
+done
 KINDEX_STORE=$tmp/missing expect 3 "$KINDEX" ls
 check "\$KINDEX_STORE is the store when --store is absent" contains err "$tmp/missing"
 
