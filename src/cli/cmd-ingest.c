@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,6 +142,7 @@ struct parsed {
 	struct kx_problems problems;
 	int err;
 	bool read_failed;
+	bool liger; /* a .csv, or bytes that open with Liger-Kernel's header: `kindex import liger` */
 	size_t bytes;
 };
 
@@ -165,6 +167,19 @@ static void parsed_free(struct parsed *p)
 	free(p);
 }
 
+/* Liger-Kernel's CSV (src/ingest/liger.c) starts with this column; a manifest cannot. */
+static bool looks_liger(const char *path, const struct kx_buf *b)
+{
+	static const char header[] = "kernel_name,";
+	size_t n = strlen(path);
+	if (n > 4 && strcasecmp(path + n - 4, ".csv") == 0)
+		return true;
+	const char *s = b->ptr ? b->ptr : "";
+	if (b->len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte order mark */
+		s += 3;
+	return strncmp(s, header, strlen(header)) == 0;
+}
+
 static struct parsed *reader_parse(struct reader *rd, size_t k)
 {
 	struct parsed *p = calloc(1, sizeof(*p));
@@ -173,6 +188,7 @@ static struct parsed *reader_parse(struct reader *rd, size_t k)
 	kx_problems_init(&p->problems);
 	const char *path = rd->paths->v[k];
 	int r = read_input(path, rd->limit + 1, &rd->buf);
+	p->liger = looks_liger(path, &rd->buf);
 	if (r == -EFBIG || (r == 0 && rd->buf.len > rd->limit)) {
 		kx_problems_add(&p->problems, 0, 0, "", "size", "file is over the limit of %zu byte%s (raise it with --max-bytes)",
 				rd->limit, plural(rd->limit));
@@ -334,6 +350,9 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 		}
 		if (r == -EINVAL) {
 			cli_print_problems(name, &it->problems);
+			if (it->liger)
+				cli_error("%s looks like Liger-Kernel's CSV, not a manifest: import it with: "
+					  "kindex import liger %s", quoted(name), strcmp(path, "-") == 0 ? "FILE" : path);
 			refused++;
 			if (status == EXIT_OK)
 				status = EXIT_REFUSED;

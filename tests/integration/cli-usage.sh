@@ -90,6 +90,19 @@ check "-q: verify of an empty store prints nothing" test ! -s out
 expect 0 "$KINDEX" --store s verify
 check "verify of an empty store: no problems" contains out "no problems"
 
+# a Liger CSV given to ingest: refused, with the command that imports it
+expect 1 "$KINDEX" --store s ingest "$csv"
+check "ingest of a .csv suggests kindex import liger" contains err "import it with: kindex import liger $csv"
+head -3 "$csv" >liger-rows
+expect 1 "$KINDEX" --store s ingest liger-rows
+check "ingest of Liger rows under another name suggests kindex import liger" \
+	contains err "import it with: kindex import liger liger-rows"
+expect 1 "$KINDEX" --store s ingest - <liger-rows
+check "ingest of Liger rows on stdin suggests kindex import liger FILE" contains err "kindex import liger FILE"
+echo '{}' >not-liger.json
+expect 1 "$KINDEX" --store s ingest not-liger.json
+check "ingest of a bad manifest suggests nothing" not_contains err "import liger"
+
 # lookups that find nothing: exit 1
 expect 1 "$KINDEX" --store s ls benchmarks/nothing
 check "ls of a missing path: exit 1, says so" contains err "no such file or directory"
