@@ -857,6 +857,30 @@ static int set_mode(struct options *o, int mode, const char *arg)
 	return 0;
 }
 
+/* What getopt_long refused (its own messages name the program by the path it was run as): ch is
+ * ':' for a missing value, '?' for the rest. */
+static void option_error(int ch, char **argv)
+{
+	const char *a = argv[optind - 1];
+	if (strncmp(a, "--", 2) != 0) {
+		if (ch == ':')
+			fail("option '-%c' needs a value (see --help)", optopt);
+		else
+			fail("unknown option '-%c' (see --help)", optopt);
+		return;
+	}
+	size_t n = strcspn(a, "=");
+	bool known = false;
+	for (const struct option *lo = longopts; lo->name; lo++)
+		known = known || (strlen(lo->name) == n - 2 && strncmp(lo->name, a + 2, n - 2) == 0);
+	if (ch == ':')
+		fail("option '%.*s' needs a value (see --help)", (int)n, a);
+	else if (known && a[n] == '=')
+		fail("option '%.*s' takes no value (see --help)", (int)n, a);
+	else
+		fail("unknown option '%.*s' (see --help)", (int)n, a);
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	*o = (struct options){ .device = -1, .warmup = NAN, .min_time = NAN, .noise = NAN,
@@ -864,7 +888,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			       .environment = "cuda" };
 	int ch;
 	double v;
-	while ((ch = getopt_long(argc, argv, "o:qhV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case OPT_LIST: if (set_mode(o, MODE_LIST, NULL) < 0) return -EINVAL; break;
 		case OPT_RUN: if (set_mode(o, MODE_RUN, optarg) < 0) return -EINVAL; break;
@@ -943,7 +968,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("kindex-bench %s\n", KX_VERSION); exit(0);
-		default: return -EINVAL; /* getopt printed why */
+		default: option_error(ch, argv); return -EINVAL;
 		}
 	}
 	if (optind < argc) {

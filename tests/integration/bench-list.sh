@@ -28,4 +28,16 @@ expect 2 "$KINDEX_BENCH"
 grep -q "^kindex-bench: nothing to do" "$tmp/stderr" || die "no mode: $(cat "$tmp/stderr")"
 expect 2 "$KINDEX_BENCH" --list --selftest
 grep -q "^kindex-bench: choose one of" "$tmp/stderr" || die "two modes: $(cat "$tmp/stderr")"
+# an option getopt refuses: named by kindex-bench itself (not by the path it was run as), with
+# where to look
+expect 2 "$KINDEX_BENCH" --list --frob
+grep -qx "kindex-bench: unknown option '--frob' (see --help)" "$tmp/stderr" || die "unknown option: $(cat "$tmp/stderr")"
+expect 2 "$KINDEX_BENCH" --list -z
+grep -qx "kindex-bench: unknown option '-z' (see --help)" "$tmp/stderr" || die "unknown option: $(cat "$tmp/stderr")"
+expect 2 "$KINDEX_BENCH" --list=x
+grep -qx "kindex-bench: option '--list' takes no value (see --help)" "$tmp/stderr" || die "--list=x: $(cat "$tmp/stderr")"
+expect 2 "$KINDEX_BENCH" --run
+grep -qx "kindex-bench: option '--run' needs a value (see --help)" "$tmp/stderr" || die "--run: $(cat "$tmp/stderr")"
+expect 2 "$KINDEX_BENCH" --list -o
+grep -qx "kindex-bench: option '-o' needs a value (see --help)" "$tmp/stderr" || die "-o: $(cat "$tmp/stderr")"
 echo "ok - list, help, version, usage errors"
