@@ -184,6 +184,19 @@ static int line(struct kx_buf *out, const char *label, const char *fmt, ...)
 	return r < 0 ? r : kx_buf_putc(out, '\n');
 }
 
+/* "label   274.1 ms  (274073425 ns)": the human form of a value, then its stored number and
+ * unit only when they read differently ("27582.5 MB" once). */
+static int value_line(struct kx_buf *out, const char *label, double v, const char *unit)
+{
+	char human[64], n[KX_JCS_NUMBER_MAX], raw[KX_JCS_NUMBER_MAX + 80];
+	kx_render_value(v, unit, human, sizeof(human));
+	num(v, n);
+	snprintf(raw, sizeof(raw), "%s %s", n, unit ? unit : "");
+	if (strcmp(human, raw) == 0)
+		return line(out, label, "%s", human);
+	return line(out, label, "%s  (%s)", human, raw);
+}
+
 static int params_text(const struct kx_json *wl, struct kx_buf *out)
 {
 	const struct kx_json *p = wl ? kx_json_pointer(wl, "/spec/parameters") : NULL;
@@ -219,11 +232,9 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	const char *order = x->order == KX_ORDER_DESCENDING ? "higher is better" : "lower is better";
 	const char *stat = str_at(rs, "/spec/timing/primaryStatistic");
 	if (r >= 0 && x->has_value) {
-		char n[KX_JCS_NUMBER_MAX], label[320];
-		kx_render_value(x->value, x->unit, val, sizeof(val));
-		num(x->value, n);
+		char label[320];
 		snprintf(label, sizeof(label), "%s %s", stat ? stat : "primary", g->metric);
-		r = line(out, label, "%s  (%s %s)", val, n, x->unit);
+		r = value_line(out, label, x->value, x->unit);
 	} else if (r >= 0) {
 		r = line(out, g->metric, "no value");
 	}
@@ -368,11 +379,9 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		const struct kx_json *value = kx_json_get(m, "value");
 		if (!metric || !st || !unit || !value || value->type != KX_JSON_NUMBER)
 			continue;
-		char label[96], n[KX_JCS_NUMBER_MAX];
+		char label[96];
 		snprintf(label, sizeof(label), "%s %s", st, metric);
-		kx_render_value(value->number, unit, val, sizeof(val));
-		num(value->number, n);
-		r = line(out, label, "%s  (%s %s)", val, n, unit);
+		r = value_line(out, label, value->number, unit);
 	}
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nfiles: manifest.json (the whole record), run.json protocol.json environment.json"

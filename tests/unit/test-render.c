@@ -377,6 +377,14 @@ static void run_files(struct fixture *f)
 	ok(strstr(b.ptr, "2.000x") && strstr(b.ptr, f->dirnames[0]), "summary compares with #1 (2.000x, its directory)");
 	ok(strstr(b.ptr, shortp) && strstr(b.ptr, f->dirnames[1]), "summary gives the stable path and the rank path");
 	ok(strstr(b.ptr, "cross-protocol") == NULL, "same family: not cross-protocol");
+	ok(strstr(b.ptr, "200 ns  (") == NULL, "a value whose human form is its raw form is shown once");
+	kx_buf_release(&b);
+	struct kx_run_rec big = *v.run;
+	big.value = 274073425;
+	struct kx_run_view vbig = v;
+	vbig.run = &big;
+	kx_render_run_file(&vbig, KX_RF_SUMMARY, &b);
+	ok(strstr(b.ptr, "274.1 ms  (274073425 ns)") != NULL, "a value shown in other units is followed by its raw form");
 	kx_buf_release(&b);
 	struct kx_run_view v3 = run_view(f, 2);
 	kx_render_run_file(&v3, KX_RF_SUMMARY, &b);
