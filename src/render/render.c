@@ -548,6 +548,8 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"    ranking.tsv ranking.json GROUP.json SHA256SUMS\n"
 		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
 		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
+		"benchmarks/<kernel>/<pass>.memory/          the memory metric of a pass, grouped and ranked the same way:\n"
+		"                                            full.memory/ holds the memory runs of full\n"
 		"runs/<short id>/                            the same files at a path that never moves\n"
 		"digests/sha256/<hex>.json                   every document by digest (sha256sum of the file = its name)\n"
 		"inbox/                                      drop manifests here to add runs (when mounted read-write)\n"

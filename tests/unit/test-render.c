@@ -475,6 +475,8 @@ static void readme(struct fixture *f)
 		   readme_count(b.ptr, "documents") == (long)info.stats.documents,
 	   "README gives the store and the counts (4 runs, 1 group)");
 	ok(strstr(b.ptr, KX_VERSION) && strstr(b.ptr, KX_API_VERSION), "README gives the versions");
+	ok(strstr(b.ptr, "<pass>.memory/") && strstr(b.ptr, "full.memory/ holds the memory runs of full"),
+	   "README explains the <pass>.memory directories");
 	kx_buf_release(&b);
 	kx_buf_release(&b2);
 }
