@@ -389,6 +389,95 @@ static void check_measurements(struct ctx *c, struct kx_json *arr)
 	}
 }
 
+/*
+ * Quantiles of one quantity ascend: p20 <= median <= p80. A quantity is a metric in one kind of
+ * unit (latency in ns or ms; throughput in TFLOP/s and in GB/s are two), compared in its base
+ * unit; timing.latencyNs holds latency in ns. Values that are not finite numbers, or have an
+ * unknown unit, are other rules' problems and are left out here.
+ */
+enum { QT_P20, QT_MEDIAN, QT_P80, QT__COUNT };
+static const char *const quantile_names[QT__COUNT] = { "p20", "median", "p80" };
+
+struct quantity {
+	const char *metric, *kind;
+	struct {
+		const struct kx_json *at;
+		long index; /* in measurements; -1 for timing.latencyNs */
+		const char *unit;
+		double base; /* in the base unit of kind */
+	} q[QT__COUNT];
+};
+
+static void quantile_add(struct quantity *qs, size_t *n, size_t cap, const char *metric, const char *kind, int which,
+			 const struct kx_json *at, long index, const char *unit, double factor)
+{
+	size_t i = 0;
+	while (i < *n && (strcmp(qs[i].metric, metric) != 0 || strcmp(qs[i].kind, kind) != 0))
+		i++;
+	if (i == *n) {
+		if (*n == cap)
+			return;
+		qs[(*n)++] = (struct quantity){ .metric = metric, .kind = kind };
+	}
+	if (qs[i].q[which].at)
+		return; /* the first value of a statistic is the one checked */
+	qs[i].q[which].at = at;
+	qs[i].q[which].index = index;
+	qs[i].q[which].unit = unit;
+	qs[i].q[which].base = at->number * factor;
+}
+
+static void check_quantiles(struct ctx *c, struct kx_json *spec)
+{
+	struct quantity qs[16];
+	size_t n = 0;
+	struct kx_json *timing = kx_json_get(spec, "timing");
+	struct kx_json *lat = timing && timing->type == KX_JSON_OBJECT ? kx_json_get(timing, "latencyNs") : NULL;
+	for (int k = 0; lat && lat->type == KX_JSON_OBJECT && k < QT__COUNT; k++) {
+		struct kx_json *v = kx_json_get(lat, quantile_names[k]);
+		if (v && v->type == KX_JSON_NUMBER && !v->nonfinite)
+			quantile_add(qs, &n, KX_ARRAY_SIZE(qs), "latency", "latency", k, v, -1, "ns", 1);
+	}
+	struct kx_json *ms = kx_json_get(spec, "measurements");
+	for (size_t i = 0; ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len; i++) {
+		struct kx_json *m = ms->arr.v[i];
+		const char *metric = kx_json_get_string(m, "metric"), *stat = kx_json_get_string(m, "statistic");
+		const char *unit = kx_json_get_string(m, "unit");
+		struct kx_json *v = kx_json_get(m, "value");
+		double factor;
+		const char *kind = unit ? kx_unit_metric(unit, &factor) : NULL;
+		if (!metric || !stat || !kind || !v || v->type != KX_JSON_NUMBER || v->nonfinite)
+			continue;
+		for (int k = 0; k < QT__COUNT; k++)
+			if (strcmp(stat, quantile_names[k]) == 0)
+				quantile_add(qs, &n, KX_ARRAY_SIZE(qs), metric, kind, k, v, (long)i, unit, factor);
+	}
+	static const int pairs[][2] = { { QT_P20, QT_MEDIAN }, { QT_MEDIAN, QT_P80 }, { QT_P20, QT_P80 } };
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < KX_ARRAY_SIZE(pairs); k++) {
+			int lo = pairs[k][0], hi = pairs[k][1];
+			if (!qs[i].q[lo].at || !qs[i].q[hi].at || (k == 2 && qs[i].q[QT_MEDIAN].at))
+				continue; /* p20 against p80 only when there is no median between them */
+			if (qs[i].q[lo].base <= qs[i].q[hi].base)
+				continue;
+			/* the problem is the value that is not the median */
+			int at = lo == QT_MEDIAN ? hi : lo;
+			char ptr[160], a[KX_JCS_NUMBER_MAX], b[KX_JCS_NUMBER_MAX], q[KX_QUOTE_SIZE];
+			if (qs[i].q[at].index < 0)
+				snprintf(ptr, sizeof(ptr), "/run/spec/timing/latencyNs/%s", quantile_names[at]);
+			else
+				snprintf(ptr, sizeof(ptr), "/run/spec/measurements/%ld/value", qs[i].q[at].index);
+			if (!kx_jcs_number(qs[i].q[lo].at->number, a))
+				snprintf(a, sizeof(a), "?");
+			if (!kx_jcs_number(qs[i].q[hi].at->number, b))
+				snprintf(b, sizeof(b), "?");
+			add(c, qs[i].q[at].at, ptr, "quantile-order",
+			    "%s %s %s %s is above %s %s %s: quantiles ascend (p20 <= median <= p80)", Q(q, qs[i].metric),
+			    quantile_names[lo], a, qs[i].q[lo].unit, quantile_names[hi], b, qs[i].q[hi].unit);
+		}
+	}
+}
+
 /* The primary value: timing.latencyNs.<stat> for latency, else the matching measurement. */
 static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_facts *f)
 {
@@ -505,6 +594,7 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 	struct kx_json *ms = field(c, spec, "/run/spec", "measurements", KX_JSON_ARRAY, false);
 	if (ms)
 		check_measurements(c, ms);
+	check_quantiles(c, spec);
 	struct kx_json *corr = field(c, spec, "/run/spec", "correctness", KX_JSON_OBJECT, false);
 	f->has_correctness = corr != NULL;
 	field(c, spec, "/run/spec", "message", KX_JSON_STRING, false);

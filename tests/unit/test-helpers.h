@@ -209,8 +209,11 @@ __attribute__((unused)) static struct kx_json *tm_build(struct kx_arena *a, cons
 		tm_set_str(a, m, "/implementation/spec", "name", o->impl);
 	if (o->observed)
 		tm_set_str(a, m, "/run/spec", "observedAt", o->observed);
-	if (o->median)
+	if (o->median) {
 		tm_set(a, m, "/run/spec/timing/latencyNs", "median", o->median);
+		/* the base's p20 (990) must not be above the median (rule quantile-order) */
+		tm_set(a, m, "/run/spec/measurements/0", "value", o->median);
+	}
 	if (o->status)
 		tm_set_str(a, m, "/run/spec", "status", o->status);
 	if (o->family)

@@ -283,6 +283,11 @@ static void valid_variants(void)
 		{ "observedAt with nanoseconds and lowercase t/z", "/run/spec", "observedAt", "\"2025-01-02t03:04:05.123456789z\"", false },
 		{ "a benchmark with dots and dashes in the kernel", "/run/spec", "benchmark", "\"a.b-c_d/forward\"", false },
 		{ "memory unit in a memory measurement", "/run/spec/measurements/0", "unit", "\"MiB\"", false },
+		{ "quantiles may be equal", "/run/spec/measurements/0", "value", "1000", false },
+		{ "quantiles compare in one unit (p20 0.00099 ms below the median 1000 ns)", "/run/spec", "measurements",
+		  "[{\"metric\":\"latency\",\"statistic\":\"p20\",\"unit\":\"ms\",\"value\":0.00099}]", false },
+		{ "quantiles of two metrics are not compared", "/run/spec", "measurements",
+		  "[{\"metric\":\"memory\",\"statistic\":\"p20\",\"unit\":\"MB\",\"value\":5000}]", false },
 	};
 	for (size_t i = 0; i < KX_ARRAY_SIZE(cases); i++) {
 		struct kx_arena *a = kx_arena_new();
@@ -565,7 +570,9 @@ static void non_finite(void)
 		free(text);
 	}
 	/* large but finite is fine (and keeps its value) */
-	char *text = replace(good, "\"value\": 990", "\"value\": 1.7976931348623157e308");
+	char *max = replace(good, "\"p20\"", "\"max\""); /* a p20 that large would be above the median */
+	char *text = replace(max, "\"value\": 990", "\"value\": 1.7976931348623157e308");
+	free(max);
 	struct kx_problems p;
 	kx_problems_init(&p);
 	struct kx_manifest_file *f = NULL;
@@ -768,6 +775,19 @@ static void rule_cases(void)
 		{ "/run/spec/measurements/0", "unit", "\"furlong\"", false, "/run/spec/measurements/0/unit", "unit" },
 		{ "/run/spec/measurements/0", "unit", "\"NS\"", false, "/run/spec/measurements/0/unit", "unit" },
 		{ "/run/spec/measurements/0", "unit", "\"MB\"", false, "/run/spec/measurements/0/unit", "unit" },
+		/* quantiles out of order: the value that is not the median is the problem */
+		{ "/run/spec/measurements/0", "value", "1001", false, "/run/spec/measurements/0/value", "quantile-order" },
+		{ "/run/spec/timing/latencyNs", "p80", "999", false, "/run/spec/timing/latencyNs/p80", "quantile-order" },
+		{ "/run/spec", "measurements", "[{\"metric\":\"latency\",\"statistic\":\"p80\",\"unit\":\"ms\",\"value\":0.0009}]",
+		  false, "/run/spec/measurements/0/value", "quantile-order" },
+		{ "/run/spec", "measurements",
+		  "[{\"metric\":\"memory\",\"statistic\":\"median\",\"unit\":\"MB\",\"value\":10},"
+		  "{\"metric\":\"memory\",\"statistic\":\"p20\",\"unit\":\"MB\",\"value\":11}]",
+		  false, "/run/spec/measurements/1/value", "quantile-order" },
+		{ "/run/spec", "measurements",
+		  "[{\"metric\":\"memory\",\"statistic\":\"p80\",\"unit\":\"MB\",\"value\":10},"
+		  "{\"metric\":\"memory\",\"statistic\":\"p20\",\"unit\":\"MB\",\"value\":11}]",
+		  false, "/run/spec/measurements/1/value", "quantile-order" },
 		/* names that cannot form a path */
 		{ "/run/spec", "benchmark", "\"rms_norm\"", false, "/run/spec/benchmark", "path-name" },
 		{ "/run/spec", "benchmark", "\"RMS_norm/forward\"", false, "/run/spec/benchmark", "path-name" },
