@@ -9,8 +9,9 @@
  * its SHA256SUMS are always rendered from one consistent state; NULL means "the latest state".
  * Views are cheap; release them.
  *
- * Writing: a `struct kx_txn` is a WriteBatchWithIndex; reads through the transaction see its own
- * writes, and kx_txn_commit applies it atomically (all or nothing). One writer at a time:
+ * Writing: a `struct kx_txn` collects its writes in memory; reads through the transaction see its
+ * own writes, and kx_txn_commit hands RocksDB all of them as one WriteBatch, its keys sorted, so
+ * it applies atomically (all or nothing). One writer at a time:
  * kx_store_txn_begin serialises writers with a mutex. Every commit bumps the store generation,
  * which caches key on.
  *

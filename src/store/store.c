@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The store on RocksDB's C API: open/close, snapshot views, typed reads and iteration, and
- * transactions (WriteBatchWithIndex, so a multi-manifest file sees its own earlier runs when it
- * checks for conflicts). Layout in keys.h / docs/store.md.
+ * transactions (writes collected in memory, with maps that let a multi-manifest file see its own
+ * earlier runs when it checks for conflicts, committed as one sorted WriteBatch; see struct op
+ * below). Layout in keys.h / docs/store.md.
  *
  * RocksDB's memory is bounded explicitly (a 32 MiB block cache shared by readers, two 16 MiB
  * memtables) because the FUSE daemon that embeds it has a memory target of its own.
