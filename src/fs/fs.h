@@ -7,7 +7,7 @@
  *
  * Consistency model. Every operation reads one store view (a RocksDB snapshot) — the *current*
  * view, shared and reference-counted, so an operation costs no snapshot of its own. The daemon is
- * the store's one writer: after a commit, the writer (the inbox, issue 4) calls kx_fs_changed();
+ * the store's one writer: after a commit, the writer (the inbox or the spool) calls kx_fs_changed();
  * the notifier thread then swaps in a new current view, waits until no operation still uses the
  * old one, and only then tells the kernel what to forget. An operation that started on the old
  * state can therefore never re-populate a kernel cache after its invalidation was sent.

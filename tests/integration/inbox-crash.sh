@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Crash safety of the inbox (issue 4, item 6): two writers drop 10,000 manifests — one with cp, one
+# Crash safety of the inbox: two writers drop 10,000 manifests — one with cp, one
 # file per cp (each decided at its close), the other as rsync does, cp to a temporary name and mv to
 # the final one (each queued by the rename and decided after it returns) — while the daemon is
 # killed with SIGKILL at random moments, 20 times, and mounted again each time (the dead mount is

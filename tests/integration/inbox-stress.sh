@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# The inbox under load (issue 4, item 7): 8 writers drop manifests into a -o rw mount with real
+# The inbox under load: 8 writers drop manifests into a -o rw mount with real
 # tools while 8 readers walk the tree, for KX_STRESS_SECONDS (default 60). The store is seeded
 # first with the bundled Liger import and 2,090 synthetic runs; the writers add synthetic runs
 # (bench/gen-manifests, one seed, so they also land in groups the seed filled, and in one big
