@@ -11,7 +11,7 @@
  * a request, answers it, and reads the next itself; after an answer it polls the device for a
  * moment (-o spin, 100 µs by default) before it sleeps, so the next request of the chain finds it
  * awake on its core. `find` of 100,000 runs: 27–28 s with libfuse's loop, 20–22 s with this one
- * (docs/performance.md).
+ * (docs/performance-log.md).
  *
  * The other workers sleep until the turn is handed to one of them: when a request is read while
  * another already waits (two processes at once, or readahead's parallel READs), and when the

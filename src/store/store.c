@@ -33,7 +33,7 @@ struct kx_view {
 	 * seek_lock (an iterator serves one thread at a time): a mount decodes an inode number by a
 	 * prefix seek for every run directory it has forgotten — a walk of runs/ meets 100,000 of
 	 * them —, and seeking one iterator again instead of making one each time saved the daemon
-	 * 3.7 µs of CPU per directory there (docs/performance.md). Unlike the snapshot, the iterator
+	 * 3.7 µs of CPU per directory there (docs/performance-log.md). Unlike the snapshot, the iterator
 	 * also holds on to the memtables and files it was made over, until the view is released: a
 	 * mount replaces its view after each commit and releases the old one once nothing uses it.
 	 */
@@ -386,7 +386,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	/*
 	 * Blocks are cached uncompressed; the page cache holds them compressed as well. For the
 	 * daemon, whose memory is bounded, 16 MiB: `ls -lR` of 100,000 runs (a 76 MB store) ran as
-	 * fast with 16 MiB as with 32, in 18 MiB less RSS (docs/performance.md).
+	 * fast with 16 MiB as with 32, in 18 MiB less RSS (docs/performance-log.md).
 	 */
 	s->cache = rocksdb_cache_create_lru((flags & KX_STORE_LEAN ? 16u : 32u) << 20);
 	rocksdb_block_based_options_set_block_cache(s->table, s->cache);
