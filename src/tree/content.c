@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Content: the stamp, bytes and size of every file of the tree. Bytes are rendered (src/render)
+ * from the views of run.c and kept in the content cache; a SHA256SUMS is made of the other files'
+ * bytes, taken from that cache, so reading a file and hashing it for SHA256SUMS recurse within
+ * this file.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- content ---------------------------------------------------------------------------------- */
+
+static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
+			const struct kx_content **ret);
+
+/*
+ * SHA256SUMS, written or only sized by one walk, so that its size is its rendered length. Each
+ * line is 64 hex digits, two spaces, the name and a newline, whatever it hashes
+ * (kx_sha256sums_line_len): a listing that hands out sizes (`ls -l`, `grep -r`, rsync) renders and
+ * hashes nothing for a SHA256SUMS. The bytes come from the content cache: a run's files are
+ * rendered once whether its directory or its group's SHA256SUMS asks, and hashed once for both.
+ */
+struct sums {
+	struct kx_tree *t;
+	struct kx_view *v;
+	struct kx_buf *out; /* NULL: the size only */
+	uint64_t size;
+	int64_t stamp;      /* the group's: that of its files and its runs' rank-dependent ones */
+	const char *dir;    /* in a group's SHA256SUMS, the rank directory of the run's files; NULL in a run's */
+};
+
+static int sums_add(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct sums *s = ctx;
+	bool run_file = n->type == KX_NODE_RUN_FILE;
+	if (run_file && n->file == KX_RF_SHA256SUMS && !s->dir)
+		return 0; /* a run's SHA256SUMS does not list itself */
+	s->size += kx_sha256sums_line_len((s->dir ? strlen(s->dir) + 1 : 0) + strlen(name));
+	if (!s->out)
+		return 0;
+	char path[2 * KX_NAME_MAX];
+	if (s->dir) {
+		snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+		name = path;
+	}
+	bool stamped = n->type == KX_NODE_GROUP_FILE || (run_file && tree_rank_dependent(n->file));
+	int64_t stamp = stamped ? s->stamp : 0;
+	const struct kx_content *c;
+	int r = run_file && n->file == KX_RF_MANIFEST ? kx_tree_stamp(s->t, s->v, n, &stamp) : 0;
+	if (r == 0)
+		r = read_stamped(s->t, s->v, n, stamp, &c);
+	if (r < 0)
+		return r == -ENOENT ? -EIO : r; /* listed, so it must be there */
+	r = sums_line(s->out, name, c);
+	kx_content_put(c);
+	return r;
+}
+
+/* Run x's SHA256SUMS (its group's stamp `stamp`) into out, or its size alone (out NULL; ret_size
+ * NULL when only the bytes are wanted). */
+static int run_sums(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int64_t stamp,
+		    struct kx_buf *out, uint64_t *ret_size)
+{
+	struct sums s = { .t = t, .v = v, .out = out, .stamp = stamp };
+	int r = run_files_of(t, v, KX_NODE_RUN, x, sums_add, &s);
+	if (ret_size)
+		*ret_size = s.size;
+	return r;
+}
+
+/* Group g's SHA256SUMS — its own files, then every file of every run, SHA256SUMS last — likewise. */
+static int group_sums(struct kx_tree *t, struct kx_view *v, const struct gctx *g, struct kx_buf *out,
+		      uint64_t *ret_size)
+{
+	struct sums s = { .t = t, .v = v, .out = out, .stamp = g->stamp };
+	int r = 0;
+	for (int f = 0; f < KX_GF_SHA256SUMS && r == 0; f++) {
+		struct kx_node n = { .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = g->key };
+		r = sums_add(&s, kx_group_file_name((enum kx_group_file)f), &n);
+	}
+	for (size_t i = 0; i < g->len && r == 0; i++) {
+		s.dir = g->dirnames[i];
+		r = run_files_of(t, v, KX_NODE_RUN, &g->runs[i], sums_add, &s);
+	}
+	if (ret_size)
+		*ret_size = s.size;
+	return r;
+}
+
+static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx *g, enum kx_group_file f,
+			struct kx_buf *out)
+{
+	if (f == KX_GF_SHA256SUMS)
+		return group_sums(t, v, g, out, NULL);
+	struct kx_group_view gv;
+	tree_group_view(g, &gv);
+	return kx_render_group_file(&gv, f, out);
+}
+
+/*
+ * The version of a run's manifest.json: which of its workload and implementation documents are
+ * missing in v (0 for nearly every run: both came with it). It changes when such a document is
+ * stored late, and only then.
+ */
+int64_t manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x)
+{
+	return (tree_doc_in(t, v, &x->workload, &x->run) ? 0 : 1) |
+	       (tree_doc_in(t, v, &x->implementation, &x->run) ? 0 : 2);
+}
+
+/*
+ * The stamp under which a file's content is cached; and, where asked for (getattr), its mtime and
+ * link count — reading the bytes needs neither, so neither the store's counters nor a document's
+ * uses are looked up for it.
+ */
+int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
+		  int64_t *ret_mtime, uint32_t *ret_nlink)
+{
+	struct kx_store_stats st;
+	struct kx_run_rec x;
+	int64_t mtime = 0;
+	uint32_t runs = 0;
+	int r = 0;
+	*ret_stamp = 0;
+	switch (n->type) {
+	case KX_NODE_README:
+		kx_store_stats(t->s, v, &st);
+		*ret_stamp = (int64_t)st.generation;
+		mtime = st.changed_ns;
+		break;
+	case KX_NODE_GROUP_FILE:
+		r = group_stamp(t, v, &n->id, ret_stamp);
+		mtime = *ret_stamp;
+		break;
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_FILE:
+		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
+			return r;
+		if (n->file == KX_RF_SUMMARY || n->file == KX_RF_SHA256SUMS) {
+			r = group_stamp(t, v, &x.group, ret_stamp);
+			mtime = *ret_stamp;
+		} else {
+			/* manifest.json holds the workload and implementation documents once stored */
+			if (n->file == KX_RF_MANIFEST)
+				*ret_stamp = manifest_stamp(t, v, &x);
+			mtime = x.observed_ns;
+		}
+		break;
+	case KX_NODE_DOC:
+		if (ret_mtime) {
+			kx_store_stats(t->s, v, &st);
+			mtime = st.created_ns;
+		}
+		break;
+	case KX_NODE_DOC_FILE:
+		if (ret_mtime || ret_nlink)
+			r = doc_use(t, v, &n->id, &runs, &mtime);
+		break;
+	default:
+		return -EISDIR;
+	}
+	if (r < 0)
+		return r;
+	if (ret_mtime)
+		*ret_mtime = mtime;
+	if (ret_nlink)
+		*ret_nlink = runs ? 2 * runs : 1; /* a document's file: under benchmarks/ and runs/ of each */
+	return 0;
+}
+
+static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
+{
+	int r;
+	switch (n->type) {
+	case KX_NODE_README: {
+		struct kx_readme_info info = { .store_path = kx_store_path(t->s) };
+		struct kx_buf losses = { 0 };
+		kx_store_stats(t->s, v, &info.stats);
+		if ((r = kx_store_losses(t->s, v, &losses)) == 0) {
+			info.losses = losses.ptr;
+			r = kx_render_readme(&info, out);
+		}
+		kx_buf_release(&losses);
+		return r;
+	}
+	case KX_NODE_GROUP_FILE: {
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &n->id, &g)) < 0)
+			return r;
+		r = render_group(t, v, g, (enum kx_group_file)n->file, out);
+		gctx_put(t, g);
+		return r;
+	}
+	case KX_NODE_DOC: {
+		struct kx_buf b = { 0 };
+		if ((r = tree_get_doc(t, v, &n->id, &b)) < 0)
+			return r;
+		struct kx_arena *a = kx_arena_new();
+		struct kx_json *doc = NULL;
+		struct kx_json_error e;
+		r = a ? kx_json_parse(a, b.ptr, b.len, 0, &doc, NULL, &e) : -ENOMEM;
+		if (r == -EINVAL)
+			r = -EIO;
+		if (r == 0)
+			r = kx_digest_document_bytes(doc, out);
+		kx_arena_free(a);
+		kx_buf_release(&b);
+		return r;
+	}
+	case KX_NODE_DOC_FILE: {
+		struct pdoc *p = pdoc_get(t, v, &n->id, NULL);
+		if (!p)
+			return -ENOENT;
+		r = kx_json_write_pretty(p->json, out);
+		pdoc_put(p);
+		return r;
+	}
+	default:
+		return -EISDIR;
+	}
+}
+
+/* Content is cached by node, except that a run's files under runs/ share the rank directory's. */
+uint64_t tree_content_key(const struct kx_node *n)
+{
+	if (n->type != KX_NODE_RUNS_FILE)
+		return kx_tree_ino(n);
+	struct kx_node k = *n;
+	k.type = KX_NODE_RUN_FILE;
+	return kx_tree_ino(&k);
+}
+
+/*
+ * One file of a run. The documents and manifest.json need only the record and the parsed
+ * documents (what `cat manifest.json` costs); summary.txt also the group listing (rank, names);
+ * SHA256SUMS is made of the other files' bytes, taken from the cache rather than rendered again.
+ * Sibling files rendered next share the parse (pdocs) and the listing (gctx).
+ */
+static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
+		    const struct kx_content **ret)
+{
+	enum kx_run_file f = (enum kx_run_file)n->file;
+	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped */
+	unsigned what = f == KX_RF_SHA256SUMS ? 0 : f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS : RV_DOCS;
+	struct runv rv;
+	int r = runv_load_with(t, v, &n->id, what, &rv);
+	if (r < 0)
+		return r;
+	if (!kx_render_run_has(&rv.v, f)) {
+		runv_release(t, &rv);
+		return -ENOENT;
+	}
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	if (f != KX_RF_SHA256SUMS)
+		r = kx_render_run_file(&rv.v, f, &b);
+	else
+		r = run_sums(t, v, &rv.run, stamp, &b, NULL);
+	runv_release(t, &rv);
+	const struct kx_content *c = NULL;
+	if (r >= 0 && !(c = tree_cache_put(t, tree_content_key(n), stamp, &b)))
+		r = -ENOMEM;
+	kx_buf_release(&b);
+	if (r < 0)
+		return r;
+	*ret = c;
+	return 0;
+}
+
+/* kx_tree_read once the stamp is known */
+static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp,
+			const struct kx_content **ret)
+{
+	uint64_t key = tree_content_key(n);
+	const struct kx_content *c = tree_cache_get(t, key, stamp);
+	if (c) {
+		*ret = c;
+		return 0;
+	}
+	if (n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE)
+		return read_run(t, v, n, stamp, ret);
+	struct kx_buf b;
+	kx_buf_init(&b, 0);
+	int r = render_node(t, v, n, &b);
+	if (r < 0) {
+		kx_buf_release(&b);
+		return r;
+	}
+	c = tree_cache_put(t, key, stamp, &b);
+	kx_buf_release(&b);
+	if (!c)
+		return -ENOMEM;
+	*ret = c;
+	return 0;
+}
+
+int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
+		 const struct kx_content **ret)
+{
+	int64_t stamp;
+	int r = kx_tree_stamp(t, v, n, &stamp);
+	if (r < 0)
+		return r;
+	return read_stamped(t, v, n, stamp, ret);
+}
+
+bool kx_node_versioned(const struct kx_node *n)
+{
+	return n->type == KX_NODE_README || n->type == KX_NODE_GROUP_FILE ||
+	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) &&
+		(tree_rank_dependent(n->file) || n->file == KX_RF_MANIFEST));
+}
+
+int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)
+{
+	return tree_stamp_of(t, v, n, ret, NULL, NULL);
+}
+
+/*
+ * The size of file n (of stamp `stamp`) that the sizes cache lacks, kept there: a SHA256SUMS's
+ * from the names it lists (struct sums), any other file's by rendering it.
+ */
+int tree_size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret)
+{
+	int r;
+	if (n->type == KX_NODE_GROUP_FILE && n->file == KX_GF_SHA256SUMS) {
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &n->id, &g)) < 0)
+			return r;
+		r = group_sums(t, v, g, NULL, ret);
+		gctx_put(t, g);
+	} else if ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) && n->file == KX_RF_SHA256SUMS) {
+		struct kx_run_rec x;
+		if ((r = tree_get_run(t, v, &n->id, &x)) == 0)
+			r = run_sums(t, v, &x, stamp, NULL, ret);
+	} else {
+		const struct kx_content *c;
+		if ((r = read_stamped(t, v, n, stamp, &c)) < 0)
+			return r;
+		*ret = c->len; /* and kept by tree_cache_put */
+		kx_content_put(c);
+		return 0;
+	}
+	if (r == 0) {
+		pthread_mutex_lock(&t->lock);
+		tree_size_put_locked(t, tree_content_key(n), stamp, *ret);
+		pthread_mutex_unlock(&t->lock);
+	}
+	return r;
+}

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tree's namespace and attributes, the public kx_tree_* operations on nodes: lookup and
+ * resolve, inode number to node, parent, readdir, getattr, a run's path, and the xattrs.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- lookup ----------------------------------------------------------------------------------- */
+
+static int first_hit(void *ctx, const char *name, const struct kx_digest *w, const struct kx_digest *g, bool cut)
+{
+	return 1;
+}
+
+static bool valid_component(const char *name)
+{
+	return *name && strlen(name) < KX_NAME_MAX && !strchr(name, '/');
+}
+
+int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+		   struct kx_node *ret)
+{
+	struct kx_node n = { 0 };
+	int r;
+	switch (dir->type) {
+	case KX_NODE_ROOT:
+		if (strcmp(name, "README") == 0)
+			n.type = KX_NODE_README;
+		else if (strcmp(name, "benchmarks") == 0)
+			n.type = KX_NODE_BENCHMARKS;
+		else if (strcmp(name, "runs") == 0)
+			n.type = KX_NODE_RUNS;
+		else if (strcmp(name, "digests") == 0)
+			n.type = KX_NODE_DIGESTS;
+		else
+			return -ENOENT;
+		break;
+	case KX_NODE_DIGESTS:
+		if (strcmp(name, "sha256") != 0)
+			return -ENOENT;
+		n.type = KX_NODE_DIGESTS_SHA;
+		break;
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_BENCH: {
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		uint8_t depth = dir->type == KX_NODE_BENCHMARKS ? 0 : dir->depth;
+		if (depth && (r = bench_comps(t, dir, comp)) < 0)
+			return r;
+		if (!valid_component(name))
+			return -ENOENT;
+		if (depth == 3) {
+			const char *c3[3] = { comp[0], comp[1], comp[2] };
+			struct wl_scan w = { .match = name };
+			r = wl_walk(t, v, c3, &w);
+			if (r < 0)
+				return r;
+			if (r == 0)
+				return -ENOENT;
+			n.type = KX_NODE_GROUP;
+			n.id = w.found;
+			break;
+		}
+		snprintf(comp[depth], KX_NAME_MAX, "%s", name);
+		const char *c[3] = { comp[0], comp[1], comp[2] };
+		r = kx_store_tree_list(t->s, v, c, depth + 1u, first_hit, NULL);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -ENOENT;
+		return bench_node(t, depth + 1, comp, ret);
+	}
+	case KX_NODE_GROUP: {
+		int f = kx_group_file_from_name(name);
+		if (f >= 0) {
+			n.type = KX_NODE_GROUP_FILE;
+			n.file = (uint8_t)f;
+			n.id = dir->id;
+			break;
+		}
+		const char *dash = strrchr(name, '-');
+		if (!dash || strlen(dash + 1) != KX_SHORTID_LEN)
+			return -ENOENT;
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &dir->id, &g)) < 0)
+			return r;
+		r = -ENOENT;
+		for (size_t i = 0; i < g->len; i++)
+			if (strcmp(g->dirnames[i], name) == 0) {
+				n.type = KX_NODE_RUN;
+				n.id = g->runs[i].run;
+				r = 0;
+				break;
+			}
+		gctx_put(t, g);
+		if (r < 0)
+			return r;
+		break;
+	}
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN: {
+		int f = kx_run_file_from_name(name);
+		if (f < 0)
+			return -ENOENT;
+		struct kx_run_rec x;
+		if ((r = tree_get_run(t, v, &dir->id, &x)) < 0)
+			return r;
+		if (!tree_run_has(t, v, &x, f))
+			return -ENOENT;
+		n = run_file_node(dir->type, &x, f);
+		break;
+	}
+	case KX_NODE_RUNS: {
+		size_t len = strlen(name);
+		if (len < KX_SHORTID_LEN || len > KX_DIGEST_HEX || strspn(name, "0123456789abcdef") != len)
+			return -ENOENT;
+		struct kx_digest d;
+		if ((r = kx_store_find_run_prefix(t->s, v, name, &d)) < 0)
+			return r == -ENOTUNIQ ? -ENOENT : r;
+		/* a unique 12-digit prefix is the canonical name by definition; longer ones are checked */
+		char canon[65];
+		if (len > KX_SHORTID_LEN && (r = runs_canonical(t, v, &d, canon)) < 0)
+			return r;
+		if (len > KX_SHORTID_LEN && strcmp(canon, name) != 0)
+			return -ENOENT;
+		n.type = KX_NODE_RUNS_RUN;
+		n.id = d;
+		break;
+	}
+	case KX_NODE_DIGESTS_SHA: {
+		size_t len = strlen(name);
+		if (len != KX_DIGEST_HEX + 5 || strcmp(name + KX_DIGEST_HEX, ".json") != 0 ||
+		    strspn(name, "0123456789abcdef") != KX_DIGEST_HEX)
+			return -ENOENT;
+		char s[KX_DIGEST_STR_MAX];
+		snprintf(s, sizeof(s), "sha256:%.64s", name);
+		if (kx_digest_parse(s, strlen(s), &n.id) < 0 || !tree_doc_exists(t, v, &n.id))
+			return -ENOENT;
+		n.type = KX_NODE_DOC;
+		break;
+	}
+	default:
+		return kx_node_is_dir(dir) ? -ENOENT : -ENOTDIR;
+	}
+	*ret = n;
+	return 0;
+}
+
+int kx_tree_resolve(struct kx_tree *t, struct kx_view *v, const char *path, struct kx_node *ret)
+{
+	struct kx_node n = { .type = KX_NODE_ROOT };
+	char comp[KX_NAME_MAX + 64];
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len >= sizeof(comp))
+			return -ENOENT;
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		struct kx_node c;
+		int r = kx_tree_lookup(t, v, &n, comp, &c);
+		if (r < 0)
+			return r;
+		n = c;
+	}
+	*ret = n;
+	return 0;
+}
+
+int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret)
+{
+	struct kx_node n = { 0 };
+	if (ino == 1) {
+		n.type = KX_NODE_ROOT;
+		*ret = n;
+		return 0;
+	}
+	ino_kind(ino, &n);
+	uint8_t prefix[8];
+	uint64_t bits = (ino & BITS55) << 9;
+	for (int i = 7; i >= 0; i--) {
+		prefix[i] = (uint8_t)bits;
+		bits >>= 8;
+	}
+	int r = 0;
+	switch (n.type) {
+	case KX_NODE_README:
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_RUNS:
+	case KX_NODE_DIGESTS:
+	case KX_NODE_DIGESTS_SHA:
+		break;
+	case KX_NODE_BENCH: {
+		uint64_t key = ino & BITS55;
+		r = -ESTALE;
+		pthread_mutex_lock(&t->lock);
+		for (struct bench_dir *b = t->bench[key & 255]; b; b = b->next)
+			if (b->key == key) {
+				n.depth = b->depth;
+				bench_id(b->depth, b->comp, &n.id);
+				r = 0;
+			}
+		pthread_mutex_unlock(&t->lock);
+		break;
+	}
+	case KX_NODE_GROUP:
+	case KX_NODE_GROUP_FILE:
+		if (tree_node_get(t, ino, ret))
+			return 0;
+		r = kx_store_find_bits(t->s, v, KX_RECORD_GROUP, prefix, 55, &n.id);
+		break;
+	case KX_NODE_RUN:
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_RUN:
+	case KX_NODE_RUNS_FILE:
+		if (tree_node_get(t, ino, ret))
+			return 0;
+		r = kx_store_find_bits(t->s, v, KX_RECORD_RUN, prefix, 55, &n.id);
+		break;
+	case KX_NODE_DOC:
+		if (n.file && !tree_doc_role(n.file))
+			return -ENOENT;
+		if (n.file)
+			n.type = KX_NODE_DOC_FILE;
+		if (tree_node_get(t, ino, ret))
+			return 0;
+		r = kx_store_find_bits(t->s, v, KX_RECORD_DOC, prefix, 55, &n.id);
+		break;
+	default:
+		return -ENOENT;
+	}
+	if (r == -ENOTUNIQ)
+		r = -EIO;
+	if (r < 0)
+		return r;
+	if (n.type >= KX_NODE_GROUP)
+		tree_node_put(t, ino, &n);
+	*ret = n;
+	return 0;
+}
+
+int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret)
+{
+	struct kx_node p = { 0 };
+	int r = 0;
+	switch (n->type) {
+	case KX_NODE_ROOT:
+	case KX_NODE_README:
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_RUNS:
+	case KX_NODE_DIGESTS:
+		p.type = KX_NODE_ROOT;
+		break;
+	case KX_NODE_DIGESTS_SHA:
+		p.type = KX_NODE_DIGESTS;
+		break;
+	case KX_NODE_DOC:
+		p.type = KX_NODE_DIGESTS_SHA;
+		break;
+	case KX_NODE_BENCH: {
+		if (n->depth <= 1) {
+			p.type = KX_NODE_BENCHMARKS;
+			break;
+		}
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		if ((r = bench_comps(t, n, comp)) < 0)
+			return r;
+		return bench_node(t, (uint8_t)(n->depth - 1), comp, ret);
+	}
+	case KX_NODE_GROUP: {
+		struct kx_group_rec g;
+		if ((r = tree_get_group(t, v, &n->id, &g, NULL)) < 0)
+			return r;
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		snprintf(comp[0], KX_NAME_MAX, "%s", g.kernel);
+		snprintf(comp[1], KX_NAME_MAX, "%s", g.pass);
+		snprintf(comp[2], KX_NAME_MAX, "%s", g.gpu);
+		return bench_node(t, 3, comp, ret);
+	}
+	case KX_NODE_GROUP_FILE:
+		p.type = KX_NODE_GROUP;
+		p.id = n->id;
+		break;
+	case KX_NODE_RUN: {
+		struct kx_run_rec x;
+		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
+			return r;
+		p.type = KX_NODE_GROUP;
+		p.id = x.group;
+		break;
+	}
+	case KX_NODE_RUN_FILE:
+		p.type = KX_NODE_RUN;
+		p.id = n->id;
+		break;
+	case KX_NODE_RUNS_RUN:
+		p.type = KX_NODE_RUNS;
+		break;
+	case KX_NODE_RUNS_FILE:
+		p.type = KX_NODE_RUNS_RUN;
+		p.id = n->id;
+		break;
+	default:
+		return -ENOENT;
+	}
+	*ret = p;
+	return 0;
+}
+
+/* ---- readdir ---------------------------------------------------------------------------------- */
+
+struct bench_walk {
+	struct kx_tree *t;
+	uint8_t depth;
+	char comp[3][KX_NAME_MAX];
+	kx_dirent_fn fn;
+	void *ctx;
+};
+
+static int bench_step(void *ctx, const char *name, const struct kx_digest *w, const struct kx_digest *g, bool cut)
+{
+	struct bench_walk *b = ctx;
+	snprintf(b->comp[b->depth], KX_NAME_MAX, "%s", name);
+	struct kx_node n;
+	int r = bench_node(b->t, b->depth + 1, b->comp, &n);
+	return r < 0 ? r : b->fn(b->ctx, name, &n);
+}
+
+struct doc_walk {
+	kx_dirent_fn fn;
+	void *ctx;
+};
+
+static int doc_step(void *ctx, const struct kx_digest *d)
+{
+	struct doc_walk *w = ctx;
+	char name[KX_DIGEST_HEX + 8];
+	kx_digest_hex(d, name);
+	strcat(name, ".json");
+	struct kx_node n = { .type = KX_NODE_DOC, .id = *d };
+	return w->fn(w->ctx, name, &n);
+}
+
+static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
+{
+	struct kx_run_rec x;
+	int r = tree_get_run(t, v, &dir->id, &x);
+	return r < 0 ? r : run_files_of(t, v, dir->type, &x, fn, ctx);
+}
+
+int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn,
+		    void *ctx)
+{
+	int r = 0;
+	switch (dir->type) {
+	case KX_NODE_ROOT: {
+		static const struct {
+			const char *name;
+			uint8_t type;
+		} e[] = { { "README", KX_NODE_README }, { "benchmarks", KX_NODE_BENCHMARKS },
+			  { "digests", KX_NODE_DIGESTS }, { "runs", KX_NODE_RUNS } };
+		for (size_t i = 0; i < KX_ARRAY_SIZE(e) && r == 0; i++) {
+			struct kx_node n = { .type = e[i].type };
+			r = fn(ctx, e[i].name, &n);
+		}
+		return r;
+	}
+	case KX_NODE_DIGESTS: {
+		struct kx_node n = { .type = KX_NODE_DIGESTS_SHA };
+		return fn(ctx, "sha256", &n);
+	}
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_BENCH: {
+		struct bench_walk b = { .t = t, .fn = fn, .ctx = ctx };
+		b.depth = dir->type == KX_NODE_BENCHMARKS ? 0 : dir->depth;
+		if (b.depth && (r = bench_comps(t, dir, b.comp)) < 0)
+			return r;
+		const char *c[3] = { b.comp[0], b.comp[1], b.comp[2] };
+		if (b.depth == 3) {
+			struct wl_scan w = { .fn = fn, .ctx = ctx };
+			return wl_walk(t, v, c, &w);
+		}
+		return kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
+	}
+	case KX_NODE_GROUP: {
+		for (int f = 0; f < KX_GF__COUNT && r == 0; f++) {
+			struct kx_node n = { .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = dir->id };
+			r = fn(ctx, kx_group_file_name((enum kx_group_file)f), &n);
+		}
+		if (r)
+			return r;
+		struct gctx *g;
+		if ((r = gctx_get(t, v, &dir->id, &g)) < 0)
+			return r;
+		for (size_t i = 0; i < g->len && r == 0; i++) {
+			struct kx_node n = { .type = KX_NODE_RUN, .id = g->runs[i].run };
+			r = fn(ctx, g->dirnames[i], &n);
+		}
+		gctx_put(t, g);
+		return r;
+	}
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN:
+		return run_files(t, v, dir, fn, ctx);
+	case KX_NODE_RUNS: {
+		struct runs_walk w = { .fn = fn, .ctx = ctx };
+		r = kx_store_each_digest(t->s, v, KX_RECORD_RUN, runs_step, &w);
+		if (r == 0 && w.have)
+			r = runs_emit(&w, 0);
+		return r;
+	}
+	case KX_NODE_DIGESTS_SHA: {
+		struct doc_walk w = { fn, ctx };
+		return kx_store_each_digest(t->s, v, KX_RECORD_DOC, doc_step, &w);
+	}
+	default:
+		return -ENOTDIR;
+	}
+}
+
+/* ---- attributes ------------------------------------------------------------------------------- */
+
+struct counter {
+	uint32_t n;
+};
+
+static int count_entry(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct counter *c = ctx;
+	c->n++;
+	return 0;
+}
+
+int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret)
+{
+	struct kx_attr a = { .ino = kx_tree_ino(n), .dir = kx_node_is_dir(n), .nlink = 2 };
+	struct kx_store_stats st;
+	struct kx_run_rec x;
+	struct kx_group_rec g;
+	int r = 0;
+	if (n->type >= KX_NODE_GROUP)
+		tree_node_put(t, a.ino, n); /* whoever asks for attributes is about to use the inode number */
+	if (!a.dir) {
+		int64_t stamp;
+		if ((r = tree_stamp_of(t, v, n, &stamp, &a.mtime_ns, &a.nlink)) < 0)
+			return r;
+		a.stamp = stamp;
+		if (!tree_size_get(t, tree_content_key(n), stamp, &a.size) &&
+		    (r = tree_size_of(t, v, n, stamp, &a.size)) < 0)
+			return r;
+		*ret = a;
+		return 0;
+	}
+	a.size = 4096;
+	switch (n->type) {
+	case KX_NODE_ROOT:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		a.nlink = 2 + 3;
+		break;
+	case KX_NODE_RUNS:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		a.nlink = (uint32_t)(2 + st.runs);
+		break;
+	case KX_NODE_DIGESTS:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		a.nlink = 3;
+		break;
+	case KX_NODE_DIGESTS_SHA:
+		kx_store_stats(t->s, v, &st);
+		a.mtime_ns = st.changed_ns;
+		break;
+	case KX_NODE_BENCHMARKS:
+	case KX_NODE_BENCH: {
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		char path[4 * KX_NAME_MAX + 16] = "benchmarks";
+		uint8_t depth = n->type == KX_NODE_BENCHMARKS ? 0 : n->depth;
+		if (depth && (r = bench_comps(t, n, comp)) < 0)
+			return r;
+		for (int i = 0; i < depth; i++) {
+			size_t l = strlen(path);
+			snprintf(path + l, sizeof(path) - l, "/%s", comp[i]);
+		}
+		if (kx_store_dir_mtime(t->s, v, path, &a.mtime_ns) < 0) {
+			kx_store_stats(t->s, v, &st);
+			a.mtime_ns = st.created_ns;
+		}
+		struct counter c = { 0 };
+		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
+			return r;
+		a.nlink = 2 + c.n;
+		break;
+	}
+	case KX_NODE_GROUP:
+		if ((r = tree_get_group(t, v, &n->id, &g, &a.mtime_ns)) < 0)
+			return r;
+		a.nlink = 2 + g.ranked + g.unranked;
+		break;
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN:
+		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
+			return r;
+		a.mtime_ns = x.observed_ns;
+		break;
+	default:
+		return -ENOENT;
+	}
+	*ret = a;
+	return 0;
+}
+
+int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out, size_t cap)
+{
+	struct runv rv;
+	int r = runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
+	if (r < 0)
+		return r;
+	snprintf(out, cap, "%s/%s", rv.v.group_path, rv.v.dirname);
+	runv_release(t, &rv);
+	return 0;
+}
+
+/* ---- xattrs ----------------------------------------------------------------------------------- */
+
+static const char *const xattr_names[] = { "user.kindex.digest", "user.kindex.comparison_key",
+					   "user.kindex.rank", "user.kindex.evidence" };
+
+static bool xattr_applies(const struct kx_node *n, int i)
+{
+	switch (n->type) {
+	case KX_NODE_RUN:
+	case KX_NODE_RUNS_RUN:
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_FILE:
+		return true;
+	case KX_NODE_GROUP:
+	case KX_NODE_GROUP_FILE:
+		return i <= 1;
+	case KX_NODE_DOC:
+	case KX_NODE_DOC_FILE:
+		return i == 0;
+	default:
+		return false;
+	}
+}
+
+int kx_tree_xattr_list(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
+{
+	for (size_t i = 0; i < KX_ARRAY_SIZE(xattr_names); i++)
+		if (xattr_applies(n, (int)i) && kx_buf_append(out, xattr_names[i], strlen(xattr_names[i]) + 1) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const char *name,
+		      struct kx_buf *out)
+{
+	int i = -1;
+	for (size_t k = 0; k < KX_ARRAY_SIZE(xattr_names); k++)
+		if (strcmp(xattr_names[k], name) == 0)
+			i = (int)k;
+	if (i < 0 || !xattr_applies(n, i))
+		return -ENODATA;
+	char s[KX_DIGEST_STR_MAX];
+	bool is_run = n->type == KX_NODE_RUN || n->type == KX_NODE_RUNS_RUN || n->type == KX_NODE_RUN_FILE ||
+		      n->type == KX_NODE_RUNS_FILE;
+	if (i == 0 || (i == 1 && !is_run)) {
+		kx_digest_format(&n->id, s);
+		return kx_buf_puts(out, s);
+	}
+	struct runv rv;
+	int r = runv_load(t, v, &n->id, &rv);
+	if (r < 0)
+		return r;
+	if (i == 1) {
+		kx_digest_format(&rv.run.group, s);
+		r = kx_buf_puts(out, s);
+	} else if (i == 2) {
+		r = rv.v.rank ? kx_buf_printf(out, "%u", rv.v.rank) : kx_buf_puts(out, "unranked");
+	} else {
+		r = kx_buf_puts(out, kx_evidence_name((enum kx_evidence)rv.run.evidence));
+	}
+	runv_release(t, &rv);
+	return r;
+}

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The private header of src/tree: struct kx_tree, the types its files share and the functions
+ * that cross files, each declared with the file that defines it.
+ *
+ * Who calls whom (lower layers first; a file calls only files above it in this list, never one
+ * below, checked with nm: each object's undefined symbols that another tree object defines):
+ *
+ *     inode.c    the inode codec                          calls none
+ *     cache.c    struct kx_tree, the caches, doc uses     calls inode
+ *     group.c    group listings                           calls cache
+ *     shortid.c  the names in runs/                       calls none
+ *     run.c      run and group views                      calls group, cache
+ *     content.c  stamps, bytes, sizes, SHA256SUMS         calls run, group, cache, inode
+ *     node.c     lookup, readdir, getattr, xattrs         calls content, run, shortid, group, cache, inode
+ *     changes.c  what a store change touched              calls node, content, shortid, group, cache, inode
+ *
+ * The tree of SPEC §3 over the store (see include/kx/tree.h for the node and inode scheme).
+ *
+ * Everything is computed from the store on demand: listings by prefix scans, files by rendering
+ * (src/render). Two byte-bounded caches make repeated access cheap: group listings (a group's
+ * runs in rank order with their directory names) and rendered content, both keyed so that a stale
+ * entry is recognised rather than served — by the mtime of the group's gpu directory, which every
+ * ingest below it bumps. Smaller caches, each a fixed fraction of the bound, spare the store the
+ * reads one file operation repeats (sizes, inode decoding, run and group records, groups' stamps,
+ * document existence, parsed documents); see "caches" below for what keeps each one valid. A FUSE
+ * traversal of 100,000 runs (bench/read) is what they are tuned on: it renders each run once, not
+ * once per path and file.
+ */
+#ifndef KX_TREE_PRIVATE_H
+#define KX_TREE_PRIVATE_H
+
+#include "kx/tree.h"
+
+#include "kx/list.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BITS55 KX_INO_ID_MASK
+
+struct bench_dir {
+	uint64_t key;
+	uint8_t depth;
+	char comp[3][KX_NAME_MAX];
+	struct bench_dir *next;
+};
+
+/* A group as listed: its runs in rank order with their directory names. Reference-counted. */
+struct gctx {
+	struct kx_digest key;
+	int64_t stamp;
+	struct kx_group_rec group;
+	struct kx_run_rec *runs;
+	char (*dirnames)[KX_NAME_MAX + 32];
+	const char **dirptrs;
+	uint32_t *by_digest; /* indexes of runs sorted by digest */
+	size_t len;
+	uint32_t ranked;
+	char workload_dir[KX_NAME_MAX + 16];
+	char path[5 * KX_NAME_MAX];
+	struct pdoc *wdoc;      /* the workload document, shared (parsed documents, below) */
+	struct kx_json *workload_doc;
+	size_t bytes;
+	int refs;
+	struct kx_link lru;       /* kx_tree.glru */
+	struct gctx *hnext;       /* hash chain (kx_tree.ghash) */
+};
+
+struct centry {
+	uint64_t ino;
+	int64_t stamp;
+	struct kx_content c;
+	int refs; /* 1 for the cache's own reference while cached */
+	bool cached;
+	uint8_t sha_state;             /* SHA_* (atomic): whether sha holds the bytes' SHA-256 */
+	uint8_t sha[KX_DIGEST_LEN];
+	struct kx_link lru; /* kx_tree.clru */
+	struct centry *hnext;
+	char data[]; /* the bytes, in the same allocation: what is counted is what is used */
+};
+
+struct pdoc {
+	struct kx_digest d;
+	uint64_t generation; /* of the view it was read in (UINT64_MAX: none) */
+	struct kx_arena *arena;
+	struct kx_json *json;
+	int refs; /* one for the cache while cached; atomic (dropped without the tree lock) */
+	struct kx_link lru; /* kx_tree.plru */
+	struct pdoc *hnext;
+};
+
+#define CBUCKETS 4096
+#define GBUCKETS 1024
+#define PBUCKETS 256
+
+struct kx_tree {
+	struct kx_store *s;
+	size_t limit;
+	pthread_mutex_t lock;
+	struct bench_dir *bench[256];
+	struct kx_list glru; /* group listings, most recently used first */
+	struct gctx *ghash[GBUCKETS];
+	size_t gbytes;
+	struct centry *chash[CBUCKETS];
+	struct kx_list clru; /* rendered content, most recently used first */
+	size_t cbytes;
+	struct size_slot *sizes; /* direct-mapped, nsizes a power of two */
+	size_t nsizes;
+	struct rsize_slot *rsizes; /* sets of RSIZE_WAYS, one slot per run */
+	size_t nrsets;
+	struct node_slot *nodes; /* likewise */
+	size_t nnodes;
+	struct run_slot *runs;   /* likewise */
+	size_t nruns;
+	struct group_slot *groups; /* likewise */
+	size_t ngroups;
+	struct gstamp_slot *gstamps; /* likewise */
+	size_t ngstamps;
+	struct doc_slot *docs;     /* likewise */
+	size_t ndocs;
+	struct kx_list plru; /* parsed documents, most recently used first */
+	struct pdoc *phash[PBUCKETS];
+	size_t npdocs;
+	pthread_mutex_t uses_lock;  /* the table below; held while it is built */
+	struct doc_uses *uses;      /* how many runs name each document (doc_use) */
+	struct kx_tree_stats stats;
+};
+
+/*
+ * Two direct-mapped caches beside the content cache, each a fixed fraction of its bound: file
+ * sizes by (content key, stamp), so getattr of a file whose bytes were evicted does not render it
+ * again (after a read, the kernel asks for attributes once more) — a group's SHA256SUMS above all,
+ * whose size takes every file of every run of the group: a quarter of the bound (65,536 slots
+ * with the default 8 MiB; with a 32nd, a group listed again after the kernel had forgotten it —
+ * memory pressure, proactive reclaim — was rendered whole again, and `ls -lR` of 20,000 runs
+ * listed again cost as much as the first time); and decoded nodes by inode number, which never
+ * change meaning (inode numbers are never reused), so an operation on a known inode costs no
+ * prefix seek in the store.
+ */
+struct size_slot {
+	uint64_t key;
+	int64_t stamp;
+	uint64_t size;
+};
+
+struct node_slot {
+	uint64_t ino;
+	struct kx_node n;
+};
+
+/*
+ * The sizes of a run's files together, one slot per run (the files of the rank directory and of
+ * runs/ share them): a listing with attributes of every run directory — ls -lR, rsync — then
+ * renders each run once, not once per path, in 40 bytes per run. A run's slot is one of a set of
+ * RSIZE_WAYS, most recently used first: `ls -lR` lists every run under benchmarks/ before any
+ * under runs/, and a direct-mapped table lost a third or more of 100,000 runs in between (each
+ * rendered again: a quarter of the daemon's time). A size is kept in 16 bits; a larger file's
+ * goes to the sizes table.
+ */
+#define RSIZE_WAYS 4
+#define RSIZE_UNKNOWN UINT16_MAX
+
+struct rsize_slot {
+	uint64_t id;        /* the run's 55 inode bits, with bit 63 set when used */
+	int64_t rank_stamp; /* the stamp of the rank-dependent sizes */
+	uint16_t size[KX_RF__COUNT];
+};
+
+/*
+ * And run records by digest: a record never changes once stored (ranks live in the group index),
+ * and one file operation reads its run's record several times (stamp, lookup, attributes, render).
+ * An entry serves a view only if the run existed in it (its generation is not newer).
+ */
+struct run_slot {
+	bool used;
+	struct kx_run_rec rec;
+};
+
+/*
+ * And group records with their stamp (the gpu directory's mtime), by comparison key and store
+ * generation: both change with every run added to the group, so an entry serves exactly the
+ * views of its generation — which is every view until the store changes.
+ */
+struct group_slot {
+	uint64_t generation;
+	bool used;
+	int64_t stamp;
+	struct kx_group_rec rec;
+};
+
+/*
+ * And groups' stamps alone, by the same keys and generations: all that a run's rank-dependent
+ * files (summary.txt, SHA256SUMS) need of their group, for their inode numbers (the version) and
+ * mtimes — for each run a walk of runs/ meets, in digest order, from thousands of groups where the
+ * record slots (about 1 KiB each) keep 128 with the default 8 MiB. 48 bytes each, an eighth of the
+ * bound: 16,384 slots, for the 9,192 groups of 100,000 synthetic runs. A cold `find` of those
+ * reads the store 150,000 times less and took 10% less time (docs/performance.md).
+ */
+struct gstamp_slot {
+	uint64_t generation; /* 0: unused */
+	struct kx_digest key;
+	int64_t stamp;
+};
+
+/*
+ * And which documents exist (a listing of a run directory asks for its workload and
+ * implementation documents): a document, once stored, is never removed, so "it exists since
+ * generation g" answers every view of generation g or later. Absence is not cached.
+ */
+struct doc_slot {
+	uint64_t generation;
+	struct kx_digest d;
+};
+
+struct wl_scan {
+	const struct kx_digest *want;
+	char prev_base[KX_NAME_MAX];
+	struct kx_digest prev_w, prev_g;
+	bool prev_cut, have_prev, prev_shared;
+	/* output for a callback that wants names */
+	kx_dirent_fn fn;
+	void *ctx;
+	const char *match; /* lookup by name */
+	struct kx_digest found;
+	char name_out[KX_NAME_MAX + 16];
+	int done;
+};
+
+struct runs_walk {
+	kx_dirent_fn fn;
+	void *ctx;
+	struct kx_digest prev;
+	unsigned prev_common; /* shared with the one before prev */
+	bool have;
+};
+
+struct runv {
+	struct kx_run_view v;
+	struct kx_run_rec run;
+	struct gctx *g;
+	struct pdoc *docs[KX_DOC__COUNT];
+};
+
+enum { RV_GROUP = 1, RV_DOCS = 2 };
+
+/* ---- inode.c -------------------------------------------------------------------------- */
+
+/* The 55 bits of a digest an inode number carries. */
+uint64_t tree_id55(const struct kx_digest *d);
+
+/* The node type and file of an inode number, into n. */
+void ino_kind(uint64_t ino, struct kx_node *n);
+
+/* ---- cache.c -------------------------------------------------------------------------- */
+
+/* A slot for a key in a direct-mapped table of n slots, n a power of two. */
+size_t tree_slot_of(uint64_t key, size_t n);
+
+/* Whether run file f depends on the run's rank (summary.txt, SHA256SUMS). */
+bool tree_rank_dependent(int f);
+
+/* The run-sizes slot of a run file's key, moved to the front of its set; under t->lock. */
+struct rsize_slot *rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take);
+
+/* A file's size from the sizes caches, by content key and stamp. */
+bool tree_size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret);
+
+/* Keep a file's size in the sizes caches; under t->lock. */
+void tree_size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t size);
+
+/* The node of an inode number from the decoded-nodes cache. */
+bool tree_node_get(struct kx_tree *t, uint64_t ino, struct kx_node *ret);
+
+/* Keep a run record read from the store. */
+void tree_run_put(struct kx_tree *t, const struct kx_run_rec *rec);
+
+/* A run record, through the run-records cache. */
+int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_run_rec *ret);
+
+/* A document's stored bytes (out NULL: whether it is stored), counted in the stats. */
+int tree_get_doc(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_buf *out);
+
+/* Whether document d is stored in view v (named_by: a run of v that names it, or NULL). */
+bool tree_doc_in(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
+		 const struct kx_digest *named_by);
+
+/* Whether document d is stored in view v. */
+bool tree_doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d);
+
+/* Whether run file f is one of the run's documents (protocol … implementation). */
+bool tree_doc_role(int f);
+
+/* The document a run's file f is. */
+const struct kx_digest *tree_run_doc(const struct kx_run_rec *x, int f);
+
+/* The node of file f of run x in a directory of type dir_type. */
+struct kx_node run_file_node(uint8_t dir_type, const struct kx_run_rec *x, int f);
+
+/* Whether run x has file f in view v. */
+bool tree_run_has(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int f);
+
+/* How many runs of v name document d, and the earliest observedAt among them. */
+int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
+	    int64_t *ret_first_ns);
+
+/* How many runs of v name document d, from the table alone; -ESTALE if it counts another view. */
+int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs);
+
+/* Bring the document-use table from view before to after, which added the runs `added`. */
+int uses_changed(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
+		 const struct kx_digest *added, size_t n);
+
+/* Keep the node of an inode number in the decoded-nodes cache. */
+void tree_node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n);
+
+/* Free a group listing (its last reference is gone). */
+void gctx_free(struct gctx *g);
+
+/* The id of the benchmark directory of path components comp[0..depth). */
+void bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret);
+
+/* The node of a benchmark directory, remembered so that its inode number decodes. */
+int bench_node(struct kx_tree *t, uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_node *ret);
+
+/* The path components of a benchmark directory's node; -ESTALE if never seen. */
+int bench_comps(struct kx_tree *t, const struct kx_node *n, char comp[3][KX_NAME_MAX]);
+
+/* Drop a content entry from the cache; under t->lock. */
+void tree_cache_drop(struct kx_tree *t, struct centry *e);
+
+/* Cached content by key and stamp, with a reference for the caller, or NULL. */
+const struct kx_content *tree_cache_get(struct kx_tree *t, uint64_t ino, int64_t stamp);
+
+/* Append the SHA256SUMS line of content c, named name, to out. */
+int sums_line(struct kx_buf *out, const char *name, const struct kx_content *c);
+
+/* Cache a copy of buf's bytes; returns the content with a reference for the caller. */
+const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, const struct kx_buf *buf);
+
+/* Put a reference to a parsed document. */
+void pdoc_put(struct pdoc *p);
+
+/* The parsed document d if stored in v, with a reference for the caller, or NULL. */
+struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
+		      const struct kx_digest *named_by);
+
+/* ---- group.c -------------------------------------------------------------------------- */
+
+/* A group record and its stamp, through the generation-scoped cache. */
+int tree_get_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct kx_group_rec *ret,
+		   int64_t *ret_stamp);
+
+/* A group's stamp (its gpu directory's mtime) alone. */
+int group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, int64_t *ret);
+
+/* Walk the workload level below benchmark path comp, deciding each directory name. */
+int wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w);
+
+/* A group's listing, cached, with a reference for the caller (gctx_put). */
+int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret);
+
+/* Put a reference to a group listing. */
+void gctx_put(struct kx_tree *t, struct gctx *g);
+
+/* The position of a run in a group listing, or -1. */
+ssize_t gctx_find(const struct gctx *g, const struct kx_digest *run);
+
+/* The hash chain of group listings a key belongs to; under t->lock. */
+struct gctx **ghash_slot(struct kx_tree *t, const struct kx_digest *key);
+
+/* Drop a group listing from the cache; under t->lock. */
+void gcache_drop(struct kx_tree *t, struct gctx *g);
+
+/* ---- shortid.c ------------------------------------------------------------------------ */
+
+/* kx_store_each_digest step of a walk of runs/: names the run before d. */
+int runs_step(void *ctx, const struct kx_digest *d);
+
+/* Name the last run of a walk of runs/ (next_common 0 at the end). */
+int runs_emit(struct runs_walk *w, unsigned next_common);
+
+/* The canonical runs/ name of run d. */
+int runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out);
+
+/* ---- run.c ---------------------------------------------------------------------------- */
+
+/* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
+int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
+		   struct runv *rv);
+
+/* runv_load_with everything. */
+int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv);
+
+/* Put what runv_load_with took. */
+void runv_release(struct kx_tree *t, struct runv *rv);
+
+/* The render view of a group listing. */
+void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
+
+/* fn(ctx, name, node) for each file a directory of run x lists. */
+int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
+		 kx_dirent_fn fn, void *ctx);
+
+/* ---- content.c ------------------------------------------------------------------------ */
+
+/* The version of a run's manifest.json: which of its late documents are missing in v. */
+int64_t manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x);
+
+/* A file's stamp, and where asked for its mtime and link count. */
+int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
+		  int64_t *ret_mtime, uint32_t *ret_nlink);
+
+/* The key a file's content and size are cached under. */
+uint64_t tree_content_key(const struct kx_node *n);
+
+/* The size of file n of stamp `stamp`, computed and kept in the sizes cache. */
+int tree_size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret);
+
+#endif

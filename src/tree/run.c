@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Run views: what rendering a run needs (its record, its group listing and position, its parsed
+ * documents) as one struct runv, a group's as a kx_group_view, and the files a run directory
+ * lists.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* ---- run views -------------------------------------------------------------------------------- */
+
+void runv_release(struct kx_tree *t, struct runv *rv)
+{
+	gctx_put(t, rv->g);
+	for (int d = 0; d < KX_DOC__COUNT; d++)
+		pdoc_put(rv->docs[d]);
+}
+
+/*
+ * Load what rendering a run needs: RV_GROUP its group listing and position (rank, names — only
+ * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents.
+ */
+int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
+		   struct runv *rv)
+{
+	memset(rv, 0, sizeof(*rv));
+	int r = tree_get_run(t, v, run, &rv->run);
+	if (r < 0)
+		return r;
+	rv->v.run = &rv->run;
+	if (what & RV_GROUP) {
+		r = gctx_get(t, v, &rv->run.group, &rv->g);
+		if (r < 0)
+			return r == -ENOENT ? -EIO : r;
+		ssize_t pos = gctx_find(rv->g, run);
+		if (pos < 0) {
+			runv_release(t, rv);
+			return -EIO;
+		}
+		rv->v.group = &rv->g->group;
+		rv->v.group_path = rv->g->path;
+		rv->v.dirname = rv->g->dirnames[pos];
+		rv->v.rank = (size_t)pos < rv->g->ranked ? (uint32_t)pos + 1 : 0;
+		if (rv->g->ranked) {
+			rv->v.best = &rv->g->runs[0];
+			rv->v.best_dirname = rv->g->dirnames[0];
+		}
+	}
+	if (!(what & RV_DOCS))
+		return 0;
+	const struct kx_digest *ds[KX_DOC__COUNT] = { &rv->run.run, &rv->run.protocol, &rv->run.environment,
+						      &rv->run.workload, &rv->run.implementation };
+	for (int d = 0; d < KX_DOC__COUNT; d++) {
+		rv->docs[d] = pdoc_get(t, v, ds[d], &rv->run.run);
+		rv->v.doc[d] = rv->docs[d] ? rv->docs[d]->json : NULL;
+	}
+	return 0;
+}
+
+int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv)
+{
+	return runv_load_with(t, v, run, RV_GROUP | RV_DOCS, rv);
+}
+
+void tree_group_view(const struct gctx *g, struct kx_group_view *gv)
+{
+	gv->group = &g->group;
+	gv->path = g->path;
+	gv->runs = g->runs;
+	gv->dirnames = g->dirptrs;
+	gv->len = g->len;
+	gv->ranked = g->ranked;
+	gv->workload_dir = g->workload_dir;
+	gv->workload_doc = g->workload_doc;
+}
+
+/*
+ * Each file of run x that a directory of it lists — all but workload.json and implementation.json
+ * whose document is not stored — as fn(ctx, name, node): the one list behind a run directory's
+ * listing and the two SHA256SUMS that cover its files.
+ */
+int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
+		 kx_dirent_fn fn, void *ctx)
+{
+	int r = 0;
+	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
+		if (!tree_run_has(t, v, x, f))
+			continue;
+		struct kx_node n = run_file_node(dir_type, x, f);
+		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
+	}
+	return r;
+}
