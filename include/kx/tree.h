@@ -59,7 +59,7 @@ enum kx_node_type {
 };
 
 /*
- * An inode number's fields, the one definition of its layout (tree.c encodes the tree's nodes; the
+ * An inode number's fields, the one definition of its layout (inode.c encodes the tree's nodes; the
  * daemon's own numbers, types KX_NODE__FS and up, follow the same fields):
  *
  *     bits 63..59  type   enum kx_node_type: 0..23 the tree's, 24..31 the daemon's
