@@ -298,13 +298,15 @@ int kx_fs_push_file(struct kx_fs *fs, uint64_t ino);
  * then gets the names from the kernel and looks up, and reads, each file: two round trips a file
  * and nothing pushed, twice as slow as on a fresh mount. So such listings are remembered
  * (kx_fs_listed_bare, a bit per directory, hashed: a collision costs one listing again), and once
- * a file of one is looked up by name (kx_fs_looked_up_in), the pusher's thread drops the kernel's
- * copies of the bare listings among the directories listed after it in its parent
- * (kx_fs_relist_after, ops.c; RELIST_AHEAD of them): the reader lists those anew, and gets entries
- * and pushed files. kx_fs_bare_take tests and clears a directory's bit. Nothing without the pusher.
+ * a second file of one is looked up by name (kx_fs_looked_up_in: `file` in `dir`; one file a
+ * directory is a reader of paths, as from find | xargs cat, which lists nothing), the pusher's
+ * thread drops the kernel's copies of the bare listings among the directories listed after it in
+ * its parent (kx_fs_relist_after, ops.c; RELIST_AHEAD of them): the reader lists those anew, and
+ * gets entries and pushed files. kx_fs_bare_take tests and clears a directory's bit. Nothing
+ * without the pusher.
  */
 void kx_fs_listed_bare(struct kx_fs *fs, uint64_t dir);
-void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir);
+void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir, uint64_t file);
 bool kx_fs_bare_take(struct kx_fs *fs, uint64_t dir);
 /* How many listings it dropped, or -ENOTCONN once the connection is gone. */
 int kx_fs_relist_after(struct kx_fs *fs, uint64_t dir);

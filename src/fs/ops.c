@@ -503,7 +503,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			unref_entry(fs, &e);
 		} else if (!kx_node_is_dir(&n)) {
 			kx_fs_push_one(fs, e.ino); /* a file looked up by name is about to be opened */
-			kx_fs_looked_up_in(fs, parent); /* by a reader of a bare listing? */
+			kx_fs_looked_up_in(fs, parent, e.ino); /* by a reader of a bare listing? */
 		}
 	} else {
 		reply_error(fs, req, "lookup", parent, r);

@@ -47,6 +47,7 @@
 #define LATER 32         /* for at most this many files at a time */
 #define SHARED_SLOTS 4096 /* documents' files remembered as stored */
 #define BARE_BITS (1u << 22) /* directories whose listing went without its files' entries (512 KiB) */
+#define FIRST_SLOTS 4096     /* bare directories with one file looked up in them (32 KiB) */
 
 struct kx_pusher {
 	struct kx_fs *fs;
@@ -77,6 +78,7 @@ struct kx_pusher {
 	pthread_mutex_t now;
 	uint64_t shared[SHARED_SLOTS]; /* documents' files stored (kx_pushed_shared); atomic */
 	uint64_t bare[BARE_BITS / 64]; /* kx_fs_listed_bare, by a hash of the inode number; atomic */
+	uint64_t first[FIRST_SLOTS];   /* kx_fs_looked_up_in: a directory's first file; atomic */
 };
 
 /*
@@ -316,10 +318,16 @@ void kx_pushed_set(struct kx_fs *fs, uint64_t ino, bool stored)
 		__atomic_compare_exchange_n(slot, &ino, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* The high bits of a multiplicative hash: inode numbers share their low ones. */
+static uint64_t ino_hash(uint64_t ino)
+{
+	return ino * 0x9e3779b97f4a7c15ull;
+}
+
 /* The bit of directory `dir` in the table of bare listings. */
 static uint64_t *bare_word(struct kx_pusher *p, uint64_t dir, uint64_t *bit)
 {
-	uint64_t h = dir * 0x9e3779b97f4a7c15ull >> 40; /* the high bits: inode numbers share low ones */
+	uint64_t h = ino_hash(dir) >> 40;
 	*bit = 1ull << (h % 64);
 	return &p->bare[(h / 64) % (BARE_BITS / 64)];
 }
@@ -345,11 +353,24 @@ bool kx_fs_bare_take(struct kx_fs *fs, uint64_t dir)
 	return (__atomic_load_n(w, __ATOMIC_RELAXED) & bit) && (__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED) & bit);
 }
 
-void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir)
+/*
+ * Only a second file of one bare directory, other than the first, says that the reader reads what
+ * a listing holds (grep -r, tar, rsync reading the kernel's copy of find's listing): a reader of
+ * paths another process found (find -name manifest.json | xargs cat) looks up one file in each
+ * directory, and lists nothing — dropping the listings it passes would only make the next find
+ * list them all again. The first file of each such directory is remembered in a slot, as a hash
+ * of the directory and one of the file; a collision costs one relisting too many or too few.
+ */
+void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir, uint64_t file)
 {
 	struct kx_pusher *p = fs->pusher;
-	if (!p || !kx_fs_bare_take(fs, dir))
+	uint64_t bit;
+	if (!p || !(__atomic_load_n(bare_word(p, dir, &bit), __ATOMIC_RELAXED) & bit))
 		return; /* its listing had its files' entries, or this was said already */
+	uint64_t h = ino_hash(dir), tag = (h & 0xffffffff00000000ull) | ino_hash(file) >> 32;
+	uint64_t was = __atomic_exchange_n(&p->first[(h >> 20) % FIRST_SLOTS], tag, __ATOMIC_RELAXED);
+	if (was == tag || (was ^ tag) >> 32 || !kx_fs_bare_take(fs, dir))
+		return; /* the directory's first file (again), or another worker took the bit */
 	pthread_mutex_lock(&p->lock);
 	queue(p, dir, 0, 0, true);
 	pthread_cond_signal(&p->wake);

@@ -183,6 +183,21 @@ check "grep -r after find finds the same files" \
 check "and looks up few of them by name: $lookups LOOKUPs for $files files" [ "$lookups" -lt $((files / 3)) ]
 unmount "$work/mnt-relist" "$daemon" || fail "kindexfs -d did not exit cleanly"
 
+# find | xargs cat, twice: cat looks up one file in each of the directories find listed bare, and
+# lists nothing; dropping those listings (above) would make the second find list them all again —
+# two READDIRPLUS and a GETATTR a run. The second pass, counted as above, sends next to nothing.
+findcat() { find "$1/benchmarks" -name manifest.json | xargs -r cat | wc -c; }
+mount_fg "$store" "$work/mnt-findcat" -d
+first=$(findcat "$work/mnt-findcat")
+before=$(grep -c 'opcode:' "$work/mnt-findcat.err")
+second=$(findcat "$work/mnt-findcat")
+requests=$(($(grep -c 'opcode:' "$work/mnt-findcat.err") - before))
+runs=$(find "$export_dir/benchmarks" -name manifest.json | wc -l)
+check "find | xargs cat reads what the export holds, twice ($first, $second bytes)" \
+	[ "$first" = "$(findcat "$export_dir")" -a "$second" = "$first" ]
+check "and its second pass sends few requests: $requests for $runs runs" [ "$requests" -lt $((runs / 20)) ]
+unmount "$work/mnt-findcat" "$daemon" || fail "kindexfs -d did not exit cleanly"
+
 "$KINDEXFS" "$store" "$work/mnt-opts" -o spin=1ms 2>"$work/spin.err"
 check "-o spin=1ms is refused (exit status 2) naming the option" \
 	[ $? = 2 -a "$(head -c 30 "$work/spin.err")" = "kindexfs: invalid -o spin=1ms:" ]
