@@ -354,6 +354,8 @@ static struct {
 		unsigned reads;  /* how many in a row it read there */
 		bool walker;     /* it read files of a directory it had listed: it reads what it lists */
 		uint64_t pushed; /* the directory whose files were pushed as its listing was answered */
+		uint64_t looked_up; /* the file it last looked up */
+		bool opens;      /* it read the file it had just looked up: it opens what it looks up */
 	} v[READERS];
 	uint64_t clock;
 } readers = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -391,6 +393,25 @@ static void reader_saw_file(pid_t pid)
 }
 
 /*
+ * pid looked up file ino: whether pushing it may come before its READ. Not when pid read the last
+ * file it looked up right after the lookup (cat or sha256sum -c of a list of names, xargs cat):
+ * its READ follows the answer within microseconds, long before a push gathered into a batch
+ * (pusher.c) is stored, and the push would only render and store the file a second time, on the
+ * other core, which such a pipeline's other process (find) needs. A shell expanding a glob looks
+ * up every name before anything is read: its files are pushed.
+ */
+static bool reader_looks_up(pid_t pid, uint64_t ino)
+{
+	pthread_mutex_lock(&readers.lock);
+	int slot = reader_slot(pid);
+	readers.v[slot].files = true;
+	readers.v[slot].looked_up = ino;
+	bool opens = readers.v[slot].opens;
+	pthread_mutex_unlock(&readers.lock);
+	return !opens;
+}
+
+/*
  * pid lists a directory: whether it wants files' attributes. `dir` non-zero: the listing starts
  * there, noted for reader_walks.
  */
@@ -413,11 +434,12 @@ static bool reader_lists(pid_t pid, uint64_t dir)
  * without a READ, so a READ here after that means the reader is past what was pushed (or won a
  * race with the pusher): the files after it are pushed again.
  */
-static bool reader_walks(pid_t pid, uint64_t dir)
+static bool reader_walks(pid_t pid, uint64_t dir, uint64_t ino)
 {
 	pthread_mutex_lock(&readers.lock);
 	int slot = reader_slot(pid);
 	readers.v[slot].files = true;
+	readers.v[slot].opens = readers.v[slot].looked_up == ino; /* reader_looks_up */
 	if (readers.v[slot].dir != dir) {
 		readers.v[slot].dir = dir;
 		readers.v[slot].reads = 0;
@@ -497,12 +519,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.entry_timeout = fs->timeout;
 		fuse_reply_entry(req, &e);
 	} else if (r == 0 && (r = fill_entry(fs, fv, &n, &e)) == 0) {
-		if (!kx_node_is_dir(&n))
-			reader_saw_file(fuse_req_ctx(req)->pid);
+		bool push = !kx_node_is_dir(&n) && reader_looks_up(fuse_req_ctx(req)->pid, e.ino);
 		if (fuse_reply_entry(req, &e) != 0) {
 			unref_entry(fs, &e);
 		} else if (!kx_node_is_dir(&n)) {
-			kx_fs_push_one(fs, e.ino); /* a file looked up by name is about to be opened */
+			if (push)
+				kx_fs_push_one(fs, e.ino); /* a file looked up by name is about to be opened */
 			kx_fs_looked_up_in(fs, parent, e.ino); /* by a reader of a bare listing? */
 		}
 	} else {
@@ -605,7 +627,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct kx_node dir;
 	if (r == 0 && off == 0 && fs->pusher && kx_tree_parent(fs->tree, fv->v, &n, &dir) == 0) {
 		uint64_t dino = kx_tree_ino(&dir);
-		if (reader_walks(pid, dino))
+		if (reader_walks(pid, dino, ino))
 			kx_fs_push(fs, dino, ino);
 	}
 	kx_fs_view_put(fs, fv);
