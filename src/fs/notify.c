@@ -5,7 +5,7 @@
  * long entry/attr timeouts and keep_cache of ops.c never serve a stale tree.
  *
  * Why a thread: the kernel takes directory and inode locks to apply an invalidation, and the
- * operation that caused the change (an inbox FLUSH, issue 4) may itself hold them — libfuse's
+ * operation that caused the change (an inbox FLUSH) may itself hold them — libfuse's
  * fuse_lowlevel.h warns that notifying from inside a related operation deadlocks. So the writer
  * only records what changed (kx_fs_changed, which returns at once) and this thread does the rest,
  * holding no lock while it talks to the kernel — the pattern of libfuse's

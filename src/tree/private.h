@@ -197,7 +197,7 @@ struct group_slot {
  * mtimes — for each run a walk of runs/ meets, in digest order, from thousands of groups where the
  * record slots (about 1 KiB each) keep 128 with the default 8 MiB. 48 bytes each, an eighth of the
  * bound: 16,384 slots, for the 9,192 groups of 100,000 synthetic runs. A cold `find` of those
- * reads the store 150,000 times less and took 10% less time (docs/performance.md).
+ * reads the store 150,000 times less and took 10% less time (docs/performance-log.md).
  */
 struct gstamp_slot {
 	uint64_t generation; /* 0: unused */
