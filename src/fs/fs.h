@@ -1,9 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The kindexfs daemon's private interface: one `struct kx_fs` shared by the FUSE operations
- * (ops.c), the readdir listings (dircache.c), the shared store view and the invalidation notifier
- * (notify.c), set up and torn down by main.c. Only src/fs includes fuse_lowlevel.h, and only the
- * .c files do: this header keeps FUSE types out so the pieces stay testable on their own.
+ * (ops.c), the readdir listings (dircache.c), the shared store view (view.c) and the invalidation
+ * notifier (notify.c), set up and torn down by main.c. Only src/fs includes fuse_lowlevel.h, and
+ * only the .c files do: this header keeps FUSE types out so the pieces stay testable on their own.
+ *
+ * Calls between the files go down only, never in a circle (checked with nm: each object's
+ * undefined symbols that another object of src/fs defines). Lower layers first; each file calls
+ * only files on lines above it:
+ *
+ *     log.c  view.c  dircache.c  loop.c  names.c      (call no other file of src/fs)
+ *     versions.c      -> view
+ *     nodes.c         -> versions, dircache, view
+ *     notify.c        -> versions, view, loop, log
+ *     pusher.c        -> nodes, versions, dircache, view, loop, log
+ *     spooler.c       -> notify, log
+ *     inbox-table.c   -> names, log
+ *     decide.c        -> inbox-table, notify, names, loop, log
+ *     inbox.c         -> decide, inbox-table, notify, names, log
+ *     ops.c           -> inbox, inbox-table, pusher, nodes, versions, dircache, view, log
+ *     main.c          -> all of them
  *
  * Consistency model. Every operation reads one store view (a RocksDB snapshot) — the *current*
  * view, shared and reference-counted, so an operation costs no snapshot of its own. The daemon is
@@ -98,7 +114,7 @@ static inline bool kx_fs_gone(int r)
 	return r == -ENOTCONN || r == -EBADF || r == -ENODEV;
 }
 
-/* ---- views (ops.c) ---------------------------------------------------------------------------- */
+/* ---- views (view.c) --------------------------------------------------------------------------- */
 
 /* The current view, with a reference for the caller; never NULL once kx_fs_view_init succeeded. */
 struct fs_view *kx_fs_view_get(struct kx_fs *fs);
@@ -115,6 +131,18 @@ void kx_fs_view_release(struct kx_fs *fs);
  * receives it with one reference (NULL when nothing changed: same generation).
  */
 struct fs_view *kx_fs_view_swap(struct kx_fs *fs);
+
+/* ---- node resolution (nodes.c) -------------------------------------------------------------------- */
+
+/* The node inode `ino` names in view fv; -ESTALE for one the tree cannot decode (nodes.c). */
+int kx_fs_node_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, struct kx_node *ret);
+/*
+ * The same for any inode number of the tree, versioned ones too: the view to answer in may change
+ * from *fv (the current view, referenced by the caller) to the one the version was handed out in.
+ */
+int kx_fs_resolve(struct kx_fs *fs, struct fs_view **fv, uint64_t ino, struct kx_node *ret);
+/* The inode number a listing shows for a node (a versioned file's current version). */
+uint64_t kx_fs_listed_ino(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n);
 
 /* ---- readdir listings (dircache.c) ------------------------------------------------------------ */
 
@@ -281,17 +309,6 @@ void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
  */
 bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir);
 /*
- * The pusher's work (ops.c): store in the kernel's page cache every file of directory `dir`
- * listed after inode `after` (all of them if `after` is 0 or not listed) that the kernel holds / file
- * `ino`. Return how many they stored, or -ENOTCONN once the connection is gone; a file the kernel
- * has no inode for (yet: it makes a looked-up inode only once the process that asked runs again)
- * returns -ENOENT. With `all` (kx_fs_push_answered; NULL otherwise) a store answered ENOENT is
- * tried again a few times, and *all tells whether every file listed after `after` was stored.
- */
-int kx_fs_push_dir(struct kx_fs *fs, uint64_t dir, uint64_t after, bool *all);
-int kx_fs_push_file(struct kx_fs *fs, uint64_t ino);
-
-/*
  * Bare listings. A listing answered to a process that did not ask for attributes (find) leaves
  * out its files' entries — rendering each to size it would cost a walk most of its time — and the
  * kernel keeps that listing (cache_readdir). A reader that comes later (grep -r, tar, rsync, ls -l)
@@ -301,15 +318,13 @@ int kx_fs_push_file(struct kx_fs *fs, uint64_t ino);
  * a second file of one is looked up by name (kx_fs_looked_up_in: `file` in `dir`; one file a
  * directory is a reader of paths, as from find | xargs cat, which lists nothing), the pusher's
  * thread drops the kernel's copies of the bare listings among the directories listed after it in
- * its parent (kx_fs_relist_after, ops.c; RELIST_AHEAD of them): the reader lists those anew, and
+ * its parent (kx_fs_relist_after, pusher.c; RELIST_AHEAD of them): the reader lists those anew, and
  * gets entries and pushed files. kx_fs_bare_take tests and clears a directory's bit. Nothing
  * without the pusher.
  */
 void kx_fs_listed_bare(struct kx_fs *fs, uint64_t dir);
 void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir, uint64_t file);
 bool kx_fs_bare_take(struct kx_fs *fs, uint64_t dir);
-/* How many listings it dropped, or -ENOTCONN once the connection is gone. */
-int kx_fs_relist_after(struct kx_fs *fs, uint64_t dir);
 
 /* ---- the session loop (loop.c) -------------------------------------------------------------- */
 
@@ -342,6 +357,8 @@ bool kx_loop_watched(void);
  * read-only mounts get no FLUSH (so the kernel never sends one), -o rw mounts get the inbox's.
  */
 const void *kx_fs_ops(bool rw, size_t *ret_size);
+
+/* ---- logging (log.c) ------------------------------------------------------------------------------ */
 
 /* Messages on stderr (or syslog once detached), lowercase, failure first. */
 void kx_fs_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -5,7 +5,7 @@
  * back to the kernel unchanged. Inode numbers are the tree's (computed from content identity and
  * decoded back by kx_tree_node), so LOOKUP/FORGET need no inode table and a remount gives every
  * path the same inode number — but for the files whose bytes change (kx_node_versioned), whose
- * every version is an inode of its own, counted in versions.c's table (resolve() below).
+ * every version is an inode of its own, counted in versions.c's table (kx_fs_resolve, nodes.c).
  *
  * What keeps a warm tree as cheap as a local disk (docs/mount.md, "Caching and consistency"):
  *  - long entry/attr timeouts, negative entries included: the notifier invalidates whatever a
@@ -33,145 +33,10 @@
 #include <fuse_lowlevel.h>
 
 #include <errno.h>
-#include <sched.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-
-/* ---- logging ---------------------------------------------------------------------------------- */
-
-void kx_fs_log_error(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fuse_log(FUSE_LOG_ERR, "kindexfs: %s\n", msg);
-}
-
-void kx_fs_log_debug(const struct kx_fs *fs, const char *fmt, ...)
-{
-	if (!fs->debug)
-		return;
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fuse_log(FUSE_LOG_DEBUG, "kindexfs: %s\n", msg);
-}
-
-/* ---- the shared view -------------------------------------------------------------------------- */
-
-static struct fs_view *view_new(struct kx_fs *fs)
-{
-	struct fs_view *fv = calloc(1, sizeof(*fv));
-	if (!fv)
-		return NULL;
-	fv->v = kx_store_view(fs->store);
-	if (!fv->v) {
-		free(fv);
-		return NULL;
-	}
-	fv->generation = kx_view_generation(fv->v);
-	fv->refs = 1; /* the reference of kx_fs.view */
-	return fv;
-}
-
-static void view_free(struct fs_view *fv)
-{
-	if (!fv)
-		return;
-	kx_view_release(fv->v);
-	free(fv);
-}
-
-int kx_fs_view_init(struct kx_fs *fs)
-{
-	pthread_mutex_init(&fs->view_lock, NULL);
-	pthread_cond_init(&fs->view_idle, NULL);
-	fs->view = view_new(fs);
-	return fs->view ? 0 : -ENOMEM;
-}
-
-void kx_fs_view_release(struct kx_fs *fs)
-{
-	view_free(fs->view);
-	fs->view = NULL;
-	pthread_cond_destroy(&fs->view_idle);
-	pthread_mutex_destroy(&fs->view_lock);
-}
-
-struct fs_view *kx_fs_view_get(struct kx_fs *fs)
-{
-	pthread_mutex_lock(&fs->view_lock);
-	struct fs_view *fv = fs->view;
-	fv->refs++;
-	pthread_mutex_unlock(&fs->view_lock);
-	return fv;
-}
-
-struct fs_view *kx_fs_view_ref(struct kx_fs *fs, struct fs_view *fv)
-{
-	pthread_mutex_lock(&fs->view_lock);
-	fv->refs++;
-	pthread_mutex_unlock(&fs->view_lock);
-	return fv;
-}
-
-void kx_fs_view_hold(struct kx_fs *fs, struct fs_view *fv)
-{
-	pthread_mutex_lock(&fs->view_lock);
-	fv->held = true;
-	pthread_mutex_unlock(&fs->view_lock);
-}
-
-void kx_fs_view_unhold(struct kx_fs *fs, struct fs_view *fv)
-{
-	pthread_mutex_lock(&fs->view_lock);
-	fv->held = false;
-	bool last = fv->refs == 0;
-	pthread_mutex_unlock(&fs->view_lock);
-	if (last)
-		view_free(fv);
-}
-
-void kx_fs_view_put(struct kx_fs *fs, struct fs_view *fv)
-{
-	if (!fv)
-		return;
-	pthread_mutex_lock(&fs->view_lock);
-	bool last = --fv->refs == 0 && !fv->held;
-	if (fv->refs == 1 && fv != fs->view)
-		pthread_cond_broadcast(&fs->view_idle); /* the notifier waits for this */
-	pthread_mutex_unlock(&fs->view_lock);
-	if (last)
-		view_free(fv);
-}
-
-struct fs_view *kx_fs_view_swap(struct kx_fs *fs)
-{
-	struct fs_view *fresh = view_new(fs);
-	if (!fresh)
-		return NULL;
-	pthread_mutex_lock(&fs->view_lock);
-	struct fs_view *old = fs->view;
-	if (old->generation == fresh->generation) {
-		pthread_mutex_unlock(&fs->view_lock);
-		view_free(fresh);
-		return NULL;
-	}
-	fs->view = fresh;
-	/* keep kx_fs.view's reference as the caller's; wait for operations still reading the old state */
-	while (old->refs > 1)
-		pthread_cond_wait(&fs->view_idle, &fs->view_lock);
-	pthread_mutex_unlock(&fs->view_lock);
-	return old;
-}
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
@@ -230,59 +95,6 @@ static void unref_ino(struct kx_fs *fs, uint64_t ino)
 static void unref_entry(struct kx_fs *fs, const struct fuse_entry_param *e)
 {
 	unref_ino(fs, e->ino);
-}
-
-static int node_of(struct kx_fs *fs, struct fs_view *fv, fuse_ino_t ino, struct kx_node *ret)
-{
-	/*
-	 * A runs/<id>/ directory or file: from the runs/ listing if it is cached. `find` lists every
-	 * entry of runs/ before it enters the first, by when the tree's table of recent inodes has
-	 * forgotten them, and decoding one from the store is a prefix seek.
-	 */
-	char name[KX_SHORTID_LEN + 1];
-	struct kx_node runs = { .type = KX_NODE_RUNS }, run;
-	if (kx_tree_ino_runs_name(ino, name) &&
-	    kx_dircache_lookup(fs->dirs, kx_tree_ino(&runs), fv->generation, name, &run) == 0 &&
-	    kx_tree_ino_of_run(ino, &run, ret))
-		return 0;
-	int r = kx_tree_node(fs->tree, fv->v, ino, ret);
-	/* an inode the kernel still holds but the tree cannot decode: it is stale, not missing */
-	return r == -ENOENT ? -ESTALE : r;
-}
-
-/*
- * The node an inode number names, and the view to answer in: *fv (the current view, referenced
- * by the caller) unless `ino` is a version of a file that has changed since — then the view that
- * version was handed out in, which replaces *fv (the caller puts whichever it ends with).
- */
-static int resolve(struct kx_fs *fs, struct fs_view **fv, fuse_ino_t ino, struct kx_node *ret)
-{
-	if (!kx_ino_versioned(ino))
-		return node_of(fs, *fv, ino, ret);
-	uint64_t plain;
-	int64_t stamp, now;
-	struct fs_view *held;
-	int r = kx_versions_find(fs, ino, &plain, &stamp, &held);
-	if (r < 0)
-		return r;
-	if ((r = node_of(fs, held, plain, ret)) == 0 && kx_tree_stamp(fs->tree, (*fv)->v, ret, &now) == 0 &&
-	    now == stamp) {
-		kx_fs_view_put(fs, held); /* still the current version */
-		return 0;
-	}
-	kx_fs_view_put(fs, *fv);
-	*fv = held;
-	return r;
-}
-
-/* The inode number a listing shows for a node (a versioned file's current version). */
-static uint64_t listed_ino(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n)
-{
-	int64_t stamp;
-	uint64_t ino = kx_tree_ino(n);
-	if (kx_node_versioned(n) && kx_tree_stamp(fs->tree, fv->v, n, &stamp) == 0)
-		ino = kx_version_ino(ino, stamp);
-	return ino;
 }
 
 /* Internal failures are logged once here; ENOENT & co are answers, not failures. */
@@ -511,7 +323,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fuse_entry_param e;
 	/* a directory just listed answers from its listing, without the store */
 	int r = kx_dircache_lookup(fs->dirs, parent, fv->generation, name, &n);
-	if (r == -EAGAIN && (r = node_of(fs, fv, parent, &dir)) == 0)
+	if (r == -EAGAIN && (r = kx_fs_node_of(fs, fv, parent, &dir)) == 0)
 		r = kx_tree_lookup(fs->tree, fv->v, &dir, name, &n);
 	if (r == -ENOENT) {
 		/* a negative entry, cached as long as a positive one: new names are invalidated */
@@ -571,7 +383,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	struct kx_attr a;
-	int r = resolve(fs, &fv, ino, &n);
+	int r = kx_fs_resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_getattr(fs->tree, fv->v, &n, &a);
 	if (r == 0 && !a.dir)
@@ -613,7 +425,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	const struct kx_content *c = NULL;
-	int r = resolve(fs, &fv, ino, &n);
+	int r = kx_fs_resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_read(fs->tree, fv->v, &n, &c);
 	if (r == 0) {
@@ -633,193 +445,6 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	kx_fs_view_put(fs, fv);
 }
 
-/*
- * Pushing (pusher.c). Files are rendered in a view, then stored in the kernel's page cache with
- * no view held: a store waits for the lock of its page, which a READ of the same file holds until
- * a worker answers it, and a held view would make a notifier round (and whatever waits for one)
- * wait for that too. So a round may change the store between the rendering and the store; the
- * pusher looks afterwards, and if the generation moved on, takes back what it stored (an
- * invalidation after the store, as the round's own would have been) — bytes of an older
- * generation never stay in the page cache.
- */
-#define PUSH_MAX 32   /* files rendered before they are stored */
-#define PUSH_WAITS 20 /* a store pushed as its listing is answered: tries again after ENOENT */
-
-struct pushing {
-	uint64_t generation; /* of the current view when they were rendered */
-	size_t len;
-	size_t unknown;      /* stores the kernel answered ENOENT: it has no such inode (yet) */
-	unsigned waits;      /* a store answered ENOENT is tried again this many times, yielding:
-			      * the reader is taking in the listing that makes the inodes */
-	struct {
-		uint64_t ino;
-		const struct kx_content *c;
-	} f[PUSH_MAX];
-};
-
-/* Render file n (inode `ino`) in view fv for pushing, if the kernel holds that inode. */
-static void push_render(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, uint64_t ino,
-			struct pushing *p)
-{
-	if (kx_ino_versioned(ino) ? kx_versions_find(fs, ino, NULL, NULL, NULL) < 0 : !kx_held_maybe(fs, ino))
-		return; /* the kernel would answer ENOENT */
-	if (kx_pushed_shared(fs, ino))
-		return; /* stored for another run that names the same document */
-	if (p->len < PUSH_MAX && kx_tree_read(fs->tree, fv->v, n, &p->f[p->len].c) == 0)
-		p->f[p->len++].ino = ino; /* a failure is the reader's READ's to report */
-}
-
-/* One store: 1 stored, -ENOENT the kernel has no such inode (yet, or any longer), -ENOTCONN the
- * connection is gone, 0 another failure (logged). */
-static int push_store(struct kx_fs *fs, uint64_t ino, const struct kx_content *c)
-{
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(c->len);
-	bv.buf[0].mem = (void *)c->data;
-	int r = fuse_lowlevel_notify_store(fs->se, ino, 0, &bv, 0);
-	if (kx_fs_gone(r))
-		return -ENOTCONN;
-	if (r < 0 && r != -ENOENT)
-		kx_fs_log_error("cannot store inode %#llx in the page cache: %s", (unsigned long long)ino, strerror(-r));
-	return r == 0 ? 1 : r == -ENOENT ? r : 0;
-}
-
-/*
- * Store what p holds (no view held), then take it back if the store changed meanwhile. Returns
- * how many were stored, or -ENOTCONN.
- */
-static int push_flush(struct kx_fs *fs, struct pushing *p)
-{
-	int r = 0, stored = 0;
-	bool kept[PUSH_MAX] = { false };
-	for (size_t i = 0; i < p->len && r != -ENOTCONN; i++) {
-		r = push_store(fs, p->f[i].ino, p->f[i].c);
-		for (unsigned t = 0; r == -ENOENT && t < p->waits; t++) {
-			sched_yield(); /* the reader may be waiting for this core */
-			r = push_store(fs, p->f[i].ino, p->f[i].c);
-		}
-		if (r == -ENOENT)
-			p->waits = 0; /* it is not making them (now): no more waiting */
-		kept[i] = r > 0;
-		stored += r > 0;
-		if (r > 0)
-			kx_pushed_set(fs, p->f[i].ino, true);
-		p->unknown += r == -ENOENT;
-	}
-	struct fs_view *now = kx_fs_view_get(fs);
-	bool moved = now->generation != p->generation;
-	kx_fs_view_put(fs, now);
-	for (size_t i = 0; i < p->len; i++) {
-		if (moved && kept[i] && r != -ENOTCONN) {
-			fuse_lowlevel_notify_inval_inode(fs->se, p->f[i].ino, 0, 0);
-			kx_pushed_set(fs, p->f[i].ino, false);
-		}
-		kx_content_put(p->f[i].c);
-	}
-	p->len = 0;
-	return r == -ENOTCONN ? r : stored;
-}
-
-/* Directory dir's listing (inode number ino) from its start, to kx_dircache_put; NULL if it is
- * gone or empty. */
-static const struct kx_listing *listing_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, const struct kx_node *dir)
-{
-	const struct kx_listing *l;
-	size_t i;
-	return kx_dircache_get(fs->dirs, fs->tree, fv, ino, dir, 0, &l, &i) == 0 ? l : NULL;
-}
-
-/* The index of the entry after the one of inode ino in l; 0 if ino is not listed. */
-static size_t listed_after(struct kx_fs *fs, struct fs_view *fv, const struct kx_listing *l, uint64_t ino)
-{
-	for (size_t i = 2; i < l->len; i++)
-		if (listed_ino(fs, fv, &l->e[i].node) == ino)
-			return i + 1;
-	return 0;
-}
-
-int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after, bool *all)
-{
-	struct pushing p = { .len = 0, .waits = all ? PUSH_WAITS : 0 };
-	struct fs_view *fv = kx_fs_view_get(fs);
-	struct kx_node dir;
-	const struct kx_listing *l = node_of(fs, fv, dino, &dir) == 0 ? listing_of(fs, fv, dino, &dir) : NULL;
-	size_t i = l && after ? listed_after(fs, fv, l, after) : 0; /* after 0: from the first file */
-	p.generation = fv->generation;
-	for (i = i ? i : 2; l && i < l->len && p.len < PUSH_MAX; i++) {
-		const struct kx_node *n = &l->e[i].node;
-		if (n->type < KX_NODE__FS && !kx_node_is_dir(n))
-			push_render(fs, fv, n, listed_ino(fs, fv, n), &p);
-	}
-	bool whole = l && i == l->len; /* not cut short at PUSH_MAX */
-	if (l)
-		kx_dircache_put(fs->dirs, l);
-	kx_fs_view_put(fs, fv);
-	int r = push_flush(fs, &p);
-	if (all)
-		*all = whole && r >= 0 && !p.unknown;
-	return r;
-}
-
-int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
-{
-	struct pushing p = { .len = 0 };
-	struct fs_view *fv = kx_fs_view_get(fs);
-	struct kx_node n;
-	p.generation = fv->generation;
-	if (resolve(fs, &fv, ino, &n) == 0)
-		push_render(fs, fv, &n, ino, &p);
-	kx_fs_view_put(fs, fv);
-	int r = push_flush(fs, &p);
-	return r == 0 && p.unknown ? -ENOENT : r;
-}
-
-#define RELIST_AHEAD 256 /* bare listings dropped after the directory a reader looks up files in */
-#define RELIST_SCAN 1024 /* entries of the parent looked at for them */
-
-/* Directory s's bare listing, if the kernel may hold one: its bit taken, its inode into todo. */
-static bool take_bare(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *s, uint64_t *todo, size_t *n)
-{
-	uint64_t ino;
-	if (*n == RELIST_AHEAD || s->type >= KX_NODE__FS || !kx_node_is_dir(s) || !kx_fs_bare_take(fs, ino = listed_ino(fs, fv, s)))
-		return false;
-	todo[(*n)++] = ino;
-	return true;
-}
-
-/*
- * The directories after `dino` in its parent, and for a group directory among them whose listing
- * was bare its rank directories too: a reader that looks up the files of a group's first rank
- * directory one by one goes on to the next group's.
- */
-int kx_fs_relist_after(struct kx_fs *fs, uint64_t dino)
-{
-	struct fs_view *fv = kx_fs_view_get(fs);
-	struct kx_node dir, parent;
-	const struct kx_listing *l = NULL, *sub;
-	size_t n = 0;
-	uint64_t todo[RELIST_AHEAD];
-	if (node_of(fs, fv, dino, &dir) == 0 && kx_tree_parent(fs->tree, fv->v, &dir, &parent) == 0)
-		l = listing_of(fs, fv, kx_tree_ino(&parent), &parent);
-	size_t i = l ? listed_after(fs, fv, l, dino) : 0;
-	for (size_t end = i + RELIST_SCAN; i && i < l->len && i < end && n < RELIST_AHEAD; i++) {
-		const struct kx_node *s = &l->e[i].node;
-		/* a group find listed: it listed its rank directories too */
-		if (take_bare(fs, fv, s, todo, &n) && s->type == KX_NODE_GROUP && (sub = listing_of(fs, fv, todo[n - 1], s))) {
-			for (size_t j = 2; j < sub->len; j++)
-				take_bare(fs, fv, &sub->e[j].node, todo, &n);
-			kx_dircache_put(fs->dirs, sub);
-		}
-	}
-	if (l)
-		kx_dircache_put(fs->dirs, l);
-	kx_fs_view_put(fs, fv);
-	/* like a store, with no view held: the kernel drops the listing's pages and the attributes */
-	for (size_t k = 0; k < n; k++)
-		if (kx_fs_gone(fuse_lowlevel_notify_inval_inode(fs->se, todo[k], 0, 0)))
-			return -ENOTCONN;
-	return (int)n;
-}
-
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	if (kx_ino_in_inbox(ino)) {
@@ -833,7 +458,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	size_t i = 0, used = 0, nrefs = 0;
 	char *buf = NULL;
 	uint64_t *refs = NULL; /* versioned inode numbers handed out in this batch */
-	int r = node_of(fs, fv, ino, &dir);
+	int r = kx_fs_node_of(fs, fv, ino, &dir);
 	if (r == 0 && !kx_node_is_dir(&dir))
 		r = -ENOTDIR;
 	if (r == 0 && (r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i)) == 1) {
@@ -866,14 +491,14 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			} else if (name_only || fill_entry(fs, fv, &d->node, &e) < 0) {
 				/* ino 0 means "no entry": the kernel looks the name up if it needs it */
 				memset(&e, 0, sizeof(e));
-				e.attr.st_ino = listed_ino(fs, fv, &d->node);
+				e.attr.st_ino = kx_fs_listed_ino(fs, fv, &d->node);
 				e.attr.st_mode = kx_node_is_dir(&d->node) ? S_IFDIR : S_IFREG;
 			} else {
 				refs[nrefs++] = e.ino;
 			}
 			fuse_add_direntry_plus(req, buf + used, size - used, d->name, &e, next);
 		} else {
-			struct stat st = { .st_ino = listed_ino(fs, fv, &d->node),
+			struct stat st = { .st_ino = kx_fs_listed_ino(fs, fv, &d->node),
 					   .st_mode = kx_node_is_dir(&d->node) || d->node.type >= KX_NODE__FS ? S_IFDIR
 													     : S_IFREG };
 			need = fuse_add_direntry(req, buf + used, size - used, d->name, &st, next);
@@ -954,7 +579,7 @@ static void tree_xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t 
 	struct fs_view *fv = kx_fs_view_get(fs);
 	struct kx_node n;
 	struct kx_buf b = { 0 };
-	int r = resolve(fs, &fv, ino, &n);
+	int r = kx_fs_resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = name ? kx_tree_xattr_get(fs->tree, fv->v, &n, name, &b) : kx_tree_xattr_list(fs->tree, fv->v, &n, &b);
 	if (r == 0)

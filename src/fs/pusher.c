@@ -23,10 +23,10 @@
  * loses the race costs nothing but the work (the kernel asks with READ as before).
  *
  * Only inodes the kernel holds are pushed (an unknown one answers ENOENT anyway), with the bytes
- * the READ path would answer. ops.c renders them in a view and stores them with no view held: a
- * store waits for the lock of its page, which a READ of the same file may hold until a worker
- * answers it, and a notifier round must not wait for that; if the store's generation moved on
- * meanwhile, what was stored is invalidated. This thread holds no lock while it talks to the
+ * the READ path would answer. kx_fs_push_dir renders them in a view and stores them with no view
+ * held: a store waits for the lock of its page, which a READ of the same file may hold until a
+ * worker answers it, and a notifier round must not wait for that; if the store's generation moved
+ * on meanwhile, what was stored is invalidated. This thread holds no lock while it talks to the
  * kernel.
  *
  * The kernel makes a looked-up inode only once the process that asked runs again: a store before
@@ -37,8 +37,12 @@
  */
 #include "fs.h"
 
+#include <fuse_lowlevel.h>
+
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define QUEUE 64
 #define BATCH 32         /* files looked up by name are pushed this many at a time, */
@@ -155,6 +159,202 @@ static void tally(struct kx_pusher *p, int n)
 {
 	p->requests++;
 	p->files += n > 0 ? (unsigned long)n : 0;
+}
+
+/*
+ * Pushing (pusher.c). Files are rendered in a view, then stored in the kernel's page cache with
+ * no view held: a store waits for the lock of its page, which a READ of the same file holds until
+ * a worker answers it, and a held view would make a notifier round (and whatever waits for one)
+ * wait for that too. So a round may change the store between the rendering and the store; the
+ * pusher looks afterwards, and if the generation moved on, takes back what it stored (an
+ * invalidation after the store, as the round's own would have been) — bytes of an older
+ * generation never stay in the page cache.
+ */
+#define PUSH_MAX 32   /* files rendered before they are stored */
+#define PUSH_WAITS 20 /* a store pushed as its listing is answered: tries again after ENOENT */
+
+struct pushing {
+	uint64_t generation; /* of the current view when they were rendered */
+	size_t len;
+	size_t unknown;      /* stores the kernel answered ENOENT: it has no such inode (yet) */
+	unsigned waits;      /* a store answered ENOENT is tried again this many times, yielding:
+			      * the reader is taking in the listing that makes the inodes */
+	struct {
+		uint64_t ino;
+		const struct kx_content *c;
+	} f[PUSH_MAX];
+};
+
+/* Render file n (inode `ino`) in view fv for pushing, if the kernel holds that inode. */
+static void push_render(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, uint64_t ino,
+			struct pushing *p)
+{
+	if (kx_ino_versioned(ino) ? kx_versions_find(fs, ino, NULL, NULL, NULL) < 0 : !kx_held_maybe(fs, ino))
+		return; /* the kernel would answer ENOENT */
+	if (kx_pushed_shared(fs, ino))
+		return; /* stored for another run that names the same document */
+	if (p->len < PUSH_MAX && kx_tree_read(fs->tree, fv->v, n, &p->f[p->len].c) == 0)
+		p->f[p->len++].ino = ino; /* a failure is the reader's READ's to report */
+}
+
+/* One store: 1 stored, -ENOENT the kernel has no such inode (yet, or any longer), -ENOTCONN the
+ * connection is gone, 0 another failure (logged). */
+static int push_store(struct kx_fs *fs, uint64_t ino, const struct kx_content *c)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(c->len);
+	bv.buf[0].mem = (void *)c->data;
+	int r = fuse_lowlevel_notify_store(fs->se, ino, 0, &bv, 0);
+	if (kx_fs_gone(r))
+		return -ENOTCONN;
+	if (r < 0 && r != -ENOENT)
+		kx_fs_log_error("cannot store inode %#llx in the page cache: %s", (unsigned long long)ino, strerror(-r));
+	return r == 0 ? 1 : r == -ENOENT ? r : 0;
+}
+
+/*
+ * Store what p holds (no view held), then take it back if the store changed meanwhile. Returns
+ * how many were stored, or -ENOTCONN.
+ */
+static int push_flush(struct kx_fs *fs, struct pushing *p)
+{
+	int r = 0, stored = 0;
+	bool kept[PUSH_MAX] = { false };
+	for (size_t i = 0; i < p->len && r != -ENOTCONN; i++) {
+		r = push_store(fs, p->f[i].ino, p->f[i].c);
+		for (unsigned t = 0; r == -ENOENT && t < p->waits; t++) {
+			sched_yield(); /* the reader may be waiting for this core */
+			r = push_store(fs, p->f[i].ino, p->f[i].c);
+		}
+		if (r == -ENOENT)
+			p->waits = 0; /* it is not making them (now): no more waiting */
+		kept[i] = r > 0;
+		stored += r > 0;
+		if (r > 0)
+			kx_pushed_set(fs, p->f[i].ino, true);
+		p->unknown += r == -ENOENT;
+	}
+	struct fs_view *now = kx_fs_view_get(fs);
+	bool moved = now->generation != p->generation;
+	kx_fs_view_put(fs, now);
+	for (size_t i = 0; i < p->len; i++) {
+		if (moved && kept[i] && r != -ENOTCONN) {
+			fuse_lowlevel_notify_inval_inode(fs->se, p->f[i].ino, 0, 0);
+			kx_pushed_set(fs, p->f[i].ino, false);
+		}
+		kx_content_put(p->f[i].c);
+	}
+	p->len = 0;
+	return r == -ENOTCONN ? r : stored;
+}
+
+/* Directory dir's listing (inode number ino) from its start, to kx_dircache_put; NULL if it is
+ * gone or empty. */
+static const struct kx_listing *listing_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, const struct kx_node *dir)
+{
+	const struct kx_listing *l;
+	size_t i;
+	return kx_dircache_get(fs->dirs, fs->tree, fv, ino, dir, 0, &l, &i) == 0 ? l : NULL;
+}
+
+/* The index of the entry after the one of inode ino in l; 0 if ino is not listed. */
+static size_t listed_after(struct kx_fs *fs, struct fs_view *fv, const struct kx_listing *l, uint64_t ino)
+{
+	for (size_t i = 2; i < l->len; i++)
+		if (kx_fs_listed_ino(fs, fv, &l->e[i].node) == ino)
+			return i + 1;
+	return 0;
+}
+
+/*
+ * The pusher's work: store in the kernel's page cache every file of directory `dir` listed after
+ * inode `after` (all of them if `after` is 0 or not listed) that the kernel holds / file `ino`.
+ * Return how many they stored, or -ENOTCONN once the connection is gone; a file the kernel has no
+ * inode for (yet: it makes a looked-up inode only once the process that asked runs again) returns
+ * -ENOENT. With `all` (kx_fs_push_answered; NULL otherwise) a store answered ENOENT is tried again
+ * a few times, and *all tells whether every file listed after `after` was stored.
+ */
+static int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after, bool *all)
+{
+	struct pushing p = { .len = 0, .waits = all ? PUSH_WAITS : 0 };
+	struct fs_view *fv = kx_fs_view_get(fs);
+	struct kx_node dir;
+	const struct kx_listing *l = kx_fs_node_of(fs, fv, dino, &dir) == 0 ? listing_of(fs, fv, dino, &dir) : NULL;
+	size_t i = l && after ? listed_after(fs, fv, l, after) : 0; /* after 0: from the first file */
+	p.generation = fv->generation;
+	for (i = i ? i : 2; l && i < l->len && p.len < PUSH_MAX; i++) {
+		const struct kx_node *n = &l->e[i].node;
+		if (n->type < KX_NODE__FS && !kx_node_is_dir(n))
+			push_render(fs, fv, n, kx_fs_listed_ino(fs, fv, n), &p);
+	}
+	bool whole = l && i == l->len; /* not cut short at PUSH_MAX */
+	if (l)
+		kx_dircache_put(fs->dirs, l);
+	kx_fs_view_put(fs, fv);
+	int r = push_flush(fs, &p);
+	if (all)
+		*all = whole && r >= 0 && !p.unknown;
+	return r;
+}
+
+static int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
+{
+	struct pushing p = { .len = 0 };
+	struct fs_view *fv = kx_fs_view_get(fs);
+	struct kx_node n;
+	p.generation = fv->generation;
+	if (kx_fs_resolve(fs, &fv, ino, &n) == 0)
+		push_render(fs, fv, &n, ino, &p);
+	kx_fs_view_put(fs, fv);
+	int r = push_flush(fs, &p);
+	return r == 0 && p.unknown ? -ENOENT : r;
+}
+
+#define RELIST_AHEAD 256 /* bare listings dropped after the directory a reader looks up files in */
+#define RELIST_SCAN 1024 /* entries of the parent looked at for them */
+
+/* Directory s's bare listing, if the kernel may hold one: its bit taken, its inode into todo. */
+static bool take_bare(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *s, uint64_t *todo, size_t *n)
+{
+	uint64_t ino;
+	if (*n == RELIST_AHEAD || s->type >= KX_NODE__FS || !kx_node_is_dir(s) || !kx_fs_bare_take(fs, ino = kx_fs_listed_ino(fs, fv, s)))
+		return false;
+	todo[(*n)++] = ino;
+	return true;
+}
+
+/*
+ * The directories after `dino` in its parent, and for a group directory among them whose listing
+ * was bare its rank directories too: a reader that looks up the files of a group's first rank
+ * directory one by one goes on to the next group's. How many listings it dropped, or -ENOTCONN
+ * once the connection is gone.
+ */
+static int kx_fs_relist_after(struct kx_fs *fs, uint64_t dino)
+{
+	struct fs_view *fv = kx_fs_view_get(fs);
+	struct kx_node dir, parent;
+	const struct kx_listing *l = NULL, *sub;
+	size_t n = 0;
+	uint64_t todo[RELIST_AHEAD];
+	if (kx_fs_node_of(fs, fv, dino, &dir) == 0 && kx_tree_parent(fs->tree, fv->v, &dir, &parent) == 0)
+		l = listing_of(fs, fv, kx_tree_ino(&parent), &parent);
+	size_t i = l ? listed_after(fs, fv, l, dino) : 0;
+	for (size_t end = i + RELIST_SCAN; i && i < l->len && i < end && n < RELIST_AHEAD; i++) {
+		const struct kx_node *s = &l->e[i].node;
+		/* a group find listed: it listed its rank directories too */
+		if (take_bare(fs, fv, s, todo, &n) && s->type == KX_NODE_GROUP && (sub = listing_of(fs, fv, todo[n - 1], s))) {
+			for (size_t j = 2; j < sub->len; j++)
+				take_bare(fs, fv, &sub->e[j].node, todo, &n);
+			kx_dircache_put(fs->dirs, sub);
+		}
+	}
+	if (l)
+		kx_dircache_put(fs->dirs, l);
+	kx_fs_view_put(fs, fv);
+	/* like a store, with no view held: the kernel drops the listing's pages and the attributes */
+	for (size_t k = 0; k < n; k++)
+		if (kx_fs_gone(fuse_lowlevel_notify_inval_inode(fs->se, todo[k], 0, 0)))
+			return -ENOTCONN;
+	return (int)n;
 }
 
 static void *pusher_main(void *arg)
