@@ -11,24 +11,28 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-void kx_fs_log_error(const char *fmt, ...)
+/* One line at `level`: the message, whole up to 1 KiB, after the daemon's name. */
+static void log_line(enum fuse_log_level level, const char *fmt, va_list ap)
 {
 	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fuse_log(level, "kindexfs: %s\n", msg);
+}
+
+void kx_fs_log_error(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_line(FUSE_LOG_ERR, fmt, ap);
 	va_end(ap);
-	fuse_log(FUSE_LOG_ERR, "kindexfs: %s\n", msg);
 }
 
 void kx_fs_log_debug(const struct kx_fs *fs, const char *fmt, ...)
 {
 	if (!fs->debug)
 		return;
-	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_line(FUSE_LOG_DEBUG, fmt, ap);
 	va_end(ap);
-	fuse_log(FUSE_LOG_DEBUG, "kindexfs: %s\n", msg);
 }
