@@ -5,10 +5,7 @@
 # that are not sizes; counts in the singular; long values quoted short. Every command runs under
 # timeout(1), so a hang fails the check instead of the suite.
 source "$(dirname "$0")/cli-lib.sh"
-cd "$tmp"
-export KINDEX_STORE=$tmp/store
-gen=$KX_SOURCE_ROOT/bench/gen-manifests
-command -v python3 >/dev/null || { echo "# SKIP: bench/gen-manifests needs python3"; exit 77; }
+manifest_store
 expect 0 "$KINDEX" init
 python3 "$gen" 2 gen >/dev/null || die "gen-manifests failed"
 

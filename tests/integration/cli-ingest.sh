@@ -5,10 +5,7 @@
 # that print "refused FILE" with file:line:col, JSON pointer and rule — one file one decision,
 # the other files of the same command still go in.
 source "$(dirname "$0")/cli-lib.sh"
-cd "$tmp"
-export KINDEX_STORE=$tmp/store
-gen=$KX_SOURCE_ROOT/bench/gen-manifests
-command -v python3 >/dev/null || { echo "# SKIP: bench/gen-manifests needs python3"; exit 77; }
+manifest_store
 
 expect 0 "$KINDEX" init
 python3 "$gen" 300 many >/dev/null || die "gen-manifests failed"

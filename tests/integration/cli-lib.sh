@@ -76,3 +76,11 @@ not_contains() {
 		return 1
 	}
 }
+# manifest_store: work in $tmp with KINDEX_STORE=$tmp/store and $gen naming bench/gen-manifests
+# (synthetic manifests); exits 77 where python3, which it needs, is missing
+manifest_store() {
+	cd "$tmp" || die "cannot enter $tmp"
+	export KINDEX_STORE=$tmp/store
+	gen=$KX_SOURCE_ROOT/bench/gen-manifests
+	command -v python3 >/dev/null || { echo "# SKIP: bench/gen-manifests needs python3"; exit 77; }
+}

@@ -12,10 +12,7 @@
 # background, files dropped at different times are all decided (each round lists new/ afresh),
 # and SIGTERM stops it with status 0.
 source "$(dirname "$0")/cli-lib.sh"
-cd "$tmp"
-export KINDEX_STORE=$tmp/store
-gen=$KX_SOURCE_ROOT/bench/gen-manifests
-command -v python3 >/dev/null || { echo "# SKIP: bench/gen-manifests needs python3"; exit 77; }
+manifest_store
 
 expect 0 "$KINDEX" init
 python3 "$gen" 12 m >/dev/null || die "gen-manifests failed"
