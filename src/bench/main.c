@@ -487,6 +487,13 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 	char err[512] = "";
 	int r;
 
+	/* tests only: make case N (1-based) fail as an error would, to test what survives it */
+	const char *inject = getenv("KX_BENCH_TEST_FAIL_CASE");
+	if (inject && strtoul(inject, NULL, 10) == idx) {
+		fail("cannot prepare %s: failure injected by KX_BENCH_TEST_FAIL_CASE=%s", label, inject);
+		r = -EIO;
+		goto out;
+	}
 	status_line(S, "[%zu/%zu] %s: preparing inputs and checking correctness", idx, total, label);
 	if (gpu) {
 		r = kx_gpu_case_new(S->gpu, &shape, &gc, err, sizeof(err));
