@@ -293,7 +293,7 @@ int kx_bench_manifest_filename(const struct kx_json *manifest, char *out, size_t
 
 enum kx_bench_sink_kind {
 	KX_SINK_STDOUT,
-	KX_SINK_FILE,  /* FILE.tmp.<pid> renamed to FILE on close */
+	KX_SINK_FILE,  /* FILE.tmp.<pid> renamed to FILE after each manifest, holding all so far */
 	KX_SINK_INBOX, /* DIR/.name.tmp renamed to DIR/name */
 	KX_SINK_SPOOL, /* maildir: DIR/tmp/name renamed to DIR/new/name */
 };
@@ -302,8 +302,9 @@ struct kx_bench_sink {
 	enum kx_bench_sink_kind kind;
 	const char *path;
 	bool lines;     /* JSON Lines (JCS, one manifest a line) instead of the pretty form */
-	void *f;        /* FILE * of stdout / the temporary file */
+	void *f;        /* FILE * of stdout */
 	char *tmp_path;
+	struct kx_buf all; /* KX_SINK_FILE: every manifest written so far */
 	size_t count;
 };
 
@@ -315,8 +316,9 @@ int kx_bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest,
 			char **ret_path, char *err, size_t errlen);
 /* Write a whole file atomically: PATH.tmp.<pid>, fsync, rename. */
 int kx_bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen);
-/* commit = false drops a temporary file instead of renaming it into place. */
-int kx_bench_sink_close(struct kx_bench_sink *s, bool commit, char *err, size_t errlen);
+/* Every manifest written is already in place (FILE holds all of them so far): closing only frees,
+ * and an error in a later run leaves the earlier ones where they are. */
+void kx_bench_sink_close(struct kx_bench_sink *s);
 
 /* ---- the CPU selftest (cpu.c) ----------------------------------------------------------------- */
 

@@ -99,7 +99,8 @@ static void usage(FILE *f)
 	      "  --seed N               seed of the generated inputs\n"
 	      "\n"
 	      "output (default: standard output; several manifests are written as JSON Lines):\n"
-	      "  -o, --output FILE      write to FILE atomically (FILE.tmp.PID, then renamed)\n"
+	      "  -o, --output FILE      write to FILE atomically, again after every run (FILE.tmp.PID,\n"
+	      "                         then renamed): an error in a later run keeps the earlier ones\n"
 	      "  --inbox DIR            one file per manifest into a kindexfs inbox (.NAME.tmp, renamed)\n"
 	      "  --spool DIR            one file per manifest into a maildir spool (tmp/, then new/)\n"
 	      "  --jsonl                JSON Lines even for a single manifest\n"
@@ -580,13 +581,22 @@ static int open_sink(struct session *S, size_t manifests)
 	return r;
 }
 
-static int close_sink(struct session *S, bool commit)
+/* After an error in `failed`: say what the earlier runs left behind, which stays. */
+static void close_sink(struct session *S, const struct kx_bench_case *failed)
 {
-	char err[512];
-	int r = kx_bench_sink_close(&S->sink, commit, err, sizeof(err));
-	if (r < 0)
-		fail("%s", err);
-	return r;
+	const struct kx_bench_sink *k = &S->sink;
+	size_t n = k->count;
+	if (failed && k->kind == KX_SINK_FILE && n)
+		fail("'%s' holds the %zu manifest%s completed before %s %s failed", k->path, n,
+		     n == 1 ? "" : "s", failed->w->benchmark, failed->impl->name);
+	else if (failed && k->kind == KX_SINK_FILE)
+		fail("'%s' not written: no run completed before %s %s failed", k->path,
+		     failed->w->benchmark, failed->impl->name);
+	else if (failed && n)
+		fail("the %zu manifest%s completed before %s %s failed %s in '%s'", n,
+		     n == 1 ? "" : "s", failed->w->benchmark, failed->impl->name,
+		     n == 1 ? "is" : "are", k->path);
+	kx_bench_sink_close(&S->sink);
 }
 
 static void protocol_overrides(const struct options *o, struct kx_bench_protocol *p)
@@ -658,10 +668,11 @@ static int do_cases(struct session *S, struct kx_bench_case *cases, size_t n, bo
 	int r = open_sink(S, n);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < n && r >= 0; i++)
+	size_t i = 0;
+	for (; i < n && r >= 0; i++)
 		r = run_case(S, &cases[i], i + 1, n, gpu);
-	int c = close_sink(S, r >= 0);
-	return r < 0 ? r : c;
+	close_sink(S, r < 0 ? &cases[i - 1] : NULL);
+	return r;
 }
 
 /* ---- --record ---------------------------------------------------------------------------------- */
@@ -791,9 +802,7 @@ static int do_record(struct session *S, const struct kx_bench_workload *w)
 	summary(S, &res, w->benchmark);
 	r = emit(S, a, &res, o->impl_project ? o->impl_project : o->impls,
 		 o->impl_version ? o->impl_version : "unknown");
-	int cr = close_sink(S, r >= 0);
-	if (r >= 0)
-		r = cr;
+	close_sink(S, NULL);
 out:
 	free(s.ns);
 	kx_arena_free(a);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Where manifests go, always atomically: nothing is visible under its final name until it is
- * complete and fsync'ed. `-o FILE` writes FILE.tmp.<pid> and renames it over FILE when the last
- * run is done; `--inbox DIR` writes DIR/.<name>.tmp and renames it to DIR/<name> (the mount's
+ * complete and fsync'ed. `-o FILE` rewrites FILE after every manifest with all of them so far
+ * (FILE.tmp.<pid>, fsync, rename), so each finished run is durable in FILE at once and an error
+ * or a kill in a later one loses nothing before it; `--inbox DIR` writes DIR/.<name>.tmp and renames it to DIR/<name> (the mount's
  * inbox holds names with a leading '.' until they are renamed, SPEC §4); `--spool DIR` is a
  * maildir: DIR/tmp/<name>, then DIR/new/<name>. Standard output gets the bytes as they come.
  *
@@ -59,14 +60,18 @@ int kx_bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, co
 		if (!s->tmp_path)
 			return -ENOMEM;
 		snprintf(s->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
-		s->f = fopen(s->tmp_path, "w");
-		if (!s->f) {
+		/* fail now, before any run, where FILE's directory cannot take it */
+		int fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
 			int e = -errno;
 			snprintf(err, errlen, "cannot create '%s': %s", s->tmp_path, strerror(errno));
 			free(s->tmp_path);
 			s->tmp_path = NULL;
 			return e;
 		}
+		close(fd);
+		unlink(s->tmp_path);
+		kx_buf_init(&s->all, 0);
 		return 0;
 	}
 	/* inbox and spool: the directories must be there (a spool's tmp/ and new/ are made) */
@@ -142,17 +147,28 @@ int kx_bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest,
 		snprintf(err, errlen, "cannot serialize the manifest: %s", strerror(-r));
 		goto out;
 	}
-	if (s->kind == KX_SINK_STDOUT || s->kind == KX_SINK_FILE) {
+	if (s->kind == KX_SINK_STDOUT) {
 		FILE *f = s->f;
 		if (fwrite(b.ptr, 1, b.len, f) != b.len || fflush(f) != 0) {
 			r = -errno;
-			snprintf(err, errlen, "cannot write '%s': %s",
-				 s->kind == KX_SINK_STDOUT ? "standard output" : s->tmp_path,
-				 strerror(errno));
+			snprintf(err, errlen, "cannot write 'standard output': %s", strerror(errno));
 			goto out;
 		}
 		if (ret_path)
-			*ret_path = strdup(s->kind == KX_SINK_STDOUT ? "-" : s->path);
+			*ret_path = strdup("-");
+	} else if (s->kind == KX_SINK_FILE) {
+		/* FILE again, with this manifest after the others: complete at every step */
+		size_t len0 = s->all.len;
+		if ((r = kx_buf_append(&s->all, b.ptr, b.len)) < 0) {
+			snprintf(err, errlen, "cannot write '%s': %s", s->path, strerror(-r));
+			goto out;
+		}
+		if ((r = publish(s->tmp_path, s->path, &s->all, err, errlen)) < 0) {
+			s->all.len = len0;
+			goto out;
+		}
+		if (ret_path)
+			*ret_path = strdup(s->path);
 	} else {
 		size_t n = strlen(s->path) + strlen(name) + 16;
 		char *tmp = malloc(n), *dst = malloc(n);
@@ -183,24 +199,10 @@ out:
 	return r;
 }
 
-int kx_bench_sink_close(struct kx_bench_sink *s, bool commit, char *err, size_t errlen)
+void kx_bench_sink_close(struct kx_bench_sink *s)
 {
-	int r = 0;
-	if (s->kind == KX_SINK_FILE && s->f) {
-		FILE *f = s->f;
-		if (fflush(f) != 0 || fsync(fileno(f)) < 0)
-			r = -errno;
-		if (fclose(f) != 0 && r == 0)
-			r = -errno;
-		s->f = NULL;
-		if (r == 0 && commit && rename(s->tmp_path, s->path) < 0)
-			r = -errno;
-		if (r < 0)
-			snprintf(err, errlen, "cannot write '%s': %s", s->path, strerror(-r));
-		if (r < 0 || !commit)
-			unlink(s->tmp_path);
-	}
+	if (s->kind == KX_SINK_FILE)
+		kx_buf_release(&s->all);
 	free(s->tmp_path);
 	s->tmp_path = NULL;
-	return r;
 }
