@@ -75,19 +75,14 @@ static int check_receipts(struct receipts *rc, const char *dir, bool required)
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		struct stat st;
-		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (16 << 20))
-			continue;
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		char *text = malloc((size_t)st.st_size + 1);
-		size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
-		fclose(f);
-		rc->file = path;
-		if (text)
-			r = kx_receipt_runs(text, n, receipt_run, rc);
-		r = r > 0 ? 0 : r;
-		free(text);
+		struct kx_buf text = { 0 };
+		/* a receipt is a few lines a run: what is bigger, or not a file, is not one */
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && kx_read_file(path, 16u << 20, &text) == 0) {
+			rc->file = path;
+			r = kx_receipt_runs(text.ptr ? text.ptr : "", text.len, receipt_run, rc);
+			r = r > 0 ? 0 : r;
+		}
+		kx_buf_release(&text);
 	}
 	closedir(d);
 	if (r < 0)
