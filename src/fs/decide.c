@@ -128,6 +128,13 @@ struct decision {
 	struct kx_buf receipt;
 };
 
+/* What a writer is told when nothing could be decided: a full disk as such (the writer can act on
+ * it), any other failure as EIO; the file stays either way. */
+static int undecided(int err)
+{
+	return err == -ENOSPC ? -ENOSPC : -EIO;
+}
+
 /* The first half; false when there is nothing to decide (d->r says why: 0, or -EIO). */
 static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct decision *d)
 {
@@ -176,8 +183,7 @@ static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct 
 		d->w = kx_receipt_rejected(d->name, &d->p, &d->receipt);
 	} else {
 		kx_fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", d->name, strerror(-r));
-		if (r != -ENOSPC) /* a full disk is said as such: the writer can act on it */
-			r = -EIO;
+		r = undecided(r);
 	}
 	d->r = r;
 	return true;
@@ -195,14 +201,14 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
 	if (r == 0 && synced < 0) {
 		kx_fs_log_error("cannot sync the store's log after accepting inbox/%s: %s (left in the inbox)", d->name,
 				strerror(-synced));
-		r = synced == -ENOSPC ? -ENOSPC : -EIO;
+		r = undecided(synced);
 	} else if (r == 0) {
 		if (w >= 0)
 			w = file_decision(ib, e, d->name, d->pid, D_ACCEPTED, &d->receipt);
 		if (w < 0) {
 			/* committed, but no receipt: the file stays, and deciding it again says "present" */
 			kx_fs_log_error("accepted inbox/%s but cannot write its receipt: %s", d->name, strerror(-w));
-			r = w == -ENOSPC ? -ENOSPC : -EIO;
+			r = undecided(w);
 		}
 		kx_fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", d->name, d->res.added,
 				d->res.present);
@@ -211,7 +217,7 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
 			w = file_decision(ib, e, d->name, d->pid, D_REJECTED, &d->receipt);
 		if (w < 0) {
 			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", d->name, strerror(-w));
-			r = w == -ENOSPC ? -ENOSPC : -EIO;
+			r = undecided(w);
 		}
 		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problem%s", d->name, d->p.len, d->p.len == 1 ? "" : "s");
 	}
