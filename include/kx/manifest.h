@@ -55,6 +55,8 @@ struct kx_run_facts {
 	double value;           /* the primary value, in `unit` */
 	const char *unit;       /* "ns" for latency runs; the measurement's unit otherwise */
 	double base_value;      /* value in the metric's base unit (ns, B, FLOP/s …) — ranked on */
+	bool has_spread;        /* p20 and p80 of the primary metric were found */
+	double base_p20, base_p80; /* in the base unit: the noise interval (SPEC §2, within noise) */
 	enum kx_order order;
 	int64_t observed_ns;    /* observedAt as nanoseconds since the epoch (UTC) */
 	const char *observed_at;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define KX_NAME_MAX 136 /* slugs and names stored in records, NUL included */
+#define KX_VERSION_MAX 64 /* an implementation's version, NUL included (longer ones are cut) */
 
 struct kx_run_rec {
 	struct kx_digest run;
@@ -25,12 +26,15 @@ struct kx_run_rec {
 	uint8_t order;       /* enum kx_order */
 	double value;        /* primary value in `unit` */
 	double base_value;   /* in the metric's base unit: the ranked value */
+	bool has_spread;     /* base_p20/base_p80 are known (records of store version 1 lack them) */
+	double base_p20, base_p80; /* the p20–p80 noise interval, in the base unit */
 	int64_t observed_ns;
 	int64_t ingested_ns;
 	uint64_t generation; /* store generation that added it */
 	char unit[16];
 	char impl[KX_NAME_MAX];   /* implementation slug for directory names */
 	char family[KX_NAME_MAX]; /* protocol comparability family */
+	char version[KX_VERSION_MAX]; /* the implementation's spec.version when known, else "" */
 };
 
 struct kx_group_rec {

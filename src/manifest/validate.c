@@ -526,6 +526,51 @@ static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_fac
 		    Q(q, f->metric), Q(q2, f->statistic));
 }
 
+/*
+ * The noise interval of the primary value (SPEC §2, within noise): its metric's p20 and p80, from
+ * timing.latencyNs for latency or from measurements of the same metric in a unit of the same kind,
+ * the first of each statistic (as check_quantiles reads them), in the base unit.
+ */
+static void primary_spread(struct kx_json *spec, struct kx_run_facts *f)
+{
+	static const char *const names[2] = { "p20", "p80" };
+	double q[2];
+	bool have[2] = { false, false };
+	const char *kind = f->unit ? kx_unit_metric(f->unit, NULL) : NULL;
+	if (!f->has_value || !kind)
+		return;
+	struct kx_json *timing = kx_json_get(spec, "timing");
+	struct kx_json *lat = timing && strcmp(f->metric, "latency") == 0 ? kx_json_get(timing, "latencyNs") : NULL;
+	for (int k = 0; k < 2 && lat && lat->type == KX_JSON_OBJECT; k++) {
+		struct kx_json *v = kx_json_get(lat, names[k]);
+		if (v && v->type == KX_JSON_NUMBER && !v->nonfinite) {
+			q[k] = v->number;
+			have[k] = true;
+		}
+	}
+	struct kx_json *ms = kx_json_get(spec, "measurements");
+	for (size_t i = 0; ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len; i++) {
+		struct kx_json *m = ms->arr.v[i];
+		const char *metric = kx_json_get_string(m, "metric"), *stat = kx_json_get_string(m, "statistic");
+		const char *unit = kx_json_get_string(m, "unit"), *mkind;
+		struct kx_json *v = kx_json_get(m, "value");
+		double factor;
+		if (!metric || !stat || !unit || !v || v->type != KX_JSON_NUMBER || v->nonfinite ||
+		    strcmp(metric, f->metric) != 0 || !(mkind = kx_unit_metric(unit, &factor)) || strcmp(mkind, kind) != 0)
+			continue;
+		for (int k = 0; k < 2; k++)
+			if (!have[k] && strcmp(stat, names[k]) == 0) {
+				q[k] = v->number * factor;
+				have[k] = true;
+			}
+	}
+	if (have[0] && have[1]) {
+		f->has_spread = true;
+		f->base_p20 = q[0];
+		f->base_p80 = q[1];
+	}
+}
+
 static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m)
 {
 	struct kx_run_facts *f = &m->facts;
@@ -600,6 +645,7 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 	field(c, spec, "/run/spec", "message", KX_JSON_STRING, false);
 	if (f->statistic)
 		primary_value(c, spec, f);
+	primary_spread(spec, f);
 }
 
 /*

@@ -331,6 +331,9 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 	x.has_value = f->has_value;
 	x.value = f->value;
 	x.base_value = f->base_value;
+	x.has_spread = f->has_spread;
+	x.base_p20 = f->base_p20;
+	x.base_p80 = f->base_p80;
 	x.order = (uint8_t)f->order;
 	x.observed_ns = f->observed_ns;
 	copy(x.unit, sizeof(x.unit), f->unit ? f->unit : "");
@@ -340,6 +343,8 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 			     ? KX_EVIDENCE_MEASURED
 			     : KX_EVIDENCE_SUBMITTED;
 	const char *impl = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "name") : NULL;
+	const char *version = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "version") : NULL;
+	copy(x.version, sizeof(x.version), version ? version : "");
 	if (impl) {
 		kx_slug(impl, strlen(impl), x.impl, 65);
 	} else if (!f->external_id || !segment(f->external_id, 6, 2, false, x.impl, 65)) {

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#define RUN_VERSION 1
+#define RUN_VERSION 2 /* 2 added the noise interval and the version; 1 is still read */
 #define GROUP_VERSION 1
 
 void put_u64(unsigned char *p, uint64_t v)
@@ -222,13 +222,22 @@ int run_encode(const struct kx_run_rec *x, struct kx_buf *b)
 		r = w_str(b, x->impl);
 	if (r >= 0)
 		r = w_str(b, x->family);
+	if (r >= 0)
+		r = w_u8(b, x->has_spread);
+	if (r >= 0)
+		r = w_f64(b, x->base_p20);
+	if (r >= 0)
+		r = w_f64(b, x->base_p80);
+	if (r >= 0)
+		r = w_str(b, x->version);
 	return r;
 }
 
 int run_decode(const char *p, size_t n, struct kx_run_rec *x)
 {
 	struct rd r = { (const unsigned char *)p, (const unsigned char *)p + n, 0 };
-	if (r_u8(&r) != RUN_VERSION)
+	unsigned version = r_u8(&r);
+	if (version != 1 && version != RUN_VERSION)
 		return -EIO;
 	struct kx_digest *ds[] = { &x->group, &x->protocol, &x->environment, &x->workload,
 				   &x->implementation };
@@ -247,6 +256,15 @@ int run_decode(const char *p, size_t n, struct kx_run_rec *x)
 	r_str(&r, x->unit, sizeof(x->unit));
 	r_str(&r, x->impl, sizeof(x->impl));
 	r_str(&r, x->family, sizeof(x->family));
+	x->has_spread = false;
+	x->base_p20 = x->base_p80 = 0;
+	x->version[0] = '\0';
+	if (version >= 2) {
+		x->has_spread = r_u8(&r) != 0;
+		x->base_p20 = r_f64(&r);
+		x->base_p80 = r_f64(&r);
+		r_str(&r, x->version, sizeof(x->version));
+	}
 	return r.bad || r.p != r.end ? -EIO : 0;
 }
 
