@@ -62,7 +62,16 @@ int kx_rank_comparison_key(const struct kx_group_rec *g, struct kx_digest *ret);
 
 /* Digits of rank numbers in a group of n ranked runs: at least 2, so `ls` sorts by rank. */
 int kx_rank_width(uint32_t n_ranked);
-/* "<rank>-<impl>-<shortid>", or "failed-<impl>-<shortid>" when rank is 0. out: KX_NAME_MAX+32. */
+/*
+ * What a run is in its group's listing: "passed" when ranked (rank > 0); unranked, "superseded"
+ * when it passed (an older run of an implementation whose current run is ranked, SPEC §2), else
+ * "failed". It names unranked directories and the status columns of the views.
+ */
+const char *kx_rank_status(const struct kx_run_rec *run, uint32_t rank);
+/* Whether two runs' p20–p80 intervals overlap (SPEC §2, within noise); false when either is unknown. */
+bool kx_rank_within_noise(const struct kx_run_rec *a, const struct kx_run_rec *b);
+/* "<rank>-<impl>-<shortid>", or "<status>-<impl>-<shortid>" when rank is 0 (superseded-, failed-).
+ * out: KX_NAME_MAX+32. */
 void kx_rank_dirname(uint32_t rank, int width, const struct kx_run_rec *run, char *out, size_t cap);
 /*
  * The directory name of a group under its gpu directory: the base slug, or base "~" 8 hex of the

@@ -46,6 +46,11 @@ struct kx_run_view {
 	uint32_t rank;            /* 1-based; 0 when not ranked */
 	const struct kx_run_rec *best; /* rank 1 of the group, or NULL when none */
 	const char *best_dirname;
+	uint32_t ranked;          /* how many runs the group ranks (its current runs) */
+	const struct kx_run_rec *above; /* the run ranked just above (rank > 1), else NULL */
+	const char *above_dirname;
+	const struct kx_run_rec *current; /* a superseded run's: its implementation's current run */
+	const char *current_dirname;
 	struct kx_json *doc[KX_DOC__COUNT]; /* parsed stored documents; NULL where not stored */
 };
 
@@ -81,6 +86,9 @@ struct kx_readme_info {
 	const char *losses; /* kx_store_losses: a line each, or NULL */
 };
 int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out);
+
+/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
+void kx_render_field(const char *text, char *out, size_t cap);
 
 /* Human formatting of a value in its unit: "274.1 ms" for 274073425 ns, "1.25 GB" … */
 void kx_render_value(double value, const char *unit, char *out, size_t cap);

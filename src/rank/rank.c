@@ -355,6 +355,16 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 	return 0;
 }
 
+const char *kx_rank_status(const struct kx_run_rec *run, uint32_t rank)
+{
+	return rank ? "passed" : run->passed && run->has_value ? "superseded" : "failed";
+}
+
+bool kx_rank_within_noise(const struct kx_run_rec *a, const struct kx_run_rec *b)
+{
+	return a->has_spread && b->has_spread && a->base_p20 <= b->base_p80 && b->base_p20 <= a->base_p80;
+}
+
 int kx_rank_width(uint32_t n)
 {
 	int w = 1;
@@ -370,7 +380,7 @@ void kx_rank_dirname(uint32_t rank, int width, const struct kx_run_rec *run, cha
 	if (rank)
 		snprintf(out, cap, "%0*u-%s-%.12s", width, rank, run->impl, hex);
 	else
-		snprintf(out, cap, "failed-%s-%.12s", run->impl, hex);
+		snprintf(out, cap, "%s-%s-%.12s", kx_rank_status(run, 0), run->impl, hex);
 }
 
 void kx_rank_workload_dirname(const char *base, const struct kx_digest *workload, bool cut,

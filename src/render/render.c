@@ -197,6 +197,50 @@ static int value_line(struct kx_buf *out, const char *label, double v, const cha
 	return line(out, label, "%s  (%s)", human, raw);
 }
 
+void kx_render_field(const char *text, char *out, size_t cap)
+{
+	if (!text || !*text) {
+		snprintf(out, cap, "-");
+		return;
+	}
+	size_t i = 0;
+	for (; text[i] && i + 1 < cap; i++)
+		out[i] = text[i] == '\t' || text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+	out[i] = '\0';
+}
+
+/* Run x's value as people read it, in its unit ("58.81 ms"). */
+static void display(const struct kx_run_rec *x, char *out, size_t cap)
+{
+	if (x->has_value)
+		kx_render_value(x->value, x->unit, out, cap);
+	else
+		snprintf(out, cap, "-");
+}
+
+/* Run x's p20 and p80 in its unit; false when not known. */
+static bool spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
+{
+	double factor = 1;
+	if (!x->has_spread || !kx_unit_metric(x->unit, &factor) || factor == 0)
+		return false;
+	*p20 = x->base_p20 / factor;
+	*p80 = x->base_p80 / factor;
+	return true;
+}
+
+/* "p20–p80   58.52 ms – 59.10 ms" */
+static int spread_line(struct kx_buf *out, const struct kx_run_rec *x)
+{
+	double lo, hi;
+	char a[64], b[64];
+	if (!spread_in_unit(x, &lo, &hi))
+		return 0;
+	kx_render_value(lo, x->unit, a, sizeof(a));
+	kx_render_value(hi, x->unit, b, sizeof(b));
+	return line(out, "spread", "%s – %s  (p20–p80)", a, b);
+}
+
 static int params_text(const struct kx_json *wl, struct kx_buf *out)
 {
 	const struct kx_json *p = wl ? kx_json_pointer(wl, "/spec/parameters") : NULL;
@@ -240,11 +284,19 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	}
 	if (r >= 0) {
 		if (v->rank)
-			r = line(out, "rank", "%u of %u  (%s %s, %s)", v->rank, g->ranked, stat ? stat : "primary",
+			r = line(out, "rank", "%u of %u  (%s %s, %s)", v->rank, v->ranked, stat ? stat : "primary",
 				 g->metric, order);
+		else if (v->current)
+			r = line(out, "rank", "not ranked: superseded by %s, the newest run of %s", v->current_dirname,
+				 x->impl);
 		else
 			r = line(out, "rank", "not ranked: status %s", x->passed ? "passed (no value)" : "failed");
 	}
+	if (r >= 0 && x->has_spread)
+		r = spread_line(out, x);
+	if (r >= 0 && v->above && kx_rank_within_noise(x, v->above))
+		r = line(out, "noise", "within noise of #%u (%s): the p20–p80 intervals overlap", v->rank - 1,
+			 v->above_dirname);
 	if (r >= 0 && v->rank && v->best) {
 		double q = vs_best(x, v->best);
 		kx_render_value(v->best->value, v->best->unit, val, sizeof(val));
@@ -417,23 +469,34 @@ int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct k
 
 static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 {
-	int r = kx_buf_puts(out, "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun\n");
+	int r = kx_buf_puts(out, "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
+			       "\tversion\tp20\tp80\tdisplay\twithin_noise\n");
 	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
 	for (size_t i = 0; i < g->len && r >= 0; i++) {
 		const struct kx_run_rec *x = &g->runs[i];
 		char rank[16] = "-", value[KX_JCS_NUMBER_MAX] = "-", vs[32] = "-", when[40], ds[KX_DIGEST_STR_MAX];
+		char p20[KX_JCS_NUMBER_MAX] = "-", p80[KX_JCS_NUMBER_MAX] = "-", human[64], version[KX_VERSION_MAX];
+		double lo, hi;
 		if (i < g->ranked) {
 			snprintf(rank, sizeof(rank), "%zu", i + 1);
 			snprintf(vs, sizeof(vs), "%.4f", vs_best(x, best));
 		}
 		if (x->has_value)
 			num(x->value, value);
+		if (spread_in_unit(x, &lo, &hi)) {
+			num(lo, p20);
+			num(hi, p80);
+		}
+		display(x, human, sizeof(human));
+		kx_render_field(x->version, version, sizeof(version));
 		kx_time_format(x->observed_ns, when);
 		kx_digest_format(&x->run, ds);
-		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rank, g->dirnames[i], x->impl,
-				  value, x->has_value ? x->unit : "-", vs, when,
+		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rank,
+				  g->dirnames[i], x->impl, value, x->has_value ? x->unit : "-", vs, when,
 				  kx_evidence_name((enum kx_evidence)x->evidence), x->family,
-				  i < g->ranked && cross_protocol(x, best) ? "yes" : "no", x->passed ? "passed" : "failed", ds);
+				  i < g->ranked && cross_protocol(x, best) ? "yes" : "no",
+				  kx_rank_status(x, i < g->ranked ? (uint32_t)i + 1 : 0), ds, version, p20, p80, human,
+				  i == 0 || i >= g->ranked ? "-" : kx_rank_within_noise(x, &g->runs[i - 1]) ? "yes" : "no");
 	}
 	return r;
 }
@@ -468,9 +531,19 @@ static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struc
 		kx_json_set_string(a, o, "evidence", kx_evidence_name((enum kx_evidence)x->evidence));
 		kx_json_set_string(a, o, "family", x->family);
 		kx_json_set(a, o, "crossProtocol", kx_json_new_bool(a, ranked && cross_protocol(x, best)));
-		kx_json_set_string(a, o, "status", x->passed ? "passed" : "failed");
+		kx_json_set_string(a, o, "status", kx_rank_status(x, ranked ? (uint32_t)i + 1 : 0));
 		kx_digest_format(&x->run, ds);
 		kx_json_set_string(a, o, "run", ds);
+		kx_json_set(a, o, "version", x->version[0] ? kx_json_new_string(a, x->version) : kx_json_new(a, KX_JSON_NULL));
+		double lo, hi;
+		bool spread = spread_in_unit(x, &lo, &hi);
+		kx_json_set(a, o, "p20", spread ? kx_json_new_number(a, lo) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set(a, o, "p80", spread ? kx_json_new_number(a, hi) : kx_json_new(a, KX_JSON_NULL));
+		char human[64];
+		display(x, human, sizeof(human));
+		kx_json_set_string(a, o, "display", human);
+		kx_json_set(a, o, "withinNoise", !ranked ? kx_json_new(a, KX_JSON_NULL)
+					: kx_json_new_bool(a, i > 0 && kx_rank_within_noise(x, &g->runs[i - 1])));
 		kx_json_append(a, runs, o);
 	}
 	kx_json_set(a, root, "runs", runs);
@@ -548,6 +621,8 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"    ranking.tsv ranking.json GROUP.json SHA256SUMS\n"
 		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
 		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
+		"    superseded-<implementation>-<short id>/  an older run of an implementation (its newest is ranked)\n"
+		"    failed-<implementation>-<short id>/      a failed run, never ranked\n"
 		"benchmarks/<kernel>/<pass>.memory/          the memory metric of a pass, grouped and ranked the same way:\n"
 		"                                            full.memory/ holds the memory runs of full\n"
 		"runs/<short id>/                            the same files at a path that never moves\n"

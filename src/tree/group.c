@@ -154,6 +154,56 @@ static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 }
 
 
+/* Ranked indexes sorted by implementation, each one's newest passed run first (SPEC §2: by
+ * observedAt, then the greater digest). */
+static int newest_first(const void *x, const void *y, void *arg)
+{
+	const struct kx_run_rec *runs = arg, *a = &runs[*(const uint32_t *)x], *b = &runs[*(const uint32_t *)y];
+	int c = strcmp(a->impl, b->impl);
+	if (c)
+		return c;
+	if (a->observed_ns != b->observed_ns)
+		return a->observed_ns > b->observed_ns ? -1 : 1;
+	return -memcmp(a->run.b, b->run.b, 32);
+}
+
+/*
+ * Rank the current run of each implementation only: of the runs[0..ranked) the store lists in
+ * value order, keep each implementation's newest in front, in the same order, and move the others
+ * (superseded) behind them, before the unranked runs. Returns the number of current runs.
+ */
+static int current_first(struct kx_run_rec *runs, uint32_t ranked, uint32_t *ret_current)
+{
+	uint32_t *idx = malloc((ranked ? ranked : 1) * sizeof(*idx));
+	bool *current = calloc(ranked ? ranked : 1, sizeof(*current));
+	struct kx_run_rec *tmp = malloc((ranked ? ranked : 1) * sizeof(*tmp));
+	if (!idx || !current || !tmp) {
+		free(idx);
+		free(current);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < ranked; i++)
+		idx[i] = i;
+	qsort_r(idx, ranked, sizeof(*idx), newest_first, runs);
+	for (uint32_t i = 0; i < ranked; i++)
+		current[idx[i]] = i == 0 || strcmp(runs[idx[i]].impl, runs[idx[i - 1]].impl) != 0;
+	uint32_t n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < ranked; i++)
+			if (current[i] == (pass == 0))
+				tmp[n++] = runs[i];
+	uint32_t cur = 0;
+	for (uint32_t i = 0; i < ranked; i++)
+		cur += current[i];
+	memcpy(runs, tmp, ranked * sizeof(*tmp));
+	free(idx);
+	free(current);
+	free(tmp);
+	*ret_current = cur;
+	return 0;
+}
+
 static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_group_rec *g, int64_t stamp,
 		      struct gctx **ret)
 {
@@ -168,7 +218,8 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 	int r = kx_store_group_runs(t->s, v, &g->key, collect_run, &c);
 	x->runs = c.runs;
 	x->len = c.len;
-	x->ranked = c.ranked;
+	if (r == 0)
+		r = current_first(x->runs, c.ranked, &x->ranked);
 	if (r < 0)
 		goto fail;
 	x->dirnames = calloc(x->len ? x->len : 1, sizeof(*x->dirnames));

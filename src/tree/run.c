@@ -43,10 +43,20 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 		rv->v.group_path = rv->g->path;
 		rv->v.dirname = rv->g->dirnames[pos];
 		rv->v.rank = (size_t)pos < rv->g->ranked ? (uint32_t)pos + 1 : 0;
+		rv->v.ranked = rv->g->ranked;
 		if (rv->g->ranked) {
 			rv->v.best = &rv->g->runs[0];
 			rv->v.best_dirname = rv->g->dirnames[0];
 		}
+		if (rv->v.rank > 1) {
+			rv->v.above = &rv->g->runs[pos - 1];
+			rv->v.above_dirname = rv->g->dirnames[pos - 1];
+		}
+		for (size_t i = 0; !rv->v.rank && rv->run.passed && i < rv->g->ranked; i++)
+			if (strcmp(rv->g->runs[i].impl, rv->run.impl) == 0) {
+				rv->v.current = &rv->g->runs[i];
+				rv->v.current_dirname = rv->g->dirnames[i];
+			}
 	}
 	if (!(what & RV_DOCS))
 		return 0;

@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kxjcs  # noqa: E402 — this directory's JCS, shared with bench-lib.sh
 from collections import Counter
 
-TSV_HEADER = "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
+TSV_HEADER = ("rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
+              "\tversion\tp20\tp80\tdisplay\twithin_noise")
 RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789ab: moves with its rank
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
@@ -50,10 +51,10 @@ def check_tsv(data):
     need(data.endswith(b"\n"), "ranking.tsv does not end with a newline")
     lines = data.decode().split("\n")[:-1]
     need(lines and lines[0] == TSV_HEADER, "ranking.tsv header: %r" % (lines[:1],))
-    ranks, dirs = [], []
+    ranks, dirs, rows = [], [], []
     for line in lines[1:]:
         f = line.split("\t")
-        need(len(f) == 12, "ranking.tsv line of %d fields: %r" % (len(f), line[:80]))
+        need(len(f) == 17, "ranking.tsv line of %d fields: %r" % (len(f), line[:80]))
         need(re.fullmatch(r"sha256:[0-9a-f]{64}", f[11]) is not None, "ranking.tsv run %r" % f[11])
         m = RANKDIR.match(f[1]) if f[0] != "-" else UNRANKED.match(f[1])
         need(m is not None and m.group(3) == f[11][7:19], "ranking.tsv dir %r for run %s" % (f[1], f[11]))
@@ -61,7 +62,17 @@ def check_tsv(data):
             need(int(m.group(1)) == int(f[0]), "ranking.tsv: rank %s in directory %s" % (f[0], f[1]))
             ranks.append(int(f[0]))
         dirs.append(f[1])
+        rows.append(f)
     need(ranks == list(range(1, len(ranks) + 1)), "ranking.tsv ranks are not 1..k: %s" % ranks[:20])
+    # one current run per implementation is ranked (SPEC §2); its older ones are superseded
+    current = {f[2]: f for f in rows if f[0] != "-"}
+    need(len(current) == len(ranks), "ranking.tsv ranks an implementation twice")
+    for f in rows:
+        if f[10] == "superseded":
+            c = current.get(f[2])
+            need(c is not None and (c[6], c[11]) > (f[6], f[11]),
+                 "ranking.tsv: %s is superseded by no newer ranked run" % f[1])
+            need(f[1].startswith("superseded-"), "ranking.tsv: superseded run in %s" % f[1])
     return dirs
 
 

@@ -250,9 +250,15 @@ ls "$mnt/$simpo" >"$work/before"
 readme_runs() { awk '$1 == "runs" { print $2 }' "$mnt/README"; }
 before_runs=$(readme_runs)
 python3 - "$mnt/$simpo/$hf/manifest.json" "$work/faster.json" <<'EOF'
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["KX_SOURCE_ROOT"], "tests", "integration"))
+import kxjcs
 m = json.load(open(sys.argv[1]))
 s = m["run"]["spec"]
+# another implementation (a newer huggingface run would supersede the old one, not shift ranks)
+m["implementation"]["spec"]["name"] = "handwritten"
+m["implementation"]["metadata"]["name"] = "handwritten"
+s["implementationDigest"] = kxjcs.digest(m["implementation"])
 bench = s["sourceNative"]["benchmark"]
 del s["sourceNative"]                 # a new observation, submitted by hand
 s["benchmark"] = bench
@@ -303,12 +309,13 @@ check "a shared environment.json has two more links ($links_before -> $links_aft
 	[ "$links_after" = $((links_before + 2)) ]
 check "before: 01-huggingface, 02-liger" bash -c "grep -q '^01-huggingface-' '$work/before' && grep -q '^02-liger-' '$work/before'"
 check "at once after close(): the new run is 01, the others moved to 02 and 03" \
-	bash -c "[ \$(grep -c '^0[1-3]-' '$work/after') = 3 ] && grep -q '^02-huggingface-' '$work/after' && grep -q '^03-liger-' '$work/after'"
+	bash -c "[ \$(grep -c '^0[1-3]-' '$work/after') = 3 ] && grep -q '^01-handwritten-' '$work/after' &&
+		 grep -q '^02-huggingface-' '$work/after' && grep -q '^03-liger-' '$work/after'"
 check "no stale name (02-liger) in the listing" bash -c "! grep -q '^02-liger-' '$work/after'"
 check "ranks contiguous, ranking.tsv and SHA256SUMS agree" bash -c "
 	. '$KX_SOURCE_ROOT/tests/integration/inbox-lib.sh'; contiguous '$mnt/$simpo' && cd '$mnt/$simpo' && sha256sum -c --quiet SHA256SUMS"
 check "README counts the new run ($before_runs -> $(readme_runs))" [ "$(readme_runs)" = $((before_runs + 1)) ]
-check "the receipt names its rank directory" grep -q "$simpo/01-huggingface-" "$in/.accepted/faster.json"
+check "the receipt names its rank directory" grep -q "$simpo/01-handwritten-" "$in/.accepted/faster.json"
 
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 check "the daemon wrote nothing to stderr" [ ! -s "$mnt.err" ]

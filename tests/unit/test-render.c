@@ -125,6 +125,13 @@ static bool setup(struct fixture *f)
 	kx_ingest_result_release(&res);
 	kx_store_get_group(f->s, NULL, &x.group, &f->g);
 	kx_store_group_runs(f->s, NULL, &f->g.key, collect, f);
+	/* p20–p80: torch's overlaps liger's, triton has none (within noise: yes, then unknown) */
+	static const double spread[3][2] = { { 90, 110 }, { 105, 210 }, { -1, -1 } };
+	for (size_t i = 0; i < 3 && i < f->n; i++) {
+		f->runs[i].has_spread = spread[i][0] >= 0;
+		f->runs[i].base_p20 = spread[i][0];
+		f->runs[i].base_p80 = spread[i][1];
+	}
 	int w = kx_rank_width(f->ranked);
 	for (size_t i = 0; i < f->n; i++) {
 		kx_rank_dirname(i < f->ranked ? (uint32_t)i + 1 : 0, w, &f->runs[i], f->dirnames[i], sizeof(f->dirnames[i]));
@@ -154,7 +161,11 @@ static struct kx_run_view run_view(struct fixture *f, size_t i)
 {
 	struct kx_run_view v = { .run = &f->runs[i], .group = &f->g, .group_path = f->path, .dirname = f->dirnames[i],
 				 .rank = i < f->ranked ? (uint32_t)i + 1 : 0, .best = f->ranked ? &f->runs[0] : NULL,
-				 .best_dirname = f->dirnames[0] };
+				 .best_dirname = f->dirnames[0], .ranked = f->ranked };
+	if (v.rank > 1) {
+		v.above = &f->runs[i - 1];
+		v.above_dirname = f->dirnames[i - 1];
+	}
 	const struct kx_digest *d[KX_DOC__COUNT] = { &f->runs[i].run, &f->runs[i].protocol, &f->runs[i].environment,
 						     &f->runs[i].workload, &f->runs[i].implementation };
 	for (int k = 0; k < KX_DOC__COUNT; k++)
@@ -202,21 +213,26 @@ static void ranking_tsv(struct fixture *f)
 	char *ln[16];
 	size_t n = lines(b.ptr, ln, 16);
 	ok(n == 5, "a header and one line per run (got %zu)", n);
-	is_str(ln[0], "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun",
-	       "the header names the columns");
+	is_str(ln[0], "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
+		      "\tversion\tp20\tp80\tdisplay\twithin_noise",
+	       "the header names the columns: the first twelve in their old order");
 	static const struct {
-		const char *rank, *impl, *value, *vs, *cross, *status;
+		const char *rank, *impl, *value, *vs, *cross, *status, *p20, *p80, *display, *noise;
 	} want[] = {
-		{ "1", "liger", "100", "1.0000", "no", "passed" },
-		{ "2", "torch", "200", "2.0000", "no", "passed" },
-		{ "3", "triton", "250", "2.5000", "yes", "passed" },
-		{ "-", "broken", NULL, "-", "no", "failed" },
+		{ "1", "liger", "100", "1.0000", "no", "passed", "90", "110", "100 ns", "-" },
+		{ "2", "torch", "200", "2.0000", "no", "passed", "105", "210", "200 ns", "yes" },
+		{ "3", "triton", "250", "2.5000", "yes", "passed", "-", "-", "250 ns", "no" },
+		{ "-", "broken", NULL, "-", "no", "failed", "-", "-", "-", "-" },
 	};
 	for (size_t i = 1; i < n && i <= 4; i++) {
-		char *c[16];
-		size_t k = fields(ln[i], c, 16);
-		if (!ok(k == 12, "row %zu has 12 columns (got %zu)", i, k))
+		char *c[24];
+		size_t k = fields(ln[i], c, 24);
+		if (!ok(k == 17, "row %zu has 17 columns (got %zu)", i, k))
 			continue;
+		ok(strcmp(c[12], f->runs[i - 1].version[0] ? f->runs[i - 1].version : "-") == 0 && strcmp(c[13], want[i - 1].p20) == 0 && strcmp(c[14], want[i - 1].p80) == 0 &&
+			   (!want[i - 1].value || strcmp(c[15], want[i - 1].display) == 0) && strcmp(c[16], want[i - 1].noise) == 0,
+		   "row %zu: version, p20 %s, p80 %s, display %s, within_noise %s", i, want[i - 1].p20, want[i - 1].p80,
+		   want[i - 1].display, want[i - 1].noise);
 		char ds[KX_DIGEST_STR_MAX];
 		kx_digest_format(&f->runs[i - 1].run, ds);
 		ok(strcmp(c[0], want[i - 1].rank) == 0 && strcmp(c[2], want[i - 1].impl) == 0 &&
@@ -228,6 +244,7 @@ static void ranking_tsv(struct fixture *f)
 		ok(strcmp(c[4], "ns") == 0 && strcmp(c[6], TM_OBSERVED) == 0 && strcmp(c[7], "submitted") == 0,
 		   "row %zu: unit, observed_at, evidence", i);
 	}
+	ok(strcmp(f->runs[0].version, "0.4.2") == 0, "the run record keeps its implementation's version (0.4.2)");
 	ok(strncmp(f->dirnames[0], "01-liger-", 9) == 0 && strncmp(f->dirnames[3], "failed-broken-", 14) == 0,
 	   "rank directories: 01-liger-…, failed-broken-…");
 	kx_buf_release(&b);
@@ -374,6 +391,8 @@ static void run_files(struct fixture *f)
 	ok(strstr(b.ptr, "rms_norm/forward") && strstr(b.ptr, "torch"), "summary names the benchmark and implementation");
 	ok(strstr(b.ptr, "200 ns") != NULL, "summary shows the value (200 ns)");
 	ok(strstr(b.ptr, "2 of 3") != NULL, "summary shows the rank among ranked runs (2 of 3)");
+	ok(strstr(b.ptr, "within noise of #1 (01-liger-") != NULL, "summary says the run is within noise of #1, by name");
+	ok(strstr(b.ptr, "105 ns – 210 ns  (p20–p80)") != NULL, "summary shows the p20–p80 spread");
 	ok(strstr(b.ptr, "2.000x") && strstr(b.ptr, f->dirnames[0]), "summary compares with #1 (2.000x, its directory)");
 	ok(strstr(b.ptr, shortp) && strstr(b.ptr, f->dirnames[1]), "summary gives the stable path and the rank path");
 	ok(strstr(b.ptr, "cross-protocol") == NULL, "same family: not cross-protocol");
