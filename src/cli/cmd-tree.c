@@ -380,3 +380,59 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 	kx_store_close(s);
 	return status;
 }
+
+/* Strip what names the root ("/", "./"): a path as ls of the mount shows it works as it is. */
+static const char *tree_path(const char *arg)
+{
+	while (*arg == '/' || (arg[0] == '.' && arg[1] == '/'))
+		arg += *arg == '/' ? 1 : 2;
+	return arg;
+}
+
+int cmd_cat(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "Prints files of the tree, the bytes the mount serves (any file: index.tsv,\n"
+			    "benchmarks/.../ranking.tsv, a run's manifest.json, compare/A..B/summary.tsv ...).\n"
+			    "PATH is relative to the tree's root; a leading / is allowed.\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (i == argc) {
+		cli_error("cat: give at least one PATH");
+		return EXIT_USAGE;
+	}
+	struct kx_store *s;
+	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	if (r < 0)
+		return -r;
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v = kx_store_view(s);
+	int status = EXIT_OK;
+	for (; i < argc && status != EXIT_IO; i++) {
+		const char *path = tree_path(argv[i]);
+		struct kx_node n;
+		const struct kx_content *c;
+		r = kx_tree_resolve(t, v, path, &n);
+		if (r == 0 && kx_node_is_dir(&n))
+			r = -EISDIR;
+		if (r == 0)
+			r = kx_tree_read(t, v, &n, &c);
+		if (r < 0) {
+			cli_error("cat: %s: %s", quoted(argv[i]),
+				  r == -ENOENT ? "no such file in the tree (kindex ls lists a directory)"
+				  : r == -EISDIR ? "is a directory (kindex ls lists it)" : strerror(-r));
+			status = r == -ENOENT || r == -EISDIR ? EXIT_REFUSED : EXIT_IO;
+			continue;
+		}
+		bool written = fwrite(c->data, 1, c->len, stdout) == c->len;
+		kx_content_put(c);
+		if (!written || fflush(stdout) != 0) {
+			cli_error("cat: cannot write %s to standard output: %s", quoted(argv[i]), strerror(errno));
+			status = EXIT_IO;
+		}
+	}
+	kx_view_release(v);
+	kx_tree_free(t);
+	kx_store_close(s);
+	return status;
+}

@@ -134,6 +134,19 @@ for f in $(ls ex/digests/sha256 | awk 'NR % 97 == 1'); do
 done
 check "digests/sha256/<hex>.json hash to their names" test "$bad" = 0
 
+# kindex cat: any file, the bytes the export (and so the mount) has
+expect 0 "$KINDEX" cat "$SIMPO/ranking.tsv" "/$FLCE/$flce/manifest.json" README
+check "kindex cat prints the files one after another, as exported" \
+	cmp out <(cat "ex/$SIMPO/ranking.tsv" "$run/manifest.json" ex/README)
+check "... the SPEC's known check in the new columns: liger 58.81 ms, 2nd, its version" \
+	awk -F'\t' '$1 == 2 && $3 == "liger" && $16 == "58.81 ms" && $13 != "-" { n++ } END { exit n != 1 }' out
+expect 1 "$KINDEX" cat "$SIMPO/no-such-file" "$SIMPO/GROUP.json"
+check "kindex cat of a missing path: exit 1, naming it" contains err "kindex: cat: '${SIMPO:0:60}"
+check "... and why" contains err ": no such file in the tree (kindex ls lists a directory)"
+check "... and the other paths are still printed" cmp out "ex/$SIMPO/GROUP.json"
+expect 1 "$KINDEX" cat benchmarks
+check "kindex cat of a directory: exit 1, is a directory" contains err "'benchmarks': is a directory"
+
 # the independent checker of the partition into groups and the order inside each
 python3 "$KX_SOURCE_ROOT/tests/tools/check_liger_tree.py" ex "$csv" >checker.out 2>&1
 check "check_liger_tree.py: OK" grep -q '^liger-tree: OK n=2448' checker.out
