@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# An independent oracle of the views across groups (docs/views.md, SPEC §2, §5, §6), computed from
+# Liger-Kernel CSV files alone: Python's standard library, none of the project's code. The tests
+# of the views (tests/integration/views-*.sh) compare the tree's files with what it prints.
+"""Expected rows of kindex's views, from Liger-Kernel benchmark CSV files.
+
+usage: liger_views.py CSV... VIEW [ARGS]
+       liger_views.py CSV... check TREE VIEW...
+
+VIEW is one of
+  ranking                    every group: its current runs in rank order, then superseded runs
+  index                      the rows of /index.tsv (without shortid and path, which need digests;
+                             a column 'key' names each row: kernel/pass/gpu/workload/impl/observedAt)
+  sweep KERNEL PASS GPU      the rows of benchmarks/KERNEL/PASS/GPU/sweep.tsv
+  gpus KERNEL PASS           the rows of benchmarks/KERNEL/PASS/gpus.tsv
+  compare CAND BASE [--gpu GPU]  compare/CAND..BASE/summary.tsv, or its GPU.tsv
+  pairs                      the names /compare/ lists
+  stats                      counts: groups, current and superseded runs, within-noise pairs, ...
+
+It prints TSV with a header line; numbers at full precision. Workloads are named by their base
+slug: the `~<8 hex>` suffix needs the workload digest, so groups are identified by kernel, pass,
+gpu and parameters, and a line '# same base slug: ...' on standard error says where two workloads
+share one. Runs that tie on median and observedAt are ordered by digest in the tree; the oracle
+cannot, and says so on standard error ('# undecidable ...'); 'check' takes the tree's order there.
+
+'check TREE VIEW...' reads an exported or mounted tree (TREE/index.tsv, TREE/benchmarks/.../
+ranking.tsv, sweep.tsv, gpus.tsv, TREE/compare/...) and compares it with the oracle: text exactly,
+numbers with a relative tolerance of 1e-9; VIEW is ranking, index, sweep, gpus, compare or pairs
+(all the tree's files of that view). One line per difference, then 'liger-views: OK ...' or
+'liger-views: FAIL n problems' (exit 1). A file the tree lacks is reported as missing.
+"""
+import collections, csv, datetime, decimal, json, math, os, re, sys
+
+RENAMES = {'B': 'batch', 'T': 'seq', 'BT': 'tokens', 'H': 'hidden', 'V': 'vocab'}
+DTYPES = {'torch.bfloat16': 'bf16', 'torch.float32': 'fp32', 'torch.float16': 'fp16'}
+TOL = 1e-9
+
+def slug(s):
+    return re.sub(r'[^a-z0-9._-]+', '-', str(s).lower()).strip('-')
+
+def jcs_number(x):
+    """ECMAScript Number::toString of a double (RFC 8785 §3.2.2.3)."""
+    x = float(x)
+    if x == 0:
+        return '0'
+    if not math.isfinite(x):
+        raise ValueError('not a JSON number: %r' % x)
+    sign = '-' if x < 0 else ''
+    t = decimal.Decimal(repr(abs(x))).normalize().as_tuple()   # repr: the shortest round trip
+    digits = ''.join(map(str, t.digits))
+    k = len(digits)
+    n = k + t.exponent              # value = 0.digits * 10**n
+    if k <= n <= 21:
+        s = digits + '0' * (n - k)
+    elif 0 < n <= 21:
+        s = digits[:n] + '.' + digits[n:]
+    elif -6 < n <= 0:
+        s = '0.' + '0' * -n + digits
+    else:
+        e = n - 1
+        s = digits[0] + ('.' + digits[1:] if k > 1 else '') + 'e' + ('+' if e >= 0 else '-') + str(abs(e))
+    return sign + s
+
+def text_value(v):
+    """A parameter's value as the slug and index.tsv write it."""
+    if isinstance(v, bool):
+        return 'true' if v else 'false'
+    if isinstance(v, (int, float)):
+        return jcs_number(v)
+    return str(v)
+
+def is_number(s):
+    try:
+        float(s)
+        return s not in ('-', '') and s.lower() not in ('nan', 'inf', '-inf', 'infinity')
+    except ValueError:
+        return False
+
+def num(s):
+    """The value of a TSV number field; ints stay ints (so repr prints them as the tree does)."""
+    return int(s) if re.fullmatch(r'-?[0-9]+', s) else float(s)
+
+def fmt(v):
+    if v is None:
+        return '-'
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+# ---- the model: runs and groups from the CSV ----
+
+Run = collections.namedtuple('Run', 'kernel pass_ metric gpu params impl version observed '
+                                    'median p20 p80 unit file line')
+
+def csv_value(s):
+    return json.loads(s) if re.fullmatch(r'-?[0-9]+', s) else s
+
+def half_away(x):
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+def load(paths):
+    runs = []
+    for p in paths:
+        with open(p, newline='') as f:
+            for i, r in enumerate(csv.DictReader(f), start=2):
+                cfg = json.loads(r['extra_benchmark_config_str'] or '{}')
+                cfg.pop('mode', None)
+                cfg[r['x_name']] = csv_value(r['x_value'])
+                params = {}
+                for k, v in cfg.items():
+                    if v is None:
+                        continue
+                    if k == 'dtype':
+                        v = DTYPES.get(v, v)
+                    params[RENAMES.get(k, k)] = v
+                mode = r['kernel_operation_mode']
+                if r['metric_name'] == 'memory':
+                    pass_, metric, unit = mode + '.memory', 'memory', 'MB'
+                    conv = float
+                elif r['metric_name'] == 'speed':
+                    pass_, metric, unit = mode, 'latency', 'ns'
+                    conv = lambda s: half_away(float(s) * 1e6)
+                else:
+                    raise SystemExit('%s:%d: unknown metric_name %r' % (p, i, r['metric_name']))
+                impl = slug(r['kernel_provider'])
+                version = r['liger_version'] if impl.startswith('liger') and r['liger_version'] else '-'
+                ts = datetime.datetime.strptime(r['timestamp'], '%Y-%m-%d %H:%M:%S')
+                observed = ts.strftime('%Y-%m-%dT%H:%M:%S.000Z')
+                ptuple = tuple(sorted((k, text_value(v)) for k, v in params.items()))
+                runs.append(Run(r['kernel_name'], pass_, metric, slug(r['gpu_name']), ptuple, impl,
+                                version, observed, conv(r['y_value_50']), conv(r['y_value_20']),
+                                conv(r['y_value_80']), unit, p, i))
+    return runs
+
+def workload_slug(params):
+    parts = [k + v for k, v in params if k != 'dtype']
+    parts += [v for k, v in params if k == 'dtype']
+    return slug('-'.join(parts))
+
+def overlap(a, b):
+    return a.p20 <= b.p80 and b.p20 <= a.p80
+
+class Group:
+    def __init__(self, key, runs):
+        self.kernel, self.pass_, self.gpu, self.params = key
+        self.metric = runs[0].metric
+        self.unit = runs[0].unit
+        self.slug = workload_slug(self.params)
+        self.ambiguous = []     # what the oracle cannot decide without digests
+        by_impl = collections.defaultdict(list)
+        for r in runs:
+            by_impl[r.impl].append(r)
+        current, superseded = [], []
+        for impl, rs in by_impl.items():
+            rs.sort(key=lambda r: r.observed)
+            if len(rs) > 1 and rs[-1].observed == rs[-2].observed:
+                self.ambiguous.append('%s: two runs observed at %s' % (impl, rs[-1].observed))
+            current.append(rs[-1])
+            superseded += rs[:-1]
+        order = lambda r: (r.median, r.observed)
+        current.sort(key=order)
+        superseded.sort(key=order)
+        for a, b in zip(current, current[1:]):
+            if order(a) == order(b):
+                self.ambiguous.append('%s and %s tie on median and observedAt' % (a.impl, b.impl))
+        self.current, self.superseded = current, superseded
+
+    def tiebreak(self, impls):
+        """Order runs that tie on median and observedAt (the tree breaks the tie by run digest,
+        which the oracle cannot compute) as the tree's list of implementations does."""
+        pos = {x: i for i, x in reversed(list(enumerate(impls)))}
+        self.current.sort(key=lambda r: (r.median, r.observed, pos.get(r.impl, -1)))
+
+    def key(self):
+        return (self.kernel, self.pass_, self.gpu, self.params)
+
+    def listing(self):
+        """(rank, status, within_noise, run) in listing order."""
+        out = []
+        for i, r in enumerate(self.current):
+            wn = '-' if i == 0 else ('yes' if overlap(r, self.current[i - 1]) else 'no')
+            out.append((i + 1, 'passed', wn, r))
+        out += [('-', 'superseded', '-', r) for r in self.superseded]
+        return out
+
+class Model:
+    def __init__(self, paths):
+        parts = collections.defaultdict(list)
+        for r in load(paths):
+            parts[(r.kernel, r.pass_, r.gpu, r.params)].append(r)
+        self.groups = [Group(k, v) for k, v in parts.items()]
+        self.groups.sort(key=lambda g: (g.kernel.encode(), g.pass_.encode(), g.gpu.encode(),
+                                        g.slug.encode(), g.params))
+        # base slugs shared by two workloads of one pass (the tree gives both a ~suffix)
+        seen = collections.defaultdict(set)
+        for g in self.groups:
+            seen[(g.kernel, g.pass_, g.slug)].add(g.params)
+        self.shared = {k: v for k, v in seen.items() if len(v) > 1}
+
+    def notes(self):
+        out = ['# same base slug: %s/%s %s: %d workloads (match on parameters)' % (k[0], k[1], k[2], len(v))
+               for k, v in sorted(self.shared.items())]
+        for g in self.groups:
+            out += ['# undecidable without digests: %s/%s/%s/%s: %s' % (g.kernel, g.pass_, g.gpu, g.slug, a)
+                    for a in g.ambiguous]
+        return out
+
+# ---- the views ----
+
+def view_ranking(m):
+    hdr = ['kernel', 'pass', 'gpu', 'workload', 'rank', 'impl', 'version', 'status', 'median', 'p20',
+           'p80', 'unit', 'within_noise', 'observedAt']
+    rows = []
+    for g in m.groups:
+        for rank, status, wn, r in g.listing():
+            rows.append([g.kernel, g.pass_, g.gpu, g.slug, rank, r.impl, r.version, status, r.median,
+                         r.p20, r.p80, r.unit, wn, r.observed])
+    return hdr, rows
+
+def param_names(m):
+    return sorted({k for g in m.groups for k, _ in g.params}, key=lambda s: s.encode())
+
+def view_index(m):
+    names = param_names(m)
+    hdr = (['kernel', 'pass', 'metric', 'gpu', 'workload'] + ['p.' + n for n in names] +
+           ['impl', 'version', 'status', 'rank', 'current', 'median', 'p20', 'p80', 'unit',
+            'evidence', 'observedAt', 'key'])
+    rows = []
+    for g in m.groups:
+        p = dict(g.params)
+        for rank, status, wn, r in g.listing():
+            rows.append([g.kernel, g.pass_, g.metric, g.gpu, g.slug] + [p.get(n, '-') for n in names] +
+                        [r.impl, r.version, status, rank, 'yes' if status == 'passed' else 'no',
+                         r.median, r.p20, r.p80, r.unit, 'source-native', r.observed,
+                         '/'.join([g.kernel, g.pass_, g.gpu, g.slug, r.impl, r.observed])])
+    return hdr, rows
+
+def sweeps(m, kernel, pass_, gpu):
+    """[(axis, fixed params, [groups])] of one kernel/pass/gpu."""
+    gs = [g for g in m.groups if (g.kernel, g.pass_, g.gpu) == (kernel, pass_, gpu)]
+    out = []
+    for axis in sorted({k for g in gs for k, _ in g.params}):
+        parts = collections.defaultdict(list)
+        for g in gs:
+            p = dict(g.params)
+            if axis in p:
+                parts[tuple(kv for kv in g.params if kv[0] != axis)].append(g)
+        for fixed, members in parts.items():
+            if len({dict(g.params)[axis] for g in members}) >= 2:
+                out.append((axis, fixed, members))
+    return out
+
+def view_sweep(m, kernel, pass_, gpu):
+    hdr = ['axis', 'value', 'fixed', 'workload', 'impl', 'median', 'p20', 'p80', 'unit']
+    rows = []
+    for axis, fixed, members in sweeps(m, kernel, pass_, gpu):
+        fixed_s = ','.join('%s=%s' % kv for kv in fixed) or '-'
+        values = [dict(g.params)[axis] for g in members]
+        numeric = all(is_number(v) for v in values)
+        for g in members:
+            v = dict(g.params)[axis]
+            vkey = (float(v),) if numeric else (v.encode(),)
+            for r in g.current:
+                rows.append(((axis.encode(), fixed_s.encode(), vkey, r.impl.encode()),
+                             [axis, v, fixed_s, g.slug, r.impl, r.median, r.p20, r.p80, r.unit]))
+    rows.sort(key=lambda x: x[0])
+    return hdr, [r for _, r in rows]
+
+UNIT_FACTOR = {'ns': 1, 'us': 1e3, 'ms': 1e6, 's': 1e9, 'B': 1, 'KB': 1e3, 'MB': 1e6, 'GB': 1e9}
+
+def in_unit(v, unit, to):
+    return v if unit == to else v * UNIT_FACTOR[unit] / UNIT_FACTOR[to]
+
+def gpus_of(m, kernel, pass_):
+    return sorted({g.gpu for g in m.groups if (g.kernel, g.pass_) == (kernel, pass_)},
+                  key=lambda s: s.encode())
+
+def view_gpus(m, kernel, pass_):
+    gpus = gpus_of(m, kernel, pass_)
+    cells = collections.defaultdict(dict)     # (params, impl) -> gpu -> run
+    slugs = {}
+    for g in m.groups:
+        if (g.kernel, g.pass_) != (kernel, pass_):
+            continue
+        slugs[g.params] = g.slug
+        for r in g.current:
+            cells[(g.params, r.impl)][g.gpu] = r
+    hdr = ['workload', 'impl', 'unit'] + gpus
+    rows = []
+    for (params, impl), by_gpu in cells.items():
+        first = next(by_gpu[x] for x in gpus if x in by_gpu)
+        line = [slugs[params], impl, first.unit]
+        for x in gpus:
+            r = by_gpu.get(x)
+            line.append('-' if r is None else in_unit(r.median, r.unit, first.unit))
+        rows.append(((slugs[params].encode(), impl.encode(), params), line))
+    rows.sort(key=lambda x: x[0])
+    return hdr, [r for _, r in rows]
+
+def shared_groups(m, cand, base):
+    """[(group, candidate run, baseline run)] where both have a current run."""
+    out = []
+    for g in m.groups:
+        c = next((r for r in g.current if r.impl == cand), None)
+        b = next((r for r in g.current if r.impl == base), None)
+        if c and b:
+            out.append((g, c, b))
+    return out
+
+def speedup(c, b):
+    return b.median / c.median      # every Liger metric (latency, memory) is lower-is-better
+
+def result(c, b):
+    if overlap(c, b):
+        return 'noise'
+    s = speedup(c, b)
+    return 'win' if s > 1 else 'loss' if s < 1 else 'tie'
+
+def view_compare(m, cand, base, gpu=None):
+    sg = shared_groups(m, cand, base)
+    if gpu is not None:
+        hdr = ['kernel', 'pass', 'workload', 'candidate', 'baseline', 'unit', 'speedup', 'result']
+        rows = [((g.kernel.encode(), g.pass_.encode(), g.slug.encode(), g.params),
+                 [g.kernel, g.pass_, g.slug, c.median, in_unit(b.median, b.unit, c.unit),
+                  c.unit, speedup(c, b), result(c, b)]) for g, c, b in sg if g.gpu == gpu]
+        rows.sort(key=lambda x: x[0])
+        return hdr, [r for _, r in rows]
+    hdr = ['kernel', 'pass', 'gpu', 'groups', 'geomean_speedup', 'wins', 'losses', 'noise', 'ties']
+    acc = collections.defaultdict(list)
+    for g, c, b in sg:
+        acc[(g.kernel, g.pass_, g.gpu)].append((speedup(c, b), result(c, b)))
+    rows = []
+    for k in sorted(acc, key=lambda k: tuple(x.encode() for x in k)):
+        v = acc[k]
+        geo = math.exp(math.fsum(math.log(s) for s, _ in v) / len(v))
+        n = collections.Counter(res for _, res in v)
+        rows.append(list(k) + [len(v), geo, n['win'], n['loss'], n['noise'], n['tie']])
+    return hdr, rows
+
+def pairs(m):
+    ps = set()
+    for g in m.groups:
+        impls = [r.impl for r in g.current]
+        ps.update((a, b) for a in impls for b in impls if a != b)
+    return sorted(('%s..%s' % p for p in ps), key=lambda s: s.encode())
+
+def view_pairs(m):
+    return ['pair'], [[p] for p in pairs(m)]
+
+def view_stats(m):
+    cur = sum(len(g.current) for g in m.groups)
+    sup = sum(len(g.superseded) for g in m.groups)
+    first2 = [g for g in m.groups if len(g.current) >= 2]
+    wn12 = sum(1 for g in first2 if overlap(g.current[0], g.current[1]))
+    wn_all = sum(1 for g in m.groups for a, b in zip(g.current, g.current[1:]) if overlap(a, b))
+    adj = sum(max(0, len(g.current) - 1) for g in m.groups)
+    kpg = sorted({(g.kernel, g.pass_, g.gpu) for g in m.groups})
+    nsweeps = sum(len(sweeps(m, *k)) for k in kpg)
+    sweep_files = sum(1 for k in kpg if sweeps(m, *k))
+    rows = [['groups', len(m.groups)], ['current_runs', cur], ['superseded_runs', sup],
+            ['groups_with_2_ranked', len(first2)], ['within_noise_1v2', wn12],
+            ['adjacent_ranked_pairs', adj], ['within_noise_adjacent', wn_all],
+            ['kernel_pass_gpu', len(kpg)], ['sweeps', nsweeps], ['sweep_files_nonempty', sweep_files],
+            ['pairs', len(pairs(m))], ['shared_base_slugs', len(m.shared)],
+            ['undecidable', sum(len(g.ambiguous) for g in m.groups)]]
+    return ['stat', 'value'], rows
+
+def print_tsv(hdr, rows, notes=()):
+    out = sys.stdout
+    for n in notes:                 # what the rows cannot show, on standard error
+        print(n, file=sys.stderr)
+    out.write('\t'.join(hdr) + '\n')
+    for r in rows:
+        out.write('\t'.join(fmt(v) for v in r) + '\n')
+
+# ---- check: compare a tree's files with the oracle ----
+
+def strip_suffix(s):
+    return re.sub(r'~[0-9a-f]{8}$', '', s)
+
+def same(want, got):
+    """Text exactly; numbers (the oracle's ints and floats) with relative tolerance TOL."""
+    if isinstance(want, (int, float)) and not isinstance(want, bool):
+        if not is_number(got):
+            return False
+        g = float(got)
+        return g == want or abs(g - want) <= TOL * max(abs(g), abs(want))
+    return str(want) == got
+
+def read_tsv(path):
+    with open(path, newline='') as f:
+        lines = f.read().split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    rows = [l.split('\t') for l in lines if not l.startswith('#')]
+    return (rows[0], rows[1:]) if rows else ([], [])
+
+class Checker:
+    def __init__(self, tree, model):
+        self.tree, self.m = tree, model
+        self.problems = []
+        self.files = 0
+        self.rows = 0
+        self.missing = 0
+
+    def bad(self, msg):
+        self.problems.append(msg)
+
+    def compare_file(self, rel, hdr, rows, colmap=None, workload_cols=('workload',), required=None):
+        """Compare TREE/rel with (hdr, rows). colmap: oracle column -> tree column name."""
+        path = os.path.join(self.tree, rel)
+        if not os.path.isfile(path):
+            self.missing += 1
+            self.bad('%s: missing' % rel)
+            return
+        self.files += 1
+        thdr, trows = read_tsv(path)
+        colmap = colmap or {}
+        idx = {}
+        for c in hdr:
+            tc = colmap.get(c, c)
+            if tc in thdr:
+                idx[c] = thdr.index(tc)
+            elif required is None or c in required:
+                self.bad('%s: no column %s' % (rel, tc))
+        if required is None and [colmap.get(c, c) for c in hdr] != thdr[:len(hdr)]:
+            self.bad('%s: header %r, expected %r' % (rel, thdr, [colmap.get(c, c) for c in hdr]))
+        if len(trows) != len(rows):
+            self.bad('%s: %d rows, expected %d' % (rel, len(trows), len(rows)))
+        for n, (want, got) in enumerate(zip(rows, trows), start=2):
+            self.rows += 1
+            for c, i in idx.items():
+                w = want[hdr.index(c)]
+                g = got[i] if i < len(got) else '<none>'
+                if c in workload_cols:
+                    g = strip_suffix(g)
+                if not same(w, g):
+                    self.bad('%s:%d: %s is %r, expected %r' % (rel, n, colmap.get(c, c), g, fmt(w)))
+
+    def ranking(self):
+        # tree group dirs by (kernel, pass, gpu, base slug); two workloads sharing a base slug are
+        # told apart by their runs (impl and observedAt)
+        cols = {'rank': 'rank', 'impl': 'implementation', 'median': 'value'}
+        for g in self.m.groups:
+            gdir = os.path.join('benchmarks', g.kernel, g.pass_, g.gpu)
+            cands = [g.slug]
+            if (g.kernel, g.pass_, g.slug) in self.m.shared:
+                try:
+                    cands = sorted(d for d in os.listdir(os.path.join(self.tree, gdir))
+                                   if strip_suffix(d) == g.slug)
+                except OSError:
+                    cands = []
+                want = sorted((r.impl, r.observed) for r in g.current + g.superseded)
+                for d in cands:
+                    h, rs = read_tsv(os.path.join(self.tree, gdir, d, 'ranking.tsv'))
+                    if ('implementation' in h and 'observed_at' in h and
+                            sorted((x[h.index('implementation')], x[h.index('observed_at')]) for x in rs) == want):
+                        cands = [d]
+                        break
+                else:
+                    cands = [g.slug + '~?']
+            if g.ambiguous:
+                try:
+                    h, rs = read_tsv(os.path.join(self.tree, gdir, cands[0], 'ranking.tsv'))
+                    g.tiebreak([x[h.index('implementation')] for x in rs])
+                except (OSError, ValueError):
+                    pass
+            hdr = ['rank', 'impl', 'median', 'unit', 'observed_at', 'status', 'version', 'p20', 'p80',
+                   'within_noise']
+            rows = [[rank, r.impl, r.median, r.unit, r.observed, status, r.version, r.p20, r.p80, wn]
+                    for rank, status, wn, r in g.listing()]
+            # the columns ranking.tsv has today are checked; its twelve old ones must be there
+            self.compare_file(os.path.join(gdir, cands[0], 'ranking.tsv'), hdr, rows, cols,
+                              required={'rank', 'impl', 'median', 'unit', 'observed_at', 'status'})
+
+    def index(self):
+        hdr, rows = view_index(self.m)
+        path = os.path.join(self.tree, 'index.tsv')
+        if not os.path.isfile(path):
+            self.missing += 1
+            self.bad('index.tsv: missing')
+            return
+        self.files += 1
+        thdr, trows = read_tsv(path)
+        want_hdr = hdr[:-1] + ['shortid', 'path']
+        if thdr != want_hdr:
+            self.bad('index.tsv: header %r, expected %r' % (thdr, want_hdr))
+        if len(trows) != len(rows):
+            self.bad('index.tsv: %d rows, expected %d' % (len(trows), len(rows)))
+        # rows are matched by key (the order is checked too: within a group it is listing order)
+        ti = {c: i for i, c in enumerate(thdr)}
+        if not all(c in ti for c in ('kernel', 'pass', 'gpu', 'workload', 'impl', 'observedAt')):
+            self.bad('index.tsv: cannot key its rows')
+            return
+        def tkey(r):
+            return '/'.join([r[ti['kernel']], r[ti['pass']], r[ti['gpu']], strip_suffix(r[ti['workload']]),
+                             r[ti['impl']], r[ti['observedAt']]])
+        got_keys = [tkey(r) for r in trows]
+        for g in self.m.groups:
+            if g.ambiguous:
+                pre = '/'.join([g.kernel, g.pass_, g.gpu, g.slug]) + '/'
+                g.tiebreak([k[len(pre):].split('/')[0] for k in got_keys if k.startswith(pre)])
+        hdr, rows = view_index(self.m)
+        want_keys = [r[-1] for r in rows]
+        if got_keys != want_keys:
+            diff = next((i for i, (a, b) in enumerate(zip(got_keys, want_keys)) if a != b),
+                        min(len(got_keys), len(want_keys)))
+            self.bad('index.tsv:%d: row order differs: %s, expected %s' % (
+                diff + 2, got_keys[diff] if diff < len(got_keys) else '<end>',
+                want_keys[diff] if diff < len(want_keys) else '<end>'))
+        byk = {}
+        for r in trows:
+            byk.setdefault(tkey(r), r)
+        for want in rows:
+            got = byk.get(want[-1])
+            self.rows += 1
+            if got is None:
+                self.bad('index.tsv: no row %s' % want[-1])
+                continue
+            for c, w in zip(hdr[:-1], want):
+                if c not in ti:
+                    continue
+                g = got[ti[c]] if ti[c] < len(got) else '<none>'
+                if c == 'workload':
+                    g = strip_suffix(g)
+                if not same(w, g):
+                    self.bad('index.tsv: %s: %s is %r, expected %r' % (want[-1], c, g, fmt(w)))
+            if 'shortid' in ti and not re.fullmatch(r'[0-9a-f]{12}', got[ti['shortid']]):
+                self.bad('index.tsv: %s: shortid %r' % (want[-1], got[ti['shortid']]))
+            if 'path' in ti:
+                p = got[ti['path']]
+                if not p.startswith('/'.join(['benchmarks'] + want[:2] + [want[3]]) + '/'):
+                    self.bad('index.tsv: %s: path %r' % (want[-1], p))
+                elif not os.path.isdir(os.path.join(self.tree, p)):
+                    self.bad('index.tsv: %s: path %r is not a directory of the tree' % (want[-1], p))
+
+    def sweep(self):
+        for k in sorted({(g.kernel, g.pass_, g.gpu) for g in self.m.groups}):
+            hdr, rows = view_sweep(self.m, *k)
+            self.compare_file(os.path.join('benchmarks', *k, 'sweep.tsv'), hdr, rows)
+
+    def gpus(self):
+        for k in sorted({(g.kernel, g.pass_) for g in self.m.groups}):
+            hdr, rows = view_gpus(self.m, *k)
+            self.compare_file(os.path.join('benchmarks', *k, 'gpus.tsv'), hdr, rows)
+
+    def compare(self):
+        for p in pairs(self.m):
+            c, b = p.split('..')
+            hdr, rows = view_compare(self.m, c, b)
+            self.compare_file(os.path.join('compare', p, 'summary.tsv'), hdr, rows, workload_cols=())
+            for gpu in sorted({g.gpu for g, _, _ in shared_groups(self.m, c, b)}):
+                hdr, rows = view_compare(self.m, c, b, gpu)
+                self.compare_file(os.path.join('compare', p, gpu + '.tsv'), hdr, rows)
+
+    def pairs(self):
+        d = os.path.join(self.tree, 'compare')
+        if not os.path.isdir(d):
+            self.missing += 1
+            self.bad('compare/: missing')
+            return
+        self.files += 1
+        got = sorted((x for x in os.listdir(d) if os.path.isdir(os.path.join(d, x))), key=lambda s: s.encode())
+        want = pairs(self.m)
+        for x in sorted(set(want) - set(got)):
+            self.bad('compare/%s: missing' % x)
+        for x in sorted(set(got) - set(want)):
+            self.bad('compare/%s: not expected' % x)
+
+def check(model, tree, views):
+    ch = Checker(tree, model)
+    for v in views:
+        if v not in ('ranking', 'index', 'sweep', 'gpus', 'compare', 'pairs'):
+            raise SystemExit('liger_views.py: check: unknown view %r' % v)
+        getattr(ch, v)()
+    for p in ch.problems[:200]:
+        print(p)
+    if len(ch.problems) > 200:
+        print('... and %d more' % (len(ch.problems) - 200))
+    summary = 'views=%s files=%d rows=%d groups=%d' % (','.join(views), ch.files, ch.rows, len(model.groups))
+    if ch.problems:
+        print('liger-views: FAIL %d problems (%d files missing); %s' % (len(ch.problems), ch.missing, summary))
+        return 1
+    print('liger-views: OK ' + summary)
+    return 0
+
+VIEWS = {'ranking': 0, 'index': 0, 'sweep': 3, 'gpus': 2, 'compare': 2, 'pairs': 0, 'stats': 0, 'check': -1}
+
+def main(argv):
+    if len(argv) < 2 or argv[0] in ('-h', '--help'):
+        print(__doc__)
+        return 0 if argv and argv[0] in ('-h', '--help') else 2
+    at = next((i for i, a in enumerate(argv) if a in VIEWS and not os.path.isfile(a)), None)
+    if not at:
+        print('liger_views.py: no CSV or no view (see --help)', file=sys.stderr)
+        return 2
+    csvs, view, args = argv[:at], argv[at], argv[at + 1:]
+    m = Model(csvs)
+    if view == 'check':
+        if len(args) < 2:
+            print('liger_views.py: check TREE VIEW...', file=sys.stderr)
+            return 2
+        return check(m, args[0], args[1:])
+    gpu = None
+    if view == 'compare' and '--gpu' in args:
+        i = args.index('--gpu')
+        gpu = args[i + 1] if i + 1 < len(args) else None
+        args = args[:i] + args[i + 2:]
+    if len(args) != VIEWS[view] or (view == 'compare' and '--gpu' in argv and gpu is None):
+        print('liger_views.py: %s takes %d arguments (see --help)' % (view, VIEWS[view]), file=sys.stderr)
+        return 2
+    fn = {'ranking': view_ranking, 'index': view_index, 'sweep': view_sweep, 'gpus': view_gpus,
+          'pairs': view_pairs, 'stats': view_stats}.get(view)
+    if view == 'compare':
+        hdr, rows = view_compare(m, args[0], args[1], gpu)
+    else:
+        hdr, rows = fn(m, *args)
+    print_tsv(hdr, rows, m.notes() if view in ('ranking', 'index', 'gpus', 'stats') else ())
+    return 0
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BrokenPipeError:
+        sys.exit(0)
