@@ -59,15 +59,13 @@ check "the newest CSV: 2448 current runs, none superseded" \
 check "the history CSV: 2820 current runs, 120 superseded" \
 	test "$(grep -c "${tab}passed$tab" hist) $(grep -c "${tab}superseded$tab" hist)" = "2820 120"
 
-# the oracle against the tree: every ranking.tsv of an export of each CSV
-for c in "$csv" "$history"; do
-	rm -rf store tree
-	expect 0 "$KINDEX" --store store init
-	expect 0 "$KINDEX" -q --store store import liger "$c"
-	expect 0 "$KINDEX" -q --store store export tree
-	expect 0 python3 "$oracle" "$c" check tree ranking
-	check "ranking.tsv of every group agrees with the oracle ($(basename "$c"))" contains out "liger-views: OK"
-done
+# the oracle against the tree: every ranking.tsv of an export of the history CSV (it holds every
+# row of the newest one; one export, as writing 60,000 files takes seconds on a slow disk)
+expect 0 "$KINDEX" --store store init
+expect 0 "$KINDEX" -q --store store import liger "$history"
+expect 0 "$KINDEX" -q --store store export tree
+expect 0 python3 "$oracle" "$history" check tree ranking
+check "ranking.tsv of every group agrees with the oracle" contains out "liger-views: OK views=ranking files=1232 rows=2940"
 # the checker notices: a doctored value and within_noise (a copy of one group), a file not there
 G=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
 mkdir -p doctored/$G
