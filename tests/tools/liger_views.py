@@ -30,7 +30,10 @@ numbers with a relative tolerance of 1e-9; VIEW is ranking, index, sweep, gpus, 
 (all the tree's files of that view). One line per difference, then 'liger-views: OK ...' or
 'liger-views: FAIL n problems' (exit 1). A file the tree lacks is reported as missing.
 """
-import collections, csv, datetime, decimal, json, math, os, re, sys
+import collections, csv, datetime, json, math, os, re, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
+from kxjcs import num as jcs_number  # noqa: E402 — the tests' own RFC 8785, not src/canon
 
 RENAMES = {'B': 'batch', 'T': 'seq', 'BT': 'tokens', 'H': 'hidden', 'V': 'vocab'}
 DTYPES = {'torch.bfloat16': 'bf16', 'torch.float32': 'fp32', 'torch.float16': 'fp16'}
@@ -38,29 +41,6 @@ TOL = 1e-9
 
 def slug(s):
     return re.sub(r'[^a-z0-9._-]+', '-', str(s).lower()).strip('-')
-
-def jcs_number(x):
-    """ECMAScript Number::toString of a double (RFC 8785 §3.2.2.3)."""
-    x = float(x)
-    if x == 0:
-        return '0'
-    if not math.isfinite(x):
-        raise ValueError('not a JSON number: %r' % x)
-    sign = '-' if x < 0 else ''
-    t = decimal.Decimal(repr(abs(x))).normalize().as_tuple()   # repr: the shortest round trip
-    digits = ''.join(map(str, t.digits))
-    k = len(digits)
-    n = k + t.exponent              # value = 0.digits * 10**n
-    if k <= n <= 21:
-        s = digits + '0' * (n - k)
-    elif 0 < n <= 21:
-        s = digits[:n] + '.' + digits[n:]
-    elif -6 < n <= 0:
-        s = '0.' + '0' * -n + digits
-    else:
-        e = n - 1
-        s = digits[0] + ('.' + digits[1:] if k > 1 else '') + 'e' + ('+' if e >= 0 else '-') + str(abs(e))
-    return sign + s
 
 def text_value(v):
     """A parameter's value as the slug and index.tsv write it."""
@@ -407,14 +387,21 @@ class Checker:
     def bad(self, msg):
         self.problems.append(msg)
 
-    def compare_file(self, rel, hdr, rows, colmap=None, workload_cols=('workload',), required=None):
-        """Compare TREE/rel with (hdr, rows). colmap: oracle column -> tree column name."""
+    def present(self, rel, test):
+        """TREE/rel when test says it is there (counted), else None (reported missing)."""
         path = os.path.join(self.tree, rel)
-        if not os.path.isfile(path):
+        if not test(path):
             self.missing += 1
             self.bad('%s: missing' % rel)
-            return
+            return None
         self.files += 1
+        return path
+
+    def compare_file(self, rel, hdr, rows, colmap=None, workload_cols=('workload',), required=None):
+        """Compare TREE/rel with (hdr, rows). colmap: oracle column -> tree column name."""
+        path = self.present(rel, os.path.isfile)
+        if not path:
+            return
         thdr, trows = read_tsv(path)
         colmap = colmap or {}
         idx = {}
@@ -476,12 +463,9 @@ class Checker:
 
     def index(self):
         hdr, rows = view_index(self.m)
-        path = os.path.join(self.tree, 'index.tsv')
-        if not os.path.isfile(path):
-            self.missing += 1
-            self.bad('index.tsv: missing')
+        path = self.present('index.tsv', os.path.isfile)
+        if not path:
             return
-        self.files += 1
         thdr, trows = read_tsv(path)
         want_hdr = hdr[:-1] + ['shortid', 'path']
         if thdr != want_hdr:
@@ -555,12 +539,9 @@ class Checker:
                 self.compare_file(os.path.join('compare', p, gpu + '.tsv'), hdr, rows)
 
     def pairs(self):
-        d = os.path.join(self.tree, 'compare')
-        if not os.path.isdir(d):
-            self.missing += 1
-            self.bad('compare/: missing')
+        d = self.present('compare/', os.path.isdir)
+        if not d:
             return
-        self.files += 1
         got = sorted((x for x in os.listdir(d) if os.path.isdir(os.path.join(d, x))), key=lambda s: s.encode())
         want = pairs(self.m)
         for x in sorted(set(want) - set(got)):
