@@ -427,16 +427,16 @@ static void quantile_add(struct quantity *qs, size_t *n, size_t cap, const char 
 	qs[i].q[which].base = at->number * factor;
 }
 
-static void check_quantiles(struct ctx *c, struct kx_json *spec)
+/* Every quantity of a run's spec with its quantiles: timing.latencyNs first, then measurements. */
+static size_t quantities(struct kx_json *spec, struct quantity *qs, size_t cap)
 {
-	struct quantity qs[16];
 	size_t n = 0;
 	struct kx_json *timing = kx_json_get(spec, "timing");
 	struct kx_json *lat = timing && timing->type == KX_JSON_OBJECT ? kx_json_get(timing, "latencyNs") : NULL;
 	for (int k = 0; lat && lat->type == KX_JSON_OBJECT && k < QT__COUNT; k++) {
 		struct kx_json *v = kx_json_get(lat, quantile_names[k]);
 		if (v && v->type == KX_JSON_NUMBER && !v->nonfinite)
-			quantile_add(qs, &n, KX_ARRAY_SIZE(qs), "latency", "latency", k, v, -1, "ns", 1);
+			quantile_add(qs, &n, cap, "latency", "latency", k, v, -1, "ns", 1);
 	}
 	struct kx_json *ms = kx_json_get(spec, "measurements");
 	for (size_t i = 0; ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len; i++) {
@@ -450,8 +450,13 @@ static void check_quantiles(struct ctx *c, struct kx_json *spec)
 			continue;
 		for (int k = 0; k < QT__COUNT; k++)
 			if (strcmp(stat, quantile_names[k]) == 0)
-				quantile_add(qs, &n, KX_ARRAY_SIZE(qs), metric, kind, k, v, (long)i, unit, factor);
+				quantile_add(qs, &n, cap, metric, kind, k, v, (long)i, unit, factor);
 	}
+	return n;
+}
+
+static void check_quantiles(struct ctx *c, const struct quantity *qs, size_t n)
+{
 	static const int pairs[][2] = { { QT_P20, QT_MEDIAN }, { QT_MEDIAN, QT_P80 }, { QT_P20, QT_P80 } };
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < KX_ARRAY_SIZE(pairs); k++) {
@@ -527,47 +532,21 @@ static void primary_value(struct ctx *c, struct kx_json *spec, struct kx_run_fac
 }
 
 /*
- * The noise interval of the primary value (SPEC §2, within noise): its metric's p20 and p80, from
- * timing.latencyNs for latency or from measurements of the same metric in a unit of the same kind,
- * the first of each statistic (as check_quantiles reads them), in the base unit.
+ * The noise interval of the primary value (SPEC §2, within noise): the p20 and p80 of the quantity
+ * of its metric in its unit's kind (check_quantiles' quantities), in the base unit.
  */
-static void primary_spread(struct kx_json *spec, struct kx_run_facts *f)
+static void primary_spread(const struct quantity *qs, size_t n, struct kx_run_facts *f)
 {
-	static const char *const names[2] = { "p20", "p80" };
-	double q[2];
-	bool have[2] = { false, false };
-	const char *kind = f->unit ? kx_unit_metric(f->unit, NULL) : NULL;
-	if (!f->has_value || !kind)
-		return;
-	struct kx_json *timing = kx_json_get(spec, "timing");
-	struct kx_json *lat = timing && strcmp(f->metric, "latency") == 0 ? kx_json_get(timing, "latencyNs") : NULL;
-	for (int k = 0; k < 2 && lat && lat->type == KX_JSON_OBJECT; k++) {
-		struct kx_json *v = kx_json_get(lat, names[k]);
-		if (v && v->type == KX_JSON_NUMBER && !v->nonfinite) {
-			q[k] = v->number;
-			have[k] = true;
-		}
-	}
-	struct kx_json *ms = kx_json_get(spec, "measurements");
-	for (size_t i = 0; ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len; i++) {
-		struct kx_json *m = ms->arr.v[i];
-		const char *metric = kx_json_get_string(m, "metric"), *stat = kx_json_get_string(m, "statistic");
-		const char *unit = kx_json_get_string(m, "unit"), *mkind;
-		struct kx_json *v = kx_json_get(m, "value");
-		double factor;
-		if (!metric || !stat || !unit || !v || v->type != KX_JSON_NUMBER || v->nonfinite ||
-		    strcmp(metric, f->metric) != 0 || !(mkind = kx_unit_metric(unit, &factor)) || strcmp(mkind, kind) != 0)
+	const char *kind = f->has_value && f->unit ? kx_unit_metric(f->unit, NULL) : NULL;
+	for (size_t i = 0; kind && i < n; i++) {
+		if (strcmp(qs[i].metric, f->metric) != 0 || strcmp(qs[i].kind, kind) != 0)
 			continue;
-		for (int k = 0; k < 2; k++)
-			if (!have[k] && strcmp(stat, names[k]) == 0) {
-				q[k] = v->number * factor;
-				have[k] = true;
-			}
-	}
-	if (have[0] && have[1]) {
-		f->has_spread = true;
-		f->base_p20 = q[0];
-		f->base_p80 = q[1];
+		if (qs[i].q[QT_P20].at && qs[i].q[QT_P80].at) {
+			f->has_spread = true;
+			f->base_p20 = qs[i].q[QT_P20].base;
+			f->base_p80 = qs[i].q[QT_P80].base;
+		}
+		return;
 	}
 }
 
@@ -639,13 +618,15 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 	struct kx_json *ms = field(c, spec, "/run/spec", "measurements", KX_JSON_ARRAY, false);
 	if (ms)
 		check_measurements(c, ms);
-	check_quantiles(c, spec);
+	struct quantity qs[16];
+	size_t nq = quantities(spec, qs, KX_ARRAY_SIZE(qs));
+	check_quantiles(c, qs, nq);
 	struct kx_json *corr = field(c, spec, "/run/spec", "correctness", KX_JSON_OBJECT, false);
 	f->has_correctness = corr != NULL;
 	field(c, spec, "/run/spec", "message", KX_JSON_STRING, false);
 	if (f->statistic)
 		primary_value(c, spec, f);
-	primary_spread(spec, f);
+	primary_spread(qs, nq, f);
 }
 
 /*
