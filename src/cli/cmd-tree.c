@@ -15,6 +15,32 @@
 #include <unistd.h>
 #include <dirent.h>
 
+/* The store, read-only, a tree over it and a view of its latest state: what every command that
+ * reads the tree works on. */
+struct reader {
+	struct kx_store *s;
+	struct kx_tree *t;
+	struct kx_view *v;
+};
+
+/* 0, or cli_open's negated exit status. */
+static int reader_open(struct cli *cli, struct reader *rd)
+{
+	int r = cli_open(cli, KX_STORE_READONLY, &rd->s);
+	if (r < 0)
+		return r;
+	rd->t = kx_tree_new(rd->s, 0);
+	rd->v = kx_store_view(rd->s);
+	return 0;
+}
+
+static void reader_close(struct reader *rd)
+{
+	kx_view_release(rd->v);
+	kx_tree_free(rd->t);
+	kx_store_close(rd->s);
+}
+
 struct exporter {
 	struct kx_tree *t;
 	struct kx_view *v;
@@ -213,15 +239,15 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 		close(fd);
 		return EXIT_USAGE;
 	}
-	struct kx_store *s;
-	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	struct reader rd;
+	int r = reader_open(cli, &rd);
 	if (r < 0) {
 		close(fd);
 		return -r;
 	}
-	struct exporter e = { .t = kx_tree_new(s, 0), .v = kx_store_view(s), .dirfd = fd, .root = dir };
+	struct exporter e = { .t = rd.t, .v = rd.v, .dirfd = fd, .root = dir };
 	struct kx_store_stats st;
-	kx_store_stats(s, e.v, &st);
+	kx_store_stats(rd.s, e.v, &st);
 	progress_init(&e.pg, "export", 0, cli->quiet);
 	struct kx_node root = { .type = KX_NODE_ROOT };
 	struct export_dir top = { &e, fd };
@@ -240,9 +266,7 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	for (size_t k = 0; k < e.caplinked; k++)
 		free(e.linked[k].path);
 	free(e.linked);
-	kx_view_release(e.v);
-	kx_tree_free(e.t);
-	kx_store_close(s);
+	reader_close(&rd);
 	close(fd);
 	if (r < 0)
 		return EXIT_IO;
@@ -291,12 +315,12 @@ int cmd_ls(struct cli *cli, int argc, char **argv)
 		else
 			path = argv[i];
 	}
-	struct kx_store *s;
-	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	struct reader rd;
+	int r = reader_open(cli, &rd);
 	if (r < 0)
 		return -r;
-	l.t = kx_tree_new(s, 0);
-	l.v = kx_store_view(s);
+	l.t = rd.t;
+	l.v = rd.v;
 	struct kx_node n;
 	r = kx_tree_resolve(l.t, l.v, path, &n);
 	int status = EXIT_OK;
@@ -312,9 +336,7 @@ int cmd_ls(struct cli *cli, int argc, char **argv)
 	} else {
 		list_entry(&l, path, &n);
 	}
-	kx_view_release(l.v);
-	kx_tree_free(l.t);
-	kx_store_close(s);
+	reader_close(&rd);
 	return status;
 }
 
@@ -332,17 +354,17 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *arg = argv[i];
-	struct kx_store *s;
-	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	struct reader rd;
+	int r = reader_open(cli, &rd);
 	if (r < 0)
 		return -r;
-	struct kx_tree *t = kx_tree_new(s, 0);
-	struct kx_view *v = kx_store_view(s);
+	struct kx_tree *t = rd.t;
+	struct kx_view *v = rd.v;
 	struct kx_node n = { 0 };
 	const char *hex = strncmp(arg, "sha256:", 7) == 0 ? arg + 7 : arg;
 	bool is_hex = strlen(hex) >= 4 && strspn(hex, "0123456789abcdef") == strlen(hex);
 	if (is_hex) {
-		r = kx_store_find_run_prefix(s, v, hex, &n.id);
+		r = kx_store_find_run_prefix(rd.s, v, hex, &n.id);
 		n.type = KX_NODE_RUNS_RUN;
 	} else {
 		r = kx_tree_resolve(t, v, arg, &n);
@@ -375,9 +397,7 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 			kx_content_put(c);
 		}
 	}
-	kx_view_release(v);
-	kx_tree_free(t);
-	kx_store_close(s);
+	reader_close(&rd);
 	return status;
 }
 
@@ -401,22 +421,20 @@ int cmd_cat(struct cli *cli, int argc, char **argv)
 		cli_error("cat: give at least one PATH");
 		return EXIT_USAGE;
 	}
-	struct kx_store *s;
-	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	struct reader rd;
+	int r = reader_open(cli, &rd);
 	if (r < 0)
 		return -r;
-	struct kx_tree *t = kx_tree_new(s, 0);
-	struct kx_view *v = kx_store_view(s);
 	int status = EXIT_OK;
 	for (; i < argc && status != EXIT_IO; i++) {
 		const char *path = tree_path(argv[i]);
 		struct kx_node n;
 		const struct kx_content *c;
-		r = kx_tree_resolve(t, v, path, &n);
+		r = kx_tree_resolve(rd.t, rd.v, path, &n);
 		if (r == 0 && kx_node_is_dir(&n))
 			r = -EISDIR;
 		if (r == 0)
-			r = kx_tree_read(t, v, &n, &c);
+			r = kx_tree_read(rd.t, rd.v, &n, &c);
 		if (r < 0) {
 			cli_error("cat: %s: %s", quoted(argv[i]),
 				  r == -ENOENT ? "no such file in the tree (kindex ls lists a directory)"
@@ -431,8 +449,6 @@ int cmd_cat(struct cli *cli, int argc, char **argv)
 			status = EXIT_IO;
 		}
 	}
-	kx_view_release(v);
-	kx_tree_free(t);
-	kx_store_close(s);
+	reader_close(&rd);
 	return status;
 }
