@@ -292,8 +292,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		else
 			r = line(out, "rank", "not ranked: status %s", x->passed ? "passed (no value)" : "failed");
 	}
-	if (r >= 0 && x->has_spread)
-		r = spread_line(out, x);
+	if (r >= 0)
+		r = spread_line(out, x); /* nothing where the interval is not known */
 	if (r >= 0 && v->above && kx_rank_within_noise(x, v->above))
 		r = line(out, "noise", "within noise of #%u (%s): the p20–p80 intervals overlap", v->rank - 1,
 			 v->above_dirname);

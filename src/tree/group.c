@@ -186,16 +186,14 @@ static int current_first(struct kx_run_rec *runs, uint32_t ranked, uint32_t *ret
 	for (uint32_t i = 0; i < ranked; i++)
 		idx[i] = i;
 	qsort_r(idx, ranked, sizeof(*idx), newest_first, runs);
-	for (uint32_t i = 0; i < ranked; i++)
-		current[idx[i]] = i == 0 || strcmp(runs[idx[i]].impl, runs[idx[i - 1]].impl) != 0;
-	uint32_t n = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t i = 0; i < ranked; i++)
-			if (current[i] == (pass == 0))
-				tmp[n++] = runs[i];
 	uint32_t cur = 0;
-	for (uint32_t i = 0; i < ranked; i++)
-		cur += current[i];
+	for (uint32_t i = 0; i < ranked; i++) {
+		current[idx[i]] = i == 0 || strcmp(runs[idx[i]].impl, runs[idx[i - 1]].impl) != 0;
+		cur += current[idx[i]];
+	}
+	/* current runs to tmp[0..cur), superseded ones after them, each in value order */
+	for (uint32_t i = 0, c = 0, o = cur; i < ranked; i++)
+		tmp[current[i] ? c++ : o++] = runs[i];
 	memcpy(runs, tmp, ranked * sizeof(*tmp));
 	free(idx);
 	free(current);

@@ -52,7 +52,8 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 			rv->v.above = &rv->g->runs[pos - 1];
 			rv->v.above_dirname = rv->g->dirnames[pos - 1];
 		}
-		for (size_t i = 0; !rv->v.rank && rv->run.passed && i < rv->g->ranked; i++)
+		/* a superseded run: its implementation's current run, ranked once */
+		for (size_t i = 0; !rv->v.rank && rv->run.passed && !rv->v.current && i < rv->g->ranked; i++)
 			if (strcmp(rv->g->runs[i].impl, rv->run.impl) == 0) {
 				rv->v.current = &rv->g->runs[i];
 				rv->v.current_dirname = rv->g->dirnames[i];
