@@ -87,9 +87,6 @@ struct kx_readme_info {
 };
 int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out);
 
-/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
-void kx_render_field(const char *text, char *out, size_t cap);
-
 /* Human formatting of a value in its unit: "274.1 ms" for 274073425 ns, "1.25 GB" … */
 void kx_render_value(double value, const char *unit, char *out, size_t cap);
 

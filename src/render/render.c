@@ -197,7 +197,8 @@ static int value_line(struct kx_buf *out, const char *label, double v, const cha
 	return line(out, label, "%s  (%s)", human, raw);
 }
 
-void kx_render_field(const char *text, char *out, size_t cap)
+/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
+static void tsv_field(const char *text, char *out, size_t cap)
 {
 	if (!text || !*text) {
 		snprintf(out, cap, "-");
@@ -488,7 +489,7 @@ static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 			num(hi, p80);
 		}
 		display(x, human, sizeof(human));
-		kx_render_field(x->version, version, sizeof(version));
+		tsv_field(x->version, version, sizeof(version));
 		kx_time_format(x->observed_ns, when);
 		kx_digest_format(&x->run, ds);
 		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rank,
