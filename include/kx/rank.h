@@ -44,6 +44,9 @@ int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX]);
  * when it was longer than KX_SLUG_MAX and cut.
  */
 int kx_rank_workload_slug(const struct kx_json *workload_spec, char out[KX_NAME_MAX], bool *ret_cut);
+/* A workload parameter's value as the slug writes it, before folding: a string's text, a number in
+ * JCS form, true/false (anything else as its JCS); appended to out. */
+int kx_rank_param_text(const struct kx_json *value, struct kx_buf *out);
 
 /*
  * Where a run lives and with whom it is compared. `workload_doc` / `impl_doc` are the documents

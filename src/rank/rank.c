@@ -128,7 +128,7 @@ int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
 	return 0;
 }
 
-static int value_text(const struct kx_json *v, struct kx_buf *b)
+int kx_rank_param_text(const struct kx_json *v, struct kx_buf *b)
 {
 	char num[KX_JCS_NUMBER_MAX];
 	switch (v->type) {
@@ -172,7 +172,7 @@ int kx_rank_workload_slug(const struct kx_json *spec, char out[KX_NAME_MAX], boo
 		if (r >= 0)
 			r = kx_buf_append(&b, idx[i]->key, idx[i]->key_len);
 		if (r >= 0)
-			r = value_text(idx[i]->value, &b);
+			r = kx_rank_param_text(idx[i]->value, &b);
 	}
 	free(idx);
 	const char *dtype = kx_json_get_string(spec, "dtype");

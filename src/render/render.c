@@ -4,7 +4,7 @@
  * machine-readable files and rounded only in human pages (summary.txt, README). Nothing here
  * reads the store or the clock: the same view renders the same bytes, always.
  */
-#include "kx/render.h"
+#include "private.h"
 
 #include <errno.h>
 #include <math.h>
@@ -228,6 +228,23 @@ static bool spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
 	*p20 = x->base_p20 / factor;
 	*p80 = x->base_p80 / factor;
 	return true;
+}
+
+void render_cells(const struct kx_run_rec *x, struct render_cells *c)
+{
+	double lo, hi;
+	snprintf(c->value, sizeof(c->value), "-");
+	snprintf(c->p20, sizeof(c->p20), "-");
+	snprintf(c->p80, sizeof(c->p80), "-");
+	if (x->has_value)
+		num(x->value, c->value);
+	if (spread_in_unit(x, &lo, &hi)) {
+		num(lo, c->p20);
+		num(hi, c->p80);
+	}
+	c->unit = x->has_value ? x->unit : "-";
+	tsv_field(x->version, c->version, sizeof(c->version));
+	kx_time_format(x->observed_ns, c->when);
 }
 
 /* "p20–p80   58.52 ms – 59.10 ms" */
@@ -475,28 +492,20 @@ static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
 	for (size_t i = 0; i < g->len && r >= 0; i++) {
 		const struct kx_run_rec *x = &g->runs[i];
-		char rank[16] = "-", value[KX_JCS_NUMBER_MAX] = "-", vs[32] = "-", when[40], ds[KX_DIGEST_STR_MAX];
-		char p20[KX_JCS_NUMBER_MAX] = "-", p80[KX_JCS_NUMBER_MAX] = "-", human[64], version[KX_VERSION_MAX];
-		double lo, hi;
+		char rank[16] = "-", vs[32] = "-", ds[KX_DIGEST_STR_MAX], human[64];
+		struct render_cells c;
 		if (i < g->ranked) {
 			snprintf(rank, sizeof(rank), "%zu", i + 1);
 			snprintf(vs, sizeof(vs), "%.4f", vs_best(x, best));
 		}
-		if (x->has_value)
-			num(x->value, value);
-		if (spread_in_unit(x, &lo, &hi)) {
-			num(lo, p20);
-			num(hi, p80);
-		}
+		render_cells(x, &c);
 		display(x, human, sizeof(human));
-		tsv_field(x->version, version, sizeof(version));
-		kx_time_format(x->observed_ns, when);
 		kx_digest_format(&x->run, ds);
 		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rank,
-				  g->dirnames[i], x->impl, value, x->has_value ? x->unit : "-", vs, when,
+				  g->dirnames[i], x->impl, c.value, c.unit, vs, c.when,
 				  kx_evidence_name((enum kx_evidence)x->evidence), x->family,
 				  i < g->ranked && cross_protocol(x, best) ? "yes" : "no",
-				  kx_rank_status(x, i < g->ranked ? (uint32_t)i + 1 : 0), ds, version, p20, p80, human,
+				  kx_rank_status(x, i < g->ranked ? (uint32_t)i + 1 : 0), ds, c.version, c.p20, c.p80, human,
 				  i == 0 || i >= g->ranked ? "-" : kx_rank_within_noise(x, &g->runs[i - 1]) ? "yes" : "no");
 	}
 	return r;

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The private header of src/render: what its files share. render.c holds the run and group files,
+ * index.c the index across groups; both write a run's numbers the same way (render_cells).
+ */
+#ifndef KX_RENDER_PRIVATE_H
+#define KX_RENDER_PRIVATE_H
+
+#include "kx/render.h"
+
+/* A run's cells as the TSV files write them: "-" where not known. */
+struct render_cells {
+	char value[KX_JCS_NUMBER_MAX]; /* the primary value in `unit`, JCS */
+	char p20[KX_JCS_NUMBER_MAX], p80[KX_JCS_NUMBER_MAX]; /* its p20–p80 interval in `unit` */
+	const char *unit;              /* the run's unit, "-" without a value */
+	char version[KX_VERSION_MAX];  /* the implementation's version (a TSV field) */
+	char when[40];                 /* observedAt, RFC 3339 UTC */
+};
+
+/* render.c */
+void render_cells(const struct kx_run_rec *x, struct render_cells *c);
+
+#endif
