@@ -80,6 +80,37 @@ int kx_render_sha256sums_line(struct kx_buf *out, const char *name, const uint8_
  * size is known from its names alone, without rendering (or hashing) what it covers. */
 size_t kx_sha256sums_line_len(size_t name_len);
 
+/*
+ * The files of benchmark directories (docs/views.md): gpus.tsv in a pass directory, sweep.tsv in
+ * a gpu directory, made of the current runs of the groups below them.
+ */
+enum kx_bench_file {
+	KX_BF_GPUS_TSV,  /* benchmarks/<kernel>/<pass>/gpus.tsv */
+	KX_BF_SWEEP_TSV, /* benchmarks/<kernel>/<pass>/<gpu>/sweep.tsv */
+	KX_BF__COUNT,
+};
+const char *kx_bench_file_name(enum kx_bench_file f);
+int kx_bench_file_from_name(const char *name); /* -1 when none */
+
+/* A group as those files see it. Borrowed pointers, valid for the call. */
+struct kx_bench_group {
+	const char *workload_dir;      /* its directory name in its gpu directory (sweep.tsv) */
+	const char *base;              /* its base workload slug (gpus.tsv) */
+	struct kx_digest workload;     /* the workload digest (gpus.tsv) */
+	bool cut;                      /* the base slug was cut (gpus.tsv) */
+	uint32_t gpu;                  /* the index of its gpu directory (gpus.tsv) */
+	const struct kx_json *workload_doc; /* the stored workload document, or NULL (sweep.tsv) */
+	const struct kx_run_rec *runs; /* its current runs (the ranked ones), in any order */
+	size_t len;
+};
+
+/* sweep.tsv of the n groups of one gpu directory, in any order. */
+int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf *out);
+/* gpus.tsv of the n groups of one pass directory, whose gpu directories are gpus[0..ngpus) in name
+ * order (the columns). */
+int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_bench_group *g, size_t n,
+		       struct kx_buf *out);
+
 struct kx_readme_info {
 	const char *store_path;
 	struct kx_store_stats stats;

@@ -53,7 +53,9 @@ enum kx_node_type {
 	KX_NODE_DOC_FILE,   /* a run's protocol.json …: file = its enum kx_run_file, id = the document:
 			     * one inode for every run that names it (hard links). Its inode number
 			     * is KX_NODE_DOC's with that file (digests/ files have file 0). */
-	/* 16..23: free, for the tree's node types to come */
+	KX_NODE_BENCH_FILE = 17, /* a benchmark directory's file: file = enum kx_bench_file (gpus.tsv of a
+				  * pass directory, sweep.tsv of a gpu directory), id = the directory's */
+	/* 16, 18..23: free, for the tree's node types to come */
 	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
 	KX_NODE__VERSION = 31, /* 31 the versions of the files whose bytes change (src/fs/versions.c) */
 };
@@ -87,7 +89,7 @@ static inline uint64_t kx_ino_of(unsigned type, unsigned file)
 	return (uint64_t)type << KX_INO_TYPE_SHIFT | ((uint64_t)file & KX_INO_FILE_MASK) << KX_INO_FILE_SHIFT;
 }
 
-_Static_assert(KX_NODE_DOC_FILE < KX_NODE__FS, "the tree's node types stay below the daemon's");
+_Static_assert(KX_NODE_BENCH_FILE < KX_NODE__FS, "the tree's node types stay below the daemon's");
 _Static_assert(KX_NODE__VERSION > KX_NODE__FS && KX_NODE__VERSION < 32, "a type is 5 bits, the daemon's distinct");
 _Static_assert(KX_RF__COUNT <= 16 && KX_GF__COUNT <= 16, "a run's or a group's file is 4 bits");
 
@@ -145,10 +147,11 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret);
 
 /*
- * Versioned files: the README and the files that follow a group's ranks (its ranking.tsv,
+ * Versioned files: the README, the files that follow a group's ranks (its ranking.tsv,
  * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
- * change content when runs are added; no other file does (but for the rare late document, which
- * changes some files of the runs that named it in place: kx_tree_changes). Their content is a
+ * and the benchmark directories' gpus.tsv and sweep.tsv change content when runs are added; no
+ * other file does (but for the rare late document, which changes some files of the runs that
+ * named it in place: kx_tree_changes). Their content is a
  * function of (node, stamp) — the stamp changes whenever runs are added — so a daemon that gives each
  * (node, stamp) an inode number of its own serves every version as an immutable file, the way a
  * file replaced by rename(2) keeps its old bytes for whoever has it open (src/fs/versions.c).

@@ -2,9 +2,9 @@
 /*
  * Versioned inodes: every version of a file that changes when runs are added (the README, a
  * group's ranking.tsv, ranking.json, GROUP.json and SHA256SUMS, its runs' summary.txt and
- * SHA256SUMS, and a run's manifest.json, which changes when a document it names is stored late —
- * kx_node_versioned) is an inode of its own, immutable like every other file of the
- * tree. A new run gives such a file a new stamp, so the next LOOKUP gets a new inode number, while
+ * SHA256SUMS, a run's manifest.json, which changes when a document it names is stored late, and
+ * the benchmark directories' gpus.tsv and sweep.tsv — kx_node_versioned) is an inode of its own,
+ * immutable like every other file of the tree. A new run gives such a file a new stamp, so the next LOOKUP gets a new inode number, while
  * a reader that holds the old one keeps reading the old bytes at the old size — what rename(2)
  * over a file does on a local disk. Without this, the kernel's cached size of the old version and
  * a READ answered from the new one could meet in one read(2): a torn file.
@@ -14,7 +14,11 @@
  *
  *     ino = 31 << 59 | kind << 57 | ((sub << 55 | first 55 bits of id) ^ h57(stamp))
  *
- * kind is README / group file / run file / runs/ file, sub the file among those. The same
+ * kind is README / group file / run file / runs/ file, sub the file among those — the README
+ * kind holds the files of no run or group: README (sub 0) and the benchmark directories'
+ * gpus.tsv and sweep.tsv (sub 2), whose payload is their directory's 55 bits: which of the two it
+ * is follows from the directory's depth, so the plain number made back from it has file 0 and the
+ * tree finds the file (kx_tree_node). The same
  * (file, stamp) always gives the same number — across remounts too — and two versions of one
  * file never share one (h57 is a bijection-grade mix of the stamp). Decoding needs the stamp, so
  * this table keeps, for every version the kernel holds, its stamp, the kernel's lookup count
@@ -79,6 +83,9 @@ static bool kind_of(uint64_t plain, unsigned *kind, unsigned *sub)
 	case KX_NODE_README:
 		*kind = 0, *sub = 0;
 		return true;
+	case KX_NODE_BENCH_FILE:
+		*kind = 0, *sub = 2;
+		return true;
 	case KX_NODE_GROUP_FILE:
 		*kind = 1, *sub = file;
 		return file < 4;
@@ -109,7 +116,7 @@ static uint64_t plain_of(uint64_t ino, int64_t stamp)
 	unsigned sub = (unsigned)(payload >> KX_INO_FILE_SHIFT);
 	unsigned file = kind < 2 ? sub : sub == 1 ? KX_RF_SHA256SUMS : sub == 2 ? KX_RF_MANIFEST : KX_RF_SUMMARY;
 	if (kind == 0)
-		return kx_ino_of(KX_NODE_README, 0);
+		return sub == 2 ? kx_ino_of(KX_NODE_BENCH_FILE, 0) | (payload & BITS55) : kx_ino_of(KX_NODE_README, 0);
 	return kx_ino_of(types[kind], file) | (payload & BITS55);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The private header of src/render: what its files share. render.c holds the run and group files,
- * index.c the index across groups; both write a run's numbers the same way (render_cells).
+ * bench.c the benchmark directories' gpus.tsv and sweep.tsv; both write a run's numbers the same
+ * way (render_cells).
  */
 #ifndef KX_RENDER_PRIVATE_H
 #define KX_RENDER_PRIVATE_H

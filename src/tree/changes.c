@@ -155,6 +155,8 @@ static int group_step(void *ctx, const char *name, const struct kx_node *n)
 {
 	struct group_walk *w = ctx;
 	bool renamed = false;
+	if (n->type != KX_NODE_GROUP)
+		return 0; /* sweep.tsv: told with the path (changes_gpu) */
 	for (size_t i = 0; i < w->renamed.len && !renamed; i++)
 		renamed = strcmp(w->renamed.v[i], name) == 0;
 	if (digest_in(w->changed, w->n_changed, &n->id) || renamed) {
@@ -170,8 +172,23 @@ static int collect_new_names(void *ctx, enum kx_inval what, uint64_t ino, const 
 	return what == KX_INVAL_ENTRY ? names_add(ctx, name, NULL) : 0;
 }
 
-/* Everything below one gpu directory, and the path down to it. */
-static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const struct kx_digest *groups, size_t n)
+/* A benchmark directory's file (gpus.tsv, sweep.tsv): its bytes follow every run below it. */
+static int inval_bench_file(struct changes *c, const struct kx_node *dir)
+{
+	struct kx_node f;
+	int64_t before;
+	if (!bench_file_of(dir, &f))
+		return 0;
+	int r = bench_file_stamp(c->t, c->before, &f, &before);
+	return r < 0 ? r : inval_versioned(c, KX_INVAL_DATA, &f, before);
+}
+
+/*
+ * Everything below one gpu directory, and the path down to it; with its pass directory's gpus.tsv
+ * when `pass_first` (the first gpu directory of its pass in this change: that file is told once).
+ */
+static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const struct kx_digest *groups, size_t n,
+		       bool pass_first)
 {
 	char comp[3][KX_NAME_MAX] = { { 0 } };
 	snprintf(comp[0], KX_NAME_MAX, "%s", g->kernel);
@@ -189,6 +206,9 @@ static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const st
 		/* a new child changes the listing; otherwise only mtime and nlink moved */
 		if (r == 0 && d > 1)
 			r = inval(c, is_new ? KX_INVAL_DATA : KX_INVAL_ATTR, &parent, NULL);
+		/* a new directory's file is new with it: nobody can hold it yet */
+		if (r == 0 && !is_new && (d == 3 || (d == 2 && pass_first)))
+			r = inval_bench_file(c, &node);
 		parent = node;
 	}
 	if (r < 0)
@@ -539,8 +559,12 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 		r = changes_late(&c, &added, &late, &gs);
 
 	/* benchmarks/: each gpu directory that received runs, with every group below it */
-	for (size_t i = 0; i < gs.n_gpus && r == 0; i++)
-		r = changes_gpu(&c, &gs.gpus[i], gs.keys.v, gs.keys.len);
+	for (size_t i = 0; i < gs.n_gpus && r == 0; i++) {
+		bool pass_first = true;
+		for (size_t k = 0; k < i && pass_first; k++)
+			pass_first = strcmp(gs.gpus[k].kernel, gs.gpus[i].kernel) || strcmp(gs.gpus[k].pass, gs.gpus[i].pass);
+		r = changes_gpu(&c, &gs.gpus[i], gs.keys.v, gs.keys.len, pass_first);
+	}
 out:
 	free(recs);
 	free(seen.v);

@@ -135,6 +135,10 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		r = group_stamp(t, v, &n->id, ret_stamp);
 		mtime = *ret_stamp;
 		break;
+	case KX_NODE_BENCH_FILE:
+		r = bench_file_stamp(t, v, n, ret_stamp);
+		mtime = *ret_stamp;
+		break;
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_FILE:
 		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
@@ -194,6 +198,8 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		gctx_put(t, g);
 		return r;
 	}
+	case KX_NODE_BENCH_FILE:
+		return bench_file_render(t, v, n, out);
 	case KX_NODE_DOC: {
 		struct kx_buf b = { 0 };
 		if ((r = tree_get_doc(t, v, &n->id, &b)) < 0)
@@ -309,7 +315,7 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 
 bool kx_node_versioned(const struct kx_node *n)
 {
-	return n->type == KX_NODE_README || n->type == KX_NODE_GROUP_FILE ||
+	return n->type == KX_NODE_README || n->type == KX_NODE_GROUP_FILE || n->type == KX_NODE_BENCH_FILE ||
 	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) &&
 		(tree_rank_dependent(n->file) || n->file == KX_RF_MANIFEST));
 }

@@ -52,6 +52,11 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			return r;
 		if (!valid_component(name))
 			return -ENOENT;
+		struct kx_node f;
+		if (bench_file_of(dir, &f) && strcmp(name, kx_bench_file_name((enum kx_bench_file)f.file)) == 0) {
+			n = f; /* before any directory of that name (no slug is "sweep.tsv") */
+			break;
+		}
 		if (depth == 3) {
 			const char *c3[3] = { comp[0], comp[1], comp[2] };
 			struct wl_scan w = { .match = name };
@@ -201,7 +206,8 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	case KX_NODE_DIGESTS:
 	case KX_NODE_DIGESTS_SHA:
 		break;
-	case KX_NODE_BENCH: {
+	case KX_NODE_BENCH:
+	case KX_NODE_BENCH_FILE: {
 		uint64_t key = ino & BITS55;
 		r = -ESTALE;
 		pthread_mutex_lock(&t->lock);
@@ -212,6 +218,18 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 				r = 0;
 			}
 		pthread_mutex_unlock(&t->lock);
+		/*
+		 * A directory's file is the directory's depth's; its number carries that file, or 0 in
+		 * the plain numbers of versions (src/fs/versions.c has no room for the file there).
+		 */
+		if (r == 0 && n.type == KX_NODE_BENCH_FILE) {
+			struct kx_node dir = n, f;
+			dir.type = KX_NODE_BENCH;
+			if (!bench_file_of(&dir, &f) || (n.file && n.file != f.file))
+				return -ENOENT;
+			*ret = f;
+			return 0;
+		}
 		break;
 	}
 	case KX_NODE_GROUP:
@@ -291,6 +309,11 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	case KX_NODE_GROUP_FILE:
 		p.type = KX_NODE_GROUP;
 		p.id = n->id;
+		break;
+	case KX_NODE_BENCH_FILE:
+		p = *n;
+		p.type = KX_NODE_BENCH;
+		p.file = 0;
 		break;
 	case KX_NODE_RUN: {
 		struct kx_run_rec x;
@@ -387,11 +410,13 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		if (b.depth && (r = bench_comps(t, dir, b.comp)) < 0)
 			return r;
 		const char *c[3] = { b.comp[0], b.comp[1], b.comp[2] };
-		if (b.depth == 3) {
-			struct wl_scan w = { .fn = fn, .ctx = ctx };
-			return wl_walk(t, v, c, &w);
-		}
-		return kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
+		struct wl_scan w = { .fn = fn, .ctx = ctx };
+		r = b.depth == 3 ? wl_walk(t, v, c, &w) : kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
+		/* its file after its directories */
+		struct kx_node f;
+		if (r == 0 && bench_file_of(dir, &f))
+			r = fn(ctx, kx_bench_file_name((enum kx_bench_file)f.file), &f);
+		return r;
 	}
 	case KX_NODE_GROUP: {
 		for (int f = 0; f < KX_GF__COUNT && r == 0; f++) {
@@ -486,22 +511,15 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_BENCH: {
 		char comp[3][KX_NAME_MAX] = { { 0 } };
-		char path[4 * KX_NAME_MAX + 16] = "benchmarks";
 		uint8_t depth = n->type == KX_NODE_BENCHMARKS ? 0 : n->depth;
 		if (depth && (r = bench_comps(t, n, comp)) < 0)
 			return r;
-		for (int i = 0; i < depth; i++) {
-			size_t l = strlen(path);
-			snprintf(path + l, sizeof(path) - l, "/%s", comp[i]);
-		}
-		if (kx_store_dir_mtime(t->s, v, path, &a.mtime_ns) < 0) {
-			kx_store_stats(t->s, v, &st);
-			a.mtime_ns = st.created_ns;
-		}
+		bench_mtime(t, v, depth, comp, &a.mtime_ns);
 		struct counter c = { 0 };
+		struct kx_node f;
 		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
 			return r;
-		a.nlink = 2 + c.n;
+		a.nlink = 2 + c.n - bench_file_of(n, &f); /* its subdirectories' ".." */
 		break;
 	}
 	case KX_NODE_GROUP:

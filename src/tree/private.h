@@ -11,9 +11,11 @@
  *     group.c    group listings                           calls cache
  *     shortid.c  the names in runs/                       calls none
  *     run.c      run and group views                      calls group, cache
- *     content.c  stamps, bytes, sizes, SHA256SUMS         calls run, group, cache, inode
- *     node.c     lookup, readdir, getattr, xattrs         calls content, run, shortid, group, cache, inode
- *     changes.c  what a store change touched              calls node, content, shortid, group, cache, inode
+ *     bench.c    benchmark directories' files and mtimes  calls group, cache
+ *     content.c  stamps, bytes, sizes, SHA256SUMS         calls bench, run, group, cache, inode
+ *     node.c     lookup, readdir, getattr, xattrs         calls content, bench, run, shortid, group, cache, inode
+ *     changes.c  what a store change touched              calls node, content, bench, shortid, group, cache,
+ *                                                         inode
  *
  * The tree of SPEC §3 over the store (see include/kx/tree.h for the node and inode scheme).
  *
@@ -403,6 +405,20 @@ void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
 /* fn(ctx, name, node) for each file a directory of run x lists. */
 int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
 		 kx_dirent_fn fn, void *ctx);
+
+/* ---- bench.c ------------------------------------------------------------------------- */
+
+/* The mtime of the benchmark directory of path components comp[0..depth) (0: benchmarks/). */
+int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);
+
+/* The file of benchmark directory dir (gpus.tsv of a pass, sweep.tsv of a gpu); false if none. */
+bool bench_file_of(const struct kx_node *dir, struct kx_node *ret);
+
+/* A benchmark directory's file's stamp: the directory's mtime. */
+int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret);
+
+/* The bytes of a benchmark directory's file. */
+int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
 
 /* ---- content.c ------------------------------------------------------------------------ */
 

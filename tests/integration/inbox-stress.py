@@ -5,7 +5,8 @@ consistency model they test). Not run on its own.
 
   inbox-stress.py reader MNT ID DEADLINE QUIET_GROUPS WRITTEN_KERNELS BIG_GROUP OUT
       walks the mounted tree until DEADLINE (epoch seconds) with real tools (find, ls -lR, cat,
-      sha256sum -c) and its own reads; every file read is checked on its own (never torn);
+      sha256sum -c) and its own reads; every file read is checked on its own (never torn: a
+      benchmark directory's sweep.tsv and gpus.tsv too, read whole at the size fstat gives);
       writes its counts as JSON to OUT, and every failure to stderr as "# reader ID: ...".
   inbox-stress.py final MNT
       with the tree quiet: every group named by a receipt in inbox/.accepted/ has contiguous
@@ -24,6 +25,8 @@ RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
 GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv"}
+BENCH_FILES = {"gpus.tsv", "sweep.tsv"}  # of a pass directory, of a gpu directory (docs/views.md)
+SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
 MISSING = "No such file or directory"
 
 
@@ -74,6 +77,34 @@ def check_tsv(data):
                  "ranking.tsv: %s is superseded by no newer ranked run" % f[1])
             need(f[1].startswith("superseded-"), "ranking.tsv: superseded run in %s" % f[1])
     return dirs
+
+
+def check_view_tsv(data, header, fields=None):
+    """A view across groups: one header, then rows of as many fields as it has; returns the rows."""
+    need(data.endswith(b"\n"), "does not end with a newline")
+    lines = data.decode().split("\n")[:-1]
+    need(lines and lines[0].startswith(header), "header %r" % (lines[:1],))
+    n = len(lines[0].split("\t"))
+    rows = [l.split("\t") for l in lines[1:]]
+    for r in rows:
+        need(len(r) == n, "a row of %d fields, not %d: %r" % (len(r), n, "\t".join(r)[:80]))
+        need(fields is None or fields(r), "row %r" % "\t".join(r)[:80])
+    return rows
+
+
+def check_sweep(data):
+    # median p20 p80 of a current run: numbers (p20, p80 "-" when unknown), never a failed run's
+    number = re.compile(r"^-?[0-9.e+-]+$")
+    rows = check_view_tsv(data, SWEEP_HEADER, lambda r: number.match(r[5]) and all(number.match(x) or x == "-" for x in r[6:8]))
+    # one sweep's rows: each axis value at least twice over the sweep (two values or more)
+    values = {}
+    for r in rows:
+        values.setdefault((r[0], r[2]), set()).add(r[1])
+    need(all(len(v) >= 2 for v in values.values()), "a sweep with one value")
+
+
+def check_gpus(data):
+    check_view_tsv(data, "workload\timpl\tunit", lambda r: any(x != "-" for x in r[3:]))
 
 
 def check_ranking_json(data):
@@ -174,7 +205,7 @@ class Reader:
         kernels = [k for k in os.listdir(self.p("benchmarks")) if k in self.wkernels]
         path = self.p("benchmarks", self.rnd.choice(kernels))
         for _ in range(3):
-            path = os.path.join(path, self.rnd.choice(os.listdir(path)))
+            path = os.path.join(path, self.rnd.choice([n for n in os.listdir(path) if n not in BENCH_FILES]))
         return path
 
     def quiet_group(self):
@@ -240,6 +271,22 @@ class Reader:
             p = os.path.join(g, name)
             self.checked(p, self.read(p), check)
 
+    def read_whole(self, path):
+        """One file's bytes and the size fstat gives the open file: one version, the same."""
+        with open(path, "rb") as f:
+            data = f.read()
+            size = os.fstat(f.fileno()).st_size
+        need(len(data) == size, "%d bytes read, fstat says %d" % (len(data), size))
+        return data
+
+    def bench_files(self):
+        """The sweep.tsv and gpus.tsv above a group being written to: whole, one version each."""
+        gpu = os.path.dirname(self.written_group())
+        for p, check in ((os.path.join(gpu, "sweep.tsv"), check_sweep),
+                         (os.path.join(os.path.dirname(gpu), "gpus.tsv"), check_gpus)):
+            self.checked(p, self.read_whole(p), check)
+        self.stats["sweep.tsv and gpus.tsv of a written directory read whole"] += 2
+
     def run_files(self):
         g = self.written_group()
         dirs = self.run_dirs(g)
@@ -301,7 +348,7 @@ class Reader:
 
     ACTIONS = [(find_quiet, 1), (find_written, 1), (lsr_quiet, 2), (lsr_written, 2), (listing, 4),
                (group_files, 6), (group_files_quiet, 2), (run_files, 4), (sums_quiet_group, 3), (sums_quiet_run, 3),
-               (sums_written_run, 3), (documents, 1)]
+               (sums_written_run, 3), (documents, 1), (bench_files, 3)]
 
     def run(self):
         funcs = [f for f, w in self.ACTIONS for _ in range(w)]

@@ -37,7 +37,8 @@
 # Checked: every drop's tool exit status and receipt as above; no reader error (beyond the
 # renames the model allows, counted); at the end, with the tree quiet, every group a receipt
 # names has contiguous ranks, ranking files that list exactly its directories and a SHA256SUMS
-# that verifies every file; the inbox is empty; the runs count is the seed plus the runs added;
+# that verifies every file; the sweep.tsv and gpus.tsv of the written kernels, read before the
+# writers began, read otherwise now (some of them) and as `kindex cat` reads them from the store; the inbox is empty; the runs count is the seed plus the runs added;
 # the daemon exits 0 with nothing on stderr; `kindex verify` is clean; and `kindex ingest` of every
 # accepted original into the same store adds nothing.
 #
@@ -113,6 +114,13 @@ seeded="$(runs_count "$mnt") ${bigdir%% *}"
 check "seeded: $(runs_count "$mnt") runs, $(wc -l <"$work/quiet") groups no writer adds to, the big one has ${bigdir%% *} entries" \
 	[ "${seeded% *}" = "$seedruns" -a "${seeded#* }" -ge $((bigseed + 4)) ]
 bigdir=${bigdir#* }
+# the benchmark directories' files the writers will change (docs/views.md): read now, to be read
+# again once the writers are done — through the same kernel, which must not answer from its cache
+(cd "$mnt" && while read -r k; do ls -d benchmarks/"$k"/*/gpus.tsv benchmarks/"$k"/*/*/sweep.tsv 2>/dev/null; done \
+	<"$work/wkernels") >"$work/views"
+mkdir "$work/views.pre" "$work/views.post"
+n=0
+while read -r f; do n=$((n + 1)); cat "$mnt/$f" >"$work/views.pre/$n"; done <"$work/views"
 
 # ---- writers ----------------------------------------------------------------------------------
 # writer W: until the deadline, drops its pool one item at a time with a mix of tools, and checks
@@ -294,6 +302,17 @@ check "the runs count is the seed's and the $added runs added" [ "$(runs_count "
 rc=$?
 check "every group written to: ranks contiguous, ranking files and SHA256SUMS right ($(tail -1 "$work/final"))" [ $rc = 0 ]
 grep '^# ' "$work/final" | head -5
+n=0 sweeps=0 passes=0
+while read -r f; do
+	n=$((n + 1))
+	cat "$mnt/$f" >"$work/views.post/$n"
+	cmp -s "$work/views.pre/$n" "$work/views.post/$n" || case $f in
+		*/sweep.tsv) sweeps=$((sweeps + 1)) ;;
+		*) passes=$((passes + 1)) ;;
+		esac
+done <"$work/views"
+check "the drops changed sweep.tsv and gpus.tsv for a reader who had read them ($sweeps of $(grep -c sweep.tsv "$work/views") sweep.tsv, $passes gpus.tsv)" \
+	[ "$sweeps" -gt 0 -a "$passes" -gt 0 ]
 bigruns=$(($(ls "$mnt/$bigdir" | wc -l) - 4))
 check "the big group ($bigdir): $bigruns runs, ranks 1..k" contiguous "$mnt/$bigdir"
 unmount "$mnt" "$daemon"
@@ -303,6 +322,9 @@ check "and said nothing on stderr" [ ! -s "$mnt.err" ]
 head -5 "$mnt.err" | sed 's/^/# daemon: /'
 
 # ---- the store ------------------------------------------------------------------------------------
+for ((i = 1; i <= n; i++)); do cat "$work/views.post/$i"; done >"$work/views.mount"
+xargs -a "$work/views" "$KINDEX" --store "$store" cat >"$work/views.store"
+check "each is what kindex cat reads from the store" cmp -s "$work/views.mount" "$work/views.store"
 "$KINDEX" --store "$store" verify >"$work/verify" 2>&1
 rc=$?
 check "kindex verify is clean ($(tail -1 "$work/verify"))" [ $rc = 0 ]

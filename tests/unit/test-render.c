@@ -500,10 +500,124 @@ static void readme(struct fixture *f)
 	kx_buf_release(&b2);
 }
 
+/* ---- the files of benchmark directories ------------------------------------------------------- */
+
+static struct kx_run_rec run_of(const char *impl, double value, const char *unit)
+{
+	struct kx_run_rec x = { .passed = true, .has_value = true, .value = value };
+	double factor = 1;
+	kx_unit_metric(unit, &factor);
+	x.base_value = value * factor;
+	snprintf(x.impl, sizeof(x.impl), "%s", impl);
+	snprintf(x.unit, sizeof(x.unit), "%s", unit);
+	return x;
+}
+
+static struct kx_json *workload_of(struct kx_arena *a, const char *params, const char *dtype)
+{
+	char text[512];
+	snprintf(text, sizeof(text), "{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"Workload\",\"metadata\":{},"
+		 "\"spec\":{\"parameters\":%s,\"dtype\":\"%s\"}}", params, dtype);
+	struct kx_json *v = NULL;
+	struct kx_json_error e;
+	return kx_json_parse(a, text, strlen(text), 0, &v, NULL, &e) == 0 ? v : NULL;
+}
+
+static void sweep_tsv(void)
+{
+	struct kx_arena *a = kx_arena_new();
+	struct kx_run_rec r[] = { run_of("torch", 1, "ms"), run_of("liger", 2, "ms"),  run_of("liger", 3, "ms"),
+				  run_of("liger", 4, "ms"), run_of("liger", 5, "ms"),  run_of("liger", 6, "ms"),
+				  run_of("liger", 7, "ms"), run_of("liger", 8, "ms"),  run_of("liger", 9, "ms") };
+	r[1].has_spread = true;
+	r[1].base_p20 = 1.5e6;
+	r[1].base_p80 = 2.5e6;
+	/* a tokens sweep (4096 < 8192 < 16384, not in byte order) at hidden 4096, a hidden sweep at tokens
+	 * 8192, a string axis, a dtype sweep, a group alone at its point (no sweep) and one without a
+	 * document */
+	struct kx_bench_group g[] = {
+		{ .workload_dir = "t16384", .workload_doc = workload_of(a, "{\"tokens\":16384,\"hidden\":4096}", "bf16"), .runs = &r[2], .len = 1 },
+		{ .workload_dir = "t4096", .workload_doc = workload_of(a, "{\"hidden\":4096,\"tokens\":4096}", "bf16"), .runs = &r[0], .len = 2 },
+		{ .workload_dir = "t8192", .workload_doc = workload_of(a, "{\"hidden\":4096,\"tokens\":8192}", "bf16"), .runs = &r[3], .len = 1 },
+		{ .workload_dir = "h1024", .workload_doc = workload_of(a, "{\"hidden\":1024,\"tokens\":8192}", "bf16"), .runs = &r[4], .len = 1 },
+		{ .workload_dir = "mb", .workload_doc = workload_of(a, "{\"mode\":\"b\"}", "bf16"), .runs = &r[5], .len = 1 },
+		{ .workload_dir = "ma", .workload_doc = workload_of(a, "{\"mode\":\"a\\tx\"}", "bf16"), .runs = &r[6], .len = 1 },
+		{ .workload_dir = "t4096f", .workload_doc = workload_of(a, "{\"hidden\":4096,\"tokens\":4096}", "fp32"), .runs = &r[8], .len = 1 },
+		{ .workload_dir = "alone", .workload_doc = workload_of(a, "{\"hidden\":1,\"seq\":2}", "bf16"), .runs = &r[7], .len = 1 },
+		{ .workload_dir = "nodoc", .runs = &r[7], .len = 1 },
+	};
+	const char *want = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n"
+			   "dtype\tbf16\thidden=4096,tokens=4096\tt4096\tliger\t2\t1.5\t2.5\tms\n"
+			   "dtype\tbf16\thidden=4096,tokens=4096\tt4096\ttorch\t1\t-\t-\tms\n"
+			   "dtype\tfp32\thidden=4096,tokens=4096\tt4096f\tliger\t9\t-\t-\tms\n"
+			   "hidden\t1024\tdtype=bf16,tokens=8192\th1024\tliger\t5\t-\t-\tms\n"
+			   "hidden\t4096\tdtype=bf16,tokens=8192\tt8192\tliger\t4\t-\t-\tms\n"
+			   "mode\ta x\tdtype=bf16\tma\tliger\t7\t-\t-\tms\n"
+			   "mode\tb\tdtype=bf16\tmb\tliger\t6\t-\t-\tms\n"
+			   "tokens\t4096\tdtype=bf16,hidden=4096\tt4096\tliger\t2\t1.5\t2.5\tms\n"
+			   "tokens\t4096\tdtype=bf16,hidden=4096\tt4096\ttorch\t1\t-\t-\tms\n"
+			   "tokens\t8192\tdtype=bf16,hidden=4096\tt8192\tliger\t4\t-\t-\tms\n"
+			   "tokens\t16384\tdtype=bf16,hidden=4096\tt16384\tliger\t3\t-\t-\tms\n";
+	struct kx_buf b = { 0 }, again = { 0 };
+	ok(kx_render_sweep_tsv(g, KX_ARRAY_SIZE(g), &b) == 0, "sweep.tsv renders");
+	is_str(b.ptr, want, "sweep.tsv: axes in name order, numeric axes numerically, dtype a parameter, a tab as a space");
+	/* the same groups in another order give the same bytes */
+	struct kx_bench_group rev[KX_ARRAY_SIZE(g)];
+	for (size_t i = 0; i < KX_ARRAY_SIZE(g); i++)
+		rev[i] = g[KX_ARRAY_SIZE(g) - 1 - i];
+	ok(kx_render_sweep_tsv(rev, KX_ARRAY_SIZE(rev), &again) == 0 && strcmp(b.ptr, again.ptr) == 0,
+	   "sweep.tsv does not depend on the order of its groups");
+	kx_buf_reset(&b);
+	ok(kx_render_sweep_tsv(g + 7, 2, &b) == 0 && strcmp(b.ptr, "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n") == 0,
+	   "no sweep: the header alone");
+	kx_buf_release(&b);
+	kx_buf_release(&again);
+	kx_arena_free(a);
+}
+
+static void gpus_tsv(void)
+{
+	struct kx_run_rec r[] = { run_of("liger", 2, "ms"), run_of("liger", 3e6, "ns"), run_of("torch", 4, "ms"),
+				  run_of("liger", 5, "ms"), run_of("liger", 6, "ms") };
+	struct kx_digest d1, d2, d3;
+	kx_sha256("1", 1, d1.b);
+	kx_sha256("2", 1, d2.b);
+	kx_sha256("3", 1, d3.b);
+	char hex2[KX_DIGEST_HEX + 1], hex3[KX_DIGEST_HEX + 1];
+	kx_digest_hex(&d2, hex2);
+	kx_digest_hex(&d3, hex3);
+	/* w1 on both GPUs (ns on the second: in the row's ms), w2 two workloads of one base slug */
+	struct kx_bench_group g[] = {
+		{ .base = "w1", .workload = d1, .gpu = 1, .runs = &r[1], .len = 2 },
+		{ .base = "w1", .workload = d1, .gpu = 0, .runs = &r[0], .len = 1 },
+		{ .base = "w2", .workload = d2, .gpu = 0, .runs = &r[3], .len = 1 },
+		{ .base = "w2", .workload = d3, .gpu = 1, .runs = &r[4], .len = 1 },
+	};
+	const char *gpus[] = { "a100", "h100" };
+	char want[1024];
+	bool two_first = strcmp(hex2, hex3) < 0;
+	snprintf(want, sizeof(want),
+		 "workload\timpl\tunit\ta100\th100\n"
+		 "w1\tliger\tms\t2\t3\n"
+		 "w1\ttorch\tms\t-\t4\n"
+		 "w2~%.8s\tliger\tms\t%s\n"
+		 "w2~%.8s\tliger\tms\t%s\n",
+		 two_first ? hex2 : hex3, two_first ? "5\t-" : "-\t6", two_first ? hex3 : hex2, two_first ? "-\t6" : "5\t-");
+	struct kx_buf b = { 0 };
+	ok(kx_render_gpus_tsv(gpus, 2, g, KX_ARRAY_SIZE(g), &b) == 0, "gpus.tsv renders");
+	is_str(b.ptr, want, "gpus.tsv: a column per GPU, values in the row's unit, a shared base slug suffixed");
+	kx_buf_release(&b);
+	is_str(kx_bench_file_name(KX_BF_SWEEP_TSV), "sweep.tsv", "sweep.tsv is its name");
+	ok(kx_bench_file_from_name("gpus.tsv") == KX_BF_GPUS_TSV && kx_bench_file_from_name("ranking.tsv") == -1,
+	   "benchmark files by name");
+}
+
 int main(void)
 {
 	names();
 	values();
+	sweep_tsv();
+	gpus_tsv();
 	struct fixture f;
 	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {
 		ranking_tsv(&f);

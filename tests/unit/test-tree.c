@@ -642,6 +642,23 @@ static void test_changes(void)
 	   kx_node_versioned(&(struct kx_node){ .type = KX_NODE_RUN_FILE, .file = KX_RF_MANIFEST, .id = a }) &&
 	   !kx_node_versioned(&(struct kx_node){ .type = KX_NODE_RUN_FILE, .file = KX_RF_RUN, .id = a }),
 	   "versioned: README, ranking files, summary.txt, manifest.json (a late document changes it); not run.json");
+	/* the benchmark directories' files follow every run below them: versioned, with their old stamp */
+	struct kx_node sweep, gpus;
+	int64_t w0, w1, q0, q1;
+	ok(kx_tree_resolve(t, v1, "benchmarks/demo_kernel/forward/nvidia-a100-sxm4-80gb/sweep.tsv", &sweep) == 0 &&
+	   kx_tree_resolve(t, v1, "benchmarks/demo_kernel/forward/gpus.tsv", &gpus) == 0 &&
+	   sweep.type == KX_NODE_BENCH_FILE && gpus.type == KX_NODE_BENCH_FILE && kx_node_versioned(&sweep) &&
+	   kx_node_versioned(&gpus), "sweep.tsv and gpus.tsv resolve, versioned");
+	ok(kx_tree_stamp(t, v0, &sweep, &w0) == 0 && kx_tree_stamp(t, v1, &sweep, &w1) == 0 && w0 != w1 &&
+	   stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&sweep)) == w0,
+	   "sweep.tsv is reported with its stamp before the change (a new one after)");
+	ok(kx_tree_stamp(t, v0, &gpus, &q0) == 0 && kx_tree_stamp(t, v1, &gpus, &q1) == 0 && q0 != q1 &&
+	   stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&gpus)) == q0, "and so is gpus.tsv");
+	struct kx_node back, plain;
+	ok(kx_tree_node(t, v1, kx_tree_ino(&sweep), &back) == 0 && kx_tree_ino(&back) == kx_tree_ino(&sweep) &&
+	   kx_tree_node(t, v1, kx_tree_ino(&sweep) & ~(KX_INO_FILE_MASK << KX_INO_FILE_SHIFT), &plain) == 0 &&
+	   plain.file == KX_BF_SWEEP_TSV && kx_tree_node(t, v1, kx_tree_ino(&gpus), &back) == 0 &&
+	   back.file == KX_BF_GPUS_TSV, "their inode numbers decode, with or without the file (versions' plain numbers)");
 	kx_digest_hex(&b, hex);
 	snprintf(name, sizeof(name), "%.12s", hex);
 	ok(has(&got, KX_INVAL_ENTRY, ino_of(KX_NODE_RUNS, 0, NULL), name), "runs/%s is invalidated", name);
@@ -768,6 +785,86 @@ static void test_changes(void)
 	kx_store_close(s);
 }
 
+/* The workload digest of document text doc, formatted, into out. */
+static const char *digest_of_doc(const char *doc, char out[KX_DIGEST_STR_MAX])
+{
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *j = NULL;
+	struct kx_json_error e;
+	struct kx_digest d;
+	kx_json_parse(a, doc, strlen(doc), 0, &j, NULL, &e);
+	kx_digest_document(j, &d);
+	kx_digest_format(&d, out);
+	kx_arena_free(a);
+	return out;
+}
+
+static bool content_has(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const char *text)
+{
+	const struct kx_content *c;
+	if (kx_tree_read(t, v, n, &c) < 0)
+		return false;
+	bool found = memmem(c->data, c->len, text, strlen(text)) != NULL;
+	kx_content_put(c);
+	return found;
+}
+
+/*
+ * A workload document stored late, with a run of another kernel: the gpu directory of the run that
+ * waited for it gains a sweep, and its sweep.tsv a new version (the store moves its mtime).
+ */
+static void test_late_sweep(void)
+{
+	static const char w16[] = "{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"Workload\",\"metadata\":{},"
+				  "\"spec\":{\"parameters\":{\"hidden\":4096,\"tokens\":16384},\"dtype\":\"bf16\"}}";
+	static const char w8[] = "{\"apiVersion\":\"kernelindex.dev/v1alpha1\",\"kind\":\"Workload\",\"metadata\":{},"
+				 "\"spec\":{\"parameters\":{\"hidden\":4096,\"tokens\":8192},\"dtype\":\"bf16\"}}";
+	char d16[KX_DIGEST_STR_MAX], d8[KX_DIGEST_STR_MAX];
+	const char *saved = workload_digest;
+	struct kx_store *s = open_store("late-sweep", KX_STORE_CREATE);
+	struct kx_digest r1, r2, r3;
+	workload_digest = digest_of_doc(w16, d16);
+	workload_doc = w16;
+	bool stored = s && add_run(s, "sweep_kernel", "alpha", 2000000, 1, &r1) == 0;
+	workload_digest = digest_of_doc(w8, d8);
+	workload_doc = NULL;
+	stored = stored && add_run(s, "sweep_kernel", "alpha", 1000000, 2, &r2) == 0;
+	if (!ok(stored, "two groups of one gpu directory, one workload document not stored")) {
+		workload_digest = saved;
+		kx_store_close(s);
+		return;
+	}
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v0 = kx_store_view(s);
+	struct kx_node sweep;
+	int64_t w0 = 0, w1 = 1;
+	ok(kx_tree_resolve(t, v0, "benchmarks/sweep_kernel/forward/nvidia-a100-sxm4-80gb/sweep.tsv", &sweep) == 0 &&
+	   !content_has(t, v0, &sweep, "tokens\t"), "sweep.tsv: no sweep while one workload's parameters are unknown");
+	workload_doc = w8;
+	ok(add_run(s, "carrier_kernel", "beta", 3000000, 3, &r3) == 0, "a run of another kernel brings that document");
+	workload_doc = NULL;
+	workload_digest = saved;
+	struct kx_view *v1 = kx_store_view(s);
+	struct invals got = { 0 };
+	ok(kx_tree_changes(t, v0, v1, &r3, 1, collect, NULL, &got) == 0 && kx_tree_stamp(t, v0, &sweep, &w0) == 0 &&
+	   kx_tree_stamp(t, v1, &sweep, &w1) == 0 && w0 != w1 &&
+	   stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&sweep)) == w0,
+	   "its sweep.tsv is invalidated, with its stamp before (a new one after)");
+	ok(content_has(t, v1, &sweep, "tokens\t8192\tdtype=bf16,hidden=4096\t") && content_has(t, v1, &sweep, "tokens\t16384\t"),
+	   "and read again it holds the tokens sweep");
+	ok(!content_has(t, v0, &sweep, "tokens\t"), "the old version is still the old bytes");
+	struct kx_attr at;
+	const struct kx_content *c;
+	ok(kx_tree_getattr(t, v1, &sweep, &at) == 0 && kx_tree_read(t, v1, &sweep, &c) == 0 && c->len == at.size,
+	   "its size is the new bytes'");
+	kx_content_put(c);
+	free(got.v);
+	kx_view_release(v0);
+	kx_view_release(v1);
+	kx_tree_free(t);
+	kx_store_close(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -776,6 +873,7 @@ int main(void)
 	}
 	test_liger();
 	test_changes();
+	test_late_sweep();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The files of benchmark directories: sweep.tsv, the sweeps of one gpu directory, and gpus.tsv,
+ * one pass across its GPUs — both made of the current runs of the groups below them, with the
+ * numbers the ranking files write (render_cells). docs/views.md is their contract: the rules,
+ * the columns and the order of the rows. Pure, as all of src/render: the same groups give the
+ * same bytes in whatever order they are passed.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const bench_files[KX_BF__COUNT] = { "gpus.tsv", "sweep.tsv" };
+
+const char *kx_bench_file_name(enum kx_bench_file f)
+{
+	return f < KX_BF__COUNT ? bench_files[f] : "?";
+}
+
+int kx_bench_file_from_name(const char *name)
+{
+	for (int i = 0; i < KX_BF__COUNT; i++)
+		if (strcmp(bench_files[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* A text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
+static int field(struct kx_buf *out, const char *s)
+{
+	if (!*s)
+		return kx_buf_putc(out, '-');
+	int r = 0;
+	for (; *s && r >= 0; s++)
+		r = kx_buf_putc(out, *s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
+	return r;
+}
+
+/* The median, p20, p80 and unit cells of run x. */
+static int value_cells(struct kx_buf *out, const struct kx_run_rec *x)
+{
+	struct render_cells c;
+	render_cells(x, &c);
+	return kx_buf_printf(out, "\t%s\t%s\t%s\t%s\n", c.value, c.p20, c.p80, c.unit);
+}
+
+static int impl_cmp(const struct kx_run_rec *a, const struct kx_run_rec *b)
+{
+	return strcmp(a->impl, b->impl);
+}
+
+/* ---- sweep.tsv -------------------------------------------------------------------------------- */
+
+/* A workload parameter: its name and its value as the slug writes it (kx_rank_param_text). */
+struct param {
+	const char *name, *text;
+	enum kx_json_type type;
+	double number;
+};
+
+/* A group with its parameters, sorted by name. */
+struct sgroup {
+	const struct kx_bench_group *g;
+	struct param *p;
+	size_t np;
+};
+
+/* A group of one part: the group, and where the axis is among its parameters. */
+struct member {
+	const struct sgroup *s;
+	size_t at;
+};
+
+/* A sweep: the axis, the part of the groups that have it (members[from..to)), its fixed text. */
+struct part {
+	const char *axis;
+	const char *fixed;
+	bool numeric;
+	size_t from, to;
+};
+
+/* A row: a current run of a member's group. */
+struct row {
+	const struct member *m;
+	const struct kx_run_rec *x;
+};
+
+static int param_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct param *)a)->name, ((const struct param *)b)->name);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Two values of a parameter: the same value (type and text) or not, in a total order. */
+static int value_cmp(const struct param *a, const struct param *b)
+{
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	return strcmp(a->text, b->text);
+}
+
+/* The parameters of two members other than their axis: names and values, in name order. */
+static int others_cmp(const struct member *a, const struct member *b)
+{
+	size_t i = 0, j = 0;
+	for (;;) {
+		i += i == a->at;
+		j += j == b->at;
+		if (i == a->s->np || j == b->s->np)
+			return (i < a->s->np) - (j < b->s->np);
+		int c = strcmp(a->s->p[i].name, b->s->p[j].name);
+		if (!c)
+			c = value_cmp(&a->s->p[i], &b->s->p[j]);
+		if (c)
+			return c;
+		i++;
+		j++;
+	}
+}
+
+static int member_cmp(const void *x, const void *y)
+{
+	const struct member *a = x, *b = y;
+	int c = others_cmp(a, b);
+	return c ? c : strcmp(a->s->g->workload_dir, b->s->g->workload_dir);
+}
+
+static int part_cmp(const void *x, const void *y, void *arg)
+{
+	const struct part *a = x, *b = y;
+	const struct member *m = arg;
+	int c = strcmp(a->axis, b->axis);
+	if (!c)
+		c = strcmp(a->fixed, b->fixed);
+	return c ? c : others_cmp(&m[a->from], &m[b->from]);
+}
+
+static int row_cmp(const void *x, const void *y, void *arg)
+{
+	const struct row *a = x, *b = y;
+	const struct param *va = &a->m->s->p[a->m->at], *vb = &b->m->s->p[b->m->at];
+	int c = 0;
+	if (*(const bool *)arg && va->number != vb->number)
+		c = va->number < vb->number ? -1 : 1;
+	if (!c)
+		c = value_cmp(va, vb);
+	if (!c)
+		c = impl_cmp(a->x, b->x);
+	return c ? c : strcmp(a->m->s->g->workload_dir, b->m->s->g->workload_dir);
+}
+
+/*
+ * A group's parameters from its workload document (none when it is not stored): spec.parameters,
+ * and spec.dtype as the parameter "dtype" unless one is named so — a workload's dtype is one of
+ * the settings a sweep holds fixed (Liger's benchmark configs list it beside the others), so
+ * groups of two dtypes are two sweeps, and groups that differ in their dtype alone a sweep of it.
+ */
+static int params_of(struct kx_arena *a, const struct kx_bench_group *g, struct sgroup *ret)
+{
+	const struct kx_json *spec = g->workload_doc ? kx_json_get(g->workload_doc, "spec") : NULL;
+	const struct kx_json *p = spec ? kx_json_get(spec, "parameters") : NULL;
+	const struct kx_json *dtype = spec ? kx_json_get(spec, "dtype") : NULL;
+	ret->g = g;
+	ret->np = 0;
+	ret->p = NULL;
+	if (p && p->type != KX_JSON_OBJECT)
+		p = NULL;
+	if (dtype && (dtype->type != KX_JSON_STRING || (p && kx_json_get(p, "dtype"))))
+		dtype = NULL;
+	size_t n = (p ? p->obj.len : 0) + (dtype != NULL);
+	if (!n)
+		return 0;
+	if (!(ret->p = kx_arena_alloc(a, n * sizeof(*ret->p))))
+		return -ENOMEM;
+	struct kx_buf b = { 0 };
+	int r = 0;
+	for (size_t i = 0; p && i < p->obj.len && r >= 0; i++) {
+		const struct kx_json *v = p->obj.v[i].value;
+		kx_buf_reset(&b);
+		struct param *x = &ret->p[ret->np];
+		x->type = v->type;
+		x->number = v->type == KX_JSON_NUMBER ? v->number : 0;
+		x->name = kx_arena_strndup(a, p->obj.v[i].key, p->obj.v[i].key_len);
+		if ((r = kx_rank_param_text(v, &b)) >= 0 && !(x->text = kx_arena_strndup(a, b.ptr ? b.ptr : "", b.len)))
+			r = -ENOMEM;
+		if (r >= 0 && !x->name)
+			r = -ENOMEM;
+		ret->np += r >= 0;
+	}
+	kx_buf_release(&b);
+	if (r >= 0 && dtype) {
+		struct param *x = &ret->p[ret->np++];
+		*x = (struct param){ .name = "dtype", .type = KX_JSON_STRING,
+				     .text = kx_arena_strndup(a, dtype->str.ptr, dtype->str.len) };
+		if (!x->text)
+			r = -ENOMEM;
+	}
+	if (r >= 0)
+		qsort(ret->p, ret->np, sizeof(*ret->p), param_name_cmp);
+	return r < 0 ? r : 0;
+}
+
+/* `fixed`: the parameters of member m other than its axis, "name=value" joined by ",". */
+static const char *fixed_of(struct kx_arena *a, const struct member *m, struct kx_buf *b)
+{
+	kx_buf_reset(b);
+	int r = 0;
+	for (size_t i = 0; i < m->s->np && r >= 0; i++) {
+		if (i == m->at)
+			continue;
+		if (b->len)
+			r = kx_buf_putc(b, ',');
+		if (r >= 0)
+			r = kx_buf_printf(b, "%s=%s", m->s->p[i].name, m->s->p[i].text);
+	}
+	if (r < 0)
+		return NULL;
+	return kx_arena_strndup(a, b->len ? b->ptr : "-", b->len ? b->len : 1);
+}
+
+/*
+ * The parts of the groups that have parameter `axis` (members[from..to), sorted by their other
+ * parameters) in which the axis takes two values or more: those are sweeps, added to *parts.
+ */
+static int sweeps_of(struct kx_arena *a, const char *axis, const struct member *m, size_t from, size_t to,
+		     struct part **parts, size_t *len, size_t *cap, struct kx_buf *tmp)
+{
+	for (size_t i = from, j; i < to; i = j) {
+		bool varies = false, numeric = true;
+		for (j = i; j < to && (j == i || others_cmp(&m[i], &m[j]) == 0); j++) {
+			varies |= value_cmp(&m[i].s->p[m[i].at], &m[j].s->p[m[j].at]) != 0;
+			numeric &= m[j].s->p[m[j].at].type == KX_JSON_NUMBER;
+		}
+		if (!varies)
+			continue;
+		if (KX_GROW(*parts, *cap, *len, 16) < 0)
+			return -ENOMEM;
+		struct part *p = &(*parts)[(*len)++];
+		*p = (struct part){ .axis = axis, .fixed = fixed_of(a, &m[i], tmp), .numeric = numeric, .from = i, .to = j };
+		if (!p->fixed)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int sweep_rows(const struct part *p, const struct member *m, struct row **rows, size_t *cap,
+		      struct kx_buf *out)
+{
+	size_t n = 0;
+	for (size_t i = p->from; i < p->to; i++)
+		for (size_t k = 0; k < m[i].s->g->len; k++) {
+			if (KX_GROW(*rows, *cap, n, 64) < 0)
+				return -ENOMEM;
+			(*rows)[n++] = (struct row){ &m[i], &m[i].s->g->runs[k] };
+		}
+	qsort_r(*rows, n, sizeof(**rows), row_cmp, (void *)&p->numeric);
+	int r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const struct row *x = &(*rows)[i];
+		if ((r = field(out, p->axis)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 &&
+		    (r = field(out, x->m->s->p[x->m->at].text)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 &&
+		    (r = field(out, p->fixed)) >= 0)
+			r = kx_buf_printf(out, "\t%s\t%s", x->m->s->g->workload_dir, x->x->impl);
+		if (r >= 0)
+			r = value_cells(out, x->x);
+	}
+	return r;
+}
+
+int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf *out)
+{
+	int r = kx_buf_puts(out, "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n");
+	struct kx_arena *a = kx_arena_new();
+	struct sgroup *sg = calloc(n ? n : 1, sizeof(*sg));
+	const char **names = NULL;
+	struct member *m = NULL;
+	struct part *parts = NULL;
+	struct row *rows = NULL;
+	size_t nnames = 0, nparts = 0, capparts = 0, caprows = 0, total = 0;
+	struct kx_buf tmp = { 0 };
+	if (r >= 0 && (!a || !sg))
+		r = -ENOMEM;
+	for (size_t i = 0; i < n && r >= 0; i++)
+		if ((r = params_of(a, &g[i], &sg[i])) >= 0)
+			total += sg[i].np;
+	/* every parameter name once, in name order: the axes */
+	if (r >= 0 && !(names = malloc((total ? total : 1) * sizeof(*names))))
+		r = -ENOMEM;
+	for (size_t i = 0; i < n && r >= 0; i++)
+		for (size_t k = 0; k < sg[i].np; k++)
+			names[nnames++] = sg[i].p[k].name;
+	if (r >= 0)
+		qsort(names, nnames, sizeof(*names), str_cmp);
+	if (r >= 0 && !(m = malloc((n ? n : 1) * sizeof(*m))))
+		r = -ENOMEM;
+	for (size_t i = 0; i < nnames && r >= 0; i++) {
+		if (i && strcmp(names[i], names[i - 1]) == 0)
+			continue;
+		size_t nm = 0;
+		for (size_t k = 0; k < n; k++) {
+			struct param key = { .name = names[i] };
+			const struct param *at = sg[k].np ? bsearch(&key, sg[k].p, sg[k].np, sizeof(key), param_name_cmp) : NULL;
+			if (at)
+				m[nm++] = (struct member){ &sg[k], (size_t)(at - sg[k].p) };
+		}
+		qsort(m, nm, sizeof(*m), member_cmp);
+		size_t first = nparts;
+		r = sweeps_of(a, names[i], m, 0, nm, &parts, &nparts, &capparts, &tmp);
+		/* the parts keep indexes into m, which the next axis reuses: write this axis's rows now */
+		if (r >= 0)
+			qsort_r(parts + first, nparts - first, sizeof(*parts), part_cmp, m);
+		for (size_t k = first; k < nparts && r >= 0; k++)
+			r = sweep_rows(&parts[k], m, &rows, &caprows, out);
+	}
+	kx_buf_release(&tmp);
+	free(rows);
+	free(parts);
+	free(m);
+	free(names);
+	free(sg);
+	kx_arena_free(a);
+	return r < 0 ? r : 0;
+}
+
+/* ---- gpus.tsv --------------------------------------------------------------------------------- */
+
+/* A workload of the pass (one digest), with the name its rows have. */
+struct wl {
+	const struct kx_digest *d;
+	const char *base;
+	bool cut;
+	char name[KX_NAME_MAX + 16];
+};
+
+/* A current run on one GPU, of workload wl. */
+struct cell {
+	const struct wl *wl;
+	uint32_t gpu;
+	const struct kx_run_rec *x;
+};
+
+static int group_digest_cmp(const void *x, const void *y)
+{
+	const struct kx_bench_group *a = *(const struct kx_bench_group *const *)x;
+	const struct kx_bench_group *b = *(const struct kx_bench_group *const *)y;
+	int c = memcmp(a->workload.b, b->workload.b, KX_DIGEST_LEN);
+	return c ? c : a->gpu < b->gpu ? -1 : a->gpu > b->gpu;
+}
+
+static int wl_base_cmp(const void *x, const void *y)
+{
+	const struct wl *a = *(const struct wl *const *)x, *b = *(const struct wl *const *)y;
+	return strcmp(a->base, b->base);
+}
+
+static int cell_cmp(const void *x, const void *y)
+{
+	const struct cell *a = x, *b = y;
+	int c = a->wl == b->wl ? 0 : strcmp(a->wl->name, b->wl->name);
+	if (!c && a->wl != b->wl)
+		c = memcmp(a->wl->d->b, b->wl->d->b, KX_DIGEST_LEN);
+	if (!c)
+		c = impl_cmp(a->x, b->x);
+	return c ? c : a->gpu < b->gpu ? -1 : a->gpu > b->gpu;
+}
+
+/* The median of x in `unit` (of the same kind as x's own), "-" when not known. */
+static void median_in(const struct kx_run_rec *x, const char *unit, char out[KX_JCS_NUMBER_MAX])
+{
+	struct kx_run_rec y = *x;
+	double factor;
+	strcpy(out, "-");
+	if (!x->has_value)
+		return;
+	if (strcmp(x->unit, unit) != 0) {
+		const char *kind = kx_unit_metric(unit, &factor), *own = kx_unit_metric(x->unit, NULL);
+		if (!kind || !own || strcmp(kind, own) != 0 || factor == 0)
+			return;
+		y.value = x->base_value / factor;
+	}
+	struct render_cells c;
+	render_cells(&y, &c);
+	strcpy(out, c.value);
+}
+
+/* One row: the cells c[0..n) of one workload and implementation. */
+static int gpus_row(const struct cell *c, size_t n, size_t ngpus, const struct kx_run_rec **by_gpu,
+		    struct kx_buf *out)
+{
+	memset(by_gpu, 0, ngpus * sizeof(*by_gpu));
+	for (size_t i = 0; i < n; i++)
+		if (c[i].gpu < ngpus && !by_gpu[c[i].gpu])
+			by_gpu[c[i].gpu] = c[i].x;
+	const char *unit = "-";
+	for (size_t k = 0; k < ngpus && unit[0] == '-'; k++)
+		if (by_gpu[k] && by_gpu[k]->has_value)
+			unit = by_gpu[k]->unit;
+	int r = kx_buf_printf(out, "%s\t%s\t%s", c->wl->name, c->x->impl, unit);
+	for (size_t k = 0; k < ngpus && r >= 0; k++) {
+		char v[KX_JCS_NUMBER_MAX] = "-";
+		if (by_gpu[k])
+			median_in(by_gpu[k], unit, v);
+		r = kx_buf_printf(out, "\t%s", v);
+	}
+	return r < 0 ? r : kx_buf_putc(out, '\n');
+}
+
+int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_bench_group *g, size_t n,
+		       struct kx_buf *out)
+{
+	int r = kx_buf_puts(out, "workload\timpl\tunit");
+	for (size_t k = 0; k < ngpus && r >= 0; k++)
+		r = kx_buf_printf(out, "\t%s", gpus[k]);
+	if (r >= 0)
+		r = kx_buf_putc(out, '\n');
+	const struct kx_bench_group **by = malloc((n ? n : 1) * sizeof(*by));
+	struct wl *wls = calloc(n ? n : 1, sizeof(*wls)), **wlp = malloc((n ? n : 1) * sizeof(*wlp));
+	const struct kx_run_rec **by_gpu = malloc((ngpus ? ngpus : 1) * sizeof(*by_gpu));
+	struct cell *cells = NULL;
+	size_t nwl = 0, ncells = 0, cap = 0;
+	if (r >= 0 && (!by || !wls || !wlp || !by_gpu))
+		r = -ENOMEM;
+	/* the workloads, by digest: each named by the base slug of its first GPU */
+	for (size_t i = 0; i < n && r >= 0; i++)
+		by[i] = &g[i];
+	if (r >= 0)
+		qsort(by, n, sizeof(*by), group_digest_cmp);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		if (!nwl || !kx_digest_equal(wls[nwl - 1].d, &by[i]->workload)) {
+			wls[nwl] = (struct wl){ .d = &by[i]->workload, .base = by[i]->base };
+			wlp[nwl] = &wls[nwl];
+			nwl++;
+		}
+		struct wl *w = &wls[nwl - 1];
+		w->cut |= by[i]->cut;
+		for (size_t k = 0; k < by[i]->len && r >= 0; k++) {
+			if ((r = KX_GROW(cells, cap, ncells, 64)) >= 0)
+				cells[ncells++] = (struct cell){ w, by[i]->gpu, &by[i]->runs[k] };
+		}
+	}
+	/* a base slug two workloads of the pass share is suffixed on both, as in directory names */
+	if (r >= 0)
+		qsort(wlp, nwl, sizeof(*wlp), wl_base_cmp);
+	for (size_t i = 0; i < nwl && r >= 0; i++) {
+		bool shared = (i && strcmp(wlp[i]->base, wlp[i - 1]->base) == 0) ||
+			      (i + 1 < nwl && strcmp(wlp[i]->base, wlp[i + 1]->base) == 0);
+		kx_rank_workload_dirname(wlp[i]->base, wlp[i]->d, wlp[i]->cut, shared, wlp[i]->name,
+					 sizeof(wlp[i]->name));
+	}
+	if (r >= 0)
+		qsort(cells, ncells, sizeof(*cells), cell_cmp);
+	for (size_t i = 0, j; i < ncells && r >= 0; i = j) {
+		for (j = i + 1; j < ncells && cells[j].wl == cells[i].wl && impl_cmp(cells[j].x, cells[i].x) == 0; j++)
+			;
+		r = gpus_row(&cells[i], j - i, ngpus, by_gpu, out);
+	}
+	free(cells);
+	free(by_gpu);
+	free(wlp);
+	free(wls);
+	free(by);
+	return r < 0 ? r : 0;
+}
