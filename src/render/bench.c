@@ -305,7 +305,10 @@ int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf 
 		size_t nm = 0;
 		for (size_t k = 0; k < n; k++) {
 			struct param key = { .name = names[i] };
-			const struct param *at = sg[k].np ? bsearch(&key, sg[k].p, sg[k].np, sizeof(key), param_name_cmp) : NULL;
+			/* a group without a current run has no row: a sweep of it could show one value */
+			const struct param *at = sg[k].np && sg[k].g->len
+							 ? bsearch(&key, sg[k].p, sg[k].np, sizeof(key), param_name_cmp)
+							 : NULL;
 			if (at)
 				m[nm++] = (struct member){ &sg[k], (size_t)(at - sg[k].p) };
 		}
@@ -313,7 +316,7 @@ int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf 
 		size_t first = nparts;
 		r = sweeps_of(a, names[i], m, 0, nm, &parts, &nparts, &capparts, &tmp);
 		/* the parts keep indexes into m, which the next axis reuses: write this axis's rows now */
-		if (r >= 0)
+		if (r >= 0 && nparts > first)
 			qsort_r(parts + first, nparts - first, sizeof(*parts), part_cmp, m);
 		for (size_t k = first; k < nparts && r >= 0; k++)
 			r = sweep_rows(&parts[k], m, &rows, &caprows, out);
@@ -453,7 +456,7 @@ int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_be
 		kx_rank_workload_dirname(wlp[i]->base, wlp[i]->d, wlp[i]->cut, shared, wlp[i]->name,
 					 sizeof(wlp[i]->name));
 	}
-	if (r >= 0)
+	if (r >= 0 && ncells)
 		qsort(cells, ncells, sizeof(*cells), cell_cmp);
 	for (size_t i = 0, j; i < ncells && r >= 0; i = j) {
 		for (j = i + 1; j < ncells && cells[j].wl == cells[i].wl && impl_cmp(cells[j].x, cells[i].x) == 0; j++)

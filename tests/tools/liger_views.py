@@ -224,7 +224,7 @@ def sweeps(m, kernel, pass_, gpu):
         parts = collections.defaultdict(list)
         for g in gs:
             p = dict(g.params)
-            if axis in p:
+            if axis in p and g.current:  # a group without a current run has no row
                 parts[tuple(kv for kv in g.params if kv[0] != axis)].append(g)
         for fixed, members in parts.items():
             if len({dict(g.params)[axis] for g in members}) >= 2:
