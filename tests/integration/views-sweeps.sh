@@ -27,11 +27,12 @@ check "only those two names" bash -c "[ -z \"\$(grep -Ev '^benchmarks/[^/]+/[^/]
 
 # each file read by one process: st_size against the bytes read, a second read, the export's
 # bytes, the mtime against its directory's (in the mount and the export)
-python3 - "$mnt" "$export_dir" <"$work/files" >"$work/per-file" <<'EOF'
+python3 - "$mnt" "$export_dir" "$work/files" >"$work/per-file" <<'EOF'
 import os, sys
 mnt, exp = sys.argv[1:3]
-bad = {"size": 0, "again": 0, "export": 0, "mtime": 0}
-for rel in sys.stdin.read().split():
+bad = {"n": 0, "size": 0, "again": 0, "export": 0, "mtime": 0}
+for rel in open(sys.argv[3]).read().split():
+    bad["n"] += 1
     m, e = os.path.join(mnt, rel), os.path.join(exp, rel)
     data = open(m, "rb").read()
     bad["size"] += os.stat(m).st_size != len(data)
@@ -39,10 +40,11 @@ for rel in sys.stdin.read().split():
     bad["export"] += open(e, "rb").read() != data
     ns = os.stat(m).st_mtime_ns
     bad["mtime"] += not (ns == os.stat(os.path.dirname(m)).st_mtime_ns == os.stat(e).st_mtime_ns)
-print(" ".join(str(bad[k]) for k in ("size", "again", "export", "mtime")))
+print(" ".join(str(bad[k]) for k in ("n", "size", "again", "export", "mtime")))
 EOF
-read -r bad_size bad_again bad_export bad_mtime <"$work/per-file"
-check "stat's size is the bytes read, for every one (${bad_size:-?} not)" [ "$bad_size" = 0 ]
+read -r n_read bad_size bad_again bad_export bad_mtime <"$work/per-file"
+check "stat's size is the bytes read, for every one of $n_read (${bad_size:-?} not)" \
+	[ "$bad_size" = 0 -a "$n_read" = "$(wc -l <"$work/files")" ]
 check "a second read gives the same bytes (${bad_again:-?} not)" [ "$bad_again" = 0 ]
 check "kindex export wrote the same bytes (${bad_export:-?} not)" [ "$bad_export" = 0 ]
 check "the mtime is its directory's, to the nanosecond, in the mount and the export (${bad_mtime:-?} not)" [ "$bad_mtime" = 0 ]
