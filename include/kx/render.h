@@ -28,7 +28,8 @@ enum kx_group_file {
 	KX_GF_RANKING_TSV,
 	KX_GF_RANKING_JSON,
 	KX_GF_GROUP_JSON,
-	KX_GF_SHA256SUMS,
+	KX_GF_RANKING_SVG,
+	KX_GF_SHA256SUMS, /* last: it lists the files before it */
 	KX_GF__COUNT,
 };
 
@@ -71,7 +72,7 @@ struct kx_group_view {
 	struct kx_json *workload_doc; /* when stored, else NULL */
 };
 
-/* ranking.tsv, ranking.json, GROUP.json (not SHA256SUMS). */
+/* ranking.tsv, ranking.json, GROUP.json, ranking.svg (not SHA256SUMS). */
 int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, struct kx_buf *out);
 
 /* Append "<sha256 hex>  <name>\n" for content of that SHA-256 (the sha256sum -c format). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The private header of src/render: what its files share. render.c holds the run and group files,
- * bench.c the benchmark directories' gpus.tsv and sweep.tsv; both write a run's numbers the same
- * way (render_cells).
+ * bench.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures; the text files
+ * write a run's numbers the same way (render_cells).
  */
 #ifndef KX_RENDER_PRIVATE_H
 #define KX_RENDER_PRIVATE_H
@@ -17,6 +17,9 @@ struct render_cells {
 	char version[KX_VERSION_MAX];  /* the implementation's version (a TSV field) */
 	char when[40];                 /* observedAt, RFC 3339 UTC */
 };
+
+/* svg.c: ranking.svg of a group */
+int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 
 /* render.c */
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);

@@ -16,7 +16,7 @@ static const char *const run_files[KX_RF__COUNT] = {
 	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS",
 };
 static const char *const group_files[KX_GF__COUNT] = {
-	"ranking.tsv", "ranking.json", "GROUP.json", "SHA256SUMS",
+	"ranking.tsv", "ranking.json", "GROUP.json", "ranking.svg", "SHA256SUMS",
 };
 
 const char *kx_run_file_name(enum kx_run_file f)
@@ -592,6 +592,8 @@ int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, st
 {
 	if (f == KX_GF_RANKING_TSV)
 		return ranking_tsv(g, out);
+	if (f == KX_GF_RANKING_SVG)
+		return render_ranking_svg(g, out);
 	if (f != KX_GF_RANKING_JSON && f != KX_GF_GROUP_JSON)
 		return -ENOENT;
 	struct kx_arena *a = kx_arena_new();

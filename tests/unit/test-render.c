@@ -328,6 +328,51 @@ static void group_json(struct fixture *f)
 	kx_buf_release(&b);
 }
 
+/* ranking.svg: the same bytes each time, a bar and a label per ranked run, #1 in its colour, torch
+ * marked within noise of #1, whiskers only where a spread is known, text escaped (xmllint and
+ * rsvg-convert check the Liger ones: views-pictures.sh). */
+static void ranking_svg(struct fixture *f)
+{
+	struct kx_group_view g = group_view(f);
+	struct kx_buf b = { 0 }, b2 = { 0 };
+	ok(kx_render_group_file(&g, KX_GF_RANKING_SVG, &b) == 0 && kx_render_group_file(&g, KX_GF_RANKING_SVG, &b2) == 0 &&
+		   b.len == b2.len && memcmp(b.ptr, b2.ptr, b.len) == 0,
+	   "ranking.svg renders, and the same bytes twice"); /* a kx_buf is NUL-terminated */
+	ok(strncmp(b.ptr, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"",
+		   79) == 0,
+	   "an SVG 1.1 document");
+	ok(b.len > 7 && strcmp(b.ptr + b.len - 7, "</svg>\n") == 0, "which ends with </svg>");
+	ok(strstr(b.ptr, ">1  liger 0.4.2<") && strstr(b.ptr, ">2  torch") && strstr(b.ptr, ">3  triton") &&
+		   !strstr(b.ptr, "broken"),
+	   "a label per ranked run, in rank order, none for the failed one");
+	size_t bars = 0, whiskers = 0;
+	for (const char *p = b.ptr; (p = strstr(p, "height=\"14.0\"")); p++)
+		bars++;
+	for (const char *p = b.ptr; (p = strstr(p, "<path d=\"M")); p++)
+		whiskers++;
+	ok(bars == 3, "three bars (%zu)", bars);
+	ok(whiskers == 2 + 1, "two whiskers (liger's, torch's) and the legend's (%zu)", whiskers);
+	ok(strstr(b.ptr, "fill=\"#1f6feb\"") != NULL, "#1 is drawn in its colour");
+	ok(strstr(b.ptr, "200 ns  ≈ #1<") != NULL, "torch is marked within noise of #1");
+	ok(strstr(b.ptr, "latency (ns)") != NULL, "the axis is named, with its unit");
+	kx_buf_release(&b2);
+	/* a version is the user's text: escaped */
+	struct kx_run_rec keep = f->runs[0];
+	snprintf(f->runs[0].version, sizeof(f->runs[0].version), "1.0 <rc&\"1\">");
+	kx_buf_reset(&b);
+	ok(kx_render_group_file(&g, KX_GF_RANKING_SVG, &b) == 0 &&
+		   strstr(b.ptr, ">1  liger 1.0 &lt;rc&amp;&quot;1&quot;&gt;<") != NULL,
+	   "a version's <, &, \" are escaped");
+	f->runs[0] = keep;
+	/* a group with nothing ranked still says what it is */
+	g.ranked = 0;
+	kx_buf_reset(&b);
+	ok(kx_render_group_file(&g, KX_GF_RANKING_SVG, &b) == 0 &&
+		   strstr(b.ptr, "no current run") != NULL && strstr(b.ptr, "</svg>"),
+	   "with nothing ranked: a picture that says so");
+	kx_buf_release(&b);
+}
+
 static void run_files(struct fixture *f)
 {
 	struct kx_run_view v = run_view(f, 1); /* torch, rank 2 */
@@ -623,6 +668,7 @@ int main(void)
 		ranking_tsv(&f);
 		ranking_json(&f);
 		group_json(&f);
+		ranking_svg(&f);
 		run_files(&f);
 		sums(&f);
 		readme(&f);

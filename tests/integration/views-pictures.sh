@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# ranking.svg, as a user looks at it (docs/views.md): in every group of the bundled Liger import
+# (the newest CSV and the history CSV), on a mount and in the export. Every picture parses
+# (xmllint), has no script and no external reference, and draws what the CSV says — computed by
+# tests/tools/liger_views.py from the CSV alone: one bar per current run in rank order, each bar's
+# length in proportion to its median on a linear axis (in order on a log one), the within-noise
+# runs marked; a few render to PNG (rsvg-convert) that are not blank and show the #1 colour; the
+# mount's bytes are the export's and stat's size is the bytes read.
+. "$(dirname "$0")/mount-lib.sh"
+
+for tool in xmllint rsvg-convert; do
+	command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed (scripts/deps.sh --test)"; exit 77; }
+done
+history_csv="$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv"
+store="$work/store"
+export_dir="$work/export"
+mnt="$work/mnt"
+"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
+"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" "$history_csv" >/dev/null || die "kindex import liger failed"
+"$KINDEX" -q --store "$store" export "$export_dir" || die "kindex export failed"
+mount_fg "$store" "$mnt"
+
+(cd "$export_dir" && find benchmarks -mindepth 4 -maxdepth 4 -type d | sort) >"$work/groups"
+(cd "$export_dir" && find benchmarks -name ranking.svg | sed 's|/ranking.svg$||' | sort) >"$work/svgs"
+check "a ranking.svg in every group ($(wc -l <"$work/svgs") of $(wc -l <"$work/groups"))" cmp -s "$work/groups" "$work/svgs"
+
+(cd "$export_dir" && sed 's|$|/ranking.svg|' "$work/svgs" | xargs xmllint --noout) 2>"$work/xmllint.err"
+check "every ranking.svg is well-formed XML (xmllint: $(wc -l <"$work/xmllint.err") lines of complaints)" \
+	[ ! -s "$work/xmllint.err" ]
+bad=$(cd "$export_dir" && sed 's|$|/ranking.svg|' "$work/svgs" |
+	xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
+check "none has a script or an external reference ($bad do)" [ "$bad" = 0 ]
+check "each is SVG 1.1" bash -c "! (cd '$export_dir' && sed 's|\$|/ranking.svg|' '$work/svgs' | xargs grep -L 'version=\"1.1\"' | grep -q .)"
+
+# What each picture draws, against the oracle's ranking of the CSV.
+python3 "$KX_SOURCE_ROOT/tests/tools/liger_views.py" "$LIGER_CSV" "$history_csv" ranking >"$work/oracle.tsv" 2>/dev/null ||
+	die "liger_views.py ranking failed"
+python3 - "$export_dir" "$work/oracle.tsv" "$work/svgs" >"$work/drawn" <<'EOF'
+import collections, re, sys, xml.etree.ElementTree as ET
+root, oracle = sys.argv[1:3]
+NS = "{http://www.w3.org/2000/svg}"
+want = collections.defaultdict(list)
+with open(oracle) as f:
+    hdr = f.readline().rstrip("\n").split("\t")
+    for line in f:
+        r = dict(zip(hdr, line.rstrip("\n").split("\t")))
+        if r["rank"] != "-":
+            want["/".join((r["kernel"], r["pass"], r["gpu"], r["workload"]))].append(r)
+bad = collections.Counter()
+checked = 0
+for group in open(sys.argv[3]).read().split():
+    key = group.split("/", 1)[1]
+    if "~" in key.rsplit("/", 1)[1]:
+        continue  # a shared base slug: the oracle cannot tell its groups apart
+    svg = ET.parse("%s/%s/ranking.svg" % (root, group)).getroot()
+    texts = [t.text or "" for t in svg.iter(NS + "text")]
+    bars = [float(r.get("width")) for r in svg.iter(NS + "rect") if r.get("height") == "14.0"]
+    rows = sorted(want.get(key, []), key=lambda r: int(r["rank"]))
+    checked += 1
+    labels = [t for t in texts if re.match(r"^\d+  ", t)]
+    names = [re.match(r"^(\d+)  (\S+)", t).groups() for t in labels]
+    # in rank order: runs that tie on their median (and observedAt) are ordered by digest, which
+    # the oracle cannot know, so positions holding one median must hold the same implementations
+    ties = lambda seq: [(m, sorted(i for mm, i in seq if mm == m)) for m in sorted({m for m, _ in seq})]
+    if [n[0] for n in names] != [r["rank"] for r in rows] or \
+            ties([(r["median"], n[1]) for r, n in zip(rows, names)]) != ties([(r["median"], r["impl"]) for r in rows]):
+        bad["labels"] += 1
+        continue
+    if len(bars) != len(rows):
+        bad["bars"] += 1
+        continue
+    noise = sum(re.search(r"  ≈ #\d+$", t) is not None for t in texts)
+    bad["noise"] += noise != sum(r["within_noise"] == "yes" for r in rows)
+    med = [float(r["median"]) for r in rows]
+    if any("log scale" in t for t in texts):
+        # a log axis: longer bars for larger medians
+        bad["log_order"] += any((a < b) != (wa < wb) for a, b, wa, wb in zip(med, med[1:], bars, bars[1:]) if a != b)
+    else:
+        # a linear axis from zero: length / median is one constant, to the rounding of 0.1 px
+        k = bars[0] / med[0]
+        bad["lengths"] += any(abs(w - k * m) > 0.15 + 1e-3 * w for w, m in zip(bars, med))
+print(checked, ",".join("%s=%d" % kv for kv in sorted(bad.items()) if kv[1]) or "none")
+EOF
+read -r checked drawn_bad <"$work/drawn"
+check "every picture draws the oracle's current runs in rank order, bars in proportion to the medians, within-noise runs marked ($checked checked; failures: $drawn_bad)" \
+	[ "$drawn_bad" = none -a "${checked:-0}" -gt 1000 ]
+
+# As a viewer sees them: three rendered to PNG, not blank, the #1 bar in its colour.
+flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
+simpo=benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16
+noisy=$(cd "$export_dir" && grep -l $'\tyes$' $(sed 's|$|/ranking.tsv|' "$work/svgs") | head -1 | sed 's|/ranking.tsv$||')
+for g in "$flce" "$simpo" "$noisy"; do
+	rsvg-convert "$mnt/$g/ranking.svg" -o "$work/shot.png" 2>"$work/rsvg.err"
+	seen=$(python3 - "$work/shot.png" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat, w = 8, b"", 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        assert depth == 8 and ctype in (2, 6), "8-bit RGB(A) expected"
+        bpp = 3 if ctype == 2 else 4
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw, stride, prev, colours = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set()
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+        p = a + b - c
+        pred = [0, a, b, (a + b) // 2, a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c) else b if abs(p - b) <= abs(p - c) else c][f]
+        line[i] = (line[i] + pred) & 255
+    colours.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp))
+    prev = line
+print(len(colours), "first" if bytes.fromhex("1f6feb") in colours else "no-first", "%dx%d" % (w, h))
+EOF
+)
+	check "$g/ranking.svg renders to a PNG that is not blank and shows the #1 bar ($seen)" \
+		bash -c "[[ '$seen' =~ ^([0-9]+)\ first ]] && (( \${BASH_REMATCH[1]} > 8 )) && [ ! -s '$work/rsvg.err' ]"
+done
+
+# The mount serves the export's bytes, sized exactly.
+python3 - "$mnt" "$export_dir" "$work/svgs" >"$work/per-file" <<'EOF'
+import os, sys
+mnt, exp = sys.argv[1:3]
+size = export = n = 0
+for g in open(sys.argv[3]).read().split():
+    n += 1
+    m = os.path.join(mnt, g, "ranking.svg")
+    data = open(m, "rb").read()
+    size += os.stat(m).st_size != len(data)
+    export += open(os.path.join(exp, g, "ranking.svg"), "rb").read() != data
+print(n, size, export)
+EOF
+read -r n_read bad_size bad_export <"$work/per-file"
+check "stat's size is the bytes read, for every one of $n_read (${bad_size:-?} not)" \
+	[ "$bad_size" = 0 -a "$n_read" = "$(wc -l <"$work/svgs")" ]
+check "the mount's bytes are the export's (${bad_export:-?} differ)" [ "$bad_export" = 0 ]
+check "ranking.svg is in its group's SHA256SUMS" grep -q '  ranking.svg$' "$mnt/$flce/SHA256SUMS"
+check "and verifies there" bash -c "cd '$mnt/$flce' && sha256sum -c --quiet SHA256SUMS"
+unmount "$mnt" "$daemon"
+finish
