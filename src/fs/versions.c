@@ -10,21 +10,18 @@
  * a READ answered from the new one could meet in one read(2): a torn file.
  *
  * Inode numbers. Type KX_NODE__VERSION (31, the daemon's in the tree's encoding, include/kx/tree.h)
- * marks a version; below the type, 2 bits of kind and 57 of payload:
+ * marks a version; the 59 bits below the type mix the file's plain number and its stamp:
  *
- *     ino = 31 << 59 | kind << 57 | ((sub << 55 | first 55 bits of id) ^ h57(stamp))
+ *     ino = 31 << 59 | ((mix(plain) ^ mix(stamp)) & (2^59 - 1))
  *
- * kind is README / group file / run file / runs/ file, sub the file among those — the README
- * kind holds the files of no run or group: README (sub 0) and the benchmark directories'
- * gpus.tsv and sweep.tsv (sub 2), whose payload is their directory's 55 bits: which of the two it
- * is follows from the directory's depth, so the plain number made back from it has file 0 and the
- * tree finds the file (kx_tree_node). The same
- * (file, stamp) always gives the same number — across remounts too — and two versions of one
- * file never share one (h57 is a bijection-grade mix of the stamp). Decoding needs the stamp, so
- * this table keeps, for every version the kernel holds, its stamp, the kernel's lookup count
- * (LOOKUP and READDIRPLUS add, FORGET takes away) and a view of the store in which it was that
- * version: 24 bytes an inode, open addressing with linear probing (a count that reaches 2^32 - 1
- * sticks there: that inode is kept until unmount rather than ever forgotten too early).
+ * with mix a bijection of 64 bits (splitmix64's finaliser). Any file kx_node_versioned names is
+ * one — a new kind of file needs nothing here. The same (file, stamp) always gives the same number,
+ * across remounts too; two versions share one with odds of 2^-59 a pair. The number cannot be
+ * decoded by itself, so this table keeps, for every version the kernel holds, its plain number,
+ * its stamp, the kernel's lookup count (LOOKUP and READDIRPLUS add, FORGET takes away) and a view
+ * of the store in which it was that version: 32 bytes an inode, open addressing with linear
+ * probing (a count that reaches 2^32 - 1 sticks there: that inode is kept until unmount rather
+ * than ever forgotten too early).
  *
  * Views: an entry holds its view (fs_view.holds) until the kernel forgets the inode, so an old
  * version can still be rendered after newer ones were stored; an entry looked up again moves to
@@ -42,13 +39,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIND_SHIFT 57 /* the version's kind, between the type and the payload */
-#define BITS55 KX_INO_ID_MASK
-#define BITS57 ((UINT64_C(1) << KIND_SHIFT) - 1)
-_Static_assert(KIND_SHIFT + 2 == KX_INO_TYPE_SHIFT, "a version's kind is the 2 bits below the type");
+#define BITS59 ((UINT64_C(1) << KX_INO_TYPE_SHIFT) - 1)
 
 struct ventry {
-	uint64_t ino; /* 0: free */
+	uint64_t ino;   /* 0: free */
+	uint64_t plain; /* the file's number in the tree (kx_tree_ino) */
 	int64_t stamp;
 	uint32_t nlookup;
 	uint32_t view; /* index into kx_versions.views */
@@ -67,57 +62,19 @@ struct kx_versions {
 
 #define HELD_SLOTS (1u << 17)
 
-static uint64_t h57(int64_t stamp)
+static uint64_t mix(uint64_t z)
 {
-	uint64_t z = (uint64_t)stamp + UINT64_C(0x9e3779b97f4a7c15); /* splitmix64 */
+	z += UINT64_C(0x9e3779b97f4a7c15); /* splitmix64 */
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return (z ^ (z >> 31)) & BITS57;
-}
-
-/* kind and sub of a plain inode number; false for one that is not a versioned file's */
-static bool kind_of(uint64_t plain, unsigned *kind, unsigned *sub)
-{
-	unsigned type = kx_ino_type(plain), file = kx_ino_file(plain);
-	switch (type) {
-	case KX_NODE_README:
-		*kind = 0, *sub = 0;
-		return true;
-	case KX_NODE_BENCH_FILE:
-		*kind = 0, *sub = 2;
-		return true;
-	case KX_NODE_GROUP_FILE:
-		*kind = 1, *sub = file;
-		return file < 4;
-	case KX_NODE_RUN_FILE:
-	case KX_NODE_RUNS_FILE:
-		*kind = type == KX_NODE_RUN_FILE ? 2 : 3;
-		*sub = file == KX_RF_SHA256SUMS ? 1 : file == KX_RF_MANIFEST ? 2 : 0;
-		return file == KX_RF_SUMMARY || file == KX_RF_SHA256SUMS || file == KX_RF_MANIFEST;
-	default:
-		return false;
-	}
+	return z ^ (z >> 31);
 }
 
 uint64_t kx_version_ino(uint64_t plain, int64_t stamp)
 {
-	unsigned kind, sub;
-	if (!kind_of(plain, &kind, &sub))
-		return plain;
-	uint64_t payload = (uint64_t)sub << KX_INO_FILE_SHIFT | (plain & BITS55);
-	return kx_ino_of(KX_NODE__VERSION, 0) | (uint64_t)kind << KIND_SHIFT | ((payload ^ h57(stamp)) & BITS57);
-}
-
-static uint64_t plain_of(uint64_t ino, int64_t stamp)
-{
-	static const uint8_t types[] = { KX_NODE_README, KX_NODE_GROUP_FILE, KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
-	unsigned kind = (unsigned)(ino >> KIND_SHIFT) & 3;
-	uint64_t payload = (ino ^ h57(stamp)) & BITS57;
-	unsigned sub = (unsigned)(payload >> KX_INO_FILE_SHIFT);
-	unsigned file = kind < 2 ? sub : sub == 1 ? KX_RF_SHA256SUMS : sub == 2 ? KX_RF_MANIFEST : KX_RF_SUMMARY;
-	if (kind == 0)
-		return sub == 2 ? kx_ino_of(KX_NODE_BENCH_FILE, 0) | (payload & BITS55) : kx_ino_of(KX_NODE_README, 0);
-	return kx_ino_of(types[kind], file) | (payload & BITS55);
+	/* the stamp's mix is turned by a constant so that plain == stamp does not cancel out */
+	uint64_t turned = (uint64_t)stamp ^ UINT64_C(0x5851f42d4c957f2d);
+	return kx_ino_of(KX_NODE__VERSION, 0) | ((mix(plain) ^ mix(turned)) & BITS59);
 }
 
 int kx_versions_init(struct kx_fs *fs)
@@ -288,20 +245,21 @@ static void view_drop(struct kx_fs *fs, struct kx_versions *vt, uint32_t i)
 uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, int64_t stamp)
 {
 	struct kx_versions *vt = fs->versions;
-	uint64_t plain = kx_tree_ino(n), ino = kx_version_ino(plain, stamp);
+	uint64_t plain = kx_tree_ino(n), ino;
 	uint32_t vi;
-	if (ino == plain)
+	if (!kx_node_versioned(n))
 		return plain;
+	ino = kx_version_ino(plain, stamp);
 	pthread_mutex_lock(&vt->lock);
-	if ((vt->len + 1) * 5 > vt->cap * 4 && grow(vt) < 0) /* load ≤ 0.8: 400,000 inodes in 12 MiB */
+	if ((vt->len + 1) * 5 > vt->cap * 4 && grow(vt) < 0) /* load ≤ 0.8: 400,000 inodes in 16 MiB */
 		goto plain;
 	struct ventry *e = slot(vt, ino);
-	if (e->ino && e->stamp != stamp)
+	if (e->ino && (e->stamp != stamp || e->plain != plain))
 		goto plain; /* two versions, one number: see the file comment */
 	if (!e->ino) {
 		if (view_add(fs, vt, fv, &vi) < 0)
 			goto plain;
-		*e = (struct ventry){ .ino = ino, .stamp = stamp, .nlookup = 1, .view = vi };
+		*e = (struct ventry){ .ino = ino, .plain = plain, .stamp = stamp, .nlookup = 1, .view = vi };
 		vt->len++;
 	} else {
 		e->nlookup += e->nlookup < UINT32_MAX; /* saturated: kept until unmount, never freed early */
@@ -345,7 +303,7 @@ int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_
 		if (ret_stamp)
 			*ret_stamp = e->stamp;
 		if (ret_plain)
-			*ret_plain = plain_of(ino, e->stamp);
+			*ret_plain = e->plain;
 		if (ret_view)
 			*ret_view = kx_fs_view_ref(fs, vt->views[e->view]);
 		r = 0;
@@ -368,7 +326,7 @@ int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_
 void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur)
 {
 	struct kx_versions *vt = fs->versions;
-	struct { uint64_t ino; int64_t stamp; } *batch = NULL;
+	struct { uint64_t ino, plain; int64_t stamp; } *batch = NULL;
 	size_t n = 0, held = 0;
 	uint32_t vi = 0;
 	struct fs_view *oldest = NULL;
@@ -385,6 +343,7 @@ void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur)
 		for (size_t i = 0; i < vt->cap && n < COMPACT_BATCH; i++)
 			if (vt->t[i].ino && vt->t[i].view == vi) {
 				batch[n].ino = vt->t[i].ino;
+				batch[n].plain = vt->t[i].plain;
 				batch[n++].stamp = vt->t[i].stamp;
 			}
 	pthread_mutex_unlock(&vt->lock);
@@ -396,7 +355,7 @@ void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur)
 	for (size_t i = 0; i < n; i++) {
 		struct kx_node node;
 		int64_t now;
-		if (kx_tree_node(fs->tree, cur->v, plain_of(batch[i].ino, batch[i].stamp), &node) == 0 &&
+		if (kx_tree_node(fs->tree, cur->v, batch[i].plain, &node) == 0 &&
 		    kx_tree_stamp(fs->tree, cur->v, &node, &now) == 0 && now == batch[i].stamp)
 			batch[keep++] = batch[i];
 	}
