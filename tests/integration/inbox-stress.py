@@ -18,13 +18,14 @@ import hashlib, json, os, random, re, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kxjcs  # noqa: E402 — this directory's JCS, shared with bench-lib.sh
 from collections import Counter
+import xml.etree.ElementTree as ET
 
 TSV_HEADER = ("rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
               "\tversion\tp20\tp80\tdisplay\twithin_noise")
 RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789ab: moves with its rank
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
-GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv"}
+GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "ranking.svg"}
 BENCH_FILES = {"gpus.tsv", "sweep.tsv"}  # of a pass directory, of a gpu directory (docs/views.md)
 SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
 MISSING = "No such file or directory"
@@ -90,6 +91,13 @@ def check_view_tsv(data, header, fields=None):
         need(len(r) == n, "a row of %d fields, not %d: %r" % (len(r), n, "\t".join(r)[:80]))
         need(fields is None or fields(r), "row %r" % "\t".join(r)[:80])
     return rows
+
+
+def check_svg(data):
+    """A picture read whole: one SVG document, well-formed (two versions torn together are not)."""
+    root = ET.fromstring(data)
+    need(root.tag == "{http://www.w3.org/2000/svg}svg", "not an SVG document")
+    return root
 
 
 def check_sweep(data):
@@ -261,13 +269,16 @@ class Reader:
         self.checked(p, self.read(p), lambda b: check_sums(b, True))
         p = os.path.join(g, "GROUP.json")
         self.checked(p, self.read(p), json.loads)
-        self.stats["group files of a written group read whole"] += 4
+        p = os.path.join(g, "ranking.svg")
+        self.checked(p, self.read(p), check_svg)
+        self.stats["group files of a written group read whole"] += 5
 
     def group_files_quiet(self):
         """The same files of a group no one writes to."""
         g = self.quiet_group()
         for name, check in (("ranking.tsv", check_tsv), ("ranking.json", check_ranking_json),
-                            ("SHA256SUMS", lambda b: check_sums(b, True)), ("GROUP.json", json.loads)):
+                            ("SHA256SUMS", lambda b: check_sums(b, True)), ("GROUP.json", json.loads),
+                            ("ranking.svg", check_svg)):
             p = os.path.join(g, name)
             self.checked(p, self.read(p), check)
 
