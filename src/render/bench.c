@@ -249,43 +249,57 @@ static int sweeps_of(struct kx_arena *a, const char *axis, const struct member *
 	return 0;
 }
 
-static int sweep_rows(const struct part *p, const struct member *m, struct row **rows, size_t *cap,
-		      struct kx_buf *out)
+/* Scratch arrays of sweep_of, kept across sweeps. */
+struct scratch {
+	struct row *rows;
+	struct sweep_point *points;
+	size_t cap;
+};
+
+/* The sweep of part p: its rows in order, handed to fn as points. */
+static int sweep_of(const struct part *p, const struct member *m, struct scratch *x,
+		    int (*fn)(void *ctx, const struct sweep *s), void *ctx)
 {
 	size_t n = 0;
 	for (size_t i = p->from; i < p->to; i++)
-		for (size_t k = 0; k < m[i].s->g->len; k++) {
-			if (KX_GROW(*rows, *cap, n, 64) < 0)
-				return -ENOMEM;
-			(*rows)[n++] = (struct row){ &m[i], &m[i].s->g->runs[k] };
-		}
-	qsort_r(*rows, n, sizeof(**rows), row_cmp, (void *)&p->numeric);
-	int r = 0;
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		const struct row *x = &(*rows)[i];
-		if ((r = field(out, p->axis)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 &&
-		    (r = field(out, x->m->s->p[x->m->at].text)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 &&
-		    (r = field(out, p->fixed)) >= 0)
-			r = kx_buf_printf(out, "\t%s\t%s", x->m->s->g->workload_dir, x->x->impl);
-		if (r >= 0)
-			r = value_cells(out, x->x);
+		n += m[i].s->g->len;
+	if (n > x->cap) {
+		struct row *rows = realloc(x->rows, n * sizeof(*rows));
+		if (rows)
+			x->rows = rows;
+		struct sweep_point *points = realloc(x->points, n * sizeof(*points));
+		if (points)
+			x->points = points;
+		if (!rows || !points)
+			return -ENOMEM;
+		x->cap = n;
 	}
-	return r;
+	n = 0;
+	for (size_t i = p->from; i < p->to; i++)
+		for (size_t k = 0; k < m[i].s->g->len; k++)
+			x->rows[n++] = (struct row){ &m[i], &m[i].s->g->runs[k] };
+	qsort_r(x->rows, n, sizeof(*x->rows), row_cmp, (void *)&p->numeric);
+	for (size_t i = 0; i < n; i++) {
+		const struct row *w = &x->rows[i];
+		const struct param *v = &w->m->s->p[w->m->at];
+		x->points[i] = (struct sweep_point){ .value = v->text, .number = v->number,
+						     .workload_dir = w->m->s->g->workload_dir, .run = w->x };
+	}
+	struct sweep sw = { .axis = p->axis, .fixed = p->fixed, .numeric = p->numeric, .points = x->points, .len = n };
+	return fn(ctx, &sw);
 }
 
-int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf *out)
+int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx, const struct sweep *s), void *ctx)
 {
-	int r = kx_buf_puts(out, "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n");
 	struct kx_arena *a = kx_arena_new();
 	struct sgroup *sg = calloc(n ? n : 1, sizeof(*sg));
 	const char **names = NULL;
 	struct member *m = NULL;
 	struct part *parts = NULL;
-	struct row *rows = NULL;
-	size_t nnames = 0, nparts = 0, capparts = 0, caprows = 0, total = 0;
+	struct scratch x = { 0 };
+	size_t nnames = 0, nparts = 0, capparts = 0, total = 0;
 	struct kx_buf tmp = { 0 };
-	if (r >= 0 && (!a || !sg))
-		r = -ENOMEM;
+	int r = !a || !sg ? -ENOMEM : 0;
 	for (size_t i = 0; i < n && r >= 0; i++)
 		if ((r = params_of(a, &g[i], &sg[i])) >= 0)
 			total += sg[i].np;
@@ -315,20 +329,43 @@ int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf 
 		qsort(m, nm, sizeof(*m), member_cmp);
 		size_t first = nparts;
 		r = sweeps_of(a, names[i], m, 0, nm, &parts, &nparts, &capparts, &tmp);
-		/* the parts keep indexes into m, which the next axis reuses: write this axis's rows now */
+		/* the parts keep indexes into m, which the next axis reuses: hand this axis's sweeps now */
 		if (r >= 0 && nparts > first)
 			qsort_r(parts + first, nparts - first, sizeof(*parts), part_cmp, m);
 		for (size_t k = first; k < nparts && r >= 0; k++)
-			r = sweep_rows(&parts[k], m, &rows, &caprows, out);
+			r = sweep_of(&parts[k], m, &x, fn, ctx);
 	}
 	kx_buf_release(&tmp);
-	free(rows);
+	free(x.points);
+	free(x.rows);
 	free(parts);
 	free(m);
 	free(names);
 	free(sg);
 	kx_arena_free(a);
 	return r < 0 ? r : 0;
+}
+
+/* sweep.tsv's rows of one sweep */
+static int sweep_tsv_rows(void *ctx, const struct sweep *s)
+{
+	struct kx_buf *out = ctx;
+	int r = 0;
+	for (size_t i = 0; i < s->len && r >= 0; i++) {
+		const struct sweep_point *x = &s->points[i];
+		if ((r = field(out, s->axis)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 && (r = field(out, x->value)) >= 0 &&
+		    (r = kx_buf_putc(out, '\t')) >= 0 && (r = field(out, s->fixed)) >= 0)
+			r = kx_buf_printf(out, "\t%s\t%s", x->workload_dir, x->run->impl);
+		if (r >= 0)
+			r = value_cells(out, x->run);
+	}
+	return r;
+}
+
+int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf *out)
+{
+	int r = kx_buf_puts(out, "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n");
+	return r < 0 ? r : render_sweeps(g, n, sweep_tsv_rows, out);
 }
 
 /* ---- gpus.tsv --------------------------------------------------------------------------------- */

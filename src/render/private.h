@@ -18,6 +18,27 @@ struct render_cells {
 	char when[40];                 /* observedAt, RFC 3339 UTC */
 };
 
+/* One point of a sweep: a current run at one value of the axis. */
+struct sweep_point {
+	const char *value;            /* the axis value as the slug writes it */
+	double number;                /* its number, in a numeric sweep */
+	const char *workload_dir;     /* its group's directory */
+	const struct kx_run_rec *run; /* a current run of that group */
+};
+
+/* A sweep (docs/views.md): groups of one gpu directory whose workloads differ in `axis` alone. */
+struct sweep {
+	const char *axis;
+	const char *fixed;  /* the other parameters, "name=value" joined by ",", or "-" */
+	bool numeric;       /* every value is a number: they sort numerically */
+	const struct sweep_point *points; /* by value, implementation, workload directory */
+	size_t len;
+};
+
+/* bench.c: every sweep of the n groups of one gpu directory, to fn in sweep.tsv's order; stops at
+ * fn's first negative return, which it returns. The sweep's arrays are valid during the call. */
+int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx, const struct sweep *s), void *ctx);
+
 /* svg.c: ranking.svg of a group */
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 
