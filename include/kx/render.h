@@ -88,6 +88,7 @@ size_t kx_sha256sums_line_len(size_t name_len);
 enum kx_bench_file {
 	KX_BF_GPUS_TSV,  /* benchmarks/<kernel>/<pass>/gpus.tsv */
 	KX_BF_SWEEP_TSV, /* benchmarks/<kernel>/<pass>/<gpu>/sweep.tsv */
+	KX_BF_SWEEP_SVG, /* benchmarks/<kernel>/<pass>/<gpu>/sweep.svg */
 	KX_BF__COUNT,
 };
 const char *kx_bench_file_name(enum kx_bench_file f);
@@ -107,6 +108,8 @@ struct kx_bench_group {
 
 /* sweep.tsv of the n groups of one gpu directory, in any order. */
 int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf *out);
+/* sweep.svg of the same groups: a panel per sweep of sweep.tsv; `title` names the directory. */
+int kx_render_sweep_svg(const char *title, const struct kx_bench_group *g, size_t n, struct kx_buf *out);
 /* gpus.tsv of the n groups of one pass directory, whose gpu directories are gpus[0..ngpus) in name
  * order (the columns). */
 int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_bench_group *g, size_t n,

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- text ---------------------------------------------------------------------------------- */
@@ -340,4 +341,283 @@ int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out)
 		lx += 16 + text_width(legend[i].words) + 20;
 	}
 	return r < 0 ? r : kx_buf_puts(out, "</svg>\n");
+}
+
+/* ---- sweep.svg -------------------------------------------------------------------------------- */
+
+#define SW_WIDTH 840.0
+#define SW_PANEL_W 400.0
+#define SW_PANEL_H 270.0
+#define SW_GAP 16.0
+
+static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+				       "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22" };
+
+/* The implementations of a picture, in name order: each one's colour, and dashes past the palette. */
+struct impls {
+	const char **names;
+	size_t len;
+};
+
+static int cstr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int impls_of(const struct kx_bench_group *g, size_t n, struct impls *ret)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += g[i].len;
+	ret->len = 0;
+	if (!(ret->names = malloc((total ? total : 1) * sizeof(*ret->names))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < g[i].len; k++)
+			ret->names[ret->len++] = g[i].runs[k].impl;
+	qsort(ret->names, ret->len, sizeof(*ret->names), cstr_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < ret->len; i++)
+		if (!u || strcmp(ret->names[u - 1], ret->names[i]) != 0)
+			ret->names[u++] = ret->names[i];
+	ret->len = u;
+	return 0;
+}
+
+/* stroke="…" and, past the palette's colours, a dash pattern that tells them apart */
+static int impl_stroke(struct kx_buf *out, size_t i)
+{
+	size_t n = KX_ARRAY_SIZE(palette);
+	int r = kx_buf_printf(out, " stroke=\"%s\"", palette[i % n]);
+	if (r >= 0 && i >= n)
+		r = kx_buf_printf(out, " stroke-dasharray=\"%zu 3\"", 2 + 3 * (i / n));
+	return r;
+}
+
+struct sweep_svg {
+	struct kx_buf *out;
+	const struct impls *im;
+	double top; /* the first row of panels */
+	size_t panels;
+	struct kx_buf tmp;
+};
+
+/* Where the sweep's point i lies on its x axis, 0..1: by number (linear or log) or by its rank
+ * among the distinct values. */
+static double point_x(const struct sweep *s, const struct axis *ax, size_t nd, size_t i)
+{
+	if (s->numeric)
+		return axis_pos(ax, s->points[i].number);
+	size_t k = 0;
+	for (size_t j = 1; j <= i; j++)
+		k += strcmp(s->points[j].value, s->points[j - 1].value) != 0;
+	return nd > 1 ? (double)k / (double)(nd - 1) : 0.5;
+}
+
+static int sweep_panel(void *ctx, const struct sweep *s)
+{
+	struct sweep_svg *c = ctx;
+	struct kx_buf *out = c->out;
+	size_t k = c->panels++;
+	double px = 12 + (double)(k % 2) * (SW_PANEL_W + SW_GAP), py = c->top + (double)(k / 2) * (SW_PANEL_H + SW_GAP);
+	double x0 = px + 64, x1 = px + SW_PANEL_W - 16, y0 = py + 64, y1 = py + SW_PANEL_H - 46;
+	char label[256];
+	int r = kx_buf_printf(out,
+			      "<g>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+			      "stroke=\"#d0d7de\"/>\n",
+			      px, py, SW_PANEL_W, SW_PANEL_H);
+	snprintf(label, sizeof(label), "over %s", s->axis);
+	if (r >= 0)
+		r = text_at(out, px + 8, py + 18, "font-weight=\"bold\"", label);
+	/* the fixed parameters, on two lines at most, broken after a comma, cut to the panel's width */
+	const char *fixed = strcmp(s->fixed, "-") == 0 ? "nothing else set" : s->fixed;
+	size_t room = (size_t)((SW_PANEL_W - 16) / 6.8);
+	for (int line = 0; line < 2 && *fixed && r >= 0; line++) {
+		size_t len = strlen(fixed), cut = len;
+		if (len > room) {
+			cut = room;
+			while (cut && fixed[cut - 1] != ',')
+				cut--;
+			if (!cut || line == 1) { /* no comma to break at, or the last line: cut it */
+				cut = room > 1 ? room - 1 : 0;
+				while (cut && ((unsigned char)fixed[cut] & 0xC0) == 0x80)
+					cut--;
+			}
+		}
+		bool more = cut < len && line == 1;
+		snprintf(label, sizeof(label), "%.*s%s", (int)cut, fixed, more ? "…" : "");
+		r = text_at(out, px + 8, py + 35 + 15 * line, "fill=\"#57606a\"", label);
+		fixed += cut;
+	}
+	/* the value axis: every median and p20–p80 of the sweep */
+	double vmin = INFINITY, vmax = 0, lo, hi, xmin = INFINITY, xmax = -INFINITY;
+	const char *unit = NULL;
+	size_t distinct = 0;
+	for (size_t i = 0; i < s->len; i++) {
+		const struct kx_run_rec *x = s->points[i].run;
+		distinct += !i || strcmp(s->points[i].value, s->points[i - 1].value) != 0;
+		xmin = fmin(xmin, s->points[i].number);
+		xmax = fmax(xmax, s->points[i].number);
+		if (!x->has_value)
+			continue;
+		unit = unit ? unit : x->unit;
+		vmin = fmin(vmin, x->base_value);
+		vmax = fmax(vmax, x->base_value);
+		if (whisker(x, &lo, &hi)) {
+			vmin = fmin(vmin, lo);
+			vmax = fmax(vmax, hi);
+		}
+	}
+	if (!unit || vmax <= 0) {
+		if (r >= 0)
+			r = text_at(out, px + 8, py + 74, "", "no value to draw");
+		return r < 0 ? r : kx_buf_puts(out, "</g>\n");
+	}
+	struct axis ay, ax = { 0 };
+	axis_fit(&ay, vmin, vmax, unit);
+	/* the y axis: grid, ticks, its name turned along it */
+	double ticks[64];
+	int nt = axis_ticks(&ay, ticks, KX_ARRAY_SIZE(ticks));
+	for (int i = 0; i < nt && r >= 0; i++) {
+		double y = y1 - axis_pos(&ay, ticks[i]) * (y1 - y0);
+		char t[32];
+		tick_label(&ay, ticks[i], t, sizeof(t));
+		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eaeef2\"/>\n", x0, y, x1,
+				  y);
+		if (r >= 0)
+			r = text_at(out, x0 - 6, y + 4, "text-anchor=\"end\" fill=\"#57606a\"", t);
+	}
+	const char *metric = kx_unit_metric(unit, NULL);
+	snprintf(label, sizeof(label), "%s (%s)%s", metric ? metric : "value", ay.unit, ay.log ? ", log" : "");
+	if (r >= 0)
+		r = kx_buf_printf(out,
+				  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f %.1f)\">",
+				  px + 16, (y0 + y1) / 2, px + 16, (y0 + y1) / 2);
+	if (r >= 0 && (r = xml_text(out, label)) >= 0)
+		r = kx_buf_puts(out, "</text>\n");
+	/* the x axis: the sweep's values, by number (linear, or log past a decade) or in order */
+	if (s->numeric) {
+		ax.log = xmin > 0 && xmax / xmin > 10;
+		ax.lo = xmin;
+		ax.hi = xmax > xmin ? xmax : xmin + 1;
+		if (!ax.log && xmax == xmin) /* one value: in the middle */
+			ax.lo = xmin - 0.5, ax.hi = xmin + 0.5;
+	}
+	size_t every = distinct > 8 ? (distinct + 7) / 8 : 1, nth = 0;
+	for (size_t i = 0; i < s->len && r >= 0; i++) {
+		if (i && strcmp(s->points[i].value, s->points[i - 1].value) == 0)
+			continue;
+		double x = x0 + point_x(s, &ax, distinct, i) * (x1 - x0);
+		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", x, y1, x,
+				  y1 + 4);
+		if (r >= 0 && nth++ % every == 0)
+			r = text_at(out, x, y1 + 16, "text-anchor=\"middle\" fill=\"#57606a\"", s->points[i].value);
+	}
+	if (r >= 0)
+		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", x0, y1,
+				  x1, y1);
+	snprintf(label, sizeof(label), "%s%s", s->axis, ax.log ? " (log scale)" : "");
+	if (r >= 0)
+		r = text_at(out, (x0 + x1) / 2, y1 + 34, "text-anchor=\"middle\"", label);
+	/* each implementation: its p20–p80 band, its line through the medians, a dot per point */
+	for (size_t m = 0; m < c->im->len && r >= 0; m++) {
+		const char *impl = c->im->names[m];
+		struct kx_buf *line = &c->tmp;
+		size_t np = 0;
+		bool band = true;
+		kx_buf_reset(line);
+		for (size_t i = 0; i < s->len; i++)
+			if (strcmp(s->points[i].run->impl, impl) == 0 && s->points[i].run->has_value) {
+				np++;
+				band &= whisker(s->points[i].run, &lo, &hi);
+			}
+		if (!np)
+			continue;
+		const char *colour = palette[m % KX_ARRAY_SIZE(palette)];
+		/* the band: p20 forward, p80 back */
+		if (band && np > 1) {
+			r = kx_buf_printf(out, "<path fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" d=\"", colour);
+			char op = 'M';
+			for (size_t i = 0; i < s->len && r >= 0; i++)
+				if (strcmp(s->points[i].run->impl, impl) == 0 && s->points[i].run->has_value) {
+					whisker(s->points[i].run, &lo, &hi);
+					r = kx_buf_printf(out, "%c%.1f %.1f", op, x0 + point_x(s, &ax, distinct, i) * (x1 - x0),
+							  y1 - axis_pos(&ay, lo) * (y1 - y0));
+					op = 'L';
+				}
+			for (size_t i = s->len; i-- > 0 && r >= 0;)
+				if (strcmp(s->points[i].run->impl, impl) == 0 && s->points[i].run->has_value) {
+					whisker(s->points[i].run, &lo, &hi);
+					r = kx_buf_printf(out, "L%.1f %.1f", x0 + point_x(s, &ax, distinct, i) * (x1 - x0),
+							  y1 - axis_pos(&ay, hi) * (y1 - y0));
+				}
+			if (r >= 0)
+				r = kx_buf_puts(out, "Z\"/>\n");
+		}
+		char op = 'M';
+		for (size_t i = 0; i < s->len && r >= 0; i++) {
+			const struct kx_run_rec *x = s->points[i].run;
+			if (strcmp(x->impl, impl) != 0 || !x->has_value)
+				continue;
+			double cx = x0 + point_x(s, &ax, distinct, i) * (x1 - x0),
+			       cy = y1 - axis_pos(&ay, x->base_value) * (y1 - y0);
+			r = kx_buf_printf(line, "%c%.1f %.1f", op, cx, cy);
+			op = 'L';
+			if (r >= 0)
+				r = kx_buf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.8\" fill=\"%s\"/>\n", cx, cy, colour);
+		}
+		if (r >= 0 && np > 1) {
+			r = kx_buf_printf(out, "<path fill=\"none\" stroke-width=\"1.8\"");
+			if (r >= 0)
+				r = impl_stroke(out, m);
+			if (r >= 0)
+				r = kx_buf_printf(out, " d=\"%s\"/>\n", line->ptr);
+		}
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</g>\n");
+}
+
+int kx_render_sweep_svg(const char *title, const struct kx_bench_group *g, size_t n, struct kx_buf *out)
+{
+	struct impls im = { 0 };
+	struct kx_buf body = { 0 };
+	struct sweep_svg c = { .out = &body, .im = &im };
+	int r = impls_of(g, n, &im);
+	/* the legend's rows, before the panels below it */
+	double lx = 12, ly = 66;
+	for (size_t i = 0; i < im.len && r >= 0; i++) {
+		double w = 30 + text_width(im.names[i]) + 18;
+		if (lx > 12 && lx + w > SW_WIDTH - 12)
+			lx = 12, ly += 20;
+		r = kx_buf_printf(&body, "<path d=\"M%.1f %.1fH%.1f\" stroke-width=\"2.5\"", lx, ly - 4, lx + 24);
+		if (r >= 0)
+			r = impl_stroke(&body, i);
+		if (r >= 0)
+			r = kx_buf_puts(&body, "/>\n");
+		if (r >= 0)
+			r = text_at(&body, lx + 30, ly, "", im.names[i]);
+		lx += w;
+	}
+	c.top = ly + 18;
+	if (r >= 0)
+		r = render_sweeps(g, n, sweep_panel, &c);
+	double h = c.top + (double)((c.panels + 1) / 2) * (SW_PANEL_H + SW_GAP) + (c.panels ? 0 : 30);
+	if (r >= 0)
+		r = svg_open(out, SW_WIDTH, h, title);
+	if (r >= 0)
+		r = text_at(out, 12, 22, "font-size=\"15\" font-weight=\"bold\"", title);
+	if (r >= 0)
+		r = text_at(out, 12, 42, "fill=\"#57606a\"",
+			    "each panel a sweep: workloads that differ in one parameter; the median of each "
+			    "implementation's current run, its p20–p80 band");
+	if (r >= 0 && body.len)
+		r = kx_buf_puts(out, body.ptr);
+	if (r >= 0 && !c.panels)
+		r = text_at(out, 12, c.top + 10, "", "no sweep: no two workloads here differ in one parameter alone");
+	if (r >= 0)
+		r = kx_buf_puts(out, "</svg>\n");
+	kx_buf_release(&c.tmp);
+	kx_buf_release(&body);
+	free(im.names);
+	return r < 0 ? r : 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The files of benchmark directories — gpus.tsv in a pass directory, sweep.tsv in a gpu
- * directory (docs/views.md) — and those directories' mtimes, which are the files' stamps: every
+ * The files of benchmark directories — gpus.tsv in a pass directory, sweep.tsv and sweep.svg
+ * in a gpu directory (docs/views.md) — and those directories' mtimes, which are the files' stamps: every
  * run added below a directory moves its mtime (the store's 'M' records), and so does a workload
  * document stored late for a run below it (which may add a sweep), so the bytes are a function of
  * the stamp. Their bytes are
@@ -32,13 +32,17 @@ int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3
 	return 0;
 }
 
-bool bench_file_of(const struct kx_node *dir, struct kx_node *ret)
+size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX])
 {
+	static const uint8_t pass[] = { KX_BF_GPUS_TSV }, gpu[] = { KX_BF_SWEEP_TSV, KX_BF_SWEEP_SVG };
+	_Static_assert(KX_ARRAY_SIZE(gpu) <= BENCH_FILES_MAX, "BENCH_FILES_MAX holds a directory's files");
 	if (dir->type != KX_NODE_BENCH || dir->depth < 2)
-		return false;
-	*ret = (struct kx_node){ .type = KX_NODE_BENCH_FILE, .depth = dir->depth, .id = dir->id,
-				 .file = dir->depth == 2 ? KX_BF_GPUS_TSV : KX_BF_SWEEP_TSV };
-	return true;
+		return 0;
+	const uint8_t *f = dir->depth == 2 ? pass : gpu;
+	size_t n = dir->depth == 2 ? KX_ARRAY_SIZE(pass) : KX_ARRAY_SIZE(gpu);
+	for (size_t i = 0; i < n; i++)
+		ret[i] = (struct kx_node){ .type = KX_NODE_BENCH_FILE, .depth = dir->depth, .id = dir->id, .file = f[i] };
+	return n;
 }
 
 int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)
@@ -141,10 +145,13 @@ int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	const char *c[3] = { comp[0], comp[1], comp[2] };
 	struct below b = { 0 };
 	struct kx_bench_group *g = NULL;
-	if (n->file == KX_BF_SWEEP_TSV) {
+	if (n->file == KX_BF_SWEEP_TSV || n->file == KX_BF_SWEEP_SVG) {
 		struct wl_scan w = { .fn = dir_step, .ctx = &b };
+		char title[3 * KX_NAME_MAX + 8];
+		snprintf(title, sizeof(title), "%s %s on %s", comp[0], comp[1], comp[2]);
 		if ((r = wl_walk(t, v, c, &w)) == 0 && (r = below_load(t, v, &b, &g)) == 0)
-			r = kx_render_sweep_tsv(g, b.len, out);
+			r = n->file == KX_BF_SWEEP_TSV ? kx_render_sweep_tsv(g, b.len, out)
+						       : kx_render_sweep_svg(title, g, b.len, out);
 	} else {
 		r = kx_store_tree_list(t->s, v, c, 2, gpu_step, &b);
 		for (size_t i = 0; i < b.ngpus && r == 0; i++) {

@@ -172,15 +172,19 @@ static int collect_new_names(void *ctx, enum kx_inval what, uint64_t ino, const 
 	return what == KX_INVAL_ENTRY ? names_add(ctx, name, NULL) : 0;
 }
 
-/* A benchmark directory's file (gpus.tsv, sweep.tsv): its bytes follow every run below it. */
+/* A benchmark directory's files (gpus.tsv, sweep.tsv, sweep.svg): their bytes follow every run
+ * below it. */
 static int inval_bench_file(struct changes *c, const struct kx_node *dir)
 {
-	struct kx_node f;
-	int64_t before;
-	if (!bench_file_of(dir, &f))
-		return 0;
-	int r = bench_file_stamp(c->t, c->before, &f, &before);
-	return r < 0 ? r : inval_versioned(c, KX_INVAL_DATA, &f, before);
+	struct kx_node f[BENCH_FILES_MAX];
+	size_t nf = bench_files_of(dir, f);
+	int r = 0;
+	for (size_t i = 0; i < nf && r >= 0; i++) {
+		int64_t before;
+		if ((r = bench_file_stamp(c->t, c->before, &f[i], &before)) >= 0)
+			r = inval_versioned(c, KX_INVAL_DATA, &f[i], before);
+	}
+	return r;
 }
 
 /*

@@ -52,9 +52,12 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			return r;
 		if (!valid_component(name))
 			return -ENOENT;
-		struct kx_node f;
-		if (bench_file_of(dir, &f) && strcmp(name, kx_bench_file_name((enum kx_bench_file)f.file)) == 0) {
-			n = f; /* before any directory of that name (no slug is "sweep.tsv") */
+		struct kx_node f[BENCH_FILES_MAX];
+		size_t nf = bench_files_of(dir, f), i = 0;
+		while (i < nf && strcmp(name, kx_bench_file_name((enum kx_bench_file)f[i].file)) != 0)
+			i++;
+		if (i < nf) {
+			n = f[i]; /* before any directory of that name (no slug is "sweep.tsv") */
 			break;
 		}
 		if (depth == 3) {
@@ -218,16 +221,16 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 				r = 0;
 			}
 		pthread_mutex_unlock(&t->lock);
-		/*
-		 * A directory's file is the directory's depth's; its number carries that file, or 0 in
-		 * the plain numbers of versions (src/fs/versions.c has no room for the file there).
-		 */
+		/* a directory's file: one of its depth's */
 		if (r == 0 && n.type == KX_NODE_BENCH_FILE) {
-			struct kx_node dir = n, f;
+			struct kx_node dir = n, f[BENCH_FILES_MAX];
 			dir.type = KX_NODE_BENCH;
-			if (!bench_file_of(&dir, &f) || (n.file && n.file != f.file))
+			size_t nf = bench_files_of(&dir, f), i = 0;
+			while (i < nf && f[i].file != n.file)
+				i++;
+			if (i == nf)
 				return -ENOENT;
-			*ret = f;
+			*ret = f[i];
 			return 0;
 		}
 		break;
@@ -412,10 +415,11 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		const char *c[3] = { b.comp[0], b.comp[1], b.comp[2] };
 		struct wl_scan w = { .fn = fn, .ctx = ctx };
 		r = b.depth == 3 ? wl_walk(t, v, c, &w) : kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
-		/* its file after its directories */
-		struct kx_node f;
-		if (r == 0 && bench_file_of(dir, &f))
-			r = fn(ctx, kx_bench_file_name((enum kx_bench_file)f.file), &f);
+		/* its files after its directories */
+		struct kx_node f[BENCH_FILES_MAX];
+		size_t nf = bench_files_of(dir, f);
+		for (size_t i = 0; i < nf && r == 0; i++)
+			r = fn(ctx, kx_bench_file_name((enum kx_bench_file)f[i].file), &f[i]);
 		return r;
 	}
 	case KX_NODE_GROUP: {
@@ -516,10 +520,10 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			return r;
 		bench_mtime(t, v, depth, comp, &a.mtime_ns);
 		struct counter c = { 0 };
-		struct kx_node f;
+		struct kx_node f[BENCH_FILES_MAX];
 		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
 			return r;
-		a.nlink = 2 + c.n - bench_file_of(n, &f); /* its subdirectories' ".." */
+		a.nlink = 2 + c.n - bench_files_of(n, f); /* its subdirectories' ".." */
 		break;
 	}
 	case KX_NODE_GROUP:

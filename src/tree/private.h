@@ -411,8 +411,10 @@ int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const s
 /* The mtime of the benchmark directory of path components comp[0..depth) (0: benchmarks/). */
 int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);
 
-/* The file of benchmark directory dir (gpus.tsv of a pass, sweep.tsv of a gpu); false if none. */
-bool bench_file_of(const struct kx_node *dir, struct kx_node *ret);
+/* The files of benchmark directory dir in listing order — gpus.tsv of a pass; sweep.tsv and
+ * sweep.svg of a gpu — written to ret (BENCH_FILES_MAX), their count returned (0: none). */
+#define BENCH_FILES_MAX 2
+size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX]);
 
 /* A benchmark directory's file's stamp: the directory's mtime. */
 int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret);

@@ -26,7 +26,7 @@ RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
 GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "ranking.svg"}
-BENCH_FILES = {"gpus.tsv", "sweep.tsv"}  # of a pass directory, of a gpu directory (docs/views.md)
+BENCH_FILES = {"gpus.tsv", "sweep.tsv", "sweep.svg"}  # of a pass directory, of a gpu directory (docs/views.md)
 SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
 MISSING = "No such file or directory"
 
@@ -291,12 +291,12 @@ class Reader:
         return data
 
     def bench_files(self):
-        """The sweep.tsv and gpus.tsv above a group being written to: whole, one version each."""
+        """The sweep.tsv, sweep.svg and gpus.tsv above a group being written to: whole, one version each."""
         gpu = os.path.dirname(self.written_group())
-        for p, check in ((os.path.join(gpu, "sweep.tsv"), check_sweep),
+        for p, check in ((os.path.join(gpu, "sweep.tsv"), check_sweep), (os.path.join(gpu, "sweep.svg"), check_svg),
                          (os.path.join(os.path.dirname(gpu), "gpus.tsv"), check_gpus)):
             self.checked(p, self.read_whole(p), check)
-        self.stats["sweep.tsv and gpus.tsv of a written directory read whole"] += 2
+        self.stats["sweep.tsv, sweep.svg and gpus.tsv of a written directory read whole"] += 3
 
     def run_files(self):
         g = self.written_group()

@@ -116,7 +116,7 @@ check "seeded: $(runs_count "$mnt") runs, $(wc -l <"$work/quiet") groups no writ
 bigdir=${bigdir#* }
 # the benchmark directories' files the writers will change (docs/views.md): read now, to be read
 # again once the writers are done — through the same kernel, which must not answer from its cache
-(cd "$mnt" && while read -r k; do ls -d benchmarks/"$k"/*/gpus.tsv benchmarks/"$k"/*/*/sweep.tsv 2>/dev/null; done \
+(cd "$mnt" && while read -r k; do ls -d benchmarks/"$k"/*/gpus.tsv benchmarks/"$k"/*/*/sweep.{tsv,svg} 2>/dev/null; done \
 	<"$work/wkernels") >"$work/views"
 mkdir "$work/views.pre" "$work/views.post"
 n=0
@@ -302,18 +302,19 @@ check "the runs count is the seed's and the $added runs added" [ "$(runs_count "
 rc=$?
 check "every group written to: ranks contiguous, ranking files and SHA256SUMS right ($(tail -1 "$work/final"))" [ $rc = 0 ]
 grep '^# ' "$work/final" | head -5
-n=0 sweeps=0 passes=0
+n=0 sweeps=0 pictures=0 passes=0
 while read -r f; do
 	n=$((n + 1))
 	cat "$mnt/$f" >"$work/views.post/$n"
 	cmp -s "$work/views.pre/$n" "$work/views.post/$n" || case $f in
 		*/sweep.tsv) sweeps=$((sweeps + 1)) ;;
+		*/sweep.svg) pictures=$((pictures + 1)) ;;
 		*) passes=$((passes + 1)) ;;
 		esac
 done <"$work/views"
-check "the drops changed sweep.tsv and gpus.tsv for a reader who had read them ($sweeps of $(grep -c sweep.tsv "$work/views") sweep.tsv, $passes gpus.tsv)" \
-	[ "$sweeps" -gt 0 -a "$passes" -gt 0 ]
-bigruns=$(($(ls "$mnt/$bigdir" | wc -l) - 4))
+check "the drops changed sweep.tsv, sweep.svg and gpus.tsv for a reader who had read them ($sweeps of $(grep -c sweep.tsv "$work/views") sweep.tsv, $pictures sweep.svg, $passes gpus.tsv)" \
+	[ "$sweeps" -gt 0 -a "$pictures" -gt 0 -a "$passes" -gt 0 ]
+bigruns=$(find "$mnt/$bigdir" -mindepth 1 -maxdepth 1 -type d | wc -l)
 check "the big group ($bigdir): $bigruns runs, ranks 1..k" contiguous "$mnt/$bigdir"
 unmount "$mnt" "$daemon"
 rc=$?

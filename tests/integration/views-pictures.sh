@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# ranking.svg, as a user looks at it (docs/views.md): in every group of the bundled Liger import
-# (the newest CSV and the history CSV), on a mount and in the export. Every picture parses
-# (xmllint), has no script and no external reference, and draws what the CSV says — computed by
-# tests/tools/liger_views.py from the CSV alone: one bar per current run in rank order, each bar's
-# length in proportion to its median on a linear axis (in order on a log one), the within-noise
-# runs marked; a few render to PNG (rsvg-convert) that are not blank and show the #1 colour; the
-# mount's bytes are the export's and stat's size is the bytes read.
+# The pictures, as a user looks at them (docs/views.md): ranking.svg in every group and sweep.svg
+# in every gpu directory of the bundled Liger import (the newest CSV and the history CSV), on a
+# mount and in the export. Every picture parses (xmllint), has no script and no external
+# reference, and draws what the CSV says — computed by tests/tools/liger_views.py from the CSV
+# alone: a ranking's bars one per current run in rank order, each bar's length in proportion to
+# its median on a linear axis (in order on a log one), the within-noise runs marked; a sweep
+# picture's panels the sweeps of sweep.tsv in order, a dot per point. A few render to PNG
+# (rsvg-convert) that are not blank and show their colours; the mount's bytes are the export's
+# and stat's size is the bytes read.
 . "$(dirname "$0")/mount-lib.sh"
 
 for tool in xmllint rsvg-convert; do
@@ -87,13 +89,59 @@ read -r checked drawn_bad <"$work/drawn"
 check "every picture draws the oracle's current runs in rank order, bars in proportion to the medians, within-noise runs marked ($checked checked; failures: $drawn_bad)" \
 	[ "$drawn_bad" = none -a "${checked:-0}" -gt 1000 ]
 
-# As a viewer sees them: three rendered to PNG, not blank, the #1 bar in its colour.
+# sweep.svg in every gpu directory: a panel per sweep of the oracle's sweep.tsv, in its order, a dot
+# per point with a value.
+(cd "$export_dir" && find benchmarks -mindepth 3 -maxdepth 3 -type d | sort) >"$work/gpudirs"
+(cd "$export_dir" && find benchmarks -name sweep.svg | sed 's|/sweep.svg$||' | sort) >"$work/sweepsvgs"
+check "a sweep.svg in every gpu directory ($(wc -l <"$work/sweepsvgs") of $(wc -l <"$work/gpudirs"))" \
+	cmp -s "$work/gpudirs" "$work/sweepsvgs"
+(cd "$export_dir" && sed 's|$|/sweep.svg|' "$work/sweepsvgs" | xargs xmllint --noout) 2>"$work/xmllint.err"
+check "every sweep.svg is well-formed XML ($(wc -l <"$work/xmllint.err") lines of complaints)" [ ! -s "$work/xmllint.err" ]
+bad=$(cd "$export_dir" && sed 's|$|/sweep.svg|' "$work/sweepsvgs" |
+	xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
+check "none has a script or an external reference ($bad do)" [ "$bad" = 0 ]
+PYTHONPATH="$KX_SOURCE_ROOT/tests/tools" python3 - "$export_dir" "$work/sweepsvgs" "$LIGER_CSV" "$history_csv" \
+	>"$work/sweeps-drawn" <<'EOF'
+import collections, sys, xml.etree.ElementTree as ET
+import liger_views as lv
+root, dirs, csvs = sys.argv[1], sys.argv[2], sys.argv[3:]
+NS = "{http://www.w3.org/2000/svg}"
+m = lv.Model(csvs)
+bad, checked, panels = collections.Counter(), 0, 0
+for d in open(dirs).read().split():
+    _, kernel, pass_, gpu = d.split("/")
+    hdr, rows = lv.view_sweep(m, kernel, pass_, gpu)
+    want = []  # (axis, fixed, points with a value), in sweep.tsv's order
+    for r in rows:
+        key = [r[0], r[2]]
+        if not want or want[-1][:2] != key:
+            want.append([r[0], r[2], 0])
+        want[-1][2] += r[5] != "-"
+    svg = ET.parse("%s/%s/sweep.svg" % (root, d)).getroot()
+    got = []
+    for g in svg.iter(NS + "g"):
+        texts = [t.text or "" for t in g.iter(NS + "text")]
+        got.append([texts[0][len("over "):] if texts and texts[0].startswith("over ") else "?",
+                    len(list(g.iter(NS + "circle")))])
+    checked += 1
+    panels += len(got)
+    bad["panels"] += [w[0] for w in want] != [a for a, _ in got]
+    bad["dots"] += [w[2] for w in want] != [n for _, n in got]
+print(checked, panels, ",".join("%s=%d" % kv for kv in sorted(bad.items()) if kv[1]) or "none")
+EOF
+read -r checked panels drawn_bad <"$work/sweeps-drawn"
+check "each sweep.svg draws the oracle's sweeps in order, a dot per point ($checked pictures, $panels panels; failures: $drawn_bad)" \
+	[ "$drawn_bad" = none -a "${panels:-0}" -gt 100 ]
+
+# As a viewer sees them: four rendered to PNG, not blank, in their colours.
 flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
 simpo=benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16
 noisy=$(cd "$export_dir" && grep -l $'\tyes$' $(sed 's|$|/ranking.tsv|' "$work/svgs") | head -1 | sed 's|/ranking.tsv$||')
-for g in "$flce" "$simpo" "$noisy"; do
-	rsvg-convert "$mnt/$g/ranking.svg" -o "$work/shot.png" 2>"$work/rsvg.err"
-	seen=$(python3 - "$work/shot.png" <<'EOF'
+for f in "$flce/ranking.svg" "$simpo/ranking.svg" "$noisy/ranking.svg" "${flce%/*}/sweep.svg"; do
+	rsvg-convert "$mnt/$f" -o "$work/shot.png" 2>"$work/rsvg.err"
+	# the colour a reader must see: #1's bar in a ranking, the first implementation's line in a sweep
+	[[ $f == */ranking.svg ]] && colours=1f6feb || colours=1f77b4
+	seen=$(python3 - "$work/shot.png" $colours <<'EOF'
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
 assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -119,29 +167,30 @@ for y in range(h):
         line[i] = (line[i] + pred) & 255
     colours.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp))
     prev = line
-print(len(colours), "first" if bytes.fromhex("1f6feb") in colours else "no-first", "%dx%d" % (w, h))
+print(len(colours), "coloured" if colours & {bytes.fromhex(c) for c in sys.argv[2:]} else "grey", "%dx%d" % (w, h))
 EOF
 )
-	check "$g/ranking.svg renders to a PNG that is not blank and shows the #1 bar ($seen)" \
-		bash -c "[[ '$seen' =~ ^([0-9]+)\ first ]] && (( \${BASH_REMATCH[1]} > 8 )) && [ ! -s '$work/rsvg.err' ]"
+	check "$f renders to a PNG that is not blank and shows #$colours ($seen)" \
+		bash -c "[[ '$seen' =~ ^([0-9]+)\ coloured ]] && (( \${BASH_REMATCH[1]} > 8 )) && [ ! -s '$work/rsvg.err' ]"
 done
 
 # The mount serves the export's bytes, sized exactly.
-python3 - "$mnt" "$export_dir" "$work/svgs" >"$work/per-file" <<'EOF'
+{ sed 's|$|/ranking.svg|' "$work/svgs"; sed 's|$|/sweep.svg|' "$work/sweepsvgs"; } >"$work/pictures"
+python3 - "$mnt" "$export_dir" "$work/pictures" >"$work/per-file" <<'EOF'
 import os, sys
 mnt, exp = sys.argv[1:3]
 size = export = n = 0
-for g in open(sys.argv[3]).read().split():
+for f in open(sys.argv[3]).read().split():
     n += 1
-    m = os.path.join(mnt, g, "ranking.svg")
+    m = os.path.join(mnt, f)
     data = open(m, "rb").read()
     size += os.stat(m).st_size != len(data)
-    export += open(os.path.join(exp, g, "ranking.svg"), "rb").read() != data
+    export += open(os.path.join(exp, f), "rb").read() != data
 print(n, size, export)
 EOF
 read -r n_read bad_size bad_export <"$work/per-file"
-check "stat's size is the bytes read, for every one of $n_read (${bad_size:-?} not)" \
-	[ "$bad_size" = 0 -a "$n_read" = "$(wc -l <"$work/svgs")" ]
+check "stat's size is the bytes read, for every one of $n_read pictures (${bad_size:-?} not)" \
+	[ "$bad_size" = 0 -a "$n_read" = "$(wc -l <"$work/pictures")" ]
 check "the mount's bytes are the export's (${bad_export:-?} differ)" [ "$bad_export" = 0 ]
 check "ranking.svg is in its group's SHA256SUMS" grep -q '  ranking.svg$' "$mnt/$flce/SHA256SUMS"
 check "and verifies there" bash -c "cd '$mnt/$flce' && sha256sum -c --quiet SHA256SUMS"

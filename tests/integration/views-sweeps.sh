@@ -19,7 +19,7 @@ make_liger_store "$store"
 "$KINDEX" -q --store "$store" export "$export_dir" || die "kindex export failed"
 mount_fg "$store" "$mnt" -o rw
 
-(cd "$mnt" && find benchmarks -mindepth 3 -maxdepth 4 -type f | sort) >"$work/files"
+(cd "$mnt" && find benchmarks -mindepth 3 -maxdepth 4 -type f -name '*.tsv' | sort) >"$work/files"
 (cd "$mnt" && find benchmarks -mindepth 2 -maxdepth 3 -type d | sort) >"$work/dirs"
 check "one sweep.tsv per gpu directory and one gpus.tsv per pass directory ($(wc -l <"$work/files") files)" \
 	[ "$(sed 's|/[^/]*$||' "$work/files" | sort)" = "$(cat "$work/dirs")" ]

@@ -615,6 +615,26 @@ static void sweep_tsv(void)
 	kx_buf_reset(&b);
 	ok(kx_render_sweep_tsv(g + 7, 2, &b) == 0 && strcmp(b.ptr, "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n") == 0,
 	   "no sweep: the header alone");
+	/* sweep.svg draws the same sweeps: a panel each, in that order, a dot per row */
+	kx_buf_reset(&b);
+	kx_buf_reset(&again);
+	ok(kx_render_sweep_svg("k fwd on gpu & co", g, KX_ARRAY_SIZE(g), &b) == 0 &&
+		   kx_render_sweep_svg("k fwd on gpu & co", rev, KX_ARRAY_SIZE(rev), &again) == 0 && strcmp(b.ptr, again.ptr) == 0,
+	   "sweep.svg renders, the same bytes whatever the groups' order");
+	size_t panels = 0, dots = 0;
+	for (const char *p = b.ptr; (p = strstr(p, "<g>")); p++)
+		panels++;
+	for (const char *p = b.ptr; (p = strstr(p, "<circle")); p++)
+		dots++;
+	const char *d = strstr(b.ptr, ">over dtype<"), *h = strstr(b.ptr, ">over hidden<"), *m = strstr(b.ptr, ">over mode<"),
+		   *t = strstr(b.ptr, ">over tokens<");
+	ok(panels == 4 && dots == 11, "four panels and eleven dots, as sweep.tsv has sweeps and rows (%zu, %zu)", panels, dots);
+	ok(d && h && m && t && d < h && h < m && m < t, "the panels in sweep.tsv's order");
+	ok(strstr(b.ptr, "<title>k fwd on gpu &amp; co</title>") && strstr(b.ptr, ">a x<"), "text is escaped, a tab a space");
+	ok(strstr(b.ptr, "fill-opacity=\"0.18\"") == NULL, "no band where an implementation's points lack a spread");
+	kx_buf_reset(&b);
+	ok(kx_render_sweep_svg("none", g + 7, 2, &b) == 0 && strstr(b.ptr, "no sweep") && !strstr(b.ptr, "<g>"),
+	   "no sweep: a picture that says so");
 	kx_buf_release(&b);
 	kx_buf_release(&again);
 	kx_arena_free(a);

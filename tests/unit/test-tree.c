@@ -655,11 +655,18 @@ static void test_changes(void)
 	   "sweep.tsv is reported with its stamp before the change (a new one after)");
 	ok(kx_tree_stamp(t, v0, &gpus, &q0) == 0 && kx_tree_stamp(t, v1, &gpus, &q1) == 0 && q0 != q1 &&
 	   stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&gpus)) == q0, "and so is gpus.tsv");
-	struct kx_node back, plain;
+	struct kx_node picture, back, plain;
+	int64_t p0;
+	ok(kx_tree_resolve(t, v1, "benchmarks/demo_kernel/forward/nvidia-a100-sxm4-80gb/sweep.svg", &picture) == 0 &&
+	   picture.type == KX_NODE_BENCH_FILE && picture.file == KX_BF_SWEEP_SVG && kx_node_versioned(&picture) &&
+	   kx_tree_stamp(t, v0, &picture, &p0) == 0 && stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&picture)) == p0,
+	   "sweep.svg beside it: versioned, reported with its stamp before the change");
 	ok(kx_tree_node(t, v1, kx_tree_ino(&sweep), &back) == 0 && kx_tree_ino(&back) == kx_tree_ino(&sweep) &&
-	   kx_tree_node(t, v1, kx_tree_ino(&sweep) & ~(KX_INO_FILE_MASK << KX_INO_FILE_SHIFT), &plain) == 0 &&
-	   plain.file == KX_BF_SWEEP_TSV && kx_tree_node(t, v1, kx_tree_ino(&gpus), &back) == 0 &&
-	   back.file == KX_BF_GPUS_TSV, "their inode numbers decode, with or without the file (versions' plain numbers)");
+	   kx_tree_node(t, v1, kx_tree_ino(&picture), &back) == 0 && back.file == KX_BF_SWEEP_SVG &&
+	   kx_tree_node(t, v1, kx_tree_ino(&gpus), &back) == 0 && back.file == KX_BF_GPUS_TSV,
+	   "their inode numbers decode to the same files");
+	ok(kx_tree_node(t, v1, kx_tree_ino(&sweep) & ~(KX_INO_FILE_MASK << KX_INO_FILE_SHIFT), &plain) == -ENOENT,
+	   "a gpu directory's number with a pass directory's file (gpus.tsv) is no file");
 	kx_digest_hex(&b, hex);
 	snprintf(name, sizeof(name), "%.12s", hex);
 	ok(has(&got, KX_INVAL_ENTRY, ino_of(KX_NODE_RUNS, 0, NULL), name), "runs/%s is invalidated", name);
