@@ -356,7 +356,7 @@ static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e
 /* The implementations of a picture, in name order: each one's colour, and dashes past the palette. */
 struct impls {
 	const char **names;
-	size_t len;
+	size_t len, cap;
 };
 
 static int cstr_cmp(const void *a, const void *b)
@@ -364,17 +364,25 @@ static int cstr_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* render_sweeps's: the implementations of one sweep's points, added to the list */
+static int impls_add(void *ctx, const struct sweep *s)
+{
+	struct impls *im = ctx;
+	for (size_t i = 0; i < s->len; i++) {
+		if (KX_GROW(im->names, im->cap, im->len, 16) < 0)
+			return -ENOMEM;
+		im->names[im->len++] = s->points[i].run->impl;
+	}
+	return 0;
+}
+
+/* The implementations drawn in the sweeps of the groups (and only those: a run outside every
+ * sweep changes neither the picture nor its legend), sorted, once each. */
 static int impls_of(const struct kx_bench_group *g, size_t n, struct impls *ret)
 {
-	size_t total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += g[i].len;
-	ret->len = 0;
-	if (!(ret->names = malloc((total ? total : 1) * sizeof(*ret->names))))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < g[i].len; k++)
-			ret->names[ret->len++] = g[i].runs[k].impl;
+	int r = render_sweeps(g, n, impls_add, ret);
+	if (r < 0 || !ret->len)
+		return r;
 	qsort(ret->names, ret->len, sizeof(*ret->names), cstr_cmp);
 	size_t u = 0;
 	for (size_t i = 0; i < ret->len; i++)
