@@ -29,6 +29,7 @@ enum kx_group_file {
 	KX_GF_RANKING_JSON,
 	KX_GF_GROUP_JSON,
 	KX_GF_RANKING_SVG,
+	KX_GF_INDEX_HTML, /* rendered by the tree, which lists the directory (src/tree/html.c) */
 	KX_GF_SHA256SUMS, /* last: it lists the files before it */
 	KX_GF__COUNT,
 };
@@ -89,6 +90,7 @@ enum kx_bench_file {
 	KX_BF_GPUS_TSV,  /* benchmarks/<kernel>/<pass>/gpus.tsv */
 	KX_BF_SWEEP_TSV, /* benchmarks/<kernel>/<pass>/<gpu>/sweep.tsv */
 	KX_BF_SWEEP_SVG, /* benchmarks/<kernel>/<pass>/<gpu>/sweep.svg */
+	KX_BF_INDEX_HTML, /* benchmarks/<kernel>[/<pass>[/<gpu>]]/index.html (src/tree/html.c) */
 	KX_BF__COUNT,
 };
 const char *kx_bench_file_name(enum kx_bench_file f);
@@ -114,6 +116,24 @@ int kx_render_sweep_svg(const char *title, const struct kx_bench_group *g, size_
  * order (the columns). */
 int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_bench_group *g, size_t n,
 		       struct kx_buf *out);
+
+/* index.html of a directory (docs/views.md): its entries linked, its pictures embedded. */
+struct kx_html_link {
+	const char *name;
+	bool dir;
+};
+struct kx_html_page {
+	const char *path;    /* the directory in the tree: "" for the root, "benchmarks/<kernel>/<pass>" … */
+	const char *heading; /* the page's title; the path (or "kindex") when NULL */
+	const char *lead;    /* a sentence under the title, or NULL */
+	const struct kx_group_view *group; /* a group's directory: its ranking as a table, or NULL */
+	const char *const *pictures;       /* SVG files of the directory, embedded in this order */
+	size_t npictures;
+	const char *pre; /* text shown as it is (a run's summary.txt), or NULL */
+	const struct kx_html_link *links; /* every entry of the directory, in listing order */
+	size_t nlinks;
+};
+int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out);
 
 struct kx_readme_info {
 	const char *store_path;

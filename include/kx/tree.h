@@ -55,7 +55,8 @@ enum kx_node_type {
 			     * is KX_NODE_DOC's with that file (digests/ files have file 0). */
 	KX_NODE_BENCH_FILE = 17, /* a benchmark directory's file: file = enum kx_bench_file (gpus.tsv of a
 				  * pass directory, sweep.tsv of a gpu directory), id = the directory's */
-	/* 16, 18..23: free, for the tree's node types to come */
+	KX_NODE_HTML = 22,       /* index.html of the root (file 0) or of benchmarks/ (file 1) */
+	/* 16, 18..21, 23: free, for the tree's node types to come */
 	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
 	KX_NODE__VERSION = 31, /* 31 the versions of the files whose bytes change (src/fs/versions.c) */
 };
@@ -89,7 +90,7 @@ static inline uint64_t kx_ino_of(unsigned type, unsigned file)
 	return (uint64_t)type << KX_INO_TYPE_SHIFT | ((uint64_t)file & KX_INO_FILE_MASK) << KX_INO_FILE_SHIFT;
 }
 
-_Static_assert(KX_NODE_BENCH_FILE < KX_NODE__FS, "the tree's node types stay below the daemon's");
+_Static_assert(KX_NODE_HTML < KX_NODE__FS, "the tree's node types stay below the daemon's");
 _Static_assert(KX_NODE__VERSION > KX_NODE__FS && KX_NODE__VERSION < 32, "a type is 5 bits, the daemon's distinct");
 _Static_assert(KX_RF__COUNT <= 16 && KX_GF__COUNT <= 16, "a run's or a group's file is 4 bits");
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const bench_files[KX_BF__COUNT] = { "gpus.tsv", "sweep.tsv", "sweep.svg" };
+static const char *const bench_files[KX_BF__COUNT] = { "gpus.tsv", "sweep.tsv", "sweep.svg", "index.html" };
 
 const char *kx_bench_file_name(enum kx_bench_file f)
 {

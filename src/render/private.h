@@ -44,5 +44,7 @@ int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 
 /* render.c */
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
+/* #1's value against run's, as "how many times worse than the best" (>= 1); NaN when unknown */
+double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best);
 
 #endif

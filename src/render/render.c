@@ -16,7 +16,7 @@ static const char *const run_files[KX_RF__COUNT] = {
 	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS",
 };
 static const char *const group_files[KX_GF__COUNT] = {
-	"ranking.tsv", "ranking.json", "GROUP.json", "ranking.svg", "SHA256SUMS",
+	"ranking.tsv", "ranking.json", "GROUP.json", "ranking.svg", "index.html", "SHA256SUMS",
 };
 
 const char *kx_run_file_name(enum kx_run_file f)
@@ -83,7 +83,7 @@ void kx_render_value(double v, const char *unit, char *out, size_t cap)
 }
 
 /* rank 1 / this, as "how many times worse than the best" (>= 1) */
-static double vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best)
+double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best)
 {
 	if (!best || !run->has_value || !best->has_value)
 		return NAN;
@@ -316,7 +316,7 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = line(out, "noise", "within noise of #%u (%s): the p20–p80 intervals overlap", v->rank - 1,
 			 v->above_dirname);
 	if (r >= 0 && v->rank && v->best) {
-		double q = vs_best(x, v->best);
+		double q = render_vs_best(x, v->best);
 		kx_render_value(v->best->value, v->best->unit, val, sizeof(val));
 		if (v->rank == 1)
 			r = line(out, "vs #1", "this is #1");
@@ -496,7 +496,7 @@ static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 		struct render_cells c;
 		if (i < g->ranked) {
 			snprintf(rank, sizeof(rank), "%zu", i + 1);
-			snprintf(vs, sizeof(vs), "%.4f", vs_best(x, best));
+			snprintf(vs, sizeof(vs), "%.4f", render_vs_best(x, best));
 		}
 		render_cells(x, &c);
 		display(x, human, sizeof(human));
@@ -534,7 +534,7 @@ static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struc
 		kx_json_set_string(a, o, "implementation", x->impl);
 		kx_json_set(a, o, "value", x->has_value ? kx_json_new_number(a, x->value) : kx_json_new(a, KX_JSON_NULL));
 		kx_json_set_string(a, o, "unit", x->unit);
-		double q = ranked ? vs_best(x, best) : NAN;
+		double q = ranked ? render_vs_best(x, best) : NAN;
 		kx_json_set(a, o, "vsBest", isfinite(q) ? kx_json_new_number(a, round(q * 1e6) / 1e6) : kx_json_new(a, KX_JSON_NULL));
 		kx_time_format(x->observed_ns, when);
 		kx_json_set_string(a, o, "observedAt", when);
@@ -630,13 +630,17 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"generation  %llu (last change %s)\n"
 		"\n"
 		"benchmarks/<kernel>/<pass>/<gpu>/<workload>/   one comparison group, ranked\n"
-		"    ranking.tsv ranking.json GROUP.json SHA256SUMS\n"
+		"    ranking.tsv ranking.json GROUP.json ranking.svg index.html SHA256SUMS\n"
 		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
 		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
 		"    superseded-<implementation>-<short id>/  an older run of an implementation (its newest is ranked)\n"
 		"    failed-<implementation>-<short id>/      a failed run, never ranked\n"
 		"benchmarks/<kernel>/<pass>.memory/          the memory metric of a pass, grouped and ranked the same way:\n"
 		"                                            full.memory/ holds the memory runs of full\n"
+		"benchmarks/<kernel>/<pass>/gpus.tsv         each workload's current medians across GPUs\n"
+		"benchmarks/<kernel>/<pass>/<gpu>/sweep.tsv  the groups that differ in one parameter (sweep.svg: drawn)\n"
+		"index.html                                  here and in every directory of benchmarks/: a static site,\n"
+		"                                            served by any HTTP server over the mount\n"
 		"runs/<short id>/                            the same files at a path that never moves\n"
 		"digests/sha256/<hex>.json                   every document by digest (sha256sum of the file = its name)\n"
 		"inbox/                                      drop manifests here to add runs (when mounted read-write)\n"

@@ -34,12 +34,13 @@ int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3
 
 size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX])
 {
-	static const uint8_t pass[] = { KX_BF_GPUS_TSV }, gpu[] = { KX_BF_SWEEP_TSV, KX_BF_SWEEP_SVG };
+	static const uint8_t kernel[] = { KX_BF_INDEX_HTML }, pass[] = { KX_BF_GPUS_TSV, KX_BF_INDEX_HTML },
+			     gpu[] = { KX_BF_SWEEP_TSV, KX_BF_SWEEP_SVG, KX_BF_INDEX_HTML };
 	_Static_assert(KX_ARRAY_SIZE(gpu) <= BENCH_FILES_MAX, "BENCH_FILES_MAX holds a directory's files");
-	if (dir->type != KX_NODE_BENCH || dir->depth < 2)
+	if (dir->type != KX_NODE_BENCH || dir->depth < 1 || dir->depth > 3)
 		return 0;
-	const uint8_t *f = dir->depth == 2 ? pass : gpu;
-	size_t n = dir->depth == 2 ? KX_ARRAY_SIZE(pass) : KX_ARRAY_SIZE(gpu);
+	const uint8_t *f = dir->depth == 1 ? kernel : dir->depth == 2 ? pass : gpu;
+	size_t n = dir->depth == 1 ? KX_ARRAY_SIZE(kernel) : dir->depth == 2 ? KX_ARRAY_SIZE(pass) : KX_ARRAY_SIZE(gpu);
 	for (size_t i = 0; i < n; i++)
 		ret[i] = (struct kx_node){ .type = KX_NODE_BENCH_FILE, .depth = dir->depth, .id = dir->id, .file = f[i] };
 	return n;
@@ -138,6 +139,12 @@ static int below_load(struct kx_tree *t, struct kx_view *v, struct below *b, str
 
 int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
 {
+	if (n->file == KX_BF_INDEX_HTML) {
+		struct kx_node dir = *n;
+		dir.type = KX_NODE_BENCH;
+		dir.file = 0;
+		return tree_html(t, v, &dir, out);
+	}
 	char comp[3][KX_NAME_MAX] = { { 0 } };
 	int r = bench_comps(t, n, comp);
 	if (r < 0)

@@ -188,11 +188,12 @@ static int inval_bench_file(struct changes *c, const struct kx_node *dir)
 }
 
 /*
- * Everything below one gpu directory, and the path down to it; with its pass directory's gpus.tsv
- * when `pass_first` (the first gpu directory of its pass in this change: that file is told once).
+ * Everything below one gpu directory, and the path down to it; with its pass directory's files
+ * when `pass_first` (the first gpu directory of its pass in this change: those files are told
+ * once), and its kernel directory's when `kernel_first` (likewise).
  */
 static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const struct kx_digest *groups, size_t n,
-		       bool pass_first)
+		       bool kernel_first, bool pass_first)
 {
 	char comp[3][KX_NAME_MAX] = { { 0 } };
 	snprintf(comp[0], KX_NAME_MAX, "%s", g->kernel);
@@ -211,7 +212,7 @@ static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const st
 		if (r == 0 && d > 1)
 			r = inval(c, is_new ? KX_INVAL_DATA : KX_INVAL_ATTR, &parent, NULL);
 		/* a new directory's file is new with it: nobody can hold it yet */
-		if (r == 0 && !is_new && (d == 3 || (d == 2 && pass_first)))
+		if (r == 0 && !is_new && (d == 3 || (d == 2 && pass_first) || (d == 1 && kernel_first)))
 			r = inval_bench_file(c, &node);
 		parent = node;
 	}
@@ -506,14 +507,16 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	if (r < 0)
 		goto out;
 
-	/* the top of the tree: counts, mtimes, README and the flat listings */
-	static const uint8_t top[][2] = { { KX_NODE_ROOT, KX_INVAL_ATTR },       { KX_NODE_README, KX_INVAL_DATA },
-					  { KX_NODE_BENCHMARKS, KX_INVAL_DATA }, { KX_NODE_RUNS, KX_INVAL_DATA },
-					  { KX_NODE_DIGESTS, KX_INVAL_ATTR },    { KX_NODE_DIGESTS_SHA, KX_INVAL_DATA } };
+	/* the top of the tree: counts, mtimes, README, the pages and the flat listings */
+	static const uint8_t top[][3] = { { KX_NODE_ROOT, 0, KX_INVAL_ATTR },       { KX_NODE_README, 0, KX_INVAL_DATA },
+					  { KX_NODE_HTML, 0, KX_INVAL_DATA },       { KX_NODE_HTML, 1, KX_INVAL_DATA },
+					  { KX_NODE_BENCHMARKS, 0, KX_INVAL_DATA }, { KX_NODE_RUNS, 0, KX_INVAL_DATA },
+					  { KX_NODE_DIGESTS, 0, KX_INVAL_ATTR },    { KX_NODE_DIGESTS_SHA, 0, KX_INVAL_DATA } };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(top) && r == 0; i++) {
-		struct kx_node nd = { .type = top[i][0] };
-		r = nd.type == KX_NODE_README ? inval_versioned(&c, KX_INVAL_DATA, &nd, (int64_t)kx_view_generation(before))
-					      : inval(&c, (enum kx_inval)top[i][1], &nd, NULL);
+		struct kx_node nd = { .type = top[i][0], .file = top[i][1] };
+		/* README and the pages are versions of the store's generation */
+		r = kx_node_versioned(&nd) ? inval_versioned(&c, KX_INVAL_DATA, &nd, (int64_t)kx_view_generation(before))
+					   : inval(&c, (enum kx_inval)top[i][2], &nd, NULL);
 	}
 
 	/* runs/<shortid> and digests/sha256/<hex>.json that are new */
@@ -564,10 +567,13 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 
 	/* benchmarks/: each gpu directory that received runs, with every group below it */
 	for (size_t i = 0; i < gs.n_gpus && r == 0; i++) {
-		bool pass_first = true;
-		for (size_t k = 0; k < i && pass_first; k++)
-			pass_first = strcmp(gs.gpus[k].kernel, gs.gpus[i].kernel) || strcmp(gs.gpus[k].pass, gs.gpus[i].pass);
-		r = changes_gpu(&c, &gs.gpus[i], gs.keys.v, gs.keys.len, pass_first);
+		bool kernel_first = true, pass_first = true;
+		for (size_t k = 0; k < i && pass_first; k++) {
+			bool kernel = strcmp(gs.gpus[k].kernel, gs.gpus[i].kernel) == 0;
+			kernel_first &= !kernel;
+			pass_first = !kernel || strcmp(gs.gpus[k].pass, gs.gpus[i].pass);
+		}
+		r = changes_gpu(&c, &gs.gpus[i], gs.keys.v, gs.keys.len, kernel_first, pass_first);
 	}
 out:
 	free(recs);

@@ -95,6 +95,10 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 {
 	if (f == KX_GF_SHA256SUMS)
 		return group_sums(t, v, g, out, NULL);
+	if (f == KX_GF_INDEX_HTML) {
+		struct kx_node dir = { .type = KX_NODE_GROUP, .id = g->key };
+		return tree_html(t, v, &dir, out);
+	}
 	struct kx_group_view gv;
 	tree_group_view(g, &gv);
 	return kx_render_group_file(&gv, f, out);
@@ -127,6 +131,7 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	*ret_stamp = 0;
 	switch (n->type) {
 	case KX_NODE_README:
+	case KX_NODE_HTML: /* the root's and benchmarks/' pages: what README says may change with any drop */
 		kx_store_stats(t->s, v, &st);
 		*ret_stamp = (int64_t)st.generation;
 		mtime = st.changed_ns;
@@ -200,6 +205,10 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	}
 	case KX_NODE_BENCH_FILE:
 		return bench_file_render(t, v, n, out);
+	case KX_NODE_HTML: {
+		struct kx_node dir = { .type = n->file == 0 ? KX_NODE_ROOT : KX_NODE_BENCHMARKS };
+		return tree_html(t, v, &dir, out);
+	}
 	case KX_NODE_DOC: {
 		struct kx_buf b = { 0 };
 		if ((r = tree_get_doc(t, v, &n->id, &b)) < 0)
@@ -315,7 +324,8 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 
 bool kx_node_versioned(const struct kx_node *n)
 {
-	return n->type == KX_NODE_README || n->type == KX_NODE_GROUP_FILE || n->type == KX_NODE_BENCH_FILE ||
+	return n->type == KX_NODE_README || n->type == KX_NODE_HTML || n->type == KX_NODE_GROUP_FILE ||
+	       n->type == KX_NODE_BENCH_FILE ||
 	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) &&
 		(tree_rank_dependent(n->file) || n->file == KX_RF_MANIFEST));
 }

@@ -30,6 +30,8 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	case KX_NODE_ROOT:
 		if (strcmp(name, "README") == 0)
 			n.type = KX_NODE_README;
+		else if (strcmp(name, "index.html") == 0)
+			n.type = KX_NODE_HTML, n.file = 0;
 		else if (strcmp(name, "benchmarks") == 0)
 			n.type = KX_NODE_BENCHMARKS;
 		else if (strcmp(name, "runs") == 0)
@@ -52,6 +54,10 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			return r;
 		if (!valid_component(name))
 			return -ENOENT;
+		if (depth == 0 && strcmp(name, "index.html") == 0) {
+			n.type = KX_NODE_HTML, n.file = 1;
+			break;
+		}
 		struct kx_node f[BENCH_FILES_MAX];
 		size_t nf = bench_files_of(dir, f), i = 0;
 		while (i < nf && strcmp(name, kx_bench_file_name((enum kx_bench_file)f[i].file)) != 0)
@@ -203,6 +209,10 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	}
 	int r = 0;
 	switch (n.type) {
+	case KX_NODE_HTML:
+		if (n.file > 1 || (ino & BITS55))
+			return -ESTALE;
+		break;
 	case KX_NODE_README:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:
@@ -282,6 +292,9 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	case KX_NODE_RUNS:
 	case KX_NODE_DIGESTS:
 		p.type = KX_NODE_ROOT;
+		break;
+	case KX_NODE_HTML:
+		p.type = n->file == 0 ? KX_NODE_ROOT : KX_NODE_BENCHMARKS;
 		break;
 	case KX_NODE_DIGESTS_SHA:
 		p.type = KX_NODE_DIGESTS;
@@ -395,7 +408,7 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			const char *name;
 			uint8_t type;
 		} e[] = { { "README", KX_NODE_README }, { "benchmarks", KX_NODE_BENCHMARKS },
-			  { "digests", KX_NODE_DIGESTS }, { "runs", KX_NODE_RUNS } };
+			  { "digests", KX_NODE_DIGESTS }, { "index.html", KX_NODE_HTML }, { "runs", KX_NODE_RUNS } };
 		for (size_t i = 0; i < KX_ARRAY_SIZE(e) && r == 0; i++) {
 			struct kx_node n = { .type = e[i].type };
 			r = fn(ctx, e[i].name, &n);
@@ -416,10 +429,12 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		struct wl_scan w = { .fn = fn, .ctx = ctx };
 		r = b.depth == 3 ? wl_walk(t, v, c, &w) : kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
 		/* its files after its directories */
-		struct kx_node f[BENCH_FILES_MAX];
+		struct kx_node f[BENCH_FILES_MAX], page = { .type = KX_NODE_HTML, .file = 1 };
 		size_t nf = bench_files_of(dir, f);
 		for (size_t i = 0; i < nf && r == 0; i++)
 			r = fn(ctx, kx_bench_file_name((enum kx_bench_file)f[i].file), &f[i]);
+		if (r == 0 && b.depth == 0)
+			r = fn(ctx, "index.html", &page);
 		return r;
 	}
 	case KX_NODE_GROUP: {
@@ -523,7 +538,8 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		struct kx_node f[BENCH_FILES_MAX];
 		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
 			return r;
-		a.nlink = 2 + c.n - bench_files_of(n, f); /* its subdirectories' ".." */
+		a.nlink = 2 + c.n - bench_files_of(n, f) - (depth == 0); /* its subdirectories' "..": not its
+										     * files (benchmarks/: index.html) */
 		break;
 	}
 	case KX_NODE_GROUP:

@@ -402,6 +402,9 @@ void runv_release(struct kx_tree *t, struct runv *rv);
 /* The render view of a group listing. */
 void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
 
+/* html.c: index.html of directory dir (a group or a benchmark directory) */
+int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct kx_buf *out);
+
 /* fn(ctx, name, node) for each file a directory of run x lists. */
 int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
 		 kx_dirent_fn fn, void *ctx);
@@ -411,9 +414,10 @@ int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const s
 /* The mtime of the benchmark directory of path components comp[0..depth) (0: benchmarks/). */
 int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);
 
-/* The files of benchmark directory dir in listing order — gpus.tsv of a pass; sweep.tsv and
- * sweep.svg of a gpu — written to ret (BENCH_FILES_MAX), their count returned (0: none). */
-#define BENCH_FILES_MAX 2
+/* The files of benchmark directory dir in listing order — index.html of every one; gpus.tsv of a
+ * pass; sweep.tsv and sweep.svg of a gpu — written to ret (BENCH_FILES_MAX), their count
+ * returned (0: none). */
+#define BENCH_FILES_MAX 3
 size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX]);
 
 /* A benchmark directory's file's stamp: the directory's mtime. */

@@ -25,8 +25,9 @@ TSV_HEADER = ("rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevi
 RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789ab: moves with its rank
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
-GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "ranking.svg"}
-BENCH_FILES = {"gpus.tsv", "sweep.tsv", "sweep.svg"}  # of a pass directory, of a gpu directory (docs/views.md)
+GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "ranking.svg", "index.html"}
+# of every benchmark directory, a pass directory, a gpu directory (docs/views.md)
+BENCH_FILES = {"index.html", "gpus.tsv", "sweep.tsv", "sweep.svg"}
 SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
 MISSING = "No such file or directory"
 
@@ -97,6 +98,13 @@ def check_svg(data):
     """A picture read whole: one SVG document, well-formed (two versions torn together are not)."""
     root = ET.fromstring(data)
     need(root.tag == "{http://www.w3.org/2000/svg}svg", "not an SVG document")
+    return root
+
+
+def check_html(data):
+    """A page read whole: one document, well-formed, ending where it should (not torn)."""
+    root = ET.fromstring(data.split(b"\n", 1)[1])  # after <!DOCTYPE html>
+    need(root.tag == "html" and data.endswith(b"</html>\n"), "not a whole page")
     return root
 
 
@@ -271,14 +279,16 @@ class Reader:
         self.checked(p, self.read(p), json.loads)
         p = os.path.join(g, "ranking.svg")
         self.checked(p, self.read(p), check_svg)
-        self.stats["group files of a written group read whole"] += 5
+        p = os.path.join(g, "index.html")
+        self.checked(p, self.read(p), check_html)
+        self.stats["group files of a written group read whole"] += 6
 
     def group_files_quiet(self):
         """The same files of a group no one writes to."""
         g = self.quiet_group()
         for name, check in (("ranking.tsv", check_tsv), ("ranking.json", check_ranking_json),
                             ("SHA256SUMS", lambda b: check_sums(b, True)), ("GROUP.json", json.loads),
-                            ("ranking.svg", check_svg)):
+                            ("ranking.svg", check_svg), ("index.html", check_html)):
             p = os.path.join(g, name)
             self.checked(p, self.read(p), check)
 

@@ -141,35 +141,7 @@ for f in "$flce/ranking.svg" "$simpo/ranking.svg" "$noisy/ranking.svg" "${flce%/
 	rsvg-convert "$mnt/$f" -o "$work/shot.png" 2>"$work/rsvg.err"
 	# the colour a reader must see: #1's bar in a ranking, the first implementation's line in a sweep
 	[[ $f == */ranking.svg ]] && colours=1f6feb || colours=1f77b4
-	seen=$(python3 - "$work/shot.png" $colours <<'EOF'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n"
-pos, idat, w = 8, b"", 0
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-        assert depth == 8 and ctype in (2, 6), "8-bit RGB(A) expected"
-        bpp = 3 if ctype == 2 else 4
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-raw, stride, prev, colours = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set()
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-        p = a + b - c
-        pred = [0, a, b, (a + b) // 2, a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c) else b if abs(p - b) <= abs(p - c) else c][f]
-        line[i] = (line[i] + pred) & 255
-    colours.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp))
-    prev = line
-print(len(colours), "coloured" if colours & {bytes.fromhex(c) for c in sys.argv[2:]} else "grey", "%dx%d" % (w, h))
-EOF
-)
+	seen=$(python3 "$KX_SOURCE_ROOT/tests/tools/png_colours.py" "$work/shot.png" $colours)
 	check "$f renders to a PNG that is not blank and shows #$colours ($seen)" \
 		bash -c "[[ '$seen' =~ ^([0-9]+)\ coloured ]] && (( \${BASH_REMATCH[1]} > 8 )) && [ ! -s '$work/rsvg.err' ]"
 done

@@ -373,6 +373,35 @@ static void ranking_svg(struct fixture *f)
 	kx_buf_release(&b);
 }
 
+/* index.html: every entry linked (a name's odd bytes %-escaped in the link, &-escaped in the text),
+ * the pictures embedded, a breadcrumb up to the root, the group's runs as a table */
+static void index_html(struct fixture *f)
+{
+	struct kx_group_view g = group_view(f);
+	static const struct kx_html_link links[] = { { "ranking.tsv", false }, { "ranking.svg", false },
+						     { "a b&c", true } };
+	static const char *const pictures[] = { "ranking.svg" };
+	struct kx_html_page p = { .path = "benchmarks/k/p", .heading = "k <p>", .lead = "lead", .group = &g,
+				  .pictures = pictures, .npictures = 1, .links = links, .nlinks = 3 };
+	struct kx_buf b = { 0 }, again = { 0 };
+	ok(kx_render_index_html(&p, &b) == 0 && kx_render_index_html(&p, &again) == 0 && strcmp(b.ptr, again.ptr) == 0,
+	   "index.html renders, the same bytes twice");
+	ok(strncmp(b.ptr, "<!DOCTYPE html>\n<html lang=\"en\">", 31) == 0 && strstr(b.ptr, "</html>\n") &&
+		   !strstr(b.ptr, "<script"),
+	   "an HTML5 document without a script");
+	ok(strstr(b.ptr, "<title>k &lt;p&gt;</title>") != NULL, "its title escaped");
+	ok(strstr(b.ptr, "<a href=\"a%20b%26c/\">a b&amp;c/</a>") != NULL, "a directory's link escaped for a URL, its text for HTML");
+	ok(strstr(b.ptr, "<img src=\"ranking.svg\" alt=\"ranking.svg\"/>") != NULL, "the picture embedded");
+	ok(strstr(b.ptr, "<nav><a href=\"../../../index.html\">kindex</a> / <a href=\"../../index.html\">benchmarks</a> / "
+			 "<a href=\"../index.html\">k</a> / p</nav>") != NULL,
+	   "a breadcrumb: each directory above, relative");
+	ok(strstr(b.ptr, "<tr class=\"first\"><td class=\"n\">1</td><td>liger</td>") && strstr(b.ptr, "<td>torch</td>") &&
+		   strstr(b.ptr, "≈ #1") && strstr(b.ptr, "<td>broken</td>") && strstr(b.ptr, ">failed<"),
+	   "the ranking as a table: #1 first, torch within noise of it, the failed run after");
+	kx_buf_release(&b);
+	kx_buf_release(&again);
+}
+
 static void run_files(struct fixture *f)
 {
 	struct kx_run_view v = run_view(f, 1); /* torch, rank 2 */
@@ -689,6 +718,7 @@ int main(void)
 		ranking_json(&f);
 		group_json(&f);
 		ranking_svg(&f);
+		index_html(&f);
 		run_files(&f);
 		sums(&f);
 		readme(&f);

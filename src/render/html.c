@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * index.html, the page of a directory (SPEC §6, docs/views.md): a static site inside the tree, so
+ * that any plain HTTP server over the mount — or over a copy made with rsync — serves the whole
+ * index with no code of ours. A page links every entry of its directory (relative links only: the
+ * site works wherever it is served from), embeds the directory's pictures and shows a group's
+ * ranking as a table. No script, no stylesheet or font from elsewhere, no network: one file, the
+ * same bytes for the same directory. Written so that an XML parser reads it too (every element
+ * closed, attributes quoted), which the tests use as a first check of its structure.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Text and attribute values: the five special characters escaped, control characters but line
+ * breaks and tabs a space. */
+static int html_text(struct kx_buf *out, const char *s)
+{
+	int r = 0;
+	for (; *s && r >= 0; s++) {
+		switch (*s) {
+		case '&': r = kx_buf_puts(out, "&amp;"); break;
+		case '<': r = kx_buf_puts(out, "&lt;"); break;
+		case '>': r = kx_buf_puts(out, "&gt;"); break;
+		case '"': r = kx_buf_puts(out, "&quot;"); break;
+		case '\'': r = kx_buf_puts(out, "&#39;"); break;
+		default: r = kx_buf_putc(out, (unsigned char)*s < 0x20 && *s != '\n' && *s != '\t' ? ' ' : *s);
+		}
+	}
+	return r;
+}
+
+/* A path segment in a URL: RFC 3986's unreserved characters as they are, every other byte %XX. */
+static int url_segment(struct kx_buf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	int r = 0;
+	for (; *s && r >= 0; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~')
+			r = kx_buf_putc(out, (char)c);
+		else
+			r = kx_buf_printf(out, "%%%c%c", hex[c >> 4], hex[c & 15]);
+	}
+	return r;
+}
+
+/* <a href="NAME[/]">text</a> */
+static int link(struct kx_buf *out, const char *name, bool dir, const char *text)
+{
+	int r = kx_buf_puts(out, "<a href=\"");
+	if (r >= 0)
+		r = url_segment(out, name);
+	if (r >= 0)
+		r = kx_buf_puts(out, dir ? "/\">" : "\">");
+	if (r >= 0)
+		r = html_text(out, text);
+	return r < 0 ? r : kx_buf_puts(out, "</a>");
+}
+
+static const char style[] =
+	"body{font-family:sans-serif;margin:1.5em;color:#24292f;max-width:72em}"
+	"h1{font-size:1.3em;margin:.2em 0}nav{color:#57606a;margin-bottom:1em}"
+	"table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .7em;text-align:left;white-space:nowrap;"
+	"border-bottom:1px solid #d0d7de}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"tr.first td{font-weight:bold}img{max-width:100%;height:auto;display:block;margin:1em 0}"
+	"ul.files{columns:3 18em;padding-left:1.2em}pre{background:#f6f8fa;padding:1em;overflow:auto}";
+
+/* "kindex / benchmarks / k / p": each ancestor a link back up, the directory itself plain text */
+static int breadcrumb(struct kx_buf *out, const char *path)
+{
+	size_t depth = 0;
+	for (const char *p = path; *p; p++)
+		depth += *p == '/';
+	depth += *path != '\0';
+	int r = kx_buf_puts(out, "<nav>");
+	for (size_t i = 0; i <= depth && r >= 0; i++) {
+		/* component i: "kindex" (the root) or the i-th name of the path */
+		char name[KX_NAME_MAX * 2];
+		if (i == 0) {
+			snprintf(name, sizeof(name), "kindex");
+		} else {
+			const char *p = path;
+			for (size_t k = 1; k < i; k++)
+				p = strchr(p, '/') + 1;
+			const char *end = strchr(p, '/');
+			snprintf(name, sizeof(name), "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+		}
+		if (i)
+			r = kx_buf_puts(out, " / ");
+		if (r < 0)
+			break;
+		if (i == depth) {
+			r = html_text(out, name);
+			break;
+		}
+		r = kx_buf_puts(out, "<a href=\"");
+		for (size_t k = i; k < depth && r >= 0; k++)
+			r = kx_buf_puts(out, "../");
+		if (r >= 0)
+			r = kx_buf_puts(out, "index.html\">");
+		if (r >= 0)
+			r = html_text(out, name);
+		if (r >= 0)
+			r = kx_buf_puts(out, "</a>");
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</nav>\n");
+}
+
+/* <td class="n">text</td> or <td>text</td> */
+static int cell(struct kx_buf *out, bool number, const char *text)
+{
+	int r = kx_buf_puts(out, number ? "<td class=\"n\">" : "<td>");
+	if (r >= 0)
+		r = html_text(out, text);
+	return r < 0 ? r : kx_buf_puts(out, "</td>");
+}
+
+/* A group's ranking.tsv as a table: every run, ranked first, each row linking its directory. */
+static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
+{
+	int r = kx_buf_puts(out, "<table>\n<tr><th>rank</th><th>implementation</th><th>version</th><th>median</th>"
+				 "<th>p20–p80</th><th>vs #1</th><th>noise</th><th>status</th><th>observed</th>"
+				 "<th>run</th></tr>\n");
+	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
+	for (size_t i = 0; i < g->len && r >= 0; i++) {
+		const struct kx_run_rec *x = &g->runs[i];
+		bool ranked = i < g->ranked;
+		struct render_cells c;
+		char rank[16] = "-", value[64] = "-", spread[160] = "-", vs[32] = "-", noise[32] = "";
+		render_cells(x, &c);
+		if (ranked)
+			snprintf(rank, sizeof(rank), "%zu", i + 1);
+		if (x->has_value)
+			kx_render_value(x->value, x->unit, value, sizeof(value));
+		double factor = 1;
+		if (x->has_spread && kx_unit_metric(x->unit, &factor) && factor > 0) {
+			char lo[64], hi[64];
+			kx_render_value(x->base_p20 / factor, x->unit, lo, sizeof(lo));
+			kx_render_value(x->base_p80 / factor, x->unit, hi, sizeof(hi));
+			snprintf(spread, sizeof(spread), "%s – %s", lo, hi);
+		}
+		double q = ranked ? render_vs_best(x, best) : NAN;
+		if (isfinite(q))
+			snprintf(vs, sizeof(vs), "%.3f×", q);
+		if (ranked && i > 0 && kx_rank_within_noise(x, &g->runs[i - 1]))
+			snprintf(noise, sizeof(noise), "≈ #%zu", i);
+		r = kx_buf_puts(out, i == 0 && ranked ? "<tr class=\"first\">" : "<tr>");
+		if (r >= 0)
+			r = cell(out, true, rank);
+		if (r >= 0)
+			r = cell(out, false, x->impl);
+		if (r >= 0)
+			r = cell(out, false, c.version);
+		if (r >= 0)
+			r = cell(out, true, value);
+		if (r >= 0)
+			r = cell(out, true, spread);
+		if (r >= 0)
+			r = cell(out, true, vs);
+		if (r >= 0)
+			r = cell(out, false, noise);
+		if (r >= 0)
+			r = cell(out, false, kx_rank_status(x, ranked ? (uint32_t)i + 1 : 0));
+		if (r >= 0)
+			r = cell(out, false, c.when);
+		if (r >= 0)
+			r = kx_buf_puts(out, "<td>");
+		if (r >= 0)
+			r = link(out, g->dirnames[i], true, g->dirnames[i]);
+		if (r >= 0)
+			r = kx_buf_puts(out, "</td></tr>\n");
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</table>\n");
+}
+
+int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
+{
+	const char *title = p->heading && *p->heading ? p->heading : *p->path ? p->path : "kindex";
+	int r = kx_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
+	if (r >= 0)
+		r = html_text(out, title);
+	if (r >= 0)
+		r = kx_buf_printf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n", style);
+	if (r >= 0)
+		r = breadcrumb(out, p->path);
+	if (r >= 0 && (r = kx_buf_puts(out, "<h1>")) >= 0 && (r = html_text(out, title)) >= 0)
+		r = kx_buf_puts(out, "</h1>\n");
+	if (r >= 0 && p->lead && *p->lead && (r = kx_buf_puts(out, "<p>")) >= 0 && (r = html_text(out, p->lead)) >= 0)
+		r = kx_buf_puts(out, "</p>\n");
+	if (r >= 0 && p->group)
+		r = ranking_table(out, p->group);
+	for (size_t i = 0; i < p->npictures && r >= 0; i++) {
+		r = kx_buf_puts(out, "<p><img src=\"");
+		if (r >= 0)
+			r = url_segment(out, p->pictures[i]);
+		if (r >= 0)
+			r = kx_buf_puts(out, "\" alt=\"");
+		if (r >= 0)
+			r = html_text(out, p->pictures[i]);
+		if (r >= 0)
+			r = kx_buf_puts(out, "\"/></p>\n");
+	}
+	if (r >= 0 && p->pre) {
+		r = kx_buf_puts(out, "<pre>");
+		if (r >= 0)
+			r = html_text(out, p->pre);
+		if (r >= 0)
+			r = kx_buf_puts(out, "</pre>\n");
+	}
+	if (r >= 0)
+		r = kx_buf_printf(out, "<h2>%zu entries</h2>\n<ul class=\"files\">\n", p->nlinks);
+	for (size_t i = 0; i < p->nlinks && r >= 0; i++) {
+		r = kx_buf_puts(out, "<li>");
+		if (r >= 0) {
+			char text[KX_NAME_MAX * 2];
+			snprintf(text, sizeof(text), "%s%s", p->links[i].name, p->links[i].dir ? "/" : "");
+			r = link(out, p->links[i].name, p->links[i].dir, text);
+		}
+		if (r >= 0)
+			r = kx_buf_puts(out, "</li>\n");
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</ul>\n</body>\n</html>\n");
+}

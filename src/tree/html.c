@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * index.html of a directory (docs/views.md): what the page links is what kx_tree_readdir lists, so
+ * the page follows the tree by construction — a file added to a directory's listing is linked from
+ * its page with nothing to add here. The directory's pictures (its *.svg entries) are embedded in
+ * listing order and a group's page shows its ranking as a table (src/render/html.c writes the
+ * bytes). Its stamp is its directory's: a group's, a benchmark
+ * directory's mtime, or — the root's and benchmarks/' — the store's generation.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entries {
+	struct kx_arena *a;
+	struct kx_html_link *v;
+	size_t len, cap;
+	const char **pictures;
+	size_t npictures, cappictures;
+};
+
+static int entry_add(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct entries *e = ctx;
+	size_t len = strlen(name);
+	const char *copy = kx_arena_strndup(e->a, name, len);
+	if (!copy || KX_GROW(e->v, e->cap, e->len, 16) < 0)
+		return -ENOMEM;
+	e->v[e->len++] = (struct kx_html_link){ .name = copy, .dir = kx_node_is_dir(n) };
+	if (!kx_node_is_dir(n) && len > 4 && strcmp(name + len - 4, ".svg") == 0) {
+		if (KX_GROW(e->pictures, e->cappictures, e->npictures, 4) < 0)
+			return -ENOMEM;
+		e->pictures[e->npictures++] = copy;
+	}
+	return 0;
+}
+
+int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct kx_buf *out)
+{
+	struct entries e = { .a = kx_arena_new() };
+	struct kx_html_page p = { 0 };
+	struct gctx *g = NULL;
+	struct kx_group_view gv;
+	char path[5 * KX_NAME_MAX + 32] = "benchmarks", heading[5 * KX_NAME_MAX + 32], lead[256];
+	int r = e.a ? kx_tree_readdir(t, v, dir, entry_add, &e) : -ENOMEM;
+	if (r >= 0 && dir->type == KX_NODE_GROUP && (r = gctx_get(t, v, &dir->id, &g)) >= 0) {
+		tree_group_view(g, &gv);
+		const struct kx_group_rec *gr = gv.group;
+		snprintf(path, sizeof(path), "%s", gv.path);
+		snprintf(heading, sizeof(heading), "%s %s on %s: %s", gr->kernel, gr->pass, gr->gpu, gv.workload_dir);
+		snprintf(lead, sizeof(lead), "%s, %s is better: %u current run%s ranked, %zu other%s (superseded or failed).",
+			 gr->metric, gr->order == KX_ORDER_DESCENDING ? "higher" : "lower", gv.ranked, gv.ranked == 1 ? "" : "s",
+			 gv.len - gv.ranked, gv.len - gv.ranked == 1 ? "" : "s");
+		p.group = &gv;
+		p.heading = heading;
+		p.lead = lead;
+	} else if (r >= 0 && dir->type == KX_NODE_BENCH) {
+		char comp[3][KX_NAME_MAX] = { { 0 } };
+		if ((r = bench_comps(t, dir, comp)) >= 0)
+			for (int i = 0; i < dir->depth; i++) {
+				size_t l = strlen(path);
+				snprintf(path + l, sizeof(path) - l, "/%s", comp[i]);
+			}
+		static const char *const leads[] = {
+			NULL, "Its passes: forward, backward, full (and .memory for the memory metric).",
+			"Its GPUs; gpus.tsv: each workload's current medians across them.",
+			"Its comparison groups, one per workload; sweep.tsv and sweep.svg: the groups that differ "
+			"in one parameter.",
+		};
+		p.lead = dir->depth < KX_ARRAY_SIZE(leads) ? leads[dir->depth] : NULL;
+	} else if (r >= 0 && dir->type == KX_NODE_BENCHMARKS) {
+		p.lead = "Every kernel benchmarked: kernel / pass / GPU / workload, each workload a comparison group.";
+	} else if (r >= 0 && dir->type == KX_NODE_ROOT) {
+		/* not README's text: it names the store, and the same runs give the same site anywhere */
+		p.lead = "An index of GPU kernel benchmark results (KernelIndex): benchmarks/ holds every "
+			 "comparison group, ranked; README says what this store holds. Every directory of "
+			 "benchmarks/ has a page like this one.";
+		path[0] = '\0';
+	}
+	p.path = path;
+	p.links = e.v;
+	p.nlinks = e.len;
+	p.pictures = e.pictures;
+	p.npictures = e.npictures;
+	if (r >= 0)
+		r = kx_render_index_html(&p, out);
+	if (g)
+		gctx_put(t, g);
+	free(e.v);
+	free(e.pictures);
+	kx_arena_free(e.a);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The static site (docs/views.md): a plain HTTP server (python3 -m http.server) over a mount of
+# the bundled Liger import serves the index as a website, with no code of ours on the server.
+# A crawl from /index.html follows every link of every page and loads every picture: no link is
+# broken, every page is well-formed (xmllint) and valid HTML (tidy: no error), and the root and
+# every directory of benchmarks/ but the rank directories has its page (those, runs/ and digests/
+# are served as the server's own listings). A headless browser (chromium-headless-shell) loads a group page and a gpu page: the
+# screenshot is not blank and shows the picture's colours, and the browser logs no console error.
+# The mount's pages are the export's bytes.
+. "$(dirname "$0")/mount-lib.sh"
+
+for tool in xmllint tidy chromium-headless-shell; do
+	command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed (scripts/deps.sh --test)"; exit 77; }
+done
+history_csv="$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv"
+store="$work/store"
+mnt="$work/mnt"
+"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
+"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" "$history_csv" >/dev/null || die "kindex import liger failed"
+"$KINDEX" -q --store "$store" export "$work/export" || die "kindex export failed"
+mount_fg "$store" "$mnt"
+
+# the server: a free port, waited for with a deadline
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$mnt" "$port" >"$work/http.log" 2>&1 &
+server=$!
+pids+=("$server")
+for _ in $(seq 100); do
+	python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/README')" 2>/dev/null && break
+	sleep 0.1
+done
+base="http://127.0.0.1:$port"
+
+# the crawl: every page's links and pictures, each page checked
+python3 - "$base" "$work/pages" <<'EOF' >"$work/crawl"
+import collections, html.parser, sys, urllib.parse, urllib.request, urllib.error
+base, pages_out = sys.argv[1:3]
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.pictures = [], []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "a" and "href" in a:
+            self.links.append(a["href"])
+        if tag == "img" and "src" in a:
+            self.pictures.append(a["src"])
+import re
+# the directories without a page of ours, which the server lists: rank directories, runs/, digests/
+UNPAGED = re.compile(r"^(/benchmarks/([^/]+/){5}|/runs/|/digests/)$")
+def fetch(url, method):
+    req = urllib.request.Request(url, method=method)
+    with urllib.request.urlopen(req) as r:
+        return r.read(), r.headers.get("Content-Type", "")
+seen, todo, broken, pages, files = set(), [base + "/index.html"], [], [], 0
+while todo:
+    url = todo.pop()
+    if url in seen:
+        continue
+    seen.add(url)
+    path = urllib.parse.urlparse(url).path
+    page = path.endswith("/")  # a directory: its index.html is its page
+    try:
+        body, ctype = fetch(url + "index.html" if page else url, "GET" if page or path.endswith(".html") else "HEAD")
+    except urllib.error.HTTPError as e:
+        if not (page and e.code == 404 and UNPAGED.match(path)):
+            broken.append("%s %d" % (path, e.code))
+            continue
+        try:  # no page: the server lists it
+            fetch(url, "HEAD")
+            files += 1
+        except urllib.error.HTTPError as e2:
+            broken.append("%s %d" % (path, e2.code))
+        continue
+    files += 1
+    if not (page or path.endswith("/index.html")) or not ctype.startswith("text/html"):
+        continue
+    pages.append(path + "index.html" if page else path)
+    p = Links()
+    p.feed(body.decode())
+    for href in p.links + p.pictures:
+        u = urllib.parse.urljoin(url + "index.html" if page else url, href)
+        if urllib.parse.urlparse(u).netloc != urllib.parse.urlparse(base).netloc:
+            broken.append("%s: a link out of the site: %s" % (path, href))
+            continue
+        todo.append(u.split("#")[0])
+pages = sorted(set(pages))
+open(pages_out, "w").write("\n".join(pages) + "\n")
+print(len(pages), files, len(broken))
+for b in broken[:10]:
+    print("# broken:", b)
+EOF
+read -r npages nfiles nbroken <<<"$(head -1 "$work/crawl")"
+tail -n +2 "$work/crawl"
+check "a crawl from /index.html reaches $npages pages and $nfiles files and pictures, no link broken (${nbroken:-?})" \
+	[ "${nbroken:-1}" = 0 -a "${npages:-0}" -gt 1000 ]
+# the root, benchmarks/, kernel, pass, gpu and group directories: not the rank directories below
+{ echo /index.html; (cd "$mnt" && find benchmarks -maxdepth 4 -type d | sed 's|^|/|; s|$|/index.html|'); } |
+	sort >"$work/dirs"
+check "every directory of benchmarks/ (and the root) has its page, and the crawl found each ($(wc -l <"$work/dirs"))" \
+	cmp -s "$work/dirs" "$work/pages"
+
+# each page: well-formed, valid HTML (tidy exits 2 on an error), the export's bytes
+bad_xml=0 bad_html=0 bad_export=0
+while read -r page; do
+	f="$mnt$page"
+	xmllint --noout "$f" 2>/dev/null || bad_xml=$((bad_xml + 1))
+	tidy -q -e "$f" >/dev/null 2>&1
+	(($? < 2)) || bad_html=$((bad_html + 1))
+	cmp -s "$f" "$work/export$page" || bad_export=$((bad_export + 1))
+done < <(awk 'NR % 7 == 1' "$work/pages")
+check "every seventh page is well-formed XML ($bad_xml not)" [ "$bad_xml" = 0 ]
+check "and valid HTML for tidy ($bad_html with errors)" [ "$bad_html" = 0 ]
+check "and the export's bytes ($bad_export differ)" [ "$bad_export" = 0 ]
+check "no page has a script" bash -c "! grep -l '<script' '$mnt/index.html' '$mnt/benchmarks/index.html' $(awk 'NR % 50 == 1 { printf "'"'"'%s'"'"' ", "'"$mnt"'" $0 }' "$work/pages")"
+
+# a browser: a group page and a gpu page
+flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb
+for page in "$flce/hidden4096-tokens16384-vocab128256-bf16/index.html" "$flce/index.html"; do
+	shot="$work/shot.png"
+	rm -f "$shot"
+	timeout 120 chromium-headless-shell --no-sandbox --disable-gpu --hide-scrollbars --enable-logging=stderr --v=0 \
+		--window-size=1100,900 --screenshot="$shot" "$base/$page" >"$work/browser.out" 2>&1
+	console=$(grep -c 'CONSOLE\|Failed to load resource' "$work/browser.out")
+	seen=$(python3 "$KX_SOURCE_ROOT/tests/tools/png_colours.py" "$shot" 1f6feb 1f77b4 2>/dev/null || echo "none")
+	check "the browser shows $page: a screenshot that is not blank, in the pictures' colours ($seen), no console error ($console)" \
+		bash -c "[[ '$seen' =~ ^([0-9]+)\ coloured ]] && (( \${BASH_REMATCH[1]} > 8 )) && [ '$console' = 0 ]"
+	[[ -n ${KX_SCREENSHOTS:-} && $page == "$flce/index.html" ]] && cp "$shot" "$KX_SCREENSHOTS/sweep-page.png"
+done
+
+kill "$server" 2>/dev/null
+unmount "$mnt" "$daemon"
+finish
