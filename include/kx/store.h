@@ -138,6 +138,14 @@ int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_d
 			kx_group_run_fn fn, void *ctx);
 
 /*
+ * The runs of every group, as kx_store_group_runs lists each (rank order, record, ranked), group
+ * after group in key order — one scan of the rank index, for a pass over every group without a
+ * seek for each.
+ */
+typedef int (*kx_index_run_fn)(void *ctx, const struct kx_digest *group, const struct kx_run_rec *run, bool ranked);
+int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, kx_index_run_fn fn, void *ctx);
+
+/*
  * The path index. `prefix` holds 0..3 components (kernel, pass, gpu); the callback receives each
  * distinct next component once, in byte order. At depth 3 (workload level) it receives each
  * group under that gpu with its base workload slug, its workload digest, its group key and whether
@@ -147,6 +155,11 @@ typedef int (*kx_tree_fn)(void *ctx, const char *name, const struct kx_digest *w
 			  const struct kx_digest *group, bool cut);
 int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
 		       size_t depth, kx_tree_fn fn, void *ctx);
+/* Every group of the path index in path order, with its gpu directory's components: for each gpu
+ * directory what kx_store_tree_list gives at depth 3 (fn's last four arguments), in one scan. */
+typedef int (*kx_tree_group_fn)(void *ctx, const char *kernel, const char *pass, const char *gpu, const char *name,
+				const struct kx_digest *workload, const struct kx_digest *group, bool cut);
+int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn fn, void *ctx);
 /* mtime of a directory of the path index ("benchmarks/<k>", "benchmarks/<k>/<p>" …). -ENOENT. */
 int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns);
 

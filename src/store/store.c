@@ -149,6 +149,43 @@ static uint64_t get_u64_key(struct kx_store *s, const rocksdb_readoptions_t *ro,
 
 /* Every record of one tag, key and value; the callback's non-zero return stops the scan. */
 typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
+int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn fn, void *ctx)
+{
+	unsigned char p = T_TREE;
+	struct scan sc;
+	int r = scan_open(&sc, s, v, &p, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn), *end = k + kn;
+		const unsigned char *val = (const unsigned char *)rocksdb_iter_value(sc.it, &vn);
+		/* "T" kernel \0 pass \0 gpu \0 slug \0 workload digest → group key, flags (keys.c) */
+		char comp[4][KX_NAME_MAX];
+		const unsigned char *at = k + 1;
+		for (int i = 0; i < 4 && r == 0; i++) {
+			const unsigned char *nul = at < end ? memchr(at, '\0', (size_t)(end - at)) : NULL;
+			if (!nul || (size_t)(nul - at) >= KX_NAME_MAX) {
+				r = -EIO;
+				break;
+			}
+			memcpy(comp[i], at, (size_t)(nul - at));
+			comp[i][nul - at] = '\0';
+			at = nul + 1;
+		}
+		if (r == 0 && (end - at != 32 || vn != 33))
+			r = -EIO;
+		if (r < 0)
+			break;
+		struct kx_digest w, g;
+		memcpy(w.b, at, 32);
+		memcpy(g.b, val, 32);
+		r = fn(ctx, comp[0], comp[1], comp[2], comp[3], &w, &g, val[32] & 1);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
 static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
 
 struct upgrade {
@@ -854,7 +891,10 @@ int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, 
 /* ---- iteration -------------------------------------------------------------------------------- */
 
 /* An iterator over keys starting with prefix[0..n), in a view (or the latest state). */
-int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n)
+/* fill: keep the blocks read in the block cache (not for a scan of a whole key family, which
+ * would only evict what point reads keep there) */
+static int scan_open_with(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n,
+			  bool fill)
 {
 	memset(sc, 0, sizeof(*sc));
 	if (n + 1 > sizeof(sc->upper))
@@ -862,6 +902,8 @@ int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void
 	sc->ro = rocksdb_readoptions_create();
 	if (v)
 		rocksdb_readoptions_set_snapshot(sc->ro, v->snap);
+	if (!fill)
+		rocksdb_readoptions_set_fill_cache(sc->ro, 0);
 	/* upper bound = the prefix incremented (prefixes never end in 0xff here) */
 	memcpy(sc->upper, prefix, n);
 	sc->upper_len = n;
@@ -874,6 +916,11 @@ int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void
 	sc->it = rocksdb_create_iterator(s->db, sc->ro);
 	rocksdb_iter_seek(sc->it, prefix, n);
 	return 0;
+}
+
+int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n)
+{
+	return scan_open_with(sc, s, v, prefix, n, true);
 }
 
 void scan_close(struct scan *sc)
@@ -948,22 +995,29 @@ struct group_runs {
 	void *ctx;
 };
 
+/* The record of a rank-index entry of run `run` whose value is val. */
+static int index_entry_run(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, const char *val,
+			   size_t vn, struct kx_run_rec *ret)
+{
+	/* no copy (an older store), or one that does not decode: the run's own record serves, and
+	 * `kindex verify` reports the entry */
+	int r = vn ? run_decode(val, vn, ret) : -EINVAL;
+	if (r < 0)
+		r = kx_store_get_run(s, v, run, ret);
+	if (r == -ENOENT)
+		r = -EIO; /* an index entry for a run that is not there */
+	if (r == 0)
+		ret->run = *run;
+	return r;
+}
+
 static int group_run_key(void *ctx, const unsigned char *key, const struct kx_digest *run, const char *val,
 			 size_t vn)
 {
 	struct group_runs *g = ctx;
 	struct kx_run_rec x;
-	/* no copy (an older store), or one that does not decode: the run's own record serves, and
-	 * `kindex verify` reports the entry */
-	int r = vn ? run_decode(val, vn, &x) : -EINVAL;
-	if (r < 0)
-		r = kx_store_get_run(g->s, g->v, run, &x);
-	if (r == -ENOENT)
-		r = -EIO; /* an index entry for a run that is not there */
-	if (r < 0)
-		return r;
-	x.run = *run;
-	return g->fn(g->ctx, &x, key[33] == 0); /* class 0: ranked */
+	int r = index_entry_run(g->s, g->v, run, val, vn, &x);
+	return r < 0 ? r : g->fn(g->ctx, &x, key[33] == 0); /* class 0: ranked */
 }
 
 int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_digest *group,
@@ -971,6 +1025,33 @@ int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_d
 {
 	struct group_runs g = { s, v, fn, ctx };
 	return each_digest_key(s, v, T_INDEX, group, INDEX_KEY_LEN, group_run_key, &g);
+}
+
+int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, kx_index_run_fn fn, void *ctx)
+{
+	unsigned char p = T_INDEX;
+	struct scan sc;
+	int r = scan_open_with(&sc, s, v, &p, 1, false);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
+		if (kn != INDEX_KEY_LEN) {
+			r = -EIO;
+			break;
+		}
+		struct kx_digest group, run;
+		memcpy(group.b, k + 1, 32);
+		memcpy(run.b, k + INDEX_KEY_LEN - 32, 32);
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		struct kx_run_rec x;
+		if ((r = index_entry_run(s, v, &run, val, vn, &x)) < 0)
+			break;
+		r = fn(ctx, &group, &x, k[33] == 0);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
 }
 
 static int waiting_key(void *ctx, const unsigned char *key, const struct kx_digest *run, const char *val, size_t vn)

@@ -432,6 +432,81 @@ static void listings(void)
 	scratch_remove(dir);
 }
 
+/* The scans over every group: the path index in path order, and the rank index group by group. */
+struct every {
+	char path[8][4 * KX_NAME_MAX];
+	struct kx_digest group[8];
+	size_t n;
+	struct order runs[8]; /* by group, in the order the rank index gives them */
+	struct kx_digest run_group[8];
+	size_t ngroups;
+};
+
+static int every_group(void *ctx, const char *kernel, const char *pass, const char *gpu, const char *name,
+		       const struct kx_digest *w, const struct kx_digest *g, bool cut)
+{
+	struct every *e = ctx;
+	if (e->n < 8) {
+		snprintf(e->path[e->n], sizeof(e->path[e->n]), "%s/%s/%s/%s", kernel, pass, gpu, name);
+		e->group[e->n] = *g;
+	}
+	e->n++;
+	return 0;
+}
+
+static int every_run(void *ctx, const struct kx_digest *group, const struct kx_run_rec *run, bool ranked)
+{
+	struct every *e = ctx;
+	if (!e->ngroups || !kx_digest_equal(&e->run_group[e->ngroups - 1], group)) {
+		if (e->ngroups == 8)
+			return -E2BIG;
+		e->run_group[e->ngroups++] = *group;
+	}
+	return collect(&e->runs[e->ngroups - 1], run, ranked);
+}
+
+static void every_group_scans(void)
+{
+	char *dir;
+	struct kx_store *s = open_new(&dir, "store-every");
+	struct kx_txn *t;
+	kx_store_txn_begin(s, &t);
+	struct staged a, b, c, d;
+	int r = stage_opts(t, &(struct tm_opts){ .benchmark = "rms_norm/forward", .median = "2000" }, 1, &a);
+	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "rms_norm/forward", .impl = "torch", .median = "1000" }, 1, &b);
+	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "rms_norm/backward" }, 1, &c);
+	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "layer_norm/forward", .status = "failed" }, 1, &d);
+	ok(r == 0 && kx_txn_commit(t, false) == 0, "four runs in three groups");
+	struct every e = { .n = 0 };
+	ok(kx_store_tree_groups(s, NULL, every_group, &e) == 0 && e.n == 3, "kx_store_tree_groups: every group once");
+	const char *want[] = { "layer_norm/forward", "rms_norm/backward", "rms_norm/forward" };
+	bool order = e.n == 3;
+	for (size_t i = 0; i < 3 && order; i++) {
+		char p[4 * KX_NAME_MAX];
+		snprintf(p, sizeof(p), "%s/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-bf16", want[i]);
+		order = strcmp(e.path[i], p) == 0;
+	}
+	ok(order && kx_digest_equal(&e.group[0], &d.g.key) && kx_digest_equal(&e.group[2], &a.g.key),
+	   "in path order, each with its kernel, pass, gpu, base slug and group key");
+	ok(kx_store_each_group_run(s, NULL, every_run, &e) == 0 && e.ngroups == 3, "kx_store_each_group_run: three groups");
+	bool same = true;
+	for (size_t i = 0; i < e.ngroups && same; i++) {
+		struct order o = { .n = 0 };
+		kx_store_group_runs(s, NULL, &e.run_group[i], collect, &o);
+		same = o.n == e.runs[i].n;
+		for (size_t k = 0; k < o.n && same; k++)
+			same = kx_digest_equal(&o.run[k], &e.runs[i].run[k]) && o.ranked[k] == e.runs[i].ranked[k];
+	}
+	ok(same, "each group's runs as kx_store_group_runs lists them: rank order, ranked or not");
+	bool two = false;
+	for (size_t i = 0; i < e.ngroups; i++)
+		if (kx_digest_equal(&e.run_group[i], &a.g.key))
+			two = e.runs[i].n == 2 && kx_digest_equal(&e.runs[i].run[0], &b.x.run) && e.runs[i].ranked[1];
+	ok(two, "torch (1000 ns) before liger (2000 ns) in their group");
+	kx_store_close(s);
+	scratch_remove(dir);
+}
+
 /* Prefix lookups over records with chosen digests. */
 static void prefixes(void)
 {
@@ -656,6 +731,7 @@ int main(void)
 	lifecycle();
 	ranking_order();
 	listings();
+	every_group_scans();
 	prefixes();
 	views();
 	savepoints();
