@@ -134,6 +134,35 @@ struct kx_html_page {
 	size_t nlinks;
 };
 int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out);
+/*
+ * The files of /compare/<candidate>..<baseline>/ (docs/views.md): one row for each group where
+ * both implementations have a current run, made of the two runs' numbers.
+ */
+struct kx_compare_run {
+	double value;              /* the median, in unit */
+	double base_value;         /* the same in the metric's base unit (ns, B) */
+	double base_p20, base_p80; /* its p20–p80 interval in the base unit, when has_spread */
+	bool has_spread;
+	uint8_t order;             /* enum kx_order: whether lower is better */
+	char unit[16];
+};
+
+struct kx_compare_row {
+	const char *kernel, *pass, *gpu, *workload; /* the group: its path components */
+	const struct kx_compare_run *cand, *base;
+};
+
+/* The speedup of cand over base (above 1: cand is better); false when it has no value (a
+ * median of 0 or below). */
+bool kx_compare_speedup(const struct kx_compare_run *cand, const struct kx_compare_run *base, double *ret);
+/* "win", "loss", "noise" or "tie"; "-" without a speedup and outside each other's noise. */
+const char *kx_compare_result(const struct kx_compare_run *cand, const struct kx_compare_run *base);
+
+/* <gpu>.tsv of rows sorted by kernel, pass and workload (their gpu is the file's). */
+int kx_render_compare_gpu(const struct kx_compare_row *rows, size_t n, struct kx_buf *out);
+/* summary.tsv of rows sorted by kernel, pass and gpu: one line for each run of rows that share
+ * those three. */
+int kx_render_compare_summary(const struct kx_compare_row *rows, size_t n, struct kx_buf *out);
 
 struct kx_readme_info {
 	const char *store_path;

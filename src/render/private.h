@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The private header of src/render: what its files share. render.c holds the run and group files,
- * bench.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures; the text files
- * write a run's numbers the same way (render_cells).
+ * bench.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, compare.c the
+ * files of /compare/; the text files write a run's numbers (render_cells) and a text field
+ * (render_field) the same way.
  */
 #ifndef KX_RENDER_PRIVATE_H
 #define KX_RENDER_PRIVATE_H
@@ -46,5 +47,7 @@ int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
 /* #1's value against run's, as "how many times worse than the best" (>= 1); NaN when unknown */
 double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best);
+/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
+void render_field(const char *text, char *out, size_t cap);
 
 #endif

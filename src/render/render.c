@@ -197,8 +197,7 @@ static int value_line(struct kx_buf *out, const char *label, double v, const cha
 	return line(out, label, "%s  (%s)", human, raw);
 }
 
-/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
-static void tsv_field(const char *text, char *out, size_t cap)
+void render_field(const char *text, char *out, size_t cap)
 {
 	if (!text || !*text) {
 		snprintf(out, cap, "-");
@@ -243,7 +242,7 @@ void render_cells(const struct kx_run_rec *x, struct render_cells *c)
 		num(hi, c->p80);
 	}
 	c->unit = x->has_value ? x->unit : "-";
-	tsv_field(x->version, c->version, sizeof(c->version));
+	render_field(x->version, c->version, sizeof(c->version));
 	kx_time_format(x->observed_ns, c->when);
 }
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -706,12 +707,73 @@ static void gpus_tsv(void)
 	   "benchmark files by name");
 }
 
+/* compare/'s files (docs/views.md): speedup, result, the geometric mean, byte for byte. */
+static void compare(void)
+{
+	/* the known check of SPEC §5: huggingface 28.78 ms, liger 58.81 ms (latency, in ns) */
+	struct kx_compare_run liger = { .value = 58808769, .base_value = 58808769, .base_p20 = 58.5e6, .base_p80 = 59.1e6,
+					.has_spread = true, .unit = "ns" };
+	struct kx_compare_run hf = { .value = 28780993, .base_value = 28780993, .base_p20 = 28.7e6, .base_p80 = 28.9e6,
+				     .has_spread = true, .unit = "ns" };
+	double sp = 0;
+	ok(kx_compare_speedup(&liger, &hf, &sp) && fabs(sp - 28780993.0 / 58808769.0) < 1e-15,
+	   "speedup of a lower-is-better metric: baseline / candidate (%.6f)", sp);
+	ok(strcmp(kx_compare_result(&liger, &hf), "loss") == 0 && strcmp(kx_compare_result(&hf, &liger), "win") == 0,
+	   "slower: loss; faster: win");
+	struct kx_compare_run near = hf;
+	near.base_value = near.value = 28.8e6;
+	ok(strcmp(kx_compare_result(&near, &hf), "noise") == 0, "overlapping p20-p80 intervals: noise, whatever the speedup");
+	struct kx_compare_run bare = hf;
+	bare.has_spread = false;
+	ok(strcmp(kx_compare_result(&bare, &hf), "tie") == 0, "equal medians, an interval unknown: tie");
+	struct kx_compare_run fast = { .value = 200, .base_value = 200e9, .order = KX_ORDER_DESCENDING, .unit = "GB/s" };
+	struct kx_compare_run slow = { .value = 100, .base_value = 100e9, .order = KX_ORDER_DESCENDING, .unit = "GB/s" };
+	ok(kx_compare_speedup(&fast, &slow, &sp) && sp == 2, "higher-is-better: candidate / baseline");
+	struct kx_compare_run zero = { .unit = "ns" };
+	ok(!kx_compare_speedup(&zero, &hf, &sp) && strcmp(kx_compare_result(&zero, &hf), "-") == 0,
+	   "a median of 0: no speedup, result -");
+	struct kx_compare_run ms = liger;
+	snprintf(ms.unit, sizeof(ms.unit), "ms");
+	ms.value = 58.808769;
+	struct kx_compare_row rows[] = {
+		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch4-seq1024", &liger, &hf },
+		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch8-seq1024", &hf, &liger },
+		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch16-seq1024", &ms, &hf },
+		{ "rms_norm", "full", "nvidia-h100-80gb-hbm3", "hidden1024", &near, &hf },
+		{ "rms_norm", "full", "nvidia-h100-80gb-hbm3", "hidden2048", &zero, &hf },
+	};
+	struct kx_buf b = { 0 };
+	ok(kx_render_compare_gpu(rows, 3, &b) == 0 &&
+		   strcmp(b.ptr, "kernel\tpass\tworkload\tcandidate\tbaseline\tunit\tspeedup\tresult\n"
+				 "fused_linear_simpo_loss\tforward\tbatch4-seq1024\t58808769\t28780993\tns\t0.48939968459465627\tloss\n"
+				 "fused_linear_simpo_loss\tforward\tbatch8-seq1024\t28780993\t58808769\tns\t2.043319665864204\twin\n"
+				 "fused_linear_simpo_loss\tforward\tbatch16-seq1024\t58.808769\t28.780993\tms\t0.48939968459465627\tloss\n") == 0,
+	   "<gpu>.tsv: both medians in the candidate's unit, the speedup in full");
+	kx_buf_reset(&b);
+	double geo = exp((log(28780993.0 / 58808769.0) * 2 + log(58808769.0 / 28780993.0)) / 3);
+	char line[256], gs[KX_JCS_NUMBER_MAX];
+	kx_jcs_number(geo, gs);
+	snprintf(line, sizeof(line), "fused_linear_simpo_loss\tforward\tnvidia-a100-sxm4-80gb\t3\t%s\t1\t2\t0\t0\n", gs);
+	ok(kx_render_compare_summary(rows, 5, &b) == 0 &&
+		   strncmp(b.ptr, "kernel\tpass\tgpu\tgroups\tgeomean_speedup\twins\tlosses\tnoise\tties\n",
+			   strlen("kernel\tpass\tgpu\tgroups\tgeomean_speedup\twins\tlosses\tnoise\tties\n")) == 0 &&
+		   strstr(b.ptr, line) && strstr(b.ptr, "rms_norm\tfull\tnvidia-h100-80gb-hbm3\t2\t"),
+	   "summary.tsv: a line per kernel/pass/gpu, the geometric mean of its speedups");
+	/* the second line: one known speedup (near/hf), one without (zero): the mean of the one */
+	char sp2[KX_JCS_NUMBER_MAX];
+	kx_jcs_number(28780993.0 / 28.8e6, sp2);
+	snprintf(line, sizeof(line), "rms_norm\tfull\tnvidia-h100-80gb-hbm3\t2\t%s\t0\t0\t1\t0\n", sp2);
+	ok(strstr(b.ptr, line) != NULL, "a group without a speedup counts in groups, not in the mean: %s", b.ptr);
+	kx_buf_release(&b);
+}
+
 int main(void)
 {
 	names();
 	values();
 	sweep_tsv();
 	gpus_tsv();
+	compare();
 	struct fixture f;
 	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {
 		ranking_tsv(&f);
