@@ -55,8 +55,12 @@ enum kx_node_type {
 			     * is KX_NODE_DOC's with that file (digests/ files have file 0). */
 	KX_NODE_BENCH_FILE = 17, /* a benchmark directory's file: file = enum kx_bench_file (gpus.tsv of a
 				  * pass directory, sweep.tsv of a gpu directory), id = the directory's */
-	KX_NODE_HTML = 22,       /* index.html of the root (file 0) or of benchmarks/ (file 1) */
-	/* 16, 18..21, 23: free, for the tree's node types to come */
+	KX_NODE_COMPARE = 18,      /* compare/ */
+	KX_NODE_COMPARE_PAIR = 19, /* compare/<candidate>..<baseline>: id = a hash of the two names */
+	KX_NODE_COMPARE_FILE = 20, /* a pair's file: file KX_CF_SUMMARY (summary.tsv, id = the pair's) or
+				    * KX_CF_GPU (<gpu>.tsv, id = a hash of the names and the gpu) */
+	KX_NODE_HTML = 22,         /* index.html of the root (file 0) or of benchmarks/ (file 1) */
+	/* 16, 21, 23: free, for the tree's node types to come */
 	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
 	KX_NODE__VERSION = 31, /* 31 the versions of the files whose bytes change (src/fs/versions.c) */
 };
@@ -93,6 +97,12 @@ static inline uint64_t kx_ino_of(unsigned type, unsigned file)
 _Static_assert(KX_NODE_HTML < KX_NODE__FS, "the tree's node types stay below the daemon's");
 _Static_assert(KX_NODE__VERSION > KX_NODE__FS && KX_NODE__VERSION < 32, "a type is 5 bits, the daemon's distinct");
 _Static_assert(KX_RF__COUNT <= 16 && KX_GF__COUNT <= 16, "a run's or a group's file is 4 bits");
+
+/* The files of a compare/ pair directory (KX_NODE_COMPARE_FILE's file). */
+enum kx_compare_file {
+	KX_CF_SUMMARY,
+	KX_CF_GPU,
+};
 
 struct kx_node {
 	uint8_t type;
@@ -150,9 +160,9 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 /*
  * Versioned files: the README, the files that follow a group's ranks (its ranking.tsv,
  * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
- * and the benchmark directories' gpus.tsv and sweep.tsv change content when runs are added; no
- * other file does (but for the rare late document, which changes some files of the runs that
- * named it in place: kx_tree_changes). Their content is a
+ * the benchmark directories' gpus.tsv and sweep.tsv and the files of compare/ change content when
+ * runs are added; no other file does (but for the rare late document, which changes some files of
+ * the runs that named it in place: kx_tree_changes). Their content is a
  * function of (node, stamp) — the stamp changes whenever runs are added — so a daemon that gives each
  * (node, stamp) an inode number of its own serves every version as an immutable file, the way a
  * file replaced by rename(2) keeps its old bytes for whoever has it open (src/fs/versions.c).
@@ -161,6 +171,16 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 #define KX_STAMP_NONE INT64_MIN
 bool kx_node_versioned(const struct kx_node *n);
 int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret);
+/* The name of file n in its directory ("README", "ranking.tsv", "nvidia-a100-sxm4-80gb.tsv" …);
+ * -EISDIR for a directory, -ENOENT for a file that is not in view v. */
+int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap);
+
+/*
+ * The implementations compare/ pairs (docs/views.md): every name with a current run in some group
+ * of view v, in byte order, once each to fn (stop early by returning non-zero). A pair directory
+ * exists for two of them that share a group.
+ */
+int kx_tree_compare_impls(struct kx_tree *t, struct kx_view *v, int (*fn)(void *ctx, const char *impl), void *ctx);
 
 /*
  * The content of a file: a reference-counted, immutable byte string, valid until

@@ -136,11 +136,9 @@ static int send_version(struct sent *s, enum kx_inval what, uint64_t plain, int6
 	    kx_tree_stamp(s->fs->tree, s->after->v, &n, &now) < 0 || now == stamp ||
 	    kx_tree_parent(s->fs->tree, s->after->v, &n, &dir) < 0)
 		return notify(s, what, old, NULL, 0);
-	const char *name = n.type == KX_NODE_README       ? "README"
-			   : n.type == KX_NODE_HTML       ? "index.html"
-			   : n.type == KX_NODE_GROUP_FILE ? kx_group_file_name(n.file)
-			   : n.type == KX_NODE_BENCH_FILE ? kx_bench_file_name(n.file)
-							  : kx_run_file_name(n.file);
+	char name[KX_NAME_MAX + 16];
+	if (kx_tree_file_name(s->fs->tree, s->after->v, &n, name, sizeof(name)) < 0)
+		return notify(s, what, old, NULL, 0);
 	return notify(s, what, kx_tree_ino(&dir), name, old);
 }
 

@@ -3,8 +3,9 @@
  * Versioned inodes: every version of a file that changes when runs are added (the README, a
  * group's ranking.tsv, ranking.json, GROUP.json and SHA256SUMS, its runs' summary.txt and
  * SHA256SUMS, a run's manifest.json, which changes when a document it names is stored late, and
- * the benchmark directories' gpus.tsv and sweep.tsv — kx_node_versioned) is an inode of its own,
- * immutable like every other file of the tree. A new run gives such a file a new stamp, so the next LOOKUP gets a new inode number, while
+ * the benchmark directories' gpus.tsv and sweep.tsv and the files of compare/ — kx_node_versioned)
+ * is an inode of its own, immutable like every other file of the tree. A new run gives such a file a
+ * new stamp, so the next LOOKUP gets a new inode number, while
  * a reader that holds the old one keeps reading the old bytes at the old size — what rename(2)
  * over a file does on a local disk. Without this, the kernel's cached size of the old version and
  * a READ answered from the new one could meet in one read(2): a torn file.

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The private header of src/render: what its files share. render.c holds the run and group files,
- * bench.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, compare.c the
- * files of /compare/; the text files write a run's numbers (render_cells) and a text field
- * (render_field) the same way.
+ * bench.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, html.c the pages,
+ * compare.c the files of /compare/; the text files write a run's numbers (render_cells) and a text
+ * field (render_field) the same way.
  */
 #ifndef KX_RENDER_PRIVATE_H
 #define KX_RENDER_PRIVATE_H

@@ -454,6 +454,7 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->uses_lock, NULL);
+	pthread_mutex_init(&t->cmp_lock, NULL);
 	return t;
 }
 
@@ -469,6 +470,23 @@ void gctx_free(struct gctx *g)
 	free(g->by_digest);
 	pdoc_put(g->wdoc);
 	free(g);
+}
+
+void cmp_free(struct cmp_data *d)
+{
+	if (!d)
+		return;
+	free(d->text);
+	free(d->impls);
+	free(d->impl_order);
+	free(d->gpus);
+	free(d->dirs);
+	free(d->groups);
+	free(d->runs);
+	free(d->pairs);
+	free(d->files);
+	free(d->ids);
+	free(d);
 }
 
 static void centry_free(struct centry *e)
@@ -494,6 +512,9 @@ void kx_tree_free(struct kx_tree *t)
 		centry_free(kx_entry_of(l, struct centry, lru));
 	}
 	pdocs_free_all(t);
+	for (size_t i = 0; i < CMP_SLOTS; i++)
+		cmp_free(t->cmp[i]);
+	pthread_mutex_destroy(&t->cmp_lock);
 	uses_free(t->uses);
 	pthread_mutex_destroy(&t->uses_lock);
 	pthread_mutex_destroy(&t->lock);

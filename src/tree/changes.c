@@ -243,6 +243,166 @@ static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const st
 	return r;
 }
 
+/* ---- compare/ --------------------------------------------------------------------------------- */
+
+/* A pair's gpu file that a change may have touched, by its names. */
+struct touch {
+	char cand[KX_NAME_MAX], base[KX_NAME_MAX], gpu[KX_NAME_MAX];
+};
+
+struct touches {
+	struct touch *v;
+	size_t len, cap;
+	struct names big;      /* the implementations of a group too large to form pairs, sorted */
+	const char *big_gpu;
+};
+
+static int touch_add(struct touches *x, const char *cand, const char *base, const char *gpu)
+{
+	if (KX_GROW(x->v, x->cap, x->len, 64) < 0)
+		return -ENOMEM;
+	struct touch *t = &x->v[x->len++];
+	snprintf(t->cand, sizeof(t->cand), "%s", cand);
+	snprintf(t->base, sizeof(t->base), "%s", base);
+	snprintf(t->gpu, sizeof(t->gpu), "%s", gpu);
+	return 0;
+}
+
+static int touch_cmp(const void *x, const void *y)
+{
+	const struct touch *a = x, *b = y;
+	int c = strcmp(a->cand, b->cand);
+	if (!c)
+		c = strcmp(a->base, b->base);
+	return c ? c : strcmp(a->gpu, b->gpu);
+}
+
+static bool in_big(const struct touches *x, const char *impl)
+{
+	return bsearch(&impl, x->big.v, x->big.len, sizeof(*x->big.v), strp_cmp) != NULL;
+}
+
+/* The pairs a large group adds rows to: those of `d` and those found so far. */
+static int touch_big(struct touches *x, const struct cmp_data *d)
+{
+	int r = 0;
+	for (size_t i = 0; i < d->npairs && r == 0; i++) {
+		const char *cand = d->text + d->impls[d->pairs[i].cand], *base = d->text + d->impls[d->pairs[i].base];
+		if (in_big(x, cand) && in_big(x, base))
+			r = touch_add(x, cand, base, x->big_gpu);
+	}
+	for (size_t i = 0, n = x->len; i < n && r == 0; i++)
+		if (in_big(x, x->v[i].cand) && in_big(x, x->v[i].base))
+			r = touch_add(x, x->v[i].cand, x->v[i].base, x->big_gpu);
+	return r;
+}
+
+struct touch_walk {
+	struct changes *c;
+	const struct cmp_data *d;
+	const char *gpu;
+	struct touches *out;
+};
+
+/* A group of a gpu directory that received runs: every pair of its current runs in `after`. */
+static int touch_group(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct touch_walk *w = ctx;
+	struct gctx *g;
+	int r = gctx_get(w->c->t, w->c->after, &n->id, &g);
+	if (r < 0)
+		return r;
+	struct touches *x = w->out;
+	x->big.len = 0;
+	for (uint32_t i = 0; i < g->ranked && r == 0; i++)
+		if (g->runs[i].has_value)
+			r = names_add(&x->big, g->runs[i].impl, NULL);
+	if (r == 0 && x->big.len <= CMP_GROUP_PAIRS_MAX) {
+		for (size_t i = 0; i < x->big.len && r == 0; i++)
+			for (size_t j = 0; j < x->big.len && r == 0; j++)
+				if (i != j)
+					r = touch_add(x, x->big.v[i], x->big.v[j], w->gpu);
+	} else if (r == 0) {
+		qsort(x->big.v, x->big.len, sizeof(*x->big.v), strp_cmp);
+		x->big_gpu = w->gpu;
+		r = touch_big(x, w->d);
+	}
+	for (size_t i = 0; i < x->big.len; i++)
+		free(x->big.v[i]);
+	x->big.len = 0;
+	gctx_put(w->c->t, g);
+	return r;
+}
+
+/*
+ * compare/: the files of every pair sharing a group below a gpu directory that received runs —
+ * which moved their stamp (compare.c) — with the stamps they had in the newest comparisons kept
+ * of `before` or earlier (what the kernel may hold was looked up in those, or is no longer named:
+ * a file changed since was told then), and the names that are new. Where none were kept, nothing
+ * of compare/ was ever looked up.
+ */
+static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, size_t n)
+{
+	struct kx_node dir = { .type = KX_NODE_COMPARE };
+	if (!may_hold(c, &dir))
+		return 0;
+	struct cmp_data *d = cmp_peek(c->t, kx_view_generation(c->before));
+	if (!d)
+		return 0;
+	struct touches x = { 0 };
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *comp[3] = { gpus[i].kernel, gpus[i].pass, gpus[i].gpu };
+		struct touch_walk tw = { c, d, gpus[i].gpu, &x };
+		struct wl_scan w = { .fn = touch_group, .ctx = &tw };
+		r = wl_walk(c->t, c->after, comp, &w);
+	}
+	if (r == 0 && x.len)
+		qsort(x.v, x.len, sizeof(*x.v), touch_cmp);
+	bool new_pairs = false;
+	for (size_t i = 0, j; i < x.len && r == 0; i = j) {
+		for (j = i + 1; j < x.len && !strcmp(x.v[i].cand, x.v[j].cand) && !strcmp(x.v[i].base, x.v[j].base);)
+			j++;
+		ssize_t p = cmp_pair_of(d, x.v[i].cand, x.v[i].base);
+		if (p < 0) {
+			char name[2 * KX_NAME_MAX + 4];
+			snprintf(name, sizeof(name), "%s..%s", x.v[i].cand, x.v[i].base);
+			new_pairs = true;
+			r = inval(c, KX_INVAL_ENTRY, &dir, name);
+			continue;
+		}
+		struct kx_node pair = cmp_pair_node(d, (size_t)p);
+		if (!may_hold(c, &pair))
+			continue;
+		bool listing = false;
+		for (size_t k = i; k < j && r == 0; k++) {
+			if (k > i && !strcmp(x.v[k].gpu, x.v[k - 1].gpu))
+				continue;
+			ssize_t f = cmp_file_of(d, (size_t)p, x.v[k].gpu);
+			struct kx_node file = cmp_file_node(d, (size_t)p, f);
+			char name[KX_NAME_MAX + 8];
+			snprintf(name, sizeof(name), "%s.tsv", x.v[k].gpu);
+			if (f < 0) {
+				listing = true;
+				r = inval(c, KX_INVAL_ENTRY, &pair, name);
+			} else {
+				r = inval_versioned(c, KX_INVAL_DATA, &file, d->files[f].stamp);
+			}
+		}
+		struct kx_node summary = cmp_file_node(d, (size_t)p, -1);
+		if (r == 0)
+			r = inval_versioned(c, KX_INVAL_DATA, &summary, d->pairs[p].stamp);
+		if (r == 0)
+			r = inval(c, listing ? KX_INVAL_DATA : KX_INVAL_ATTR, &pair, NULL);
+	}
+	if (r == 0)
+		r = inval(c, new_pairs ? KX_INVAL_DATA : KX_INVAL_ATTR, &dir, NULL);
+	free(x.v);
+	free(x.big.v);
+	cmp_put(c->t, d);
+	return r;
+}
+
 struct new_runs {
 	struct kx_digest *v;
 	size_t len, cap;
@@ -575,6 +735,8 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 		}
 		r = changes_gpu(&c, &gs.gpus[i], gs.keys.v, gs.keys.len, kernel_first, pass_first);
 	}
+	if (r == 0)
+		r = changes_compare(&c, gs.gpus, gs.n_gpus);
 out:
 	free(recs);
 	free(seen.v);

@@ -144,6 +144,11 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		r = bench_file_stamp(t, v, n, ret_stamp);
 		mtime = *ret_stamp;
 		break;
+	case KX_NODE_COMPARE_FILE:
+		r = compare_attr(t, v, n, ret_stamp, &runs);
+		mtime = *ret_stamp;
+		runs = 0;
+		break;
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_FILE:
 		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
@@ -209,6 +214,8 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		struct kx_node dir = { .type = n->file == 0 ? KX_NODE_ROOT : KX_NODE_BENCHMARKS };
 		return tree_html(t, v, &dir, out);
 	}
+	case KX_NODE_COMPARE_FILE:
+		return compare_render(t, v, n, out);
 	case KX_NODE_DOC: {
 		struct kx_buf b = { 0 };
 		if ((r = tree_get_doc(t, v, &n->id, &b)) < 0)
@@ -325,7 +332,7 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 bool kx_node_versioned(const struct kx_node *n)
 {
 	return n->type == KX_NODE_README || n->type == KX_NODE_HTML || n->type == KX_NODE_GROUP_FILE ||
-	       n->type == KX_NODE_BENCH_FILE ||
+	       n->type == KX_NODE_BENCH_FILE || n->type == KX_NODE_COMPARE_FILE ||
 	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) &&
 		(tree_rank_dependent(n->file) || n->file == KX_RF_MANIFEST));
 }

@@ -102,8 +102,7 @@ static int wl_emit(struct wl_scan *w, bool next_shares)
 	return 0;
 }
 
-static int wl_step(void *ctx, const char *name, const struct kx_digest *workload,
-		   const struct kx_digest *group, bool cut)
+int wl_feed(void *ctx, const char *name, const struct kx_digest *workload, const struct kx_digest *group, bool cut)
 {
 	struct wl_scan *w = ctx;
 	bool shares = w->have_prev && strcmp(w->prev_base, name) == 0;
@@ -121,12 +120,15 @@ static int wl_step(void *ctx, const char *name, const struct kx_digest *workload
 	return 0;
 }
 
+int wl_end(struct wl_scan *w)
+{
+	return w->have_prev ? wl_emit(w, false) : 0;
+}
+
 int wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w)
 {
-	int r = kx_store_tree_list(t->s, v, comp, 3, wl_step, w);
-	if (r == 0 && w->have_prev)
-		r = wl_emit(w, false);
-	return r;
+	int r = kx_store_tree_list(t->s, v, comp, 3, wl_feed, w);
+	return r == 0 ? wl_end(w) : r;
 }
 
 static int digest_cmp_idx(const void *x, const void *y, void *arg)
@@ -154,17 +156,23 @@ static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 }
 
 
-/* Ranked indexes sorted by implementation, each one's newest passed run first (SPEC §2: by
- * observedAt, then the greater digest). */
+bool group_newer(int64_t a_ns, const struct kx_digest *a, int64_t b_ns, const struct kx_digest *b)
+{
+	if (a_ns != b_ns)
+		return a_ns > b_ns;
+	return memcmp(a->b, b->b, 32) > 0;
+}
+
+/* Ranked indexes sorted by implementation, each one's newest passed run first (group_newer). */
 static int newest_first(const void *x, const void *y, void *arg)
 {
 	const struct kx_run_rec *runs = arg, *a = &runs[*(const uint32_t *)x], *b = &runs[*(const uint32_t *)y];
 	int c = strcmp(a->impl, b->impl);
 	if (c)
 		return c;
-	if (a->observed_ns != b->observed_ns)
-		return a->observed_ns > b->observed_ns ? -1 : 1;
-	return -memcmp(a->run.b, b->run.b, 32);
+	return group_newer(a->observed_ns, &a->run, b->observed_ns, &b->run)   ? -1
+	       : group_newer(b->observed_ns, &b->run, a->observed_ns, &a->run) ? 1
+										: 0;
 }
 
 /*

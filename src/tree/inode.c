@@ -28,6 +28,7 @@ uint64_t kx_tree_ino(const struct kx_node *n)
 	case KX_NODE_RUNS:
 	case KX_NODE_DIGESTS:
 	case KX_NODE_DIGESTS_SHA:
+	case KX_NODE_COMPARE:
 		return ino;
 	default:
 		return ino | tree_id55(&n->id);
@@ -86,6 +87,8 @@ bool kx_node_is_dir(const struct kx_node *n)
 	case KX_NODE_GROUP:
 	case KX_NODE_RUN:
 	case KX_NODE_RUNS_RUN:
+	case KX_NODE_COMPARE:
+	case KX_NODE_COMPARE_PAIR:
 		return true;
 	default:
 		return false;

@@ -38,9 +38,14 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			n.type = KX_NODE_RUNS;
 		else if (strcmp(name, "digests") == 0)
 			n.type = KX_NODE_DIGESTS;
+		else if (strcmp(name, "compare") == 0)
+			n.type = KX_NODE_COMPARE;
 		else
 			return -ENOENT;
 		break;
+	case KX_NODE_COMPARE:
+	case KX_NODE_COMPARE_PAIR:
+		return compare_lookup(t, v, dir, name, ret);
 	case KX_NODE_DIGESTS:
 		if (strcmp(name, "sha256") != 0)
 			return -ENOENT;
@@ -259,6 +264,16 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 			return 0;
 		r = kx_store_find_bits(t->s, v, KX_RECORD_RUN, prefix, 55, &n.id);
 		break;
+	case KX_NODE_COMPARE:
+	case KX_NODE_COMPARE_PAIR:
+	case KX_NODE_COMPARE_FILE:
+		if (tree_node_get(t, ino, ret))
+			return 0;
+		if ((r = compare_node(t, v, ino, &n)) < 0)
+			return r;
+		tree_node_put(t, ino, &n);
+		*ret = n;
+		return 0;
 	case KX_NODE_DOC:
 		if (n.file && !tree_doc_role(n.file))
 			return -ENOENT;
@@ -350,6 +365,10 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		p.type = KX_NODE_RUNS_RUN;
 		p.id = n->id;
 		break;
+	case KX_NODE_COMPARE:
+	case KX_NODE_COMPARE_PAIR:
+	case KX_NODE_COMPARE_FILE:
+		return compare_parent(t, v, n, ret);
 	default:
 		return -ENOENT;
 	}
@@ -408,7 +427,8 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			const char *name;
 			uint8_t type;
 		} e[] = { { "README", KX_NODE_README }, { "benchmarks", KX_NODE_BENCHMARKS },
-			  { "digests", KX_NODE_DIGESTS }, { "index.html", KX_NODE_HTML }, { "runs", KX_NODE_RUNS } };
+			  { "compare", KX_NODE_COMPARE }, { "digests", KX_NODE_DIGESTS },
+			  { "index.html", KX_NODE_HTML }, { "runs", KX_NODE_RUNS } };
 		for (size_t i = 0; i < KX_ARRAY_SIZE(e) && r == 0; i++) {
 			struct kx_node n = { .type = e[i].type };
 			r = fn(ctx, e[i].name, &n);
@@ -457,6 +477,9 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	case KX_NODE_RUN:
 	case KX_NODE_RUNS_RUN:
 		return run_files(t, v, dir, fn, ctx);
+	case KX_NODE_COMPARE:
+	case KX_NODE_COMPARE_PAIR:
+		return compare_readdir(t, v, dir, fn, ctx);
 	case KX_NODE_RUNS: {
 		struct runs_walk w = { .fn = fn, .ctx = ctx };
 		r = kx_store_each_digest(t->s, v, KX_RECORD_RUN, runs_step, &w);
@@ -511,7 +534,16 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	case KX_NODE_ROOT:
 		kx_store_stats(t->s, v, &st);
 		a.mtime_ns = st.changed_ns;
-		a.nlink = 2 + 3;
+		a.nlink = 2 + 4;
+		break;
+	case KX_NODE_COMPARE:
+	case KX_NODE_COMPARE_PAIR:
+		if ((r = compare_attr(t, v, n, &a.mtime_ns, &a.nlink)) < 0)
+			return r;
+		if (!a.mtime_ns) { /* nothing compared yet */
+			kx_store_stats(t->s, v, &st);
+			a.mtime_ns = st.created_ns;
+		}
 		break;
 	case KX_NODE_RUNS:
 		kx_store_stats(t->s, v, &st);
@@ -558,6 +590,39 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	}
 	*ret = a;
 	return 0;
+}
+
+int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap)
+{
+	switch (n->type) {
+	case KX_NODE_README:
+		snprintf(out, cap, "README");
+		return 0;
+	case KX_NODE_HTML:
+		snprintf(out, cap, "index.html");
+		return 0;
+	case KX_NODE_GROUP_FILE:
+		snprintf(out, cap, "%s", kx_group_file_name((enum kx_group_file)n->file));
+		return 0;
+	case KX_NODE_BENCH_FILE:
+		snprintf(out, cap, "%s", kx_bench_file_name((enum kx_bench_file)n->file));
+		return 0;
+	case KX_NODE_RUN_FILE:
+	case KX_NODE_RUNS_FILE:
+	case KX_NODE_DOC_FILE:
+		snprintf(out, cap, "%s", kx_run_file_name((enum kx_run_file)n->file));
+		return 0;
+	case KX_NODE_DOC: {
+		char hex[KX_DIGEST_HEX + 1];
+		kx_digest_hex(&n->id, hex);
+		snprintf(out, cap, "%s.json", hex);
+		return 0;
+	}
+	case KX_NODE_COMPARE_FILE:
+		return compare_file_name(t, v, n, out, cap);
+	default:
+		return kx_node_is_dir(n) ? -EISDIR : -ENOENT;
+	}
 }
 
 int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out, size_t cap)

@@ -12,10 +12,12 @@
  *     shortid.c  the names in runs/                       calls none
  *     run.c      run and group views                      calls group, cache
  *     bench.c    benchmark directories' files and mtimes  calls group, cache
- *     content.c  stamps, bytes, sizes, SHA256SUMS         calls bench, run, group, cache, inode
- *     node.c     lookup, readdir, getattr, xattrs         calls content, bench, run, shortid, group, cache, inode
- *     changes.c  what a store change touched              calls node, content, bench, shortid, group, cache,
- *                                                         inode
+ *     compare.c  compare/: pairs, their files and inodes  calls group, cache, inode
+ *     content.c  stamps, bytes, sizes, SHA256SUMS         calls compare, bench, run, group, cache, inode
+ *     node.c     lookup, readdir, getattr, xattrs         calls content, compare, bench, run, shortid, group,
+ *                                                         cache, inode
+ *     changes.c  what a store change touched              calls node, content, compare, bench, shortid, group,
+ *                                                         cache, inode
  *
  * The tree of SPEC §3 over the store (see include/kx/tree.h for the node and inode scheme).
  *
@@ -94,6 +96,77 @@ struct pdoc {
 	struct pdoc *hnext;
 };
 
+/*
+ * The comparisons of one store generation (compare.c, docs/views.md "/compare/"): every group's
+ * current runs, as a comparison needs them, and the pairs of implementations that share a group,
+ * with their GPUs and stamps. Built in one pass over every group the first time a view of that
+ * generation asks, immutable after; reference-counted (refs under kx_tree.lock). Names are offsets
+ * into `text`; indexes into impls are in order of appearance, into gpus in name order.
+ */
+struct cmp_run {
+	uint32_t impl;
+	struct kx_compare_run r;
+};
+
+struct cmp_group {
+	uint32_t name;        /* its workload directory's name */
+	uint32_t first, len;  /* its current runs: runs[first..first+len), by impl index */
+};
+
+struct cmp_dir {              /* benchmarks/<kernel>/<pass>/<gpu>, in path order */
+	uint32_t kernel, pass;
+	uint32_t gpu;
+	int64_t mtime;
+	uint32_t first, len;  /* its groups, in workload directory name order */
+};
+
+struct cmp_pair {             /* compare/<cand>..<base>, in name order */
+	uint32_t cand, base;
+	uint32_t name;        /* "<cand>..<base>" */
+	int64_t stamp;        /* its summary.tsv's (and mtime): the newest of its gpu files' */
+	struct kx_digest id;
+	uint32_t first, len;  /* its gpu files: files[first..first+len), in gpu name order */
+};
+
+struct cmp_file {             /* compare/<cand>..<base>/<gpu>.tsv */
+	uint32_t pair, gpu;
+	int64_t stamp;        /* its mtime: the newest of the gpu directories holding its groups */
+	struct kx_digest id;
+};
+
+struct cmp_id {               /* what an inode number's 55 bits name: a pair (file -1) or a gpu file */
+	uint64_t id55;
+	uint32_t pair;
+	int32_t file;
+};
+
+struct cmp_data {
+	uint64_t generation;
+	int refs;
+	char *text;
+	size_t text_len, text_cap;
+	uint32_t *impls, *impl_order; /* names by index; indexes in name order */
+	size_t nimpls;
+	uint32_t *gpus;
+	size_t ngpus;
+	struct cmp_dir *dirs;
+	size_t ndirs;
+	struct cmp_group *groups;
+	size_t ngroups;
+	struct cmp_run *runs;
+	size_t nruns;
+	struct cmp_pair *pairs;
+	size_t npairs;
+	struct cmp_file *files;
+	size_t nfiles;
+	struct cmp_id *ids;          /* by id55 */
+	size_t nids;
+	int64_t mtime;               /* compare/'s: the newest of its pairs' (0: none) */
+};
+
+#define CMP_SLOTS 2 /* generations kept: the newest two asked for */
+#define CMP_GROUP_PAIRS_MAX 32 /* a group of more current runs forms no pair by itself (compare.c) */
+
 #define CBUCKETS 4096
 #define GBUCKETS 1024
 #define PBUCKETS 256
@@ -128,6 +201,8 @@ struct kx_tree {
 	size_t npdocs;
 	pthread_mutex_t uses_lock;  /* the table below; held while it is built */
 	struct doc_uses *uses;      /* how many runs name each document (doc_use) */
+	pthread_mutex_t cmp_lock;   /* held while a generation's comparisons are built */
+	struct cmp_data *cmp[CMP_SLOTS];
 	struct kx_tree_stats stats;
 };
 
@@ -321,6 +396,9 @@ void tree_node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n);
 /* Free a group listing (its last reference is gone). */
 void gctx_free(struct gctx *g);
 
+/* Free the comparisons of a generation (their last reference is gone). */
+void cmp_free(struct cmp_data *d);
+
 /* The id of the benchmark directory of path components comp[0..depth). */
 void bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret);
 
@@ -361,8 +439,20 @@ int group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *ke
 /* Walk the workload level below benchmark path comp, deciding each directory name. */
 int wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w);
 
+/* wl_walk's steps, for a caller that lists the workload level itself: each entry in path order
+ * (a kx_tree_fn), then the end of the directory. */
+int wl_feed(void *ctx, const char *name, const struct kx_digest *workload, const struct kx_digest *group, bool cut);
+int wl_end(struct wl_scan *w);
+
 /* A group's listing, cached, with a reference for the caller (gctx_put). */
 int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret);
+
+/*
+ * Whether a run observed at a_ns with digest a is newer than one observed at b_ns with digest b:
+ * of an implementation's ranked runs in a group, the newest is its current run, the one the group
+ * ranks (SPEC §2: by observedAt, then the greater digest).
+ */
+bool group_newer(int64_t a_ns, const struct kx_digest *a, int64_t b_ns, const struct kx_digest *b);
 
 /* Put a reference to a group listing. */
 void gctx_put(struct kx_tree *t, struct gctx *g);
@@ -425,6 +515,47 @@ int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node 
 
 /* The bytes of a benchmark directory's file. */
 int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
+/* ---- compare.c ------------------------------------------------------------------------ */
+
+/* The comparisons of view v's generation, built on the first call for it, with a reference for the
+ * caller (cmp_put). */
+int cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret);
+
+/* Put a reference to a generation's comparisons. */
+void cmp_put(struct kx_tree *t, struct cmp_data *d);
+
+/* The newest comparisons kept of a generation no newer than `generation`, with a reference, or
+ * NULL: what the kernel may hold of compare/ was looked up in one of them or is no longer named. */
+struct cmp_data *cmp_peek(struct kx_tree *t, uint64_t generation);
+
+/* The pair named "<cand>..<base>" (by its name, or its two names), or -1. */
+ssize_t cmp_pair_named(const struct cmp_data *d, const char *name);
+ssize_t cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base);
+
+/* The gpu file of a pair on gpu, or -1. */
+ssize_t cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu);
+
+/* The node of a pair's directory; of its gpu file `file`, or its summary.tsv (file -1). */
+struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair);
+struct kx_node cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file);
+
+/* The node of an inode number of compare/ (types KX_NODE_COMPARE…_FILE). */
+int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret);
+
+/* kx_tree_lookup, kx_tree_readdir and kx_tree_parent in compare/ and its pair directories. */
+int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+		   struct kx_node *ret);
+int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx);
+int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret);
+
+/* The stamp of a compare node (a file's; its mtime, a directory's too; 0 for an empty compare/)
+ * and its link count. */
+int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
+		 uint32_t *ret_nlink);
+
+/* A pair's file's name, and its bytes. */
+int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap);
+int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
 
 /* ---- content.c ------------------------------------------------------------------------ */
 

@@ -84,7 +84,7 @@ expect 0 "$KINDEX" --store s init
 check "init reports an empty store" contains out "0 runs"
 expect 0 "$KINDEX" --store s init
 expect 0 "$KINDEX" --store=s ls
-check "an empty store lists README benchmarks/ digests/ index.html runs/" diff <(printf 'README\nbenchmarks/\ndigests/\nindex.html\nruns/\n') out
+check "an empty store lists README benchmarks/ compare/ digests/ index.html runs/" diff <(printf 'README\nbenchmarks/\ncompare/\ndigests/\nindex.html\nruns/\n') out
 expect 0 "$KINDEX" -q --store s verify
 check "-q: verify of an empty store prints nothing" test ! -s out
 expect 0 "$KINDEX" --store s verify

@@ -403,7 +403,8 @@ static void test_liger(void)
  * workload and implementation by reference only, so kernel, implementation and workload come from
  * the externalId.
  */
-static const char *workload_digest = "sha256:c3fd7dcabc481639ad1bb6c563ca6279f254358aca177e511ac7f140be9a3fb5";
+#define FLCE_WORKLOAD "sha256:c3fd7dcabc481639ad1bb6c563ca6279f254358aca177e511ac7f140be9a3fb5"
+static const char *workload_digest = FLCE_WORKLOAD;
 static const char *workload_doc; /* when set, included as the manifest's "workload" */
 
 static int make_manifest(struct kx_buf *out, const char *kernel, const char *impl, long median, int second)
@@ -873,6 +874,151 @@ static void test_late_sweep(void)
 	kx_store_close(s);
 }
 
+/* The bytes of a file of the tree at path, as a string (NULL when it cannot be read). */
+static char *read_path(struct kx_tree *t, struct kx_view *v, const char *path, struct kx_node *ret)
+{
+	struct kx_node n;
+	const struct kx_content *c;
+	if (kx_tree_resolve(t, v, path, &n) < 0 || kx_tree_read(t, v, &n, &c) < 0)
+		return NULL;
+	char *s = strndup(c->data, c->len);
+	kx_content_put(c);
+	if (ret)
+		*ret = n;
+	return s;
+}
+
+/* compare/ (docs/views.md): its names, inode numbers, bytes and what a change to it reports. */
+static void test_compare(void)
+{
+	struct kx_store *s = open_store("compare", KX_STORE_CREATE);
+	struct kx_digest a, b, c, d;
+	workload_digest = FLCE_WORKLOAD;
+	if (!ok(s && add_run(s, "cmp_kernel", "alpha", 2000000, 1, &a) == 0 &&
+			add_run(s, "cmp_kernel", "beta", 1000000, 2, &b) == 0,
+		"store alpha (2 ms) and beta (1 ms) in one group"))
+		return;
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v0 = kx_store_view(s);
+	struct first_names f = { 0 };
+	struct kx_node dir, pair, gpu_file, summary, x;
+	ok(kx_tree_resolve(t, v0, "compare", &dir) == 0 && dir.type == KX_NODE_COMPARE && kx_node_is_dir(&dir) &&
+		   kx_tree_readdir(t, v0, &dir, take_names, &f) == 0 && f.len == 2 &&
+		   strcmp(f.names[0], "alpha..beta") == 0 && strcmp(f.names[1], "beta..alpha") == 0,
+	   "compare/ lists alpha..beta and beta..alpha");
+	struct first_names pf = { 0 };
+	ok(kx_tree_resolve(t, v0, "compare/alpha..beta", &pair) == 0 &&
+		   kx_tree_readdir(t, v0, &pair, take_names, &pf) == 0 && pf.len == 2 &&
+		   strcmp(pf.names[0], "nvidia-a100-sxm4-80gb.tsv") == 0 && strcmp(pf.names[1], "summary.tsv") == 0,
+	   "a pair lists its gpu's file and summary.tsv");
+	const char *gpath = "compare/alpha..beta/nvidia-a100-sxm4-80gb.tsv";
+	char *bytes = read_path(t, v0, gpath, &gpu_file);
+	ok(bytes &&
+		   strcmp(bytes,
+			  "kernel\tpass\tworkload\tcandidate\tbaseline\tunit\tspeedup\tresult\n"
+			  "cmp_kernel\tforward\thidden4096-tokens16384-vocab128256-bf16\t2000000\t1000000\tns\t0.5\tloss\n") ==
+			   0,
+	   "alpha against beta: speedup 0.5, a loss");
+	free(bytes);
+	bytes = read_path(t, v0, "compare/beta..alpha/summary.tsv", &summary);
+	ok(bytes && strstr(bytes, "\ncmp_kernel\tforward\tnvidia-a100-sxm4-80gb\t1\t2\t1\t0\t0\t0\n") != NULL,
+	   "beta against alpha: one group, geometric mean 2, one win");
+	free(bytes);
+	ok(kx_tree_resolve(t, v0, "compare/alpha..gamma", &x) == -ENOENT &&
+		   kx_tree_resolve(t, v0, "compare/alpha..alpha", &x) == -ENOENT &&
+		   kx_tree_resolve(t, v0, "compare/alpha..beta/nvidia-h100-80gb-hbm3.tsv", &x) == -ENOENT,
+	   "no pair with an unknown implementation or itself, no file for a gpu they do not share");
+
+	/* inode numbers decode back, also the file-less plain number a version makes back (versions.c) */
+	struct kx_node back, parent;
+	uint64_t plain = kx_ino_of(KX_NODE_COMPARE_FILE, 0) | (kx_tree_ino(&gpu_file) & KX_INO_ID_MASK);
+	ok(kx_tree_node(t, v0, kx_tree_ino(&gpu_file), &back) == 0 && back.file == KX_CF_GPU &&
+		   kx_tree_ino(&back) == kx_tree_ino(&gpu_file) && kx_tree_node(t, v0, plain, &back) == 0 &&
+		   kx_tree_ino(&back) == kx_tree_ino(&gpu_file) &&
+		   kx_tree_node(t, v0, kx_tree_ino(&pair), &back) == 0 && back.type == KX_NODE_COMPARE_PAIR &&
+		   kx_tree_parent(t, v0, &gpu_file, &parent) == 0 && kx_tree_ino(&parent) == kx_tree_ino(&pair) &&
+		   kx_tree_parent(t, v0, &pair, &parent) == 0 && parent.type == KX_NODE_COMPARE,
+	   "a gpu file's and a pair's inode numbers decode, and their parents are the pair and compare/");
+	ok(kx_node_versioned(&gpu_file) && kx_node_versioned(&summary), "compare/'s files are versioned");
+	char name[200];
+	ok(kx_tree_file_name(t, v0, &gpu_file, name, sizeof(name)) == 0 &&
+		   strcmp(name, "nvidia-a100-sxm4-80gb.tsv") == 0,
+	   "kx_tree_file_name names a gpu file");
+	struct kx_attr fa, ga;
+	struct kx_node gpu_dir;
+	int64_t st0, sum0;
+	bytes = read_path(t, v0, gpath, NULL);
+	ok(kx_tree_resolve(t, v0, "benchmarks/cmp_kernel/forward/nvidia-a100-sxm4-80gb", &gpu_dir) == 0 &&
+		   kx_tree_getattr(t, v0, &gpu_dir, &ga) == 0 && kx_tree_getattr(t, v0, &gpu_file, &fa) == 0 && bytes &&
+		   fa.size == strlen(bytes) && fa.mtime_ns == ga.mtime_ns &&
+		   kx_tree_stamp(t, v0, &gpu_file, &st0) == 0 && st0 == ga.mtime_ns &&
+		   kx_tree_stamp(t, v0, &(struct kx_node){ .type = KX_NODE_COMPARE_FILE, .id = pair.id }, &sum0) == 0 &&
+		   sum0 == st0,
+	   "its size is its bytes', its stamp and mtime its gpu directory's mtime");
+	free(bytes);
+
+	/* a new implementation in the group: new pairs; alpha..beta's files change (their stamp moved) */
+	ok(add_run(s, "cmp_kernel", "gamma", 3000000, 3, &c) == 0, "store gamma (3 ms) in the group");
+	struct kx_view *v1 = kx_store_view(s);
+	struct invals got = { 0 };
+	int r = kx_tree_changes(t, v0, v1, &c, 1, collect, NULL, &got);
+	uint64_t cdir = kx_tree_ino(&dir);
+	ok(r == 0 && has(&got, KX_INVAL_ENTRY, cdir, "alpha..gamma") &&
+		   has(&got, KX_INVAL_ENTRY, cdir, "gamma..beta") && has(&got, KX_INVAL_DATA, cdir, NULL) &&
+		   !has(&got, KX_INVAL_ENTRY, cdir, "alpha..beta"),
+	   "the new pairs' names and compare/'s listing are reported, not the old pair's name");
+	ok(stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&gpu_file)) == st0 &&
+		   stamp_of_inval(&got, KX_INVAL_DATA, ino_of(KX_NODE_COMPARE_FILE, KX_CF_SUMMARY, &pair.id)) == sum0 &&
+		   has(&got, KX_INVAL_ATTR, kx_tree_ino(&pair), NULL),
+	   "alpha..beta's gpu file and summary.tsv with their stamps before, its directory's mtime");
+	int64_t st1;
+	ok(kx_tree_stamp(t, v1, &gpu_file, &st1) == 0 && st1 > st0, "that stamp moved on");
+	ok(kx_tree_resolve(t, v1, "compare/gamma..alpha/nvidia-a100-sxm4-80gb.tsv", &x) == 0, "gamma..alpha is there");
+
+	/* a newer run of alpha: its row in alpha..beta changes */
+	ok(add_run(s, "cmp_kernel", "alpha", 500000, 4, &d) == 0, "store a newer alpha (0.5 ms)");
+	struct kx_view *v2 = kx_store_view(s);
+	struct invals got2 = { 0 };
+	bytes = read_path(t, v1, gpath, NULL); /* read in v1: the kernel may hold that version */
+	free(bytes);
+	r = kx_tree_changes(t, v1, v2, &d, 1, collect, NULL, &got2);
+	ok(r == 0 && stamp_of_inval(&got2, KX_INVAL_DATA, kx_tree_ino(&gpu_file)) == st1 &&
+		   !has(&got2, KX_INVAL_DATA, cdir, NULL),
+	   "reported with its stamp in v1; no new pair, so compare/'s listing stays");
+	bytes = read_path(t, v2, gpath, NULL);
+	ok(bytes && strstr(bytes, "\t500000\t1000000\tns\t2\twin\n") != NULL,
+	   "alpha's current run is its newest: a win now");
+	free(bytes);
+
+	/* a group of more current runs than CMP_GROUP_PAIRS_MAX (32) forms no pair, but gives rows */
+	struct kx_digest y;
+	bool stored = add_run(s, "big_kernel", "alpha", 1000000, 5, &y) == 0 &&
+		      add_run(s, "big_kernel", "beta", 2000000, 6, &y) == 0;
+	for (int i = 0; i < 31 && stored; i++) {
+		char impl[16];
+		snprintf(impl, sizeof(impl), "many%02d", i);
+		stored = add_run(s, "big_kernel", impl, 3000000 + i, 7 + i, &y) == 0;
+	}
+	ok(stored, "store a group of 33 implementations, alpha and beta among them");
+	struct kx_view *v3 = kx_store_view(s);
+	struct first_names f3 = { 0 };
+	ok(kx_tree_readdir(t, v3, &dir, take_names, &f3) == 0 && f3.len == 6 &&
+		   kx_tree_resolve(t, v3, "compare/many00..many01", &x) == -ENOENT,
+	   "it adds no pair to compare/ (%zu)", f3.len);
+	bytes = read_path(t, v3, "compare/alpha..beta/summary.tsv", NULL);
+	ok(bytes && strstr(bytes, "\nbig_kernel\tforward\tnvidia-a100-sxm4-80gb\t1\t2\t1\t0\t0\t0\n") != NULL,
+	   "but a row to alpha..beta, which a smaller group made");
+	free(bytes);
+	free(got.v);
+	free(got2.v);
+	kx_view_release(v0);
+	kx_view_release(v1);
+	kx_view_release(v2);
+	kx_view_release(v3);
+	kx_tree_free(t);
+	kx_store_close(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -882,6 +1028,7 @@ int main(void)
 	test_liger();
 	test_changes();
 	test_late_sweep();
+	test_compare();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

@@ -1,0 +1,1040 @@
+// SPDX-License-Identifier: MIT
+/*
+ * compare/ (docs/views.md): a directory <candidate>..<baseline> for every ordered pair of
+ * implementations that share a group, holding a <gpu>.tsv for every GPU where they do and a
+ * summary.tsv. What they show is a function of every group's current runs, so it is computed in
+ * one pass over the groups, on the first read of a generation, and kept for that generation
+ * (struct cmp_data): a drop costs nothing here until someone reads compare/ again.
+ *
+ * Names and inode numbers: a pair directory's id is the SHA-256 of its path ("compare/a..b"),
+ * a gpu file's of its path too, summary.tsv has its pair's; an inode number's 55 bits are found
+ * among a generation's ids (cmp_data.ids). Pairs and their GPUs only ever appear (runs are never
+ * removed), so a number handed out in one generation decodes in every later one.
+ *
+ * Stamps: a <gpu>.tsv's is the newest mtime of the gpu directories that hold the groups it shows
+ * (every run added below one of them moves it, as it moves the group's files), a summary.tsv's the
+ * newest of its gpu files', compare/'s the newest of all.
+ *
+ * A group of more than CMP_GROUP_PAIRS_MAX current runs forms no pair by itself (one of 700
+ * implementations would make 489,300 directories): it adds rows only to pairs that share a smaller
+ * group too.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- building a generation's comparisons ------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * UINT64_C(0x100000001b3);
+	return mix64(h);
+}
+
+/* An open-addressing map of uint64_t keys to uint32_t values: slots hold value + 1 (0: empty),
+ * grown at half full. Names and digests are kept by their hashes (intern, group_of). */
+struct umap {
+	uint64_t *key;
+	uint32_t *val;
+	size_t cap, len;
+};
+
+static int umap_grow(struct umap *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 1024;
+	uint64_t *key = calloc(cap, sizeof(*key));
+	uint32_t *val = calloc(cap, sizeof(*val));
+	if (!key || !val) {
+		free(key);
+		free(val);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->val[i])
+			continue;
+		size_t j = mix64(m->key[i]) & (cap - 1);
+		while (val[j])
+			j = (j + 1) & (cap - 1);
+		key[j] = m->key[i];
+		val[j] = m->val[i];
+	}
+	free(m->key);
+	free(m->val);
+	m->key = key;
+	m->val = val;
+	m->cap = cap;
+	return 0;
+}
+
+/* The value of key; where it has none, -1 — or, with add >= 0, it gets that value (*ret_added). */
+static int64_t umap_get(struct umap *m, uint64_t key, int64_t add, bool *ret_added)
+{
+	if (add >= 0 && 2 * (m->len + 1) > m->cap && umap_grow(m) < 0)
+		return -ENOMEM;
+	if (!m->cap)
+		return -1;
+	size_t i = mix64(key) & (m->cap - 1);
+	while (m->val[i] && m->key[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	if (m->val[i])
+		return m->val[i] - 1;
+	if (add < 0)
+		return -1;
+	m->key[i] = key;
+	m->val[i] = (uint32_t)add + 1;
+	m->len++;
+	if (ret_added)
+		*ret_added = true;
+	return add;
+}
+
+static void umap_release(struct umap *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
+struct build {
+	struct kx_tree *t;
+	struct kx_view *v;
+	struct cmp_data *d;
+	size_t cap_impls, cap_gpus, cap_dirs, cap_groups, cap_keys, cap_runs;
+	struct umap impl_map, gpu_map; /* hash_str(name) → index (collisions: the next key, below) */
+	struct kx_digest *keys;        /* the groups' keys, by index */
+	struct umap group_map;         /* a key's first 8 bytes → index (collisions: the next key) */
+	/* the group of the scan of the rank index: its implementations' newest ranked runs so far */
+	struct cand {
+		uint32_t impl;
+		bool has_value;
+		int64_t observed_ns;
+		struct kx_digest run;
+		struct kx_compare_run r;
+	} *cand;
+	size_t ncand, cap_cand;
+	bool have_key;
+	struct kx_digest key;
+	uint32_t serial;               /* of that group: its implementations' seen[] entries have it */
+	struct seen {
+		uint32_t serial, cand;
+	} *seen;                       /* by implementation index */
+	size_t cap_seen;
+	struct wl_group {
+		char name[KX_NAME_MAX + 16];
+		struct kx_digest key;
+	} *wl; /* a gpu directory's groups */
+	size_t wl_len, wl_cap;
+	bool in_dir;                   /* the gpu directory of the scan: */
+	char comp[3][KX_NAME_MAX];
+	struct wl_scan w;              /* its workload level */
+};
+
+/* A copy of s in the text; its offset, or -ENOMEM. */
+static int64_t text_add(struct cmp_data *d, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (d->text_len + n > UINT32_MAX)
+		return -E2BIG;
+	while (d->text_len + n > d->text_cap) {
+		size_t cap = d->text_cap ? 2 * d->text_cap : 4096;
+		char *p = realloc(d->text, cap);
+		if (!p)
+			return -ENOMEM;
+		d->text = p;
+		d->text_cap = cap;
+	}
+	memcpy(d->text + d->text_len, s, n);
+	d->text_len += n;
+	return (int64_t)(d->text_len - n);
+}
+
+/*
+ * The index of name among names[0..*len) (an impl or gpu), added when new. Keys are the names'
+ * hashes; two names of one hash take the next key, so a lookup walks keys until it finds the name
+ * or an empty slot.
+ */
+static int64_t intern(struct cmp_data *d, struct umap *m, uint32_t **names, size_t *len, size_t *cap,
+		      const char *name)
+{
+	uint64_t h = hash_str(name);
+	for (;; h++) {
+		bool added = false;
+		int64_t i = umap_get(m, h, (int64_t)*len, &added);
+		if (i < 0)
+			return i;
+		if (!added) {
+			if (strcmp(d->text + (*names)[i], name) == 0)
+				return i;
+			continue;
+		}
+		int64_t off = text_add(d, name);
+		if (off < 0 || KX_GROW(*names, *cap, *len, 64) < 0)
+			return off < 0 ? off : -ENOMEM;
+		(*names)[(*len)++] = (uint32_t)off;
+		return i;
+	}
+}
+
+static int wl_add(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct build *b = ctx;
+	if (KX_GROW(b->wl, b->wl_cap, b->wl_len, 16) < 0)
+		return -ENOMEM;
+	snprintf(b->wl[b->wl_len].name, sizeof(b->wl[b->wl_len].name), "%s", name);
+	b->wl[b->wl_len++].key = n->id;
+	return 0;
+}
+
+static int wl_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct wl_group *)x)->name, ((const struct wl_group *)y)->name);
+}
+
+static int run_cmp(const void *x, const void *y)
+{
+	uint32_t a = ((const struct cmp_run *)x)->impl, b = ((const struct cmp_run *)y)->impl;
+	return a < b ? -1 : a > b;
+}
+
+/* A group of a gpu directory, its runs to come from the scan of the rank index (add_runs). */
+static int add_group(struct build *b, const struct wl_group *w)
+{
+	struct cmp_data *d = b->d;
+	int64_t name = text_add(d, w->name);
+	if (name < 0 || KX_GROW(d->groups, b->cap_groups, d->ngroups, 256) < 0)
+		return name < 0 ? (int)name : -ENOMEM;
+	if (KX_GROW(b->keys, b->cap_keys, d->ngroups, 256) < 0)
+		return -ENOMEM;
+	uint64_t h;
+	memcpy(&h, w->key.b, sizeof(h));
+	for (bool added = false; !added; h++) {
+		int64_t i = umap_get(&b->group_map, h, (int64_t)d->ngroups, &added);
+		if (i < 0)
+			return (int)i;
+		if (!added && kx_digest_equal(&b->keys[i], &w->key))
+			return 0; /* listed twice: cannot be */
+	}
+	b->keys[d->ngroups] = w->key;
+	d->groups[d->ngroups++] = (struct cmp_group){ .name = (uint32_t)name };
+	return 0;
+}
+
+/* The index of the group of key, or -1. */
+static int64_t group_of(struct build *b, const struct kx_digest *key)
+{
+	uint64_t h;
+	memcpy(&h, key->b, sizeof(h));
+	for (;; h++) {
+		int64_t i = umap_get(&b->group_map, h, -1, NULL);
+		if (i < 0 || kx_digest_equal(&b->keys[i], key))
+			return i;
+	}
+}
+
+/* The group whose runs were scanned last: its current runs with a value, by implementation index. */
+static int flush_group(struct build *b)
+{
+	struct cmp_data *d = b->d;
+	int64_t gi = group_of(b, &b->key);
+	size_t n = b->ncand;
+	b->ncand = 0;
+	if (gi < 0)
+		return 0; /* a group the path index does not list is in no directory (kindex verify says so) */
+	struct cmp_group *g = &d->groups[gi];
+	g->first = (uint32_t)d->nruns;
+	for (size_t i = 0; i < n; i++) {
+		if (!b->cand[i].has_value)
+			continue;
+		if (KX_GROW(d->runs, b->cap_runs, d->nruns, 1024) < 0)
+			return -ENOMEM;
+		d->runs[d->nruns++] = (struct cmp_run){ .impl = b->cand[i].impl, .r = b->cand[i].r };
+	}
+	g->len = (uint32_t)(d->nruns - g->first);
+	qsort(&d->runs[g->first], g->len, sizeof(*d->runs), run_cmp);
+	return 0;
+}
+
+static void cand_set(struct cand *c, uint32_t impl, const struct kx_run_rec *x)
+{
+	*c = (struct cand){ .impl = impl, .has_value = x->has_value, .observed_ns = x->observed_ns, .run = x->run };
+	c->r = (struct kx_compare_run){ .value = x->value, .base_value = x->base_value, .base_p20 = x->base_p20,
+					.base_p80 = x->base_p80, .has_spread = x->has_spread, .order = x->order };
+	snprintf(c->r.unit, sizeof(c->r.unit), "%s", x->unit);
+}
+
+/* One run of the scan: of each implementation's ranked runs in its group, the newest is current. */
+static int add_run(void *ctx, const struct kx_digest *group, const struct kx_run_rec *x, bool ranked)
+{
+	struct build *b = ctx;
+	struct cmp_data *d = b->d;
+	int r = 0;
+	if (!b->have_key || !kx_digest_equal(&b->key, group)) {
+		if (b->have_key && (r = flush_group(b)) < 0)
+			return r;
+		b->key = *group;
+		b->have_key = true;
+		b->serial++;
+	}
+	if (!ranked)
+		return 0;
+	int64_t impl = intern(d, &b->impl_map, &d->impls, &d->nimpls, &b->cap_impls, x->impl);
+	if (impl < 0)
+		return (int)impl;
+	while (b->cap_seen <= (size_t)impl) {
+		size_t cap = b->cap_seen ? 2 * b->cap_seen : 64;
+		struct seen *s = realloc(b->seen, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		memset(s + b->cap_seen, 0, (cap - b->cap_seen) * sizeof(*s));
+		b->seen = s;
+		b->cap_seen = cap;
+	}
+	struct seen *s = &b->seen[impl];
+	if (s->serial == b->serial) {
+		struct cand *c = &b->cand[s->cand];
+		if (group_newer(x->observed_ns, &x->run, c->observed_ns, &c->run))
+			cand_set(c, (uint32_t)impl, x);
+		return 0;
+	}
+	if (KX_GROW(b->cand, b->cap_cand, b->ncand, 64) < 0)
+		return -ENOMEM;
+	*s = (struct seen){ b->serial, (uint32_t)b->ncand };
+	cand_set(&b->cand[b->ncand++], (uint32_t)impl, x);
+	return 0;
+}
+
+/* Every group's current runs: one scan of the rank index (a seek for each group cost more than the
+ * rest of the pass together). */
+static int add_runs(struct build *b)
+{
+	int r = kx_store_each_group_run(b->t->s, b->v, add_run, b);
+	return r == 0 && b->have_key ? flush_group(b) : r;
+}
+
+/* The gpu directory whose groups were scanned last, its groups in workload directory name order. */
+static int dir_end(struct build *b)
+{
+	struct cmp_data *d = b->d;
+	const char *kernel = b->comp[0], *pass = b->comp[1], *gpu = b->comp[2];
+	int r = wl_end(&b->w);
+	int64_t k = r < 0 ? r : text_add(d, kernel), p = k < 0 ? k : text_add(d, pass);
+	int64_t gi = p < 0 ? p : intern(d, &b->gpu_map, &d->gpus, &d->ngpus, &b->cap_gpus, gpu);
+	if (gi < 0 || KX_GROW(d->dirs, b->cap_dirs, d->ndirs, 64) < 0)
+		return gi < 0 ? (int)gi : -ENOMEM;
+	struct cmp_dir dir = { .kernel = (uint32_t)k, .pass = (uint32_t)p, .gpu = (uint32_t)gi,
+			       .first = (uint32_t)d->ngroups };
+	char path[4 * KX_NAME_MAX + 16];
+	snprintf(path, sizeof(path), "benchmarks/%s/%s/%s", kernel, pass, gpu);
+	if (kx_store_dir_mtime(b->t->s, b->v, path, &dir.mtime) < 0)
+		dir.mtime = 0;
+	qsort(b->wl, b->wl_len, sizeof(*b->wl), wl_cmp);
+	for (size_t i = 0; i < b->wl_len && r == 0; i++)
+		r = add_group(b, &b->wl[i]);
+	dir.len = (uint32_t)(d->ngroups - dir.first);
+	d->dirs[d->ndirs++] = dir;
+	b->wl_len = 0;
+	return r;
+}
+
+static int tree_step(void *ctx, const char *kernel, const char *pass, const char *gpu, const char *name,
+		     const struct kx_digest *workload, const struct kx_digest *group, bool cut)
+{
+	struct build *b = ctx;
+	const char *comp[3] = { kernel, pass, gpu };
+	bool same = b->in_dir;
+	for (int i = 0; i < 3 && same; i++)
+		same = strcmp(b->comp[i], comp[i]) == 0;
+	if (!same) {
+		int r = b->in_dir ? dir_end(b) : 0;
+		if (r < 0)
+			return r;
+		for (int i = 0; i < 3; i++)
+			snprintf(b->comp[i], sizeof(b->comp[i]), "%s", comp[i]);
+		b->w = (struct wl_scan){ .fn = wl_add, .ctx = b };
+		b->in_dir = true;
+	}
+	return wl_feed(&b->w, name, workload, group, cut);
+}
+
+/* Every gpu directory of the path index and its groups, in path order: one scan. */
+static int walk_dirs(struct build *b)
+{
+	int r = kx_store_tree_groups(b->t->s, b->v, tree_step, b);
+	return r == 0 && b->in_dir ? dir_end(b) : r;
+}
+
+/* An unordered pair of implementations a < b on a GPU, while building. */
+struct entry {
+	uint32_t upair, gpu;
+	int64_t stamp;
+};
+
+struct upair {
+	uint32_t a, b;
+};
+
+struct pairs {
+	struct umap up_map, entry_map;
+	struct upair *up;
+	size_t nup, cap_up;
+	struct entry *e;
+	size_t ne, cap_e;
+};
+
+static int entry_touch(struct pairs *p, uint32_t up, uint32_t gpu, int64_t mtime)
+{
+	bool added = false;
+	int64_t i = umap_get(&p->entry_map, (uint64_t)up << 32 | gpu, (int64_t)p->ne, &added);
+	if (i < 0)
+		return (int)i;
+	if (added) {
+		if (KX_GROW(p->e, p->cap_e, p->ne, 256) < 0)
+			return -ENOMEM;
+		p->e[p->ne++] = (struct entry){ up, gpu, mtime };
+	} else if (p->e[i].stamp < mtime) {
+		p->e[i].stamp = mtime;
+	}
+	return 0;
+}
+
+static const struct cmp_run *run_of(const struct cmp_data *d, const struct cmp_group *g, uint32_t impl)
+{
+	size_t lo = g->first, hi = (size_t)g->first + g->len;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->runs[mid].impl == impl)
+			return &d->runs[mid];
+		if (d->runs[mid].impl < impl)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The pairs that share a group, and the GPUs where they do, with their stamps. */
+static int find_pairs(struct cmp_data *d, struct pairs *p)
+{
+	int r = 0;
+	for (size_t di = 0; di < d->ndirs && r == 0; di++) {
+		const struct cmp_dir *dir = &d->dirs[di];
+		for (uint32_t gi = dir->first; gi < dir->first + dir->len && r == 0; gi++) {
+			const struct cmp_group *g = &d->groups[gi];
+			if (g->len > CMP_GROUP_PAIRS_MAX)
+				continue;
+			for (uint32_t i = 0; i < g->len && r == 0; i++)
+				for (uint32_t j = i + 1; j < g->len && r == 0; j++) {
+					uint32_t a = d->runs[g->first + i].impl, b = d->runs[g->first + j].impl;
+					struct upair u = { a < b ? a : b, a < b ? b : a };
+					bool added = false;
+					uint64_t key = (uint64_t)u.a << 32 | u.b;
+					int64_t up = umap_get(&p->up_map, key, (int64_t)p->nup, &added);
+					if (up < 0 || (added && KX_GROW(p->up, p->cap_up, p->nup, 256) < 0)) {
+						r = up < 0 ? (int)up : -ENOMEM;
+						break;
+					}
+					if (added)
+						p->up[p->nup++] = u;
+					r = entry_touch(p, (uint32_t)up, dir->gpu, dir->mtime);
+				}
+		}
+	}
+	/* the large groups: rows of the pairs that smaller groups made */
+	for (size_t di = 0; di < d->ndirs && r == 0; di++) {
+		const struct cmp_dir *dir = &d->dirs[di];
+		for (uint32_t gi = dir->first; gi < dir->first + dir->len && r == 0; gi++) {
+			const struct cmp_group *g = &d->groups[gi];
+			if (g->len <= CMP_GROUP_PAIRS_MAX)
+				continue;
+			for (size_t up = 0; up < p->nup && r == 0; up++)
+				if (run_of(d, g, p->up[up].a) && run_of(d, g, p->up[up].b))
+					r = entry_touch(p, (uint32_t)up, dir->gpu, dir->mtime);
+		}
+	}
+	return r;
+}
+
+struct by_name {
+	const char *text;
+	const uint32_t *names;
+};
+
+static int by_name_cmp(const void *x, const void *y, void *arg)
+{
+	const struct by_name *n = arg;
+	return strcmp(n->text + n->names[*(const uint32_t *)x], n->text + n->names[*(const uint32_t *)y]);
+}
+
+/* Indexes 0..n into names, in their names' byte order (the caller frees). */
+static uint32_t *name_order(const struct cmp_data *d, const uint32_t *names, size_t n)
+{
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = i;
+	struct by_name arg = { d->text, names };
+	qsort_r(order, n, sizeof(*order), by_name_cmp, &arg);
+	return order;
+}
+
+/* Number the gpus in name order (their files are listed so) and the implementations' order. */
+static int sort_names(struct cmp_data *d)
+{
+	uint32_t *order = name_order(d, d->gpus, d->ngpus), *rank = malloc((d->ngpus + 1) * sizeof(*rank));
+	uint32_t *names = malloc((d->ngpus + 1) * sizeof(*names));
+	int r = order && rank && names ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < d->ngpus && r == 0; i++) {
+		rank[order[i]] = i;
+		names[i] = d->gpus[order[i]];
+	}
+	for (size_t i = 0; i < d->ndirs && r == 0; i++)
+		d->dirs[i].gpu = rank[d->dirs[i].gpu];
+	if (r == 0) {
+		if (d->ngpus)
+			memcpy(d->gpus, names, d->ngpus * sizeof(*names));
+		if (!(d->impl_order = name_order(d, d->impls, d->nimpls)))
+			r = -ENOMEM;
+	}
+	free(order);
+	free(rank);
+	free(names);
+	return r;
+}
+
+struct opair {
+	struct cmp_pair p;
+	uint32_t upair;
+};
+
+static int opair_cmp(const void *x, const void *y, void *arg)
+{
+	return strcmp((const char *)arg + ((const struct opair *)x)->p.name,
+		      (const char *)arg + ((const struct opair *)y)->p.name);
+}
+
+static int entry_cmp(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+	if (a->upair != b->upair)
+		return a->upair < b->upair ? -1 : 1;
+	return a->gpu < b->gpu ? -1 : a->gpu > b->gpu;
+}
+
+static int id_cmp(const void *x, const void *y)
+{
+	uint64_t a = ((const struct cmp_id *)x)->id55, b = ((const struct cmp_id *)y)->id55;
+	return a < b ? -1 : a > b;
+}
+
+static void path_id(const char *a, const char *b, const char *c, struct kx_digest *ret)
+{
+	char path[4 * KX_NAME_MAX + 32];
+	snprintf(path, sizeof(path), "compare/%s%s%s", a, b, c);
+	kx_sha256(path, strlen(path), ret->b);
+}
+
+/* The ordered pairs in name order, their gpu files in gpu name order, and the ids of both. */
+static int make_pairs(struct cmp_data *d, struct pairs *p)
+{
+	struct opair *op = calloc(2 * p->nup + 1, sizeof(*op));
+	size_t *first = calloc(p->nup + 1, sizeof(*first));
+	int r = op && first ? 0 : -ENOMEM;
+	qsort(p->e, p->ne, sizeof(*p->e), entry_cmp);
+	for (size_t i = 0, u = 0; r == 0 && u <= p->nup; u++) {
+		while (i < p->ne && p->e[i].upair < u)
+			i++;
+		first[u] = i;
+	}
+	for (size_t u = 0; u < p->nup && r == 0; u++)
+		for (int dir = 0; dir < 2 && r == 0; dir++) {
+			struct opair *o = &op[2 * u + dir];
+			o->upair = (uint32_t)u;
+			o->p.cand = dir ? p->up[u].b : p->up[u].a;
+			o->p.base = dir ? p->up[u].a : p->up[u].b;
+			char name[2 * KX_NAME_MAX + 4];
+			snprintf(name, sizeof(name), "%s..%s", d->text + d->impls[o->p.cand],
+				 d->text + d->impls[o->p.base]);
+			int64_t off = text_add(d, name);
+			if (off < 0)
+				r = (int)off;
+			o->p.name = (uint32_t)off;
+		}
+	if (r == 0) {
+		qsort_r(op, 2 * p->nup, sizeof(*op), opair_cmp, d->text);
+		d->npairs = 2 * p->nup;
+		d->nfiles = 2 * p->ne;
+		d->pairs = calloc(d->npairs + 1, sizeof(*d->pairs));
+		d->files = calloc(d->nfiles + 1, sizeof(*d->files));
+		d->ids = calloc(d->npairs + d->nfiles + 1, sizeof(*d->ids));
+		if (!d->pairs || !d->files || !d->ids)
+			r = -ENOMEM;
+	}
+	size_t nf = 0;
+	for (size_t i = 0; i < d->npairs && r == 0; i++) {
+		struct cmp_pair *x = &d->pairs[i];
+		*x = op[i].p;
+		const char *name = d->text + x->name;
+		path_id(name, "", "", &x->id);
+		x->first = (uint32_t)nf;
+		for (size_t e = first[op[i].upair]; e < first[op[i].upair + 1]; e++) {
+			struct cmp_file *f = &d->files[nf++];
+			*f = (struct cmp_file){ .pair = (uint32_t)i, .gpu = p->e[e].gpu, .stamp = p->e[e].stamp };
+			path_id(name, "/", d->text + d->gpus[f->gpu], &f->id);
+			if (x->stamp < f->stamp)
+				x->stamp = f->stamp;
+			d->ids[d->nids++] = (struct cmp_id){ tree_id55(&f->id), (uint32_t)i, (int32_t)(nf - 1) };
+		}
+		x->len = (uint32_t)(nf - x->first);
+		d->ids[d->nids++] = (struct cmp_id){ tree_id55(&x->id), (uint32_t)i, -1 };
+		if (d->mtime < x->stamp)
+			d->mtime = x->stamp;
+	}
+	if (r == 0)
+		qsort(d->ids, d->nids, sizeof(*d->ids), id_cmp);
+	free(op);
+	free(first);
+	return r;
+}
+
+/* A generation's comparisons, built from view v. */
+static int cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
+{
+	struct cmp_data *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->generation = v ? kx_view_generation(v) : 0;
+	d->refs = 1;
+	struct build b = { .t = t, .v = v, .d = d };
+	struct pairs p = { 0 };
+	int r = walk_dirs(&b);
+	if (r == 0)
+		r = add_runs(&b);
+	if (r == 0)
+		r = sort_names(d);
+	if (r == 0)
+		r = find_pairs(d, &p);
+	if (r == 0)
+		r = make_pairs(d, &p);
+	umap_release(&b.impl_map);
+	umap_release(&b.gpu_map);
+	umap_release(&b.group_map);
+	free(b.keys);
+	free(b.cand);
+	free(b.seen);
+	free(b.wl);
+	umap_release(&p.up_map);
+	umap_release(&p.entry_map);
+	free(p.up);
+	free(p.e);
+	if (r < 0) {
+		cmp_free(d);
+		return r;
+	}
+	*ret = d;
+	return 0;
+}
+
+void cmp_put(struct kx_tree *t, struct cmp_data *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_lock(&t->lock);
+	bool dead = --d->refs == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (dead)
+		cmp_free(d);
+}
+
+/* The cached comparisons of generation gen, with a reference; under t->lock. */
+static struct cmp_data *cached_locked(struct kx_tree *t, uint64_t gen)
+{
+	for (size_t i = 0; i < CMP_SLOTS; i++)
+		if (t->cmp[i] && t->cmp[i]->generation == gen) {
+			t->cmp[i]->refs++;
+			return t->cmp[i];
+		}
+	return NULL;
+}
+
+int cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
+{
+	if (!v) /* no generation to keep it for */
+		return cmp_build(t, v, ret);
+	uint64_t gen = kx_view_generation(v);
+	pthread_mutex_lock(&t->lock);
+	struct cmp_data *d = cached_locked(t, gen);
+	pthread_mutex_unlock(&t->lock);
+	if (d) {
+		*ret = d;
+		return 0;
+	}
+	/* one builder at a time: the others wait for its result rather than build it again */
+	pthread_mutex_lock(&t->cmp_lock);
+	pthread_mutex_lock(&t->lock);
+	d = cached_locked(t, gen);
+	pthread_mutex_unlock(&t->lock);
+	int r = d ? 0 : cmp_build(t, v, &d);
+	if (r == 0 && d->refs == 1) {
+		/* keep it in place of the oldest generation, unless it is older than both */
+		pthread_mutex_lock(&t->lock);
+		size_t old = 0;
+		for (size_t i = 1; i < CMP_SLOTS; i++)
+			if (!t->cmp[i] || (t->cmp[old] && t->cmp[i]->generation < t->cmp[old]->generation))
+				old = i;
+		struct cmp_data *gone = NULL;
+		if (!t->cmp[old] || t->cmp[old]->generation < gen) {
+			gone = t->cmp[old];
+			t->cmp[old] = d;
+			d->refs++;
+			if (gone && --gone->refs > 0)
+				gone = NULL;
+		}
+		pthread_mutex_unlock(&t->lock);
+		cmp_free(gone);
+	}
+	pthread_mutex_unlock(&t->cmp_lock);
+	if (r < 0)
+		return r;
+	*ret = d;
+	return 0;
+}
+
+struct cmp_data *cmp_peek(struct kx_tree *t, uint64_t generation)
+{
+	struct cmp_data *best = NULL;
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < CMP_SLOTS; i++)
+		if (t->cmp[i] && t->cmp[i]->generation <= generation &&
+		    (!best || best->generation < t->cmp[i]->generation))
+			best = t->cmp[i];
+	if (best)
+		best->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return best;
+}
+
+/* ---- what a generation holds ------------------------------------------------------------------ */
+
+ssize_t cmp_pair_named(const struct cmp_data *d, const char *name)
+{
+	size_t lo = 0, hi = d->npairs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(name, d->text + d->pairs[mid].name);
+		if (c == 0)
+			return (ssize_t)mid;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+ssize_t cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base)
+{
+	char name[2 * KX_NAME_MAX + 4];
+	snprintf(name, sizeof(name), "%s..%s", cand, base);
+	return cmp_pair_named(d, name);
+}
+
+ssize_t cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu)
+{
+	const struct cmp_pair *p = &d->pairs[pair];
+	size_t lo = p->first, hi = (size_t)p->first + p->len;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(gpu, d->text + d->gpus[d->files[mid].gpu]);
+		if (c == 0)
+			return (ssize_t)mid;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair)
+{
+	return (struct kx_node){ .type = KX_NODE_COMPARE_PAIR, .id = d->pairs[pair].id };
+}
+
+struct kx_node cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file)
+{
+	if (file < 0)
+		return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_SUMMARY, .id = d->pairs[pair].id };
+	return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_GPU, .id = d->files[file].id };
+}
+
+/* What 55 bits of an id name: 0 with its pair and file (-1: the pair or its summary.tsv), -ENOENT,
+ * or -EIO where two of them share those bits. */
+static int find_id(const struct cmp_data *d, uint64_t id55, size_t *ret_pair, ssize_t *ret_file)
+{
+	size_t lo = 0, hi = d->nids;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->ids[mid].id55 < id55)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == d->nids || d->ids[lo].id55 != id55)
+		return -ENOENT;
+	if (lo + 1 < d->nids && d->ids[lo + 1].id55 == id55)
+		return -EIO;
+	*ret_pair = d->ids[lo].pair;
+	*ret_file = d->ids[lo].file;
+	return 0;
+}
+
+/* The pair and file (-1: none, summary.tsv) of node n in d; -ENOENT when n is not there. */
+static int locate(const struct cmp_data *d, const struct kx_node *n, size_t *ret_pair, ssize_t *ret_file)
+{
+	size_t pair;
+	ssize_t file;
+	int r = find_id(d, tree_id55(&n->id), &pair, &file);
+	if (r < 0)
+		return r;
+	const struct kx_digest *id = file < 0 ? &d->pairs[pair].id : &d->files[file].id;
+	bool summary = n->type == KX_NODE_COMPARE_FILE && n->file == KX_CF_SUMMARY;
+	if (!kx_digest_equal(id, &n->id) || (n->type == KX_NODE_COMPARE_PAIR && file >= 0) ||
+	    (summary && file >= 0) || (n->type == KX_NODE_COMPARE_FILE && !summary && file < 0))
+		return -ENOENT;
+	*ret_pair = pair;
+	*ret_file = file;
+	return 0;
+}
+
+/* ---- the tree's operations on compare/ -------------------------------------------------------- */
+
+int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret)
+{
+	struct kx_node n = { 0 };
+	ino_kind(ino, &n);
+	if (n.type == KX_NODE_COMPARE) {
+		*ret = n;
+		return (ino & BITS55) || n.file ? -ENOENT : 0;
+	}
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	size_t pair;
+	ssize_t file;
+	r = find_id(d, ino & BITS55, &pair, &file);
+	/* a file's number made back from a version's (src/fs/versions.c) has file 0, whichever it is */
+	if (r == 0 && n.type == KX_NODE_COMPARE_PAIR)
+		r = file < 0 && n.file == 0 ? 0 : -ENOENT;
+	else if (r == 0 && (n.file > KX_CF_GPU || (n.file == KX_CF_GPU && file < 0)))
+		r = -ENOENT;
+	if (r == 0)
+		*ret = n.type == KX_NODE_COMPARE_PAIR ? cmp_pair_node(d, pair) : cmp_file_node(d, pair, file);
+	cmp_put(t, d);
+	return r;
+}
+
+int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+		   struct kx_node *ret)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	size_t pair;
+	ssize_t file = -1, at;
+	size_t len = strlen(name);
+	if (dir->type == KX_NODE_COMPARE) {
+		if ((at = cmp_pair_named(d, name)) < 0)
+			r = -ENOENT;
+		else
+			*ret = cmp_pair_node(d, (size_t)at);
+	} else if ((r = locate(d, dir, &pair, &file)) == 0) {
+		if (strcmp(name, "summary.tsv") == 0) {
+			*ret = cmp_file_node(d, pair, -1);
+		} else {
+			char gpu[KX_NAME_MAX];
+			if (len < 5 || len - 4 >= sizeof(gpu) || strcmp(name + len - 4, ".tsv") != 0) {
+				r = -ENOENT;
+			} else {
+				snprintf(gpu, sizeof(gpu), "%.*s", (int)(len - 4), name);
+				if ((at = cmp_file_of(d, pair, gpu)) < 0)
+					r = -ENOENT;
+				else
+					*ret = cmp_file_node(d, pair, at);
+			}
+		}
+	}
+	cmp_put(t, d);
+	return r;
+}
+
+/* A gpu file's name into out ("<gpu>.tsv"). */
+static void file_name(const struct cmp_data *d, ssize_t file, char *out, size_t cap)
+{
+	if (file < 0)
+		snprintf(out, cap, "summary.tsv");
+	else
+		snprintf(out, cap, "%s.tsv", d->text + d->gpus[d->files[file].gpu]);
+}
+
+int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	size_t pair;
+	ssize_t file;
+	if (dir->type == KX_NODE_COMPARE) {
+		for (size_t i = 0; i < d->npairs && r == 0; i++) {
+			struct kx_node n = cmp_pair_node(d, i);
+			r = fn(ctx, d->text + d->pairs[i].name, &n);
+		}
+	} else if ((r = locate(d, dir, &pair, &file)) == 0) {
+		/* its gpu files and summary.tsv, in name order */
+		const struct cmp_pair *p = &d->pairs[pair];
+		bool summary = false;
+		for (size_t i = p->first; i <= (size_t)p->first + p->len && r == 0; i++) {
+			char name[KX_NAME_MAX + 8];
+			if (i < (size_t)p->first + p->len)
+				file_name(d, (ssize_t)i, name, sizeof(name));
+			if (!summary && (i == (size_t)p->first + p->len || strcmp(name, "summary.tsv") > 0)) {
+				struct kx_node n = cmp_file_node(d, pair, -1);
+				summary = true;
+				if ((r = fn(ctx, "summary.tsv", &n)) != 0)
+					break;
+			}
+			if (i < (size_t)p->first + p->len && strcmp(name, "summary.tsv") != 0) {
+				struct kx_node n = cmp_file_node(d, pair, (ssize_t)i);
+				r = fn(ctx, name, &n);
+			}
+		}
+	}
+	cmp_put(t, d);
+	return r;
+}
+
+int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret)
+{
+	if (n->type != KX_NODE_COMPARE_FILE) {
+		*ret = (struct kx_node){ .type = n->type == KX_NODE_COMPARE ? KX_NODE_ROOT : KX_NODE_COMPARE };
+		return 0;
+	}
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	size_t pair;
+	ssize_t file;
+	if ((r = locate(d, n, &pair, &file)) == 0)
+		*ret = cmp_pair_node(d, pair);
+	cmp_put(t, d);
+	return r;
+}
+
+int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
+		 uint32_t *ret_nlink)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	size_t pair;
+	ssize_t file;
+	if (n->type == KX_NODE_COMPARE) {
+		*ret_stamp = d->mtime;
+		*ret_nlink = (uint32_t)(2 + d->npairs);
+	} else if ((r = locate(d, n, &pair, &file)) == 0) {
+		*ret_stamp = file < 0 ? d->pairs[pair].stamp : d->files[file].stamp;
+		*ret_nlink = n->type == KX_NODE_COMPARE_PAIR ? 2 : 1;
+	}
+	cmp_put(t, d);
+	return r;
+}
+
+int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	size_t pair;
+	ssize_t file;
+	if ((r = locate(d, n, &pair, &file)) == 0)
+		file_name(d, file, out, cap);
+	cmp_put(t, d);
+	return r;
+}
+
+/* The rows of a pair's file: on one gpu (the gpu file's), or every one (summary.tsv). */
+static int rows_of(const struct cmp_data *d, size_t pair, ssize_t file, struct kx_compare_row **ret, size_t *ret_n)
+{
+	const struct cmp_pair *p = &d->pairs[pair];
+	struct kx_compare_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t di = 0; di < d->ndirs; di++) {
+		const struct cmp_dir *dir = &d->dirs[di];
+		if (file >= 0 && dir->gpu != d->files[file].gpu)
+			continue;
+		for (uint32_t gi = dir->first; gi < dir->first + dir->len; gi++) {
+			const struct cmp_group *g = &d->groups[gi];
+			const struct cmp_run *c = run_of(d, g, p->cand), *b = c ? run_of(d, g, p->base) : NULL;
+			if (!b)
+				continue;
+			if (KX_GROW(rows, cap, n, 64) < 0) {
+				free(rows);
+				return -ENOMEM;
+			}
+			rows[n++] = (struct kx_compare_row){ .kernel = d->text + dir->kernel,
+							     .pass = d->text + dir->pass,
+							     .gpu = d->text + d->gpus[dir->gpu],
+							     .workload = d->text + g->name,
+							     .cand = &c->r,
+							     .base = &b->r };
+		}
+	}
+	*ret = rows;
+	*ret_n = n;
+	return 0;
+}
+
+int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	size_t pair, len;
+	ssize_t file;
+	struct kx_compare_row *rows = NULL;
+	if ((r = locate(d, n, &pair, &file)) == 0 && (r = rows_of(d, pair, file, &rows, &len)) == 0)
+		r = file < 0 ? kx_render_compare_summary(rows, len, out) : kx_render_compare_gpu(rows, len, out);
+	free(rows);
+	cmp_put(t, d);
+	return r;
+}
+
+int kx_tree_compare_impls(struct kx_tree *t, struct kx_view *v, int (*fn)(void *ctx, const char *impl), void *ctx)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r == 0 && i < d->nimpls; i++)
+		r = fn(ctx, d->text + d->impls[d->impl_order[i]]);
+	cmp_put(t, d);
+	return r;
+}
