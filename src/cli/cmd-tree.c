@@ -452,3 +452,167 @@ int cmd_cat(struct cli *cli, int argc, char **argv)
 	reader_close(&rd);
 	return status;
 }
+
+/* Names for a message: "a, b, c", at most NAMES_SHOWN of them, then how many in all. */
+#define NAMES_SHOWN 20
+
+struct name_list {
+	struct kx_buf text;
+	size_t n;
+	const char *prefix, *suffix; /* kept: names with these around them, and without (NULL: any) */
+	const char *const *known;    /* and only where the rest is one of these (NULL: any) */
+	size_t nknown;
+	const char *except;          /* a name not kept */
+};
+
+static int name_add(void *ctx, const char *name)
+{
+	struct name_list *l = ctx;
+	char part[2 * KX_NAME_MAX + 8];
+	size_t len = strlen(name), pl = l->prefix ? strlen(l->prefix) : 0, sl = l->suffix ? strlen(l->suffix) : 0;
+	if ((l->except && strcmp(name, l->except) == 0) || len < pl + sl ||
+	    strncmp(name, l->prefix ? l->prefix : "", pl) != 0 ||
+	    strcmp(name + len - sl, l->suffix ? l->suffix : "") != 0 || len - pl - sl >= sizeof(part))
+		return 0;
+	snprintf(part, sizeof(part), "%.*s", (int)(len - pl - sl), name + pl);
+	bool known = !l->known;
+	for (size_t i = 0; i < l->nknown && !known; i++)
+		known = strcmp(l->known[i], part) == 0;
+	if (!known || !*part)
+		return 0;
+	if (l->n++ < NAMES_SHOWN)
+		return kx_buf_printf(&l->text, "%s%s", l->n > 1 ? ", " : "", part) < 0 ? -ENOMEM : 0;
+	return 0;
+}
+
+static int dirent_name(void *ctx, const char *name, const struct kx_node *n)
+{
+	return name_add(ctx, name);
+}
+
+/* "a, b, c" or "a, b, … (25 in all)" */
+static const char *names_text(struct name_list *l)
+{
+	if (l->n > NAMES_SHOWN)
+		kx_buf_printf(&l->text, ", ... (%zu in all)", l->n);
+	return l->n ? l->text.ptr : "none";
+}
+
+/* Why compare/CAND..BASE[/GPU.tsv] is not in the tree, on standard error. */
+static int compare_missing(struct kx_tree *t, struct kx_view *v, const char *cand, const char *base, const char *gpu)
+{
+	struct name_list impls = { .n = 0 };
+	kx_buf_init(&impls.text, 0);
+	int r = kx_tree_compare_impls(t, v, name_add, &impls);
+	if (r < 0) {
+		cli_error("compare: cannot list the implementations: %s", strerror(-r));
+		kx_buf_release(&impls.text);
+		return EXIT_IO;
+	}
+	struct name_list known = { .n = 0 };
+	const char *names[2] = { cand, base };
+	bool missing = false;
+	for (int i = 0; i < 2; i++) {
+		known.n = 0;
+		known.known = &names[i];
+		known.nknown = 1;
+		kx_tree_compare_impls(t, v, name_add, &known);
+		if (!known.n && !(i == 1 && strcmp(cand, base) == 0)) {
+			cli_error("compare: no implementation %s has a current run; known implementations: %s", quoted(names[i]),
+				  names_text(&impls));
+			missing = true;
+		}
+	}
+	kx_buf_release(&known.text);
+	char path[3 * KX_NAME_MAX + 32];
+	struct kx_node n;
+	snprintf(path, sizeof(path), "compare/%s..%s", cand, base);
+	if (!missing && kx_tree_resolve(t, v, path, &n) < 0) {
+		/* the implementations cand is compared with: compare/CAND..X for an implementation X */
+		char prefix[KX_NAME_MAX + 4];
+		snprintf(prefix, sizeof(prefix), "%s..", cand);
+		struct name_list with = { .prefix = prefix };
+		kx_buf_init(&with.text, 0);
+		struct kx_node dir = { .type = KX_NODE_COMPARE };
+		kx_tree_readdir(t, v, &dir, dirent_name, &with);
+		cli_error("compare: %s and %s share no group; %s is compared with: %s", quoted(cand), quoted(base),
+			  quoted(cand), names_text(&with));
+		kx_buf_release(&with.text);
+	} else if (!missing) {
+		struct name_list gpus = { .suffix = ".tsv", .except = "summary.tsv" };
+		kx_buf_init(&gpus.text, 0);
+		kx_tree_readdir(t, v, &n, dirent_name, &gpus);
+		cli_error("compare: %s and %s share no group on GPU %s; they share groups on: %s", quoted(cand), quoted(base),
+			  quoted(gpu), names_text(&gpus));
+		kx_buf_release(&gpus.text);
+	}
+	kx_buf_release(&impls.text);
+	return EXIT_REFUSED;
+}
+
+int cmd_compare(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "Prints compare/CANDIDATE..BASELINE/summary.tsv, or with --gpu GPU that pair's GPU.tsv: the\n"
+			    "bytes the mount serves (docs/views.md). Speedup above 1 means CANDIDATE is better.\n"
+			    "  --gpu GPU   the groups on one GPU (its directory name, e.g. nvidia-a100-sxm4-80gb)\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	const char *names[2] = { NULL, NULL }, *gpu = NULL;
+	size_t n = 0;
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--gpu") == 0 && i + 1 < argc) {
+			gpu = argv[++i];
+		} else if (strncmp(argv[i], "--gpu=", 6) == 0) {
+			gpu = argv[i] + 6;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error("compare: unknown option %s (see kindex compare --help)", quoted(argv[i]));
+			return EXIT_USAGE;
+		} else if (n < 2) {
+			names[n++] = argv[i];
+		} else {
+			n++;
+		}
+	}
+	if (n != 2 || (gpu && !*gpu)) {
+		cli_error(gpu && !*gpu ? "compare: --gpu needs a GPU" : "compare: give a CANDIDATE and a BASELINE");
+		return EXIT_USAGE;
+	}
+	if (strcmp(names[0], names[1]) == 0) {
+		cli_error("compare: %s against itself: give two implementations", quoted(names[0]));
+		return EXIT_USAGE;
+	}
+	struct kx_store *s;
+	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	if (r < 0)
+		return -r;
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v = kx_store_view(s);
+	char path[4 * KX_NAME_MAX + 32];
+	snprintf(path, sizeof(path), "compare/%s..%s/%s%s", names[0], names[1], gpu ? gpu : "summary",
+		 ".tsv");
+	struct kx_node node;
+	const struct kx_content *c = NULL;
+	int status = EXIT_OK;
+	r = strchr(names[0], '/') || strchr(names[1], '/') || (gpu && strchr(gpu, '/')) ? -ENOENT
+											  : kx_tree_resolve(t, v, path, &node);
+	if (r == 0)
+		r = kx_tree_read(t, v, &node, &c);
+	if (r == -ENOENT) {
+		status = compare_missing(t, v, names[0], names[1], gpu);
+	} else if (r < 0) {
+		cli_error("compare: cannot read %s: %s", path, strerror(-r));
+		status = EXIT_IO;
+	} else {
+		bool written = fwrite(c->data, 1, c->len, stdout) == c->len;
+		kx_content_put(c);
+		if (!written || fflush(stdout) != 0) {
+			cli_error("compare: cannot write to standard output: %s", strerror(errno));
+			status = EXIT_IO;
+		}
+	}
+	kx_view_release(v);
+	kx_tree_free(t);
+	kx_store_close(s);
+	return status;
+}

@@ -23,6 +23,8 @@ const struct command kx_commands[] = {
 	{ "ls", "list a directory of the tree", "[-l] [PATH]", cmd_ls },
 	{ "show", "print a run's page (short id, digest or tree path)", "RUN", cmd_show },
 	{ "cat", "print files of the tree, as the mount serves them", "PATH...", cmd_cat },
+	{ "compare", "print how one implementation fares against another", "CANDIDATE BASELINE [--gpu GPU]",
+	  cmd_compare },
 	{ "canon", "print the JCS (RFC 8785) form of JSON", "[FILE]", cmd_canon },
 	{ "digest", "print the digest of each document of a manifest", "FILE", cmd_digest },
 	{ NULL, NULL, NULL, NULL },
