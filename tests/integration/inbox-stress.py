@@ -6,7 +6,8 @@ consistency model they test). Not run on its own.
   inbox-stress.py reader MNT ID DEADLINE QUIET_GROUPS WRITTEN_KERNELS BIG_GROUP OUT
       walks the mounted tree until DEADLINE (epoch seconds) with real tools (find, ls -lR, cat,
       sha256sum -c) and its own reads; every file read is checked on its own (never torn: a
-      benchmark directory's sweep.tsv and gpus.tsv too, read whole at the size fstat gives);
+      benchmark directory's sweep.tsv and gpus.tsv and the files of compare/ too, read whole at
+      the size fstat gives);
       writes its counts as JSON to OUT, and every failure to stderr as "# reader ID: ...".
   inbox-stress.py final MNT
       with the tree quiet: every group named by a receipt in inbox/.accepted/ has contiguous
@@ -30,6 +31,9 @@ GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "ranki
 BENCH_FILES = {"index.html", "gpus.tsv", "sweep.tsv", "sweep.svg"}
 SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
 MISSING = "No such file or directory"
+COMPARE_HEADER = "kernel\tpass\tworkload\tcandidate\tbaseline\tunit\tspeedup\tresult"
+SUMMARY_HEADER = "kernel\tpass\tgpu\tgroups\tgeomean_speedup\twins\tlosses\tnoise\tties"
+NUMBER = re.compile(r"^-?[0-9.e+-]+$")
 
 
 class Torn(Exception):
@@ -110,8 +114,7 @@ def check_html(data):
 
 def check_sweep(data):
     # median p20 p80 of a current run: numbers (p20, p80 "-" when unknown), never a failed run's
-    number = re.compile(r"^-?[0-9.e+-]+$")
-    rows = check_view_tsv(data, SWEEP_HEADER, lambda r: number.match(r[5]) and all(number.match(x) or x == "-" for x in r[6:8]))
+    rows = check_view_tsv(data, SWEEP_HEADER, lambda r: NUMBER.match(r[5]) and all(NUMBER.match(x) or x == "-" for x in r[6:8]))
     # one sweep's rows: each axis value at least twice over the sweep (two values or more)
     values = {}
     for r in rows:
@@ -121,6 +124,21 @@ def check_sweep(data):
 
 def check_gpus(data):
     check_view_tsv(data, "workload\timpl\tunit", lambda r: any(x != "-" for x in r[3:]))
+
+
+def check_compare_gpu(data):
+    """compare/A..B/<gpu>.tsv: a row per group they share there, at least one."""
+    rows = check_view_tsv(data, COMPARE_HEADER, lambda r: NUMBER.match(r[3]) and NUMBER.match(r[4]) and
+                          (NUMBER.match(r[6]) or r[6] == "-") and r[7] in ("win", "loss", "noise", "tie", "-"))
+    need(rows, "no row")
+
+
+def check_compare_summary(data):
+    """compare/A..B/summary.tsv: per kernel/pass/gpu, at least one group, results that add up."""
+    def row(r):
+        n = [int(x) for x in [r[3]] + r[5:]]
+        return n[0] >= 1 and sum(n[1:]) <= n[0] and (NUMBER.match(r[4]) or r[4] == "-")
+    need(check_view_tsv(data, SUMMARY_HEADER, row), "no row")
 
 
 def check_ranking_json(data):
@@ -308,6 +326,20 @@ class Reader:
             self.checked(p, self.read_whole(p), check)
         self.stats["sweep.tsv, sweep.svg and gpus.tsv of a written directory read whole"] += 3
 
+    def compare_files(self):
+        """A pair's summary.tsv and one of its gpu files: whole, one version each, while drops
+        change them (every run a writer adds is of an implementation of some pair)."""
+        if not getattr(self, "pairs", None) or self.rnd.random() < 0.05:
+            self.pairs = os.listdir(self.p("compare"))
+            self.stats["listings of compare/"] += 1
+        pair = self.p("compare", self.rnd.choice(self.pairs))
+        gpus = [n for n in os.listdir(pair) if n != "summary.tsv"]
+        need(gpus and "summary.tsv" in os.listdir(pair), "%s: no gpu file or no summary.tsv" % pair)
+        for p, check in ((os.path.join(pair, "summary.tsv"), check_compare_summary),
+                         (os.path.join(pair, self.rnd.choice(gpus)), check_compare_gpu)):
+            self.checked(p, self.read_whole(p), check)
+        self.stats["files of compare/ read whole"] += 2
+
     def run_files(self):
         g = self.written_group()
         dirs = self.run_dirs(g)
@@ -369,7 +401,7 @@ class Reader:
 
     ACTIONS = [(find_quiet, 1), (find_written, 1), (lsr_quiet, 2), (lsr_written, 2), (listing, 4),
                (group_files, 6), (group_files_quiet, 2), (run_files, 4), (sums_quiet_group, 3), (sums_quiet_run, 3),
-               (sums_written_run, 3), (documents, 1), (bench_files, 3)]
+               (sums_written_run, 3), (documents, 1), (bench_files, 3), (compare_files, 3)]
 
     def run(self):
         funcs = [f for f, w in self.ACTIONS for _ in range(w)]

@@ -37,8 +37,10 @@
 # Checked: every drop's tool exit status and receipt as above; no reader error (beyond the
 # renames the model allows, counted); at the end, with the tree quiet, every group a receipt
 # names has contiguous ranks, ranking files that list exactly its directories and a SHA256SUMS
-# that verifies every file; the sweep.tsv and gpus.tsv of the written kernels, read before the
-# writers began, read otherwise now (some of them) and as `kindex cat` reads them from the store; the inbox is empty; the runs count is the seed plus the runs added;
+# that verifies every file; the sweep.tsv and gpus.tsv of the written kernels and the files of
+# two pairs of compare/ the writers change, read before the writers began, read otherwise now
+# (some of each) and as `kindex cat` reads them from the store; the inbox is empty; the runs
+# count is the seed plus the runs added;
 # the daemon exits 0 with nothing on stderr; `kindex verify` is clean; and `kindex ingest` of every
 # accepted original into the same store adds nothing.
 #
@@ -114,10 +116,11 @@ seeded="$(runs_count "$mnt") ${bigdir%% *}"
 check "seeded: $(runs_count "$mnt") runs, $(wc -l <"$work/quiet") groups no writer adds to, the big one has ${bigdir%% *} entries" \
 	[ "${seeded% *}" = "$seedruns" -a "${seeded#* }" -ge $((bigseed + 4)) ]
 bigdir=${bigdir#* }
-# the benchmark directories' files the writers will change (docs/views.md): read now, to be read
-# again once the writers are done — through the same kernel, which must not answer from its cache
+# the benchmark directories' files and two pairs of compare/ the writers will change
+# (docs/views.md): read now, to be read again once the writers are done — through the same
+# kernel, which must not answer from its cache
 (cd "$mnt" && while read -r k; do ls -d benchmarks/"$k"/*/gpus.tsv benchmarks/"$k"/*/*/sweep.{tsv,svg} 2>/dev/null; done \
-	<"$work/wkernels") >"$work/views"
+	<"$work/wkernels" && ls -d compare/liger..torch/* compare/triton..cutlass/*) >"$work/views"
 mkdir "$work/views.pre" "$work/views.post"
 n=0
 while read -r f; do n=$((n + 1)); cat "$mnt/$f" >"$work/views.pre/$n"; done <"$work/views"
@@ -302,11 +305,12 @@ check "the runs count is the seed's and the $added runs added" [ "$(runs_count "
 rc=$?
 check "every group written to: ranks contiguous, ranking files and SHA256SUMS right ($(tail -1 "$work/final"))" [ $rc = 0 ]
 grep '^# ' "$work/final" | head -5
-n=0 sweeps=0 pictures=0 passes=0
+n=0 sweeps=0 pictures=0 passes=0 compares=0
 while read -r f; do
 	n=$((n + 1))
 	cat "$mnt/$f" >"$work/views.post/$n"
 	cmp -s "$work/views.pre/$n" "$work/views.post/$n" || case $f in
+		compare/*) compares=$((compares + 1)) ;;
 		*/sweep.tsv) sweeps=$((sweeps + 1)) ;;
 		*/sweep.svg) pictures=$((pictures + 1)) ;;
 		*) passes=$((passes + 1)) ;;
@@ -314,6 +318,7 @@ while read -r f; do
 done <"$work/views"
 check "the drops changed sweep.tsv, sweep.svg and gpus.tsv for a reader who had read them ($sweeps of $(grep -c sweep.tsv "$work/views") sweep.tsv, $pictures sweep.svg, $passes gpus.tsv)" \
 	[ "$sweeps" -gt 0 -a "$pictures" -gt 0 -a "$passes" -gt 0 ]
+check "and compare/'s files ($compares of $(grep -c ^compare/ "$work/views"))" [ "$compares" -gt 0 ]
 bigruns=$(find "$mnt/$bigdir" -mindepth 1 -maxdepth 1 -type d | wc -l)
 check "the big group ($bigdir): $bigruns runs, ranks 1..k" contiguous "$mnt/$bigdir"
 unmount "$mnt" "$daemon"
