@@ -472,6 +472,14 @@ void gctx_free(struct gctx *g)
 	free(g);
 }
 
+bool tree_unref(struct kx_tree *t, int *refs)
+{
+	pthread_mutex_lock(&t->lock);
+	bool last = --*refs == 0;
+	pthread_mutex_unlock(&t->lock);
+	return last;
+}
+
 void cmp_free(struct cmp_data *d)
 {
 	if (!d)

@@ -648,12 +648,7 @@ static int cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret
 
 void cmp_put(struct kx_tree *t, struct cmp_data *d)
 {
-	if (!d)
-		return;
-	pthread_mutex_lock(&t->lock);
-	bool dead = --d->refs == 0;
-	pthread_mutex_unlock(&t->lock);
-	if (dead)
+	if (d && tree_unref(t, &d->refs))
 		cmp_free(d);
 }
 
@@ -727,12 +722,23 @@ struct cmp_data *cmp_peek(struct kx_tree *t, uint64_t generation)
 
 /* ---- what a generation holds ------------------------------------------------------------------ */
 
-ssize_t cmp_pair_named(const struct cmp_data *d, const char *name)
+static const char *pair_name(const struct cmp_data *d, size_t i)
 {
-	size_t lo = 0, hi = d->npairs;
+	return d->text + d->pairs[i].name;
+}
+
+static const char *file_gpu(const struct cmp_data *d, size_t i)
+{
+	return d->text + d->gpus[d->files[i].gpu];
+}
+
+/* The index in [lo, hi) whose name_at is `name`, the names in byte order there; or -1. */
+static ssize_t bisect(const struct cmp_data *d, size_t lo, size_t hi, const char *name,
+		      const char *(*name_at)(const struct cmp_data *d, size_t i))
+{
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strcmp(name, d->text + d->pairs[mid].name);
+		int c = strcmp(name, name_at(d, mid));
 		if (c == 0)
 			return (ssize_t)mid;
 		if (c < 0)
@@ -741,6 +747,11 @@ ssize_t cmp_pair_named(const struct cmp_data *d, const char *name)
 			lo = mid + 1;
 	}
 	return -1;
+}
+
+ssize_t cmp_pair_named(const struct cmp_data *d, const char *name)
+{
+	return bisect(d, 0, d->npairs, name, pair_name);
 }
 
 ssize_t cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base)
@@ -753,18 +764,7 @@ ssize_t cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base
 ssize_t cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu)
 {
 	const struct cmp_pair *p = &d->pairs[pair];
-	size_t lo = p->first, hi = (size_t)p->first + p->len;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = strcmp(gpu, d->text + d->gpus[d->files[mid].gpu]);
-		if (c == 0)
-			return (ssize_t)mid;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return -1;
+	return bisect(d, p->first, (size_t)p->first + p->len, gpu, file_gpu);
 }
 
 struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair)
@@ -846,38 +846,52 @@ int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	return r;
 }
 
+/* A node of compare/ in the comparisons of its view: them (a reference: cmp_put), and for a pair
+ * or a file its pair and file (-1: none, or summary.tsv). */
+struct at {
+	struct cmp_data *d;
+	size_t pair;
+	ssize_t file;
+};
+
+static int at_node(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct at *ret)
+{
+	*ret = (struct at){ .file = -1 };
+	int r = cmp_get(t, v, &ret->d);
+	if (r < 0) {
+		ret->d = NULL;
+		return r;
+	}
+	return n->type == KX_NODE_COMPARE ? 0 : locate(ret->d, n, &ret->pair, &ret->file);
+}
+
+/* A pair's file named name: -1 for summary.tsv, a gpu file's index, or -ENOENT. */
+static ssize_t file_named(const struct cmp_data *d, size_t pair, const char *name)
+{
+	char gpu[KX_NAME_MAX];
+	size_t len = strlen(name);
+	ssize_t file;
+	if (strcmp(name, "summary.tsv") == 0)
+		return -1;
+	if (len < 5 || len - 4 >= sizeof(gpu) || strcmp(name + len - 4, ".tsv") != 0)
+		return -ENOENT;
+	snprintf(gpu, sizeof(gpu), "%.*s", (int)(len - 4), name);
+	return (file = cmp_file_of(d, pair, gpu)) < 0 ? -ENOENT : file;
+}
+
 int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret)
 {
-	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	size_t pair;
-	ssize_t file = -1, at;
-	size_t len = strlen(name);
-	if (dir->type == KX_NODE_COMPARE) {
-		if ((at = cmp_pair_named(d, name)) < 0)
-			r = -ENOENT;
-		else
-			*ret = cmp_pair_node(d, (size_t)at);
-	} else if ((r = locate(d, dir, &pair, &file)) == 0) {
-		if (strcmp(name, "summary.tsv") == 0) {
-			*ret = cmp_file_node(d, pair, -1);
-		} else {
-			char gpu[KX_NAME_MAX];
-			if (len < 5 || len - 4 >= sizeof(gpu) || strcmp(name + len - 4, ".tsv") != 0) {
-				r = -ENOENT;
-			} else {
-				snprintf(gpu, sizeof(gpu), "%.*s", (int)(len - 4), name);
-				if ((at = cmp_file_of(d, pair, gpu)) < 0)
-					r = -ENOENT;
-				else
-					*ret = cmp_file_node(d, pair, at);
-			}
-		}
-	}
-	cmp_put(t, d);
+	struct at a;
+	int r = at_node(t, v, dir, &a);
+	ssize_t i = -ENOENT;
+	if (r == 0 && dir->type == KX_NODE_COMPARE && (i = cmp_pair_named(a.d, name)) >= 0)
+		*ret = cmp_pair_node(a.d, (size_t)i);
+	else if (r == 0 && dir->type == KX_NODE_COMPARE_PAIR && (i = file_named(a.d, a.pair, name)) >= -1)
+		*ret = cmp_file_node(a.d, a.pair, i);
+	else if (r == 0)
+		r = -ENOENT;
+	cmp_put(t, a.d);
 	return r;
 }
 
@@ -887,43 +901,41 @@ static void file_name(const struct cmp_data *d, ssize_t file, char *out, size_t 
 	if (file < 0)
 		snprintf(out, cap, "summary.tsv");
 	else
-		snprintf(out, cap, "%s.tsv", d->text + d->gpus[d->files[file].gpu]);
+		snprintf(out, cap, "%s.tsv", file_gpu(d, (size_t)file));
 }
 
 int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
 {
-	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	size_t pair;
-	ssize_t file;
-	if (dir->type == KX_NODE_COMPARE) {
+	struct at a;
+	int r = at_node(t, v, dir, &a);
+	const struct cmp_data *d = a.d;
+	if (r == 0 && dir->type == KX_NODE_COMPARE) {
 		for (size_t i = 0; i < d->npairs && r == 0; i++) {
 			struct kx_node n = cmp_pair_node(d, i);
-			r = fn(ctx, d->text + d->pairs[i].name, &n);
+			r = fn(ctx, pair_name(d, i), &n);
 		}
-	} else if ((r = locate(d, dir, &pair, &file)) == 0) {
-		/* its gpu files and summary.tsv, in name order */
-		const struct cmp_pair *p = &d->pairs[pair];
+	} else if (r == 0) {
+		/* its gpu files and summary.tsv, in name order (a gpu named "summary" has no file) */
+		const struct cmp_pair *p = &d->pairs[a.pair];
+		size_t end = (size_t)p->first + p->len;
 		bool summary = false;
-		for (size_t i = p->first; i <= (size_t)p->first + p->len && r == 0; i++) {
+		for (size_t i = p->first; i <= end && r == 0; i++) {
 			char name[KX_NAME_MAX + 8];
-			if (i < (size_t)p->first + p->len)
+			if (i < end)
 				file_name(d, (ssize_t)i, name, sizeof(name));
-			if (!summary && (i == (size_t)p->first + p->len || strcmp(name, "summary.tsv") > 0)) {
-				struct kx_node n = cmp_file_node(d, pair, -1);
+			if (!summary && (i == end || strcmp(name, "summary.tsv") > 0)) {
+				struct kx_node n = cmp_file_node(d, a.pair, -1);
 				summary = true;
 				if ((r = fn(ctx, "summary.tsv", &n)) != 0)
 					break;
 			}
-			if (i < (size_t)p->first + p->len && strcmp(name, "summary.tsv") != 0) {
-				struct kx_node n = cmp_file_node(d, pair, (ssize_t)i);
+			if (i < end && strcmp(name, "summary.tsv") != 0) {
+				struct kx_node n = cmp_file_node(d, a.pair, (ssize_t)i);
 				r = fn(ctx, name, &n);
 			}
 		}
 	}
-	cmp_put(t, d);
+	cmp_put(t, a.d);
 	return r;
 }
 
@@ -933,49 +945,37 @@ int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		*ret = (struct kx_node){ .type = n->type == KX_NODE_COMPARE ? KX_NODE_ROOT : KX_NODE_COMPARE };
 		return 0;
 	}
-	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	size_t pair;
-	ssize_t file;
-	if ((r = locate(d, n, &pair, &file)) == 0)
-		*ret = cmp_pair_node(d, pair);
-	cmp_put(t, d);
+	struct at a;
+	int r = at_node(t, v, n, &a);
+	if (r == 0)
+		*ret = cmp_pair_node(a.d, a.pair);
+	cmp_put(t, a.d);
 	return r;
 }
 
 int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
 		 uint32_t *ret_nlink)
 {
-	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	size_t pair;
-	ssize_t file;
-	if (n->type == KX_NODE_COMPARE) {
-		*ret_stamp = d->mtime;
-		*ret_nlink = (uint32_t)(2 + d->npairs);
-	} else if ((r = locate(d, n, &pair, &file)) == 0) {
-		*ret_stamp = file < 0 ? d->pairs[pair].stamp : d->files[file].stamp;
+	struct at a;
+	int r = at_node(t, v, n, &a);
+	if (r == 0 && n->type == KX_NODE_COMPARE) {
+		*ret_stamp = a.d->mtime;
+		*ret_nlink = (uint32_t)(2 + a.d->npairs);
+	} else if (r == 0) {
+		*ret_stamp = a.file < 0 ? a.d->pairs[a.pair].stamp : a.d->files[a.file].stamp;
 		*ret_nlink = n->type == KX_NODE_COMPARE_PAIR ? 2 : 1;
 	}
-	cmp_put(t, d);
+	cmp_put(t, a.d);
 	return r;
 }
 
 int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap)
 {
-	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	size_t pair;
-	ssize_t file;
-	if ((r = locate(d, n, &pair, &file)) == 0)
-		file_name(d, file, out, cap);
-	cmp_put(t, d);
+	struct at a;
+	int r = at_node(t, v, n, &a);
+	if (r == 0)
+		file_name(a.d, a.file, out, cap);
+	cmp_put(t, a.d);
 	return r;
 }
 
@@ -1013,28 +1013,23 @@ static int rows_of(const struct cmp_data *d, size_t pair, ssize_t file, struct k
 
 int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
 {
-	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	size_t pair, len;
-	ssize_t file;
+	struct at a;
 	struct kx_compare_row *rows = NULL;
-	if ((r = locate(d, n, &pair, &file)) == 0 && (r = rows_of(d, pair, file, &rows, &len)) == 0)
-		r = file < 0 ? kx_render_compare_summary(rows, len, out) : kx_render_compare_gpu(rows, len, out);
+	size_t len;
+	int r = at_node(t, v, n, &a);
+	if (r == 0 && (r = rows_of(a.d, a.pair, a.file, &rows, &len)) == 0)
+		r = a.file < 0 ? kx_render_compare_summary(rows, len, out) : kx_render_compare_gpu(rows, len, out);
 	free(rows);
-	cmp_put(t, d);
+	cmp_put(t, a.d);
 	return r;
 }
 
 int kx_tree_compare_impls(struct kx_tree *t, struct kx_view *v, int (*fn)(void *ctx, const char *impl), void *ctx)
 {
-	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; r == 0 && i < d->nimpls; i++)
-		r = fn(ctx, d->text + d->impls[d->impl_order[i]]);
-	cmp_put(t, d);
+	struct at a;
+	int r = at_node(t, v, &(struct kx_node){ .type = KX_NODE_COMPARE }, &a);
+	for (size_t i = 0; r == 0 && i < a.d->nimpls; i++)
+		r = fn(ctx, a.d->text + a.d->impls[a.d->impl_order[i]]);
+	cmp_put(t, a.d);
 	return r;
 }

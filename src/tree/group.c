@@ -262,12 +262,7 @@ fail:
 
 void gctx_put(struct kx_tree *t, struct gctx *g)
 {
-	if (!g)
-		return;
-	pthread_mutex_lock(&t->lock);
-	bool dead = --g->refs == 0;
-	pthread_mutex_unlock(&t->lock);
-	if (dead)
+	if (g && tree_unref(t, &g->refs))
 		gctx_free(g);
 }
 

@@ -396,6 +396,9 @@ void tree_node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n);
 /* Free a group listing (its last reference is gone). */
 void gctx_free(struct gctx *g);
 
+/* Put one of the references counted in *refs (under t->lock); whether it was the last. */
+bool tree_unref(struct kx_tree *t, int *refs);
+
 /* Free the comparisons of a generation (their last reference is gone). */
 void cmp_free(struct cmp_data *d);
 
