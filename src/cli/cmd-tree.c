@@ -277,6 +277,18 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* A file's bytes on standard output, its reference put: EXIT_OK, or EXIT_IO once said why
+ * ("CMD: cannot write WHAT to standard output: …"). */
+static int print_content(const char *cmd, const char *what, const struct kx_content *c)
+{
+	bool written = fwrite(c->data, 1, c->len, stdout) == c->len;
+	kx_content_put(c);
+	if (written && fflush(stdout) == 0)
+		return EXIT_OK;
+	cli_error("%s: cannot write %s to standard output: %s", cmd, what, strerror(errno));
+	return EXIT_IO;
+}
+
 struct lister {
 	struct kx_tree *t;
 	struct kx_view *v;
@@ -393,8 +405,7 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 			cli_error("show: cannot render run: %s", strerror(-r));
 			status = EXIT_IO;
 		} else {
-			fwrite(c->data, 1, c->len, stdout);
-			kx_content_put(c);
+			status = print_content("show", "the run's page", c);
 		}
 	}
 	reader_close(&rd);
@@ -442,12 +453,8 @@ int cmd_cat(struct cli *cli, int argc, char **argv)
 			status = r == -ENOENT || r == -EISDIR ? EXIT_REFUSED : EXIT_IO;
 			continue;
 		}
-		bool written = fwrite(c->data, 1, c->len, stdout) == c->len;
-		kx_content_put(c);
-		if (!written || fflush(stdout) != 0) {
-			cli_error("cat: cannot write %s to standard output: %s", quoted(argv[i]), strerror(errno));
+		if (print_content("cat", quoted(argv[i]), c) != EXIT_OK)
 			status = EXIT_IO;
-		}
 	}
 	reader_close(&rd);
 	return status;
@@ -582,12 +589,12 @@ int cmd_compare(struct cli *cli, int argc, char **argv)
 		cli_error("compare: %s against itself: give two implementations", quoted(names[0]));
 		return EXIT_USAGE;
 	}
-	struct kx_store *s;
-	int r = cli_open(cli, KX_STORE_READONLY, &s);
+	struct reader rd;
+	int r = reader_open(cli, &rd);
 	if (r < 0)
 		return -r;
-	struct kx_tree *t = kx_tree_new(s, 0);
-	struct kx_view *v = kx_store_view(s);
+	struct kx_tree *t = rd.t;
+	struct kx_view *v = rd.v;
 	char path[4 * KX_NAME_MAX + 32];
 	snprintf(path, sizeof(path), "compare/%s..%s/%s%s", names[0], names[1], gpu ? gpu : "summary",
 		 ".tsv");
@@ -604,15 +611,8 @@ int cmd_compare(struct cli *cli, int argc, char **argv)
 		cli_error("compare: cannot read %s: %s", path, strerror(-r));
 		status = EXIT_IO;
 	} else {
-		bool written = fwrite(c->data, 1, c->len, stdout) == c->len;
-		kx_content_put(c);
-		if (!written || fflush(stdout) != 0) {
-			cli_error("compare: cannot write to standard output: %s", strerror(errno));
-			status = EXIT_IO;
-		}
+		status = print_content("compare", path, c);
 	}
-	kx_view_release(v);
-	kx_tree_free(t);
-	kx_store_close(s);
+	reader_close(&rd);
 	return status;
 }
