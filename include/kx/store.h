@@ -140,10 +140,13 @@ int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_d
 /*
  * The runs of every group, as kx_store_group_runs lists each (rank order, record, ranked), group
  * after group in key order — one scan of the rank index, for a pass over every group without a
- * seek for each.
+ * seek for each. Part `part` of `parts` (1..256): the groups whose key's first byte is in the
+ * part-th of as many equal ranges; the parts together are every group, each once, and may be
+ * scanned at once from as many threads.
  */
 typedef int (*kx_index_run_fn)(void *ctx, const struct kx_digest *group, const struct kx_run_rec *run, bool ranked);
-int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, kx_index_run_fn fn, void *ctx);
+int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_index_run_fn fn,
+			    void *ctx);
 
 /*
  * The path index. `prefix` holds 0..3 components (kernel, pass, gpu); the callback receives each

@@ -891,13 +891,16 @@ int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, 
 /* ---- iteration -------------------------------------------------------------------------------- */
 
 /* An iterator over keys starting with prefix[0..n), in a view (or the latest state). */
-/* fill: keep the blocks read in the block cache (not for a scan of a whole key family, which
- * would only evict what point reads keep there) */
+/*
+ * The keys from `prefix` to `upper` (upper_n bytes, excluded; NULL: every key with the prefix).
+ * fill: keep the blocks read in the block cache (not for a scan of a whole key family, which would
+ * only evict what point reads keep there).
+ */
 static int scan_open_with(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n,
-			  bool fill)
+			  const void *upper, size_t upper_n, bool fill)
 {
 	memset(sc, 0, sizeof(*sc));
-	if (n + 1 > sizeof(sc->upper))
+	if (n + 1 > sizeof(sc->upper) || upper_n > sizeof(sc->upper))
 		return -ENAMETOOLONG;
 	sc->ro = rocksdb_readoptions_create();
 	if (v)
@@ -905,12 +908,13 @@ static int scan_open_with(struct scan *sc, struct kx_store *s, struct kx_view *v
 	if (!fill)
 		rocksdb_readoptions_set_fill_cache(sc->ro, 0);
 	/* upper bound = the prefix incremented (prefixes never end in 0xff here) */
-	memcpy(sc->upper, prefix, n);
-	sc->upper_len = n;
-	while (sc->upper_len && sc->upper[sc->upper_len - 1] == 0xff)
+	memcpy(sc->upper, upper ? upper : prefix, upper ? upper_n : n);
+	sc->upper_len = upper ? upper_n : n;
+	while (!upper && sc->upper_len && sc->upper[sc->upper_len - 1] == 0xff)
 		sc->upper_len--;
 	if (sc->upper_len) {
-		sc->upper[sc->upper_len - 1]++;
+		if (!upper)
+			sc->upper[sc->upper_len - 1]++;
 		rocksdb_readoptions_set_iterate_upper_bound(sc->ro, (const char *)sc->upper, sc->upper_len);
 	}
 	sc->it = rocksdb_create_iterator(s->db, sc->ro);
@@ -920,7 +924,7 @@ static int scan_open_with(struct scan *sc, struct kx_store *s, struct kx_view *v
 
 int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n)
 {
-	return scan_open_with(sc, s, v, prefix, n, true);
+	return scan_open_with(sc, s, v, prefix, n, NULL, 0, true);
 }
 
 void scan_close(struct scan *sc)
@@ -1027,11 +1031,17 @@ int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_d
 	return each_digest_key(s, v, T_INDEX, group, INDEX_KEY_LEN, group_run_key, &g);
 }
 
-int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, kx_index_run_fn fn, void *ctx)
+int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_index_run_fn fn,
+			    void *ctx)
 {
-	unsigned char p = T_INDEX;
+	/* the groups whose key's first byte is in [256 part / parts, 256 (part + 1) / parts) */
+	if (!parts || part >= parts || parts > 256)
+		return -EINVAL;
+	unsigned char lo[2] = { T_INDEX, (unsigned char)(256 * part / parts) };
+	unsigned char hi[2] = { T_INDEX, (unsigned char)(256 * (part + 1) / parts) }, end = T_INDEX + 1;
+	bool last = part + 1 == parts;
 	struct scan sc;
-	int r = scan_open_with(&sc, s, v, &p, 1, false);
+	int r = scan_open_with(&sc, s, v, lo, part ? 2 : 1, last ? &end : hi, last ? 1 : 2, false);
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn, vn;
 		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);

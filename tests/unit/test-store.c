@@ -434,11 +434,11 @@ static void listings(void)
 
 /* The scans over every group: the path index in path order, and the rank index group by group. */
 struct every {
-	char path[8][4 * KX_NAME_MAX];
-	struct kx_digest group[8];
+	char path[32][4 * KX_NAME_MAX];
+	struct kx_digest group[32];
 	size_t n;
-	struct order runs[8]; /* by group, in the order the rank index gives them */
-	struct kx_digest run_group[8];
+	struct order runs[32]; /* by group, in the order the rank index gives them */
+	struct kx_digest run_group[32];
 	size_t ngroups;
 };
 
@@ -446,7 +446,7 @@ static int every_group(void *ctx, const char *kernel, const char *pass, const ch
 		       const struct kx_digest *w, const struct kx_digest *g, bool cut)
 {
 	struct every *e = ctx;
-	if (e->n < 8) {
+	if (e->n < 32) {
 		snprintf(e->path[e->n], sizeof(e->path[e->n]), "%s/%s/%s/%s", kernel, pass, gpu, name);
 		e->group[e->n] = *g;
 	}
@@ -458,7 +458,7 @@ static int every_run(void *ctx, const struct kx_digest *group, const struct kx_r
 {
 	struct every *e = ctx;
 	if (!e->ngroups || !kx_digest_equal(&e->run_group[e->ngroups - 1], group)) {
-		if (e->ngroups == 8)
+		if (e->ngroups == 32)
 			return -E2BIG;
 		e->run_group[e->ngroups++] = *group;
 	}
@@ -488,7 +488,7 @@ static void every_group_scans(void)
 	}
 	ok(order && kx_digest_equal(&e.group[0], &d.g.key) && kx_digest_equal(&e.group[2], &a.g.key),
 	   "in path order, each with its kernel, pass, gpu, base slug and group key");
-	ok(kx_store_each_group_run(s, NULL, every_run, &e) == 0 && e.ngroups == 3, "kx_store_each_group_run: three groups");
+	ok(kx_store_each_group_run(s, NULL, 0, 1, every_run, &e) == 0 && e.ngroups == 3, "kx_store_each_group_run: three groups");
 	bool same = true;
 	for (size_t i = 0; i < e.ngroups && same; i++) {
 		struct order o = { .n = 0 };
@@ -503,6 +503,31 @@ static void every_group_scans(void)
 		if (kx_digest_equal(&e.run_group[i], &a.g.key))
 			two = e.runs[i].n == 2 && kx_digest_equal(&e.runs[i].run[0], &b.x.run) && e.runs[i].ranked[1];
 	ok(two, "torch (1000 ns) before liger (2000 ns) in their group");
+	/* in parts: 24 groups more, so that every part of a few has some */
+	kx_store_txn_begin(s, &t);
+	for (int i = 0; i < 24 && r == 0; i++) {
+		char bench[64];
+		snprintf(bench, sizeof(bench), "kernel%02d/forward", i);
+		r = stage_opts(t, &(struct tm_opts){ .benchmark = bench }, 1, NULL);
+	}
+	ok(r == 0 && kx_txn_commit(t, false) == 0, "24 more groups");
+	static struct every whole, parts;
+	whole.ngroups = 0;
+	kx_store_each_group_run(s, NULL, 0, 1, every_run, &whole);
+	for (unsigned count = 2; count <= 256; count = count * 3 - 1) {
+		memset(&parts, 0, sizeof(parts));
+		bool in_parts = true;
+		for (unsigned part = 0; part < count && in_parts; part++)
+			in_parts = kx_store_each_group_run(s, NULL, part, count, every_run, &parts) == 0;
+		same = in_parts && whole.ngroups == 27 && parts.ngroups == whole.ngroups;
+		for (size_t i = 0; i < whole.ngroups && same; i++)
+			same = kx_digest_equal(&parts.run_group[i], &whole.run_group[i]) &&
+			       parts.runs[i].n == whole.runs[i].n;
+		ok(same, "in %u parts: the same 27 groups and runs, in the same order (%zu)", count, parts.ngroups);
+	}
+	ok(kx_store_each_group_run(s, NULL, 5, 5, every_run, &parts) == -EINVAL &&
+		   kx_store_each_group_run(s, NULL, 0, 257, every_run, &parts) == -EINVAL,
+	   "a part past the last, or more parts than a byte has values: -EINVAL");
 	kx_store_close(s);
 	scratch_remove(dir);
 }
