@@ -658,7 +658,8 @@ static int make_pairs(struct cmp_data *d, struct pairs *p)
 	struct opair *op = calloc(2 * p->nup + 1, sizeof(*op));
 	size_t *first = calloc(p->nup + 1, sizeof(*first));
 	int r = op && first ? 0 : -ENOMEM;
-	qsort(p->e, p->ne, sizeof(*p->e), entry_cmp);
+	if (p->ne) /* (no pairs: e is NULL, which qsort must not get) */
+		qsort(p->e, p->ne, sizeof(*p->e), entry_cmp);
 	for (size_t i = 0, u = 0; r == 0 && u <= p->nup; u++) {
 		while (i < p->ne && p->e[i].upair < u)
 			i++;
@@ -708,7 +709,7 @@ static int make_pairs(struct cmp_data *d, struct pairs *p)
 		if (d->mtime < x->stamp)
 			d->mtime = x->stamp;
 	}
-	if (r == 0)
+	if (r == 0 && d->nids)
 		qsort(d->ids, d->nids, sizeof(*d->ids), id_cmp);
 	free(op);
 	free(first);
