@@ -205,9 +205,10 @@ out:
 int cmd_export(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
-			    "Writes the tree the mount serves (README, benchmarks/, runs/, digests/) into DIR, which must\n"
-			    "be empty or not exist. Files are byte-identical to the mount's, with its modes, mtimes and\n"
-			    "link counts (a document's file is written once, hard-linked into every run naming it).\n");
+			    "Writes the tree the mount serves (README, benchmarks/, compare/, runs/, digests/) into DIR,\n"
+			    "which must be empty or not exist. Files are byte-identical to the mount's, with its modes,\n"
+			    "mtimes and link counts (a document's file is written once, hard-linked into every run\n"
+			    "naming it).\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	if (i + 1 != argc) {
