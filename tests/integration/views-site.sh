@@ -5,9 +5,10 @@
 # the bundled Liger import serves the index as a website, with no code of ours on the server.
 # A crawl from /index.html follows every link of every page and loads every picture: no link is
 # broken, every page is well-formed (xmllint) and valid HTML (tidy: no error), and the root and
-# every directory of benchmarks/ but the rank directories has its page (those, runs/ and digests/
-# are served as the server's own listings). A headless browser (chromium-headless-shell) loads a group page and a gpu page: the
-# screenshot is not blank and shows the picture's colours, and the browser logs no console error.
+# every directory of benchmarks/ but the rank directories has its page (those, runs/, digests/ and
+# compare/ are served as the server's own listings). A headless browser (chromium-headless-shell)
+# loads a group page and a gpu page: the screenshot is not blank and shows the picture's colours,
+# and the browser logs no console error.
 # The mount's pages are the export's bytes.
 . "$(dirname "$0")/mount-lib.sh"
 
@@ -48,8 +49,9 @@ class Links(html.parser.HTMLParser):
         if tag == "img" and "src" in a:
             self.pictures.append(a["src"])
 import re
-# the directories without a page of ours, which the server lists: rank directories, runs/, digests/
-UNPAGED = re.compile(r"^(/benchmarks/([^/]+/){5}|/runs/|/digests/)$")
+# the directories without a page of ours, which the server lists: rank directories, runs/,
+# digests/ and (not yet paged) compare/
+UNPAGED = re.compile(r"^(/benchmarks/([^/]+/){5}|/runs/|/digests/|/compare/([^/]+/)?)$")
 def fetch(url, method):
     req = urllib.request.Request(url, method=method)
     with urllib.request.urlopen(req) as r:
