@@ -28,6 +28,7 @@ enum kx_group_file {
 	KX_GF_RANKING_TSV,
 	KX_GF_RANKING_JSON,
 	KX_GF_GROUP_JSON,
+	KX_GF_HISTORY_TSV,
 	KX_GF_RANKING_SVG,
 	KX_GF_INDEX_HTML, /* rendered by the tree, which lists the directory (src/tree/html.c) */
 	KX_GF_SHA256SUMS, /* last: it lists the files before it */
@@ -73,7 +74,7 @@ struct kx_group_view {
 	struct kx_json *workload_doc; /* when stored, else NULL */
 };
 
-/* ranking.tsv, ranking.json, GROUP.json, ranking.svg (not SHA256SUMS). */
+/* ranking.tsv, ranking.json, GROUP.json, history.tsv, ranking.svg (not SHA256SUMS, index.html). */
 int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, struct kx_buf *out);
 
 /* Append "<sha256 hex>  <name>\n" for content of that SHA-256 (the sha256sum -c format). */

@@ -40,6 +40,9 @@ struct sweep {
  * fn's first negative return, which it returns. The sweep's arrays are valid during the call. */
 int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx, const struct sweep *s), void *ctx);
 
+/* history.c: history.tsv of a group */
+int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out);
+
 /* svg.c: ranking.svg of a group */
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 

@@ -16,7 +16,7 @@ static const char *const run_files[KX_RF__COUNT] = {
 	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS",
 };
 static const char *const group_files[KX_GF__COUNT] = {
-	"ranking.tsv", "ranking.json", "GROUP.json", "ranking.svg", "index.html", "SHA256SUMS",
+	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "ranking.svg", "index.html", "SHA256SUMS",
 };
 
 const char *kx_run_file_name(enum kx_run_file f)
@@ -593,6 +593,8 @@ int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, st
 		return ranking_tsv(g, out);
 	if (f == KX_GF_RANKING_SVG)
 		return render_ranking_svg(g, out);
+	if (f == KX_GF_HISTORY_TSV)
+		return render_history_tsv(g, out);
 	if (f != KX_GF_RANKING_JSON && f != KX_GF_GROUP_JSON)
 		return -ENOENT;
 	struct kx_arena *a = kx_arena_new();
@@ -629,7 +631,7 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"generation  %llu (last change %s)\n"
 		"\n"
 		"benchmarks/<kernel>/<pass>/<gpu>/<workload>/   one comparison group, ranked\n"
-		"    ranking.tsv ranking.json GROUP.json ranking.svg index.html SHA256SUMS\n"
+		"    ranking.tsv ranking.json GROUP.json history.tsv ranking.svg index.html SHA256SUMS\n"
 		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
 		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
 		"    superseded-<implementation>-<short id>/  an older run of an implementation (its newest is ranked)\n"

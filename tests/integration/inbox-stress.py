@@ -26,7 +26,7 @@ TSV_HEADER = ("rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevi
 RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789ab: moves with its rank
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
-GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "ranking.svg", "index.html"}
+GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "history.tsv", "ranking.svg", "index.html"}
 # of every benchmark directory, a pass directory, a gpu directory (docs/views.md)
 BENCH_FILES = {"index.html", "gpus.tsv", "sweep.tsv", "sweep.svg"}
 SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
@@ -103,6 +103,21 @@ def check_svg(data):
     root = ET.fromstring(data)
     need(root.tag == "{http://www.w3.org/2000/svg}svg", "not an SVG document")
     return root
+
+
+def check_history(data):
+    """history.tsv read whole: the rule, the header, rows of 17 fields, each series numbered 1.. in order."""
+    lines = data.decode().split("\n")
+    need(lines[-1] == "", "no final newline")
+    body = [l for l in lines[:-1] if not l.startswith("# ")]
+    need(len(lines) - 1 - len(body) >= 5 and body[0].startswith("implementation\tn\t"), "no rule or header")
+    last = {}
+    for l in body[1:]:
+        r = l.split("\t")
+        need(len(r) == 17, "a row of %d fields" % len(r))
+        need(int(r[1]) == last.get(r[0], 0) + 1, "series %s out of order" % r[0])
+        last[r[0]] = int(r[1])
+    return body
 
 
 def check_html(data):
@@ -299,7 +314,9 @@ class Reader:
         self.checked(p, self.read(p), check_svg)
         p = os.path.join(g, "index.html")
         self.checked(p, self.read(p), check_html)
-        self.stats["group files of a written group read whole"] += 6
+        p = os.path.join(g, "history.tsv")
+        self.checked(p, self.read(p), check_history)
+        self.stats["group files of a written group read whole"] += 7
 
     def group_files_quiet(self):
         """The same files of a group no one writes to."""

@@ -188,7 +188,7 @@ static int cmp_seen(const void *a, const void *b)
 }
 
 struct first_names {
-	char names[8][160];
+	char names[KX_GF__COUNT + 2][160]; /* the group's files, then its first two runs */
 	size_t len;
 };
 

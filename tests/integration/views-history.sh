@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# history.tsv (docs/views.md, docs/history.md): in every group of the bundled Liger import with its
+# history CSV, on a mount and in the export. The rule heads every file; the series with more than
+# one observation are the ones the CSV has (counted independently by tests/tools/liger_views.py:
+# the (group, implementation) pairs with a superseded run — 90); the issue's example (liger's FLCE
+# forward on the A100 at 16,384 tokens: 264.12 ms in 0.2.1, 274.07 ms in 0.4.2) reads as published.
+# Then a drop of generated series into the inbox: 10 results at 100 ms and 5 at 110 ms (±0.3 %)
+# gives a change point at the 11th, a regression of +10 %; the mirror image an improvement; a flat
+# series none — and a reader who had read history.tsv before reads the new one.
+. "$(dirname "$0")/mount-lib.sh"
+
+history_csv="$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv"
+store="$work/store"
+mnt="$work/mnt"
+"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
+"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" "$history_csv" >/dev/null || die "kindex import liger failed"
+"$KINDEX" -q --store "$store" export "$work/export" || die "kindex export failed"
+mount_fg "$store" "$mnt" -o rw
+
+(cd "$mnt" && find benchmarks -mindepth 4 -maxdepth 4 -type d | sort) >"$work/groups"
+(cd "$mnt" && find benchmarks -name history.tsv | sed 's|/history.tsv$||' | sort) >"$work/histories"
+check "a history.tsv in every group ($(wc -l <"$work/histories") of $(wc -l <"$work/groups"))" cmp -s "$work/groups" "$work/histories"
+"$KINDEX" --store "$store" cat benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16/history.tsv |
+	grep '^# ' >"$work/rule"
+check "the rule heads it: the parameters of SPEC §6 ($(wc -l <"$work/rule") lines)" \
+	bash -c "grep -q 'the 5 runs' '$work/rule' && grep -q 'p < 0.01' '$work/rule' && grep -q 'at least 3 %' '$work/rule' && grep -q 'up to 20 before' '$work/rule'"
+
+# the series with history, from the tree and from the CSV alone
+python3 - "$mnt" "$work/histories" >"$work/series" <<'EOF'
+import os, sys
+mnt = sys.argv[1]
+bad = series = head = 0
+for g in open(sys.argv[2]).read().split():
+    lines = open(os.path.join(mnt, g, "history.tsv")).read().split("\n")[:-1]
+    rule = [l for l in lines if l.startswith("# ")]
+    rows = [l.split("\t") for l in lines if not l.startswith("# ")]
+    head += rows[0][:3] == ["implementation", "n", "observed_at"] and len(rule) >= 5
+    n = {}
+    for r in rows[1:]:
+        n[r[0]] = max(n.get(r[0], 0), int(r[1]))
+        bad += r[11] != "-"  # the Liger series are 2-3 results: never a change point
+    series += sum(1 for k in n.values() if k >= 2)
+print(series, head, bad)
+EOF
+read -r series heads changes <"$work/series"
+# (the history CSV alone: it holds every row of the newest one, which the oracle would count twice)
+python3 "$KX_SOURCE_ROOT/tests/tools/liger_views.py" "$history_csv" ranking 2>/dev/null |
+	awk -F'\t' '$8 == "superseded" { print $1 "/" $2 "/" $3 "/" $4 "/" $6 }' | sort -u | wc -l >"$work/want"
+check "the series with more than one result: $series, as the CSV has ($(cat "$work/want"))" \
+	[ "$series" = "$(cat "$work/want")" -a "$series" = 90 ]
+check "every history.tsv has the rule and its header ($heads of $(wc -l <"$work/histories"))" [ "$heads" = "$(wc -l <"$work/histories")" ]
+check "no change point in series of 2-3 results ($changes)" [ "$changes" = 0 ]
+flce="$mnt/benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16"
+check "liger's FLCE forward A100 at 16,384 tokens: 264.12 ms in 0.2.1, then 274.07 ms in 0.4.2" \
+	bash -c "awk -F'\t' '\$1 == \"liger\" { print \$2, \$4, \$5, \$10 }' '$flce/history.tsv' | tr '\n' ';' |
+		grep -qx '1 0.2.1 264119659 superseded;2 0.4.2 274073425 current;'"
+check "history.tsv is in the group's SHA256SUMS, which verifies" \
+	bash -c "grep -q '  history.tsv\$' '$flce/SHA256SUMS' && cd '$flce' && sha256sum -c --quiet SHA256SUMS"
+check "the mount's bytes are the export's" cmp -s "$flce/history.tsv" "$work/export/${flce#"$mnt/"}/history.tsv"
+
+# generated series dropped into the inbox: a step up, a step down, none
+exec 3<"$flce/history.tsv"
+before=$(cat "$flce/history.tsv")
+python3 - "$flce" "$work/steps.jsonl" <<'EOF' || die "cannot make the manifests"
+import glob, json, os, sys
+sys.path.insert(0, os.path.join(os.environ["KX_SOURCE_ROOT"], "tests", "integration"))
+import kxjcs
+base = json.load(open(glob.glob(os.path.join(sys.argv[1], "[0-9]*-liger-*", "manifest.json"))[0]))
+out = open(sys.argv[2], "w")
+# the noise around each level; the 10th result sits on the first 9's median (100 ms), so the step
+# shows at the 11th (one a hair above it would join the 5 that confirm the step, and the change
+# point would be placed at the 10th: all 5 beyond the median)
+wiggle = [0.000, 0.002, -0.003, 0.001, -0.001, 0.003, -0.002, 0.0005, -0.0005, 0.000]
+for name, step in (("steptest", 1.10), ("gaintest", 0.90), ("flattest", 1.00)):
+    for i in range(15):
+        m = json.loads(json.dumps(base))
+        m["implementation"]["spec"] = {"name": name, "version": "1.%d" % i}
+        m["implementation"]["metadata"] = {"name": "%s-1.%d" % (name, i)}
+        spec = m["run"]["spec"]
+        spec["implementationDigest"] = kxjcs.digest(m["implementation"])
+        spec["sourceNative"]["externalId"] = "history-test/%s/%d" % (name, i)
+        spec["observedAt"] = "2025-01-%02dT00:00:00.000Z" % (i + 1)
+        ns = round(100e6 * (step if i >= 10 else 1.0) * (1 + wiggle[i % 10]))
+        spec["timing"]["latencyNs"]["median"] = ns
+        for x in spec["measurements"]:
+            x["value"] = ns
+        spec["sourceNative"]["metrics"] = {"ms_20": ns / 1e6, "ms_50": ns / 1e6, "ms_80": ns / 1e6}
+        out.write(json.dumps(m, separators=(",", ":")) + "\n")
+EOF
+cp "$work/steps.jsonl" "$mnt/inbox/steps.jsonl" || fail "the drop is accepted (cp exits $?)"
+check "the drop's receipt says accepted: 45 runs" grep -q '^accepted .*45 runs' "$mnt/inbox/.accepted/steps.jsonl"
+rows() { awk -F'\t' -v impl="$1" '$1 == impl && $12 != "-" { print $2, $12, $13 }' "$flce/history.tsv"; }
+got=$(rows steptest)
+check "a step of +10 % after 10 results: a regression at the 11th ($got)" \
+	bash -c "[[ '$got' =~ ^11\ regression\ 0\.(09|1) ]]"
+got=$(rows gaintest)
+check "a step of -10 %: an improvement at the 11th ($got)" bash -c "[[ '$got' =~ ^11\ improvement\ -0\.(09|1) ]]"
+check "a flat series: no change point" [ -z "$(rows flattest)" ]
+check "each series in time order, 15 results" \
+	bash -c "[ \"\$(awk -F'\t' '\$1 == \"steptest\" { print \$2 }' '$flce/history.tsv' | tr '\n' ' ')\" = '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 ' ]"
+old=$(cat <&3)
+exec 3<&-
+check "a reader who had history.tsv open reads the old version whole" [ "$old" = "$before" ]
+check "stat's size is the new bytes'" [ "$(stat -c %s "$flce/history.tsv")" = "$(wc -c <"$flce/history.tsv")" ]
+after=$(cat "$flce/history.tsv")
+unmount "$mnt" "$daemon" || fail "the daemon exits 0"
+check "kindex cat from the store gives what the mount gave" \
+	bash -c "[ \"\$('$KINDEX' --store '$store' cat '${flce#"$mnt/"}/history.tsv')\" = \"\$1\" ]" - "$after"
+finish
