@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Install, build, import the bundled Liger-Kernel results into an embedded store and mount it.
+# Install, build, import the bundled Liger-Kernel results (the newest CSV and every row it ever
+# published) into an embedded store and mount it.
 # Usage: scripts/demo.sh [DIR]   (default: ./demo — the store is DIR/store, the mount DIR/mnt)
 # Unmount with: fusermount3 -u DIR/mnt
 set -euo pipefail
@@ -23,7 +24,8 @@ if mountpoint -q "$mnt"; then
 	for _ in $(seq 100); do [[ -e $store/kindexfs.lock ]] || break; sleep 0.1; done
 fi
 $kindex --store "$store" init
-$kindex --store "$store" import liger examples/liger/all_benchmark_data.csv
+$kindex --store "$store" import liger examples/liger/all_benchmark_data.csv \
+	examples/liger-history/all_benchmark_data.history.csv
 
 if [[ -x $kindexfs && -c /dev/fuse ]]; then
 	$kindexfs "$store" "$mnt"
