@@ -15,22 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Text and attribute values: the five special characters escaped, control characters but line
- * breaks and tabs a space. */
+/* text and attribute values; a <pre>'s line breaks and tabs kept */
 static int html_text(struct kx_buf *out, const char *s)
 {
-	int r = 0;
-	for (; *s && r >= 0; s++) {
-		switch (*s) {
-		case '&': r = kx_buf_puts(out, "&amp;"); break;
-		case '<': r = kx_buf_puts(out, "&lt;"); break;
-		case '>': r = kx_buf_puts(out, "&gt;"); break;
-		case '"': r = kx_buf_puts(out, "&quot;"); break;
-		case '\'': r = kx_buf_puts(out, "&#39;"); break;
-		default: r = kx_buf_putc(out, (unsigned char)*s < 0x20 && *s != '\n' && *s != '\t' ? ' ' : *s);
-		}
-	}
-	return r;
+	return render_markup_text(out, s, true);
 }
 
 /* A path segment in a URL: RFC 3986's unreserved characters as they are, every other byte %XX. */

@@ -15,33 +15,29 @@
 
 /* ---- text ---------------------------------------------------------------------------------- */
 
-/* Append s with XML's five special characters escaped (text and attribute values alike). */
-static int xml_text(struct kx_buf *out, const char *s)
+int render_markup_text(struct kx_buf *out, const char *s, bool breaks)
 {
 	int r = 0;
 	for (; *s && r >= 0; s++) {
 		switch (*s) {
-		case '&':
-			r = kx_buf_puts(out, "&amp;");
-			break;
-		case '<':
-			r = kx_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			r = kx_buf_puts(out, "&gt;");
-			break;
-		case '"':
-			r = kx_buf_puts(out, "&quot;");
-			break;
-		case '\'':
-			r = kx_buf_puts(out, "&apos;");
-			break;
-		default:
+		case '&': r = kx_buf_puts(out, "&amp;"); break;
+		case '<': r = kx_buf_puts(out, "&lt;"); break;
+		case '>': r = kx_buf_puts(out, "&gt;"); break;
+		case '"': r = kx_buf_puts(out, "&quot;"); break;
+		case '\'': r = kx_buf_puts(out, "&#39;"); break;
+		default: {
 			/* control characters are not allowed in XML 1.0 text: a space stands for them */
-			r = kx_buf_putc(out, (unsigned char)*s < 0x20 ? ' ' : *s);
+			bool keep = (unsigned char)*s >= 0x20 || (breaks && (*s == '\n' || *s == '\t'));
+			r = kx_buf_putc(out, keep ? *s : ' ');
+		}
 		}
 	}
 	return r;
+}
+
+static int xml_text(struct kx_buf *out, const char *s)
+{
+	return render_markup_text(out, s, false);
 }
 
 /* <text x y [attrs]>escaped s</text> */
