@@ -16,6 +16,8 @@ KINDEXFS=${KINDEXFS:?set KINDEXFS to the kindexfs binary}
 KINDEX=${KINDEX:?set KINDEX to the kindex binary}
 KX_SOURCE_ROOT=${KX_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 LIGER_CSV="$KX_SOURCE_ROOT/examples/liger/all_benchmark_data.csv"
+# every row Liger's CSV ever held (a superset of the newest: older runs of each implementation)
+HISTORY_CSV="$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv"
 export LC_ALL=C
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kindexfs-test.XXXXXX")
@@ -61,6 +63,13 @@ die() { echo "Bail out! $*"; exit 1; }
 make_liger_store() {
 	"$KINDEX" -q --store "$1" init >/dev/null || die "kindex init failed"
 	"$KINDEX" -q --store "$1" import liger "$LIGER_CSV" >/dev/null || die "kindex import liger failed"
+}
+
+# make_history_store DIR EXPORT: init + import the newest CSV and the history CSV, then export it
+make_history_store() {
+	"$KINDEX" -q --store "$1" init >/dev/null || die "kindex init failed"
+	"$KINDEX" -q --store "$1" import liger "$LIGER_CSV" "$HISTORY_CSV" >/dev/null || die "kindex import liger failed"
+	"$KINDEX" -q --store "$1" export "$2" || die "kindex export failed"
 }
 
 # mount_fg STORE MOUNTPOINT [OPTIONS...]: start kindexfs in the foreground (in the background of

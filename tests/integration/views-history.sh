@@ -11,12 +11,9 @@
 # series none — and a reader who had read history.tsv before reads the new one.
 . "$(dirname "$0")/mount-lib.sh"
 
-history_csv="$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv"
 store="$work/store"
 mnt="$work/mnt"
-"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
-"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" "$history_csv" >/dev/null || die "kindex import liger failed"
-"$KINDEX" -q --store "$store" export "$work/export" || die "kindex export failed"
+make_history_store "$store" "$work/export"
 mount_fg "$store" "$mnt" -o rw
 
 (cd "$mnt" && find benchmarks -mindepth 4 -maxdepth 4 -type d | sort) >"$work/groups"
@@ -46,7 +43,7 @@ print(series, head, bad)
 EOF
 read -r series heads changes <"$work/series"
 # (the history CSV alone: it holds every row of the newest one, which the oracle would count twice)
-python3 "$KX_SOURCE_ROOT/tests/tools/liger_views.py" "$history_csv" ranking 2>/dev/null |
+python3 "$KX_SOURCE_ROOT/tests/tools/liger_views.py" "$HISTORY_CSV" ranking 2>/dev/null |
 	awk -F'\t' '$8 == "superseded" { print $1 "/" $2 "/" $3 "/" $4 "/" $6 }' | sort -u | wc -l >"$work/want"
 check "the series with more than one result: $series, as the CSV has ($(cat "$work/want"))" \
 	[ "$series" = "$(cat "$work/want")" -a "$series" = 90 ]

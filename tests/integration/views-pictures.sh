@@ -15,13 +15,10 @@
 for tool in xmllint rsvg-convert; do
 	command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed (scripts/deps.sh --test)"; exit 77; }
 done
-history_csv="$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv"
 store="$work/store"
 export_dir="$work/export"
 mnt="$work/mnt"
-"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
-"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" "$history_csv" >/dev/null || die "kindex import liger failed"
-"$KINDEX" -q --store "$store" export "$export_dir" || die "kindex export failed"
+make_history_store "$store" "$export_dir"
 mount_fg "$store" "$mnt"
 
 (cd "$export_dir" && find benchmarks -mindepth 4 -maxdepth 4 -type d | sort) >"$work/groups"
@@ -38,7 +35,7 @@ check "each is SVG 1.1" bash -c "! (cd '$export_dir' && sed 's|\$|/ranking.svg|'
 
 # What each picture draws, against the oracle's ranking of the CSV.
 # the oracle reads the history CSV alone: it holds every row of the newest one
-python3 "$KX_SOURCE_ROOT/tests/tools/liger_views.py" "$history_csv" ranking >"$work/oracle.tsv" 2>/dev/null ||
+python3 "$KX_SOURCE_ROOT/tests/tools/liger_views.py" "$HISTORY_CSV" ranking >"$work/oracle.tsv" 2>/dev/null ||
 	die "liger_views.py ranking failed"
 python3 - "$export_dir" "$work/oracle.tsv" "$work/svgs" >"$work/drawn" <<'EOF'
 import collections, re, sys, xml.etree.ElementTree as ET
@@ -101,7 +98,7 @@ check "every sweep.svg is well-formed XML ($(wc -l <"$work/xmllint.err") lines o
 bad=$(cd "$export_dir" && sed 's|$|/sweep.svg|' "$work/sweepsvgs" |
 	xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
 check "none has a script or an external reference ($bad do)" [ "$bad" = 0 ]
-PYTHONPATH="$KX_SOURCE_ROOT/tests/tools" python3 - "$export_dir" "$work/sweepsvgs" "$history_csv" \
+PYTHONPATH="$KX_SOURCE_ROOT/tests/tools" python3 - "$export_dir" "$work/sweepsvgs" "$HISTORY_CSV" \
 	>"$work/sweeps-drawn" <<'EOF'
 import collections, sys, xml.etree.ElementTree as ET
 import liger_views as lv

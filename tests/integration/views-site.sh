@@ -15,12 +15,9 @@
 for tool in xmllint tidy chromium-headless-shell; do
 	command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed (scripts/deps.sh --test)"; exit 77; }
 done
-history_csv="$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv"
 store="$work/store"
 mnt="$work/mnt"
-"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
-"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" "$history_csv" >/dev/null || die "kindex import liger failed"
-"$KINDEX" -q --store "$store" export "$work/export" || die "kindex export failed"
+make_history_store "$store" "$work/export"
 mount_fg "$store" "$mnt"
 
 # the server: a free port, waited for with a deadline
