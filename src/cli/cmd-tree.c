@@ -353,6 +353,37 @@ int cmd_ls(struct cli *cli, int argc, char **argv)
 	return status;
 }
 
+/*
+ * RUN as `show` and `history` take it: a short id or unique hex prefix, a 'sha256:' digest, or a
+ * path in the tree to a run directory or one of its files. 0 and *ret a run directory's node;
+ * -ENOTUNIQ, -ENOTDIR (a path that is no run's), -ENOENT, or what the store says.
+ */
+static int resolve_run(struct reader *rd, const char *arg, struct kx_node *ret)
+{
+	struct kx_node n = { 0 };
+	int r;
+	const char *hex = strncmp(arg, "sha256:", 7) == 0 ? arg + 7 : arg;
+	bool is_hex = strlen(hex) >= 4 && strspn(hex, "0123456789abcdef") == strlen(hex);
+	if (is_hex) {
+		r = kx_store_find_run_prefix(rd->s, rd->v, hex, &n.id);
+		n.type = KX_NODE_RUNS_RUN;
+	} else {
+		r = kx_tree_resolve(rd->t, rd->v, arg, &n);
+		if (r == 0 && !kx_node_is_dir(&n)) {
+			/* a file: the run directory holding it (a document's file has no one run of its own) */
+			char dir[4096];
+			const char *slash = strrchr(arg, '/');
+			snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - arg) : 0, arg);
+			r = kx_tree_resolve(rd->t, rd->v, dir, &n);
+		}
+		if (r == 0 && n.type != KX_NODE_RUN && n.type != KX_NODE_RUNS_RUN)
+			r = -ENOTDIR;
+	}
+	if (r == 0)
+		*ret = n;
+	return r;
+}
+
 int cmd_show(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
@@ -374,23 +405,7 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 	struct kx_tree *t = rd.t;
 	struct kx_view *v = rd.v;
 	struct kx_node n = { 0 };
-	const char *hex = strncmp(arg, "sha256:", 7) == 0 ? arg + 7 : arg;
-	bool is_hex = strlen(hex) >= 4 && strspn(hex, "0123456789abcdef") == strlen(hex);
-	if (is_hex) {
-		r = kx_store_find_run_prefix(rd.s, v, hex, &n.id);
-		n.type = KX_NODE_RUNS_RUN;
-	} else {
-		r = kx_tree_resolve(t, v, arg, &n);
-		if (r == 0 && !kx_node_is_dir(&n)) {
-			/* a file: the run directory holding it (a document's file has no one run of its own) */
-			char dir[4096];
-			const char *slash = strrchr(arg, '/');
-			snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - arg) : 0, arg);
-			r = kx_tree_resolve(t, v, dir, &n);
-		}
-		if (r == 0 && n.type != KX_NODE_RUN && n.type != KX_NODE_RUNS_RUN)
-			r = -ENOTDIR;
-	}
+	r = resolve_run(&rd, arg, &n);
 	int status = EXIT_OK;
 	if (r < 0) {
 		cli_error("show: %s: %s", quoted(arg),
@@ -456,6 +471,80 @@ int cmd_cat(struct cli *cli, int argc, char **argv)
 		}
 		if (print_content("cat", quoted(argv[i]), c) != EXIT_OK)
 			status = EXIT_IO;
+	}
+	reader_close(&rd);
+	return status;
+}
+
+/* history.tsv's lines for one implementation: the rule, the header and its rows */
+static int print_series(const struct kx_content *c, const char *impl)
+{
+	size_t ilen = strlen(impl);
+	bool header = false;
+	for (const char *p = c->data, *end = c->data + c->len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		bool keep = (len >= 2 && p[0] == '#' && p[1] == ' ') || !header ||
+			    (len > ilen && memcmp(p, impl, ilen) == 0 && p[ilen] == '\t');
+		header |= !(len >= 2 && p[0] == '#' && p[1] == ' ');
+		if (keep && fwrite(p, 1, len, stdout) != len)
+			return -errno;
+		p += len;
+	}
+	return 0;
+}
+
+int cmd_history(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "RUN|PATH: a run (as kindex show takes it) prints its implementation's series in its\n"
+			    "group: every passed run in time order with the change points (docs/history.md); a\n"
+			    "group directory (benchmarks/<kernel>/<pass>/<gpu>/<workload>) prints its history.tsv.\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	if (i + 1 != argc) {
+		cli_error("history: give exactly one RUN or group PATH");
+		return EXIT_USAGE;
+	}
+	const char *arg = argv[i];
+	struct reader rd;
+	int r = reader_open(cli, &rd);
+	if (r < 0)
+		return -r;
+	struct kx_node n = { 0 }, run;
+	struct kx_run_rec x = { 0 };
+	char path[4096];
+	bool of_run = false;
+	if (kx_tree_resolve(rd.t, rd.v, tree_path(arg), &n) == 0 && n.type == KX_NODE_GROUP) {
+		r = 0;
+	} else if ((r = resolve_run(&rd, arg, &run)) == 0 && (r = kx_store_get_run(rd.s, rd.v, &run.id, &x)) == 0 &&
+		   (r = kx_tree_run_path(rd.t, rd.v, &x.run, path, sizeof(path))) == 0) {
+		char *slash = strrchr(path, '/');
+		if (slash)
+			*slash = '\0';
+		r = kx_tree_resolve(rd.t, rd.v, path, &n);
+		of_run = true;
+	}
+	struct kx_node f = { .type = KX_NODE_GROUP_FILE, .file = KX_GF_HISTORY_TSV, .id = n.id };
+	const struct kx_content *c = NULL;
+	if (r == 0)
+		r = kx_tree_read(rd.t, rd.v, &f, &c);
+	int status = EXIT_OK;
+	if (r < 0) {
+		cli_error("history: %s: %s", quoted(arg),
+			  r == -ENOTUNIQ ? "more than one run starts with that; give more digits"
+			  : r == -ENOTDIR || r == -ENOENT ? "neither a run nor a group directory of the tree"
+							 : strerror(-r));
+		status = r == -EIO ? EXIT_IO : EXIT_REFUSED;
+	} else if (!of_run) {
+		status = print_content("history", "the history", c);
+	} else {
+		r = print_series(c, x.impl);
+		kx_content_put(c);
+		if (r < 0 || fflush(stdout) != 0) {
+			cli_error("history: cannot write to standard output: %s", strerror(r < 0 ? -r : errno));
+			status = EXIT_IO;
+		}
 	}
 	reader_close(&rd);
 	return status;

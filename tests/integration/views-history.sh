@@ -105,4 +105,12 @@ after=$(cat "$flce/history.tsv")
 unmount "$mnt" "$daemon" || fail "the daemon exits 0"
 check "kindex cat from the store gives what the mount gave" \
 	bash -c "[ \"\$('$KINDEX' --store '$store' cat '${flce#"$mnt/"}/history.tsv')\" = \"\$1\" ]" - "$after"
+# the same without a mount: one series by a run, the whole file by its group
+id=$(printf '%s\n' "$after" | awk -F'\t' '$1 == "steptest" && $2 == 15 { sub(/.*-/, "", $17); print $17 }')
+"$KINDEX" --store "$store" history "$id" >"$work/series.out"
+check "kindex history $id: the rule, the header and steptest's 15 results, the regression among them" \
+	bash -c "[ \"\$(grep -vc '^# ' '$work/series.out')\" = 16 ] && [ \"\$(grep -v '^# ' '$work/series.out' | tail -n +2 | cut -f1 | sort -u)\" = steptest ] &&
+		grep -q \$'\tregression\t' '$work/series.out'"
+check "kindex history GROUP prints its history.tsv" \
+	bash -c "[ \"\$('$KINDEX' --store '$store' history '${flce#"$mnt/"}')\" = \"\$1\" ]" - "$after"
 finish
