@@ -125,8 +125,11 @@ static void usage(FILE *f)
 		"                           user_allow_other in /etc/fuse.conf when not run as root)\n"
 		"    -o default_permissions let the kernel check the modes (0444 files, 0555 directories;\n"
 		"                           /inbox has the owner and mode of STORE/inbox)\n"
-		"    -o ro                  mount read-only: the default, and the fastest (no attribute\n"
-		"                           refresh after a file's first read, which a read-write mount needs)\n"
+		"    -o ro                  mount read-only (the kernel's side is read-only by default) and\n"
+		"                           open the store read-only: nothing under STORE is written, no\n"
+		"                           claim is taken, the tree is the store as it was at the mount\n"
+		"                           (replicas, docs/replicas.md). Without -o ro or rw the mount\n"
+		"                           claims the store and a writer is refused while it is mounted\n"
 		"    -o rw                  mount read-write: /inbox takes manifests (docs/inbox.md); the\n"
 		"                           tree answers EROFS. Costs one FLUSH round trip per close()\n"
 		"    -o max_manifest=SIZE   the size cap per file of the inbox (a write past it: EFBIG) and\n"
@@ -291,6 +294,10 @@ static int parse_options(struct daemon *d)
 			cfg->max_manifest);
 		return EXIT_USAGE;
 	}
+	if (cfg->spool && cfg->rw_given && !cfg->rw) {
+		fprintf(stderr, "kindexfs: -o spool=DIR writes the store: it cannot go with -o ro\n");
+		return EXIT_USAGE;
+	}
 	if (cfg->spool && !*cfg->spool) {
 		fprintf(stderr, "kindexfs: invalid -o spool=: give a directory\n");
 		return EXIT_USAGE;
@@ -419,7 +426,15 @@ static int open_store(struct daemon *d)
 {
 	struct kx_fs *fs = &d->fs;
 	char *msg = NULL;
-	int r = kx_store_open(d->store_path, KX_STORE_LEAN, &fs->store, &msg);
+	/*
+	 * An explicit -o ro (a replica, a store on read-only media) opens RocksDB read-only: no LOCK,
+	 * no WAL replayed into a new table, no claim written, so nothing under the store changes
+	 * (SPEC §7, docs/replicas.md). It reads the store as it was at the mount; a writer may open
+	 * it meanwhile. Without -o ro or rw the mount claims the store, as before: one host, one
+	 * store, and a writer refused while it is mounted.
+	 */
+	bool readonly = d->cfg.rw_given && !d->cfg.rw;
+	int r = kx_store_open(d->store_path, KX_STORE_LEAN | (readonly ? KX_STORE_READONLY : 0), &fs->store, &msg);
 	if (r < 0) {
 		if (msg)
 			fprintf(stderr, "kindexfs: %s\n", msg);
@@ -428,7 +443,7 @@ static int open_store(struct daemon *d)
 		free(msg);
 		return EXIT_STORE;
 	}
-	if ((r = kx_store_claim(fs->store, d->mnt_path)) < 0) {
+	if (!readonly && (r = kx_store_claim(fs->store, d->mnt_path)) < 0) {
 		fprintf(stderr, "kindexfs: cannot claim store '%s': %s\n", d->store_path, strerror(-r));
 		return EXIT_STORE;
 	}
