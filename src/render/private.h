@@ -53,6 +53,9 @@ int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 
 /* render.c */
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
+/* The unit a duration of `ns` nanoseconds reads best in: the largest of s, ms, us, ns it reaches,
+ * and that unit's nanoseconds in *ret_scale. */
+const char *render_time_unit(double ns, double *ret_scale);
 /* #1's value against run's, as "how many times worse than the best" (>= 1); NaN when unknown */
 double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best);
 /* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */

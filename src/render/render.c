@@ -53,21 +53,30 @@ static void num(double v, char out[KX_JCS_NUMBER_MAX])
 		snprintf(out, KX_JCS_NUMBER_MAX, "null");
 }
 
+const char *render_time_unit(double ns, double *ret_scale)
+{
+	static const struct {
+		double scale;
+		const char *name;
+	} t[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" } };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(t); i++)
+		if (fabs(ns) >= t[i].scale) {
+			*ret_scale = t[i].scale;
+			return t[i].name;
+		}
+	*ret_scale = 1;
+	return "ns";
+}
+
 void kx_render_value(double v, const char *unit, char *out, size_t cap)
 {
 	double factor = 1;
 	const char *metric = unit ? kx_unit_metric(unit, &factor) : NULL;
 	if (metric && strcmp(metric, "latency") == 0) {
-		double ns = v * factor;
-		static const struct {
-			double scale;
-			const char *name;
-		} t[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
-		for (size_t i = 0; i < KX_ARRAY_SIZE(t); i++)
-			if (fabs(ns) >= t[i].scale || t[i].scale == 1) {
-				snprintf(out, cap, "%.4g %s", ns / t[i].scale, t[i].name);
-				return;
-			}
+		double ns = v * factor, scale;
+		const char *name = render_time_unit(ns, &scale);
+		snprintf(out, cap, "%.4g %s", ns / scale, name);
+		return;
 	}
 	if (metric && strcmp(metric, "memory") == 0 && strcmp(unit, "B") == 0) {
 		static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };

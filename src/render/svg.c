@@ -80,18 +80,8 @@ static void axis_unit(struct axis *ax, const char *unit, double max)
 	const char *metric = kx_unit_metric(unit, &factor);
 	ax->unit = unit;
 	ax->scale = factor > 0 ? factor : 1;
-	if (metric && strcmp(metric, "latency") == 0) {
-		static const struct {
-			double scale;
-			const char *name;
-		} t[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
-		for (size_t i = 0; i < KX_ARRAY_SIZE(t); i++)
-			if (max >= t[i].scale || t[i].scale == 1) {
-				ax->scale = t[i].scale;
-				ax->unit = t[i].name;
-				break;
-			}
-	}
+	if (metric && strcmp(metric, "latency") == 0)
+		ax->unit = render_time_unit(max, &ax->scale);
 }
 
 /* 1, 2 or 5 times a power of ten, the smallest such at least x (x > 0). */
@@ -221,6 +211,21 @@ static bool whisker(const struct kx_run_rec *x, double *lo, double *hi)
 	return true;
 }
 
+/* Widen [*min, *max] to hold run x's median and whisker (base unit); the first unit seen kept. */
+static void extent_add(const struct kx_run_rec *x, double *min, double *max, const char **unit)
+{
+	double lo, hi;
+	if (!x->has_value)
+		return;
+	*unit = *unit ? *unit : x->unit;
+	*min = fmin(*min, x->base_value);
+	*max = fmax(*max, x->base_value);
+	if (whisker(x, &lo, &hi)) {
+		*min = fmin(*min, lo);
+		*max = fmax(*max, hi);
+	}
+}
+
 static void run_label(const struct kx_group_view *g, size_t i, char *out, size_t cap)
 {
 	const struct kx_run_rec *x = &g->runs[i];
@@ -238,19 +243,9 @@ int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out)
 	const char *unit = NULL;
 	char label[KX_NAME_MAX + KX_VERSION_MAX + 24], title[4 * KX_NAME_MAX + 32];
 	for (size_t i = 0; i < n; i++) {
-		const struct kx_run_rec *x = &g->runs[i];
-		double lo, hi;
 		run_label(g, i, label, sizeof(label));
 		label_w = fmax(label_w, text_width(label) + 16);
-		if (!x->has_value)
-			continue;
-		unit = unit ? unit : x->unit;
-		min = fmin(min, x->base_value);
-		max = fmax(max, x->base_value);
-		if (whisker(x, &lo, &hi)) {
-			min = fmin(min, lo);
-			max = fmax(max, hi);
-		}
+		extent_add(&g->runs[i], &min, &max, &unit);
 	}
 	label_w = fmin(label_w, 300);
 	snprintf(title, sizeof(title), "%s %s on %s", gr->kernel, gr->pass, gr->gpu);
@@ -462,15 +457,7 @@ static int sweep_panel(void *ctx, const struct sweep *s)
 		distinct += !i || strcmp(s->points[i].value, s->points[i - 1].value) != 0;
 		xmin = fmin(xmin, s->points[i].number);
 		xmax = fmax(xmax, s->points[i].number);
-		if (!x->has_value)
-			continue;
-		unit = unit ? unit : x->unit;
-		vmin = fmin(vmin, x->base_value);
-		vmax = fmax(vmax, x->base_value);
-		if (whisker(x, &lo, &hi)) {
-			vmin = fmin(vmin, lo);
-			vmax = fmax(vmax, hi);
-		}
+		extent_add(x, &vmin, &vmax, &unit);
 	}
 	if (!unit || vmax <= 0) {
 		if (r >= 0)
