@@ -26,13 +26,12 @@ static int series_cmp(const void *x, const void *y, void *arg)
 	return memcmp(a->run.b, b->run.b, sizeof(a->run.b));
 }
 
-/* a base-unit value in run x's unit, JCS */
+/* a base-unit value in run x's unit (as it is where the unit is not known), JCS */
 static void in_unit(const struct kx_run_rec *x, double base, char out[KX_JCS_NUMBER_MAX])
 {
-	double factor = 1;
-	if (!kx_unit_metric(x->unit, &factor) || factor == 0)
-		factor = 1;
-	if (!kx_jcs_number(base / factor, out))
+	double v = base;
+	render_in_unit(x, base, &v);
+	if (!kx_jcs_number(v, out))
 		snprintf(out, KX_JCS_NUMBER_MAX, "-");
 }
 

@@ -125,13 +125,7 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 			snprintf(rank, sizeof(rank), "%zu", i + 1);
 		if (x->has_value)
 			kx_render_value(x->value, x->unit, value, sizeof(value));
-		double factor = 1;
-		if (x->has_spread && kx_unit_metric(x->unit, &factor) && factor > 0) {
-			char lo[64], hi[64];
-			kx_render_value(x->base_p20 / factor, x->unit, lo, sizeof(lo));
-			kx_render_value(x->base_p80 / factor, x->unit, hi, sizeof(hi));
-			snprintf(spread, sizeof(spread), "%s – %s", lo, hi);
-		}
+		render_spread_text(x, spread, sizeof(spread));
 		double q = ranked ? render_vs_best(x, best) : NAN;
 		if (isfinite(q))
 			snprintf(vs, sizeof(vs), "%.3f×", q);

@@ -53,6 +53,10 @@ int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 
 /* render.c */
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
+/* A value in run x's metric's base unit, in x's unit; false when that unit is not known. */
+bool render_in_unit(const struct kx_run_rec *x, double base, double *ret);
+/* "58.52 ms – 59.10 ms", run x's p20–p80 as people read it; false (out untouched) when not known. */
+bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap);
 /* The unit a duration of `ns` nanoseconds reads best in: the largest of s, ms, us, ns it reaches,
  * and that unit's nanoseconds in *ret_scale. */
 const char *render_time_unit(double ns, double *ret_scale);

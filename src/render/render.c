@@ -227,14 +227,30 @@ static void display(const struct kx_run_rec *x, char *out, size_t cap)
 		snprintf(out, cap, "-");
 }
 
+bool render_in_unit(const struct kx_run_rec *x, double base, double *ret)
+{
+	double factor = 1;
+	if (!kx_unit_metric(x->unit, &factor) || factor == 0)
+		return false;
+	*ret = base / factor;
+	return true;
+}
+
 /* Run x's p20 and p80 in its unit; false when not known. */
 static bool spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
 {
-	double factor = 1;
-	if (!x->has_spread || !kx_unit_metric(x->unit, &factor) || factor == 0)
+	return x->has_spread && render_in_unit(x, x->base_p20, p20) && render_in_unit(x, x->base_p80, p80);
+}
+
+bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap)
+{
+	double lo, hi;
+	char a[64], b[64];
+	if (!spread_in_unit(x, &lo, &hi))
 		return false;
-	*p20 = x->base_p20 / factor;
-	*p80 = x->base_p80 / factor;
+	kx_render_value(lo, x->unit, a, sizeof(a));
+	kx_render_value(hi, x->unit, b, sizeof(b));
+	snprintf(out, cap, "%s – %s", a, b);
 	return true;
 }
 
@@ -255,16 +271,11 @@ void render_cells(const struct kx_run_rec *x, struct render_cells *c)
 	kx_time_format(x->observed_ns, c->when);
 }
 
-/* "p20–p80   58.52 ms – 59.10 ms" */
+/* "spread      58.52 ms – 59.10 ms  (p20–p80)" */
 static int spread_line(struct kx_buf *out, const struct kx_run_rec *x)
 {
-	double lo, hi;
-	char a[64], b[64];
-	if (!spread_in_unit(x, &lo, &hi))
-		return 0;
-	kx_render_value(lo, x->unit, a, sizeof(a));
-	kx_render_value(hi, x->unit, b, sizeof(b));
-	return line(out, "spread", "%s – %s  (p20–p80)", a, b);
+	char text[160];
+	return render_spread_text(x, text, sizeof(text)) ? line(out, "spread", "%s  (p20–p80)", text) : 0;
 }
 
 static int params_text(const struct kx_json *wl, struct kx_buf *out)
