@@ -513,16 +513,11 @@ int cmd_history(struct cli *cli, int argc, char **argv)
 		return -r;
 	struct kx_node n = { 0 }, run;
 	struct kx_run_rec x = { 0 };
-	char path[4096];
 	bool of_run = false;
 	if (kx_tree_resolve(rd.t, rd.v, tree_path(arg), &n) == 0 && n.type == KX_NODE_GROUP) {
 		r = 0;
-	} else if ((r = resolve_run(&rd, arg, &run)) == 0 && (r = kx_store_get_run(rd.s, rd.v, &run.id, &x)) == 0 &&
-		   (r = kx_tree_run_path(rd.t, rd.v, &x.run, path, sizeof(path))) == 0) {
-		char *slash = strrchr(path, '/');
-		if (slash)
-			*slash = '\0';
-		r = kx_tree_resolve(rd.t, rd.v, path, &n);
+	} else if ((r = resolve_run(&rd, arg, &run)) == 0 && (r = kx_store_get_run(rd.s, rd.v, &run.id, &x)) == 0) {
+		n.id = x.group; /* a group's node is its comparison key */
 		of_run = true;
 	}
 	struct kx_node f = { .type = KX_NODE_GROUP_FILE, .file = KX_GF_HISTORY_TSV, .id = n.id };
