@@ -37,6 +37,10 @@ size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_
 	static const uint8_t kernel[] = { KX_BF_INDEX_HTML }, pass[] = { KX_BF_GPUS_TSV, KX_BF_INDEX_HTML },
 			     gpu[] = { KX_BF_SWEEP_TSV, KX_BF_SWEEP_SVG, KX_BF_INDEX_HTML };
 	_Static_assert(KX_ARRAY_SIZE(gpu) <= BENCH_FILES_MAX, "BENCH_FILES_MAX holds a directory's files");
+	if (dir->type == KX_NODE_BENCHMARKS) { /* its page is the tree's, versioned as the root's */
+		ret[0] = (struct kx_node){ .type = KX_NODE_HTML, .file = 1 };
+		return 1;
+	}
 	if (dir->type != KX_NODE_BENCH || dir->depth < 1 || dir->depth > 3)
 		return 0;
 	const uint8_t *f = dir->depth == 1 ? kernel : dir->depth == 2 ? pass : gpu;
@@ -44,6 +48,11 @@ size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_
 	for (size_t i = 0; i < n; i++)
 		ret[i] = (struct kx_node){ .type = KX_NODE_BENCH_FILE, .depth = dir->depth, .id = dir->id, .file = f[i] };
 	return n;
+}
+
+const char *bench_file_name(const struct kx_node *f)
+{
+	return f->type == KX_NODE_HTML ? "index.html" : kx_bench_file_name((enum kx_bench_file)f->file);
 }
 
 int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)

@@ -59,13 +59,9 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			return r;
 		if (!valid_component(name))
 			return -ENOENT;
-		if (depth == 0 && strcmp(name, "index.html") == 0) {
-			n.type = KX_NODE_HTML, n.file = 1;
-			break;
-		}
 		struct kx_node f[BENCH_FILES_MAX];
 		size_t nf = bench_files_of(dir, f), i = 0;
-		while (i < nf && strcmp(name, kx_bench_file_name((enum kx_bench_file)f[i].file)) != 0)
+		while (i < nf && strcmp(name, bench_file_name(&f[i])) != 0)
 			i++;
 		if (i < nf) {
 			n = f[i]; /* before any directory of that name (no slug is "sweep.tsv") */
@@ -449,12 +445,10 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		struct wl_scan w = { .fn = fn, .ctx = ctx };
 		r = b.depth == 3 ? wl_walk(t, v, c, &w) : kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
 		/* its files after its directories */
-		struct kx_node f[BENCH_FILES_MAX], page = { .type = KX_NODE_HTML, .file = 1 };
+		struct kx_node f[BENCH_FILES_MAX];
 		size_t nf = bench_files_of(dir, f);
 		for (size_t i = 0; i < nf && r == 0; i++)
-			r = fn(ctx, kx_bench_file_name((enum kx_bench_file)f[i].file), &f[i]);
-		if (r == 0 && b.depth == 0)
-			r = fn(ctx, "index.html", &page);
+			r = fn(ctx, bench_file_name(&f[i]), &f[i]);
 		return r;
 	}
 	case KX_NODE_GROUP: {
@@ -570,8 +564,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		struct kx_node f[BENCH_FILES_MAX];
 		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
 			return r;
-		a.nlink = 2 + c.n - bench_files_of(n, f) - (depth == 0); /* its subdirectories' "..": not its
-										     * files (benchmarks/: index.html) */
+		a.nlink = 2 + c.n - bench_files_of(n, f); /* its subdirectories' "..", not its files */
 		break;
 	}
 	case KX_NODE_GROUP:

@@ -507,10 +507,12 @@ int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const s
 /* The mtime of the benchmark directory of path components comp[0..depth) (0: benchmarks/). */
 int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);
 
-/* The files of benchmark directory dir in listing order — index.html of every one; gpus.tsv of a
- * pass; sweep.tsv and sweep.svg of a gpu — written to ret (BENCH_FILES_MAX), their count
- * returned (0: none). */
+/* The files of benchmark directory dir, or of benchmarks/, in listing order — index.html of every
+ * one; gpus.tsv of a pass; sweep.tsv and sweep.svg of a gpu — written to ret (BENCH_FILES_MAX),
+ * their count returned (0: none). */
 #define BENCH_FILES_MAX 3
+/* The name of one of them (benchmarks/' page is a KX_NODE_HTML, the others KX_NODE_BENCH_FILE). */
+const char *bench_file_name(const struct kx_node *f);
 size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX]);
 
 /* A benchmark directory's file's stamp: the directory's mtime. */
