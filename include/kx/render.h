@@ -130,7 +130,6 @@ struct kx_html_page {
 	const struct kx_group_view *group; /* a group's directory: its ranking as a table, or NULL */
 	const char *const *pictures;       /* SVG files of the directory, embedded in this order */
 	size_t npictures;
-	const char *pre; /* text shown as it is (a run's summary.txt), or NULL */
 	const struct kx_html_link *links; /* every entry of the directory, in listing order */
 	size_t nlinks;
 };

@@ -15,12 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* text and attribute values; a <pre>'s line breaks and tabs kept */
-static int html_text(struct kx_buf *out, const char *s)
-{
-	return render_markup_text(out, s, true);
-}
-
 /* A path segment in a URL: RFC 3986's unreserved characters as they are, every other byte %XX. */
 static int url_segment(struct kx_buf *out, const char *s)
 {
@@ -46,7 +40,7 @@ static int link(struct kx_buf *out, const char *name, bool dir, const char *text
 	if (r >= 0)
 		r = kx_buf_puts(out, dir ? "/\">" : "\">");
 	if (r >= 0)
-		r = html_text(out, text);
+		r = render_markup_text(out, text);
 	return r < 0 ? r : kx_buf_puts(out, "</a>");
 }
 
@@ -56,7 +50,7 @@ static const char style[] =
 	"table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .7em;text-align:left;white-space:nowrap;"
 	"border-bottom:1px solid #d0d7de}td.n{text-align:right;font-variant-numeric:tabular-nums}"
 	"tr.first td{font-weight:bold}img{max-width:100%;height:auto;display:block;margin:1em 0}"
-	"ul.files{columns:3 18em;padding-left:1.2em}pre{background:#f6f8fa;padding:1em;overflow:auto}";
+	"ul.files{columns:3 18em;padding-left:1.2em}";
 
 /* "kindex / benchmarks / k / p": each ancestor a link back up, the directory itself plain text */
 static int breadcrumb(struct kx_buf *out, const char *path)
@@ -83,7 +77,7 @@ static int breadcrumb(struct kx_buf *out, const char *path)
 		if (r < 0)
 			break;
 		if (i == depth) {
-			r = html_text(out, name);
+			r = render_markup_text(out, name);
 			break;
 		}
 		r = kx_buf_puts(out, "<a href=\"");
@@ -92,7 +86,7 @@ static int breadcrumb(struct kx_buf *out, const char *path)
 		if (r >= 0)
 			r = kx_buf_puts(out, "index.html\">");
 		if (r >= 0)
-			r = html_text(out, name);
+			r = render_markup_text(out, name);
 		if (r >= 0)
 			r = kx_buf_puts(out, "</a>");
 	}
@@ -104,7 +98,7 @@ static int cell(struct kx_buf *out, bool number, const char *text)
 {
 	int r = kx_buf_puts(out, number ? "<td class=\"n\">" : "<td>");
 	if (r >= 0)
-		r = html_text(out, text);
+		r = render_markup_text(out, text);
 	return r < 0 ? r : kx_buf_puts(out, "</td>");
 }
 
@@ -165,14 +159,14 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 	const char *title = p->heading && *p->heading ? p->heading : *p->path ? p->path : "kindex";
 	int r = kx_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
 	if (r >= 0)
-		r = html_text(out, title);
+		r = render_markup_text(out, title);
 	if (r >= 0)
 		r = kx_buf_printf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n", style);
 	if (r >= 0)
 		r = breadcrumb(out, p->path);
-	if (r >= 0 && (r = kx_buf_puts(out, "<h1>")) >= 0 && (r = html_text(out, title)) >= 0)
+	if (r >= 0 && (r = kx_buf_puts(out, "<h1>")) >= 0 && (r = render_markup_text(out, title)) >= 0)
 		r = kx_buf_puts(out, "</h1>\n");
-	if (r >= 0 && p->lead && *p->lead && (r = kx_buf_puts(out, "<p>")) >= 0 && (r = html_text(out, p->lead)) >= 0)
+	if (r >= 0 && p->lead && *p->lead && (r = kx_buf_puts(out, "<p>")) >= 0 && (r = render_markup_text(out, p->lead)) >= 0)
 		r = kx_buf_puts(out, "</p>\n");
 	if (r >= 0 && p->group)
 		r = ranking_table(out, p->group);
@@ -183,16 +177,9 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 		if (r >= 0)
 			r = kx_buf_puts(out, "\" alt=\"");
 		if (r >= 0)
-			r = html_text(out, p->pictures[i]);
+			r = render_markup_text(out, p->pictures[i]);
 		if (r >= 0)
 			r = kx_buf_puts(out, "\"/></p>\n");
-	}
-	if (r >= 0 && p->pre) {
-		r = kx_buf_puts(out, "<pre>");
-		if (r >= 0)
-			r = html_text(out, p->pre);
-		if (r >= 0)
-			r = kx_buf_puts(out, "</pre>\n");
 	}
 	if (r >= 0)
 		r = kx_buf_printf(out, "<h2>%zu entries</h2>\n<ul class=\"files\">\n", p->nlinks);

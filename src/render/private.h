@@ -43,10 +43,9 @@ int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx,
 /* history.c: history.tsv of a group */
 int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out);
 
-/* svg.c: s with XML's five special characters escaped, for text and attribute values alike;
- * control characters (which XML 1.0 text cannot hold) as spaces, but line breaks and tabs when
- * `breaks` */
-int render_markup_text(struct kx_buf *out, const char *s, bool breaks);
+/* svg.c: s with XML's five special characters escaped, for text and attribute values alike of
+ * the pictures and the pages; control characters (which XML 1.0 text cannot hold) as spaces */
+int render_markup_text(struct kx_buf *out, const char *s);
 
 /* svg.c: ranking.svg of a group */
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);

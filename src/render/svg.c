@@ -15,7 +15,7 @@
 
 /* ---- text ---------------------------------------------------------------------------------- */
 
-int render_markup_text(struct kx_buf *out, const char *s, bool breaks)
+int render_markup_text(struct kx_buf *out, const char *s)
 {
 	int r = 0;
 	for (; *s && r >= 0; s++) {
@@ -25,19 +25,11 @@ int render_markup_text(struct kx_buf *out, const char *s, bool breaks)
 		case '>': r = kx_buf_puts(out, "&gt;"); break;
 		case '"': r = kx_buf_puts(out, "&quot;"); break;
 		case '\'': r = kx_buf_puts(out, "&#39;"); break;
-		default: {
-			/* control characters are not allowed in XML 1.0 text: a space stands for them */
-			bool keep = (unsigned char)*s >= 0x20 || (breaks && (*s == '\n' || *s == '\t'));
-			r = kx_buf_putc(out, keep ? *s : ' ');
-		}
+		/* control characters are not allowed in XML 1.0 text: a space stands for them */
+		default: r = kx_buf_putc(out, (unsigned char)*s < 0x20 ? ' ' : *s);
 		}
 	}
 	return r;
-}
-
-static int xml_text(struct kx_buf *out, const char *s)
-{
-	return render_markup_text(out, s, false);
 }
 
 /* <text x y [attrs]>escaped s</text> */
@@ -45,7 +37,7 @@ static int text_at(struct kx_buf *out, double x, double y, const char *attrs, co
 {
 	int r = kx_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\"%s%s>", x, y, *attrs ? " " : "", attrs);
 	if (r >= 0)
-		r = xml_text(out, s);
+		r = render_markup_text(out, s);
 	return r < 0 ? r : kx_buf_puts(out, "</text>\n");
 }
 
@@ -184,7 +176,7 @@ static int svg_open(struct kx_buf *out, double w, double h, const char *title)
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n<title>",
 		w, h, w, h);
 	if (r >= 0)
-		r = xml_text(out, title);
+		r = render_markup_text(out, title);
 	if (r >= 0)
 		r = kx_buf_printf(out, "</title>\n<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
 	return r;
@@ -484,7 +476,7 @@ static int sweep_panel(void *ctx, const struct sweep *s)
 		r = kx_buf_printf(out,
 				  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f %.1f)\">",
 				  px + 16, (y0 + y1) / 2, px + 16, (y0 + y1) / 2);
-	if (r >= 0 && (r = xml_text(out, label)) >= 0)
+	if (r >= 0 && (r = render_markup_text(out, label)) >= 0)
 		r = kx_buf_puts(out, "</text>\n");
 	/* the x axis: the sweep's values, by number (linear, or log past a decade) or in order */
 	if (s->numeric) {
