@@ -29,7 +29,9 @@ enum kx_group_file {
 	KX_GF_RANKING_JSON,
 	KX_GF_GROUP_JSON,
 	KX_GF_HISTORY_TSV,
+	KX_GF_HISTORY_JSON,
 	KX_GF_RANKING_SVG,
+	KX_GF_HISTORY_SVG,
 	KX_GF_INDEX_HTML, /* rendered by the tree, which lists the directory (src/tree/html.c) */
 	KX_GF_SHA256SUMS, /* last: it lists the files before it */
 	KX_GF__COUNT,
@@ -74,7 +76,8 @@ struct kx_group_view {
 	struct kx_json *workload_doc; /* when stored, else NULL */
 };
 
-/* ranking.tsv, ranking.json, GROUP.json, history.tsv, ranking.svg (not SHA256SUMS, index.html). */
+/* ranking.tsv, ranking.json, GROUP.json, history.tsv, history.json, ranking.svg, history.svg (not
+ * SHA256SUMS, index.html). */
 int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, struct kx_buf *out);
 
 /* Append "<sha256 hex>  <name>\n" for content of that SHA-256 (the sha256sum -c format). */
@@ -163,6 +166,34 @@ int kx_render_compare_gpu(const struct kx_compare_row *rows, size_t n, struct kx
 /* summary.tsv of rows sorted by kernel, pass and gpu: one line for each run of rows that share
  * those three. */
 int kx_render_compare_summary(const struct kx_compare_row *rows, size_t n, struct kx_buf *out);
+
+/*
+ * /index.tsv (docs/views.md): a header with a column "p.<name>" for each of names[0..n) (every
+ * workload parameter name of the tree, in byte order), then each group's rows, the groups in path
+ * order. kx_render_param_names: a workload document's parameter names, to fn in byte order.
+ */
+int kx_render_param_names(const struct kx_json *workload_doc, int (*fn)(void *ctx, const char *name), void *ctx);
+int kx_render_index_header(const char *const *names, size_t n, struct kx_buf *out);
+int kx_render_index_rows(const struct kx_group_view *g, const char *const *names, size_t n, struct kx_buf *out);
+
+/*
+ * /regressions.tsv (docs/history.md): every open change point of every series, worst first. A
+ * series' open change point is its last one: the start of the segment its newest results are in.
+ * kx_render_group_regressions gives fn one row (a line of the file, with its newline) for each
+ * series of group g that has one, with what the file sorts them by; the header comes from
+ * kx_render_regressions_header, the rows then sorted by kx_regression_cmp.
+ */
+struct kx_regression {
+	bool worse;    /* a regression; else an improvement */
+	double change; /* after / before - 1 */
+	const char *line;
+	size_t len;
+};
+int kx_render_regressions_header(struct kx_buf *out);
+int kx_render_group_regressions(const struct kx_group_view *g,
+				int (*fn)(void *ctx, const struct kx_regression *row), void *ctx);
+/* Regressions first, each kind by the size of the move, largest first; then by the line's bytes. */
+int kx_regression_cmp(const struct kx_regression *a, const struct kx_regression *b);
 
 struct kx_readme_info {
 	const char *store_path;

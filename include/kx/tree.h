@@ -53,14 +53,16 @@ enum kx_node_type {
 	KX_NODE_DOC_FILE,   /* a run's protocol.json …: file = its enum kx_run_file, id = the document:
 			     * one inode for every run that names it (hard links). Its inode number
 			     * is KX_NODE_DOC's with that file (digests/ files have file 0). */
+	KX_NODE_INDEX = 16,        /* /index.tsv: every run, one row */
 	KX_NODE_BENCH_FILE = 17, /* a benchmark directory's file: file = enum kx_bench_file (gpus.tsv of a
 				  * pass directory, sweep.tsv of a gpu directory), id = the directory's */
 	KX_NODE_COMPARE = 18,      /* compare/ */
 	KX_NODE_COMPARE_PAIR = 19, /* compare/<candidate>..<baseline>: id = a hash of the two names */
 	KX_NODE_COMPARE_FILE = 20, /* a pair's file: file KX_CF_SUMMARY (summary.tsv, id = the pair's) or
 				    * KX_CF_GPU (<gpu>.tsv, id = a hash of the names and the gpu) */
+	KX_NODE_REGRESSIONS = 21,  /* /regressions.tsv: every series' open change point */
 	KX_NODE_HTML = 22,         /* index.html of the root (file 0) or of benchmarks/ (file 1) */
-	/* 16, 21, 23: free, for the tree's node types to come */
+	/* 23: free, for the tree's node types to come */
 	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
 	KX_NODE__VERSION = 31, /* 31 the versions of the files whose bytes change (src/fs/versions.c) */
 };
@@ -158,7 +160,7 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret);
 
 /*
- * Versioned files: the README, the files that follow a group's ranks (its ranking.tsv,
+ * Versioned files: the README, index.tsv, regressions.tsv, the files that follow a group's ranks (its ranking.tsv,
  * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
  * the benchmark directories' gpus.tsv and sweep.tsv and the files of compare/ change content when
  * runs are added; no other file does (but for the rare late document, which changes some files of

@@ -72,6 +72,7 @@ int cmd_export(struct cli *cli, int argc, char **argv);
 int cmd_ls(struct cli *cli, int argc, char **argv);
 int cmd_cat(struct cli *cli, int argc, char **argv);
 int cmd_history(struct cli *cli, int argc, char **argv);
+int cmd_regressions(struct cli *cli, int argc, char **argv);
 int cmd_compare(struct cli *cli, int argc, char **argv);
 int cmd_show(struct cli *cli, int argc, char **argv);
 int cmd_canon(struct cli *cli, int argc, char **argv);

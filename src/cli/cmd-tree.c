@@ -545,6 +545,44 @@ int cmd_history(struct cli *cli, int argc, char **argv)
 	return status;
 }
 
+int cmd_regressions(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "Prints regressions.tsv: the open change point of every series of every group (its last:\n"
+			    "the start of the segment its newest results are in), regressions first, the largest move\n"
+			    "first, then improvements (docs/history.md).\n"
+			    "  --check   exit 1 when a regression is open (for a nightly job), 0 when none is\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	bool check = false;
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--check") != 0) {
+			cli_error("regressions: %s %s (see kindex regressions --help)",
+				  argv[i][0] == '-' ? "unknown option" : "takes no argument", quoted(argv[i]));
+			return EXIT_USAGE;
+		}
+		check = true;
+	}
+	struct reader rd;
+	int r = reader_open(cli, &rd);
+	if (r < 0)
+		return -r;
+	struct kx_node n = { .type = KX_NODE_REGRESSIONS };
+	const struct kx_content *c;
+	int status = EXIT_OK;
+	if ((r = kx_tree_read(rd.t, rd.v, &n, &c)) < 0) {
+		cli_error("regressions: cannot find the change points: %s", strerror(-r));
+		status = EXIT_IO;
+	} else {
+		bool open = memmem(c->data, c->len, "\nregression\t", 12) != NULL; /* a row: the header comes first */
+		status = print_content("regressions", "the regressions", c);
+		if (status == EXIT_OK && check && open)
+			status = EXIT_REFUSED;
+	}
+	reader_close(&rd);
+	return status;
+}
+
 /* Names for a message: "a, b, c", at most NAMES_SHOWN of them, then how many in all. */
 #define NAMES_SHOWN 20
 

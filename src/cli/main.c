@@ -24,6 +24,7 @@ const struct command kx_commands[] = {
 	{ "show", "print a run's page (short id, digest or tree path)", "RUN", cmd_show },
 	{ "cat", "print files of the tree, as the mount serves them", "PATH...", cmd_cat },
 	{ "history", "print a run's series over time, or a group's history.tsv", "RUN|PATH", cmd_history },
+	{ "regressions", "print every series' open change point, regressions first", "[--check]", cmd_regressions },
 	{ "compare", "print how one implementation fares against another", "CANDIDATE BASELINE [--gpu GPU]",
 	  cmd_compare },
 	{ "canon", "print the JCS (RFC 8785) form of JSON", "[FILE]", cmd_canon },

@@ -27,8 +27,7 @@ int kx_bench_file_from_name(const char *name)
 	return -1;
 }
 
-/* A text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
-static int field(struct kx_buf *out, const char *s)
+int render_tsv_text(struct kx_buf *out, const char *s)
 {
 	if (!*s)
 		return kx_buf_putc(out, '-');
@@ -53,17 +52,10 @@ static int impl_cmp(const struct kx_run_rec *a, const struct kx_run_rec *b)
 
 /* ---- sweep.tsv -------------------------------------------------------------------------------- */
 
-/* A workload parameter: its name and its value as the slug writes it (kx_rank_param_text). */
-struct param {
-	const char *name, *text;
-	enum kx_json_type type;
-	double number;
-};
-
 /* A group with its parameters, sorted by name. */
 struct sgroup {
 	const struct kx_bench_group *g;
-	struct param *p;
+	struct render_param *p;
 	size_t np;
 };
 
@@ -89,7 +81,7 @@ struct row {
 
 static int param_name_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct param *)a)->name, ((const struct param *)b)->name);
+	return strcmp(((const struct render_param *)a)->name, ((const struct render_param *)b)->name);
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -98,7 +90,7 @@ static int str_cmp(const void *a, const void *b)
 }
 
 /* Two values of a parameter: the same value (type and text) or not, in a total order. */
-static int value_cmp(const struct param *a, const struct param *b)
+static int value_cmp(const struct render_param *a, const struct render_param *b)
 {
 	if (a->type != b->type)
 		return a->type < b->type ? -1 : 1;
@@ -144,7 +136,7 @@ static int part_cmp(const void *x, const void *y, void *arg)
 static int row_cmp(const void *x, const void *y, void *arg)
 {
 	const struct row *a = x, *b = y;
-	const struct param *va = &a->m->s->p[a->m->at], *vb = &b->m->s->p[b->m->at];
+	const struct render_param *va = &a->m->s->p[a->m->at], *vb = &b->m->s->p[b->m->at];
 	int c = 0;
 	if (*(const bool *)arg && va->number != vb->number)
 		c = va->number < vb->number ? -1 : 1;
@@ -161,29 +153,29 @@ static int row_cmp(const void *x, const void *y, void *arg)
  * the settings a sweep holds fixed (Liger's benchmark configs list it beside the others), so
  * groups of two dtypes are two sweeps, and groups that differ in their dtype alone a sweep of it.
  */
-static int params_of(struct kx_arena *a, const struct kx_bench_group *g, struct sgroup *ret)
+int render_params(struct kx_arena *a, const struct kx_json *workload_doc, struct render_param **ret_p, size_t *ret_n)
 {
-	const struct kx_json *spec = g->workload_doc ? kx_json_get(g->workload_doc, "spec") : NULL;
+	const struct kx_json *spec = workload_doc ? kx_json_get(workload_doc, "spec") : NULL;
 	const struct kx_json *p = spec ? kx_json_get(spec, "parameters") : NULL;
 	const struct kx_json *dtype = spec ? kx_json_get(spec, "dtype") : NULL;
-	ret->g = g;
-	ret->np = 0;
-	ret->p = NULL;
+	*ret_p = NULL;
+	*ret_n = 0;
 	if (p && p->type != KX_JSON_OBJECT)
 		p = NULL;
 	if (dtype && (dtype->type != KX_JSON_STRING || (p && kx_json_get(p, "dtype"))))
 		dtype = NULL;
-	size_t n = (p ? p->obj.len : 0) + (dtype != NULL);
+	size_t n = (p ? p->obj.len : 0) + (dtype != NULL), np = 0;
 	if (!n)
 		return 0;
-	if (!(ret->p = kx_arena_alloc(a, n * sizeof(*ret->p))))
+	struct render_param *out = kx_arena_alloc(a, n * sizeof(*out));
+	if (!out)
 		return -ENOMEM;
 	struct kx_buf b = { 0 };
 	int r = 0;
 	for (size_t i = 0; p && i < p->obj.len && r >= 0; i++) {
 		const struct kx_json *v = p->obj.v[i].value;
 		kx_buf_reset(&b);
-		struct param *x = &ret->p[ret->np];
+		struct render_param *x = &out[np];
 		x->type = v->type;
 		x->number = v->type == KX_JSON_NUMBER ? v->number : 0;
 		x->name = kx_arena_strndup(a, p->obj.v[i].key, p->obj.v[i].key_len);
@@ -191,19 +183,28 @@ static int params_of(struct kx_arena *a, const struct kx_bench_group *g, struct 
 			r = -ENOMEM;
 		if (r >= 0 && !x->name)
 			r = -ENOMEM;
-		ret->np += r >= 0;
+		np += r >= 0;
 	}
 	kx_buf_release(&b);
 	if (r >= 0 && dtype) {
-		struct param *x = &ret->p[ret->np++];
-		*x = (struct param){ .name = "dtype", .type = KX_JSON_STRING,
-				     .text = kx_arena_strndup(a, dtype->str.ptr, dtype->str.len) };
+		struct render_param *x = &out[np++];
+		*x = (struct render_param){ .name = "dtype", .type = KX_JSON_STRING,
+					    .text = kx_arena_strndup(a, dtype->str.ptr, dtype->str.len) };
 		if (!x->text)
 			r = -ENOMEM;
 	}
-	if (r >= 0)
-		qsort(ret->p, ret->np, sizeof(*ret->p), param_name_cmp);
-	return r < 0 ? r : 0;
+	if (r < 0)
+		return r;
+	qsort(out, np, sizeof(*out), param_name_cmp);
+	*ret_p = out;
+	*ret_n = np;
+	return 0;
+}
+
+static int params_of(struct kx_arena *a, const struct kx_bench_group *g, struct sgroup *ret)
+{
+	ret->g = g;
+	return render_params(a, g->workload_doc, &ret->p, &ret->np);
 }
 
 /* `fixed`: the parameters of member m other than its axis, "name=value" joined by ",". */
@@ -281,7 +282,7 @@ static int sweep_of(const struct part *p, const struct member *m, struct scratch
 	qsort_r(x->rows, n, sizeof(*x->rows), row_cmp, (void *)&p->numeric);
 	for (size_t i = 0; i < n; i++) {
 		const struct row *w = &x->rows[i];
-		const struct param *v = &w->m->s->p[w->m->at];
+		const struct render_param *v = &w->m->s->p[w->m->at];
 		x->points[i] = (struct sweep_point){ .value = v->text, .number = v->number,
 						     .workload_dir = w->m->s->g->workload_dir, .run = w->x };
 	}
@@ -318,9 +319,9 @@ int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx,
 			continue;
 		size_t nm = 0;
 		for (size_t k = 0; k < n; k++) {
-			struct param key = { .name = names[i] };
+			struct render_param key = { .name = names[i] };
 			/* a group without a current run has no row: a sweep of it could show one value */
-			const struct param *at = sg[k].np && sg[k].g->len
+			const struct render_param *at = sg[k].np && sg[k].g->len
 							 ? bsearch(&key, sg[k].p, sg[k].np, sizeof(key), param_name_cmp)
 							 : NULL;
 			if (at)
@@ -353,8 +354,9 @@ static int sweep_tsv_rows(void *ctx, const struct sweep *s)
 	int r = 0;
 	for (size_t i = 0; i < s->len && r >= 0; i++) {
 		const struct sweep_point *x = &s->points[i];
-		if ((r = field(out, s->axis)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 && (r = field(out, x->value)) >= 0 &&
-		    (r = kx_buf_putc(out, '\t')) >= 0 && (r = field(out, s->fixed)) >= 0)
+		if ((r = render_tsv_text(out, s->axis)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 &&
+		    (r = render_tsv_text(out, x->value)) >= 0 &&
+		    (r = kx_buf_putc(out, '\t')) >= 0 && (r = render_tsv_text(out, s->fixed)) >= 0)
 			r = kx_buf_printf(out, "\t%s\t%s", x->workload_dir, x->run->impl);
 		if (r >= 0)
 			r = value_cells(out, x->run);

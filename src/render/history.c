@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * history.tsv of a group (SPEC §6, docs/history.md, docs/views.md): every passed run of each
- * implementation in time order — its series — with the change points of that series found by the
- * rule of src/history (kx_changepoints, on the medians in the metric's base unit). The rule and its
- * parameters head the file. Pure: the same group gives the same bytes.
+ * The history of a group (SPEC §6, docs/history.md, docs/views.md): history.tsv and history.json,
+ * every passed run of each implementation in time order — its series — with the change points of
+ * that series found by the rule of src/history (kx_changepoints, on the medians in the metric's
+ * base unit), the rule and its parameters at their top; and the rows of /regressions.tsv, each
+ * series' open change point. Pure: the same group gives the same bytes.
  */
 #include "private.h"
-
-#include "kx/history.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +25,39 @@ static int series_cmp(const void *x, const void *y, void *arg)
 	return memcmp(a->run.b, b->run.b, sizeof(a->run.b));
 }
 
+int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const struct render_series *s),
+		       void *ctx)
+{
+	size_t cap = g->len ? g->len : 1;
+	uint32_t *s = malloc(cap * sizeof(*s));
+	double *x = malloc(cap * sizeof(*x));
+	struct kx_change *cp = malloc((cap / 4 + 1) * sizeof(*cp));
+	size_t n = 0;
+	int r = !s || !x || !cp ? -ENOMEM : 0;
+	for (size_t i = 0; i < g->len && r >= 0; i++)
+		if (g->runs[i].passed && g->runs[i].has_value)
+			s[n++] = (uint32_t)i;
+	if (r >= 0 && n)
+		qsort_r(s, n, sizeof(*s), series_cmp, (void *)g->runs);
+	for (size_t i = 0, j; i < n && r >= 0; i = j) {
+		for (j = i + 1; j < n && strcmp(g->runs[s[j]].impl, g->runs[s[i]].impl) == 0; j++)
+			;
+		for (size_t k = i; k < j; k++)
+			x[k - i] = g->runs[s[k]].base_value;
+		size_t ncp = 0;
+		r = kx_changepoints(x, j - i, (enum kx_order)g->group->order, cp, (j - i) / 4 + 1, &ncp);
+		if (r >= 0) {
+			struct render_series rs = { .g = g, .impl = g->runs[s[i]].impl, .runs = s + i, .n = j - i,
+						    .cp = cp, .ncp = ncp };
+			r = fn(ctx, &rs);
+		}
+	}
+	free(cp);
+	free(x);
+	free(s);
+	return r < 0 ? r : 0;
+}
+
 /* a base-unit value in run x's unit (as it is where the unit is not known), JCS */
 static void in_unit(const struct kx_run_rec *x, double base, char out[KX_JCS_NUMBER_MAX])
 {
@@ -35,36 +67,46 @@ static void in_unit(const struct kx_run_rec *x, double base, char out[KX_JCS_NUM
 		snprintf(out, KX_JCS_NUMBER_MAX, "-");
 }
 
-/* One implementation's series s[0..n) (indexes into g->runs): its rows. */
-static int series_rows(const struct kx_group_view *g, const uint32_t *s, size_t n, double *x, struct kx_change *cp,
-		       struct kx_buf *out)
+/* A change point's cells: its move, relative change, p-value, and medians before and after in the
+ * unit of run x (the first of the new segment). */
+struct change_cells {
+	const char *move;
+	char change[KX_JCS_NUMBER_MAX], p[KX_JCS_NUMBER_MAX], before[KX_JCS_NUMBER_MAX], after[KX_JCS_NUMBER_MAX];
+};
+
+static int change_cells(const struct kx_run_rec *x, const struct kx_change *cp, struct change_cells *c)
 {
-	for (size_t i = 0; i < n; i++)
-		x[i] = g->runs[s[i]].base_value;
-	size_t ncp = 0;
-	int r = kx_changepoints(x, n, (enum kx_order)g->group->order, cp, n / 4 + 1, &ncp);
+	if (!kx_jcs_number(cp->change, c->change) || !kx_jcs_number(cp->p, c->p))
+		return -EINVAL;
+	in_unit(x, cp->before, c->before);
+	in_unit(x, cp->after, c->after);
+	c->move = cp->worse ? "regression" : "improvement";
+	return 0;
+}
+
+/* ---- history.tsv ------------------------------------------------------------------------------ */
+
+static int series_rows(void *ctx, const struct render_series *s)
+{
+	struct kx_buf *out = ctx;
+	const struct kx_group_view *g = s->g;
 	size_t segment = 1, next = 0;
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		const struct kx_run_rec *run = &g->runs[s[i]];
+	int r = 0;
+	for (size_t i = 0; i < s->n && r >= 0; i++) {
+		const struct kx_run_rec *run = &g->runs[s->runs[i]];
 		struct render_cells c;
-		char change[KX_JCS_NUMBER_MAX] = "-", p[KX_JCS_NUMBER_MAX] = "-", before[KX_JCS_NUMBER_MAX] = "-",
-		     after[KX_JCS_NUMBER_MAX] = "-";
-		const char *move = "-";
+		struct change_cells cc = { .move = "-", .change = "-", .p = "-", .before = "-", .after = "-" };
 		render_cells(run, &c);
-		if (next < ncp && cp[next].at == i) {
+		if (next < s->ncp && s->cp[next].at == i) {
 			segment++;
-			if (!kx_jcs_number(cp[next].change, change) || !kx_jcs_number(cp[next].p, p))
-				return -EINVAL;
-			in_unit(run, cp[next].before, before);
-			in_unit(run, cp[next].after, after);
-			move = cp[next].worse ? "regression" : "improvement";
-			next++;
+			if ((r = change_cells(run, &s->cp[next++], &cc)) < 0)
+				return r;
 		}
-		bool current = s[i] < g->ranked; /* the ranked prefix: each implementation's current run */
+		bool current = s->runs[i] < g->ranked; /* the ranked prefix: each implementation's current run */
 		r = kx_buf_printf(out, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%s\n", run->impl,
 				  i + 1, c.when, c.version, c.value, c.p20, c.p80, c.unit,
 				  kx_evidence_name((enum kx_evidence)run->evidence), current ? "current" : "superseded",
-				  segment, move, change, p, before, after, g->dirnames[s[i]]);
+				  segment, cc.move, cc.change, cc.p, cc.before, cc.after, g->dirnames[s->runs[i]]);
 	}
 	return r;
 }
@@ -75,25 +117,204 @@ int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out)
 	if (r >= 0)
 		r = kx_buf_puts(out, "implementation\tn\tobserved_at\tversion\tmedian\tp20\tp80\tunit\tevidence\tstatus"
 				     "\tsegment\tmove\tchange\tp\tbefore\tafter\tdir\n");
-	/* the series: every passed run with a value, by implementation, in time order */
-	uint32_t *s = malloc((g->len ? g->len : 1) * sizeof(*s));
-	double *x = malloc((g->len ? g->len : 1) * sizeof(*x));
-	struct kx_change *cp = malloc((g->len / 4 + 1) * sizeof(*cp));
-	size_t n = 0;
-	if (r >= 0 && (!s || !x || !cp))
-		r = -ENOMEM;
-	for (size_t i = 0; i < g->len && r >= 0; i++)
-		if (g->runs[i].passed && g->runs[i].has_value)
-			s[n++] = (uint32_t)i;
-	if (r >= 0 && n)
-		qsort_r(s, n, sizeof(*s), series_cmp, (void *)g->runs);
-	for (size_t i = 0, j; i < n && r >= 0; i = j) {
-		for (j = i + 1; j < n && strcmp(g->runs[s[j]].impl, g->runs[s[i]].impl) == 0; j++)
-			;
-		r = series_rows(g, s + i, j - i, x, cp, out);
+	return r < 0 ? r : render_each_series(g, series_rows, out);
+}
+
+/* ---- history.json ----------------------------------------------------------------------------- */
+
+struct json_history {
+	struct kx_arena *a;
+	struct kx_json *series;
+};
+
+static struct kx_json *number_or_null(struct kx_arena *a, bool known, double v)
+{
+	return known ? kx_json_new_number(a, v) : kx_json_new(a, KX_JSON_NULL);
+}
+
+static int series_json(void *ctx, const struct render_series *s)
+{
+	struct json_history *h = ctx;
+	struct kx_arena *a = h->a;
+	const struct kx_group_view *g = s->g;
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT), *results = kx_json_new(a, KX_JSON_ARRAY),
+		       *changes = kx_json_new(a, KX_JSON_ARRAY);
+	if (!o || !results || !changes)
+		return -ENOMEM;
+	kx_json_set_string(a, o, "implementation", s->impl);
+	size_t segment = 1, next = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct kx_run_rec *x = &g->runs[s->runs[i]];
+		struct kx_json *e = kx_json_new(a, KX_JSON_OBJECT);
+		char when[40], ds[KX_DIGEST_STR_MAX];
+		double lo = 0, hi = 0;
+		bool spread = render_spread_in_unit(x, &lo, &hi);
+		if (!e)
+			return -ENOMEM;
+		if (next < s->ncp && s->cp[next].at == i) {
+			const struct kx_change *cp = &s->cp[next++];
+			struct kx_json *c = kx_json_new(a, KX_JSON_OBJECT);
+			double before = cp->before, after = cp->after;
+			if (!c)
+				return -ENOMEM;
+			render_in_unit(x, cp->before, &before);
+			render_in_unit(x, cp->after, &after);
+			segment++;
+			kx_json_set_number(a, c, "n", (double)(i + 1));
+			kx_time_format(x->observed_ns, when);
+			kx_json_set_string(a, c, "observedAt", when);
+			kx_json_set_string(a, c, "move", cp->worse ? "regression" : "improvement");
+			kx_json_set_number(a, c, "change", cp->change);
+			kx_json_set_number(a, c, "p", cp->p);
+			kx_json_set_number(a, c, "before", before);
+			kx_json_set_number(a, c, "after", after);
+			kx_json_set_string(a, c, "unit", x->unit);
+			kx_json_set_number(a, c, "earlierResults", (double)cp->n_before);
+			kx_json_append(a, changes, c);
+		}
+		kx_json_set_number(a, e, "n", (double)(i + 1));
+		kx_time_format(x->observed_ns, when);
+		kx_json_set_string(a, e, "observedAt", when);
+		kx_json_set(a, e, "version",
+			    x->version[0] ? kx_json_new_string(a, x->version) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set_number(a, e, "median", x->value);
+		kx_json_set(a, e, "p20", number_or_null(a, spread, lo));
+		kx_json_set(a, e, "p80", number_or_null(a, spread, hi));
+		kx_json_set_string(a, e, "unit", x->unit);
+		kx_json_set_string(a, e, "evidence", kx_evidence_name((enum kx_evidence)x->evidence));
+		kx_json_set_string(a, e, "status", s->runs[i] < g->ranked ? "current" : "superseded");
+		kx_json_set_number(a, e, "segment", (double)segment);
+		kx_json_set_string(a, e, "dir", g->dirnames[s->runs[i]]);
+		kx_digest_format(&x->run, ds);
+		kx_json_set_string(a, e, "run", ds);
+		kx_json_append(a, results, e);
 	}
-	free(cp);
-	free(x);
-	free(s);
+	kx_json_set(a, o, "results", results);
+	kx_json_set(a, o, "changes", changes);
+	kx_json_append(a, h->series, o);
+	return 0;
+}
+
+int render_history_json(const struct kx_group_view *g, struct kx_buf *out)
+{
+	struct json_history h = { .a = kx_arena_new() };
+	struct kx_buf rule = { 0 };
+	struct kx_json *root = NULL, *p = NULL, *lines = NULL;
+	int r = h.a ? 0 : -ENOMEM;
+	if (r == 0) {
+		root = kx_json_new(h.a, KX_JSON_OBJECT);
+		p = kx_json_new(h.a, KX_JSON_OBJECT);
+		lines = kx_json_new(h.a, KX_JSON_ARRAY);
+		h.series = kx_json_new(h.a, KX_JSON_ARRAY);
+		r = root && p && lines && h.series ? kx_changepoint_rule(&rule) : -ENOMEM;
+	}
+	/* the rule as history.tsv states it, a string per line, without the "# " */
+	for (const char *l = rule.ptr, *e; r >= 0 && l && *l; l = e + 1) {
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		struct kx_json *line = kx_json_new_stringn(h.a, l + 2, (size_t)(e - l - 2));
+		if (!line)
+			r = -ENOMEM;
+		else
+			kx_json_append(h.a, lines, line);
+	}
+	if (r >= 0) {
+		char ds[KX_DIGEST_STR_MAX];
+		kx_digest_format(&g->group->key, ds);
+		kx_json_set_string(h.a, root, "comparisonKey", ds);
+		kx_json_set_string(h.a, root, "path", g->path);
+		kx_json_set_string(h.a, root, "order",
+				   g->group->order == KX_ORDER_DESCENDING ? "descending" : "ascending");
+		kx_json_set(h.a, root, "rule", lines);
+		kx_json_set_number(h.a, p, "confirm", KX_CP_CONFIRM);
+		kx_json_set_number(h.a, p, "window", KX_CP_WINDOW);
+		kx_json_set_number(h.a, p, "alpha", KX_CP_ALPHA);
+		kx_json_set_number(h.a, p, "minMove", KX_CP_MIN_MOVE);
+		kx_json_set_number(h.a, p, "minBefore", KX_CP_MIN_BEFORE);
+		kx_json_set(h.a, root, "parameters", p);
+		r = render_each_series(g, series_json, &h);
+	}
+	if (r >= 0) {
+		kx_json_set(h.a, root, "series", h.series);
+		r = kx_json_write_pretty(root, out);
+	}
+	kx_buf_release(&rule);
+	kx_arena_free(h.a);
 	return r < 0 ? r : 0;
+}
+
+/* ---- /regressions.tsv ------------------------------------------------------------------------- */
+
+int kx_render_regressions_header(struct kx_buf *out)
+{
+	int r = kx_changepoint_rule(out);
+	if (r >= 0)
+		r = kx_buf_puts(out, "# each series' open change point (its last): regressions first, the largest"
+				     " move first\n"
+				     "move\tchange\tp\tbefore\tafter\tunit\timplementation\tsince\tversion\twas"
+				     "\tresults\tkernel\tpass\tgpu\tworkload\tgroup\n");
+	return r < 0 ? r : 0;
+}
+
+struct regressions {
+	int (*fn)(void *ctx, const struct kx_regression *row);
+	void *ctx;
+	struct kx_buf line;
+};
+
+static int series_regression(void *ctx, const struct render_series *s)
+{
+	struct regressions *x = ctx;
+	if (!s->ncp)
+		return 0;
+	const struct kx_group_view *g = s->g;
+	const struct kx_change *cp = &s->cp[s->ncp - 1];
+	const struct kx_run_rec *at = &g->runs[s->runs[cp->at]], *was = &g->runs[s->runs[cp->at - 1]];
+	struct change_cells cc;
+	struct render_cells c, w;
+	int r = change_cells(at, cp, &cc);
+	render_cells(at, &c);
+	render_cells(was, &w);
+	kx_buf_reset(&x->line);
+	if (r >= 0)
+		r = kx_buf_printf(&x->line, "%s\t%s\t%s\t%s\t%s\t%s\t", cc.move, cc.change, cc.p, cc.before, cc.after,
+				  c.unit);
+	const char *text[] = { s->impl, c.when, c.version, w.version };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(text) && r >= 0; i++)
+		if ((r = render_tsv_text(&x->line, text[i])) >= 0)
+			r = kx_buf_putc(&x->line, '\t');
+	if (r >= 0)
+		r = kx_buf_printf(&x->line, "%zu", s->n - cp->at);
+	const char *group[] = { g->group->kernel, g->group->pass, g->group->gpu, g->workload_dir, g->path };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(group) && r >= 0; i++)
+		if ((r = kx_buf_putc(&x->line, '\t')) >= 0)
+			r = render_tsv_text(&x->line, group[i]);
+	if (r >= 0 && (r = kx_buf_putc(&x->line, '\n')) >= 0) {
+		struct kx_regression row = { .worse = cp->worse, .change = cp->change, .line = x->line.ptr,
+					     .len = x->line.len };
+		r = x->fn(x->ctx, &row);
+	}
+	return r;
+}
+
+int kx_render_group_regressions(const struct kx_group_view *g,
+				int (*fn)(void *ctx, const struct kx_regression *row), void *ctx)
+{
+	struct regressions x = { .fn = fn, .ctx = ctx };
+	int r = render_each_series(g, series_regression, &x);
+	kx_buf_release(&x.line);
+	return r;
+}
+
+int kx_regression_cmp(const struct kx_regression *a, const struct kx_regression *b)
+{
+	if (a->worse != b->worse)
+		return a->worse ? -1 : 1;
+	double ma = a->change < 0 ? -a->change : a->change, mb = b->change < 0 ? -b->change : b->change;
+	if (ma != mb)
+		return ma > mb ? -1 : 1;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->line, b->line, n);
+	return c ? c : a->len < b->len ? -1 : a->len > b->len;
 }

@@ -8,6 +8,7 @@
 #ifndef KX_RENDER_PRIVATE_H
 #define KX_RENDER_PRIVATE_H
 
+#include "kx/history.h"
 #include "kx/render.h"
 
 /* A run's cells as the TSV files write them: "-" where not known. */
@@ -18,6 +19,22 @@ struct render_cells {
 	char version[KX_VERSION_MAX];  /* the implementation's version (a TSV field) */
 	char when[40];                 /* observedAt, RFC 3339 UTC */
 };
+
+/* A workload parameter: its name and its value as the slug writes it (kx_rank_param_text). */
+struct render_param {
+	const char *name, *text;
+	enum kx_json_type type;
+	double number;
+};
+
+/* bench.c: a workload document's parameters (docs/views.md: spec.parameters, and spec.dtype as
+ * "dtype" unless a parameter has that name), in name order, allocated in a; none without the
+ * document. */
+int render_params(struct kx_arena *a, const struct kx_json *workload_doc, struct render_param **ret_p,
+		  size_t *ret_n);
+
+/* bench.c: a text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
+int render_tsv_text(struct kx_buf *out, const char *s);
 
 /* One point of a sweep: a current run at one value of the axis. */
 struct sweep_point {
@@ -40,20 +57,41 @@ struct sweep {
  * fn's first negative return, which it returns. The sweep's arrays are valid during the call. */
 int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx, const struct sweep *s), void *ctx);
 
-/* history.c: history.tsv of a group */
+/*
+ * history.c: a series (docs/history.md): one implementation's passed runs with a value in a group,
+ * in time order (observedAt, then the digest), and their change points. render_each_series gives
+ * fn each series of group g, implementations in byte order; stops at fn's first negative return,
+ * which it returns. The arrays are valid during the call.
+ */
+struct render_series {
+	const struct kx_group_view *g;
+	const char *impl;
+	const uint32_t *runs;          /* indexes into g->runs, in time order */
+	size_t n;
+	const struct kx_change *cp;    /* its change points, in order */
+	size_t ncp;
+};
+int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const struct render_series *s),
+		       void *ctx);
+
+/* history.c: history.tsv and history.json of a group */
 int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out);
+int render_history_json(const struct kx_group_view *g, struct kx_buf *out);
 
 /* svg.c: s with XML's five special characters escaped, for text and attribute values alike of
  * the pictures and the pages; control characters (which XML 1.0 text cannot hold) as spaces */
 int render_markup_text(struct kx_buf *out, const char *s);
 
-/* svg.c: ranking.svg of a group */
+/* svg.c: ranking.svg and history.svg of a group */
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
+int render_history_svg(const struct kx_group_view *g, struct kx_buf *out);
 
 /* render.c */
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
 /* A value in run x's metric's base unit, in x's unit; false when that unit is not known. */
 bool render_in_unit(const struct kx_run_rec *x, double base, double *ret);
+/* Run x's p20 and p80 in its unit; false when not known. */
+bool render_spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80);
 /* "58.52 ms – 59.10 ms", run x's p20–p80 as people read it; false (out untouched) when not known. */
 bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap);
 /* The unit a duration of `ns` nanoseconds reads best in: the largest of s, ms, us, ns it reaches,

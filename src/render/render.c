@@ -16,7 +16,8 @@ static const char *const run_files[KX_RF__COUNT] = {
 	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS",
 };
 static const char *const group_files[KX_GF__COUNT] = {
-	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "ranking.svg", "index.html", "SHA256SUMS",
+	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "history.json",
+	"ranking.svg", "history.svg", "index.html", "SHA256SUMS",
 };
 
 const char *kx_run_file_name(enum kx_run_file f)
@@ -236,8 +237,7 @@ bool render_in_unit(const struct kx_run_rec *x, double base, double *ret)
 	return true;
 }
 
-/* Run x's p20 and p80 in its unit; false when not known. */
-static bool spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
+bool render_spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
 {
 	return x->has_spread && render_in_unit(x, x->base_p20, p20) && render_in_unit(x, x->base_p80, p80);
 }
@@ -246,7 +246,7 @@ bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap)
 {
 	double lo, hi;
 	char a[64], b[64];
-	if (!spread_in_unit(x, &lo, &hi))
+	if (!render_spread_in_unit(x, &lo, &hi))
 		return false;
 	kx_render_value(lo, x->unit, a, sizeof(a));
 	kx_render_value(hi, x->unit, b, sizeof(b));
@@ -262,7 +262,7 @@ void render_cells(const struct kx_run_rec *x, struct render_cells *c)
 	snprintf(c->p80, sizeof(c->p80), "-");
 	if (x->has_value)
 		num(x->value, c->value);
-	if (spread_in_unit(x, &lo, &hi)) {
+	if (render_spread_in_unit(x, &lo, &hi)) {
 		num(lo, c->p20);
 		num(hi, c->p80);
 	}
@@ -565,7 +565,7 @@ static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struc
 		kx_json_set_string(a, o, "run", ds);
 		kx_json_set(a, o, "version", x->version[0] ? kx_json_new_string(a, x->version) : kx_json_new(a, KX_JSON_NULL));
 		double lo, hi;
-		bool spread = spread_in_unit(x, &lo, &hi);
+		bool spread = render_spread_in_unit(x, &lo, &hi);
 		kx_json_set(a, o, "p20", spread ? kx_json_new_number(a, lo) : kx_json_new(a, KX_JSON_NULL));
 		kx_json_set(a, o, "p80", spread ? kx_json_new_number(a, hi) : kx_json_new(a, KX_JSON_NULL));
 		char human[64];
@@ -615,6 +615,10 @@ int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, st
 		return render_ranking_svg(g, out);
 	if (f == KX_GF_HISTORY_TSV)
 		return render_history_tsv(g, out);
+	if (f == KX_GF_HISTORY_JSON)
+		return render_history_json(g, out);
+	if (f == KX_GF_HISTORY_SVG)
+		return render_history_svg(g, out);
 	if (f != KX_GF_RANKING_JSON && f != KX_GF_GROUP_JSON)
 		return -ENOENT;
 	struct kx_arena *a = kx_arena_new();
@@ -651,7 +655,8 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"generation  %llu (last change %s)\n"
 		"\n"
 		"benchmarks/<kernel>/<pass>/<gpu>/<workload>/   one comparison group, ranked\n"
-		"    ranking.tsv ranking.json GROUP.json history.tsv ranking.svg index.html SHA256SUMS\n"
+		"    ranking.tsv ranking.json GROUP.json history.tsv history.json ranking.svg history.svg\n"
+		"    index.html SHA256SUMS\n"
 		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
 		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
 		"    superseded-<implementation>-<short id>/  an older run of an implementation (its newest is ranked)\n"
@@ -662,6 +667,8 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"benchmarks/<kernel>/<pass>/<gpu>/sweep.tsv  the groups that differ in one parameter (sweep.svg: drawn)\n"
 		"index.html                                  here and in every directory of benchmarks/: a static site,\n"
 		"                                            served by any HTTP server over the mount\n"
+		"index.tsv                                   every run, one row: a column per workload parameter\n"
+		"regressions.tsv                             every series' open change point, regressions first\n"
 		"runs/<short id>/                            the same files at a path that never moves\n"
 		"digests/sha256/<hex>.json                   every document by digest (sha256sum of the file = its name)\n"
 		"inbox/                                      drop manifests here to add runs (when mounted read-write)\n"

@@ -167,6 +167,36 @@ static int draw_x_axis(struct kx_buf *out, const struct axis *ax, double x0, dou
 	return r;
 }
 
+/*
+ * A vertical value axis from y1 (bottom) to y0 at x0: grid lines across to x1, ticks, labels, and
+ * its name (the metric and unit of `unit`) turned along it at label_x.
+ */
+static int draw_y_axis(struct kx_buf *out, const struct axis *ay, double x0, double x1, double y0, double y1,
+		       double label_x, const char *unit)
+{
+	double ticks[64];
+	char label[128];
+	int nt = axis_ticks(ay, ticks, KX_ARRAY_SIZE(ticks)), r = 0;
+	for (int i = 0; i < nt && r >= 0; i++) {
+		double y = y1 - axis_pos(ay, ticks[i]) * (y1 - y0);
+		char t[32];
+		tick_label(ay, ticks[i], t, sizeof(t));
+		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eaeef2\"/>\n", x0, y, x1,
+				  y);
+		if (r >= 0)
+			r = text_at(out, x0 - 6, y + 4, "text-anchor=\"end\" fill=\"#57606a\"", t);
+	}
+	const char *metric = kx_unit_metric(unit, NULL);
+	snprintf(label, sizeof(label), "%s (%s)%s", metric ? metric : "value", ay->unit, ay->log ? ", log" : "");
+	if (r >= 0)
+		r = kx_buf_printf(out,
+				  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f %.1f)\">",
+				  label_x, (y0 + y1) / 2, label_x, (y0 + y1) / 2);
+	if (r >= 0 && (r = render_markup_text(out, label)) >= 0)
+		r = kx_buf_puts(out, "</text>\n");
+	return r;
+}
+
 static int svg_open(struct kx_buf *out, double w, double h, const char *title)
 {
 	int r = kx_buf_printf(
@@ -458,26 +488,8 @@ static int sweep_panel(void *ctx, const struct sweep *s)
 	}
 	struct axis ay, ax = { 0 };
 	axis_fit(&ay, vmin, vmax, unit);
-	/* the y axis: grid, ticks, its name turned along it */
-	double ticks[64];
-	int nt = axis_ticks(&ay, ticks, KX_ARRAY_SIZE(ticks));
-	for (int i = 0; i < nt && r >= 0; i++) {
-		double y = y1 - axis_pos(&ay, ticks[i]) * (y1 - y0);
-		char t[32];
-		tick_label(&ay, ticks[i], t, sizeof(t));
-		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eaeef2\"/>\n", x0, y, x1,
-				  y);
-		if (r >= 0)
-			r = text_at(out, x0 - 6, y + 4, "text-anchor=\"end\" fill=\"#57606a\"", t);
-	}
-	const char *metric = kx_unit_metric(unit, NULL);
-	snprintf(label, sizeof(label), "%s (%s)%s", metric ? metric : "value", ay.unit, ay.log ? ", log" : "");
 	if (r >= 0)
-		r = kx_buf_printf(out,
-				  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f %.1f)\">",
-				  px + 16, (y0 + y1) / 2, px + 16, (y0 + y1) / 2);
-	if (r >= 0 && (r = render_markup_text(out, label)) >= 0)
-		r = kx_buf_puts(out, "</text>\n");
+		r = draw_y_axis(out, &ay, x0, x1, y0, y1, px + 16, unit);
 	/* the x axis: the sweep's values, by number (linear, or log past a decade) or in order */
 	if (s->numeric) {
 		ax.log = xmin > 0 && xmax / xmin > 10;
@@ -602,5 +614,183 @@ int kx_render_sweep_svg(const char *title, const struct kx_bench_group *g, size_
 	kx_buf_release(&c.tmp);
 	kx_buf_release(&body);
 	free(im.names);
+	return r < 0 ? r : 0;
+}
+
+/* ---- history.svg ------------------------------------------------------------------------------ */
+
+#define HS_WIDTH 840.0
+#define HS_PLOT_H 300.0
+
+/* The extent of a group's series: their values, times and implementations (render_each_series). */
+struct history_extent {
+	double vmin, vmax;
+	int64_t tmin, tmax;
+	const char *unit;
+	size_t series;
+};
+
+static int history_extent(void *ctx, const struct render_series *s)
+{
+	struct history_extent *e = ctx;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct kx_run_rec *x = &s->g->runs[s->runs[i]];
+		extent_add(x, &e->vmin, &e->vmax, &e->unit);
+		e->tmin = x->observed_ns < e->tmin ? x->observed_ns : e->tmin;
+		e->tmax = x->observed_ns > e->tmax ? x->observed_ns : e->tmax;
+	}
+	e->series++;
+	return 0;
+}
+
+struct history_svg {
+	struct kx_buf *out;
+	double width;
+	const struct axis *ay;
+	double x0, x1, y0, y1;
+	int64_t t0, t1;
+	size_t series; /* drawn so far: the next one's colour */
+	double lx, ly; /* the legend's next place */
+	struct kx_buf line;
+};
+
+static double time_x(const struct history_svg *h, int64_t t)
+{
+	return h->x0 + (double)(t - h->t0) / (double)(h->t1 - h->t0) * (h->x1 - h->x0);
+}
+
+/* One series: its p20–p80 bars, its line through the medians, a dot per result, the version
+ * where it changes, and each change point as a dashed line with its move. */
+static int history_series(void *ctx, const struct render_series *s)
+{
+	struct history_svg *h = ctx;
+	struct kx_buf *out = h->out;
+	size_t k = h->series++, next = 0;
+	const char *colour = palette[k % KX_ARRAY_SIZE(palette)];
+	char label[KX_VERSION_MAX + 64];
+	int r = 0;
+	kx_buf_reset(&h->line);
+	for (size_t i = 0; i < s->n && r >= 0; i++) {
+		const struct kx_run_rec *x = &s->g->runs[s->runs[i]], *prev = i ? &s->g->runs[s->runs[i - 1]] : NULL;
+		double cx = time_x(h, x->observed_ns), cy = h->y1 - axis_pos(h->ay, x->base_value) * (h->y1 - h->y0);
+		double lo, hi;
+		if (whisker(x, &lo, &hi))
+			r = kx_buf_printf(out,
+					  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+					  "stroke-opacity=\"0.5\"/>\n",
+					  cx, h->y1 - axis_pos(h->ay, lo) * (h->y1 - h->y0), cx,
+					  h->y1 - axis_pos(h->ay, hi) * (h->y1 - h->y0), colour);
+		if (r >= 0)
+			r = kx_buf_printf(&h->line, "%c%.1f %.1f", i ? 'L' : 'M', cx, cy);
+		if (r >= 0)
+			r = kx_buf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", cx, cy, colour);
+		if (r >= 0 && *x->version && (!prev || strcmp(prev->version, x->version) != 0))
+			r = text_at(out, cx + 4, cy - 7, "font-size=\"10\" fill=\"#57606a\"", x->version);
+		if (r >= 0 && next < s->ncp && s->cp[next].at == i) {
+			const struct kx_change *cp = &s->cp[next++];
+			r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+					       "stroke-dasharray=\"6 4\"/>\n",
+					  cx, h->y0, cx, h->y1, colour);
+			snprintf(label, sizeof(label), "%s %+.1f %%", cp->worse ? "regression" : "improvement",
+				 100 * cp->change);
+			/* beside the line, on the side with room; a row of its own per series (of 4) */
+			bool left = cx > (h->x0 + h->x1) / 2;
+			char attrs[96];
+			snprintf(attrs, sizeof(attrs), "font-size=\"11\" fill=\"%s\"%s", cp->worse ? "#cf222e" : "#1a7f37",
+				 left ? " text-anchor=\"end\"" : "");
+			if (r >= 0)
+				r = text_at(out, left ? cx - 3 : cx + 3, h->y0 + 12 + 13 * (double)(k % 4), attrs, label);
+		}
+	}
+	if (r >= 0 && s->n > 1) {
+		r = kx_buf_puts(out, "<path fill=\"none\" stroke-width=\"1.8\"");
+		if (r >= 0)
+			r = impl_stroke(out, k);
+		if (r >= 0)
+			r = kx_buf_printf(out, " d=\"%s\"/>\n", h->line.ptr);
+	}
+	/* its legend entry */
+	double w = 30 + text_width(s->impl) + 18;
+	if (h->lx > 12 && h->lx + w > h->width - 12)
+		h->lx = 12, h->ly += 18;
+	if (r >= 0)
+		r = kx_buf_printf(out, "<path d=\"M%.1f %.1fH%.1f\" stroke-width=\"2.5\"", h->lx, h->ly - 4, h->lx + 24);
+	if (r >= 0)
+		r = impl_stroke(out, k);
+	if (r >= 0)
+		r = kx_buf_puts(out, "/>\n");
+	if (r >= 0)
+		r = text_at(out, h->lx + 30, h->ly, "", s->impl);
+	h->lx += w;
+	return r;
+}
+
+/* The time axis: a tick and its date (YYYY-MM-DD) at up to six evenly spaced times. */
+static int time_axis(struct kx_buf *out, const struct history_svg *h)
+{
+	int r = 0, n = h->t1 - h->t0 > 0 ? 5 : 0;
+	for (int i = 0; i <= n && r >= 0; i++) {
+		int64_t t = h->t0 + (h->t1 - h->t0) / 5 * i;
+		char when[40];
+		double x = time_x(h, t);
+		kx_time_format(t, when);
+		when[10] = '\0';
+		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", x, h->y1,
+				  x, h->y1 + 4);
+		if (r >= 0)
+			r = text_at(out, x, h->y1 + 16, "text-anchor=\"middle\" fill=\"#57606a\"", when);
+	}
+	if (r >= 0)
+		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", h->x0,
+				  h->y1, h->x1, h->y1);
+	if (r >= 0)
+		r = text_at(out, (h->x0 + h->x1) / 2, h->y1 + 34, "text-anchor=\"middle\"", "observedAt (UTC)");
+	return r;
+}
+
+int render_history_svg(const struct kx_group_view *g, struct kx_buf *out)
+{
+	const struct kx_group_rec *gr = g->group;
+	struct history_extent e = { .vmin = INFINITY, .vmax = 0, .tmin = INT64_MAX, .tmax = INT64_MIN };
+	struct kx_buf body = { 0 };
+	char title[5 * KX_NAME_MAX + 32];
+	snprintf(title, sizeof(title), "%s %s on %s: %s over time", gr->kernel, gr->pass, gr->gpu, g->workload_dir);
+	int r = render_each_series(g, history_extent, &e);
+	/* the legend's rows first (at most one per 4 implementations on a wide picture), then the plot */
+	double legend = 66 + 18 * (double)((e.series + 3) / 4);
+	double width = fmax(HS_WIDTH, 24 + text_width(title) * 1.4); /* the title, bold at font size 15 */
+	struct axis ay = { 0 };
+	struct history_svg h = { .out = &body, .width = width, .ay = &ay, .x0 = 84, .x1 = width - 48,
+				 .y0 = legend + 10, .y1 = legend + 10 + HS_PLOT_H, .lx = 12, .ly = 66 };
+	bool drawn = r >= 0 && e.unit && e.vmax > 0;
+	if (drawn) {
+		axis_fit(&ay, e.vmin, e.vmax, e.unit);
+		/* a day either side of a single time, 3 % of the span otherwise: dots clear of the axes */
+		int64_t pad = e.tmax > e.tmin ? (e.tmax - e.tmin) / 32 : INT64_C(86400000000000);
+		h.t0 = e.tmin - pad;
+		h.t1 = e.tmax + pad;
+		r = draw_y_axis(&body, &ay, h.x0, h.x1, h.y0, h.y1, 24, e.unit);
+		if (r >= 0)
+			r = time_axis(&body, &h);
+		if (r >= 0)
+			r = render_each_series(g, history_series, &h);
+	}
+	double height = drawn ? h.y1 + 48 : 100;
+	if (r >= 0)
+		r = svg_open(out, width, height, title);
+	if (r >= 0)
+		r = text_at(out, 12, 22, "font-size=\"15\" font-weight=\"bold\"", title);
+	if (r >= 0)
+		r = text_at(out, 12, 42, "fill=\"#57606a\"",
+			    "each implementation's medians over time, p20–p80 bars, versions where they change; "
+			    "change points dashed");
+	if (r >= 0 && body.len)
+		r = kx_buf_puts(out, body.ptr);
+	if (r >= 0 && !drawn)
+		r = text_at(out, 12, 74, "", "no passed run with a value to draw");
+	if (r >= 0)
+		r = kx_buf_puts(out, "</svg>\n");
+	kx_buf_release(&h.line);
+	kx_buf_release(&body);
 	return r < 0 ? r : 0;
 }

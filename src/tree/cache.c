@@ -455,6 +455,7 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->uses_lock, NULL);
 	pthread_mutex_init(&t->cmp_lock, NULL);
+	pthread_mutex_init(&t->top_lock, NULL);
 	return t;
 }
 
@@ -490,6 +491,7 @@ void cmp_free(struct cmp_data *d)
 	free(d->gpus);
 	free(d->dirs);
 	free(d->groups);
+	free(d->keys);
 	free(d->runs);
 	free(d->pairs);
 	free(d->files);
@@ -500,6 +502,14 @@ void cmp_free(struct cmp_data *d)
 static void centry_free(struct centry *e)
 {
 	free(e);
+}
+
+void reg_state_release(struct reg_state *s)
+{
+	free(s->groups);
+	free(s->rows);
+	free(s->text);
+	*s = (struct reg_state){ 0 };
 }
 
 void kx_tree_free(struct kx_tree *t)
@@ -515,6 +525,10 @@ void kx_tree_free(struct kx_tree *t)
 		n = l->next;
 		gctx_free(kx_entry_of(l, struct gctx, lru));
 	}
+	for (int i = 0; i < TOP__COUNT; i++) /* before the cache: what is cached too is freed there */
+		kx_content_put(t->top[i].c);
+	reg_state_release(&t->reg);
+	pthread_mutex_destroy(&t->top_lock);
 	for (struct kx_link *l = t->clru.head, *n; l; l = n) {
 		n = l->next;
 		centry_free(kx_entry_of(l, struct centry, lru));
@@ -721,6 +735,35 @@ const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t
 		tree_cache_drop(t, kx_entry_of(t->clru.tail, struct centry, lru));
 	pthread_mutex_unlock(&t->lock);
 	return &e->c;
+}
+
+/* ---- the root's files made of every group ----------------------------------------------------- */
+
+const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp)
+{
+	const struct kx_content *c = NULL;
+	pthread_mutex_lock(&t->lock);
+	if (t->top[slot].c && t->top[slot].stamp == stamp) {
+		c = t->top[slot].c;
+		__atomic_add_fetch(&kx_entry_of(c, struct centry, c)->refs, 1, __ATOMIC_ACQ_REL);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return c;
+}
+
+void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c)
+{
+	const struct kx_content *old = NULL;
+	__atomic_add_fetch(&kx_entry_of(c, struct centry, c)->refs, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&t->lock);
+	if (!t->top[slot].c || t->top[slot].stamp <= stamp) {
+		old = t->top[slot].c;
+		t->top[slot] = (struct top_slot){ .stamp = stamp, .c = c };
+	} else {
+		old = c; /* an older view's, built late: the newer one stays */
+	}
+	pthread_mutex_unlock(&t->lock);
+	kx_content_put(old);
 }
 
 /* ---- parsed documents ------------------------------------------------------------------------- */

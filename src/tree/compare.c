@@ -736,7 +736,7 @@ static int cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret
 	umap_release(&b.impl_map);
 	umap_release(&b.gpu_map);
 	umap_release(&b.group_map);
-	free(b.keys);
+	d->keys = b.keys; /* by group, for the files made of every group (top.c) */
 	free(b.wl);
 	umap_release(&p.up_map);
 	umap_release(&p.entry_map);

@@ -131,6 +131,8 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	*ret_stamp = 0;
 	switch (n->type) {
 	case KX_NODE_README:
+	case KX_NODE_INDEX:
+	case KX_NODE_REGRESSIONS:
 	case KX_NODE_HTML: /* the root's and benchmarks/' pages: what README says may change with any drop */
 		kx_store_stats(t->s, v, &st);
 		*ret_stamp = (int64_t)st.generation;
@@ -210,6 +212,10 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	}
 	case KX_NODE_BENCH_FILE:
 		return bench_file_render(t, v, n, out);
+	case KX_NODE_INDEX:
+		return top_index(t, v, out);
+	case KX_NODE_REGRESSIONS:
+		return top_regressions(t, v, out);
 	case KX_NODE_HTML: {
 		struct kx_node dir = { .type = n->file == 0 ? KX_NODE_ROOT : KX_NODE_BENCHMARKS };
 		return tree_html(t, v, &dir, out);
@@ -304,15 +310,27 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 	}
 	if (n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE)
 		return read_run(t, v, n, stamp, ret);
+	int top = n->type == KX_NODE_INDEX ? TOP_INDEX : n->type == KX_NODE_REGRESSIONS ? TOP_REGRESSIONS : -1;
+	if (top >= 0) {
+		/* one builder at a time; the others wait for what it keeps (struct top_slot) */
+		pthread_mutex_lock(&t->top_lock);
+		if ((c = tree_top_get(t, top, stamp))) {
+			pthread_mutex_unlock(&t->top_lock);
+			*ret = c;
+			return 0;
+		}
+	}
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
 	int r = render_node(t, v, n, &b);
-	if (r < 0) {
-		kx_buf_release(&b);
-		return r;
-	}
-	c = tree_cache_put(t, key, stamp, &b);
+	c = r < 0 ? NULL : tree_cache_put(t, key, stamp, &b);
 	kx_buf_release(&b);
+	if (c && top >= 0)
+		tree_top_keep(t, top, stamp, c);
+	if (top >= 0)
+		pthread_mutex_unlock(&t->top_lock);
+	if (r < 0)
+		return r;
 	if (!c)
 		return -ENOMEM;
 	*ret = c;
@@ -331,7 +349,8 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 
 bool kx_node_versioned(const struct kx_node *n)
 {
-	return n->type == KX_NODE_README || n->type == KX_NODE_HTML || n->type == KX_NODE_GROUP_FILE ||
+	return n->type == KX_NODE_README || n->type == KX_NODE_INDEX || n->type == KX_NODE_REGRESSIONS ||
+	       n->type == KX_NODE_HTML || n->type == KX_NODE_GROUP_FILE ||
 	       n->type == KX_NODE_BENCH_FILE || n->type == KX_NODE_COMPARE_FILE ||
 	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) &&
 		(tree_rank_dependent(n->file) || n->file == KX_RF_MANIFEST));

@@ -23,6 +23,8 @@ uint64_t kx_tree_ino(const struct kx_node *n)
 	uint64_t ino = kx_ino_of(n->type == KX_NODE_DOC_FILE ? KX_NODE_DOC : n->type, n->file);
 	switch (n->type) {
 	case KX_NODE_README:
+	case KX_NODE_INDEX:
+	case KX_NODE_REGRESSIONS:
 	case KX_NODE_HTML:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:

@@ -32,6 +32,10 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			n.type = KX_NODE_README;
 		else if (strcmp(name, "index.html") == 0)
 			n.type = KX_NODE_HTML, n.file = 0;
+		else if (strcmp(name, "index.tsv") == 0)
+			n.type = KX_NODE_INDEX;
+		else if (strcmp(name, "regressions.tsv") == 0)
+			n.type = KX_NODE_REGRESSIONS;
 		else if (strcmp(name, "benchmarks") == 0)
 			n.type = KX_NODE_BENCHMARKS;
 		else if (strcmp(name, "runs") == 0)
@@ -215,10 +219,14 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 			return -ESTALE;
 		break;
 	case KX_NODE_README:
+	case KX_NODE_INDEX:
+	case KX_NODE_REGRESSIONS:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:
 	case KX_NODE_DIGESTS:
 	case KX_NODE_DIGESTS_SHA:
+		if (ino & BITS55)
+			return -ESTALE;
 		break;
 	case KX_NODE_BENCH:
 	case KX_NODE_BENCH_FILE: {
@@ -299,6 +307,8 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	switch (n->type) {
 	case KX_NODE_ROOT:
 	case KX_NODE_README:
+	case KX_NODE_INDEX:
+	case KX_NODE_REGRESSIONS:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:
 	case KX_NODE_DIGESTS:
@@ -424,7 +434,8 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			uint8_t type;
 		} e[] = { { "README", KX_NODE_README }, { "benchmarks", KX_NODE_BENCHMARKS },
 			  { "compare", KX_NODE_COMPARE }, { "digests", KX_NODE_DIGESTS },
-			  { "index.html", KX_NODE_HTML }, { "runs", KX_NODE_RUNS } };
+			  { "index.html", KX_NODE_HTML }, { "index.tsv", KX_NODE_INDEX },
+			  { "regressions.tsv", KX_NODE_REGRESSIONS }, { "runs", KX_NODE_RUNS } };
 		for (size_t i = 0; i < KX_ARRAY_SIZE(e) && r == 0; i++) {
 			struct kx_node n = { .type = e[i].type };
 			r = fn(ctx, e[i].name, &n);
@@ -593,6 +604,12 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 		return 0;
 	case KX_NODE_HTML:
 		snprintf(out, cap, "index.html");
+		return 0;
+	case KX_NODE_INDEX:
+		snprintf(out, cap, "index.tsv");
+		return 0;
+	case KX_NODE_REGRESSIONS:
+		snprintf(out, cap, "regressions.tsv");
 		return 0;
 	case KX_NODE_GROUP_FILE:
 		snprintf(out, cap, "%s", kx_group_file_name((enum kx_group_file)n->file));

@@ -13,7 +13,8 @@
  *     run.c      run and group views                      calls group, cache
  *     bench.c    benchmark directories' files and mtimes  calls group, cache
  *     compare.c  compare/: pairs, their files and inodes  calls group, cache, inode
- *     content.c  stamps, bytes, sizes, SHA256SUMS         calls compare, bench, run, group, cache, inode
+ *     top.c      index.tsv and regressions.tsv            calls compare, group, run, cache
+ *     content.c  stamps, bytes, sizes, SHA256SUMS         calls top, compare, bench, run, group, cache, inode
  *     node.c     lookup, readdir, getattr, xattrs         calls content, compare, bench, run, shortid, group,
  *                                                         cache, inode
  *     changes.c  what a store change touched              calls node, content, compare, bench, shortid, group,
@@ -151,7 +152,8 @@ struct cmp_data {
 	size_t ngpus;
 	struct cmp_dir *dirs;
 	size_t ndirs;
-	struct cmp_group *groups;
+	struct cmp_group *groups;    /* in path order: by dir, then workload directory name */
+	struct kx_digest *keys;      /* each group's comparison key */
 	size_t ngroups;
 	struct cmp_run *runs;
 	size_t nruns;
@@ -166,6 +168,45 @@ struct cmp_data {
 
 #define CMP_SLOTS 2 /* generations kept: the newest two asked for */
 #define CMP_GROUP_PAIRS_MAX 32 /* a group of more current runs forms no pair by itself (compare.c) */
+
+/*
+ * The root's files made of every group (top.c): index.tsv and regressions.tsv. The newest
+ * rendered version of each is held here whatever its size — the content cache keeps nothing
+ * larger than a quarter of its bound, and index.tsv of 100,000 runs is 31 MB, which every read of
+ * a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it.
+ */
+enum { TOP_INDEX, TOP_REGRESSIONS, TOP__COUNT };
+
+struct top_slot {
+	int64_t stamp;
+	const struct kx_content *c;
+};
+
+/*
+ * regressions.tsv's rows as its last build found them, by group (in comparison key order), so
+ * that the next build finds the change points of the groups whose stamp moved and of no other.
+ * A row is a line of the file, at off in text.
+ */
+struct reg_group {
+	struct kx_digest key;
+	int64_t stamp;
+	uint32_t first, len; /* its rows */
+};
+
+struct reg_row {
+	bool worse;
+	double change;
+	size_t off, len;
+};
+
+struct reg_state {
+	struct reg_group *groups;
+	size_t ngroups;
+	struct reg_row *rows;
+	size_t nrows;
+	char *text;
+	size_t text_len;
+};
 
 #define CBUCKETS 4096
 #define GBUCKETS 1024
@@ -203,6 +244,9 @@ struct kx_tree {
 	struct doc_uses *uses;      /* how many runs name each document (doc_use) */
 	pthread_mutex_t cmp_lock;   /* held while a generation's comparisons are built */
 	struct cmp_data *cmp[CMP_SLOTS];
+	pthread_mutex_t top_lock;   /* held while a file of top.c is built, and for reg */
+	struct top_slot top[TOP__COUNT];
+	struct reg_state reg;
 	struct kx_tree_stats stats;
 };
 
@@ -423,6 +467,15 @@ int sums_line(struct kx_buf *out, const char *name, const struct kx_content *c);
 /* Cache a copy of buf's bytes; returns the content with a reference for the caller. */
 const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, const struct kx_buf *buf);
 
+/* The content kept in top slot `slot` if its stamp is `stamp`, with a reference, or NULL. */
+const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp);
+
+/* Keep content c (the caller keeps its reference) in top slot `slot`, in place of an older one. */
+void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c);
+
+/* Free what a reg_state holds, and empty it. */
+void reg_state_release(struct reg_state *s);
+
 /* Put a reference to a parsed document. */
 void pdoc_put(struct pdoc *p);
 
@@ -561,6 +614,12 @@ int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, 
 /* A pair's file's name, and its bytes. */
 int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap);
 int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
+
+/* ---- top.c ---------------------------------------------------------------------------- */
+
+/* index.tsv and regressions.tsv of view v. */
+int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
+int top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 
 /* ---- content.c ------------------------------------------------------------------------ */
 

@@ -84,7 +84,11 @@ expect 0 "$KINDEX" --store s init
 check "init reports an empty store" contains out "0 runs"
 expect 0 "$KINDEX" --store s init
 expect 0 "$KINDEX" --store=s ls
-check "an empty store lists README benchmarks/ compare/ digests/ index.html runs/" diff <(printf 'README\nbenchmarks/\ncompare/\ndigests/\nindex.html\nruns/\n') out
+check "an empty store lists README benchmarks/ compare/ digests/ index.html index.tsv regressions.tsv runs/" \
+	diff <(printf 'README\nbenchmarks/\ncompare/\ndigests/\nindex.html\nindex.tsv\nregressions.tsv\nruns/\n') out
+expect 0 "$KINDEX" --store=s cat index.tsv regressions.tsv
+check "an empty store's index.tsv is its header alone, regressions.tsv the rule and its header" \
+	bash -c "[ \"\$(grep -v '^# ' '$tmp/out' | cut -f1,2 | tr '\t\n' ' ;')\" = 'kernel pass;move change;' ]"
 expect 0 "$KINDEX" -q --store s verify
 check "-q: verify of an empty store prints nothing" test ! -s out
 expect 0 "$KINDEX" --store s verify

@@ -26,7 +26,8 @@ TSV_HEADER = ("rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevi
 RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789ab: moves with its rank
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
-GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "history.tsv", "ranking.svg", "index.html"}
+GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "history.tsv", "history.json", "ranking.svg",
+               "history.svg", "index.html"}
 # of every benchmark directory, a pass directory, a gpu directory (docs/views.md)
 BENCH_FILES = {"index.html", "gpus.tsv", "sweep.tsv", "sweep.svg"}
 SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
@@ -117,6 +118,30 @@ def check_history(data):
         need(len(r) == 17, "a row of %d fields" % len(r))
         need(int(r[1]) == last.get(r[0], 0) + 1, "series %s out of order" % r[0])
         last[r[0]] = int(r[1])
+    return body
+
+
+def check_index(data):
+    """/index.tsv read whole: its header, then rows of as many fields, each naming a run directory."""
+    lines = data.decode().split("\n")
+    need(lines[-1] == "", "no final newline")
+    head = lines[0].split("\t")
+    need(head[:5] == ["kernel", "pass", "metric", "gpu", "workload"] and head[-2:] == ["shortid", "path"],
+         "index.tsv: not its header")
+    for l in lines[1:-1]:
+        r = l.split("\t")
+        need(len(r) == len(head), "index.tsv: a row of %d fields, the header has %d" % (len(r), len(head)))
+        need(r[-1].startswith("benchmarks/") and r[-1].endswith(r[-2]), "index.tsv: a row's path %r" % r[-1])
+    return lines[1:-1]
+
+
+def check_regressions(data):
+    """/regressions.tsv read whole: the rule, the header, rows of 16 fields."""
+    lines = data.decode().split("\n")
+    need(lines[-1] == "", "no final newline")
+    body = [l for l in lines[:-1] if not l.startswith("# ")]
+    need(body and body[0].startswith("move\tchange\tp\t"), "regressions.tsv: no header")
+    need(all(len(l.split("\t")) == 16 for l in body), "regressions.tsv: a row not of 16 fields")
     return body
 
 
@@ -316,7 +341,11 @@ class Reader:
         self.checked(p, self.read(p), check_html)
         p = os.path.join(g, "history.tsv")
         self.checked(p, self.read(p), check_history)
-        self.stats["group files of a written group read whole"] += 7
+        p = os.path.join(g, "history.json")
+        self.checked(p, self.read(p), json.loads)
+        p = os.path.join(g, "history.svg")
+        self.checked(p, self.read(p), check_svg)
+        self.stats["group files of a written group read whole"] += 9
 
     def group_files_quiet(self):
         """The same files of a group no one writes to."""
@@ -342,6 +371,14 @@ class Reader:
                          (os.path.join(os.path.dirname(gpu), "gpus.tsv"), check_gpus)):
             self.checked(p, self.read_whole(p), check)
         self.stats["sweep.tsv, sweep.svg and gpus.tsv of a written directory read whole"] += 3
+
+    def top_files(self):
+        """/index.tsv and /regressions.tsv, made of every group, while drops change them: whole, one
+        version each."""
+        for name, check in (("index.tsv", check_index), ("regressions.tsv", check_regressions)):
+            p = self.p(name)
+            self.checked(p, self.read_whole(p), check)
+        self.stats["/index.tsv and /regressions.tsv read whole"] += 2
 
     def compare_files(self):
         """A pair's summary.tsv and one of its gpu files: whole, one version each, while drops
@@ -418,7 +455,8 @@ class Reader:
 
     ACTIONS = [(find_quiet, 1), (find_written, 1), (lsr_quiet, 2), (lsr_written, 2), (listing, 4),
                (group_files, 6), (group_files_quiet, 2), (run_files, 4), (sums_quiet_group, 3), (sums_quiet_run, 3),
-               (sums_written_run, 3), (documents, 1), (bench_files, 3), (compare_files, 3)]
+               (sums_written_run, 3), (documents, 1), (bench_files, 3), (compare_files, 3),
+               (top_files, 1)]
 
     def run(self):
         funcs = [f for f, w in self.ACTIONS for _ in range(w)]

@@ -120,7 +120,7 @@ bigdir=${bigdir#* }
 # (docs/views.md): read now, to be read again once the writers are done — through the same
 # kernel, which must not answer from its cache
 (cd "$mnt" && while read -r k; do ls -d benchmarks/"$k"/*/gpus.tsv benchmarks/"$k"/*/*/sweep.{tsv,svg} 2>/dev/null; done \
-	<"$work/wkernels" && ls -d compare/liger..torch/* compare/triton..cutlass/*) >"$work/views"
+	<"$work/wkernels" && ls -d compare/liger..torch/* compare/triton..cutlass/* index.tsv) >"$work/views"
 mkdir "$work/views.pre" "$work/views.post"
 n=0
 while read -r f; do n=$((n + 1)); cat "$mnt/$f" >"$work/views.pre/$n"; done <"$work/views"
@@ -305,12 +305,13 @@ check "the runs count is the seed's and the $added runs added" [ "$(runs_count "
 rc=$?
 check "every group written to: ranks contiguous, ranking files and SHA256SUMS right ($(tail -1 "$work/final"))" [ $rc = 0 ]
 grep '^# ' "$work/final" | head -5
-n=0 sweeps=0 pictures=0 passes=0 compares=0
+n=0 sweeps=0 pictures=0 passes=0 compares=0 index=0
 while read -r f; do
 	n=$((n + 1))
 	cat "$mnt/$f" >"$work/views.post/$n"
 	cmp -s "$work/views.pre/$n" "$work/views.post/$n" || case $f in
 		compare/*) compares=$((compares + 1)) ;;
+		index.tsv) index=1 ;;
 		*/sweep.tsv) sweeps=$((sweeps + 1)) ;;
 		*/sweep.svg) pictures=$((pictures + 1)) ;;
 		*) passes=$((passes + 1)) ;;
@@ -319,6 +320,8 @@ done <"$work/views"
 check "the drops changed sweep.tsv, sweep.svg and gpus.tsv for a reader who had read them ($sweeps of $(grep -c sweep.tsv "$work/views") sweep.tsv, $pictures sweep.svg, $passes gpus.tsv)" \
 	[ "$sweeps" -gt 0 -a "$pictures" -gt 0 -a "$passes" -gt 0 ]
 check "and compare/'s files ($compares of $(grep -c ^compare/ "$work/views"))" [ "$compares" -gt 0 ]
+check "and /index.tsv, which has a row for every run ($(($(wc -l <"$mnt/index.tsv") - 1)) of $(runs_count "$mnt"))" \
+	[ "$index" = 1 -a "$(($(wc -l <"$mnt/index.tsv") - 1))" = "$(runs_count "$mnt")" ]
 bigruns=$(find "$mnt/$bigdir" -mindepth 1 -maxdepth 1 -type d | wc -l)
 check "the big group ($bigdir): $bigruns runs, ranks 1..k" contiguous "$mnt/$bigdir"
 unmount "$mnt" "$daemon"

@@ -8,7 +8,9 @@
 # forward on the A100 at 16,384 tokens: 264.12 ms in 0.2.1, 274.07 ms in 0.4.2) reads as published.
 # Then a drop of generated series into the inbox: 10 results at 100 ms and 5 at 110 ms (±0.3 %)
 # gives a change point at the 11th, a regression of +10 %; the mirror image an improvement; a flat
-# series none — and a reader who had read history.tsv before reads the new one.
+# series none — and a reader who had read history.tsv before reads the new one. /regressions.tsv
+# lists them worst first (+25 %, +10 %, then the improvement), as `kindex regressions` does, and
+# history.json says what history.tsv says.
 . "$(dirname "$0")/mount-lib.sh"
 
 store="$work/store"
@@ -56,6 +58,11 @@ check "liger's FLCE forward A100 at 16,384 tokens: 264.12 ms in 0.2.1, then 274.
 check "history.tsv is in the group's SHA256SUMS, which verifies" \
 	bash -c "grep -q '  history.tsv\$' '$flce/SHA256SUMS' && cd '$flce' && sha256sum -c --quiet SHA256SUMS"
 check "the mount's bytes are the export's" cmp -s "$flce/history.tsv" "$work/export/${flce#"$mnt/"}/history.tsv"
+check "history.json is in SHA256SUMS too, and the export's" \
+	bash -c "grep -q '  history.json\$' '$flce/SHA256SUMS' && cmp -s '$flce/history.json' '$work/export/${flce#"$mnt/"}/history.json'"
+check "/regressions.tsv of the Liger data: the rule and the header, no row (series of 2-3 results)" \
+	bash -c "[ \"\$(grep -v '^# ' '$mnt/regressions.tsv' | cut -f1-3 | tr '\t\n' ' ;')\" = 'move change p;' ] && grep -q '^# .*p < 0.01' '$mnt/regressions.tsv'"
+exec 4<"$mnt/regressions.tsv"
 
 # generated series dropped into the inbox: a step up, a step down, none
 exec 3<"$flce/history.tsv"
@@ -70,7 +77,7 @@ out = open(sys.argv[2], "w")
 # shows at the 11th (one a hair above it would join the 5 that confirm the step, and the change
 # point would be placed at the 10th: all 5 beyond the median)
 wiggle = [0.000, 0.002, -0.003, 0.001, -0.001, 0.003, -0.002, 0.0005, -0.0005, 0.000]
-for name, step in (("steptest", 1.10), ("gaintest", 0.90), ("flattest", 1.00)):
+for name, step in (("steptest", 1.10), ("gaintest", 0.90), ("flattest", 1.00), ("bigstep", 1.25)):
     for i in range(15):
         m = json.loads(json.dumps(base))
         m["implementation"]["spec"] = {"name": name, "version": "1.%d" % i}
@@ -87,7 +94,7 @@ for name, step in (("steptest", 1.10), ("gaintest", 0.90), ("flattest", 1.00)):
         out.write(json.dumps(m, separators=(",", ":")) + "\n")
 EOF
 cp "$work/steps.jsonl" "$mnt/inbox/steps.jsonl" || fail "the drop is accepted (cp exits $?)"
-check "the drop's receipt says accepted: 45 runs" grep -q '^accepted .*45 runs' "$mnt/inbox/.accepted/steps.jsonl"
+check "the drop's receipt says accepted: 60 runs" grep -q '^accepted .*60 runs' "$mnt/inbox/.accepted/steps.jsonl"
 rows() { awk -F'\t' -v impl="$1" '$1 == impl && $12 != "-" { print $2, $12, $13 }' "$flce/history.tsv"; }
 got=$(rows steptest)
 check "a step of +10 % after 10 results: a regression at the 11th ($got)" \
@@ -99,6 +106,37 @@ check "each series in time order, 15 results" \
 	bash -c "[ \"\$(awk -F'\t' '\$1 == \"steptest\" { print \$2 }' '$flce/history.tsv' | tr '\n' ' ')\" = '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 ' ]"
 old=$(cat <&3)
 exec 3<&-
+# history.svg: the change points drawn, with their moves
+check "history.svg marks the change points: +25 %, +10 % and the -10 % improvement" \
+	bash -c "grep -q '>regression +25.0 %<' '$flce/history.svg' && grep -q '>regression +10.0 %<' '$flce/history.svg' &&
+		grep -q '>improvement -10.0 %<' '$flce/history.svg' && [ \"\$(grep -c 'stroke-dasharray=\"6 4\"' '$flce/history.svg')\" = 3 ]"
+# history.json: the same series and change points as history.tsv
+check "history.json: the series of history.tsv, its change points where history.tsv has them" python3 - "$flce" <<'EOF'
+import json, sys
+d = sys.argv[1]
+h = json.load(open(d + "/history.json"))
+tsv = [l.split("\t") for l in open(d + "/history.tsv").read().split("\n")[:-1] if not l.startswith("# ")][1:]
+rows = [(s["implementation"], r["n"], r["observedAt"], r["version"] or "-", r["status"], r["segment"], r["dir"])
+        for s in h["series"] for r in s["results"]]
+want = [(t[0], int(t[1]), t[2], t[3], t[9], int(t[10]), t[16]) for t in tsv]
+changes = [(s["implementation"], c["n"], c["move"]) for s in h["series"] for c in s["changes"]]
+want_changes = [(t[0], int(t[1]), t[11]) for t in tsv if t[11] != "-"]
+ok = (rows == want and changes == want_changes and h["parameters"]["confirm"] == 5 and h["parameters"]["alpha"] == 0.01
+      and any("Mann-Whitney" in l for l in h["rule"]))
+sys.exit(0 if ok and len(rows) == 64 and len(changes) == 3 else 1)
+EOF
+# /regressions.tsv: every open change point, worst first
+grep -v '^# ' "$mnt/regressions.tsv" | awk -F'\t' 'NR > 1 && $13 == "forward" { print $1, substr($2, 1, 5), $7, $11 }' >"$work/regressions"
+check "/regressions.tsv: bigstep +25 %, steptest +10 %, then gaintest's improvement ($(tr '\n' ';' <"$work/regressions"))" \
+	bash -c "tr '\n' ';' <'$work/regressions' | grep -Eqx 'regression 0\.2[45][0-9]* bigstep 5;regression 0\.(09|1)[0-9]* steptest 5;improvement -0\.(09|1)[0-9]* gaintest 5;'"
+check "/regressions.tsv names each one's group" \
+	bash -c "grep -v '^# ' '$mnt/regressions.tsv' | awk -F'\t' 'NR > 1 { print \$16 }' | sort -u | grep -qx '${flce#"$mnt/"}'"
+old_regressions=$(cat <&4)
+exec 4<&-
+check "a reader who had /regressions.tsv open reads the old version whole" \
+	bash -c "[ \"\$(grep -vc '^# ' <<<\"\$1\")\" = 1 ]" - "$old_regressions"
+check "/regressions.tsv's stat size is its bytes'" [ "$(stat -c %s "$mnt/regressions.tsv")" = "$(wc -c <"$mnt/regressions.tsv")" ]
+regressions=$(cat "$mnt/regressions.tsv")
 check "a reader who had history.tsv open reads the old version whole" [ "$old" = "$before" ]
 check "stat's size is the new bytes'" [ "$(stat -c %s "$flce/history.tsv")" = "$(wc -c <"$flce/history.tsv")" ]
 after=$(cat "$flce/history.tsv")
@@ -113,4 +151,11 @@ check "kindex history $id: the rule, the header and steptest's 15 results, the r
 		grep -q \$'\tregression\t' '$work/series.out'"
 check "kindex history GROUP prints its history.tsv" \
 	bash -c "[ \"\$('$KINDEX' --store '$store' history '${flce#"$mnt/"}')\" = \"\$1\" ]" - "$after"
+"$KINDEX" --store "$store" regressions >"$work/regressions.out"
+check "kindex regressions prints what the mount's /regressions.tsv held" bash -c "[ \"\$(cat '$work/regressions.out')\" = \"\$1\" ]" - "$regressions"
+st=0; "$KINDEX" --store "$store" regressions --check >/dev/null || st=$?
+check "kindex regressions --check exits 1 while a regression is open ($st)" [ "$st" = 1 ]
+st=0; "$KINDEX" --store "$store" regressions --bogus >/dev/null 2>"$work/err" || st=$?
+check "kindex regressions --bogus: a usage error naming it ($st)" \
+	bash -c "[ $st = 2 ] && grep -qF \"regressions: unknown option '--bogus'\" '$work/err'"
 finish

@@ -64,8 +64,8 @@ check "the history CSV: 2820 current runs, 120 superseded" \
 expect 0 "$KINDEX" --store store init
 expect 0 "$KINDEX" -q --store store import liger "$history"
 expect 0 "$KINDEX" -q --store store export tree
-expect 0 python3 "$oracle" "$history" check tree ranking
-check "ranking.tsv of every group agrees with the oracle" contains out "liger-views: OK views=ranking files=1232 rows=2940"
+expect 0 python3 "$oracle" "$history" check tree ranking index
+check "ranking.tsv of every group and /index.tsv agree with the oracle" contains out "liger-views: OK views=ranking,index files=1233 rows=5880"
 # the checker notices: a doctored value and within_noise (a copy of one group), a file not there
 G=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
 mkdir -p doctored/$G

@@ -131,13 +131,53 @@ read -r checked panels drawn_bad <"$work/sweeps-drawn"
 check "each sweep.svg draws the oracle's sweeps in order, a dot per point ($checked pictures, $panels panels; failures: $drawn_bad)" \
 	[ "$drawn_bad" = none -a "${panels:-0}" -gt 100 ]
 
-# As a viewer sees them: four rendered to PNG, not blank, in their colours.
+# history.svg in every group: a dot per passed run with a value (the oracle's rows of the group that
+# are passed or superseded, with a median), the versions labelled
+(cd "$export_dir" && find benchmarks -name history.svg | sed 's|/history.svg$||' | sort) >"$work/historysvgs"
+check "a history.svg in every group ($(wc -l <"$work/historysvgs") of $(wc -l <"$work/groups"))" \
+	cmp -s "$work/groups" "$work/historysvgs"
+(cd "$export_dir" && sed 's|$|/history.svg|' "$work/historysvgs" | xargs xmllint --noout) 2>"$work/xmllint.err"
+check "every history.svg is well-formed XML ($(wc -l <"$work/xmllint.err") lines of complaints)" [ ! -s "$work/xmllint.err" ]
+bad=$(cd "$export_dir" && sed 's|$|/history.svg|' "$work/historysvgs" |
+	xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
+check "none has a script or an external reference ($bad do)" [ "$bad" = 0 ]
+python3 - "$export_dir" "$work/oracle.tsv" "$work/historysvgs" >"$work/history-drawn" <<'EOF'
+import collections, sys, xml.etree.ElementTree as ET
+root, oracle = sys.argv[1:3]
+NS = "{http://www.w3.org/2000/svg}"
+want, versions = collections.Counter(), collections.defaultdict(set)
+with open(oracle) as f:
+    hdr = f.readline().rstrip("\n").split("\t")
+    for line in f:
+        r = dict(zip(hdr, line.rstrip("\n").split("\t")))
+        key = "/".join((r["kernel"], r["pass"], r["gpu"], r["workload"]))
+        if r["status"] in ("passed", "superseded") and r["median"] != "-":
+            want[key] += 1
+            if r["version"] != "-":
+                versions[key].add(r["version"])
+bad, checked = collections.Counter(), 0
+for group in open(sys.argv[3]).read().split():
+    key = group.split("/", 1)[1]
+    if "~" in key.rsplit("/", 1)[1]:
+        continue  # a shared base slug: the oracle cannot tell its groups apart
+    svg = ET.parse("%s/%s/history.svg" % (root, group)).getroot()
+    checked += 1
+    bad["dots"] += len(list(svg.iter(NS + "circle"))) != want[key]
+    bad["versions"] += not versions[key] <= {t.text for t in svg.iter(NS + "text")}
+print(checked, ",".join("%s=%d" % kv for kv in sorted(bad.items()) if kv[1]) or "none")
+EOF
+read -r checked drawn_bad <"$work/history-drawn"
+check "each history.svg draws a dot per passed run of the oracle's, its versions labelled ($checked checked; failures: $drawn_bad)" \
+	[ "$drawn_bad" = none -a "${checked:-0}" -gt 1000 ]
+
+# As a viewer sees them: five rendered to PNG, not blank, in their colours.
 flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
 simpo=benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16
 noisy=$(cd "$export_dir" && grep -l $'\tyes$' $(sed 's|$|/ranking.tsv|' "$work/svgs") | head -1 | sed 's|/ranking.tsv$||')
-for f in "$flce/ranking.svg" "$simpo/ranking.svg" "$noisy/ranking.svg" "${flce%/*}/sweep.svg"; do
+for f in "$flce/ranking.svg" "$simpo/ranking.svg" "$noisy/ranking.svg" "${flce%/*}/sweep.svg" "$flce/history.svg"; do
 	rsvg-convert "$mnt/$f" -o "$work/shot.png" 2>"$work/rsvg.err"
-	# the colour a reader must see: #1's bar in a ranking, the first implementation's line in a sweep
+	# the colour a reader must see: #1's bar in a ranking, the first implementation's line in a
+	# sweep or a history
 	[[ $f == */ranking.svg ]] && colours=1f6feb || colours=1f77b4
 	seen=$(python3 "$KX_SOURCE_ROOT/tests/tools/png_colours.py" "$work/shot.png" $colours)
 	check "$f renders to a PNG that is not blank and shows #$colours ($seen)" \
@@ -145,7 +185,8 @@ for f in "$flce/ranking.svg" "$simpo/ranking.svg" "$noisy/ranking.svg" "${flce%/
 done
 
 # The mount serves the export's bytes, sized exactly.
-{ sed 's|$|/ranking.svg|' "$work/svgs"; sed 's|$|/sweep.svg|' "$work/sweepsvgs"; } >"$work/pictures"
+{ sed 's|$|/ranking.svg|' "$work/svgs"; sed 's|$|/sweep.svg|' "$work/sweepsvgs"
+  sed 's|$|/history.svg|' "$work/historysvgs"; } >"$work/pictures"
 python3 - "$mnt" "$export_dir" "$work/pictures" >"$work/per-file" <<'EOF'
 import os, sys
 mnt, exp = sys.argv[1:3]

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /index.tsv (docs/views.md "/index.tsv — every run, one row"): the header, with a column per
+ * workload parameter name the tree knows, and one group's rows, each run in listing order with
+ * the numbers ranking.tsv writes (render_cells). The tree puts the groups together in path order
+ * (src/tree/index.c). Pure: the same group and names give the same bytes.
+ */
+#include "private.h"
+
+#include "kx/canon.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int kx_render_param_names(const struct kx_json *workload_doc, int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	struct kx_arena *a = kx_arena_new();
+	struct render_param *p;
+	size_t n;
+	int r = a ? render_params(a, workload_doc, &p, &n) : -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = fn(ctx, p[i].name);
+	kx_arena_free(a);
+	return r < 0 ? r : 0;
+}
+
+int kx_render_index_header(const char *const *names, size_t n, struct kx_buf *out)
+{
+	int r = kx_buf_puts(out, "kernel\tpass\tmetric\tgpu\tworkload");
+	for (size_t i = 0; i < n && r >= 0; i++)
+		if ((r = kx_buf_puts(out, "\tp.")) >= 0)
+			r = render_tsv_text(out, names[i]);
+	if (r >= 0)
+		r = kx_buf_puts(out, "\timpl\tversion\tstatus\trank\tcurrent\tmedian\tp20\tp80\tunit\tevidence"
+				     "\tobservedAt\tshortid\tpath\n");
+	return r < 0 ? r : 0;
+}
+
+/* The parameter cells of a workload whose parameters are p[0..np), in name order, for the
+ * columns names[0..n), in name order too: one merge. */
+static int param_cells(const struct render_param *p, size_t np, const char *const *names, size_t n,
+		       struct kx_buf *out)
+{
+	int r = 0;
+	for (size_t i = 0, k = 0; i < n && r >= 0; i++) {
+		while (k < np && strcmp(p[k].name, names[i]) < 0)
+			k++;
+		if ((r = kx_buf_putc(out, '\t')) >= 0)
+			r = k < np && strcmp(p[k].name, names[i]) == 0 ? render_tsv_text(out, p[k].text)
+								     : kx_buf_putc(out, '-');
+	}
+	return r;
+}
+
+int kx_render_index_rows(const struct kx_group_view *g, const char *const *names, size_t n, struct kx_buf *out)
+{
+	struct kx_arena *a = kx_arena_new();
+	struct kx_buf cells = { 0 };
+	struct render_param *p = NULL;
+	size_t np = 0;
+	int r = a ? render_params(a, g->workload_doc, &p, &np) : -ENOMEM;
+	/* what every row of the group starts with: the group and its parameters */
+	const struct kx_group_rec *gr = g->group;
+	const char *group[] = { gr->kernel, gr->pass, gr->metric, gr->gpu, g->workload_dir };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(group) && r >= 0; i++)
+		if ((r = i ? kx_buf_putc(&cells, '\t') : 0) >= 0)
+			r = render_tsv_text(&cells, group[i]);
+	if (r >= 0)
+		r = param_cells(p, np, names, n, &cells);
+	for (size_t i = 0; i < g->len && r >= 0; i++) {
+		const struct kx_run_rec *x = &g->runs[i];
+		uint32_t rank = i < g->ranked ? (uint32_t)i + 1 : 0;
+		struct render_cells c;
+		char rank_s[16] = "-", shortid[KX_SHORTID_LEN + 1];
+		render_cells(x, &c);
+		if (rank)
+			snprintf(rank_s, sizeof(rank_s), "%u", rank);
+		kx_hex(x->run.b, KX_SHORTID_LEN / 2, shortid);
+		if ((r = kx_buf_append(out, cells.ptr, cells.len)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0)
+			r = render_tsv_text(out, x->impl);
+		if (r >= 0)
+			r = kx_buf_printf(out, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", c.version,
+					  kx_rank_status(x, rank), rank_s, rank ? "yes" : "no", c.value, c.p20, c.p80,
+					  c.unit, kx_evidence_name((enum kx_evidence)x->evidence), c.when, shortid,
+					  g->path, g->dirnames[i]);
+	}
+	kx_buf_release(&cells);
+	kx_arena_free(a);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The root's files made of every group, in path order (docs/views.md, docs/history.md):
+ * index.tsv, every run one row, and regressions.tsv, every series' open change point. Both walk
+ * the groups of a generation's comparisons (compare.c lists every group of every gpu directory
+ * with its key, in path order) and render each group's part with src/render; content.c keeps the
+ * newest of each whole (struct top_slot). regressions.tsv keeps its rows by group between builds
+ * (struct reg_state): a drop recomputes the change points of the groups under the gpu directory
+ * it changed, and reuses the rest.
+ */
+#include "private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- index.tsv -------------------------------------------------------------------------------- */
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int name_add(void *ctx, const char *name)
+{
+	struct names *x = ctx;
+	if (KX_GROW(x->v, x->cap, x->n, 64) < 0 || !(x->v[x->n] = strdup(name)))
+		return -ENOMEM;
+	x->n++;
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every workload parameter name of the groups of d, once each, in byte order. */
+static int param_names(struct kx_tree *t, struct kx_view *v, const struct cmp_data *d, struct names *ret)
+{
+	int r = 0;
+	for (size_t i = 0; i < d->ngroups && r == 0; i++) {
+		struct kx_group_rec g;
+		if ((r = tree_get_group(t, v, &d->keys[i], &g, NULL)) < 0)
+			break;
+		struct pdoc *p = pdoc_get(t, v, &g.workload, NULL);
+		if (p)
+			r = kx_render_param_names(p->json, name_add, ret);
+		pdoc_put(p);
+	}
+	if (r < 0 || !ret->n)
+		return r;
+	qsort(ret->v, ret->n, sizeof(*ret->v), name_cmp);
+	size_t k = 1;
+	for (size_t i = 1; i < ret->n; i++) {
+		if (strcmp(ret->v[i], ret->v[k - 1]) == 0)
+			free(ret->v[i]);
+		else
+			ret->v[k++] = ret->v[i];
+	}
+	ret->n = k;
+	return 0;
+}
+
+int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	struct names names = { 0 };
+	r = param_names(t, v, d, &names);
+	const char *const *nv = (const char *const *)names.v;
+	if (r == 0)
+		r = kx_render_index_header(nv, names.n, out);
+	for (size_t i = 0; i < d->ngroups && r == 0; i++) {
+		struct gctx *g;
+		struct kx_group_view gv;
+		if ((r = gctx_get(t, v, &d->keys[i], &g)) < 0)
+			break;
+		tree_group_view(g, &gv);
+		r = kx_render_index_rows(&gv, nv, names.n, out);
+		gctx_put(t, g);
+	}
+	for (size_t i = 0; i < names.n; i++)
+		free(names.v[i]);
+	free(names.v);
+	cmp_put(t, d);
+	return r;
+}
+
+/* ---- regressions.tsv -------------------------------------------------------------------------- */
+
+struct reg_build {
+	struct reg_state s;
+	size_t cap_groups, cap_rows, cap_text;
+};
+
+static int row_add(void *ctx, const struct kx_regression *row)
+{
+	struct reg_build *b = ctx;
+	if (KX_GROW(b->s.rows, b->cap_rows, b->s.nrows, 64) < 0)
+		return -ENOMEM;
+	while (b->cap_text < b->s.text_len + row->len) {
+		size_t cap = b->cap_text ? 2 * b->cap_text : 4096;
+		char *p = realloc(b->s.text, cap);
+		if (!p)
+			return -ENOMEM;
+		b->s.text = p;
+		b->cap_text = cap;
+	}
+	memcpy(b->s.text + b->s.text_len, row->line, row->len);
+	b->s.rows[b->s.nrows++] = (struct reg_row){ .worse = row->worse, .change = row->change,
+						    .off = b->s.text_len, .len = row->len };
+	b->s.text_len += row->len;
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(((const struct reg_group *)a)->key.b, ((const struct reg_group *)b)->key.b, KX_DIGEST_LEN);
+}
+
+/* The rows of a group as the previous build found them, when its stamp has not moved since. */
+static const struct reg_group *reg_prev(const struct reg_state *prev, const struct kx_digest *key, int64_t stamp)
+{
+	struct reg_group want = { .key = *key };
+	const struct reg_group *g = prev->ngroups ? bsearch(&want, prev->groups, prev->ngroups, sizeof(want), key_cmp)
+						  : NULL;
+	return g && g->stamp == stamp ? g : NULL;
+}
+
+static int group_rows(struct kx_tree *t, struct kx_view *v, const struct reg_state *prev, const struct kx_digest *key,
+		      int64_t stamp, struct reg_build *b)
+{
+	if (KX_GROW(b->s.groups, b->cap_groups, b->s.ngroups, 256) < 0)
+		return -ENOMEM;
+	struct reg_group *g = &b->s.groups[b->s.ngroups++];
+	*g = (struct reg_group){ .key = *key, .stamp = stamp, .first = (uint32_t)b->s.nrows };
+	const struct reg_group *old = reg_prev(prev, key, stamp);
+	int r = 0;
+	if (old) {
+		for (uint32_t i = 0; i < old->len && r == 0; i++) {
+			const struct reg_row *x = &prev->rows[old->first + i];
+			struct kx_regression row = { .worse = x->worse, .change = x->change, .line = prev->text + x->off,
+						     .len = x->len };
+			r = row_add(b, &row);
+		}
+	} else {
+		struct gctx *c;
+		struct kx_group_view gv;
+		if ((r = gctx_get(t, v, key, &c)) < 0)
+			return r;
+		tree_group_view(c, &gv);
+		r = kx_render_group_regressions(&gv, row_add, b);
+		gctx_put(t, c);
+	}
+	b->s.groups[b->s.ngroups - 1].len = (uint32_t)(b->s.nrows - g->first);
+	return r;
+}
+
+static int row_cmp(const void *x, const void *y, void *arg)
+{
+	const char *text = arg;
+	const struct reg_row *a = x, *b = y;
+	struct kx_regression ra = { a->worse, a->change, text + a->off, a->len },
+			     rb = { b->worse, b->change, text + b->off, b->len };
+	return kx_regression_cmp(&ra, &rb);
+}
+
+int top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+{
+	struct cmp_data *d;
+	int r = cmp_get(t, v, &d);
+	if (r < 0)
+		return r;
+	struct reg_build b = { 0 };
+	/* t->top_lock is held (content.c): t->reg is this function's alone */
+	for (size_t k = 0; k < d->ndirs && r == 0; k++)
+		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len && r == 0; i++)
+			r = group_rows(t, v, &t->reg, &d->keys[i], d->dirs[k].mtime, &b);
+	cmp_put(t, d);
+	if (r == 0) {
+		/* the file's order, on a copy of the rows; the rows stay by group, for the next build */
+		struct reg_row *sorted = malloc((b.s.nrows ? b.s.nrows : 1) * sizeof(*sorted));
+		if (!sorted) {
+			r = -ENOMEM;
+		} else {
+			if (b.s.nrows)
+				memcpy(sorted, b.s.rows, b.s.nrows * sizeof(*sorted));
+			qsort_r(sorted, b.s.nrows, sizeof(*sorted), row_cmp, b.s.text);
+			r = kx_render_regressions_header(out);
+			for (size_t i = 0; i < b.s.nrows && r == 0; i++)
+				r = kx_buf_append(out, b.s.text + sorted[i].off, sorted[i].len) < 0 ? -ENOMEM : 0;
+			free(sorted);
+		}
+	}
+	if (r == 0) {
+		if (b.s.ngroups)
+			qsort(b.s.groups, b.s.ngroups, sizeof(*b.s.groups), key_cmp);
+		reg_state_release(&t->reg);
+		t->reg = b.s;
+	} else {
+		reg_state_release(&b.s);
+	}
+	return r;
+}
