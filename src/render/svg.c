@@ -212,6 +212,17 @@ static int svg_open(struct kx_buf *out, double w, double h, const char *title)
 	return r;
 }
 
+/* A picture's top: the document, its title in bold and a line saying what it draws. */
+static int picture_open(struct kx_buf *out, double w, double h, const char *title, const char *lead)
+{
+	int r = svg_open(out, w, h, title);
+	if (r >= 0)
+		r = text_at(out, 12, 22, "font-size=\"15\" font-weight=\"bold\"", title);
+	if (r >= 0)
+		r = text_at(out, 12, 42, "fill=\"#57606a\"", lead);
+	return r;
+}
+
 /* ---- ranking.svg ------------------------------------------------------------------------------ */
 
 #define RS_WIDTH  760.0 /* at least; wider where a label needs it */
@@ -598,13 +609,9 @@ int kx_render_sweep_svg(const char *title, const struct kx_bench_group *g, size_
 		r = render_sweeps(g, n, sweep_panel, &c);
 	double h = c.top + (double)((c.panels + 1) / 2) * (SW_PANEL_H + SW_GAP) + (c.panels ? 0 : 30);
 	if (r >= 0)
-		r = svg_open(out, SW_WIDTH, h, title);
-	if (r >= 0)
-		r = text_at(out, 12, 22, "font-size=\"15\" font-weight=\"bold\"", title);
-	if (r >= 0)
-		r = text_at(out, 12, 42, "fill=\"#57606a\"",
-			    "each panel a sweep: workloads that differ in one parameter; the median of each "
-			    "implementation's current run, its p20–p80 band");
+		r = picture_open(out, SW_WIDTH, h, title,
+				 "each panel a sweep: workloads that differ in one parameter; the median of each "
+				 "implementation's current run, its p20–p80 band");
 	if (r >= 0 && body.len)
 		r = kx_buf_puts(out, body.ptr);
 	if (r >= 0 && !c.panels)
@@ -777,13 +784,9 @@ int render_history_svg(const struct kx_group_view *g, struct kx_buf *out)
 	}
 	double height = drawn ? h.y1 + 48 : 100;
 	if (r >= 0)
-		r = svg_open(out, width, height, title);
-	if (r >= 0)
-		r = text_at(out, 12, 22, "font-size=\"15\" font-weight=\"bold\"", title);
-	if (r >= 0)
-		r = text_at(out, 12, 42, "fill=\"#57606a\"",
-			    "each implementation's medians over time, p20–p80 bars, versions where they change; "
-			    "change points dashed");
+		r = picture_open(out, width, height, title,
+				 "each implementation's medians over time, p20–p80 bars, versions where they change; "
+				 "change points dashed");
 	if (r >= 0 && body.len)
 		r = kx_buf_puts(out, body.ptr);
 	if (r >= 0 && !drawn)

@@ -21,6 +21,15 @@ static bool valid_component(const char *name)
 	return *name && strlen(name) < KX_NAME_MAX && !strchr(name, '/');
 }
 
+/* The root's entries, in listing order (index.html is the root's page, KX_NODE_HTML file 0). */
+static const struct {
+	const char *name;
+	uint8_t type;
+} root_entries[] = { { "README", KX_NODE_README },     { "benchmarks", KX_NODE_BENCHMARKS },
+		     { "compare", KX_NODE_COMPARE },   { "digests", KX_NODE_DIGESTS },
+		     { "index.html", KX_NODE_HTML },   { "index.tsv", KX_NODE_INDEX },
+		     { "regressions.tsv", KX_NODE_REGRESSIONS }, { "runs", KX_NODE_RUNS } };
+
 int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret)
 {
@@ -28,23 +37,10 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	int r;
 	switch (dir->type) {
 	case KX_NODE_ROOT:
-		if (strcmp(name, "README") == 0)
-			n.type = KX_NODE_README;
-		else if (strcmp(name, "index.html") == 0)
-			n.type = KX_NODE_HTML, n.file = 0;
-		else if (strcmp(name, "index.tsv") == 0)
-			n.type = KX_NODE_INDEX;
-		else if (strcmp(name, "regressions.tsv") == 0)
-			n.type = KX_NODE_REGRESSIONS;
-		else if (strcmp(name, "benchmarks") == 0)
-			n.type = KX_NODE_BENCHMARKS;
-		else if (strcmp(name, "runs") == 0)
-			n.type = KX_NODE_RUNS;
-		else if (strcmp(name, "digests") == 0)
-			n.type = KX_NODE_DIGESTS;
-		else if (strcmp(name, "compare") == 0)
-			n.type = KX_NODE_COMPARE;
-		else
+		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries) && !n.type; i++)
+			if (strcmp(name, root_entries[i].name) == 0)
+				n.type = root_entries[i].type;
+		if (!n.type)
 			return -ENOENT;
 		break;
 	case KX_NODE_COMPARE:
@@ -428,20 +424,12 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 {
 	int r = 0;
 	switch (dir->type) {
-	case KX_NODE_ROOT: {
-		static const struct {
-			const char *name;
-			uint8_t type;
-		} e[] = { { "README", KX_NODE_README }, { "benchmarks", KX_NODE_BENCHMARKS },
-			  { "compare", KX_NODE_COMPARE }, { "digests", KX_NODE_DIGESTS },
-			  { "index.html", KX_NODE_HTML }, { "index.tsv", KX_NODE_INDEX },
-			  { "regressions.tsv", KX_NODE_REGRESSIONS }, { "runs", KX_NODE_RUNS } };
-		for (size_t i = 0; i < KX_ARRAY_SIZE(e) && r == 0; i++) {
-			struct kx_node n = { .type = e[i].type };
-			r = fn(ctx, e[i].name, &n);
+	case KX_NODE_ROOT:
+		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries) && r == 0; i++) {
+			struct kx_node n = { .type = root_entries[i].type };
+			r = fn(ctx, root_entries[i].name, &n);
 		}
 		return r;
-	}
 	case KX_NODE_DIGESTS: {
 		struct kx_node n = { .type = KX_NODE_DIGESTS_SHA };
 		return fn(ctx, "sha256", &n);
@@ -600,16 +588,12 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 {
 	switch (n->type) {
 	case KX_NODE_README:
-		snprintf(out, cap, "README");
-		return 0;
-	case KX_NODE_HTML:
-		snprintf(out, cap, "index.html");
-		return 0;
+	case KX_NODE_HTML: /* the root's page, or benchmarks/' (the same name) */
 	case KX_NODE_INDEX:
-		snprintf(out, cap, "index.tsv");
-		return 0;
 	case KX_NODE_REGRESSIONS:
-		snprintf(out, cap, "regressions.tsv");
+		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries); i++)
+			if (root_entries[i].type == n->type)
+				snprintf(out, cap, "%s", root_entries[i].name);
 		return 0;
 	case KX_NODE_GROUP_FILE:
 		snprintf(out, cap, "%s", kx_group_file_name((enum kx_group_file)n->file));

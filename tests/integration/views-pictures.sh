@@ -21,17 +21,24 @@ mnt="$work/mnt"
 make_history_store "$store" "$export_dir"
 mount_fg "$store" "$mnt"
 
+# well_formed NAME DIRS: the picture NAME in each directory of the list DIRS parses, and has no
+# script and no external reference
+well_formed() {
+	(cd "$export_dir" && sed "s|\$|/$1|" "$2" | xargs xmllint --noout) 2>"$work/xmllint.err"
+	check "every $1 is well-formed XML ($(wc -l <"$work/xmllint.err") lines of complaints)" [ ! -s "$work/xmllint.err" ]
+	local bad
+	bad=$(cd "$export_dir" && sed "s|\$|/$1|" "$2" |
+		xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
+	check "no $1 has a script or an external reference ($bad do)" [ "$bad" = 0 ]
+	check "each $1 is SVG 1.1" \
+		bash -c "! (cd '$export_dir' && sed 's|\$|/$1|' '$2' | xargs grep -L 'version=\"1.1\"' | grep -q .)"
+}
+
 (cd "$export_dir" && find benchmarks -mindepth 4 -maxdepth 4 -type d | sort) >"$work/groups"
 (cd "$export_dir" && find benchmarks -name ranking.svg | sed 's|/ranking.svg$||' | sort) >"$work/svgs"
 check "a ranking.svg in every group ($(wc -l <"$work/svgs") of $(wc -l <"$work/groups"))" cmp -s "$work/groups" "$work/svgs"
 
-(cd "$export_dir" && sed 's|$|/ranking.svg|' "$work/svgs" | xargs xmllint --noout) 2>"$work/xmllint.err"
-check "every ranking.svg is well-formed XML (xmllint: $(wc -l <"$work/xmllint.err") lines of complaints)" \
-	[ ! -s "$work/xmllint.err" ]
-bad=$(cd "$export_dir" && sed 's|$|/ranking.svg|' "$work/svgs" |
-	xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
-check "none has a script or an external reference ($bad do)" [ "$bad" = 0 ]
-check "each is SVG 1.1" bash -c "! (cd '$export_dir' && sed 's|\$|/ranking.svg|' '$work/svgs' | xargs grep -L 'version=\"1.1\"' | grep -q .)"
+well_formed ranking.svg "$work/svgs"
 
 # What each picture draws, against the oracle's ranking of the CSV.
 # the oracle reads the history CSV alone: it holds every row of the newest one
@@ -93,11 +100,7 @@ check "every picture draws the oracle's current runs in rank order, bars in prop
 (cd "$export_dir" && find benchmarks -name sweep.svg | sed 's|/sweep.svg$||' | sort) >"$work/sweepsvgs"
 check "a sweep.svg in every gpu directory ($(wc -l <"$work/sweepsvgs") of $(wc -l <"$work/gpudirs"))" \
 	cmp -s "$work/gpudirs" "$work/sweepsvgs"
-(cd "$export_dir" && sed 's|$|/sweep.svg|' "$work/sweepsvgs" | xargs xmllint --noout) 2>"$work/xmllint.err"
-check "every sweep.svg is well-formed XML ($(wc -l <"$work/xmllint.err") lines of complaints)" [ ! -s "$work/xmllint.err" ]
-bad=$(cd "$export_dir" && sed 's|$|/sweep.svg|' "$work/sweepsvgs" |
-	xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
-check "none has a script or an external reference ($bad do)" [ "$bad" = 0 ]
+well_formed sweep.svg "$work/sweepsvgs"
 PYTHONPATH="$KX_SOURCE_ROOT/tests/tools" python3 - "$export_dir" "$work/sweepsvgs" "$HISTORY_CSV" \
 	>"$work/sweeps-drawn" <<'EOF'
 import collections, sys, xml.etree.ElementTree as ET
@@ -136,11 +139,7 @@ check "each sweep.svg draws the oracle's sweeps in order, a dot per point ($chec
 (cd "$export_dir" && find benchmarks -name history.svg | sed 's|/history.svg$||' | sort) >"$work/historysvgs"
 check "a history.svg in every group ($(wc -l <"$work/historysvgs") of $(wc -l <"$work/groups"))" \
 	cmp -s "$work/groups" "$work/historysvgs"
-(cd "$export_dir" && sed 's|$|/history.svg|' "$work/historysvgs" | xargs xmllint --noout) 2>"$work/xmllint.err"
-check "every history.svg is well-formed XML ($(wc -l <"$work/xmllint.err") lines of complaints)" [ ! -s "$work/xmllint.err" ]
-bad=$(cd "$export_dir" && sed 's|$|/history.svg|' "$work/historysvgs" |
-	xargs grep -lE '<script|<image|<foreignObject|href=|url\(|@import' | wc -l)
-check "none has a script or an external reference ($bad do)" [ "$bad" = 0 ]
+well_formed history.svg "$work/historysvgs"
 python3 - "$export_dir" "$work/oracle.tsv" "$work/historysvgs" >"$work/history-drawn" <<'EOF'
 import collections, sys, xml.etree.ElementTree as ET
 root, oracle = sys.argv[1:3]
