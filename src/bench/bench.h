@@ -98,8 +98,12 @@ void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_
 /* The BenchmarkProtocol document: every parameter above, the tolerance policy and scope. */
 struct kx_json *kx_bench_protocol_document(struct kx_arena *a, const struct kx_bench_protocol *p);
 
-/* Tolerance per dtype ("bf16", "fp16", "fp32"); NULL for an unknown dtype. */
-const struct kx_bench_tolerance *kx_bench_tolerance_for(const char *dtype);
+/* ---- correctness policy (check.c; the checks themselves are declared in device.h) ------------- */
+
+/* Every tolerance the harness applies, in the order the protocol document lists them. */
+const struct kx_bench_tolerance *kx_bench_tolerances(size_t *ret_n);
+/* What a tolerance's named allowance is, in words (NULL for none or an unknown name). */
+const char *kx_bench_allowance_text(const char *allowance);
 
 enum kx_bench_stop {
 	KX_STOP_NO,
@@ -327,7 +331,7 @@ bool kx_cpu_has_impl(enum kx_bench_kind kind, const char *impl);
 int kx_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
 		    struct kx_cpu_case **ret, char *err, size_t errlen);
 void kx_cpu_case_free(struct kx_cpu_case *c);
-int kx_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_tolerance *tol,
+int kx_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_policy *p,
 		      struct kx_bench_check *ret);
 uint64_t kx_cpu_case_peak_bytes(const struct kx_cpu_case *c);
 /* Timer ops over clock_gettime(CLOCK_MONOTONIC) (ctx = the case); clock stays NULL. */

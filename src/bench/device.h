@@ -47,36 +47,88 @@ struct kx_bench_shape {
 	size_t check_rows;  /* rows compared with the reference (all rows when m is smaller) */
 };
 
-/* Tolerance of one dtype: a value passes when |got - ref| <= atol + rtol * |ref|. */
+/*
+ * Tolerance of one output: a value passes when |got - ref| <= atol + rtol * |ref| + allowance,
+ * where the allowance is a per-value bound the reference computes (allowance names it; NULL when
+ * there is none, and the allowance is 0).
+ */
 struct kx_bench_tolerance {
-	const char *dtype;
+	const char *dtype;  /* the workload's compute dtype: "bf16", "fp16", "fp32" */
+	const char *output; /* "loss" (per-row), "mean" (a reduction), "output" (element-wise) */
 	double rtol, atol;
+	const char *allowance;
 };
 
-/* The outcome of a correctness check (filled by kx_bench_compare and friends). */
+/* The tolerances one workload's check applies, by output (kx_bench_policy_for). */
+struct kx_bench_policy {
+	const char *dtype;
+	const struct kx_bench_tolerance *loss, *mean, *output;
+};
+
+#define KX_BENCH_MAX_OUTPUTS 3
+
+/* One compared output of a check: its tolerance and how the values fared under it. */
+struct kx_bench_output_check {
+	const char *what;  /* "per-token loss (sampled rows)", "mean loss", "output (all rows)" */
+	const struct kx_bench_tolerance *tol;
+	size_t checked, violations, nonfinite;
+	double max_abs, max_rel;
+	size_t worst;       /* first non-finite value, else the one using most of its allowance */
+	double worst_share; /* |got - ref| / bound at worst */
+};
+
+/* The outcome of a correctness check: every output compared, and their totals. */
 struct kx_bench_check {
 	bool passed;
 	const char *dtype;
-	double rtol, atol;
-	size_t checked;    /* values compared */
-	size_t violations; /* values outside the tolerance */
-	size_t nonfinite;  /* NaN or infinite values produced by the implementation */
+	struct kx_bench_output_check out[KX_BENCH_MAX_OUTPUTS];
+	size_t nout;
+	size_t checked, violations, nonfinite; /* over all outputs */
 	double max_abs, max_rel;
-	size_t worst;      /* first non-finite value, else the one using most of its allowance */
-	double worst_share; /* |got - ref| / (atol + rtol * |ref|) at worst */
-	const char *what;  /* which output was compared ("per-token loss", "output rows") */
-	char message[256]; /* lowercase, for a failed check: what failed and by how much */
+	const char *what;  /* the outputs compared, for the record ("per-token loss and mean loss") */
+	char message[320]; /* lowercase, for a failed check: the first output that failed, by how much */
 };
 
 /*
- * Compare got[0..n) with ref[0..n) under `tol`, accumulating into `c` (call kx_bench_check_init
- * first; several outputs may be compared into one check). Returns c->passed.
+ * A check: kx_bench_check_init, then per output kx_bench_check_output and one or more
+ * kx_bench_compare into it, then kx_bench_check_finish (passed = every output compared values
+ * and none is outside its tolerance or non-finite; writes the message). allow[i] is the
+ * reference's per-value allowance (NULL: none). Returns whether the output so far passes.
  */
-void kx_bench_check_init(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
-			 const char *what);
-bool kx_bench_compare(struct kx_bench_check *c, const float *got, const float *ref, size_t n);
-/* Finish: passed = no violation and no non-finite value; writes the message. */
+void kx_bench_check_init(struct kx_bench_check *c, const char *dtype, const char *what);
+void kx_bench_check_output(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
+			   const char *what);
+bool kx_bench_compare(struct kx_bench_check *c, const float *got, const float *ref,
+		      const float *allow, size_t n);
 bool kx_bench_check_finish(struct kx_bench_check *c);
+
+/* The published tolerances for a workload of this compute dtype; -ENOENT for an unknown one. */
+int kx_bench_policy_for(const char *dtype, struct kx_bench_policy *ret);
+
+/* Evenly spread rows of m: all of them when s == m, else the first, the last and s - 2 between. */
+void kx_bench_pick_rows(int64_t *rows, int64_t s, int64_t m);
+
+/*
+ * The check of a loss workload (cross_entropy, fused_linear_cross_entropy), the one the GPU and
+ * CPU paths both run: the per-row loss at rows[0..s) against the reference ref[0..s) under the
+ * policy's loss tolerance with the reference's allowance (allow: NULL or s values), then the
+ * mean against the fp64 mean of all m per-row losses under the mean tolerance. Finishes c.
+ */
+bool kx_bench_check_losses(struct kx_bench_check *c, const struct kx_bench_policy *p,
+			   const float *loss, size_t m, float mean, const int64_t *rows,
+			   const float *ref, const float *allow, size_t s);
+/* The check of an element-wise workload: got[0..n) against ref under the output tolerance.
+ * Finishes c. */
+bool kx_bench_check_values(struct kx_bench_check *c, const struct kx_bench_policy *p,
+			   const char *what, const float *got, const float *ref, size_t n);
+
+/*
+ * The reference's allowance for the loss of one row of bf16-rounded logits: how far rounding
+ * every logit to bf16 can move logsumexp(z) - z[t] to first order, computed from the exact
+ * (fp32) logits z[0..n): half an ulp of the target logit plus the softmax-weighted half ulps of
+ * all logits (d logsumexp / dz_j = softmax_j). fp64 on the host; reference.cu evaluates the same.
+ */
+double kx_bench_lse_allowance(const float *z, size_t n, int32_t t);
 
 /*
  * How a harness times calls, whatever the clock (CUDA events or the CPU's monotonic clock). The
@@ -158,8 +210,8 @@ bool kx_gpu_has_impl(enum kx_bench_kind kind, const char *impl);
 int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
 		    struct kx_gpu_case **ret, char *err, size_t errlen);
 void kx_gpu_case_free(struct kx_gpu_case *c);
-/* Run once, run the fp32 reference on the same inputs and compare (tolerance of the dtype). */
-int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_tolerance *tol,
+/* Run once, run the fp32 reference on the same inputs and compare under the policy. */
+int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 		      struct kx_bench_check *ret, char *err, size_t errlen);
 /* Peak bytes of the case's device allocations: inputs, outputs and workspace (cuBLAS's too). */
 uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c);

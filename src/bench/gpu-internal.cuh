@@ -69,9 +69,10 @@ cudaError_t kx_ref_gemm_bf16(const uint16_t *A, const int64_t *rows, int64_t s, 
 /* The same with an fp32 A [s, k]. */
 cudaError_t kx_ref_gemm_f32(const float *A, int64_t s, const uint16_t *B, int64_t n, int64_t k,
 			    float *C, cudaStream_t st);
-/* Two-pass fp32 cross-entropy of rows z[s, n]; target of row i is t[rows ? rows[i] : i]. */
+/* Two-pass fp32 cross-entropy of rows z[s, n]; target of row i is t[rows ? rows[i] : i]. With
+ * allow, also each row's bf16 rounding allowance (kx_bench_lse_allowance of check.c). */
 cudaError_t kx_ref_ce(const float *z, int64_t s, int64_t n, const int64_t *rows, const int32_t *t,
-		      float *loss, cudaStream_t st);
+		      float *loss, float *allow, cudaStream_t st);
 cudaError_t kx_ref_rms_norm(const uint16_t *x, const uint16_t *w, float *y, int64_t m, int64_t n,
 			    float eps, cudaStream_t st);
 /* h[r, j] = silu(g[r, j]) * g[r, inter + j] in fp32. */

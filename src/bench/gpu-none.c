@@ -69,11 +69,11 @@ void kx_gpu_case_free(struct kx_gpu_case *c)
 	(void)c;
 }
 
-int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_tolerance *tol,
+int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 		      struct kx_bench_check *ret, char *err, size_t errlen)
 {
 	(void)c;
-	(void)tol;
+	(void)p;
 	(void)ret;
 	snprintf(err, errlen, "no CUDA device");
 	return -ENODEV;

@@ -474,7 +474,12 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 	snprintf(label, sizeof(label), "%s %s", c->w->benchmark, c->impl->name);
 	struct kx_bench_shape shape;
 	kx_bench_case_shape(c, &shape);
-	const struct kx_bench_tolerance *tol = kx_bench_tolerance_for(c->w->compute_dtype);
+	struct kx_bench_policy policy;
+	if (kx_bench_policy_for(c->w->compute_dtype, &policy) < 0) {
+		fail("cannot check %s: no tolerance for dtype '%s'", label, c->w->compute_dtype);
+		kx_arena_free(a);
+		return -EINVAL;
+	}
 	struct kx_bench_result res = {
 		.c = c,
 		.observed_ns = kx_now_ns(),
@@ -515,9 +520,9 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 		goto out;
 	}
 	if (gpu)
-		r = kx_gpu_case_check(gc, tol, &check, err, sizeof(err));
+		r = kx_gpu_case_check(gc, &policy, &check, err, sizeof(err));
 	else
-		r = kx_cpu_case_check(cc, tol, &check);
+		r = kx_cpu_case_check(cc, &policy, &check);
 	if (r < 0) {
 		fail("cannot check %s: %s", label, err[0] ? err : strerror(-r));
 		goto out;

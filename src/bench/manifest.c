@@ -34,23 +34,48 @@ static double round4(double v)
 	return round(v * 1e4) / 1e4;
 }
 
-static struct kx_json *correctness(struct kx_arena *a, const struct kx_bench_check *c)
+/* One output's numbers: {compared, output, rtol, atol, [allowance], checked, violations, …}. */
+static struct kx_json *output_check(struct kx_arena *a, const struct kx_bench_output_check *oc)
 {
 	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
 	if (!o)
+		return NULL;
+	int r = 0;
+	r |= kx_bench_set_str(a, o, "compared", oc->what ? oc->what : "output");
+	r |= kx_bench_set_str(a, o, "output", oc->tol->output);
+	r |= kx_json_set_number(a, o, "rtol", oc->tol->rtol);
+	r |= kx_json_set_number(a, o, "atol", oc->tol->atol);
+	if (oc->tol->allowance)
+		r |= kx_bench_set_str(a, o, "allowance", oc->tol->allowance);
+	r |= kx_json_set_number(a, o, "checked", (double)oc->checked);
+	r |= kx_json_set_number(a, o, "violations", (double)oc->violations);
+	r |= kx_json_set_number(a, o, "nonFinite", (double)oc->nonfinite);
+	r |= kx_json_set_number(a, o, "maxAbsError", oc->max_abs);
+	r |= kx_json_set_number(a, o, "maxRelError", oc->max_rel);
+	/* the largest share of its bound any value used: how close a passing run came to failing */
+	if (oc->worst_share >= 0 && isfinite(oc->worst_share))
+		r |= kx_json_set_number(a, o, "worstShare", round(oc->worst_share * 1e4) / 1e4);
+	return r < 0 ? NULL : o;
+}
+
+static struct kx_json *correctness(struct kx_arena *a, const struct kx_bench_check *c)
+{
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT), *outs = kx_json_new(a, KX_JSON_ARRAY);
+	if (!o || !outs)
 		return NULL;
 	int r = 0;
 	r |= kx_bench_set_str(a, o, "status", c->passed ? "passed" : "failed");
 	r |= kx_bench_set_str(a, o, "reference", "fp32");
 	r |= kx_bench_set_str(a, o, "compared", c->what ? c->what : "output");
 	r |= kx_bench_set_str(a, o, "dtype", c->dtype);
-	r |= kx_json_set_number(a, o, "rtol", c->rtol);
-	r |= kx_json_set_number(a, o, "atol", c->atol);
 	r |= kx_json_set_number(a, o, "checked", (double)c->checked);
 	r |= kx_json_set_number(a, o, "violations", (double)c->violations);
 	r |= kx_json_set_number(a, o, "nonFinite", (double)c->nonfinite);
 	r |= kx_json_set_number(a, o, "maxAbsError", c->max_abs);
 	r |= kx_json_set_number(a, o, "maxRelError", c->max_rel);
+	for (size_t i = 0; i < c->nout; i++)
+		r |= kx_json_append(a, outs, output_check(a, &c->out[i]));
+	r |= kx_json_set(a, o, "outputs", outs);
 	return r < 0 ? NULL : o;
 }
 

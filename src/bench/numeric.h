@@ -60,6 +60,16 @@ KX_HD uint32_t kx_rand_below(uint64_t seed, uint32_t tensor, uint64_t idx, uint3
 	return (uint32_t)(((kx_rand_bits(seed, tensor, idx) >> 32) * (uint64_t)n) >> 32);
 }
 
+/*
+ * Standard deviation of the logits every loss workload is fed: fp32 logits drawn with it
+ * (cross_entropy), or a weight scaled so that X . W^T has it (fused_linear_cross_entropy). At 4
+ * the softmax is peaked (the row maximum is about 4.5 standard deviations at 128256 classes, and
+ * a handful of logits hold most of the mass), so a log-sum-exp that mishandles the maximum or the
+ * rescaling of its running sum, or skips part of the row, moves the loss far outside tolerance;
+ * N(0, 1) logits give a flat softmax where such errors nearly cancel.
+ */
+#define KX_LOGIT_STD 4.0f
+
 /* Tensor numbers of the generated inputs: a new tensor takes a new number, never reuses one. */
 enum {
 	KX_T_X = 1,       /* activations / logits */
@@ -86,6 +96,26 @@ KX_HD float kx_bf16_to_float(uint16_t h)
 	float f;
 	memcpy(&f, &u, 4);
 	return f;
+}
+
+/*
+ * Half a bf16 ulp at x: the most rounding x to bf16 (to nearest) can move it. bf16 keeps fp32's
+ * exponent and 8 significant bits, so for 2^e <= |x| < 2^(e+1) this is 2^(e-8). 0 for values
+ * below 2^-118 (none of the workloads' logits), infinite for non-finite x.
+ */
+KX_HD float kx_bf16_half_ulp(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	uint32_t e = (u >> 23) & 0xffu;
+	if (e == 0xffu)
+		return INFINITY;
+	if (e < 9)
+		return 0.0f;
+	u = (e - 8) << 23;
+	float h;
+	memcpy(&h, &u, 4);
+	return h;
 }
 
 /*

@@ -12,30 +12,10 @@
  * family, so its runs are never mistaken for GPU measurements.
  */
 #include "bench.h"
+#include "numeric.h"
 
 #include <math.h>
 #include <string.h>
-
-/*
- * Tolerances per dtype: torch.testing.assert_close's defaults for bf16 and fp16; fp32 widened
- * from 1.3e-6 to 1e-5 because the references reduce in a different order than the kernels over
- * rows of up to 1e5 values (fp32 summation error alone reaches a few 1e-7 relative there).
- * The bf16 atol is 1e-2 rather than 1e-5: every kernel rounds intermediates to bf16 (logits,
- * activations), and the generated inputs keep outputs O(1), so 1e-2 is ~2.5 bf16 ulps at 1.0.
- */
-static const struct kx_bench_tolerance tolerances[] = {
-	{ "bf16", 1.6e-2, 1e-2 },
-	{ "fp16", 1e-3, 1e-3 },
-	{ "fp32", 1e-5, 1e-5 },
-};
-
-const struct kx_bench_tolerance *kx_bench_tolerance_for(const char *dtype)
-{
-	for (size_t i = 0; dtype && i < KX_ARRAY_SIZE(tolerances); i++)
-		if (strcmp(tolerances[i].dtype, dtype) == 0)
-			return &tolerances[i];
-	return NULL;
-}
 
 void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_kind kind,
 			    enum kx_bench_timer timer)
@@ -107,28 +87,53 @@ static struct kx_json *string_array(struct kx_arena *a, const char *const *v, si
 	return arr;
 }
 
-static struct kx_json *correctness_policy(struct kx_arena *a)
+/* tolerances: {dtype: {output: {rtol, atol[, allowance]}}}, from check.c's table */
+static struct kx_json *tolerance_table(struct kx_arena *a)
 {
-	struct kx_json *c = obj(a), *tol = obj(a);
-	if (!c || !tol)
-		return NULL;
-	for (size_t i = 0; i < KX_ARRAY_SIZE(tolerances); i++) {
-		struct kx_json *t = obj(a);
-		if (!t || kx_json_set_number(a, t, "rtol", tolerances[i].rtol) < 0 ||
-		    kx_json_set_number(a, t, "atol", tolerances[i].atol) < 0 ||
-		    kx_json_set(a, tol, tolerances[i].dtype, t) < 0)
+	size_t n;
+	const struct kx_bench_tolerance *t = kx_bench_tolerances(&n);
+	struct kx_json *tol = obj(a);
+	for (size_t i = 0; tol && i < n; i++) {
+		struct kx_json *d = kx_json_get(tol, t[i].dtype), *o = obj(a);
+		if (!d && (!(d = obj(a)) || kx_json_set(a, tol, t[i].dtype, d) < 0))
+			return NULL;
+		if (!o || kx_json_set_number(a, o, "rtol", t[i].rtol) < 0 ||
+		    kx_json_set_number(a, o, "atol", t[i].atol) < 0 ||
+		    (t[i].allowance && kx_bench_set_str(a, o, "allowance", t[i].allowance) < 0) ||
+		    kx_json_set(a, d, t[i].output, o) < 0)
 			return NULL;
 	}
+	return tol;
+}
+
+static struct kx_json *correctness_policy(struct kx_arena *a)
+{
+	struct kx_json *c = obj(a), *tol = tolerance_table(a), *allow = obj(a), *outputs = obj(a);
+	if (!c || !tol || !allow || !outputs)
+		return NULL;
 	int r = 0;
+	r |= kx_bench_set_str(a, allow, "bf16LogitRounding", kx_bench_allowance_text("bf16LogitRounding"));
+	r |= kx_bench_set_str(a, outputs, "loss",
+		"the per-row (per-token) loss of each compared row against the reference's");
+	r |= kx_bench_set_str(a, outputs, "mean",
+		"the implementation's mean loss against the fp64 mean of all its per-row losses");
+	r |= kx_bench_set_str(a, outputs, "output", "every value of each compared row of the output");
 	r |= set_bool(a, c, "checkedBeforeTiming", true);
 	r |= kx_bench_set_str(a, c, "reference",
 		"fp32 on the same inputs: bf16 inputs widened exactly, products and sums in fp32, "
 		"no intermediate rounding; rows sampled evenly (at most 256) when a workload has more");
 	r |= kx_bench_set_str(a, c, "rule",
-		"every checked value: |got - ref| <= atol + rtol * |ref|; any non-finite value fails");
+		"every checked value of each output: |got - ref| <= atol + rtol * |ref| + allowance, "
+		"with the tolerance of the workload's dtype for that output; any non-finite value fails");
+	r |= kx_json_set(a, c, "outputs", outputs);
 	r |= kx_json_set(a, c, "tolerances", tol);
+	r |= kx_json_set(a, c, "allowances", allow);
 	r |= kx_bench_set_str(a, c, "dtypeOfWorkload",
 		"the workload's dtype; fp32 where it has none (cross_entropy's fp32 logits)");
+	r |= kx_bench_set_str(a, c, "inputs", kx_arena_printf(a,
+		"generated from a counter hash; the logits of the loss workloads have standard deviation "
+		"%g (fp32 logits drawn so, or a weight scaled so that X W^T has it), so the softmax is "
+		"peaked and the maximum and rescaling of the log-sum-exp matter", (double)KX_LOGIT_STD));
 	r |= kx_bench_set_str(a, c, "onFailure",
 		"the run is emitted with status failed and a message, is not timed, and is never ranked");
 	return r < 0 ? NULL : c;

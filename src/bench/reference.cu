@@ -100,7 +100,7 @@ cudaError_t kx_ref_gemm_f32(const float *A, int64_t s, const uint16_t *B, int64_
 
 static __global__ void __launch_bounds__(256)
 	ref_ce_rows(const float *__restrict__ z, int64_t n, const int64_t *__restrict__ rows,
-		    const int32_t *__restrict__ t, float *__restrict__ loss)
+		    const int32_t *__restrict__ t, float *__restrict__ loss, float *__restrict__ allow)
 {
 	const float *zr = z + (int64_t)blockIdx.x * n;
 	float mx = -INFINITY;
@@ -111,16 +111,24 @@ static __global__ void __launch_bounds__(256)
 	for (int64_t j = threadIdx.x; j < n; j += 256)
 		s += expf(zr[j] - mx);
 	s = kx_block_sum<256>(s);
-	if (threadIdx.x == 0) {
-		int64_t src = rows ? rows[blockIdx.x] : (int64_t)blockIdx.x;
+	const int64_t src = rows ? rows[blockIdx.x] : (int64_t)blockIdx.x;
+	if (threadIdx.x == 0)
 		loss[blockIdx.x] = mx + logf(s) - zr[t[src]];
-	}
+	if (!allow)
+		return;
+	/* kx_bench_lse_allowance (check.c): softmax-weighted half ulps, plus the target's own */
+	float a = 0.0f;
+	for (int64_t j = threadIdx.x; j < n; j += 256)
+		a += expf(zr[j] - mx) * kx_bf16_half_ulp(zr[j]);
+	a = kx_block_sum<256>(a);
+	if (threadIdx.x == 0)
+		allow[blockIdx.x] = kx_bf16_half_ulp(zr[t[src]]) + a / s;
 }
 
 cudaError_t kx_ref_ce(const float *z, int64_t s, int64_t n, const int64_t *rows, const int32_t *t,
-		      float *loss, cudaStream_t st)
+		      float *loss, float *allow, cudaStream_t st)
 {
-	ref_ce_rows<<<(unsigned)s, 256, 0, st>>>(z, n, rows, t, loss);
+	ref_ce_rows<<<(unsigned)s, 256, 0, st>>>(z, n, rows, t, loss, allow);
 	return cudaGetLastError();
 }
 

@@ -2,8 +2,8 @@
 /*
  * The numbers a run reports and how they are computed: quantiles by linear interpolation, mean,
  * sample standard deviation, the running noise the stopping rule watches, the SHA-256 that pins
- * the raw samples, and the tolerance comparison behind every correctness check. Pure functions of
- * their inputs; both the GPU and the CPU paths and the unit tests go through them.
+ * the raw samples. Pure functions of their inputs; both the GPU and the CPU paths and the unit
+ * tests go through them.
  */
 #include "bench.h"
 
@@ -104,61 +104,4 @@ double kx_bench_running_noise(const struct kx_bench_running *r)
 		return INFINITY;
 	double var = r->m2 / (double)(r->n - 1);
 	return sqrt(var > 0 ? var : 0) / fabs(r->mean);
-}
-
-/* ---- correctness -------------------------------------------------------------------------------- */
-
-void kx_bench_check_init(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
-			 const char *what)
-{
-	*c = (struct kx_bench_check){ .dtype = tol->dtype, .rtol = tol->rtol, .atol = tol->atol };
-	c->what = what;
-	c->worst_share = -1;
-}
-
-bool kx_bench_compare(struct kx_bench_check *c, const float *got, const float *ref, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		double g = got[i], r = ref[i];
-		if (!isfinite(g)) {
-			if (c->nonfinite++ == 0)
-				c->worst = c->checked + i;
-			continue;
-		}
-		double err = fabs(g - r);
-		double bound = c->atol + c->rtol * fabs(r);
-		if (err > c->max_abs)
-			c->max_abs = err;
-		if (r != 0 && err / fabs(r) > c->max_rel)
-			c->max_rel = err / fabs(r);
-		if (!(err <= bound)) /* also catches a non-finite reference */
-			c->violations++;
-		double share = err / bound;
-		if (!c->nonfinite && share > c->worst_share) {
-			c->worst_share = share;
-			c->worst = c->checked + i;
-		}
-	}
-	c->checked += n;
-	return c->violations == 0 && c->nonfinite == 0;
-}
-
-bool kx_bench_check_finish(struct kx_bench_check *c)
-{
-	c->passed = c->checked > 0 && c->violations == 0 && c->nonfinite == 0;
-	if (c->checked == 0)
-		snprintf(c->message, sizeof(c->message), "correctness check compared no values");
-	else if (c->nonfinite)
-		snprintf(c->message, sizeof(c->message),
-			 "correctness failed: %zu of %zu values of the %s are not finite (first at %zu)",
-			 c->nonfinite, c->checked, c->what ? c->what : "output", c->worst);
-	else if (c->violations)
-		snprintf(c->message, sizeof(c->message),
-			 "correctness failed: %zu of %zu values of the %s outside %s tolerance "
-			 "(rtol %g, atol %g); max abs error %.6g, worst at %zu",
-			 c->violations, c->checked, c->what ? c->what : "output", c->dtype, c->rtol,
-			 c->atol, c->max_abs, c->worst);
-	else
-		c->message[0] = '\0';
-	return c->passed;
 }

@@ -24,11 +24,14 @@ int main(void)
 		if (!c)
 			continue;
 		struct kx_bench_check chk;
-		ok(kx_cpu_case_check(c, kx_bench_tolerance_for("fp32"), &chk) == 0 && chk.passed &&
+		struct kx_bench_policy pol;
+		kx_bench_policy_for("fp32", &pol);
+		ok(kx_cpu_case_check(c, &pol, &chk) == 0 && chk.passed &&
 		   chk.checked == 17, "%s matches the fp64 reference (16 rows and the mean)", impls[i]);
 		diag("max abs error %g, max rel error %g", chk.max_abs, chk.max_rel);
-		struct kx_bench_tolerance zero = { "fp32", 0, 0 };
-		ok(kx_cpu_case_check(c, &zero, &chk) == 0 && !chk.passed &&
+		struct kx_bench_tolerance zero = { "fp32", "loss", 0, 0, NULL };
+		pol.loss = &zero;
+		ok(kx_cpu_case_check(c, &pol, &chk) == 0 && !chk.passed &&
 		   !strncmp(chk.message, "correctness failed:", 19),
 		   "with zero tolerance the same check fails: %s", chk.message);
 		ok(kx_cpu_case_peak_bytes(c) == 16 * 1000 * 4 + 16 * 4 + 16 * 4,

@@ -142,8 +142,23 @@ static void protocols(void)
 	is_str(str_at(k, "/spec/sampling/cacheFlush/method"), "cudaMemsetAsync", "L2 flush method");
 	ok(kx_json_pointer(k, "/spec/scope/forwardIncludesGradients")->type == KX_JSON_FALSE,
 	   "the protocol says forward excludes gradients");
-	ok(num_at(k, "/spec/correctness/tolerances/bf16/rtol") == 0.016 &&
-	   num_at(k, "/spec/correctness/tolerances/fp32/atol") == 0.00001, "tolerance policy per dtype");
+	ok(num_at(k, "/spec/correctness/tolerances/bf16/output/rtol") == 0.016 &&
+	   num_at(k, "/spec/correctness/tolerances/bf16/output/atol") == 0.01 &&
+	   num_at(k, "/spec/correctness/tolerances/fp32/output/atol") == 0.00001,
+	   "tolerance policy per dtype and output: element-wise outputs");
+	ok(num_at(k, "/spec/correctness/tolerances/bf16/loss/rtol") == 0.001 &&
+	   num_at(k, "/spec/correctness/tolerances/bf16/loss/atol") == 0.02 &&
+	   num_at(k, "/spec/correctness/tolerances/bf16/mean/rtol") == 0.00001 &&
+	   num_at(k, "/spec/correctness/tolerances/bf16/mean/atol") == 0.00001,
+	   "a bf16 loss: atol 2e-2, rtol 1e-3; its mean at fp32 tolerance");
+	is_str(str_at(k, "/spec/correctness/tolerances/bf16/loss/allowance"), "bf16LogitRounding",
+	       "the bf16 loss names its rounding allowance");
+	ok(str_at(k, "/spec/correctness/allowances/bf16LogitRounding") &&
+	   strstr(str_at(k, "/spec/correctness/allowances/bf16LogitRounding"), "softmax-weighted"),
+	   "and the protocol says what the allowance is");
+	ok(str_at(k, "/spec/correctness/inputs") &&
+	   strstr(str_at(k, "/spec/correctness/inputs"), "standard deviation 4"),
+	   "the protocol says the logits' spread");
 
 	char d1[KX_DIGEST_STR_MAX], d2[KX_DIGEST_STR_MAX], d3[KX_DIGEST_STR_MAX];
 	digest_of(k, d1);
@@ -196,10 +211,11 @@ static void passed_run(void)
 				      .clock_watched = true, .clock_min_mhz = 1755, .clock_max_mhz = 1980,
 				      .reasons = 0x4 };
 	struct kx_bench_check chk;
-	kx_bench_check_init(&chk, kx_bench_tolerance_for("bf16"), "per-token loss");
-	const float got[] = { 11.5f, 12.0f }, ref[] = { 11.51f, 12.01f };
-	kx_bench_compare(&chk, got, ref, 2);
-	kx_bench_check_finish(&chk);
+	struct kx_bench_policy pol;
+	kx_bench_policy_for("bf16", &pol);
+	const float got[] = { 11.5f, 12.0f }, ref[] = { 11.51f, 12.01f }, allow[] = { 0.05f, 0.05f };
+	const int64_t rows[] = { 0, 1 };
+	kx_bench_check_losses(&chk, &pol, got, 2, 11.75f, rows, ref, allow, 2);
 	struct kx_bench_result res = { .c = &c, .observed_ns = 1764433556123000000ll, .check = &chk,
 				       .samples = &s, .peak_bytes = 1286000000, .flush_bytes = 52428800,
 				       .clock_source = "nvml", .gpu_slug = "nvidia-h200" };
@@ -247,8 +263,19 @@ static void passed_run(void)
 	ok(tflops, "throughput in TFLOP/s from the median");
 	ok(p20, "p20 latency also as a measurement");
 	is_str(str_at(run, "/spec/correctness/status"), "passed", "correctness passed");
-	ok(num_at(run, "/spec/correctness/rtol") == 0.016 && num_at(run, "/spec/correctness/checked") == 2,
-	   "correctness carries its tolerance and count");
+	ok(num_at(run, "/spec/correctness/checked") == 3, "correctness counts every value compared");
+	is_str(str_at(run, "/spec/correctness/outputs/0/compared"), "per-row loss (all rows)", "first output");
+	ok(num_at(run, "/spec/correctness/outputs/0/rtol") == 0.001 &&
+	   num_at(run, "/spec/correctness/outputs/0/atol") == 0.02 &&
+	   num_at(run, "/spec/correctness/outputs/0/checked") == 2,
+	   "the loss carries its own tolerance and count");
+	is_str(str_at(run, "/spec/correctness/outputs/0/allowance"), "bf16LogitRounding", "and allowance");
+	/* 0.01 of 0.02 + 0.001 * 11.51 + 0.05 */
+	ok(fabs(num_at(run, "/spec/correctness/outputs/0/worstShare") - 0.1227) < 2e-4,
+	   "worst share of the bound: %g", num_at(run, "/spec/correctness/outputs/0/worstShare"));
+	is_str(str_at(run, "/spec/correctness/outputs/1/compared"), "mean loss", "second output");
+	ok(num_at(run, "/spec/correctness/outputs/1/rtol") == 0.00001 &&
+	   num_at(run, "/spec/correctness/outputs/1/checked") == 1, "the mean at fp32 tolerance");
 	ok(kx_json_pointer(run, "/spec/message") == NULL, "no message on a passed run");
 
 	const char *keys[] = { "protocol", "environment", "workload", "implementation" };
@@ -296,10 +323,10 @@ static void failed_run(void)
 	struct kx_bench_protocol p;
 	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	struct kx_bench_check chk;
-	kx_bench_check_init(&chk, kx_bench_tolerance_for("bf16"), "output (all rows)");
+	struct kx_bench_policy pol;
+	kx_bench_policy_for("bf16", &pol);
 	const float got[] = { 1.0f, 5.0f }, ref[] = { 1.0f, 1.0f };
-	kx_bench_compare(&chk, got, ref, 2);
-	kx_bench_check_finish(&chk);
+	kx_bench_check_values(&chk, &pol, "output (all rows)", got, ref, 2);
 	struct kx_bench_result res = { .c = &c, .observed_ns = 0, .check = &chk, .message = chk.message,
 				       .peak_bytes = 33554432, .gpu_slug = "nvidia-h200" };
 	struct kx_json *m = NULL;

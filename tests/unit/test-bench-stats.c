@@ -2,8 +2,8 @@
 /*
  * kindex-bench's numbers: quantiles by linear interpolation (values numpy.quantile gives for the
  * same data), mean and sample standard deviation, the running noise of the stopping rule, the
- * SHA-256 of the raw samples (as `sha256sum` computes it over the samples file), and the
- * tolerance comparison behind correctness checks.
+ * SHA-256 of the raw samples (as `sha256sum` computes it over the samples file). The tolerance
+ * comparison is test-bench-check.c's.
  */
 #include "bench.h"
 #include "tap.h"
@@ -100,59 +100,11 @@ static void running(void)
 	ok(kx_bench_running_noise(&c) == 0, "constant samples have zero noise");
 }
 
-static void compare(void)
-{
-	const struct kx_bench_tolerance *bf = kx_bench_tolerance_for("bf16");
-	const struct kx_bench_tolerance *f32 = kx_bench_tolerance_for("fp32");
-	ok(bf && bf->rtol == 1.6e-2 && bf->atol == 1e-2, "bf16 tolerance rtol 1.6e-2, atol 1e-2");
-	ok(f32 && f32->rtol == 1e-5 && f32->atol == 1e-5, "fp32 tolerance rtol 1e-5, atol 1e-5");
-	ok(kx_bench_tolerance_for("fp16") != NULL && kx_bench_tolerance_for("int8") == NULL,
-	   "fp16 known, int8 not");
-
-	struct kx_bench_check c;
-	const float ref[] = { 1.0f, 10.0f, -2.0f, 0.0f };
-	const float good[] = { 1.02f, 10.1f, -2.03f, 0.009f };
-	kx_bench_check_init(&c, bf, "output");
-	ok(kx_bench_compare(&c, good, ref, 4) && kx_bench_check_finish(&c),
-	   "values within atol + rtol*|ref| pass");
-	ok(c.checked == 4 && c.violations == 0 && c.message[0] == '\0', "no message when passed");
-
-	/* exactly on the bound passes (<=): |1.5 - 1| = 0.5 = 0.5 + 0 * 1 */
-	struct kx_bench_tolerance edge = { "fp32", 0, 0.5 };
-	const float one = 1.0f, onehalf = 1.5f, over = 1.5001f;
-	kx_bench_check_init(&c, &edge, "x");
-	ok(kx_bench_compare(&c, &onehalf, &one, 1), "an error equal to the bound passes");
-	ok(!kx_bench_compare(&c, &over, &one, 1), "an error past the bound fails");
-
-	const float bad[] = { 1.0f, 10.0f, -1.0f, 0.5f };
-	kx_bench_check_init(&c, bf, "per-token loss");
-	kx_bench_compare(&c, good, ref, 4);
-	kx_bench_compare(&c, bad, ref, 4);
-	ok(!kx_bench_check_finish(&c) && c.violations == 2 && c.checked == 8,
-	   "two of eight values outside: failed");
-	ok(c.worst == 7, "worst: the largest share of its allowance, indexed across calls (7: 0.5 vs 0)");
-	ok(near(c.max_abs, 1.0, 1e-6), "max abs error 1.0");
-	ok(strncmp(c.message, "correctness failed: 2 of 8 values of the per-token loss", 55) == 0,
-	   "message says what failed, lowercase");
-	diag("%s", c.message);
-
-	const float nan[] = { 1.0f, NAN, INFINITY, 0.0f };
-	kx_bench_check_init(&c, bf, "output");
-	kx_bench_compare(&c, nan, ref, 4);
-	ok(!kx_bench_check_finish(&c) && c.nonfinite == 2 && c.worst == 1,
-	   "non-finite values fail and the first is named");
-	ok(strstr(c.message, "not finite") != NULL, "message names non-finite values");
-
-	kx_bench_check_init(&c, bf, "output");
-	ok(!kx_bench_check_finish(&c), "a check that compared nothing does not pass");
-}
-
 int main(void)
 {
 	quantiles();
 	summary();
 	samples_digest();
 	running();
-	compare();
 	return tap_done();
 }
