@@ -209,7 +209,12 @@ int kx_bench_case_set(struct kx_bench_case *c, const char *key, const char *valu
 /* A numeric parameter's value (NaN when there is none of that name). */
 double kx_bench_case_num(const struct kx_bench_case *c, const char *name);
 void kx_bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *ret);
-/* Floating-point operations of one call (0 when not meaningful) and the minimum bytes moved. */
+/*
+ * Floating-point operations of one call's matrix products (0 for a workload without one:
+ * cross_entropy and rms_norm are bound by memory, and their few operations per element against
+ * a tensor-core peak would say nothing), and the bytes one call must move at least: its inputs
+ * read once and its outputs written once, whatever an implementation keeps in between.
+ */
 double kx_bench_case_flops(const struct kx_bench_case *c);
 double kx_bench_case_bytes(const struct kx_bench_case *c);
 /* The Workload document: {parameters, dtype} exactly as the Liger importer writes it. */
@@ -266,6 +271,28 @@ int kx_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret);
 /* Names of the reasons in `bits`, as a JSON array of strings. */
 struct kx_json *kx_nvml_reason_names(struct kx_arena *a, uint64_t bits);
 
+/* ---- peaks and figures (peak.c) ---------------------------------------------------------------- */
+
+/* A device's dense bf16 tensor-core peak and memory bandwidth, as its datasheet states them. */
+struct kx_bench_peak {
+	const char *device; /* the CUDA device name, exactly */
+	double bf16_tflops; /* dense (no sparsity), fp32 accumulation */
+	double memory_gbps; /* 10^9 bytes per second */
+	const char *source; /* the datasheet */
+};
+
+/* The peak of the device of this CUDA name; NULL for a device the table does not hold. */
+const struct kx_bench_peak *kx_bench_peak_find(const char *device);
+
+/* What one call achieved: TFLOP/s and GB/s at its median, and their fractions of the peak (0
+ * where the peak, the FLOP count or the byte count is unknown). */
+struct kx_bench_figures {
+	double tflops, gbps;
+	double compute_fraction, bandwidth_fraction;
+};
+void kx_bench_figures_of(double flops, double bytes, double median_ns,
+			 const struct kx_bench_peak *peak, struct kx_bench_figures *ret);
+
 /* ---- manifest (manifest.c) -------------------------------------------------------------------- */
 
 struct kx_bench_result {
@@ -280,6 +307,7 @@ struct kx_bench_result {
 	const char *clock_source;            /* "nvml", "globaltimer", "none" */
 	unsigned blocker_timeouts;
 	const char *gpu_slug;                /* for metadata.name */
+	const struct kx_bench_peak *peak;    /* the device's peak; NULL when unknown (or a CPU) */
 };
 
 /*

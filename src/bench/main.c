@@ -58,6 +58,7 @@ struct session {
 	struct kx_gpu *gpu;
 	struct kx_gpu_info gpu_info;
 	struct kx_nvml *nvml;
+	const struct kx_bench_peak *peak; /* the device's datasheet peak; NULL when not in the table */
 	bool tty;
 	size_t failed;
 	uint64_t cpu_llc_bytes; /* the CPU selftest's flush size */
@@ -407,10 +408,16 @@ static void summary(struct session *S, const struct kx_bench_result *res, const 
 		fprintf(stderr, ", %zu throttled", res->samples->n_throttled);
 	fprintf(stderr, ")");
 	double flops = kx_bench_case_flops(res->c), bytes = kx_bench_case_bytes(res->c);
+	struct kx_bench_figures f;
+	kx_bench_figures_of(flops, bytes, st.median, res->peak, &f);
 	if (flops > 0)
-		fprintf(stderr, ", %.1f TFLOP/s", flops / st.median / 1e3);
+		fprintf(stderr, ", %.1f TFLOP/s", f.tflops);
+	if (flops > 0 && res->peak)
+		fprintf(stderr, " (%.1f%% of peak)", 100 * f.compute_fraction);
 	if (bytes > 0)
-		fprintf(stderr, ", %.3g GB/s", bytes / st.median);
+		fprintf(stderr, ", %.4g GB/s", f.gbps);
+	if (bytes > 0 && res->peak)
+		fprintf(stderr, " (%.1f%% of peak)", 100 * f.bandwidth_fraction);
 	if (res->peak_bytes)
 		fprintf(stderr, ", peak %s", fmt_bytes((double)res->peak_bytes, m, sizeof(m)));
 	fprintf(stderr, ", correctness %s\n",
@@ -485,6 +492,7 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 		.observed_ns = kx_now_ns(),
 		.clock_source = gpu ? (S->nvml ? "nvml" : "globaltimer") : "none",
 		.gpu_slug = S->gpu_slug,
+		.peak = gpu ? S->peak : NULL,
 	};
 	struct kx_bench_check check;
 	struct kx_bench_samples samples = { 0 };
@@ -635,6 +643,10 @@ static int open_gpu(struct session *S)
 	else if (!S->o->quiet)
 		fprintf(stderr, "kindex-bench: note: no NVML (%s); clocks are watched with a probe kernel\n",
 			err);
+	S->peak = kx_bench_peak_find(S->gpu_info.name);
+	if (!S->peak && !S->o->quiet)
+		fprintf(stderr, "kindex-bench: note: no datasheet peak for '%s': runs carry TFLOP/s and GB/s "
+			"but no fraction of peak\n", S->gpu_info.name);
 	S->env_doc = kx_bench_gpu_environment(S->arena, &S->gpu_info, &nv);
 	if (!S->env_doc)
 		return -ENOMEM;
@@ -795,6 +807,7 @@ static int do_record(struct session *S, const struct kx_bench_workload *w)
 	if (gpu) {
 		if ((r = open_gpu(S)) < 0)
 			goto out;
+		res.peak = S->peak;
 	} else {
 		use_cpu(S);
 	}

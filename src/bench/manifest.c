@@ -127,6 +127,40 @@ static struct kx_json *sampling(struct kx_arena *a, const struct kx_bench_result
 	return r < 0 ? NULL : o;
 }
 
+/*
+ * What the median call achieved: TFLOP/s (workloads with matrix products) and GB/s (every
+ * workload: the bytes it must move at least), and where the device's peak is known their
+ * fractions of it, in % (compute-of-peak: of the dense bf16 tensor-core peak; bandwidth-of-peak:
+ * of the memory bandwidth), with the peak itself in spec.peak.
+ */
+static int figures(struct kx_arena *a, struct kx_json *spec, struct kx_json *meas,
+		   const struct kx_bench_result *res, double median_ns)
+{
+	double flops = kx_bench_case_flops(res->c), bytes = kx_bench_case_bytes(res->c);
+	struct kx_bench_figures f;
+	kx_bench_figures_of(flops, bytes, median_ns, res->peak, &f);
+	int r = 0;
+	if (flops > 0 && median_ns > 0)
+		r |= measurement(a, meas, "throughput", "median", "TFLOP/s", round4(f.tflops));
+	if (bytes > 0 && median_ns > 0)
+		r |= measurement(a, meas, "throughput", "median", "GB/s", round4(f.gbps));
+	if (!res->peak || median_ns <= 0)
+		return r;
+	if (flops > 0)
+		r |= measurement(a, meas, "compute-of-peak", "median", "%", round4(100 * f.compute_fraction));
+	if (bytes > 0)
+		r |= measurement(a, meas, "bandwidth-of-peak", "median", "%",
+				 round4(100 * f.bandwidth_fraction));
+	struct kx_json *p = kx_json_new(a, KX_JSON_OBJECT);
+	r |= p ? 0 : -ENOMEM;
+	r |= kx_bench_set_str(a, p, "device", res->peak->device);
+	r |= kx_json_set_number(a, p, "bf16DenseTFLOPs", res->peak->bf16_tflops);
+	r |= kx_json_set_number(a, p, "memoryGBps", res->peak->memory_gbps);
+	r |= kx_bench_set_str(a, p, "source", res->peak->source);
+	r |= kx_json_set(a, spec, "peak", p);
+	return r;
+}
+
 static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_bench_result *res)
 {
 	const struct kx_bench_case *c = res->c;
@@ -155,13 +189,7 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 		const double vals[] = { st.p20, st.p80, st.min, st.max, st.mean, st.stdev };
 		for (size_t i = 0; i < KX_ARRAY_SIZE(names); i++)
 			r |= measurement(a, meas, "latency", names[i], "ns", round(vals[i]));
-		double flops = kx_bench_case_flops(c), bytes = kx_bench_case_bytes(c);
-		if (flops > 0 && st.median > 0) /* FLOP per ns = GFLOP/s */
-			r |= measurement(a, meas, "throughput", "median", "TFLOP/s",
-					 round4(flops / st.median / 1e3));
-		if (bytes > 0 && st.median > 0) /* bytes per ns = GB/s */
-			r |= measurement(a, meas, "throughput", "median", "GB/s",
-					 round4(bytes / st.median));
+		r |= figures(a, spec, meas, res, st.median);
 
 		struct kx_json *so = kx_json_new(a, KX_JSON_OBJECT);
 		if (!so)

@@ -253,9 +253,16 @@ double kx_bench_case_bytes(const struct kx_bench_case *c)
 		return 4.0 * (double)s.m * (double)s.n + 8.0 * (double)s.m;
 	case KX_KIND_RMS_NORM: /* x read, y written, weight read */
 		return 4.0 * (double)s.m * (double)s.n + 2.0 * (double)s.n;
-	default:
-		return 0;
+	case KX_KIND_FLCE: /* X and W read, targets read, per-token loss written */
+		return 2.0 * (double)s.m * (double)s.k + 2.0 * (double)s.n * (double)s.k +
+		       8.0 * (double)s.m;
+	case KX_KIND_SWIGLU: /* x read, gate+up and down weights read, y written */
+		return 4.0 * (double)s.m * (double)s.n + 6.0 * (double)s.n * (double)s.k;
+	case KX_KIND_MATMUL: /* A and B read, C written */
+		return 2.0 * (double)s.m * (double)s.k + 2.0 * (double)s.n * (double)s.k +
+		       2.0 * (double)s.m * (double)s.n;
 	}
+	return 0;
 }
 
 struct kx_json *kx_bench_workload_document(struct kx_arena *a, const struct kx_bench_case *c)
