@@ -63,6 +63,19 @@ void kx_bench_running_add(struct kx_bench_running *r, double x);
 /* Relative noise stdev/mean; INFINITY when it is not defined yet (n < 2 or mean 0). */
 double kx_bench_running_noise(const struct kx_bench_running *r);
 
+/* The trailing history of the running noise (after each sample), nvbench's noise tracker: the
+ * newest KX_BENCH_NOISE_WINDOW values. */
+#define KX_BENCH_NOISE_WINDOW 512
+struct kx_bench_noise_history {
+	double v[KX_BENCH_NOISE_WINDOW];
+	size_t len, next;
+};
+/* Append one noise value; a non-finite one (fewer than 2 samples) is not kept. */
+void kx_bench_noise_push(struct kx_bench_noise_history *h, double noise);
+/* How much the noise still moves: the standard deviation (n - 1) of the history about its newest
+ * value, relative to that value; INFINITY with fewer than 2 values or a newest value of 0. */
+double kx_bench_noise_spread(const struct kx_bench_noise_history *h);
+
 /* ---- protocol (protocol.c) -------------------------------------------------------------------- */
 
 enum kx_bench_protocol_kind {
@@ -83,6 +96,10 @@ struct kx_bench_protocol {
 	size_t min_samples;   /* at least this many samples … */
 	double min_time_s;    /* … and this much measured (summed sample) time */
 	double noise_target;  /* stop once stdev/mean is at or below this */
+	/* or once the noise has settled (nvbench): with more than settle_history values in the
+	 * history, checked every settle_every samples, its spread is below settle_spread */
+	size_t settle_history, settle_every;
+	double settle_spread;
 	double timeout_s;     /* or once this much wall time has passed (minimums still hold) */
 	size_t max_samples;   /* hard cap on memory */
 	double poll_s;        /* clock poll interval */
@@ -108,15 +125,18 @@ const char *kx_bench_allowance_text(const char *allowance);
 enum kx_bench_stop {
 	KX_STOP_NO,
 	KX_STOP_CONVERGED,   /* minimums met and noise at or under the target */
+	KX_STOP_SETTLED,     /* minimums met, noise above the target but no longer moving */
 	KX_STOP_TIMEOUT,     /* minimums met, noise still above the target at the timeout */
 	KX_STOP_MAX_SAMPLES,
 	KX_STOP_DO_BENCH,    /* do_bench's fixed repeat count */
 	KX_STOP_RECORDED,    /* samples taken by another harness (--record) */
 };
 
-/* The stopping rule of the kindex protocol after n samples. Pure: unit-tested directly. */
+/* The stopping rule of the kindex protocol after n samples, with the noise history so far (NULL:
+ * none). Pure: unit-tested directly. */
 enum kx_bench_stop kx_bench_should_stop(const struct kx_bench_protocol *p, size_t n,
-					double measured_s, double noise, double elapsed_s);
+					double measured_s, double noise,
+					const struct kx_bench_noise_history *h, double elapsed_s);
 const char *kx_bench_stop_name(enum kx_bench_stop s);
 
 /* ---- sampling (measure.c) --------------------------------------------------------------------- */

@@ -104,24 +104,31 @@ static int measure_kindex(const struct kx_bench_protocol *p, const struct kx_ben
 	if (w.on && (r = poll_clock(p, ops, ctx, &w, s)) < 0)
 		return r;
 	struct kx_bench_running run = { 0 };
+	struct kx_bench_noise_history *hist = calloc(1, sizeof(*hist));
+	if (!hist)
+		return -ENOMEM;
 	double start = ops->now(ctx);
 	for (;;) {
 		r = ops->time_calls(ctx, 1, true, &ns);
-		if (r < 0)
-			return r;
-		if ((r = push(s, ns)) < 0)
-			return r;
-		kx_bench_running_add(&run, (double)ns);
+		if (r >= 0)
+			r = push(s, ns);
 		double now = ops->now(ctx);
-		if (w.on && now - w.last_poll >= p->poll_s && (r = poll_clock(p, ops, ctx, &w, s)) < 0)
-			return r;
+		if (r >= 0 && w.on && now - w.last_poll >= p->poll_s)
+			r = poll_clock(p, ops, ctx, &w, s);
+		if (r < 0)
+			break;
+		kx_bench_running_add(&run, (double)ns);
 		double noise = kx_bench_running_noise(&run);
+		kx_bench_noise_push(hist, noise);
 		if (progress && progress->fn)
 			progress->fn(progress->arg, s, noise, now - start);
-		s->stop = kx_bench_should_stop(p, s->n, run.sum * 1e-9, noise, now - start);
+		s->stop = kx_bench_should_stop(p, s->n, run.sum * 1e-9, noise, hist, now - start);
 		if (s->stop != KX_STOP_NO)
 			break;
 	}
+	free(hist);
+	if (r < 0)
+		return r;
 	if (w.on && w.since < s->n && (r = poll_clock(p, ops, ctx, &w, s)) < 0)
 		return r;
 	s->wall_s = ops->now(ctx) - t0;

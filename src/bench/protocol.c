@@ -28,6 +28,10 @@ void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_
 		.min_samples = 10,
 		.min_time_s = 0.5,
 		.noise_target = 0.005,
+		/* nvbench's stdrel criterion: more than 64 values, every 16 samples, under 5 % */
+		.settle_history = 64,
+		.settle_every = 16,
+		.settle_spread = 0.05,
 		.timeout_s = 15,
 		.max_samples = 100000,
 		.poll_s = 0.05,
@@ -41,7 +45,8 @@ void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_
 }
 
 enum kx_bench_stop kx_bench_should_stop(const struct kx_bench_protocol *p, size_t n,
-					double measured_s, double noise, double elapsed_s)
+					double measured_s, double noise,
+					const struct kx_bench_noise_history *h, double elapsed_s)
 {
 	if (n >= p->max_samples)
 		return KX_STOP_MAX_SAMPLES;
@@ -49,6 +54,10 @@ enum kx_bench_stop kx_bench_should_stop(const struct kx_bench_protocol *p, size_
 		return KX_STOP_NO; /* the minimum count holds even past the timeout */
 	if (measured_s >= p->min_time_s && noise <= p->noise_target)
 		return KX_STOP_CONVERGED;
+	/* a noisy kernel whose noise no longer moves will not get quieter by running to the timeout */
+	if (measured_s >= p->min_time_s && h && h->len > p->settle_history && p->settle_every &&
+	    n % p->settle_every == 0 && kx_bench_noise_spread(h) < p->settle_spread)
+		return KX_STOP_SETTLED;
 	if (elapsed_s >= p->timeout_s)
 		return KX_STOP_TIMEOUT;
 	return KX_STOP_NO;
@@ -58,6 +67,7 @@ const char *kx_bench_stop_name(enum kx_bench_stop s)
 {
 	switch (s) {
 	case KX_STOP_CONVERGED: return "converged";
+	case KX_STOP_SETTLED: return "noise-settled";
 	case KX_STOP_TIMEOUT: return "timeout";
 	case KX_STOP_MAX_SAMPLES: return "max-samples";
 	case KX_STOP_DO_BENCH: return "do-bench-repeat";
@@ -204,12 +214,19 @@ static struct kx_json *kindex_sampling(struct kx_arena *a, const struct kx_bench
 	r |= kx_json_set_number(a, s, "minMeasuredSeconds", p->min_time_s);
 	r |= kx_json_set_number(a, s, "noiseTarget", p->noise_target);
 	r |= kx_bench_set_str(a, s, "noise", "stdev / mean of the samples so far");
+	r |= kx_json_set_number(a, s, "noiseWindow", KX_BENCH_NOISE_WINDOW);
+	r |= kx_json_set_number(a, s, "settleHistory", (double)p->settle_history);
+	r |= kx_json_set_number(a, s, "settleEvery", (double)p->settle_every);
+	r |= kx_json_set_number(a, s, "settleSpread", p->settle_spread);
 	r |= kx_json_set_number(a, s, "timeoutSeconds", p->timeout_s);
 	r |= kx_json_set_number(a, s, "maxSamples", (double)p->max_samples);
 	r |= kx_bench_set_str(a, s, "stop",
 		"after each sample: stop once minSamples and minMeasuredSeconds are reached and noise <= "
-		"noiseTarget, or once timeoutSeconds of wall time have passed with minSamples reached, "
-		"or at maxSamples");
+		"noiseTarget; or, with those minimums reached, once the noise has settled (nvbench's "
+		"stdrel criterion): every settleEvery samples, when the last noiseWindow values of the "
+		"noise (one after each sample) number more than settleHistory and their standard "
+		"deviation about the newest, relative to it, is below settleSpread; or once "
+		"timeoutSeconds of wall time have passed with minSamples reached; or at maxSamples");
 	if (gpu) {
 		r |= kx_bench_set_str(a, s, "enqueue",
 			"each call is enqueued behind a spinning kernel that is released once the flush, "

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The numbers a run reports and how they are computed: quantiles by linear interpolation, mean,
- * sample standard deviation, the running noise the stopping rule watches, the SHA-256 that pins
+ * sample standard deviation, the running noise the stopping rule watches and its trailing
+ * history, the SHA-256 that pins
  * the raw samples. Pure functions of their inputs; both the GPU and the CPU paths and the unit
  * tests go through them.
  */
@@ -104,4 +105,27 @@ double kx_bench_running_noise(const struct kx_bench_running *r)
 		return INFINITY;
 	double var = r->m2 / (double)(r->n - 1);
 	return sqrt(var > 0 ? var : 0) / fabs(r->mean);
+}
+
+void kx_bench_noise_push(struct kx_bench_noise_history *h, double noise)
+{
+	if (!isfinite(noise))
+		return;
+	h->v[h->next] = noise;
+	h->next = (h->next + 1) % KX_BENCH_NOISE_WINDOW;
+	if (h->len < KX_BENCH_NOISE_WINDOW)
+		h->len++;
+}
+
+double kx_bench_noise_spread(const struct kx_bench_noise_history *h)
+{
+	if (h->len < 2)
+		return INFINITY;
+	double newest = h->v[(h->next + KX_BENCH_NOISE_WINDOW - 1) % KX_BENCH_NOISE_WINDOW];
+	if (!(newest > 0))
+		return INFINITY;
+	double ss = 0;
+	for (size_t i = 0; i < h->len; i++)
+		ss += (h->v[i] - newest) * (h->v[i] - newest);
+	return sqrt(ss / (double)(h->len - 1)) / newest;
 }

@@ -88,6 +88,11 @@ static double f_now(void *ctx)
 	return ((struct fake *)ctx)->t;
 }
 
+static bool near_rel(double a, double b, double rel)
+{
+	return fabs(a - b) <= rel * fabs(b);
+}
+
 static const struct kx_bench_ops fake_ops = { f_time_calls, f_time_span, f_warm, NULL, f_now };
 static const struct kx_bench_ops watched_ops = { f_time_calls, f_time_span, f_warm, f_clock, f_now };
 
@@ -97,16 +102,59 @@ static void stop_rule(void)
 	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	ok(p.min_samples == 10 && p.min_time_s == 0.5 && p.noise_target == 0.005 && p.timeout_s == 15,
 	   "defaults: 10 samples, 0.5 s, 0.5%% noise, 15 s");
-	ok(kx_bench_should_stop(&p, 9, 10, 0, 1) == KX_STOP_NO, "9 samples never stop, even quiet");
-	ok(kx_bench_should_stop(&p, 9, 100, 1, 100) == KX_STOP_NO,
+	ok(kx_bench_should_stop(&p, 9, 10, 0, NULL, 1) == KX_STOP_NO, "9 samples never stop, even quiet");
+	ok(kx_bench_should_stop(&p, 9, 100, 1, NULL, 100) == KX_STOP_NO,
 	   "9 samples do not stop at the timeout: the minimum count holds");
-	ok(kx_bench_should_stop(&p, 10, 0.5, 0.005, 1) == KX_STOP_CONVERGED,
+	ok(kx_bench_should_stop(&p, 10, 0.5, 0.005, NULL, 1) == KX_STOP_CONVERGED,
 	   "10 samples, 0.5 s, noise at the target: converged");
-	ok(kx_bench_should_stop(&p, 10, 0.49, 0.001, 1) == KX_STOP_NO, "short of 0.5 s: go on");
-	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, 14.9) == KX_STOP_NO, "noisy before timeout: go on");
-	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, 15) == KX_STOP_TIMEOUT, "noisy at timeout: stop");
-	ok(kx_bench_should_stop(&p, 100000, 0, INFINITY, 0) == KX_STOP_MAX_SAMPLES, "cap reached");
+	ok(kx_bench_should_stop(&p, 10, 0.49, 0.001, NULL, 1) == KX_STOP_NO, "short of 0.5 s: go on");
+	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, NULL, 14.9) == KX_STOP_NO, "noisy before timeout: go on");
+	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, NULL, 15) == KX_STOP_TIMEOUT, "noisy at timeout: stop");
+	ok(kx_bench_should_stop(&p, 100000, 0, INFINITY, NULL, 0) == KX_STOP_MAX_SAMPLES, "cap reached");
 	is_str(kx_bench_stop_name(KX_STOP_CONVERGED), "converged", "stop reason names");
+}
+
+/* nvbench's settled noise: the trailing history of the noise no longer moves */
+static void settle_rule(void)
+{
+	struct kx_bench_protocol p;
+	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	ok(p.settle_history == 64 && p.settle_every == 16 && p.settle_spread == 0.05 &&
+	   KX_BENCH_NOISE_WINDOW == 512, "defaults: more than 64 values of 512, every 16 samples, under 5 %%");
+	struct kx_bench_noise_history h = { 0 };
+	ok(isinf(kx_bench_noise_spread(&h)), "an empty history has no spread");
+	kx_bench_noise_push(&h, INFINITY);
+	ok(h.len == 0, "an undefined noise (one sample) is not kept");
+	for (int i = 0; i < 64; i++)
+		kx_bench_noise_push(&h, 0.02);
+	ok(h.len == 64 && kx_bench_noise_spread(&h) == 0, "64 equal values: spread 0");
+	ok(kx_bench_should_stop(&p, 160, 1, 0.02, &h, 1) == KX_STOP_NO,
+	   "64 values are not enough history (more than 64)");
+	kx_bench_noise_push(&h, 0.02);
+	ok(kx_bench_should_stop(&p, 160, 1, 0.02, &h, 1) == KX_STOP_SETTLED,
+	   "65 equal values at 2 %% noise, 160 samples: settled");
+	ok(kx_bench_should_stop(&p, 161, 1, 0.02, &h, 1) == KX_STOP_NO, "only every 16 samples");
+	ok(kx_bench_should_stop(&p, 160, 0.4, 0.02, &h, 1) == KX_STOP_NO, "not before 0.5 s measured");
+	ok(kx_bench_should_stop(&p, 160, 1, 0.004, &h, 1) == KX_STOP_CONVERGED, "under the target: converged first");
+	ok(kx_bench_should_stop(&p, 160, 1, 0.02, NULL, 20) == KX_STOP_TIMEOUT, "no history: the timeout");
+	is_str(kx_bench_stop_name(KX_STOP_SETTLED), "noise-settled", "its name");
+
+	/* alternating 2 % and 2.5 %: about the newest (2.5 %) the spread is ~14 % */
+	h = (struct kx_bench_noise_history){ 0 };
+	for (int i = 0; i < 100; i++)
+		kx_bench_noise_push(&h, i % 2 ? 0.025 : 0.02);
+	double spread = kx_bench_noise_spread(&h);
+	ok(spread > 0.13 && spread < 0.15, "a noise still moving by 20 %%: spread %.3f", spread);
+	ok(kx_bench_should_stop(&p, 160, 1, 0.025, &h, 1) == KX_STOP_NO &&
+	   kx_bench_should_stop(&p, 160, 1, 0.025, &h, 15) == KX_STOP_TIMEOUT, "not settled: on to the timeout");
+	/* the window keeps the newest 512: older values fall out */
+	h = (struct kx_bench_noise_history){ 0 };
+	for (int i = 0; i < 600; i++)
+		kx_bench_noise_push(&h, i < 88 ? 1.0 : 0.5);
+	ok(h.len == 512 && kx_bench_noise_spread(&h) == 0, "600 values: the first 88 have left the window");
+	kx_bench_noise_push(&h, 0.55);
+	ok(near_rel(kx_bench_noise_spread(&h), sqrt(511 * 0.05 * 0.05 / 511) / 0.55, 1e-9),
+	   "spread about the newest value: %.5f", kx_bench_noise_spread(&h));
 }
 
 static void kindex_protocol(void)
@@ -132,14 +180,23 @@ static void kindex_protocol(void)
 
 	f = (struct fake){ .next = alternating, .base = 1000000 };
 	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
-	ok(s.stop == KX_STOP_TIMEOUT && s.n > 9900 && s.n < 10100,
-	   "33%% noise runs to the 15 s timeout (%zu samples of 1.5 ms on average)", s.n);
+	ok(s.stop == KX_STOP_SETTLED && s.n >= 334 && s.n % 16 == 0 && s.n < 1500 && s.wall_s < 2.5,
+	   "33%% noise that no longer moves stops as settled: %zu samples, %.2f s, not the 15 s timeout",
+	   s.n, s.wall_s);
 	kx_bench_samples_release(&s);
 
-	p.max_samples = 5000;
+	p.settle_spread = 0; /* nothing settles: the timeout, as before */
 	f = (struct fake){ .next = alternating, .base = 1000000 };
 	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
-	ok(s.stop == KX_STOP_MAX_SAMPLES && s.n == 5000, "the sample cap stops a noisy run");
+	ok(s.stop == KX_STOP_TIMEOUT && s.n > 9900 && s.n < 10100,
+	   "never settling, 33%% noise runs to the 15 s timeout (%zu samples of 1.5 ms on average)", s.n);
+	kx_bench_samples_release(&s);
+	p.settle_spread = 0.05;
+
+	p.max_samples = 200;
+	f = (struct fake){ .next = alternating, .base = 1000000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(s.stop == KX_STOP_MAX_SAMPLES && s.n == 200, "the sample cap stops a noisy run");
 	kx_bench_samples_release(&s);
 	p.max_samples = 100000;
 
@@ -242,6 +299,7 @@ static void dobench(void)
 int main(void)
 {
 	stop_rule();
+	settle_rule();
 	kindex_protocol();
 	clock_watch();
 	dobench();
