@@ -143,15 +143,16 @@ const char *kx_bench_stop_name(enum kx_bench_stop s);
 
 struct kx_bench_samples {
 	uint64_t *ns;        /* in measured order */
-	uint8_t *throttled;  /* 1 where the clock watch flagged the sample */
+	uint8_t *throttled;  /* 1 where the sample's own SM clock was held down */
+	float *mhz;          /* each sample's SM clock across its timer pair; 0 = not measured */
 	size_t n, cap;
 	size_t n_throttled;
 	enum kx_bench_stop stop;
 	size_t warmup_calls;
 	double wall_s;       /* host time from the first warmup call to the last sample */
-	bool clock_watched;
+	bool clock_watched;  /* per-sample clocks were measured, or NVML was polled */
 	double clock_min_mhz, clock_max_mhz;
-	uint64_t reasons;    /* union of throttle reasons seen (NVML bits) */
+	uint64_t reasons;    /* union of NVML clock event reasons seen between samples (a record) */
 	/* do_bench */
 	double estimate_ms;
 	size_t db_warmup, db_repeat;
@@ -162,6 +163,13 @@ struct kx_bench_progress {
 	void (*fn)(void *arg, const struct kx_bench_samples *s, double noise, double elapsed_s);
 	void *arg;
 };
+
+/*
+ * Flag the samples whose own SM clock (mhz[i], 0 = unknown) is below ratio times the highest of
+ * the run's: a sample is judged by the clock it ran at, not by a poll between samples. Returns
+ * the number flagged; flags[i] is set to 0 or 1. Pure: unit-tested directly.
+ */
+size_t kx_bench_flag_throttled(const float *mhz, size_t n, double ratio, uint8_t *flags);
 
 /* Sample one implementation under protocol p with the given timer ops. */
 int kx_bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_ops *ops, void *ctx,
@@ -286,7 +294,10 @@ int kx_nvml_open(const char *pci_bus_id, struct kx_nvml **ret, char *err, size_t
 void kx_nvml_close(struct kx_nvml *n);
 void kx_nvml_static_info(struct kx_nvml *n, struct kx_nvml_static *ret);
 int kx_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret);
-/* NVML clock event reasons that mean the clock was held down (power, thermal, slowdown). */
+/* NVML clock event reasons worth recording: software thermal, hardware slowdown, thermal and
+ * power brake, and the software power cap (0x4), which a 700 W part reports whenever it runs at
+ * its power limit: recorded, never alone a sign of throttling (samples are judged by their own
+ * clock). */
 #define KX_NVML_THROTTLE_MASK 0xecull
 /* Names of the reasons in `bits`, as a JSON array of strings. */
 struct kx_json *kx_nvml_reason_names(struct kx_arena *a, uint64_t bits);

@@ -146,9 +146,10 @@ struct kx_bench_ops {
 	 * Time n calls into ret_ns[0..n), each after a cache flush and between its own timer pair.
 	 * blocking (the kindex protocol): each call is enqueued behind a blocked stream, released
 	 * once enqueued, and synchronized before the next; otherwise (do_bench) the n calls are
-	 * enqueued back to back and synchronized once at the end.
+	 * enqueued back to back and synchronized once at the end. ret_mhz (may be NULL): each
+	 * call's effective SM clock across its timer pair, 0 where it could not be measured.
 	 */
-	int (*time_calls)(void *ctx, size_t n, bool blocking, uint64_t *ret_ns);
+	int (*time_calls)(void *ctx, size_t n, bool blocking, uint64_t *ret_ns, double *ret_mhz);
 	/* n (flush + call) pairs between one timer pair, total in *ret_ns (do_bench's estimate). */
 	int (*time_span)(void *ctx, size_t n, uint64_t *ret_ns);
 	/* n untimed calls without flushing (do_bench's warmup). */

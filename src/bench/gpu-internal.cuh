@@ -28,6 +28,8 @@ cudaError_t kx_launch_gen_targets(int32_t *t, int64_t n, uint64_t seed, uint32_t
 /* Spin until *flag != 0 or timeout_ns of %globaltimer passed (then ++*timeouts). */
 cudaError_t kx_launch_blocker(volatile int *flag, unsigned long long timeout_ns,
 			      volatile unsigned *timeouts, cudaStream_t st);
+/* out[0] = %globaltimer, out[1] = clock64 of SM 0 (one block per SM, `sms` of them). */
+cudaError_t kx_launch_stamp(int sms, unsigned long long *out, cudaStream_t st);
 /* out[0] = SM cycles spent, out[1] = %globaltimer ns spent, spinning `cycles` cycles. */
 cudaError_t kx_launch_probe(unsigned long long cycles, unsigned long long *out, cudaStream_t st);
 

@@ -31,6 +31,8 @@
 /* a call's whole enqueue takes well under a millisecond; past a second something is stuck */
 #define BLOCKER_TIMEOUT_NS 1000000000ull
 #define PROBE_CYCLES (1ull << 20)
+/* a sample's clock needs a span %globaltimer resolves well (it ticks in up to 1 us steps) */
+#define MIN_CLOCK_SPAN_NS 20000ull
 /* vocabulary columns per chunk of kindex-chunked (see docs/harness.md for the memory budget) */
 #define FLCE_CHUNK 2048
 #define MAX_BUFS 16
@@ -46,6 +48,11 @@ struct kx_gpu {
 	volatile unsigned *timeouts;
 	unsigned *timeouts_dev;
 	unsigned long long *probe_out; /* device memory, two words */
+	/* per-sample clocks: SM 0's (globaltimer, clock64) before and after each sample's event
+	 * pair, four words a sample, in mapped pinned host memory */
+	volatile unsigned long long *stamps;
+	unsigned long long *stamps_dev;
+	size_t nstamps;
 	cudaEvent_t *ev;
 	size_t nev;
 };
@@ -222,6 +229,7 @@ int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, 
 	/* load the blocking kernel and the probe now, for the same reason as the flush's memset */
 	if ((e = kx_launch_blocker(g->flag_dev, BLOCKER_TIMEOUT_NS, g->timeouts_dev, g->st)) != cudaSuccess ||
 	    (e = kx_launch_probe(1024, g->probe_out, g->st)) != cudaSuccess ||
+	    (e = kx_launch_stamp(gi->sm_count, g->probe_out, g->st)) != cudaSuccess ||
 	    (e = cudaStreamSynchronize(g->st)) != cudaSuccess) {
 		/* typically cudaErrorNoKernelImageForDevice: a GPU newer than the compiled archs */
 		cuda_fail(err, errlen, "cannot run a kernel on the device", e);
@@ -247,6 +255,8 @@ void kx_gpu_close(struct kx_gpu *g)
 		cudaFree(g->flush);
 	if (g->probe_out)
 		cudaFree(g->probe_out);
+	if (g->stamps)
+		cudaFreeHost((void *)g->stamps);
 	if (g->flag)
 		cudaFreeHost((void *)g->flag);
 	if (g->timeouts)
@@ -316,6 +326,38 @@ static int ensure_events(struct kx_gpu *g, size_t n, char *err, size_t errlen)
 			return cuda_fail(err, errlen, "cudaEventCreate", e);
 	}
 	return 0;
+}
+
+static int ensure_stamps(struct kx_gpu *g, size_t n, char *err, size_t errlen)
+{
+	if (g->nstamps >= n)
+		return 0;
+	if (g->stamps)
+		cudaFreeHost((void *)g->stamps);
+	g->stamps = NULL;
+	g->nstamps = 0;
+	void *p = NULL;
+	cudaError_t e = cudaHostAlloc(&p, n * 4 * sizeof(unsigned long long), cudaHostAllocMapped);
+	if (e == cudaSuccess)
+		e = cudaHostGetDevicePointer((void **)&g->stamps_dev, p, 0);
+	if (e != cudaSuccess) {
+		if (p)
+			cudaFreeHost(p);
+		return cuda_fail(err, errlen, "cannot allocate the clock stamps", e);
+	}
+	g->stamps = (volatile unsigned long long *)p;
+	g->nstamps = n;
+	return 0;
+}
+
+/* Sample i's SM clock in MHz from its stamps: SM 0's cycles over %globaltimer ns across the event
+ * pair; 0 when a stamp missed SM 0 or the span is too short to resolve. */
+static double sample_mhz(const volatile unsigned long long *w)
+{
+	unsigned long long t0 = w[0], c0 = w[1], t1 = w[2], c1 = w[3];
+	if (!t0 || !t1 || t1 < t0 + MIN_CLOCK_SPAN_NS || c1 <= c0)
+		return 0;
+	return (double)(c1 - c0) / (double)(t1 - t0) * 1e3;
 }
 
 bool kx_gpu_has_impl(enum kx_bench_kind kind, const char *impl)
@@ -758,14 +800,20 @@ int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 
 /* ---- timer ops ------------------------------------------------------------------------------- */
 
-static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns)
+static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns, double *ret_mhz)
 {
 	struct kx_gpu_case *c = (struct kx_gpu_case *)ctx;
 	struct kx_gpu *g = c->g;
 	cudaStream_t st = g->st;
+	const int sms = g->info.sm_count;
 	int r = ensure_events(g, blocking ? 2 : 2 * n, c->err, sizeof(c->err));
+	if (r >= 0)
+		r = ensure_stamps(g, blocking ? 1 : n, c->err, sizeof(c->err));
 	if (r < 0)
 		return r;
+	/* the stream is idle here (each op synchronizes before it returns): clear the stamps */
+	for (size_t i = 0; i < 4 * (blocking ? 1 : n); i++)
+		g->stamps[i] = 0;
 	if (!g->flush) {
 		snprintf(c->err, sizeof(c->err), "no flush buffer set");
 		return -EINVAL;
@@ -777,6 +825,8 @@ static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns)
 			if (e == cudaSuccess)
 				e = cudaMemsetAsync(g->flush, 0, g->flush_bytes, st);
 			if (e == cudaSuccess)
+				e = kx_launch_stamp(sms, g->stamps_dev, st);
+			if (e == cudaSuccess)
 				e = cudaEventRecord(g->ev[0], st);
 			if (e != cudaSuccess) {
 				*g->flag = 1;
@@ -785,6 +835,8 @@ static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns)
 			r = run_impl(c);
 			if (r == 0 && (e = cudaEventRecord(g->ev[1], st)) != cudaSuccess)
 				r = cuda_fail(c->err, sizeof(c->err), "cudaEventRecord", e);
+			if (r == 0 && (e = kx_launch_stamp(sms, g->stamps_dev + 2, st)) != cudaSuccess)
+				r = cuda_fail(c->err, sizeof(c->err), "stamping the SM clock", e);
 			__sync_synchronize();
 			*g->flag = 1; /* everything is queued: let the stream run */
 			if (r < 0) {
@@ -792,24 +844,32 @@ static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns)
 				return r;
 			}
 			float ms = 0;
-			CK(cudaEventSynchronize(g->ev[1]), "waiting for a sample");
+			CK(cudaStreamSynchronize(st), "waiting for a sample");
 			CK(cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
 			ret_ns[i] = (uint64_t)llround((double)ms * 1e6);
+			if (ret_mhz)
+				ret_mhz[i] = sample_mhz(g->stamps);
+			for (int j = 0; j < 4; j++)
+				g->stamps[j] = 0;
 		}
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		CK(cudaMemsetAsync(g->flush, 0, g->flush_bytes, st), "flushing L2");
+		CK(kx_launch_stamp(sms, g->stamps_dev + 4 * i, st), "stamping the SM clock");
 		CK(cudaEventRecord(g->ev[2 * i], st), "cudaEventRecord");
 		if ((r = run_impl(c)) < 0)
 			return r;
 		CK(cudaEventRecord(g->ev[2 * i + 1], st), "cudaEventRecord");
+		CK(kx_launch_stamp(sms, g->stamps_dev + 4 * i + 2, st), "stamping the SM clock");
 	}
 	CK(cudaStreamSynchronize(st), "waiting for the samples");
 	for (size_t i = 0; i < n; i++) {
 		float ms = 0;
 		CK(cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]), "cudaEventElapsedTime");
 		ret_ns[i] = (uint64_t)llround((double)ms * 1e6);
+		if (ret_mhz)
+			ret_mhz[i] = sample_mhz(g->stamps + 4 * i);
 	}
 	return 0;
 }

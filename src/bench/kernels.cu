@@ -110,6 +110,27 @@ static __global__ void probe(unsigned long long cycles, unsigned long long *out)
 	out[1] = t1 - t0;
 }
 
+/*
+ * SM 0's %globaltimer and clock64 into out[0], out[1] (nvbench's timestamps kernel): one block per
+ * SM, so that one of them lands on SM 0; clock64 counts per SM, so both stamps of a sample must
+ * come from the same one. A sample's clock is (c1 - c0) / (t1 - t0) across its event pair.
+ */
+static __global__ void stamp(unsigned long long *out)
+{
+	unsigned smid;
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+	if (smid == 0) {
+		out[0] = globaltimer();
+		out[1] = (unsigned long long)clock64();
+	}
+}
+
+cudaError_t kx_launch_stamp(int sms, unsigned long long *out, cudaStream_t st)
+{
+	stamp<<<(unsigned)(sms > 0 ? sms : 1), 1, 0, st>>>(out);
+	return cudaGetLastError();
+}
+
 cudaError_t kx_launch_probe(unsigned long long cycles, unsigned long long *out, cudaStream_t st)
 {
 	probe<<<1, 1, 0, st>>>(cycles, out);

@@ -5,9 +5,10 @@
  * (estimate, warmup and repeat counts, all samples queued back to back), both written once over
  * struct kx_bench_ops so the GPU, the CPU selftest and the unit tests' fake timers share them.
  *
- * Throttling is attributed per poll interval: the samples taken since the previous poll are
- * flagged when that poll or the current one saw a throttled clock. Polls run between samples,
- * never inside the timed region.
+ * Throttling is judged per sample, by the SM clock the timer ops measured across that sample's
+ * own timer pair: a sample below throttleRatio of the run's highest is flagged. NVML, polled
+ * between samples (never inside the timed region), only records the clock event reasons it
+ * reported; a reason is not a judgment (a 700 W part at its power cap runs at full speed).
  */
 #include "bench.h"
 
@@ -16,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int push(struct kx_bench_samples *s, uint64_t ns)
+static int push(struct kx_bench_samples *s, uint64_t ns, double mhz)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
@@ -28,9 +29,14 @@ static int push(struct kx_bench_samples *s, uint64_t ns)
 		if (!t)
 			return -ENOMEM;
 		s->throttled = t;
+		float *f = realloc(s->mhz, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		s->mhz = f;
 		s->cap = cap;
 	}
 	s->throttled[s->n] = 0;
+	s->mhz[s->n] = (float)mhz;
 	s->ns[s->n++] = ns;
 	return 0;
 }
@@ -41,48 +47,56 @@ void kx_bench_samples_release(struct kx_bench_samples *s)
 		return;
 	free(s->ns);
 	free(s->throttled);
+	free(s->mhz);
 	memset(s, 0, sizeof(*s));
 }
 
-/* The clock watch: what the last poll said and where the samples since then begin. */
+size_t kx_bench_flag_throttled(const float *mhz, size_t n, double ratio, uint8_t *flags)
+{
+	double max = 0;
+	for (size_t i = 0; i < n; i++)
+		max = mhz[i] > max ? mhz[i] : max;
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		flags[i] = mhz[i] > 0 && mhz[i] < ratio * max;
+		count += flags[i];
+	}
+	return count;
+}
+
+/* After sampling: the samples' own clocks judge them, and give the run's clock range. */
+static void judge_clocks(const struct kx_bench_protocol *p, struct kx_bench_samples *s)
+{
+	bool any = false;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!(s->mhz[i] > 0))
+			continue;
+		if (!any || s->mhz[i] < s->clock_min_mhz)
+			s->clock_min_mhz = s->mhz[i];
+		if (!any || s->mhz[i] > s->clock_max_mhz)
+			s->clock_max_mhz = s->mhz[i];
+		any = true;
+	}
+	s->n_throttled = kx_bench_flag_throttled(s->mhz, s->n, p->throttle_ratio, s->throttled);
+	s->clock_watched |= any;
+}
+
+/* The poll between samples (NVML): what clock event reasons it reported, for the record. */
 struct watch {
 	bool on;
-	bool prev_throttled;
-	double max_mhz;
-	size_t since; /* first sample not yet attributed */
 	double last_poll;
 };
 
-static int poll_clock(const struct kx_bench_protocol *p, const struct kx_bench_ops *ops, void *ctx,
-		      struct watch *w, struct kx_bench_samples *s)
+static int poll_clock(const struct kx_bench_ops *ops, void *ctx, struct watch *w,
+		      struct kx_bench_samples *s)
 {
 	struct kx_bench_clock c = { 0 };
 	int r = ops->clock(ctx, &c);
 	if (r < 0)
 		return r;
 	w->last_poll = ops->now(ctx);
-	bool throttled = c.throttled || (c.reasons & KX_NVML_THROTTLE_MASK) != 0;
-	if (c.sm_mhz > 0) {
-		if (!s->clock_watched || c.sm_mhz < s->clock_min_mhz)
-			s->clock_min_mhz = c.sm_mhz;
-		if (!s->clock_watched || c.sm_mhz > s->clock_max_mhz)
-			s->clock_max_mhz = c.sm_mhz;
-		/* a probe without reasons: judge the clock against the highest seen */
-		if (c.sm_mhz > w->max_mhz)
-			w->max_mhz = c.sm_mhz;
-		if (!c.reasons_known && c.sm_mhz < p->throttle_ratio * w->max_mhz)
-			throttled = true;
-	}
 	s->clock_watched = true;
 	s->reasons |= c.reasons & KX_NVML_THROTTLE_MASK;
-	if (throttled || w->prev_throttled)
-		for (size_t i = w->since; i < s->n; i++)
-			if (!s->throttled[i]) {
-				s->throttled[i] = 1;
-				s->n_throttled++;
-			}
-	w->since = s->n;
-	w->prev_throttled = throttled;
 	return 0;
 }
 
@@ -95,13 +109,13 @@ static int measure_kindex(const struct kx_bench_protocol *p, const struct kx_ben
 	int r;
 	double t0 = ops->now(ctx);
 	do {
-		r = ops->time_calls(ctx, 1, true, &ns);
+		r = ops->time_calls(ctx, 1, true, &ns, NULL);
 		if (r < 0)
 			return r;
 		s->warmup_calls++;
 	} while (ops->now(ctx) - t0 < p->warmup_s);
 
-	if (w.on && (r = poll_clock(p, ops, ctx, &w, s)) < 0)
+	if (w.on && (r = poll_clock(ops, ctx, &w, s)) < 0)
 		return r;
 	struct kx_bench_running run = { 0 };
 	struct kx_bench_noise_history *hist = calloc(1, sizeof(*hist));
@@ -109,12 +123,13 @@ static int measure_kindex(const struct kx_bench_protocol *p, const struct kx_ben
 		return -ENOMEM;
 	double start = ops->now(ctx);
 	for (;;) {
-		r = ops->time_calls(ctx, 1, true, &ns);
+		double mhz = 0;
+		r = ops->time_calls(ctx, 1, true, &ns, &mhz);
 		if (r >= 0)
-			r = push(s, ns);
+			r = push(s, ns, mhz);
 		double now = ops->now(ctx);
 		if (r >= 0 && w.on && now - w.last_poll >= p->poll_s)
-			r = poll_clock(p, ops, ctx, &w, s);
+			r = poll_clock(ops, ctx, &w, s);
 		if (r < 0)
 			break;
 		kx_bench_running_add(&run, (double)ns);
@@ -129,8 +144,7 @@ static int measure_kindex(const struct kx_bench_protocol *p, const struct kx_ben
 	free(hist);
 	if (r < 0)
 		return r;
-	if (w.on && w.since < s->n && (r = poll_clock(p, ops, ctx, &w, s)) < 0)
-		return r;
+	judge_clocks(p, s);
 	s->wall_s = ops->now(ctx) - t0;
 	return 0;
 }
@@ -163,20 +177,21 @@ static int measure_dobench(const struct kx_bench_protocol *p, const struct kx_be
 		return r;
 	s->warmup_calls = 1 + p->db_estimate_calls + s->db_warmup;
 	uint64_t *ns = calloc(s->db_repeat, sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	r = ops->time_calls(ctx, s->db_repeat, false, ns);
+	double *mhz = calloc(s->db_repeat, sizeof(*mhz));
+	r = ns && mhz ? ops->time_calls(ctx, s->db_repeat, false, ns, mhz) : -ENOMEM;
 	for (size_t i = 0; r >= 0 && i < s->db_repeat; i++)
-		r = push(s, ns[i]);
+		r = push(s, ns[i], mhz[i]);
 	free(ns);
+	free(mhz);
 	if (r < 0)
 		return r;
-	/* do_bench watches no clocks; one poll after the batch still says how it ran */
+	/* do_bench watches no clocks; the samples' own clocks and one poll still say how it ran */
 	if (ops->clock) {
 		struct watch w = { .on = true };
-		if ((r = poll_clock(p, ops, ctx, &w, s)) < 0)
+		if ((r = poll_clock(ops, ctx, &w, s)) < 0)
 			return r;
 	}
+	judge_clocks(p, s);
 	s->stop = KX_STOP_DO_BENCH;
 	s->wall_s = ops->now(ctx) - t0;
 	if (progress && progress->fn)

@@ -233,13 +233,15 @@ static struct kx_json *kindex_sampling(struct kx_arena *a, const struct kx_bench
 			"both events and the call are queued, so launch latency never lands inside the "
 			"event pair; the stream is synchronized after each call");
 		r |= kx_bench_set_str(a, clocks, "source",
-			"NVML through dlopen (SM clock and clock event reasons); without NVML a "
-			"%globaltimer/clock64 probe kernel");
+			"per sample: SM 0's clock64 cycles over %globaltimer ns between a stamp kernel just "
+			"before the sample's start event and one just after its end event (nvbench's "
+			"timestamps kernel), outside the timed region; unknown below 20 us. NVML (dlopen), "
+			"polled between samples, records clock event reasons only");
 		r |= kx_json_set_number(a, clocks, "pollSeconds", p->poll_s);
 		r |= kx_bench_set_str(a, clocks, "throttledWhen",
-			"NVML reports a power cap, thermal, hardware slowdown or power brake reason, or the "
-			"probed clock is below throttleRatio of the highest probed; samples since the "
-			"previous poll are flagged when either poll says so");
+			"the sample's own SM clock is below throttleRatio of the highest clock of the run's "
+			"samples; an NVML reason alone (the software power cap a part at its power limit "
+			"reports) is recorded, not judged");
 		r |= kx_json_set_number(a, clocks, "throttleRatio", p->throttle_ratio);
 		r |= kx_bench_set_str(a, clocks, "throttledSamples",
 					"counted and reported, kept in the statistics");

@@ -40,7 +40,7 @@ int main(void)
 		struct kx_bench_ops ops;
 		kx_cpu_case_ops(&ops);
 		uint64_t ns[3];
-		ok(ops.time_calls(c, 3, true, ns) == 0 && ns[0] > 0 && ns[1] > 0 && ns[2] > 0,
+		ok(ops.time_calls(c, 3, true, ns, NULL) == 0 && ns[0] > 0 && ns[1] > 0 && ns[2] > 0,
 		   "timed calls take time (%llu ns)", (unsigned long long)ns[0]);
 		ok(ops.clock == NULL, "CPU clocks are not watched");
 

@@ -21,6 +21,7 @@ struct fake {
 	int polls;
 	struct kx_bench_clock (*clock)(struct fake *f, int poll);
 	uint64_t base;      /* sample value for the generators below */
+	double (*mhz)(struct fake *f); /* the SM clock of timed call f->timed; NULL: unknown */
 };
 
 static uint64_t constant(struct fake *f)
@@ -43,7 +44,7 @@ static uint64_t slow_noisy(struct fake *f)
 	return f->timed % 2 ? 3000000000ull : 1000000000ull;
 }
 
-static int f_time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret)
+static int f_time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret, double *ret_mhz)
 {
 	struct fake *f = ctx;
 	f->time_calls_calls++;
@@ -53,6 +54,8 @@ static int f_time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret)
 		if (f->fail_at && f->timed + 1 == f->fail_at)
 			return -EIO;
 		ret[i] = f->next(f);
+		if (ret_mhz)
+			ret_mhz[i] = f->mhz ? f->mhz(f) : 0;
 		f->timed++;
 		f->t += (double)(ret[i] + f->flush_ns) * 1e-9;
 	}
@@ -211,58 +214,65 @@ static void kindex_protocol(void)
 	   "a failing timer fails the measurement and leaves no samples");
 }
 
-static struct kx_bench_clock probe_dip(struct fake *f, int poll)
+/* the SM clock of each sample, as the GPU measures it across the sample's event pair */
+static double steady(struct fake *f)
 {
 	(void)f;
-	/* a probe: no reasons, only the clock; polls 5..7 see it 25% down */
-	return (struct kx_bench_clock){ .sm_mhz = poll >= 5 && poll <= 7 ? 1500 : 1980 };
+	return 1980;
 }
 
-static struct kx_bench_clock nvml_low_clock(struct fake *f, int poll)
+static double dip(struct fake *f)
 {
-	(void)f;
-	/* NVML answers: a lower clock without a reason (idle between samples) is not throttling */
-	return (struct kx_bench_clock){ .sm_mhz = poll % 2 ? 1200 : 1980, .reasons_known = true,
-					.reasons = 0x1 /* gpu idle: not a throttle */ & KX_NVML_THROTTLE_MASK };
+	/* timed calls 300..349 (warmup included) run 25 % down, 400 at 1700 MHz: within 90 % of 1980 */
+	return f->timed >= 300 && f->timed < 350 ? 1485 : f->timed == 400 ? 1800 : 1980;
 }
 
 static struct kx_bench_clock nvml_power_cap(struct fake *f, int poll)
 {
 	(void)f;
-	bool capped = poll == 3;
-	return (struct kx_bench_clock){ .sm_mhz = capped ? 1700 : 1980, .reasons_known = true,
-					.reasons = capped ? 0x4 : 0, .throttled = capped };
+	(void)poll;
+	/* a 700 W part at its power limit: NVML reports the software power cap at every poll */
+	return (struct kx_bench_clock){ .sm_mhz = 1980, .reasons_known = true, .reasons = 0x4,
+					.throttled = true };
 }
 
 static void clock_watch(void)
 {
+	const float mhz[] = { 1980, 0, 1700, 1800, 1782, 1781.9f };
+	uint8_t flags[6];
+	ok(kx_bench_flag_throttled(mhz, 6, 0.9, flags) == 2 && !flags[0] && !flags[1] && flags[2] &&
+	   !flags[3] && !flags[4] && flags[5],
+	   "a sample below 90 %% of the run's highest clock is throttled; an unknown clock is not");
+	const float none[] = { 0, 0 };
+	ok(kx_bench_flag_throttled(none, 2, 0.9, flags) == 0 && !flags[0] && !flags[1],
+	   "no clock measured: nothing flagged");
+
 	struct kx_bench_protocol p;
 	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	struct kx_bench_samples s;
-
-	struct fake f = { .next = constant, .base = 1000000, .clock = probe_dip };
-	kx_bench_measure(&p, &watched_ops, &f, NULL, &s);
-	ok(s.clock_watched && s.clock_min_mhz == 1500 && s.clock_max_mhz == 1980,
-	   "probed clock range recorded");
-	/* polls 5, 6, 7 low: the intervals ending at polls 5..8 are flagged, ~50 samples each */
-	ok(s.n_throttled >= 190 && s.n_throttled <= 210, "samples around the dip flagged (%zu)",
-	   s.n_throttled);
-	size_t counted = 0;
+	struct fake f = { .next = constant, .base = 1000000, .mhz = dip };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	size_t warm = s.warmup_calls, want = 0;
+	for (size_t t = 300; t < 350; t++)
+		want += t >= warm;
+	ok(s.clock_watched && s.clock_min_mhz == 1485 && s.clock_max_mhz == 1980, "the samples' clock range");
+	ok(s.n_throttled == want && want > 0, "exactly the samples that ran slow are flagged (%zu of %zu)",
+	   s.n_throttled, want);
+	bool exact = true;
 	for (size_t i = 0; i < s.n; i++)
-		counted += s.throttled[i];
-	ok(counted == s.n_throttled && !s.throttled[0] && !s.throttled[s.n - 1],
-	   "flags match the count; first and last samples clean");
+		exact &= s.throttled[i] == (i + warm >= 300 && i + warm < 350);
+	ok(exact, "each flag is its own sample's: none before, none after, 1800 MHz not");
 	kx_bench_samples_release(&s);
 
-	f = (struct fake){ .next = constant, .base = 1000000, .clock = nvml_low_clock };
+	f = (struct fake){ .next = constant, .base = 1000000, .mhz = steady, .clock = nvml_power_cap };
 	kx_bench_measure(&p, &watched_ops, &f, NULL, &s);
-	ok(s.n_throttled == 0 && s.reasons == 0, "NVML without throttle reasons: nothing flagged");
+	ok(s.n_throttled == 0 && s.reasons == 0x4,
+	   "NVML's power cap at every poll, the clock steady: recorded, nothing flagged");
 	kx_bench_samples_release(&s);
 
-	f = (struct fake){ .next = constant, .base = 1000000, .clock = nvml_power_cap };
-	kx_bench_measure(&p, &watched_ops, &f, NULL, &s);
-	ok(s.n_throttled >= 95 && s.n_throttled <= 105 && s.reasons == 0x4,
-	   "a power cap at one poll flags the intervals on both sides of it (%zu)", s.n_throttled);
+	f = (struct fake){ .next = constant, .base = 1000000 };
+	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	ok(!s.clock_watched && s.n_throttled == 0, "no clocks at all: nothing watched, nothing flagged");
 	kx_bench_samples_release(&s);
 }
 
