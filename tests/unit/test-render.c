@@ -767,6 +767,103 @@ static void compare(void)
 	kx_buf_release(&b);
 }
 
+/* The rows kx_render_group_regressions gives, copied. */
+struct rows {
+	struct kx_regression v[8];
+	char text[8][512];
+	size_t n;
+};
+
+static int collect_row(void *ctx, const struct kx_regression *row)
+{
+	struct rows *x = ctx;
+	if (x->n == 8 || row->len >= sizeof(x->text[0]))
+		return -ENOSPC;
+	memcpy(x->text[x->n], row->line, row->len);
+	x->v[x->n] = *row;
+	x->v[x->n].line = x->text[x->n];
+	x->n++;
+	return 0;
+}
+
+/* /regressions.tsv's rows of one group, their order, history.json's series; an /index.tsv row */
+static void history_and_index(void)
+{
+	struct kx_arena *a = kx_arena_new();
+	/* three series of 15, a day apart: a +10 % step, a -20 % step and a +30 % step at the 11th */
+	static const struct {
+		const char *impl;
+		double step;
+	} series[] = { { "aaa", 1.10 }, { "bbb", 0.80 }, { "ccc", 1.30 } };
+	struct kx_run_rec r[45];
+	char dirs[45][32];
+	const char *dirp[45];
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < 15; i++) {
+			size_t j = 15 * k + i;
+			double wiggle[] = { 0, 0.002, -0.003, 0.001, -0.001 };
+			r[j] = run_of(series[k].impl, 100 * (i >= 10 ? series[k].step : 1.0) * (1 + wiggle[i % 5]), "ms");
+			r[j].observed_ns = (int64_t)(i + 1) * 86400 * INT64_C(1000000000);
+			r[j].run.b[0] = (uint8_t)j;
+			snprintf(dirs[j], sizeof(dirs[j]), "superseded-%s-%02zu", series[k].impl, j);
+			dirp[j] = dirs[j];
+		}
+	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
+	snprintf(gr.kernel, sizeof(gr.kernel), "rms_norm");
+	snprintf(gr.pass, sizeof(gr.pass), "forward");
+	snprintf(gr.metric, sizeof(gr.metric), "latency");
+	snprintf(gr.gpu, sizeof(gr.gpu), "nvidia-h100");
+	struct kx_group_view g = { .group = &gr, .path = "benchmarks/rms_norm/forward/nvidia-h100/h4096", .runs = r,
+				   .dirnames = dirp, .len = 45, .workload_dir = "h4096",
+				   .workload_doc = workload_of(a, "{\"hidden\":4096,\"batch\":8}", "bf16") };
+	struct rows rows = { .n = 0 };
+	ok(kx_render_group_regressions(&g, collect_row, &rows) == 0 && rows.n == 3, "three series, three open change points (%zu)",
+	   rows.n);
+	for (size_t i = 1; i < rows.n; i++)
+		for (size_t j = i; j > 0 && kx_regression_cmp(&rows.v[j], &rows.v[j - 1]) < 0; j--) {
+			struct kx_regression t = rows.v[j];
+			rows.v[j] = rows.v[j - 1];
+			rows.v[j - 1] = t;
+		}
+#define STARTS(s, lit) (strncmp((s), lit, sizeof(lit) - 1) == 0)
+	ok(rows.n == 3 && STARTS(rows.v[0].line, "regression\t0.3") && strstr(rows.v[0].line, "\tccc\t") &&
+		   STARTS(rows.v[1].line, "regression\t0.1") && strstr(rows.v[1].line, "\taaa\t") &&
+		   STARTS(rows.v[2].line, "improvement\t-0.19") && strstr(rows.v[2].line, "\tbbb\t"),
+	   "worst first: +30 %%, +10 %%, then the -20 %% improvement (placed a result early: -19.9 %%)");
+	ok(rows.n == 3 && strstr(rows.v[0].line, "\t5\trms_norm\tforward\tnvidia-h100\th4096\tbenchmarks/rms_norm/forward/nvidia-h100/h4096\n"),
+	   "a row names the segment's 5 results and the group (%.*s)", rows.n ? (int)rows.v[0].len : 0, rows.n ? rows.v[0].line : "");
+	struct kx_buf b = { 0 };
+	struct kx_json *doc = NULL;
+	struct kx_json_error e;
+	ok(kx_render_group_file(&g, KX_GF_HISTORY_JSON, &b) == 0 && kx_json_parse(a, b.ptr, b.len, 0, &doc, NULL, &e) == 0,
+	   "history.json renders and parses");
+	const struct kx_json *sv = doc ? kx_json_get(doc, "series") : NULL;
+	const struct kx_json *changes = sv && sv->arr.len == 3 ? kx_json_get(sv->arr.v[2], "changes") : NULL;
+	ok(changes && changes->arr.len == 1 && kx_json_get(changes->arr.v[0], "n")->number == 11 &&
+		   strcmp(kx_json_get_string(changes->arr.v[0], "move"), "regression") == 0,
+	   "history.json: ccc's one change point, a regression at its 11th result");
+	kx_buf_reset(&b);
+	ok(kx_render_group_file(&g, KX_GF_HISTORY_SVG, &b) == 0 && strstr(b.ptr, ">regression +30.0 %<") &&
+		   strstr(b.ptr, ">improvement -19.9 %<"),
+	   "history.svg labels the change points with their moves");
+	/* index.tsv: the columns of every name, "-" where this workload lacks one */
+	const char *names[] = { "batch", "dtype", "hidden", "seq" };
+	kx_buf_reset(&b);
+	ok(kx_render_index_header(names, 4, &b) == 0 &&
+		   STARTS(b.ptr, "kernel\tpass\tmetric\tgpu\tworkload\tp.batch\tp.dtype\tp.hidden\tp.seq\timpl\t"),
+	   "index.tsv's header: a p.<name> column per parameter name");
+	g.len = 1;
+	g.ranked = 1;
+	kx_buf_reset(&b);
+	ok(kx_render_index_rows(&g, names, 4, &b) == 0 &&
+		   strcmp(b.ptr, "rms_norm\tforward\tlatency\tnvidia-h100\th4096\t8\tbf16\t4096\t-\taaa\t-\tpassed\t1\tyes\t100\t-\t-"
+				 "\tms\tsubmitted\t1970-01-02T00:00:00.000Z\t000000000000\tbenchmarks/rms_norm/forward/nvidia-h100/"
+				 "h4096/superseded-aaa-00\n") == 0,
+	   "an index.tsv row: the group, its parameters, the run (%s)", b.ptr ? b.ptr : "");
+	kx_buf_release(&b);
+	kx_arena_free(a);
+}
+
 int main(void)
 {
 	names();
@@ -774,6 +871,7 @@ int main(void)
 	sweep_tsv();
 	gpus_tsv();
 	compare();
+	history_and_index();
 	struct fixture f;
 	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {
 		ranking_tsv(&f);
