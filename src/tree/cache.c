@@ -504,6 +504,15 @@ static void centry_free(struct centry *e)
 	free(e);
 }
 
+void index_state_release(struct index_state *s)
+{
+	for (size_t i = 0; i < s->nnames; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->groups);
+	*s = (struct index_state){ 0 };
+}
+
 void reg_state_release(struct reg_state *s)
 {
 	free(s->groups);
@@ -528,6 +537,7 @@ void kx_tree_free(struct kx_tree *t)
 	for (int i = 0; i < TOP__COUNT; i++) /* before the cache: what is cached too is freed there */
 		kx_content_put(t->top[i].c);
 	reg_state_release(&t->reg);
+	index_state_release(&t->index);
 	pthread_mutex_destroy(&t->top_lock);
 	for (struct kx_link *l = t->clru.head, *n; l; l = n) {
 		n = l->next;
@@ -749,6 +759,15 @@ const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp
 	}
 	pthread_mutex_unlock(&t->lock);
 	return c;
+}
+
+void tree_top_drop(struct kx_tree *t, int slot)
+{
+	pthread_mutex_lock(&t->lock);
+	const struct kx_content *old = t->top[slot].c;
+	t->top[slot] = (struct top_slot){ 0 };
+	pthread_mutex_unlock(&t->lock);
+	kx_content_put(old);
 }
 
 void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c)

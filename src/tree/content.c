@@ -323,6 +323,8 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
 	int r = render_node(t, v, n, &b);
+	if (r >= 0 && top >= 0)
+		tree_top_drop(t, top); /* the version before, which the build read: not held through the copy */
 	c = r < 0 ? NULL : tree_cache_put(t, key, stamp, &b);
 	kx_buf_release(&b);
 	if (c && top >= 0)

@@ -208,6 +208,26 @@ struct reg_state {
 	size_t text_len;
 };
 
+/*
+ * And index.tsv's rows by group as its last build wrote them (in comparison key order): where
+ * each group's rows lie in the content of that build's generation (its top slot, while it is
+ * still kept), and the parameter names that were its columns. The next build copies the rows of a
+ * group whose stamp has not moved, if the columns are the same.
+ */
+struct index_group {
+	struct kx_digest key;
+	int64_t stamp;
+	size_t off, len;
+};
+
+struct index_state {
+	int64_t generation;
+	struct index_group *groups;
+	size_t ngroups;
+	char **names;
+	size_t nnames;
+};
+
 #define CBUCKETS 4096
 #define GBUCKETS 1024
 #define PBUCKETS 256
@@ -247,6 +267,7 @@ struct kx_tree {
 	pthread_mutex_t top_lock;   /* held while a file of top.c is built, and for reg */
 	struct top_slot top[TOP__COUNT];
 	struct reg_state reg;
+	struct index_state index;
 	struct kx_tree_stats stats;
 };
 
@@ -470,11 +491,15 @@ const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t
 /* The content kept in top slot `slot` if its stamp is `stamp`, with a reference, or NULL. */
 const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp);
 
+/* Let go of what top slot `slot` keeps (readers who hold it keep their references). */
+void tree_top_drop(struct kx_tree *t, int slot);
+
 /* Keep content c (the caller keeps its reference) in top slot `slot`, in place of an older one. */
 void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c);
 
-/* Free what a reg_state holds, and empty it. */
+/* Free what a reg_state or an index_state holds, and empty it. */
 void reg_state_release(struct reg_state *s);
+void index_state_release(struct index_state *s);
 
 /* Put a reference to a parsed document. */
 void pdoc_put(struct pdoc *p);

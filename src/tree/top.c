@@ -35,31 +35,37 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every workload parameter name of the groups of d, once each, in byte order. */
-static int param_names(struct kx_tree *t, struct kx_view *v, const struct cmp_data *d, struct names *ret)
+/* Sort and deduplicate a list of names. */
+static void names_settle(struct names *x)
 {
-	int r = 0;
-	for (size_t i = 0; i < d->ngroups && r == 0; i++) {
-		struct kx_group_rec g;
-		if ((r = tree_get_group(t, v, &d->keys[i], &g, NULL)) < 0)
-			break;
-		struct pdoc *p = pdoc_get(t, v, &g.workload, NULL);
-		if (p)
-			r = kx_render_param_names(p->json, name_add, ret);
-		pdoc_put(p);
-	}
-	if (r < 0 || !ret->n)
-		return r;
-	qsort(ret->v, ret->n, sizeof(*ret->v), name_cmp);
+	if (!x->n)
+		return;
+	qsort(x->v, x->n, sizeof(*x->v), name_cmp);
 	size_t k = 1;
-	for (size_t i = 1; i < ret->n; i++) {
-		if (strcmp(ret->v[i], ret->v[k - 1]) == 0)
-			free(ret->v[i]);
+	for (size_t i = 1; i < x->n; i++) {
+		if (strcmp(x->v[i], x->v[k - 1]) == 0)
+			free(x->v[i]);
 		else
-			ret->v[k++] = ret->v[i];
+			x->v[k++] = x->v[i];
 	}
-	ret->n = k;
-	return 0;
+	x->n = k;
+}
+
+/* The comparison key first: index_group's and reg_group's order. */
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, KX_DIGEST_LEN);
+}
+
+/* Group i of d's rows in the previous build, if its stamp has not moved since and that build's
+ * bytes are at hand. */
+static const struct index_group *index_prev(const struct index_state *prev, const struct kx_content *prevc,
+					    const struct kx_digest *key, int64_t stamp)
+{
+	const struct index_group *g = prevc && prev->ngroups ? bsearch(key, prev->groups, prev->ngroups,
+								       sizeof(*prev->groups), key_cmp)
+							     : NULL;
+	return g && g->stamp == stamp && g->off + g->len <= prevc->len ? g : NULL;
 }
 
 int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
@@ -68,23 +74,77 @@ int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	int r = cmp_get(t, v, &d);
 	if (r < 0)
 		return r;
+	/* t->top_lock is held (content.c): t->index is this function's alone */
+	struct index_state *prev = &t->index;
+	const struct kx_content *prevc = prev->ngroups ? tree_top_get(t, TOP_INDEX, prev->generation) : NULL;
+	const struct index_group **old = calloc(d->ngroups ? d->ngroups : 1, sizeof(*old));
+	int64_t *stamps = malloc((d->ngroups ? d->ngroups : 1) * sizeof(*stamps));
+	struct index_state next = { .generation = v ? (int64_t)kx_view_generation(v) : 0 };
 	struct names names = { 0 };
-	r = param_names(t, v, d, &names);
+	size_t cap_groups = 0;
+	if (!old || !stamps)
+		r = -ENOMEM;
+	for (size_t k = 0; k < d->ndirs && r == 0; k++)
+		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len; i++) {
+			stamps[i] = d->dirs[k].mtime;
+			old[i] = index_prev(prev, prevc, &d->keys[i], stamps[i]);
+		}
+	/* the columns: the previous build's names and those of every group it does not cover */
+	for (size_t i = 0; prevc && i < prev->nnames && r == 0; i++)
+		r = name_add(&names, prev->names[i]);
+	for (size_t i = 0; i < d->ngroups && r == 0; i++) {
+		struct kx_group_rec g;
+		if (old[i] || (r = tree_get_group(t, v, &d->keys[i], &g, NULL)) < 0)
+			continue;
+		struct pdoc *p = pdoc_get(t, v, &g.workload, NULL);
+		if (p)
+			r = kx_render_param_names(p->json, name_add, &names);
+		pdoc_put(p);
+	}
+	names_settle(&names);
+	bool same = prevc && names.n == prev->nnames;
+	for (size_t i = 0; same && i < names.n; i++)
+		same = strcmp(names.v[i], prev->names[i]) == 0;
 	const char *const *nv = (const char *const *)names.v;
 	if (r == 0)
 		r = kx_render_index_header(nv, names.n, out);
 	for (size_t i = 0; i < d->ngroups && r == 0; i++) {
-		struct gctx *g;
-		struct kx_group_view gv;
-		if ((r = gctx_get(t, v, &d->keys[i], &g)) < 0)
+		if (KX_GROW(next.groups, cap_groups, next.ngroups, 256) < 0) {
+			r = -ENOMEM;
 			break;
-		tree_group_view(g, &gv);
-		r = kx_render_index_rows(&gv, nv, names.n, out);
-		gctx_put(t, g);
+		}
+		struct index_group *e = &next.groups[next.ngroups++];
+		*e = (struct index_group){ .key = d->keys[i], .stamp = stamps[i], .off = out->len };
+		if (same && old[i]) {
+			r = kx_buf_append(out, prevc->data + old[i]->off, old[i]->len) < 0 ? -ENOMEM : 0;
+		} else {
+			struct gctx *g;
+			struct kx_group_view gv;
+			if ((r = gctx_get(t, v, &d->keys[i], &g)) < 0)
+				break;
+			tree_group_view(g, &gv);
+			r = kx_render_index_rows(&gv, nv, names.n, out);
+			gctx_put(t, g);
+		}
+		e->len = out->len - e->off;
+	}
+	if (r == 0 && v) {
+		if (next.ngroups)
+			qsort(next.groups, next.ngroups, sizeof(*next.groups), key_cmp);
+		next.names = names.v;
+		next.nnames = names.n;
+		names = (struct names){ 0 };
+		index_state_release(prev);
+		*prev = next;
+	} else {
+		index_state_release(&next);
 	}
 	for (size_t i = 0; i < names.n; i++)
 		free(names.v[i]);
 	free(names.v);
+	free(stamps);
+	free(old);
+	kx_content_put(prevc);
 	cmp_put(t, d);
 	return r;
 }
@@ -116,16 +176,11 @@ static int row_add(void *ctx, const struct kx_regression *row)
 	return 0;
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	return memcmp(((const struct reg_group *)a)->key.b, ((const struct reg_group *)b)->key.b, KX_DIGEST_LEN);
-}
-
 /* The rows of a group as the previous build found them, when its stamp has not moved since. */
 static const struct reg_group *reg_prev(const struct reg_state *prev, const struct kx_digest *key, int64_t stamp)
 {
-	struct reg_group want = { .key = *key };
-	const struct reg_group *g = prev->ngroups ? bsearch(&want, prev->groups, prev->ngroups, sizeof(want), key_cmp)
+	const struct reg_group *g = prev->ngroups ? bsearch(key, prev->groups, prev->ngroups, sizeof(*prev->groups),
+							    key_cmp)
 						  : NULL;
 	return g && g->stamp == stamp ? g : NULL;
 }

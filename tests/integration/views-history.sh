@@ -63,6 +63,7 @@ check "history.json is in SHA256SUMS too, and the export's" \
 check "/regressions.tsv of the Liger data: the rule and the header, no row (series of 2-3 results)" \
 	bash -c "[ \"\$(grep -v '^# ' '$mnt/regressions.tsv' | cut -f1-3 | tr '\t\n' ' ;')\" = 'move change p;' ] && grep -q '^# .*p < 0.01' '$mnt/regressions.tsv'"
 exec 4<"$mnt/regressions.tsv"
+cat "$mnt/index.tsv" >"$work/index.before" # built now: the drop's build reuses its untouched groups' rows
 
 # generated series dropped into the inbox: a step up, a step down, none
 exec 3<"$flce/history.tsv"
@@ -137,6 +138,7 @@ check "a reader who had /regressions.tsv open reads the old version whole" \
 	bash -c "[ \"\$(grep -vc '^# ' <<<\"\$1\")\" = 1 ]" - "$old_regressions"
 check "/regressions.tsv's stat size is its bytes'" [ "$(stat -c %s "$mnt/regressions.tsv")" = "$(wc -c <"$mnt/regressions.tsv")" ]
 regressions=$(cat "$mnt/regressions.tsv")
+cat "$mnt/index.tsv" >"$work/index.after"
 check "a reader who had history.tsv open reads the old version whole" [ "$old" = "$before" ]
 check "stat's size is the new bytes'" [ "$(stat -c %s "$flce/history.tsv")" = "$(wc -c <"$flce/history.tsv")" ]
 after=$(cat "$flce/history.tsv")
@@ -151,6 +153,10 @@ check "kindex history $id: the rule, the header and steptest's 15 results, the r
 		grep -q \$'\tregression\t' '$work/series.out'"
 check "kindex history GROUP prints its history.tsv" \
 	bash -c "[ \"\$('$KINDEX' --store '$store' history '${flce#"$mnt/"}')\" = \"\$1\" ]" - "$after"
+"$KINDEX" --store "$store" cat index.tsv >"$work/index.fresh"
+check "/index.tsv after the drop: 60 more rows, the bytes a build from nothing gives" \
+	bash -c "cmp -s '$work/index.after' '$work/index.fresh' &&
+		[ \$((\$(wc -l <'$work/index.after') - \$(wc -l <'$work/index.before'))) = 60 ]"
 "$KINDEX" --store "$store" regressions >"$work/regressions.out"
 check "kindex regressions prints what the mount's /regressions.tsv held" bash -c "[ \"\$(cat '$work/regressions.out')\" = \"\$1\" ]" - "$regressions"
 st=0; "$KINDEX" --store "$store" regressions --check >/dev/null || st=$?
