@@ -35,6 +35,7 @@ enum {
 	KX_STORE_READONLY = 1 << 1, /* open without the write lock (concurrent with a writer) */
 	KX_STORE_SYNC = 1 << 2,     /* fsync the WAL on every commit */
 	KX_STORE_LEAN = 1 << 3,     /* a 16 MiB block cache, not 32: a long-lived daemon (kindexfs) */
+	KX_STORE_FOLLOW = 1 << 4,   /* a replica's generation (implies READONLY): kx_store_follow below */
 };
 
 /*
@@ -72,6 +73,40 @@ int kx_store_losses(struct kx_store *s, struct kx_view *v, struct kx_buf *out);
 int kx_store_claim(struct kx_store *s, const char *mountpoint);
 /* Who holds the store, when it is held: malloc'd "kindexfs (pid 12, mounted at /mnt)" or NULL. */
 char *kx_store_holder(const char *dir);
+
+/* ---- replicas (docs/replicas.md) --------------------------------------------------------------- */
+
+/* A point in the store's history: RocksDB's last sequence number and the store's generation. */
+struct kx_store_point {
+	uint64_t sequence, generation;
+};
+/* The last sequence number written (any write moves it: a change to publish). */
+uint64_t kx_store_sequence(struct kx_store *s);
+/*
+ * A RocksDB checkpoint of the store in `dir` (which must not exist; RocksDB makes `dir`.tmp and
+ * renames it when complete): table files hard-linked, the rest copied; with the write-ahead log
+ * when it is under `log_size_for_flush` bytes, else the memtables are flushed first. No commit
+ * runs meanwhile, so *ret is exactly the point the checkpoint holds. -EROFS for a read-only store,
+ * -EEXIST when `dir` exists; *ret_err (malloc'd) says why.
+ */
+int kx_store_checkpoint(struct kx_store *s, const char *dir, uint64_t log_size_for_flush,
+			struct kx_store_point *ret, char **ret_err);
+/*
+ * A store opened with KX_STORE_FOLLOW reads one replica generation (a checkpoint): its directory
+ * is held open with a shared flock, so `kindex pull` leaves it be, and every table file is kept
+ * open, so it keeps serving if deleted. kx_store_follow switches it to the generation at `dir`
+ * (its schema checked): views made after it read the new generation, views made before go on
+ * reading theirs, which is closed (and unlocked) when the last of them is released. `note` is
+ * kept with the generation (kx_store_note). Reads with a NULL view must not race it.
+ * -EINVAL when the store was not opened to follow.
+ */
+int kx_store_follow(struct kx_store *s, const char *dir, const char *note, char **ret_err);
+/* The note of the current generation of a following store (before any view is made). */
+int kx_store_set_note(struct kx_store *s, const char *note);
+/* The note kept with the generation view v reads (NULL: none, or not a following store); valid
+ * while v is. kx_store_dir: the real path of that generation (of the store when not following). */
+const char *kx_store_note(struct kx_store *s, struct kx_view *v);
+const char *kx_store_dir(struct kx_store *s, struct kx_view *v);
 
 struct kx_view *kx_store_view(struct kx_store *s);
 void kx_view_release(struct kx_view *v);

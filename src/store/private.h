@@ -28,6 +28,9 @@ struct kx_store {
 	/* the writer's copy of the counters (valid while it holds `writer`; loaded at open) */
 	uint64_t gen, n_runs, n_docs, n_groups;
 	struct wmap *docs, *groups, *mtimes; /* writer caches (wcache.h); NULL when read-only */
+	/* KX_STORE_FOLLOW: the generation now read (db is its), swapped by kx_store_follow */
+	pthread_mutex_t follow;
+	struct dbh *cur;
 };
 
 struct scan {

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <rocksdb/c.h>
 #include <signal.h>
@@ -20,11 +21,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * One open RocksDB of a store that follows a replica (KX_STORE_FOLLOW): the store's current one,
+ * and those older views still read. A shared flock on its directory tells `kindex pull` the
+ * generation is in use; it is let go with the last reference. `refs` is under kx_store.follow.
+ */
+struct dbh {
+	rocksdb_t *db;
+	int dirfd;
+	char *dir;  /* its real path */
+	char *note; /* kx_store_note's text, or NULL */
+	unsigned refs;
+};
+
 struct kx_view {
 	struct kx_store *s;
+	rocksdb_t *db;  /* the database the snapshot is of (a follower's changes: kx_store_follow) */
+	struct dbh *dbh; /* its reference on it when following, else NULL */
 	const rocksdb_snapshot_t *snap;
 	rocksdb_readoptions_t *ro;
 	uint64_t generation;
@@ -114,12 +131,11 @@ static int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, roc
 
 /* ---- lifecycle -------------------------------------------------------------------------------- */
 
-int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
-		   struct kx_buf *out)
+static int get_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out)
 {
 	char *err = NULL;
 	size_t n = 0;
-	char *v = rocksdb_get(s->db, ro, k, kn, &n, &err);
+	char *v = rocksdb_get(db, ro, k, kn, &n, &err);
 	if (err) {
 		rocksdb_free(err);
 		return -EIO;
@@ -135,14 +151,24 @@ int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, 
 	return r;
 }
 
-static uint64_t get_u64_key(struct kx_store *s, const rocksdb_readoptions_t *ro, const char *k, size_t kn)
+int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out)
+{
+	return get_in(s->db, ro, k, kn, out);
+}
+
+static uint64_t get_u64_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const char *k, size_t kn)
 {
 	struct kx_buf b = { 0 };
 	uint64_t v = 0;
-	if (get_raw(s, ro, k, kn, &b) == 0 && b.len == 8)
+	if (get_in(db, ro, k, kn, &b) == 0 && b.len == 8)
 		v = get_u64((const unsigned char *)b.ptr);
 	kx_buf_release(&b);
 	return v;
+}
+
+static uint64_t get_u64_key(struct kx_store *s, const rocksdb_readoptions_t *ro, const char *k, size_t kn)
+{
+	return get_u64_in(s->db, ro, k, kn);
 }
 
 #define KEYLIT(k) (k), (sizeof(k) - 1)
@@ -348,6 +374,84 @@ static bool wal_damaged(rocksdb_options_t *opts, const char *dir)
 	return db != NULL;
 }
 
+static void dbh_put(struct kx_store *s, struct dbh *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&s->follow);
+	bool last = --h->refs == 0;
+	pthread_mutex_unlock(&s->follow);
+	if (!last)
+		return;
+	if (h->db)
+		rocksdb_close(h->db);
+	if (h->dirfd >= 0)
+		close(h->dirfd); /* and with it the shared lock */
+	free(h->dir);
+	free(h->note);
+	free(h);
+}
+
+/*
+ * Open a replica's generation read-only (KX_STORE_FOLLOW): `dir` is resolved once, to a directory
+ * held open and share-locked (flock) before RocksDB reads it, so a `kindex pull` that removes
+ * unused generations (it takes the lock exclusively first) cannot remove it under the open, and a
+ * generation it removed just before is seen gone (no CURRENT) rather than half read. Every table
+ * file stays open (max_open_files -1, set at kx_store_open), so a generation deleted under a mount
+ * anyway keeps serving from the files it has open.
+ */
+static int dbh_open(struct kx_store *s, const char *dir, struct dbh **ret, char **ret_msg)
+{
+	struct dbh *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->refs = 1;
+	int r = 0;
+	char fdpath[64], real[PATH_MAX];
+	h->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->dirfd < 0) {
+		r = -errno;
+		if (asprintf(ret_msg, "cannot open replica generation '%s': %s", dir, strerror(-r)) < 0)
+			*ret_msg = NULL;
+		goto fail;
+	}
+	if (flock(h->dirfd, LOCK_SH) < 0 || faccessat(h->dirfd, "CURRENT", F_OK, 0) < 0) {
+		r = -errno;
+		if (asprintf(ret_msg, "no store at '%s' (no CURRENT: removed, or not a generation): %s", dir,
+			     strerror(-r)) < 0)
+			*ret_msg = NULL;
+		goto fail;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", h->dirfd);
+	ssize_t n = readlink(fdpath, real, sizeof(real) - 1);
+	if (n <= 0) {
+		r = n < 0 ? -errno : -ENOENT;
+		if (asprintf(ret_msg, "cannot resolve '%s': %s", dir, strerror(-r)) < 0)
+			*ret_msg = NULL;
+		goto fail;
+	}
+	real[n] = '\0';
+	if (!(h->dir = strdup(real))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	char *err = NULL;
+	h->db = rocksdb_open_for_read_only(s->opts, h->dir, 0, &err);
+	if (err) {
+		r = errno_of(err);
+		if (asprintf(ret_msg, "cannot open store '%s': %s", h->dir, err) < 0)
+			*ret_msg = NULL;
+		rocksdb_free(err);
+		h->db = NULL;
+		goto fail;
+	}
+	*ret = h;
+	return 0;
+fail:
+	dbh_put(s, h);
+	return r;
+}
+
 int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err)
 {
 	char *msg = NULL;
@@ -356,6 +460,9 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->writer, NULL);
+	pthread_mutex_init(&s->follow, NULL);
+	if (flags & KX_STORE_FOLLOW)
+		flags |= KX_STORE_READONLY;
 	/* a commit waits for the syncs in flight, not behind every sync that comes after it */
 	pthread_rwlockattr_t wal_attr;
 	pthread_rwlockattr_init(&wal_attr);
@@ -397,7 +504,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	rocksdb_options_set_max_background_jobs(s->opts, 2);
 	rocksdb_options_set_write_buffer_size(s->opts, 16u << 20);
 	rocksdb_options_set_max_total_wal_size(s->opts, 64u << 20);
-	rocksdb_options_set_max_open_files(s->opts, 512);
+	rocksdb_options_set_max_open_files(s->opts, flags & KX_STORE_FOLLOW ? -1 : 512);
 	rocksdb_options_set_keep_log_file_num(s->opts, 2);
 	rocksdb_options_set_max_log_file_size(s->opts, 1u << 20);
 	rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
@@ -432,7 +539,11 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	rocksdb_options_set_block_based_table_factory(s->opts, s->table);
 
 	char *err = NULL;
-	if (flags & KX_STORE_READONLY)
+	if (flags & KX_STORE_FOLLOW) {
+		if ((r = dbh_open(s, dir, &s->cur, &msg)) < 0)
+			goto fail;
+		s->db = s->cur->db;
+	} else if (flags & KX_STORE_READONLY)
 		s->db = rocksdb_open_for_read_only(s->opts, dir, 0, &err);
 	else
 		s->db = rocksdb_open(s->opts, dir, &err);
@@ -541,7 +652,9 @@ void kx_store_close(struct kx_store *s)
 {
 	if (!s)
 		return;
-	if (s->db) {
+	if (s->cur) {
+		dbh_put(s, s->cur); /* s->db is its */
+	} else if (s->db) {
 		if (!(s->flags & KX_STORE_READONLY))
 			kx_store_sync(s); /* refused after a failed write (store_write) */
 		rocksdb_close(s->db);
@@ -568,6 +681,7 @@ void kx_store_close(struct kx_store *s)
 	wmap_free(s->groups);
 	wmap_free(s->mtimes);
 	pthread_mutex_destroy(&s->writer);
+	pthread_mutex_destroy(&s->follow);
 	pthread_rwlock_destroy(&s->wal);
 	free(s->path);
 	free(s);
@@ -590,6 +704,103 @@ int kx_store_sync(struct kx_store *s)
 	}
 	pthread_rwlock_unlock(&s->wal);
 	return r;
+}
+
+uint64_t kx_store_sequence(struct kx_store *s)
+{
+	return rocksdb_get_latest_sequence_number(s->db);
+}
+
+int kx_store_checkpoint(struct kx_store *s, const char *dir, uint64_t log_size_for_flush,
+			struct kx_store_point *ret, char **ret_err)
+{
+	if (s->flags & KX_STORE_READONLY)
+		return -EROFS;
+	char *err = NULL;
+	/* no commit between the point read and the checkpoint: the checkpoint is exactly that point */
+	pthread_mutex_lock(&s->writer);
+	struct kx_store_point pt = { .sequence = rocksdb_get_latest_sequence_number(s->db), .generation = s->gen };
+	rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(s->db, &err);
+	if (!err)
+		rocksdb_checkpoint_create(cp, dir, log_size_for_flush, &err);
+	pthread_mutex_unlock(&s->writer);
+	if (cp)
+		rocksdb_checkpoint_object_destroy(cp);
+	if (err) {
+		int r = errno_of(err);
+		if (strstr(err, "exists"))
+			r = -EEXIST;
+		if (ret_err && asprintf(ret_err, "cannot take a checkpoint of store '%s' into '%s': %s", s->path, dir,
+					err) < 0)
+			*ret_err = NULL;
+		rocksdb_free(err);
+		return r;
+	}
+	*ret = pt;
+	return 0;
+}
+
+int kx_store_follow(struct kx_store *s, const char *dir, const char *note, char **ret_err)
+{
+	if (!s->cur)
+		return -EINVAL;
+	struct dbh *h = NULL;
+	char *msg = NULL;
+	int r = dbh_open(s, dir, &h, &msg);
+	struct kx_buf schema = { 0 };
+	char want[32];
+	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
+	if (r == 0 && (r = get_in(h->db, s->ro, KEYLIT(K_SCHEMA), &schema)) == 0 &&
+	    readable_schema(schema.ptr, want) != KX_STORE_SCHEMA)
+		r = -EPROTO;
+	if (r == -EPROTO || r == -ENOENT) {
+		if (!msg && asprintf(&msg, "store '%s' has schema '%s'; a replica must have '%s'", h->dir,
+				     schema.ptr ? schema.ptr : "(none)", want) < 0)
+			msg = NULL;
+	}
+	kx_buf_release(&schema);
+	if (r == 0 && note && !(h->note = strdup(note)))
+		r = -ENOMEM;
+	if (r < 0) {
+		dbh_put(s, h);
+		if (ret_err)
+			*ret_err = msg;
+		else
+			free(msg);
+		return r;
+	}
+	pthread_mutex_lock(&s->follow);
+	struct dbh *old = s->cur;
+	s->cur = h;
+	s->db = h->db;
+	pthread_mutex_unlock(&s->follow);
+	dbh_put(s, old); /* closed once the last view of it is released */
+	return 0;
+}
+
+int kx_store_set_note(struct kx_store *s, const char *note)
+{
+	if (!s->cur)
+		return -EINVAL;
+	char *n = note ? strdup(note) : NULL;
+	if (note && !n)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->follow);
+	char *old = s->cur->note;
+	s->cur->note = n;
+	pthread_mutex_unlock(&s->follow);
+	free(old);
+	return 0;
+}
+
+const char *kx_store_note(struct kx_store *s, struct kx_view *v)
+{
+	return v && v->dbh ? v->dbh->note : NULL;
+}
+
+const char *kx_store_dir(struct kx_store *s, struct kx_view *v)
+{
+	return v && v->dbh ? v->dbh->dir : s->path;
 }
 
 int kx_store_claim(struct kx_store *s, const char *mountpoint)
@@ -697,6 +908,7 @@ static int keep_logs(const char *dir, char ret_where[64], char **ret_err)
 }
 
 static const rocksdb_readoptions_t *ro_of(struct kx_store *s, struct kx_view *v);
+static rocksdb_t *db_of(struct kx_store *s, struct kx_view *v);
 
 int kx_store_recover(const char *dir, char **ret_report, char **ret_err)
 {
@@ -753,7 +965,7 @@ int kx_store_recover(const char *dir, char **ret_report, char **ret_err)
 
 int kx_store_losses(struct kx_store *s, struct kx_view *v, struct kx_buf *out)
 {
-	int r = get_raw(s, ro_of(s, v), KEYLIT(K_LOSSES), out);
+	int r = get_in(db_of(s, v), ro_of(s, v), KEYLIT(K_LOSSES), out);
 	return r == -ENOENT ? 0 : r;
 }
 
@@ -766,10 +978,15 @@ struct kx_view *kx_store_view(struct kx_store *s)
 		return NULL;
 	v->s = s;
 	pthread_mutex_init(&v->seek_lock, NULL);
-	v->snap = rocksdb_create_snapshot(s->db);
+	pthread_mutex_lock(&s->follow);
+	if ((v->dbh = s->cur))
+		v->dbh->refs++;
+	v->db = s->db;
+	pthread_mutex_unlock(&s->follow);
+	v->snap = rocksdb_create_snapshot(v->db);
 	v->ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_snapshot(v->ro, v->snap);
-	v->generation = get_u64_key(s, v->ro, KEYLIT(K_GEN));
+	v->generation = get_u64_in(v->db, v->ro, KEYLIT(K_GEN));
 	return v;
 }
 
@@ -781,7 +998,8 @@ void kx_view_release(struct kx_view *v)
 		rocksdb_iter_destroy(v->seek_it);
 	pthread_mutex_destroy(&v->seek_lock);
 	rocksdb_readoptions_destroy(v->ro);
-	rocksdb_release_snapshot(v->s->db, v->snap);
+	rocksdb_release_snapshot(v->db, v->snap);
+	dbh_put(v->s, v->dbh);
 	free(v);
 }
 
@@ -795,6 +1013,11 @@ static const rocksdb_readoptions_t *ro_of(struct kx_store *s, struct kx_view *v)
 	return v ? v->ro : s->ro;
 }
 
+static rocksdb_t *db_of(struct kx_store *s, struct kx_view *v)
+{
+	return v ? v->db : s->db;
+}
+
 /* ---- reads ------------------------------------------------------------------------------------ */
 
 int kx_store_get_doc(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,
@@ -802,7 +1025,7 @@ int kx_store_get_doc(struct kx_store *s, struct kx_view *v, const struct kx_dige
 {
 	struct key k;
 	key_digest(&k, T_DOC, d);
-	return get_raw(s, ro_of(s, v), k.b, k.len, out);
+	return get_in(db_of(s, v), ro_of(s, v), k.b, k.len, out);
 }
 
 int kx_store_get_run(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,
@@ -811,7 +1034,7 @@ int kx_store_get_run(struct kx_store *s, struct kx_view *v, const struct kx_dige
 	struct key k;
 	key_digest(&k, T_RUN, d);
 	struct kx_buf b = { 0 };
-	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0) {
 		struct kx_run_rec x;
 		r = run_decode(b.ptr, b.len, &x);
@@ -830,7 +1053,7 @@ int kx_store_get_group(struct kx_store *s, struct kx_view *v, const struct kx_di
 	struct key k;
 	key_digest(&k, T_GROUP, key);
 	struct kx_buf b = { 0 };
-	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0) {
 		struct kx_group_rec g;
 		r = group_decode(b.ptr, b.len, &g);
@@ -850,7 +1073,7 @@ int kx_store_find_source(struct kx_store *s, struct kx_view *v, const char *sour
 	if (key_source(&k, source, external_id) < 0)
 		return -ENOENT;
 	struct kx_buf b = { 0 };
-	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0 && b.len != 32)
 		r = -EIO;
 	if (r == 0)
@@ -862,12 +1085,13 @@ int kx_store_find_source(struct kx_store *s, struct kx_view *v, const char *sour
 int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats *ret)
 {
 	const rocksdb_readoptions_t *ro = ro_of(s, v);
-	ret->runs = get_u64_key(s, ro, KEYLIT(K_COUNT_RUNS));
-	ret->documents = get_u64_key(s, ro, KEYLIT(K_COUNT_DOCS));
-	ret->groups = get_u64_key(s, ro, KEYLIT(K_COUNT_GROUPS));
-	ret->generation = get_u64_key(s, ro, KEYLIT(K_GEN));
-	ret->changed_ns = (int64_t)get_u64_key(s, ro, KEYLIT(K_CHANGED));
-	ret->created_ns = (int64_t)get_u64_key(s, ro, KEYLIT(K_CREATED));
+	rocksdb_t *db = db_of(s, v);
+	ret->runs = get_u64_in(db, ro, KEYLIT(K_COUNT_RUNS));
+	ret->documents = get_u64_in(db, ro, KEYLIT(K_COUNT_DOCS));
+	ret->groups = get_u64_in(db, ro, KEYLIT(K_COUNT_GROUPS));
+	ret->generation = get_u64_in(db, ro, KEYLIT(K_GEN));
+	ret->changed_ns = (int64_t)get_u64_in(db, ro, KEYLIT(K_CHANGED));
+	ret->created_ns = (int64_t)get_u64_in(db, ro, KEYLIT(K_CREATED));
 	if (!ret->changed_ns)
 		ret->changed_ns = ret->created_ns;
 	return 0;
@@ -879,7 +1103,7 @@ int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, 
 	if (key_mtime(&k, path) < 0)
 		return -ENOENT;
 	struct kx_buf b = { 0 };
-	int r = get_raw(s, ro_of(s, v), k.b, k.len, &b);
+	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0 && b.len != 8)
 		r = -EIO;
 	if (r == 0)
@@ -917,7 +1141,7 @@ static int scan_open_with(struct scan *sc, struct kx_store *s, struct kx_view *v
 			sc->upper[sc->upper_len - 1]++;
 		rocksdb_readoptions_set_iterate_upper_bound(sc->ro, (const char *)sc->upper, sc->upper_len);
 	}
-	sc->it = rocksdb_create_iterator(s->db, sc->ro);
+	sc->it = rocksdb_create_iterator(db_of(s, v), sc->ro);
 	rocksdb_iter_seek(sc->it, prefix, n);
 	return 0;
 }
@@ -1222,7 +1446,7 @@ int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kin
 	if (v) { /* the view's own iterator (no upper bound: the loop stops past the prefix) */
 		pthread_mutex_lock(&v->seek_lock);
 		if (!v->seek_it)
-			v->seek_it = rocksdb_create_iterator(s->db, v->ro);
+			v->seek_it = rocksdb_create_iterator(v->db, v->ro);
 		it = v->seek_it;
 		rocksdb_iter_seek(it, (const char *)p, 1 + whole);
 	} else {
