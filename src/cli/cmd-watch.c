@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 
+#include "kx/replica.h"
 #include "kx/spool.h"
 
 #include <errno.h>
@@ -21,6 +22,14 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* The publisher's messages: failures on stderr; each generation too unless -q. */
+static void publish_log(void *ctx, bool failure, const char *msg)
+{
+	const struct cli *cli = ctx;
+	if (failure || !cli->quiet)
+		fprintf(stderr, "kindex: %s\n", msg);
+}
+
 int cmd_watch(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
@@ -33,15 +42,45 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 			    "options:\n"
 			    "  --once   decide the files now in new/ and exit: status 0, 1 if any was rejected,\n"
 			    "           4 if any could not be decided (left in new/)\n"
+			    "  --publish DIR   publish generations of the store for replicas (docs/replicas.md):\n"
+			    "           DIR/gen-N, a checkpoint, and DIR/PUBLISHED naming the newest, every\n"
+			    "           --publish-interval when the store changed, and once more at exit\n"
+			    "  --publish-interval SECONDS   how often (default 2; a fraction allowed: 0.5)\n"
+			    "  --publish-keep K   generations kept in DIR, the newest K (default 3, at least 1)\n"
 			    "Without --once it runs until SIGINT or SIGTERM, then exits 0.\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	bool once = false;
-	const char *dir = NULL;
+	const char *dir = NULL, *publish = NULL;
+	double interval = 2;
+	uint64_t keep = 3;
 	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--once") == 0)
+		if (strcmp(argv[i], "--once") == 0) {
 			once = true;
-		else if (!dir && argv[i][0] != '-')
+		} else if (strcmp(argv[i], "--publish") == 0 || strcmp(argv[i], "--publish-interval") == 0 ||
+			   strcmp(argv[i], "--publish-keep") == 0) {
+			const char *opt = argv[i];
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				cli_error("watch: %s needs a value", opt);
+				return EXIT_USAGE;
+			}
+			const char *val = argv[++i];
+			char *end;
+			if (strcmp(opt, "--publish") == 0) {
+				publish = val;
+			} else if (strcmp(opt, "--publish-keep") == 0) {
+				if (kx_parse_size(val, false, 1, 1000000, &keep) < 0) {
+					cli_error("watch: invalid --publish-keep %s: give a number of generations, 1 to 1000000",
+						  quoted(val));
+					return EXIT_USAGE;
+				}
+			} else if (strspn(val, "0123456789.") != strlen(val) || (interval = strtod(val, &end), *end) ||
+				   !(interval >= 0.001 && interval <= 86400)) {
+				cli_error("watch: invalid --publish-interval %s: give seconds from 0.001 to 86400, e.g. 2 or 0.5",
+					  quoted(val));
+				return EXIT_USAGE;
+			}
+		} else if (!dir && argv[i][0] != '-')
 			dir = argv[i];
 		else {
 			cli_error("watch: unexpected argument %s", quoted(argv[i]));
@@ -50,6 +89,13 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 	}
 	if (!dir) {
 		cli_error("watch: no spool DIR given");
+		return EXIT_USAGE;
+	}
+	bool publish_opts = false;
+	for (int j = 1; j < argc; j++)
+		publish_opts |= strcmp(argv[j], "--publish-interval") == 0 || strcmp(argv[j], "--publish-keep") == 0;
+	if (publish_opts && !publish) {
+		cli_error("watch: --publish-interval and --publish-keep go with --publish DIR");
 		return EXIT_USAGE;
 	}
 	struct kx_store *s;
@@ -63,6 +109,16 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 		free(err);
 		kx_store_close(s);
 		return EXIT_IO;
+	}
+	struct kx_publisher *pub = NULL;
+	if (publish && ((r = kx_publisher_open(s, publish, (unsigned)keep, &pub, &err)) < 0 ||
+			(r = kx_publisher_start(pub, (unsigned)(interval * 1000 + 0.5), publish_log, cli)) < 0)) {
+		cli_error("watch: %s", err ? err : strerror(-r));
+		free(err);
+		kx_publisher_close(pub);
+		kx_spool_close(sp);
+		kx_store_close(s);
+		return r == -EBUSY ? EXIT_STORE : EXIT_IO;
 	}
 	struct kx_tree *t = kx_tree_new(s, 0);
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -95,6 +151,7 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 	if (!cli->quiet && once)
 		fprintf(stderr, "%zu accepted, %zu rejected%s\n", c.accepted, c.rejected, c.failed ? ", some left in new/" : "");
 	kx_tree_free(t);
+	kx_publisher_close(pub); /* a last round: what was accepted is published */
 	kx_spool_close(sp);
 	kx_store_close(s);
 	return status;

@@ -16,7 +16,7 @@ const struct command kx_commands[] = {
 	{ "init", "create an empty store", "", cmd_init },
 	{ "import", "import published results (liger CSV)", "liger FILE...", cmd_import },
 	{ "ingest", "validate and add manifests (files, directories, JSON Lines, - for stdin)", "PATH...", cmd_ingest },
-	{ "watch", "ingest a maildir-style spool directory (tmp/ -> new/)", "[--once] DIR", cmd_watch },
+	{ "watch", "ingest a maildir-style spool directory (tmp/ -> new/)", "[--once] [--publish DIR] DIR", cmd_watch },
 	{ "verify", "recompute every digest and index entry; check the receipts", "[--receipts DIR]...", cmd_verify },
 	{ "recover", "open a store whose write-ahead log is damaged, recording the loss", "", cmd_recover },
 	{ "export", "write the tree the mount serves into a directory", "DIR", cmd_export },

@@ -19,6 +19,7 @@
 #include "inbox.h"
 
 #include "kx/manifest.h"
+#include "kx/replica.h"
 
 #include <fuse_lowlevel.h>
 
@@ -47,6 +48,7 @@ struct cfg {
 	char *spool;
 	char *max_manifest;
 	char *spin;
+	char *publish, *publish_interval, *publish_keep;
 	bool allow_other, default_permissions, fsname, subtype, rw_given, rw, nopush;
 	int positional;
 };
@@ -57,6 +59,9 @@ static const struct fuse_opt cfg_spec[] = {
 	{ "spool=%s", offsetof(struct cfg, spool), 0 },
 	{ "max_manifest=%s", offsetof(struct cfg, max_manifest), 0 },
 	{ "spin=%s", offsetof(struct cfg, spin), 0 },
+	{ "publish=%s", offsetof(struct cfg, publish), 0 },
+	{ "publish_interval=%s", offsetof(struct cfg, publish_interval), 0 },
+	{ "publish_keep=%s", offsetof(struct cfg, publish_keep), 0 },
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
@@ -137,6 +142,11 @@ static void usage(FILE *f)
 		"    -o spool=DIR           also ingest maildir-style drops: DIR/tmp/NAME renamed to\n"
 		"                           DIR/new/NAME, moved to DIR/accepted or DIR/rejected with a receipt\n"
 		"                           (as `kindex watch DIR`; read-only mounts too)\n"
+		"    -o publish=DIR         publish generations of the store for replicas (docs/replicas.md):\n"
+		"                           DIR/gen-N (a checkpoint) and DIR/PUBLISHED naming the newest,\n"
+		"                           every publish_interval when the store changed; not with -o ro\n"
+		"    -o publish_interval=SECONDS  how often (default 2; a decimal fraction allowed: 0.5)\n"
+		"    -o publish_keep=K      generations kept in DIR, the newest K (default 3, at least 1)\n"
 		"    -o nopush              do not put files into the page cache ahead of their readers\n"
 		"                           (files looked up by name, directories grep -r or tar walk)\n"
 		"    -o spin=USEC           after each answer, poll for the next request this long before\n"
@@ -245,6 +255,9 @@ struct daemon {
 	struct kx_fs fs;
 	struct fuse_session *se;
 	size_t cache, max_manifest;
+	double publish_interval; /* seconds */
+	unsigned publish_keep;
+	struct kx_publisher *publisher;
 	unsigned spin_us; /* -o spin: see loop.c */
 	char store_path[PATH_MAX], mnt_path[PATH_MAX], spool_path[PATH_MAX];
 	int pipe_fd; /* to the parent that waits for the mount, until it is told (not -f) */
@@ -297,6 +310,35 @@ static int parse_options(struct daemon *d)
 	if (cfg->spool && cfg->rw_given && !cfg->rw) {
 		fprintf(stderr, "kindexfs: -o spool=DIR writes the store: it cannot go with -o ro\n");
 		return EXIT_USAGE;
+	}
+	if ((cfg->publish_interval || cfg->publish_keep) && !cfg->publish) {
+		fprintf(stderr, "kindexfs: -o publish_interval= and -o publish_keep= go with -o publish=DIR\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->publish && !*cfg->publish) {
+		fprintf(stderr, "kindexfs: invalid -o publish=: give a directory\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->publish && cfg->rw_given && !cfg->rw) {
+		fprintf(stderr, "kindexfs: -o publish=DIR takes checkpoints of the store as its writer: it cannot go "
+				"with -o ro\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->publish_interval &&
+	    (parse_seconds(cfg->publish_interval, &d->publish_interval) < 0 || d->publish_interval < 0.001 ||
+	     d->publish_interval > 86400)) {
+		fprintf(stderr, "kindexfs: invalid -o publish_interval=%s: give seconds from 0.001 to 86400, e.g. 2 or 0.5\n",
+			cfg->publish_interval);
+		return EXIT_USAGE;
+	}
+	if (cfg->publish_keep) {
+		uint64_t k;
+		if (kx_parse_size(cfg->publish_keep, false, 1, 1000000, &k) < 0) {
+			fprintf(stderr, "kindexfs: invalid -o publish_keep=%s: give a number of generations, 1 to 1000000\n",
+				cfg->publish_keep);
+			return EXIT_USAGE;
+		}
+		d->publish_keep = (unsigned)k;
 	}
 	if (cfg->spool && !*cfg->spool) {
 		fprintf(stderr, "kindexfs: invalid -o spool=: give a directory\n");
@@ -467,6 +509,15 @@ static int open_store(struct daemon *d)
 	return CONTINUE;
 }
 
+/* The publisher's messages: failures always, each generation with -d. */
+static void publish_log(void *ctx, bool failure, const char *msg)
+{
+	if (failure)
+		kx_fs_log_error("%s", msg);
+	else
+		kx_fs_log_debug(ctx, "%s", msg);
+}
+
 /* The FUSE session, mounted, and the daemon's threads; then the parent is told. */
 static int mount_and_start(struct daemon *d)
 {
@@ -507,6 +558,18 @@ static int mount_and_start(struct daemon *d)
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
 		free(msg);
 		return EXIT_FAIL;
+	}
+	if (d->cfg.publish) {
+		if ((r = kx_publisher_open(fs->store, d->cfg.publish, d->publish_keep, &d->publisher, &msg)) < 0) {
+			fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
+			free(msg);
+			return EXIT_FAIL;
+		}
+		if ((r = kx_publisher_start(d->publisher, (unsigned)(d->publish_interval * 1000 + 0.5), publish_log,
+					    fs)) < 0) {
+			fprintf(stderr, "kindexfs: cannot start the publisher: %s\n", strerror(-r));
+			return EXIT_FAIL;
+		}
 	}
 	if (d->pipe_fd >= 0) {
 		openlog("kindexfs", LOG_PID, LOG_DAEMON);
@@ -560,6 +623,7 @@ static void stop(struct daemon *d, int status)
 	kx_spooler_stop(fs); /* before the notifier: it reports its commits there */
 	kx_inbox_stop(fs);   /* so does the inbox's decider */
 	kx_notifier_stop(fs);
+	kx_publisher_close(d->publisher); /* after the writers: its last round publishes their last commits */
 	if (d->mounted)
 		fuse_session_unmount(d->se);
 	if (d->handlers)
@@ -580,6 +644,9 @@ static void stop(struct daemon *d, int status)
 	free(d->cfg.spool);
 	free(d->cfg.max_manifest);
 	free(d->cfg.spin);
+	free(d->cfg.publish);
+	free(d->cfg.publish_interval);
+	free(d->cfg.publish_keep);
 	free(d->opts.mountpoint);
 	fuse_opt_free_args(&d->args);
 }
@@ -592,6 +659,8 @@ int main(int argc, char **argv)
 	d.cache = 8u << 20;
 	d.max_manifest = KX_MANIFEST_MAX_BYTES_DEFAULT;
 	d.spin_us = 100;
+	d.publish_interval = 2;
+	d.publish_keep = 3;
 	d.pipe_fd = -1;
 
 	/*

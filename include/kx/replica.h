@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Replicas (SPEC §7, docs/replicas.md): the writer publishes numbered generations of its store —
+ * RocksDB checkpoints taken by the writer itself — and `kindex pull` copies the newest one to a
+ * reader host, where `kindexfs -o follow=DST/current` serves it.
+ *
+ * A publish directory DIR holds:
+ *     gen-N/            a checkpoint (a store that opens read-only), with gen-N/PUBLISHED
+ *     PUBLISHED         the newest complete generation: written (tmp + rename) after gen-N is whole
+ * A replica directory DST holds:
+ *     gen-N/            a generation copied and verified
+ *     current           a symbolic link to the generation served, replaced with rename(2)
+ *
+ * PUBLISHED is text, one "key value" line each, in this order:
+ *     generation 12
+ *     sequence 40213              RocksDB's last sequence number in the generation
+ *     store-generation 811        the store's own generation (its commit count)
+ *     time 2026-12-04T01:02:03.456Z
+ *     time-ns 1796346123456000000 the same instant, nanoseconds since the epoch
+ *
+ * Library code: nothing here prints; failures come back as a negative errno and a malloc'd
+ * message in *ret_err naming the file and what is wrong with it.
+ */
+#ifndef KX_REPLICA_H
+#define KX_REPLICA_H
+
+#include "kx/common.h"
+#include "kx/store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kx_published {
+	uint64_t generation, sequence, store_generation;
+	int64_t time_ns;
+};
+
+/* PUBLISHED's bytes for p, appended to out. */
+int kx_published_format(const struct kx_published *p, struct kx_buf *out);
+/* Parse PUBLISHED's bytes (`name` is used in messages); -EINVAL with *ret_err on a bad file. */
+int kx_published_parse(const char *bytes, size_t len, const char *name, struct kx_published *ret, char **ret_err);
+/* Read and parse the file `name` relative to directory fd `dirfd` (AT_FDCWD: a path). -ENOENT. */
+int kx_published_read(int dirfd, const char *name, struct kx_published *ret, char **ret_err);
+
+/* "gen-12" → 12; 0 for any other name. */
+uint64_t kx_replica_gen_number(const char *name);
+
+/* ---- the writer's side -------------------------------------------------------------------------- */
+
+struct kx_publisher;
+
+/*
+ * Publish `s` (open read-write) into `dir`, made when missing (its parent must exist), keeping the
+ * newest `keep` generations (1 or more). Takes DIR/.lock (flock): one writer per directory,
+ * -EBUSY otherwise. What a writer killed while publishing left is cleaned up: RocksDB's
+ * unfinished gen-N.tmp, and a gen-N newer than PUBLISHED names (never announced).
+ */
+int kx_publisher_open(struct kx_store *s, const char *dir, unsigned keep, struct kx_publisher **ret,
+		      char **ret_err);
+/*
+ * One round: if the store changed since the last generation (its sequence number moved), take a
+ * checkpoint into DIR/gen-N, write its PUBLISHED, then DIR/PUBLISHED, then remove generations past
+ * `keep`. 1 when a generation was published (*ret, if given, describes it), 0 when nothing
+ * changed, or a negative errno with *ret_err. Not thread-safe against itself.
+ */
+int kx_publisher_run(struct kx_publisher *p, struct kx_published *ret, char **ret_err);
+/* Stop the thread (kx_publisher_start) after a last round, and close. NULL is a no-op. */
+void kx_publisher_close(struct kx_publisher *p);
+
+/*
+ * Run kx_publisher_run every `interval_ms` on a thread of its own ("kx-publisher"), and once more
+ * when closed. `log` receives each failure's message (and, with `verbose`, each generation's);
+ * it is called from that thread.
+ */
+typedef void (*kx_publish_log_fn)(void *ctx, bool failure, const char *msg);
+int kx_publisher_start(struct kx_publisher *p, unsigned interval_ms, kx_publish_log_fn log, void *ctx);
+
+/*
+ * A test hook: with KINDEX_TEST_PUBLISH_KILL=N in the environment, the writer kills itself
+ * (SIGKILL) in its Nth round that publishes, after the checkpoint is complete and before
+ * PUBLISHED names it — the crash the ordering must survive (tests/integration/replica-publish.sh).
+ */
+#define KX_PUBLISH_TEST_KILL "KINDEX_TEST_PUBLISH_KILL"
+
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to src/replica: what publish.c and pull.c share (replica.c). */
+#ifndef KX_REPLICA_PRIVATE_H
+#define KX_REPLICA_PRIVATE_H
+
+#include "kx/manifest.h"
+#include "kx/replica.h"
+
+/* Remove directory `name` under dirfd and what it holds (a generation: files, at most a level of
+ * directories below). 0 when it is gone (or was never there), or a negative errno. */
+int replica_remove_dir(int dirfd, const char *name);
+/* Write `name` under dirfd whole or not at all: a hidden temporary file, fsync, rename, fsync of
+ * the directory. */
+int replica_write_file(int dirfd, const char *name, const char *bytes, size_t len);
+
+#endif

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: MIT
+# Shared by the replica-*.sh integration tests (sourced after mount-lib.sh and inbox-lib.sh):
+# reading PUBLISHED, waiting for a generation with a deadline, and the checks a replica's user
+# would make — a generation opens and verifies, and holds every run the writer accepted.
+
+# published_field DIR KEY: KEY's value in DIR/PUBLISHED (empty when there is none)
+published_field() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1/PUBLISHED" 2>/dev/null
+}
+
+# wait_generation DIR N [SECONDS]: DIR/PUBLISHED names generation N or later within SECONDS (20)
+wait_generation() {
+	local deadline=$((SECONDS + ${3:-20})) g
+	while :; do
+		g=$(published_field "$1" generation)
+		[ -n "$g" ] && [ "$g" -ge "$2" ] && return 0
+		[ $SECONDS -lt $deadline ] || { echo "# $1/PUBLISHED names generation '${g:-none}', not $2 or later"; return 1; }
+		sleep 0.05
+	done
+}
+
+# wait_runs DIR N [SECONDS]: the generation DIR/PUBLISHED names holds N runs within SECONDS (20)
+wait_runs() {
+	local deadline=$((SECONDS + ${3:-20})) g n
+	while :; do
+		g=$(published_field "$1" generation)
+		n=$([ -n "$g" ] && "$KINDEX" --store "$1/gen-$g" ls runs 2>/dev/null | wc -l)
+		[ "${n:-0}" -ge "$2" ] && return 0
+		[ $SECONDS -lt $deadline ] || { echo "# generation ${g:-none} of $1 holds ${n:-0} runs, not $2"; return 1; }
+		sleep 0.05
+	done
+}
+
+# verifies STORE: `kindex verify` is clean
+verifies() {
+	"$KINDEX" --store "$1" verify >"$work/verify.out" 2>&1 || { sed 's/^/# /' "$work/verify.out"; return 1; }
+}
+
+# runs_of STORE: the run directories of runs/, sorted
+runs_of() {
+	"$KINDEX" --store "$1" ls runs | sort
+}
