@@ -75,6 +75,36 @@ void kx_publisher_close(struct kx_publisher *p);
 typedef void (*kx_publish_log_fn)(void *ctx, bool failure, const char *msg);
 int kx_publisher_start(struct kx_publisher *p, unsigned interval_ms, kx_publish_log_fn log, void *ctx);
 
+/* ---- the reader's side: kindex pull ------------------------------------------------------------- */
+
+struct kx_pull_opts {
+	const char *src;   /* a publish directory: a path, or host:path (rsync over ssh, $RSYNC_RSH) */
+	const char *dst;   /* the replica directory, made when missing (its parent must exist) */
+	bool verify;       /* kx_store_verify the copy before it becomes current (else only opened) */
+	const char *rsync; /* the rsync program; NULL: $KINDEX_RSYNC, or "rsync" */
+};
+struct kx_pull_result {
+	uint64_t generation; /* now current */
+	uint64_t previous;   /* current before, 0 if none */
+	bool up_to_date;     /* nothing copied: current already was the newest */
+	unsigned linked;     /* table files hard-linked from the previous generation */
+	unsigned removed, kept; /* older generations removed, and kept because a mount uses them */
+};
+/*
+ * Copy the newest generation SRC publishes into DST/gen-N and make it current (docs/replicas.md):
+ * DST/.pull.lock (flock) keeps a second pull out (-EBUSY); leftovers of a pull killed before are
+ * removed; the table files (*.sst, immutable, named once) are hard-linked from the current
+ * generation and only new ones copied; every other file is copied whole whatever its time or
+ * size (rsync --ignore-times: a stale 16-byte CURRENT with an equal mtime is not the same file);
+ * the copy is synced, opened read-only — its sequence and store generation must be PUBLISHED's —
+ * and verified, renamed to gen-N, and DST/current, a symbolic link, is replaced by rename(2).
+ * Then each other generation is removed unless a mount holds it (KX_STORE_FOLLOW's shared flock).
+ * On any failure DST/current is as it was and the partial copy is removed; *ret_err says what
+ * failed (rsync's own last words included). -ENOENT: no PUBLISHED at SRC; -EUCLEAN: the copy does
+ * not verify; -ENOSPC: no room in DST; -EIO: rsync failed otherwise.
+ */
+int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, char **ret_err);
+
 /*
  * A test hook: with KINDEX_TEST_PUBLISH_KILL=N in the environment, the writer kills itself
  * (SIGKILL) in its Nth round that publishes, after the checkpoint is complete and before

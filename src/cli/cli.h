@@ -78,6 +78,7 @@ int cmd_show(struct cli *cli, int argc, char **argv);
 int cmd_canon(struct cli *cli, int argc, char **argv);
 int cmd_digest(struct cli *cli, int argc, char **argv);
 int cmd_watch(struct cli *cli, int argc, char **argv);
+int cmd_pull(struct cli *cli, int argc, char **argv);
 
 extern const struct command kx_commands[];
 

@@ -17,6 +17,7 @@ const struct command kx_commands[] = {
 	{ "import", "import published results (liger CSV)", "liger FILE...", cmd_import },
 	{ "ingest", "validate and add manifests (files, directories, JSON Lines, - for stdin)", "PATH...", cmd_ingest },
 	{ "watch", "ingest a maildir-style spool directory (tmp/ -> new/)", "[--once] [--publish DIR] DIR", cmd_watch },
+	{ "pull", "copy the newest published generation into a replica directory", "[--no-verify] SRC DST", cmd_pull },
 	{ "verify", "recompute every digest and index entry; check the receipts", "[--receipts DIR]...", cmd_verify },
 	{ "recover", "open a store whose write-ahead log is damaged, recording the loss", "", cmd_recover },
 	{ "export", "write the tree the mount serves into a directory", "DIR", cmd_export },

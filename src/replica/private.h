@@ -13,4 +13,7 @@ int replica_remove_dir(int dirfd, const char *name);
  * the directory. */
 int replica_write_file(int dirfd, const char *name, const char *bytes, size_t len);
 
+/* kx_published_read, with `shown` as the file's name in messages. */
+int replica_read_published(int dirfd, const char *name, const char *shown, struct kx_published *ret, char **ret_err);
+
 #endif

@@ -86,12 +86,12 @@ int kx_published_parse(const char *bytes, size_t len, const char *name, struct k
 	return 0;
 }
 
-int kx_published_read(int dirfd, const char *name, struct kx_published *ret, char **ret_err)
+int replica_read_published(int dirfd, const char *name, const char *shown, struct kx_published *ret, char **ret_err)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int r = -errno;
-		if (ret_err && asprintf(ret_err, "cannot read '%s': %s", name, strerror(-r)) < 0)
+		if (ret_err && asprintf(ret_err, "cannot read '%s': %s", shown, strerror(-r)) < 0)
 			*ret_err = NULL;
 		return r;
 	}
@@ -102,14 +102,19 @@ int kx_published_read(int dirfd, const char *name, struct kx_published *ret, cha
 		if (n < 0) {
 			int r = -errno;
 			close(fd);
-			if (ret_err && asprintf(ret_err, "cannot read '%s': %s", name, strerror(-r)) < 0)
+			if (ret_err && asprintf(ret_err, "cannot read '%s': %s", shown, strerror(-r)) < 0)
 				*ret_err = NULL;
 			return r;
 		}
 		len += (size_t)n;
 	}
 	close(fd);
-	return kx_published_parse(buf, len, name, ret, ret_err);
+	return kx_published_parse(buf, len, shown, ret, ret_err);
+}
+
+int kx_published_read(int dirfd, const char *name, struct kx_published *ret, char **ret_err)
+{
+	return replica_read_published(dirfd, name, name, ret, ret_err);
 }
 
 uint64_t kx_replica_gen_number(const char *name)

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `kindex pull [--no-verify] SRC DST`: copy the newest generation a writer publishes (SRC, a path
+ * or host:path) into the replica directory DST and make it DST/current (include/kx/replica.h,
+ * docs/replicas.md). Run it from a timer or a loop; a mount with -o follow=DST/current switches
+ * to each new generation by itself.
+ */
+#include "cli.h"
+
+#include "kx/replica.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_pull(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "SRC is a publish directory (kindexfs -o publish=DIR, kindex watch --publish DIR): a path,\n"
+			    "or host:path copied with rsync over ssh ($RSYNC_RSH chooses the remote shell). DST is\n"
+			    "the replica directory, made when missing. The newest generation SRC/PUBLISHED names is\n"
+			    "copied into DST/gen-N — table files hard-linked from the current generation where they\n"
+			    "are the same, every other file copied —, synced, opened read-only and verified, and\n"
+			    "then DST/current, a symbolic link, names it (replaced with rename(2)). Older\n"
+			    "generations are removed once no mount uses them. A failed or killed pull leaves\n"
+			    "DST/current as it was. Mount the replica with: kindexfs MNT -o follow=DST/current\n"
+			    "\n"
+			    "options:\n"
+			    "  --no-verify   only open the copy and check its sequence (not every record)\n"
+			    "\n"
+			    "exit status: 0 pulled or up to date, 1 the copy does not verify, 2 usage, 3 no\n"
+			    "PUBLISHED at SRC or another pull running, 4 the copy failed (rsync, a full disk)\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	struct kx_pull_opts o = { .verify = true };
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--no-verify") == 0) {
+			o.verify = false;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error("pull: unknown option %s", quoted(argv[i]));
+			return EXIT_USAGE;
+		} else if (!o.src) {
+			o.src = argv[i];
+		} else if (!o.dst) {
+			o.dst = argv[i];
+		} else {
+			cli_error("pull: unexpected argument %s (give SRC DST)", quoted(argv[i]));
+			return EXIT_USAGE;
+		}
+	}
+	if (!o.dst || !*o.src || !*o.dst) {
+		cli_error("pull: give SRC (a publish directory, or host:path) and DST (the replica directory)");
+		return EXIT_USAGE;
+	}
+	struct kx_pull_result res;
+	char *err = NULL;
+	int r = kx_replica_pull(&o, &res, &err);
+	if (r < 0) {
+		cli_error("pull: %s", err ? err : strerror(-r));
+		free(err);
+		if (r == -EUCLEAN)
+			return EXIT_REFUSED;
+		return r == -ENOENT || r == -EBUSY ? EXIT_STORE : EXIT_IO;
+	}
+	if (!cli->quiet) {
+		if (res.up_to_date)
+			printf("%s is up to date: generation %llu", o.dst, (unsigned long long)res.generation);
+		else if (res.previous)
+			printf("pulled generation %llu from %s: %s/current -> gen-%llu (%u table file%s linked from gen-%llu, %s)",
+			       (unsigned long long)res.generation, o.src, o.dst, (unsigned long long)res.generation,
+			       res.linked, plural(res.linked), (unsigned long long)res.previous,
+			       o.verify ? "verified" : "opened, not verified");
+		else
+			printf("pulled generation %llu from %s: %s/current -> gen-%llu (the first copy, %s)",
+			       (unsigned long long)res.generation, o.src, o.dst, (unsigned long long)res.generation,
+			       o.verify ? "verified" : "opened, not verified");
+		if (res.removed || res.kept)
+			printf("; %u older generation%s removed, %u kept (in use by a mount)", res.removed,
+			       plural(res.removed), res.kept);
+		printf("\n");
+	}
+	return EXIT_OK;
+}

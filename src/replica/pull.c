@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `kindex pull SRC DST`: the newest published generation, copied to a reader host (include/kx/
+ * replica.h says what each step guarantees). Crash safety by ordering: everything is copied into
+ * DST/gen-N.partial, synced (rsync --fsync), opened and verified, renamed to gen-N, and only then
+ * does DST/current name it — a symbolic link made beside it and renamed over it, then the directory
+ * synced. A pull killed at any point (kill -9, a full disk, a lost connection) leaves current
+ * naming the complete generation it named before, and a gen-N.partial the next pull removes first.
+ *
+ * Why not rsync --link-dest for everything: it decides by size and mtime, which is whole seconds
+ * on some file systems and sends nothing for a 16-byte CURRENT that changed within the same second
+ * — a copy that does not open. Table files are immutable and RocksDB never reuses a number, so a
+ * name is enough there; everything else (CURRENT, MANIFEST-*, OPTIONS-*, the log, PUBLISHED) is
+ * small and copied every time.
+ */
+#include "private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int say(char **ret_err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int say(char **ret_err, int r, const char *fmt, ...)
+{
+	if (ret_err) {
+		free(*ret_err);
+		va_list ap;
+		va_start(ap, fmt);
+		if (vasprintf(ret_err, fmt, ap) < 0)
+			*ret_err = NULL;
+		va_end(ap);
+	}
+	return r;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/*
+ * Run rsync with `args` (NULL-terminated, without the program); its standard error is kept (the
+ * last 1 KiB) for the message. The child dies with this process (PR_SET_PDEATHSIG): a pull killed
+ * mid-copy does not leave an rsync writing into a directory the next pull removes.
+ */
+static int run_rsync(const char *prog, const char *const *args, char **ret_err)
+{
+	const char *argv[24];
+	size_t n = 0;
+	argv[n++] = prog;
+	for (; args[n - 1] && n < KX_ARRAY_SIZE(argv) - 1; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return say(ret_err, -errno, "cannot run %s: pipe: %s", prog, strerror(errno));
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return say(ret_err, -errno, "cannot run %s: fork: %s", prog, strerror(errno));
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(p[1], STDERR_FILENO);
+		execvp(prog, (char *const *)argv);
+		dprintf(STDERR_FILENO, "cannot run %s: %s\n", prog, strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	char tail[1024];
+	size_t len = 0;
+	char buf[512];
+	ssize_t got;
+	while ((got = read(p[0], buf, sizeof(buf))) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (ssize_t i = 0; i < got; i++) {
+			if (len == sizeof(tail) - 1) {
+				memmove(tail, tail + 512, len - 512);
+				len -= 512;
+			}
+			tail[len++] = buf[i];
+		}
+	}
+	close(p[0]);
+	tail[len] = '\0';
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	/* rsync's first line of its own says why ("rsync: [sender] link_stat ... failed: No such file
+	 * or directory", "... write failed ...: No space left on device"); its summary comes last */
+	while (len && tail[len - 1] == '\n')
+		tail[--len] = '\0';
+	char *last = strrchr(tail, '\n');
+	last = last ? last + 1 : tail;
+	for (char *l = tail; *l;) {
+		char *nl = strchr(l, '\n');
+		if (strncmp(l, "rsync: ", 7) == 0 || strncmp(l, "ssh: ", 5) == 0) {
+			if (nl)
+				*nl = '\0';
+			last = l;
+			break;
+		}
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+	int r = strstr(tail, "No space left on device") || strstr(last, "No space left on device") ? -ENOSPC : -EIO;
+	if (WIFEXITED(status))
+		return say(ret_err, r, "%s exited with status %d: %s", prog, WEXITSTATUS(status), *last ? last : "(no message)");
+	return say(ret_err, r, "%s was killed by signal %d", prog, WTERMSIG(status));
+}
+
+/* The generation DST/current names, or 0. */
+static uint64_t current_of(int dstfd)
+{
+	char target[64];
+	ssize_t n = readlinkat(dstfd, "current", target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = '\0';
+	return kx_replica_gen_number(target);
+}
+
+/* Hard-link every *.sst of directory `from` into `to` (both under dstfd); the count in *ret. */
+static int link_tables(int dstfd, const char *from, const char *to, unsigned *ret)
+{
+	int ffd = openat(dstfd, from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int tfd = openat(dstfd, to, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = ffd >= 0 ? fdopendir(ffd) : NULL;
+	int r = 0;
+	if (!d || tfd < 0)
+		r = -errno;
+	for (struct dirent *e; r == 0 && d && (e = readdir(d));)
+		if (ends_with(e->d_name, ".sst")) {
+			if (linkat(ffd, e->d_name, tfd, e->d_name, 0) < 0)
+				r = -errno;
+			else
+				(*ret)++;
+		}
+	if (d)
+		closedir(d);
+	else if (ffd >= 0)
+		close(ffd);
+	if (tfd >= 0)
+		close(tfd);
+	return r;
+}
+
+/* The copy opens, is the generation PUBLISHED describes, and (with `verify`) verifies. */
+static int check_copy(const char *path, const struct kx_published *want, bool verify, char **ret_err)
+{
+	struct kx_published got;
+	char *why = NULL;
+	char gp[4200];
+	snprintf(gp, sizeof(gp), "%s/PUBLISHED", path);
+	int r = kx_published_read(AT_FDCWD, gp, &got, &why);
+	if (r < 0) {
+		say(ret_err, -EUCLEAN, "the copy has no valid PUBLISHED: %s", why ? why : strerror(-r));
+		free(why);
+		return -EUCLEAN;
+	}
+	if (got.generation != want->generation || got.sequence != want->sequence)
+		return say(ret_err, -EUCLEAN, "the copy's PUBLISHED says generation %llu sequence %llu, not %llu %llu",
+			   (unsigned long long)got.generation, (unsigned long long)got.sequence,
+			   (unsigned long long)want->generation, (unsigned long long)want->sequence);
+	struct kx_store *s;
+	if ((r = kx_store_open(path, KX_STORE_READONLY, &s, &why)) < 0) {
+		say(ret_err, -EUCLEAN, "the copy does not open: %s", why ? why : strerror(-r));
+		free(why);
+		return -EUCLEAN;
+	}
+	struct kx_store_stats st;
+	kx_store_stats(s, NULL, &st);
+	uint64_t seq = kx_store_sequence(s);
+	if (seq != want->sequence || st.generation != want->store_generation) {
+		r = say(ret_err, -EUCLEAN,
+			"the copy holds sequence %llu and store generation %llu where PUBLISHED says %llu and %llu "
+			"(a file copied short?)",
+			(unsigned long long)seq, (unsigned long long)st.generation, (unsigned long long)want->sequence,
+			(unsigned long long)want->store_generation);
+	} else if (verify) {
+		struct kx_problems pr;
+		kx_problems_init(&pr);
+		uint64_t checked = 0;
+		r = kx_store_verify(s, &pr, &checked);
+		if (r == 0 && pr.len) {
+			struct kx_buf b = { 0 };
+			kx_problems_format(&pr, NULL, &b);
+			char *nl = b.ptr ? strchr(b.ptr, '\n') : NULL;
+			if (nl)
+				*nl = '\0';
+			r = say(ret_err, -EUCLEAN, "the copy does not verify: %zu problem%s, the first: %s", pr.len,
+				pr.len == 1 ? "" : "s", b.ptr ? b.ptr : "");
+			kx_buf_release(&b);
+		} else if (r < 0) {
+			say(ret_err, r, "the copy cannot be verified: %s", strerror(-r));
+		}
+		kx_problems_release(&pr);
+	}
+	kx_store_close(s);
+	return r;
+}
+
+/* Remove the generations other than `keep` no mount holds; counts in ret. */
+static void prune(int dstfd, uint64_t keep, struct kx_pull_result *ret)
+{
+	int fd = dup(dstfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(d); /* the offset is dstfd's too */
+	for (struct dirent *e; (e = readdir(d));) {
+		uint64_t g = kx_replica_gen_number(e->d_name);
+		if (!g || g == keep)
+			continue;
+		int gfd = openat(dstfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (gfd < 0)
+			continue;
+		if (flock(gfd, LOCK_EX | LOCK_NB) == 0) {
+			/* no mount holds it, and none can start to: mounts open current, not this */
+			char trash[64];
+			snprintf(trash, sizeof(trash), ".trash-%llu", (unsigned long long)g);
+			if (renameat(dstfd, e->d_name, dstfd, trash) == 0 && replica_remove_dir(dstfd, trash) == 0)
+				ret->removed++;
+		} else {
+			ret->kept++;
+		}
+		close(gfd);
+	}
+	closedir(d);
+}
+
+/* Leftovers of a pull killed before: partial copies, half-removed generations, a link not renamed. */
+static int clean(int dstfd)
+{
+	int fd = dup(dstfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	rewinddir(d); /* the offset is dstfd's too */
+	int r = 0;
+	for (struct dirent *e; r == 0 && (e = readdir(d));) {
+		if (ends_with(e->d_name, ".partial") || strncmp(e->d_name, ".trash-", 7) == 0)
+			r = replica_remove_dir(dstfd, e->d_name);
+		else if (strcmp(e->d_name, ".current.tmp") == 0 || strcmp(e->d_name, ".PUBLISHED.incoming") == 0)
+			unlinkat(dstfd, e->d_name, 0);
+	}
+	closedir(d);
+	return r;
+}
+
+int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, char **ret_err)
+{
+	const char *rsync = o->rsync ? o->rsync : getenv("KINDEX_RSYNC");
+	if (!rsync || !*rsync)
+		rsync = "rsync";
+	struct kx_pull_result res = { 0 };
+	int dstfd = -1, lockfd = -1, r = 0;
+	char *src = NULL, *dst = NULL, *spub = NULL, *sgen = NULL, *dpub = NULL, *part = NULL, *partslash = NULL;
+	char name[32], pname[48] = "";
+	if (mkdir(o->dst, 0755) < 0 && errno != EEXIST) {
+		r = say(ret_err, -errno, "cannot make replica directory '%s': %s", o->dst, strerror(errno));
+		goto out;
+	}
+	if ((dstfd = open(o->dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		r = say(ret_err, -errno, "cannot open replica directory '%s': %s", o->dst, strerror(errno));
+		goto out;
+	}
+	if ((lockfd = openat(dstfd, ".pull.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
+	    flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		say(ret_err, r, r == -EBUSY ? "another kindex pull is copying into '%s' (%s/.pull.lock is locked)"
+					    : "cannot lock replica directory '%s' (%s/.pull.lock)",
+		    o->dst, o->dst);
+		goto out;
+	}
+	if ((r = clean(dstfd)) < 0) {
+		say(ret_err, r, "cannot remove what an earlier pull left in '%s': %s", o->dst, strerror(-r));
+		goto out;
+	}
+	/* a trailing '/' changes what rsync copies: one each, added below */
+	size_t sl = strlen(o->src);
+	while (sl > 1 && o->src[sl - 1] == '/')
+		sl--;
+	if (asprintf(&src, "%.*s", (int)sl, o->src) < 0 || asprintf(&dst, "%s", o->dst) < 0 ||
+	    asprintf(&spub, "%s/PUBLISHED", src) < 0 || asprintf(&dpub, "%s/.PUBLISHED.incoming", dst) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	const char *fetch[] = { "-q", "--ignore-times", spub, dpub, NULL };
+	if ((r = run_rsync(rsync, fetch, ret_err)) < 0) {
+		char *why = *ret_err;
+		*ret_err = NULL;
+		say(ret_err, r == -ENOSPC ? r : -ENOENT, "cannot read '%s' (is it a publish directory?): %s", spub,
+		    why ? why : strerror(-r));
+		r = r == -ENOSPC ? r : -ENOENT;
+		free(why);
+		goto out;
+	}
+	struct kx_published pub;
+	char *why = NULL;
+	r = replica_read_published(dstfd, ".PUBLISHED.incoming", spub, &pub, &why);
+	unlinkat(dstfd, ".PUBLISHED.incoming", 0);
+	if (r < 0) {
+		say(ret_err, -EUCLEAN, "'%s' is not valid: %s", spub, why ? why : strerror(-r));
+		free(why);
+		r = -EUCLEAN;
+		goto out;
+	}
+	res.previous = current_of(dstfd);
+	res.generation = pub.generation;
+	snprintf(name, sizeof(name), "gen-%llu", (unsigned long long)pub.generation);
+	if (res.previous == pub.generation) {
+		res.up_to_date = true;
+		goto prune;
+	}
+	snprintf(pname, sizeof(pname), "%s.partial", name);
+	if (asprintf(&sgen, "%s/%s/", src, name) < 0 || asprintf(&part, "%s/%s", dst, pname) < 0 ||
+	    asprintf(&partslash, "%s/", part) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (mkdirat(dstfd, pname, 0755) < 0) {
+		r = say(ret_err, -errno, "cannot make '%s': %s", part, strerror(errno));
+		goto out;
+	}
+	/* phase 1: the table files this host has, linked; then the ones it lacks, copied */
+	if (res.previous) {
+		char prev[32];
+		snprintf(prev, sizeof(prev), "gen-%llu", (unsigned long long)res.previous);
+		if ((r = link_tables(dstfd, prev, pname, &res.linked)) < 0) {
+			say(ret_err, r, "cannot link the table files of '%s/%s' into '%s': %s", dst, prev, part,
+			    strerror(-r));
+			goto out;
+		}
+	}
+	const char *tables[] = { "-a", "--fsync", "--ignore-existing", "--delete", "--include=*.sst", "--exclude=*",
+				 sgen, partslash, NULL };
+	/* phase 2: every other file, copied whatever its time and size */
+	const char *rest[] = { "-a", "--fsync", "--ignore-times", "--exclude=*.sst", sgen, partslash, NULL };
+	if ((r = run_rsync(rsync, tables, ret_err)) < 0 || (r = run_rsync(rsync, rest, ret_err)) < 0) {
+		char *m = *ret_err;
+		*ret_err = NULL;
+		say(ret_err, r, "cannot copy generation %llu from '%s' into '%s': %s", (unsigned long long)pub.generation,
+		    src, dst, m ? m : strerror(-r));
+		free(m);
+		goto out;
+	}
+	int pfd = openat(dstfd, pname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0 || fsync(pfd) < 0) {
+		r = say(ret_err, -errno, "cannot sync '%s': %s", part, strerror(errno));
+		if (pfd >= 0)
+			close(pfd);
+		goto out;
+	}
+	close(pfd);
+	if ((r = check_copy(part, &pub, o->verify, ret_err)) < 0) {
+		char *m = *ret_err;
+		*ret_err = NULL;
+		say(ret_err, r, "generation %llu copied from '%s' is refused: %s", (unsigned long long)pub.generation, src,
+		    m ? m : strerror(-r));
+		free(m);
+		goto out;
+	}
+	/* a gen-N not current (a pull killed between its rename and the flip) is replaced */
+	if ((r = replica_remove_dir(dstfd, name)) < 0 || renameat(dstfd, pname, dstfd, name) < 0) {
+		r = say(ret_err, r < 0 ? r : -errno, "cannot rename '%s' to '%s/%s': %s", part, dst, name,
+			strerror(r < 0 ? -r : errno));
+		goto out;
+	}
+	unlinkat(dstfd, ".current.tmp", 0);
+	if (symlinkat(name, dstfd, ".current.tmp") < 0 || renameat(dstfd, ".current.tmp", dstfd, "current") < 0 ||
+	    fsync(dstfd) < 0) {
+		r = say(ret_err, -errno, "cannot make '%s/current' name %s: %s", dst, name, strerror(errno));
+		goto out;
+	}
+prune:
+	prune(dstfd, pub.generation, &res);
+	*ret = res;
+out:
+	if (r < 0 && dstfd >= 0) {
+		if (pname[0])
+			replica_remove_dir(dstfd, pname);
+		unlinkat(dstfd, ".current.tmp", 0);
+	}
+	if (dstfd >= 0)
+		close(dstfd);
+	if (lockfd >= 0)
+		close(lockfd);
+	free(src);
+	free(dst);
+	free(spub);
+	free(sgen);
+	free(dpub);
+	free(part);
+	free(partslash);
+	return r;
+}

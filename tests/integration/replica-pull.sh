@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kindex pull (docs/replicas.md): the newest generation a writer publishes is copied, verified and
+# made DST/current; every run the writer accepted is on the replica; a second pull is a no-op;
+# table files are hard-linked from the previous copy. Faults: a pull killed with SIGKILL (and its
+# rsync) mid-copy leaves current naming a complete generation that verifies, and the next pull
+# completes; a full disk on the replica (a small tmpfs) fails with "No space left on device",
+# exit 4, current unchanged and nothing partial left; a generation a mount holds (its shared
+# flock) is kept until it is let go. SRC as host:path goes through the remote shell. Bad input
+# is refused with a message naming it.
+. "$(dirname "$0")/mount-lib.sh"
+. "$(dirname "$0")/inbox-lib.sh"
+. "$(dirname "$0")/replica-lib.sh"
+
+command -v rsync >/dev/null || { echo "1..0 # SKIP rsync is missing"; exit 77; }
+store=$work/store pub=$work/pub spool=$work/spool dst=$work/dst
+"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
+gen 10 "$work/m"
+
+# start_writer STORE PUB: kindex watch --publish in the background; sets $writer
+start_writer() {
+	"$KINDEX" -q --store "$1" watch --publish "$2" --publish-interval 0.1 "$spool" >/dev/null 2>>"$work/writer.err" &
+	writer=$!
+	pids+=("$writer")
+}
+stop_writer() {
+	kill -TERM "$writer" && wait "$writer"
+}
+# drop FILE...: into the spool, as a harness host's rsync would (tmp/, then a rename into new/)
+drop() {
+	local f
+	for f in "$@"; do
+		cp "$f" "$spool/tmp/${f##*/}" && mv "$spool/tmp/${f##*/}" "$spool/new/${f##*/}" || return 1
+	done
+}
+# same_runs STORE REPLICA: every run of the writer's store is on the replica, and no other
+same_runs() {
+	diff <(runs_of "$1") <(runs_of "$2") >"$work/diff" || { sed 's/^/# /' "$work/diff"; return 1; }
+}
+
+mkdir -p "$spool"
+start_writer "$store" "$pub"
+deadline=$((SECONDS + 20))
+until [ -d "$spool/new" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+drop "$work"/m/*.json || die "cannot drop into the spool"
+check "the writer publishes the drops" wait_runs "$pub" 10
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+check "the first pull succeeds ($(cat "$work/out"))" grep -q "^pulled generation [0-9]* from .*the first copy, verified" "$work/out"
+g1=$(published_field "$pub" generation)
+check "current names gen-$g1" [ "$(readlink "$dst/current")" = "gen-$g1" ]
+check "the replica verifies" verifies "$dst/current"
+stop_writer
+check "every run the writer accepted is on the replica" same_runs "$store" "$dst/current"
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+check "a second pull copies nothing ($(cat "$work/out"))" grep -q "is up to date: generation $g1" "$work/out"
+
+# a bigger generation: the Liger import (a 3 MB table file), copied slowly and killed mid-copy
+"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" >/dev/null || die "kindex import liger failed"
+start_writer "$store" "$pub"
+check "the writer publishes the import" wait_generation "$pub" $((g1 + 1))
+g2=$(published_field "$pub" generation)
+cat >"$work/slow-rsync" <<'SH'
+#!/bin/sh
+exec rsync --bwlimit=200 "$@"
+SH
+chmod +x "$work/slow-rsync"
+KINDEX_RSYNC=$work/slow-rsync "$KINDEX" pull "$pub" "$dst" >/dev/null 2>&1 &
+puller=$!
+pids+=("$puller")
+copying() { # a table file on its way into the partial copy
+	find "$dst/gen-$g2.partial" -name '.*.sst.*' 2>/dev/null | grep -q .
+}
+deadline=$((SECONDS + 20))
+until copying || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+check "the slow pull is copying a table file" copying
+children=$(pgrep -P "$puller")
+kill -KILL "$puller"
+wait "$puller" 2>/dev/null
+gone() { # PID...: each has exited within 10 s (a zombie of a dead parent is reaped by init)
+	local p
+	for p in "$@"; do
+		exits "$p" 10 && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null || return 1
+	done
+}
+check "its rsync ($children) dies with it" gone $children
+check "current still names gen-$g1" [ "$(readlink "$dst/current")" = "gen-$g1" ]
+check "which still verifies" verifies "$dst/current"
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+check "the next pull completes ($(cat "$work/out"))" grep -q "^pulled generation $g2 .*linked from gen-$g1, verified" "$work/out"
+check "and removes the partial copy" bash -c "! ls -d '$dst'/*.partial 2>/dev/null | grep -q ."
+check "current names gen-$g2" [ "$(readlink "$dst/current")" = "gen-$g2" ]
+check "gen-$g2 verifies" verifies "$dst/current"
+stop_writer
+check "every run the writer accepted is on the replica, the import's too" same_runs "$store" "$dst/current"
+check "the older generation, unused, is removed" [ ! -e "$dst/gen-$g1" ]
+
+# a generation a mount holds is kept until it lets go (a follow mount's shared flock, here flock -s)
+start_writer "$store" "$pub"
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 1 "$work/one" --seed 11 >/dev/null || die "gen-manifests failed"
+drop "$work/one/m-0000000.json" || die "cannot drop into the spool"
+check "the writer publishes one more run" wait_generation "$pub" $((g2 + 1))
+g3=$(published_field "$pub" generation)
+flock -s "$dst/gen-$g2" sleep 600 &
+holder=$!
+pids+=("$holder")
+deadline=$((SECONDS + 10))
+until [ -n "$(pgrep -P "$holder")" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+check "a pull keeps the generation in use ($(cat "$work/out"))" grep -q "0 older generations removed, 1 kept" "$work/out"
+check "gen-$g2 is still there" test -f "$dst/gen-$g2/CURRENT"
+kill "$(pgrep -P "$holder")" "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+check "once let go, the next pull removes it ($(cat "$work/out"))" bash -c "[ ! -e '$dst/gen-$g2' ] && grep -q '1 older generation removed' '$work/out'"
+
+# SRC as host:path: rsync through the remote shell ($RSYNC_RSH), here one that runs it locally
+cat >"$work/fake-ssh" <<'SH'
+#!/bin/sh
+shift # the host
+exec sh -c "$*"
+SH
+chmod +x "$work/fake-ssh"
+RSYNC_RSH=$work/fake-ssh "$KINDEX" pull "somehost:$pub" "$work/remote" >"$work/out" 2>&1
+check "kindex pull host:path copies through the remote shell ($(cat "$work/out"))" \
+	grep -q "^pulled generation $g3 from somehost:" "$work/out"
+check "that copy verifies" verifies "$work/remote/current"
+stop_writer
+
+# a full disk on the replica: a generation that does not fit
+disk=$work/disk
+mkdir -p "$disk"
+if mount -t tmpfs -o size=1m kindex-test-replica "$disk" 2>/dev/null; then
+	mounts+=("$disk")
+	small=$work/small pub2=$work/pub2
+	"$KINDEX" -q --store "$small" init >/dev/null && "$KINDEX" -q --store "$small" ingest "$work/m" >/dev/null ||
+		die "the small store failed"
+	"$KINDEX" -q --store "$small" watch --once --publish "$pub2" "$spool" >/dev/null 2>&1
+	"$KINDEX" pull "$pub2" "$disk/dst" >"$work/out" 2>&1
+	check "a small generation fits ($(cat "$work/out"))" grep -q "^pulled generation 1" "$work/out"
+	"$KINDEX" -q --store "$small" import liger "$LIGER_CSV" >/dev/null || die "kindex import liger failed"
+	"$KINDEX" -q --store "$small" watch --once --publish "$pub2" "$spool" >/dev/null 2>&1
+	"$KINDEX" pull "$pub2" "$disk/dst" >"$work/out" 2>"$work/err"
+	rc=$?
+	check "the Liger generation does not: exit 4 ($rc)" [ "$rc" = 4 ]
+	check "with the reason ($(cat "$work/err"))" \
+		grep -q "kindex: pull: cannot copy generation 2 from .*No space left on device" "$work/err"
+	check "current still names gen-1" [ "$(readlink "$disk/dst/current")" = gen-1 ]
+	check "which verifies" verifies "$disk/dst/current"
+	check "and nothing partial is left" bash -c "! ls -d '$disk/dst'/*.partial 2>/dev/null | grep -q ."
+	umount "$disk"
+else
+	echo "# cannot mount a tmpfs (not root?): the full-disk checks are skipped"
+fi
+
+# bad input
+"$KINDEX" pull "$pub" >/dev/null 2>"$work/err"
+rc=$?
+check "one operand is a usage error ($rc: $(cat "$work/err"))" bash -c "[ $rc = 2 ] && grep -q 'give SRC' '$work/err'"
+"$KINDEX" pull --fast "$pub" "$dst" >/dev/null 2>"$work/err"
+rc=$?
+check "an unknown option is named ($rc: $(cat "$work/err"))" bash -c "[ $rc = 2 ] && grep -q \"unknown option '--fast'\" '$work/err'"
+"$KINDEX" pull "$work/m" "$dst" >/dev/null 2>"$work/err"
+rc=$?
+check "a SRC without PUBLISHED: exit 3 ($rc: $(cat "$work/err"))" \
+	bash -c "[ $rc = 3 ] && grep -q \"cannot read '$work/m/PUBLISHED' (is it a publish directory?)\" '$work/err'"
+mkdir -p "$work/badpub" && printf 'generation 1\nsequence x\n' >"$work/badpub/PUBLISHED"
+"$KINDEX" pull "$work/badpub" "$dst" >/dev/null 2>"$work/err"
+rc=$?
+check "a damaged PUBLISHED: exit 1, file and line named ($rc: $(cat "$work/err"))" \
+	bash -c "[ $rc = 1 ] && grep -q \"badpub/PUBLISHED' is not valid: .*badpub/PUBLISHED:2: 'x' is not a number\" '$work/err'"
+flock "$dst/.pull.lock" sleep 600 &
+holder=$!
+pids+=("$holder")
+deadline=$((SECONDS + 10))
+until [ -n "$(pgrep -P "$holder")" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+"$KINDEX" pull "$pub" "$dst" >/dev/null 2>"$work/err"
+rc=$?
+check "a second pull at once: exit 3 ($rc: $(cat "$work/err"))" bash -c "[ $rc = 3 ] && grep -q 'another kindex pull is copying' '$work/err'"
+kill "$(pgrep -P "$holder")" "$holder" 2>/dev/null
+check "the writer said nothing on stderr" [ ! -s "$work/writer.err" ]
+finish
