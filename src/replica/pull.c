@@ -338,7 +338,10 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 	res.previous = current_of(dstfd);
 	res.generation = pub.generation;
 	snprintf(name, sizeof(name), "gen-%llu", (unsigned long long)pub.generation);
-	if (res.previous == pub.generation) {
+	char prev[48];
+	snprintf(prev, sizeof(prev), "gen-%llu/CURRENT", (unsigned long long)res.previous);
+	bool have_prev = res.previous && faccessat(dstfd, prev, F_OK, 0) == 0; /* not deleted by hand */
+	if (have_prev && res.previous == pub.generation) {
 		res.up_to_date = true;
 		goto prune;
 	}
@@ -353,8 +356,7 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 		goto out;
 	}
 	/* phase 1: the table files this host has, linked; then the ones it lacks, copied */
-	if (res.previous) {
-		char prev[32];
+	if (have_prev) {
 		snprintf(prev, sizeof(prev), "gen-%llu", (unsigned long long)res.previous);
 		if ((r = link_tables(dstfd, prev, pname, &res.linked)) < 0) {
 			say(ret_err, r, "cannot link the table files of '%s/%s' into '%s': %s", dst, prev, part,
