@@ -199,6 +199,7 @@ struct kx_readme_info {
 	const char *store_path;
 	struct kx_store_stats stats;
 	const char *losses; /* kx_store_losses: a line each, or NULL */
+	const char *replica; /* a replica's generation and lag (kx_store_note): lines, or NULL */
 };
 int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out);
 

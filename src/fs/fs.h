@@ -15,6 +15,7 @@
  *     notify.c        -> versions, view, loop, log
  *     pusher.c        -> nodes, versions, dircache, view, loop, log
  *     spooler.c       -> notify, log
+ *     follow.c        -> notify, log
  *     inbox-table.c   -> names, log
  *     decide.c        -> inbox-table, notify, names, loop, log
  *     inbox.c         -> decide, inbox-table, notify, names, log
@@ -47,6 +48,8 @@ struct kx_notifier;
 struct kx_pusher;
 struct kx_inbox;
 struct kx_spooler;
+struct kx_follower;
+struct kx_published;
 struct kx_versions;
 
 /* A store view shared by the operations that run on it. */
@@ -74,6 +77,7 @@ struct kx_fs {
 	size_t max_manifest;       /* -o max_manifest: the inbox's size cap per file, bytes */
 	struct kx_inbox *inbox;    /* NULL on read-only mounts */
 	struct kx_spooler *spooler; /* -o spool=DIR (spooler.c) */
+	struct kx_follower *follower; /* -o follow=DST/current (follow.c) */
 	struct kx_versions *versions; /* versioned inodes the kernel holds (versions.c) */
 	struct kx_pusher *pusher;  /* files put in the page cache ahead of a reader (pusher.c) */
 
@@ -273,6 +277,21 @@ int kx_inbox_name_check(const char *name);
 int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err);
 /* Stop and join it (NULL-safe); a file being ingested is finished first. */
 void kx_spooler_stop(struct kx_fs *fs);
+
+/* ---- the follower (follow.c) ------------------------------------------------------------------ */
+
+/*
+ * Open the generation `current` (DST/current) names: *ret_fd holds its directory (the caller
+ * closes it; "/proc/self/fd/N" opens the very generation read), *ret_note is README's note for it
+ * (malloc'd), ret_name (NAME_MAX + 1 bytes) its directory's name. *ret_err says why not.
+ */
+int kx_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_name, char **ret_err);
+/* README's note for generation p, served from now_ns on (malloc'd into *ret). */
+int kx_follow_note(const struct kx_published *p, int64_t now_ns, char **ret);
+/* Watch `current` on a thread of its own, the store serving generation `served` (its name). */
+int kx_follower_start(struct kx_fs *fs, const char *current, const char *served, char **ret_err);
+/* Stop and join it (NULL-safe); a switch in progress is finished first. */
+void kx_follower_stop(struct kx_fs *fs);
 
 /* ---- the pusher (pusher.c) ------------------------------------------------------------------- */
 

@@ -38,7 +38,7 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_STORE = 3 };
 
-enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW, KEY_RO, KEY_NOPUSH };
+enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW, KEY_RO, KEY_NOPUSH, KEY_FOLLOW };
 
 struct cfg {
 	char *store;
@@ -49,7 +49,8 @@ struct cfg {
 	char *max_manifest;
 	char *spin;
 	char *publish, *publish_interval, *publish_keep;
-	bool allow_other, default_permissions, fsname, subtype, rw_given, rw, nopush;
+	char *follow_path; /* -o follow=PATH */
+	bool allow_other, default_permissions, fsname, subtype, rw_given, rw, nopush, follow;
 	int positional;
 };
 
@@ -62,6 +63,8 @@ static const struct fuse_opt cfg_spec[] = {
 	{ "publish=%s", offsetof(struct cfg, publish), 0 },
 	{ "publish_interval=%s", offsetof(struct cfg, publish_interval), 0 },
 	{ "publish_keep=%s", offsetof(struct cfg, publish_keep), 0 },
+	{ "follow=%s", offsetof(struct cfg, follow_path), 0 },
+	FUSE_OPT_KEY("follow", KEY_FOLLOW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
@@ -97,6 +100,9 @@ static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_NOPUSH:
 		c->nopush = true;
 		return 0; /* ours alone */
+	case KEY_FOLLOW:
+		c->follow = true;
+		return 0;
 	case FUSE_OPT_KEY_NONOPT:
 		/* the first operand is the store; the second (the mountpoint) is libfuse's */
 		if (c->positional++ == 0) {
@@ -115,6 +121,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kindexfs STORE MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
+		"       kindexfs MOUNTPOINT -o follow=DST/current [...]   (a replica: docs/replicas.md)\n"
 		"\n"
 		"Mounts the kindex store STORE at MOUNTPOINT as the read-only tree of benchmarks, runs and\n"
 		"digests that `kindex export` writes (see kindexfs(1) and docs/mount.md); with -o rw, also\n"
@@ -142,6 +149,10 @@ static void usage(FILE *f)
 		"    -o spool=DIR           also ingest maildir-style drops: DIR/tmp/NAME renamed to\n"
 		"                           DIR/new/NAME, moved to DIR/accepted or DIR/rejected with a receipt\n"
 		"                           (as `kindex watch DIR`; read-only mounts too)\n"
+		"    -o follow=DST/current  serve the replica `kindex pull SRC DST` keeps (docs/replicas.md),\n"
+		"                           read-only, nothing under DST written, switching to each new\n"
+		"                           generation between requests; /README shows the generation and\n"
+		"                           its lag. `kindexfs DST/current MNT -o follow` is the same\n"
 		"    -o publish=DIR         publish generations of the store for replicas (docs/replicas.md):\n"
 		"                           DIR/gen-N (a checkpoint) and DIR/PUBLISHED naming the newest,\n"
 		"                           every publish_interval when the store changed; not with -o ro\n"
@@ -260,6 +271,7 @@ struct daemon {
 	struct kx_publisher *publisher;
 	unsigned spin_us; /* -o spin: see loop.c */
 	char store_path[PATH_MAX], mnt_path[PATH_MAX], spool_path[PATH_MAX];
+	char follow_target[NAME_MAX + 1]; /* -o follow: the generation served at the mount */
 	int pipe_fd; /* to the parent that waits for the mount, until it is told (not -f) */
 	bool mounted, handlers, views;
 };
@@ -269,7 +281,19 @@ static int parse_options(struct daemon *d)
 {
 	struct cfg *cfg = &d->cfg;
 	struct fuse_cmdline_opts *opts = &d->opts;
-	if (fuse_opt_parse(&d->args, cfg, cfg_spec, cfg_proc) < 0 || fuse_parse_cmdline(&d->args, opts) != 0) {
+	bool parsed = fuse_opt_parse(&d->args, cfg, cfg_spec, cfg_proc) == 0;
+	/* -o follow=PATH: the one operand is the mountpoint, which libfuse takes */
+	if (parsed && cfg->follow_path && cfg->positional == 1) {
+		parsed = fuse_opt_add_arg(&d->args, cfg->store) == 0;
+		free(cfg->store);
+		cfg->store = strdup(cfg->follow_path);
+		cfg->follow = true;
+	} else if (parsed && cfg->follow_path && cfg->positional >= 2) {
+		fprintf(stderr, "kindexfs: -o follow=%s names the replica: give only a MOUNTPOINT with it, not a STORE too\n",
+			cfg->follow_path);
+		return EXIT_USAGE;
+	}
+	if (!parsed || fuse_parse_cmdline(&d->args, opts) != 0) {
 		struct stat st;
 		if (cfg->mountpoint && stat(cfg->mountpoint, &st) < 0) /* libfuse said "bad mount point" */
 			fprintf(stderr, "kindexfs: cannot mount at '%s': %s\n", cfg->mountpoint, strerror(errno));
@@ -305,6 +329,15 @@ static int parse_options(struct daemon *d)
 	if (cfg->max_manifest && parse_size(cfg->max_manifest, 1, 1u << 30, &d->max_manifest) < 0) {
 		fprintf(stderr, "kindexfs: invalid -o max_manifest=%s: give a size from 1 byte to 1G (digits and K, M or G), e.g. 4M\n",
 			cfg->max_manifest);
+		return EXIT_USAGE;
+	}
+	if (cfg->follow_path && !*cfg->follow_path) {
+		fprintf(stderr, "kindexfs: invalid -o follow=: give the replica's current link, DST/current\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->follow && (cfg->rw || cfg->spool || cfg->publish)) {
+		fprintf(stderr, "kindexfs: -o follow serves a replica read-only: it cannot go with -o %s\n",
+			cfg->rw ? "rw" : cfg->spool ? "spool=DIR" : "publish=DIR");
 		return EXIT_USAGE;
 	}
 	if (cfg->spool && cfg->rw_given && !cfg->rw) {
@@ -378,7 +411,23 @@ static int parse_options(struct daemon *d)
 static int resolve_paths(struct daemon *d)
 {
 	const struct cfg *cfg = &d->cfg;
-	if (!realpath(cfg->store, d->store_path)) {
+	if (cfg->follow) {
+		/* DST/current itself, not the generation it names now: it is shown as the source */
+		char *dir = strdup(cfg->store), *slash = dir ? strrchr(dir, '/') : NULL;
+		const char *base = slash ? slash + 1 : cfg->store;
+		if (slash)
+			*slash = '\0';
+		bool ok = dir && realpath(slash ? (*dir ? dir : "/") : ".", d->store_path) &&
+			  strlen(d->store_path) + strlen(base) + 2 < sizeof(d->store_path);
+		if (ok)
+			strcat(strcat(d->store_path, strcmp(d->store_path, "/") ? "/" : ""), base);
+		free(dir);
+		if (!ok) {
+			fprintf(stderr, "kindexfs: cannot follow '%s': %s (make it with: kindex pull SRC DST)\n", cfg->store,
+				strerror(errno ? errno : ENAMETOOLONG));
+			return EXIT_STORE;
+		}
+	} else if (!realpath(cfg->store, d->store_path)) {
 		if (errno == ENOENT)
 			fprintf(stderr, "kindexfs: no store at '%s' (create one with: kindex --store %s init)\n",
 				cfg->store, cfg->store);
@@ -476,7 +525,23 @@ static int open_store(struct daemon *d)
 	 * store, and a writer refused while it is mounted.
 	 */
 	bool readonly = d->cfg.rw_given && !d->cfg.rw;
-	int r = kx_store_open(d->store_path, KX_STORE_LEAN | (readonly ? KX_STORE_READONLY : 0), &fs->store, &msg);
+	int r;
+	if (d->cfg.follow) {
+		/* the generation current names now, held open while the store opens that very directory */
+		int fd = -1;
+		char *note = NULL, path[64];
+		readonly = true;
+		if ((r = kx_follow_open(d->store_path, &fd, &note, d->follow_target, &msg)) == 0) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			r = kx_store_open(path, KX_STORE_LEAN | KX_STORE_FOLLOW, &fs->store, &msg);
+			if (r == 0)
+				r = kx_store_set_note(fs->store, note);
+			close(fd);
+		}
+		free(note);
+	} else {
+		r = kx_store_open(d->store_path, KX_STORE_LEAN | (readonly ? KX_STORE_READONLY : 0), &fs->store, &msg);
+	}
 	if (r < 0) {
 		if (msg)
 			fprintf(stderr, "kindexfs: %s\n", msg);
@@ -559,6 +624,11 @@ static int mount_and_start(struct daemon *d)
 		free(msg);
 		return EXIT_FAIL;
 	}
+	if (d->cfg.follow && (r = kx_follower_start(fs, d->store_path, d->follow_target, &msg)) < 0) {
+		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
+		free(msg);
+		return EXIT_FAIL;
+	}
 	if (d->cfg.publish) {
 		if ((r = kx_publisher_open(fs->store, d->cfg.publish, d->publish_keep, &d->publisher, &msg)) < 0) {
 			fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
@@ -621,6 +691,7 @@ static void stop(struct daemon *d, int status)
 	struct kx_fs *fs = &d->fs;
 	kx_pusher_stop(fs);  /* first: it reads the views and caches the others tear down */
 	kx_spooler_stop(fs); /* before the notifier: it reports its commits there */
+	kx_follower_stop(fs); /* so does the follower its switches */
 	kx_inbox_stop(fs);   /* so does the inbox's decider */
 	kx_notifier_stop(fs);
 	kx_publisher_close(d->publisher); /* after the writers: its last round publishes their last commits */
@@ -647,6 +718,7 @@ static void stop(struct daemon *d, int status)
 	free(d->cfg.publish);
 	free(d->cfg.publish_interval);
 	free(d->cfg.publish_keep);
+	free(d->cfg.follow_path);
 	free(d->opts.mountpoint);
 	fuse_opt_free_args(&d->args);
 }

@@ -192,7 +192,7 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	int r;
 	switch (n->type) {
 	case KX_NODE_README: {
-		struct kx_readme_info info = { .store_path = kx_store_path(t->s) };
+		struct kx_readme_info info = { .store_path = kx_store_dir(t->s, v), .replica = kx_store_note(t->s, v) };
 		struct kx_buf losses = { 0 };
 		kx_store_stats(t->s, v, &info.stats);
 		if ((r = kx_store_losses(t->s, v, &losses)) == 0) {
