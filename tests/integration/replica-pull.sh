@@ -126,6 +126,48 @@ check "kindex pull host:path copies through the remote shell ($(cat "$work/out")
 check "that copy verifies" verifies "$work/remote/current"
 stop_writer
 
+# a JSON Lines drop appears all or nothing: sent by rsync, published every 20 ms, every generation kept, and
+# pulled as fast as pull goes while the 1,000 runs are ingested — each holds none of them or all
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 1000 "$work/many" --seed 12 >/dev/null || die "gen-manifests failed"
+python3 -c 'import json, sys
+for p in sys.argv[1:]:
+    print(json.dumps(json.load(open(p))))' "$work"/many/*.json >"$work/many.jsonl" || die "cannot write JSON Lines"
+before=$(runs_of "$store" | wc -l)
+"$KINDEX" -q --store "$store" watch --publish "$pub" --publish-interval 0.02 --publish-keep 1000 "$spool" \
+	>/dev/null 2>>"$work/writer.err" &
+writer=$!
+pids+=("$writer")
+# as a harness host sends it (docs/replicas.md): rsync straight into new/, through the remote shell
+RSYNC_RSH=$work/fake-ssh rsync -a "$work/many.jsonl" "somehost:$spool/new/" || die "cannot rsync into the spool"
+counts=
+deadline=$((SECONDS + 30))
+while [ $SECONDS -lt $deadline ]; do
+	"$KINDEX" -q pull --no-verify "$pub" "$dst" >/dev/null 2>>"$work/pull.err" || break
+	n=$(runs_of "$dst/current" | wc -l)
+	counts+=" $n"
+	[ "$n" -gt "$before" ] && break
+done
+stop_writer
+all_or_nothing() { # N...: every count is $before or $before + 1000, the last the latter
+	local n last=
+	for n; do
+		[ "$n" = "$before" ] || [ "$n" = $((before + 1000)) ] || { echo "# a copy holds $n runs"; return 1; }
+		last=$n
+	done
+	[ "$last" = $((before + 1000)) ]
+}
+check "every pull during the ingest holds $before or $((before + 1000)) runs (${counts# })" all_or_nothing $counts
+check "and no pull failed" [ ! -s "$work/pull.err" ]
+check "the file rsync wrote into new/ was accepted whole, once" \
+	bash -c "grep -q ': 1000 runs (1000 added, 0 already present)' '$spool/accepted/many.jsonl.receipt'"
+counts= gens=0
+for g in "$pub"/gen-*; do
+	[ "${g##*/gen-}" -gt "$g3" ] || continue # published before the drop
+	counts+=" $(runs_of "$g" | wc -l)"
+	gens=$((gens + 1))
+done
+check "so does every generation the writer published after gen-$g3 ($gens)" all_or_nothing $counts
+
 # a full disk on the replica: a generation that does not fit
 disk=$work/disk
 mkdir -p "$disk"
