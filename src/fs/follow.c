@@ -105,19 +105,20 @@ static void look(struct kx_follower *f)
 	int fd = -1;
 	char *note = NULL, *err = NULL, name[NAME_MAX + 1];
 	int r = kx_follow_open(f->current, &fd, &note, name, &err);
-	if (r == 0 && strcmp(name, f->target) != 0) {
+	bool other = r == 0 && strcmp(name, f->target) != 0; /* the link may name the served one another way */
+	if (other) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		r = kx_store_follow(f->fs->store, path, note, &err);
 	}
 	if (fd >= 0)
 		close(fd);
-	if (r == 0) {
+	if (other && r == 0) {
 		kx_fs_log_debug(f->fs, "following %s: %s -> %s", f->current, f->target, name);
 		snprintf(f->target, sizeof(f->target), "%s", name);
 		f->failed[0] = '\0';
 		kx_fs_changed(f->fs, NULL, 0, 0);
-	} else if (strcmp(f->failed, base) != 0) {
+	} else if (r < 0 && strcmp(f->failed, base) != 0) {
 		/* the generation served goes on serving; tried again at the next look */
 		kx_fs_log_error("cannot switch to %s: %s", base, err ? err : strerror(-r));
 		snprintf(f->failed, sizeof(f->failed), "%s", base);
