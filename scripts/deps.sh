@@ -9,8 +9,9 @@ pkgs=(gcc meson ninja-build pkg-config libfuse3-dev fuse3 librocksdb-dev libssl-
       python3 rsync attr tar coreutils findutils procps)
 # --test also: clang and libFuzzer, for the -Dfuzz=true build that bench/fuzz runs; fincore
 [[ ${1:-} == --test ]] && pkgs+=(clang libclang-rt-14-dev util-linux-extra # util-linux-extra: fincore
-	libxml2-utils librsvg2-bin tidy chromium-headless-shell) # the pictures parsed and drawn, the site
-# checked and looked at in a browser (xmllint, rsvg-convert, tidy, chromium-headless-shell)
+	libxml2-utils librsvg2-bin tidy chromium-headless-shell wget) # the pictures parsed and drawn, the
+# site checked and looked at in a browser (xmllint, rsvg-convert, tidy, chromium-headless-shell) and
+# crawled by bench/site (wget)
 
 missing=()
 for p in "${pkgs[@]}"; do
