@@ -176,6 +176,30 @@ int kx_bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_op
 		     const struct kx_bench_progress *progress, struct kx_bench_samples *ret);
 void kx_bench_samples_release(struct kx_bench_samples *s);
 
+/* What kx_bench_tune measured: each candidate's median and the one chosen. */
+struct kx_bench_tuning {
+	const char *parameter; /* the tunable's name ("chunkColumns"); NULL: nothing was tuned */
+	size_t n;
+	int64_t values[KX_BENCH_MAX_CANDIDATES];
+	uint64_t median_ns[KX_BENCH_MAX_CANDIDATES];
+	size_t calls;  /* timed calls per candidate, after one untimed call */
+	size_t chosen; /* index into values of the fastest */
+};
+
+/* timed calls per candidate: a median of three, cheap next to the sampling that follows */
+#define KX_BENCH_TUNE_CALLS 3
+
+/*
+ * Choose t's value by measurement: for each candidate, set(set_ctx, value), one untimed call
+ * (ops->warm: whatever the value needs is loaded outside a blocked stream), then `calls` calls
+ * each flushed, blocked and between its own timer pair (ops->time_calls, blocking, as the kindex
+ * protocol samples); the lowest median wins (the first of equal ones) and is set again last, so
+ * the case runs with it from then on. t without candidates: nothing is chosen (parameter NULL).
+ */
+int kx_bench_tune(const struct kx_bench_tunable *t, int (*set)(void *set_ctx, int64_t value),
+		  void *set_ctx, const struct kx_bench_ops *ops, void *ctx, size_t calls,
+		  struct kx_bench_tuning *ret);
+
 /* ---- workloads (workload.c) ------------------------------------------------------------------- */
 
 #define KX_BENCH_MAX_PARAMS 8
@@ -339,6 +363,7 @@ struct kx_bench_result {
 	unsigned blocker_timeouts;
 	const char *gpu_slug;                /* for metadata.name */
 	const struct kx_bench_peak *peak;    /* the device's peak; NULL when unknown (or a CPU) */
+	const struct kx_bench_tuning *tuning; /* what the implementation chose by measurement */
 };
 
 /*

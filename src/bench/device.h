@@ -186,6 +186,18 @@ struct kx_gpu;
 struct kx_gpu_case;
 
 /*
+ * A parameter an implementation chooses by measurement at run time (kindex-chunked: its chunk
+ * width, in vocabulary columns): its name as the run records it and the candidate values, in
+ * increasing order; n = 0 when the implementation has none.
+ */
+#define KX_BENCH_MAX_CANDIDATES 4
+struct kx_bench_tunable {
+	const char *name; /* "chunkColumns" */
+	size_t n;
+	int64_t values[KX_BENCH_MAX_CANDIDATES];
+};
+
+/*
  * Open device `ordinal` (-1: the first one). On failure returns a negative errno and writes the
  * reason to err (e.g. "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime
  * version (cudaErrorInsufficientDriver = 35)"); -ENODEV when there is no device.
@@ -220,6 +232,11 @@ uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c);
 void kx_gpu_case_ops(struct kx_bench_ops *ops);
 /* The last CUDA error message of the case (after an op failed). */
 const char *kx_gpu_case_error(const struct kx_gpu_case *c);
+/* The case's tunable parameter (n = 0: none); kx_bench_tune chooses its value by measurement. */
+void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret);
+/* Use `value` from the next call on; -EINVAL (with the case's error) for one not a candidate.
+ * Until it is called the case uses its widest candidate. */
+int kx_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value);
 
 #ifdef __cplusplus
 }

@@ -95,3 +95,16 @@ const char *kx_gpu_case_error(const struct kx_gpu_case *c)
 	(void)c;
 	return "no CUDA device";
 }
+
+void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret)
+{
+	(void)c;
+	*ret = (struct kx_bench_tunable){ 0 };
+}
+
+int kx_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value)
+{
+	(void)c;
+	(void)value;
+	return -ENODEV;
+}

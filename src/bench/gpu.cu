@@ -33,8 +33,23 @@
 #define PROBE_CYCLES (1ull << 20)
 /* a sample's clock needs a span %globaltimer resolves well (it ticks in up to 1 us steps) */
 #define MIN_CLOCK_SPAN_NS 20000ull
-/* vocabulary columns per chunk of kindex-chunked (see docs/harness.md for the memory budget) */
-#define FLCE_CHUNK 2048
+#define KX_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/*
+ * Vocabulary columns per chunk (docs/harness.md has the memory budget): kindex-chunked-serial
+ * holds one chunk of 2048; kindex-chunked two buffers, sized for its widest candidate, and
+ * chooses among the candidates by measurement (kx_bench_tune) before it is checked and timed.
+ * 2 x 1536 columns leave 4.1x below the materialized peak at the default shape; 2 x 2048 would
+ * leave 4.0x, no margin.
+ */
+#define FLCE_SERIAL_CHUNK 2048
+static const int64_t flce_widths[] = { 1024, 1536 }; /* increasing: the last sizes the buffers */
+
+/* Candidate width i of kindex-chunked for a vocabulary of n: no wider than the vocabulary. */
+static int64_t flce_width(int64_t n, size_t i)
+{
+	return flce_widths[i] < n ? flce_widths[i] : n;
+}
+
 #define MAX_BUFS 16
 
 struct kx_gpu {
@@ -62,6 +77,7 @@ enum impl_id {
 	CE_TWO_PASS,
 	FLCE_MATERIALIZED,
 	FLCE_CHUNKED,
+	FLCE_CHUNKED_SERIAL,
 	RMS_ROWWISE,
 	SWIGLU_CUBLAS,
 	MATMUL_CUBLAS,
@@ -76,6 +92,7 @@ static const struct {
 	{ KX_KIND_CROSS_ENTROPY, "kindex-two-pass", CE_TWO_PASS },
 	{ KX_KIND_FLCE, "kindex-materialized", FLCE_MATERIALIZED },
 	{ KX_KIND_FLCE, "kindex-chunked", FLCE_CHUNKED },
+	{ KX_KIND_FLCE, "kindex-chunked-serial", FLCE_CHUNKED_SERIAL },
 	{ KX_KIND_RMS_NORM, "kindex-rowwise", RMS_ROWWISE },
 	{ KX_KIND_SWIGLU, "kindex-cublas", SWIGLU_CUBLAS },
 	{ KX_KIND_MATMUL, "kindex-cublas", MATMUL_CUBLAS },
@@ -102,6 +119,12 @@ struct kx_gpu_case {
 	float *lse_m, *lse_s, *zt;
 	void *ws;
 	size_t ws_bytes;
+	/* kindex-chunked: the double buffer, the merge stream and its events (fork: the call's
+	 * start on st; ready[b]: buffer b's GEMM done; done[b]: buffer b's merge done) */
+	uint16_t *zb[2];
+	int64_t chunk; /* its chunk width, one of flce_widths (clamped to the vocabulary) */
+	cudaStream_t merge_st;
+	cudaEvent_t fork, ready[2], done[2];
 	char err[256];
 };
 
@@ -405,11 +428,21 @@ void kx_gpu_case_free(struct kx_gpu_case *c)
 		return;
 	if (c->g)
 		cudaStreamSynchronize(c->g->st);
+	if (c->merge_st) {
+		/* a call that failed half-way may have left merges queued that st never joined */
+		cudaStreamSynchronize(c->merge_st);
+		cudaStreamDestroy(c->merge_st);
+	}
+	cudaEvent_t evs[] = { c->fork, c->ready[0], c->ready[1], c->done[0], c->done[1] };
+	for (size_t i = 0; i < KX_ARRAY_LEN(evs); i++)
+		if (evs[i])
+			cudaEventDestroy(evs[i]);
 	if (c->blas)
 		cublasDestroy(c->blas);
 	for (int i = 0; i < c->nbufs; i++)
 		cudaFree(c->bufs[i]);
 	free(c);
+	clear_error(); /* whatever the teardown reported must not be blamed on the next case */
 }
 
 uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c)
@@ -420,6 +453,34 @@ uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c)
 const char *kx_gpu_case_error(const struct kx_gpu_case *c)
 {
 	return c->err;
+}
+
+void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (c->impl != FLCE_CHUNKED)
+		return;
+	ret->name = "chunkColumns";
+	for (size_t i = 0; i < KX_ARRAY_LEN(flce_widths) && ret->n < KX_BENCH_MAX_CANDIDATES; i++) {
+		int64_t w = flce_width(c->s.n, i);
+		/* a vocabulary narrower than a candidate leaves fewer distinct widths */
+		if (ret->n == 0 || ret->values[ret->n - 1] != w)
+			ret->values[ret->n++] = w;
+	}
+}
+
+int kx_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value)
+{
+	struct kx_bench_tunable t;
+	kx_gpu_case_tunable(c, &t);
+	for (size_t i = 0; i < t.n; i++)
+		if (t.values[i] == value) {
+			c->chunk = value; /* within the buffers: they are sized for the widest */
+			return 0;
+		}
+	snprintf(c->err, sizeof(c->err), "%lld is not a candidate %s of this implementation",
+		 (long long)value, t.name ? t.name : "value");
+	return -EINVAL;
 }
 
 static int blas_fail(struct kx_gpu_case *c, const char *what, cublasStatus_t s)
@@ -472,6 +533,23 @@ static int fits_int(struct kx_gpu_case *c, int64_t v, const char *what)
 	return 0;
 }
 
+/* kindex-chunked's merge stream and the events that order it against st (run_flce_overlapped).
+ * What is created is set in c at once, so kx_gpu_case_free destroys it whatever fails next. */
+static int setup_merge_stream(struct kx_gpu_case *c)
+{
+	cudaStream_t ms;
+	CK(cudaStreamCreateWithFlags(&ms, cudaStreamNonBlocking), "cannot create the merge stream");
+	c->merge_st = ms;
+	cudaEvent_t *evs[] = { &c->fork, &c->ready[0], &c->ready[1], &c->done[0], &c->done[1] };
+	for (size_t i = 0; i < KX_ARRAY_LEN(evs); i++) {
+		cudaEvent_t ev;
+		CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
+		   "cannot create the merge stream's events");
+		*evs[i] = ev;
+	}
+	return 0;
+}
+
 static int prepare(struct kx_gpu_case *c)
 {
 	const struct kx_bench_shape *s = &c->s;
@@ -491,6 +569,7 @@ static int prepare(struct kx_gpu_case *c)
 		break;
 	case FLCE_MATERIALIZED:
 	case FLCE_CHUNKED:
+	case FLCE_CHUNKED_SERIAL:
 		if ((r = fits_int(c, n, "vocab")) < 0 || (r = setup_blas(c)) < 0)
 			return r;
 		TRACK(c->x, (uint64_t)m * k * 2, "X");
@@ -500,9 +579,18 @@ static int prepare(struct kx_gpu_case *c)
 		TRACK(c->mean, 4, "the mean loss");
 		if (c->impl == FLCE_MATERIALIZED) {
 			TRACK(c->out, (uint64_t)m * n * 2, "the logits");
-		} else {
-			TRACK(c->out, (uint64_t)m * (n < FLCE_CHUNK ? n : FLCE_CHUNK) * 2,
+		} else if (c->impl == FLCE_CHUNKED_SERIAL) {
+			TRACK(c->out, (uint64_t)m * (n < FLCE_SERIAL_CHUNK ? n : FLCE_SERIAL_CHUNK) * 2,
 			      "the logits chunk");
+		} else {
+			/* both buffers of the widest candidate, whichever width the measurement picks */
+			c->chunk = flce_width(n, KX_ARRAY_LEN(flce_widths) - 1);
+			TRACK(c->zb[0], (uint64_t)m * c->chunk * 2, "the first logits chunk");
+			TRACK(c->zb[1], (uint64_t)m * c->chunk * 2, "the second logits chunk");
+			if ((r = setup_merge_stream(c)) < 0)
+				return r;
+		}
+		if (c->impl != FLCE_MATERIALIZED) {
 			TRACK(c->lse_m, m * 4, "the running maxima");
 			TRACK(c->lse_s, m * 4, "the running sums");
 			TRACK(c->zt, m * 4, "the target logits");
@@ -581,6 +669,43 @@ int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
 
 /* ---- the implementations: one forward call each, enqueued on the stream --------------------- */
 
+/*
+ * kindex-chunked's chunks: chunk i's GEMM (cuBLAS, on st) writes buffer i % 2 while the merge of
+ * chunk i - 1 reads the other buffer on the merge stream. st forks the merge stream at the call's
+ * start (so every merge is ordered after whatever precedes the call on st: the blocking kernel,
+ * the flush, the start event) and joins it at the end (so st's next work, the finish kernel and
+ * the end event, follows every merge). Before GEMM i overwrites buffer i % 2, st waits for the
+ * merge of chunk i - 2, which read it. One merge stream keeps the merges in chunk order, as the
+ * running (max, sum) needs; a cudaStreamWaitEvent waits for the record the host made last, so
+ * each event is safely recorded again two chunks later.
+ */
+static int run_flce_overlapped(struct kx_gpu_case *c)
+{
+	const int64_t m = c->s.m, n = c->s.n, k = c->s.k, w = c->chunk;
+	cudaStream_t st = c->g->st, ms = c->merge_st;
+	const uint16_t *xb = (const uint16_t *)c->x;
+	int r;
+	CK(cudaEventRecord(c->fork, st), "forking the merge stream");
+	CK(cudaStreamWaitEvent(ms, c->fork, 0), "forking the merge stream");
+	int64_t i = 0;
+	for (int64_t c0 = 0; c0 < n; c0 += w, i++) {
+		const int64_t nc = n - c0 < w ? n - c0 : w;
+		const int b = (int)(i & 1);
+		if (i >= 2)
+			CK(cudaStreamWaitEvent(st, c->done[b], 0), "waiting for a chunk's merge");
+		if ((r = gemm(c, xb, m, c->w + c0 * k, nc, k, c->zb[b], nc)) < 0)
+			return r;
+		CK(cudaEventRecord(c->ready[b], st), "recording a chunk's GEMM");
+		CK(cudaStreamWaitEvent(ms, c->ready[b], 0), "waiting for a chunk's GEMM");
+		CK(kx_launch_lse_chunk(c->zb[b], m, nc, c0, c0 == 0, c->t, c->lse_m, c->lse_s, c->zt, ms),
+		   "log-sum-exp chunk kernel");
+		CK(cudaEventRecord(c->done[b], ms), "recording a chunk's merge");
+	}
+	if (i > 0)
+		CK(cudaStreamWaitEvent(st, c->done[(i - 1) & 1], 0), "joining the merge stream");
+	return 0;
+}
+
 static int run_impl(struct kx_gpu_case *c)
 {
 	const int64_t m = c->s.m, n = c->s.n, k = c->s.k;
@@ -599,8 +724,13 @@ static int run_impl(struct kx_gpu_case *c)
 		CK(kx_launch_ce_bf16(c->out, m, n, c->t, c->loss, st), "cross_entropy kernel");
 		break;
 	case FLCE_CHUNKED:
-		for (int64_t c0 = 0; c0 < n; c0 += FLCE_CHUNK) {
-			const int64_t nc = n - c0 < FLCE_CHUNK ? n - c0 : FLCE_CHUNK;
+		if ((r = run_flce_overlapped(c)) < 0)
+			return r;
+		CK(kx_launch_lse_finish(c->lse_m, c->lse_s, c->zt, m, c->loss, st), "loss kernel");
+		break;
+	case FLCE_CHUNKED_SERIAL:
+		for (int64_t c0 = 0; c0 < n; c0 += FLCE_SERIAL_CHUNK) {
+			const int64_t nc = n - c0 < FLCE_SERIAL_CHUNK ? n - c0 : FLCE_SERIAL_CHUNK;
 			if ((r = gemm(c, xb, m, c->w + c0 * k, nc, k, c->out, nc)) < 0)
 				return r;
 			CK(kx_launch_lse_chunk(c->out, m, nc, c0, c0 == 0, c->t, c->lse_m, c->lse_s, c->zt, st),
@@ -699,7 +829,8 @@ static int check_body(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 	case CE_ONLINE:
 	case CE_TWO_PASS:
 	case FLCE_MATERIALIZED:
-	case FLCE_CHUNKED: {
+	case FLCE_CHUNKED:
+	case FLCE_CHUNKED_SERIAL: {
 		float *ref, *z = NULL, *allow = NULL;
 		SCRATCH(ref, s * 4, "losses");
 		if (c->impl == CE_ONLINE || c->impl == CE_TWO_PASS) {

@@ -468,6 +468,46 @@ static int emit(struct session *S, struct kx_arena *a, const struct kx_bench_res
 	return 0;
 }
 
+static int set_tunable(void *ctx, int64_t value)
+{
+	return kx_gpu_case_set_tunable(ctx, value);
+}
+
+/*
+ * The value of the case's tunable parameter (kindex-chunked: its chunk width), chosen by timing
+ * each candidate (kx_bench_tune) before the check, so the value checked is the one timed. On an
+ * error ret->parameter still names what was being chosen.
+ */
+static int tune(struct session *S, struct kx_gpu_case *gc, const struct kx_bench_ops *ops,
+		struct run_ctx *rc, struct kx_bench_tuning *ret)
+{
+	struct kx_bench_tunable t;
+	kx_gpu_case_tunable(gc, &t);
+	memset(ret, 0, sizeof(*ret));
+	if (!t.n)
+		return 0;
+	status_line(S, "[%zu/%zu] %s: choosing %s by measurement", rc->idx, rc->total, rc->label,
+		    t.name);
+	int r = kx_bench_tune(&t, set_tunable, gc, ops, rc, KX_BENCH_TUNE_CALLS, ret);
+	if (r < 0) {
+		ret->parameter = t.name;
+		return r;
+	}
+	if (!S->o->quiet) {
+		if (S->tty)
+			fputs("\r\033[K", stderr);
+		fprintf(stderr, "%s: %s %lld chosen by measurement (median of %zu calls:", rc->label,
+			ret->parameter, (long long)ret->values[ret->chosen], ret->calls);
+		for (size_t i = 0; i < ret->n; i++) {
+			char b[32];
+			fprintf(stderr, "%s %lld: %s", i ? "," : "", (long long)ret->values[i],
+				fmt_ns((double)ret->median_ns[i], b, sizeof(b)));
+		}
+		fprintf(stderr, ")\n");
+	}
+	return 0;
+}
+
 /* Check, then time, then emit; a failed check is emitted too. Returns <0 only for errors that
  * should stop the whole session. */
 static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size_t total, bool gpu)
@@ -495,6 +535,7 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 		.peak = gpu ? S->peak : NULL,
 	};
 	struct kx_bench_check check;
+	struct kx_bench_tuning tuning;
 	struct kx_bench_samples samples = { 0 };
 	struct kx_gpu_case *gc = NULL;
 	struct kx_cpu_case *cc = NULL;
@@ -527,6 +568,21 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 		fail("cannot prepare %s: %s", label, err);
 		goto out;
 	}
+	struct run_ctx rc = { .S = S, .inner_ctx = gpu ? (void *)gc : (void *)cc, .label = label,
+			      .idx = idx, .total = total };
+	if (gpu)
+		kx_gpu_case_ops(&rc.inner);
+	else
+		kx_cpu_case_ops(&rc.inner);
+	struct kx_bench_ops ops = { w_time_calls, w_time_span, w_warm, gpu && S->nvml ? w_clock : NULL, w_now };
+	if (gpu && (r = tune(S, gc, &ops, &rc, &tuning)) < 0) {
+		fail("cannot choose %s of %s by measurement: %s", tuning.parameter, label,
+		     kx_gpu_case_error(gc));
+		goto out;
+	}
+	if (gpu && tuning.parameter)
+		res.tuning = &tuning;
+	/* the check runs the value chosen, the one then timed */
 	if (gpu)
 		r = kx_gpu_case_check(gc, &policy, &check, err, sizeof(err));
 	else
@@ -541,13 +597,6 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 		res.message = check.message;
 		goto emit;
 	}
-	struct run_ctx rc = { .S = S, .inner_ctx = gpu ? (void *)gc : (void *)cc, .label = label,
-			      .idx = idx, .total = total };
-	if (gpu)
-		kx_gpu_case_ops(&rc.inner);
-	else
-		kx_cpu_case_ops(&rc.inner);
-	struct kx_bench_ops ops = { w_time_calls, w_time_span, w_warm, gpu && S->nvml ? w_clock : NULL, w_now };
 	struct kx_bench_progress prog = { on_progress, &rc };
 	unsigned timeouts0 = gpu ? kx_gpu_blocker_timeouts(S->gpu) : 0;
 	res.observed_ns = kx_now_ns();

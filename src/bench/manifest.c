@@ -128,6 +128,31 @@ static struct kx_json *sampling(struct kx_arena *a, const struct kx_bench_result
 }
 
 /*
+ * What the implementation chose by measurement before it was checked and timed (kx_bench_tune):
+ * {parameter, value, chosenBy, callsEach, candidates: [{value, medianNs}, ...]}.
+ */
+static struct kx_json *tuning(struct kx_arena *a, const struct kx_bench_tuning *t)
+{
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT), *cands = kx_json_new(a, KX_JSON_ARRAY);
+	if (!o || !cands)
+		return NULL;
+	int r = 0;
+	r |= kx_bench_set_str(a, o, "parameter", t->parameter);
+	r |= kx_json_set_number(a, o, "value", (double)t->values[t->chosen]);
+	r |= kx_bench_set_str(a, o, "chosenBy", "lowest median");
+	r |= kx_json_set_number(a, o, "callsEach", (double)t->calls);
+	for (size_t i = 0; i < t->n; i++) {
+		struct kx_json *c = kx_json_new(a, KX_JSON_OBJECT);
+		r |= c ? 0 : -ENOMEM;
+		r |= kx_json_set_number(a, c, "value", (double)t->values[i]);
+		r |= kx_json_set_number(a, c, "medianNs", (double)t->median_ns[i]);
+		r |= kx_json_append(a, cands, c);
+	}
+	r |= kx_json_set(a, o, "candidates", cands);
+	return r < 0 ? NULL : o;
+}
+
+/*
  * What the median call achieved: TFLOP/s (workloads with matrix products) and GB/s (every
  * workload: the bytes it must move at least), and where the device's peak is known their
  * fractions of it, in % (compute-of-peak: of the dense bf16 tensor-core peak; bandwidth-of-peak:
@@ -204,6 +229,8 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 		if (s->stop != KX_STOP_RECORDED) /* another harness's sampling is its own to report */
 			r |= kx_json_set(a, spec, "sampling", sampling(a, res));
 	}
+	if (res->tuning && res->tuning->parameter)
+		r |= kx_json_set(a, spec, "tuning", tuning(a, res->tuning));
 	if (res->peak_bytes)
 		r |= measurement(a, meas, "memory", "peak", "B", (double)res->peak_bytes);
 	r |= kx_json_set(a, spec, "timing", timing);

@@ -209,3 +209,41 @@ int kx_bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_op
 		kx_bench_samples_release(ret);
 	return r;
 }
+
+int kx_bench_tune(const struct kx_bench_tunable *t, int (*set)(void *set_ctx, int64_t value),
+		  void *set_ctx, const struct kx_bench_ops *ops, void *ctx, size_t calls,
+		  struct kx_bench_tuning *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (!t->n)
+		return 0;
+	if (t->n > KX_BENCH_MAX_CANDIDATES || !calls)
+		return -EINVAL;
+	uint64_t *ns = calloc(calls, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < t->n; i++) {
+		struct kx_bench_stats st;
+		if ((r = set(set_ctx, t->values[i])) < 0 || (r = ops->warm(ctx, 1)) < 0 ||
+		    (r = ops->time_calls(ctx, calls, true, ns, NULL)) < 0 ||
+		    (r = kx_bench_stats_compute(ns, calls, &st)) < 0)
+			break;
+		ret->values[i] = t->values[i];
+		ret->median_ns[i] = (uint64_t)llround(st.median);
+		if (ret->median_ns[i] < ret->median_ns[ret->chosen])
+			ret->chosen = i;
+	}
+	free(ns);
+	/* the case keeps the value it was set to last: set the winner again */
+	if (r >= 0)
+		r = set(set_ctx, t->values[ret->chosen]);
+	if (r < 0) {
+		memset(ret, 0, sizeof(*ret));
+		return r;
+	}
+	ret->parameter = t->name;
+	ret->n = t->n;
+	ret->calls = calls;
+	return 0;
+}

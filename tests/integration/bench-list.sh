@@ -11,8 +11,8 @@ for w in cross_entropy/forward fused_linear_cross_entropy/forward rms_norm/forwa
 	swiglu/forward matmul/forward; do
 	grep -q "^$w " "$tmp/stdout" || die "--list does not name $w"
 done
-for i in kindex-online kindex-two-pass kindex-materialized kindex-chunked kindex-rowwise \
-	kindex-cublas kindex-cpu-online kindex-cpu-two-pass; do
+for i in kindex-online kindex-two-pass kindex-materialized kindex-chunked kindex-chunked-serial \
+	kindex-rowwise kindex-cublas kindex-cpu-online kindex-cpu-two-pass; do
 	grep -q "^  $i " "$tmp/stdout" || die "--list does not name implementation $i"
 done
 grep -q "hidden=4096 tokens=16384 vocab=128256  dtype=bf16" "$tmp/stdout" ||

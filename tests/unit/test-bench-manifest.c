@@ -216,9 +216,11 @@ static void passed_run(void)
 	const float got[] = { 11.5f, 12.0f }, ref[] = { 11.51f, 12.01f }, allow[] = { 0.05f, 0.05f };
 	const int64_t rows[] = { 0, 1 };
 	kx_bench_check_losses(&chk, &pol, got, 2, 11.75f, rows, ref, allow, 2);
+	struct kx_bench_tuning tn = { .parameter = "chunkColumns", .n = 2, .values = { 1024, 1536 },
+				      .median_ns = { 25400000, 24900000 }, .calls = 3, .chosen = 1 };
 	struct kx_bench_result res = { .c = &c, .observed_ns = 1764433556123000000ll, .check = &chk,
 				       .samples = &s, .peak_bytes = 1286000000, .flush_bytes = 52428800,
-				       .clock_source = "nvml", .gpu_slug = "nvidia-h200" };
+				       .clock_source = "nvml", .gpu_slug = "nvidia-h200", .tuning = &tn };
 	struct kx_json *m = NULL;
 	ok(kx_bench_manifest(a, &res, proto, env, wl, impl, &m) == 0, "manifest of a passed run");
 	struct kx_json *run = kx_json_get(m, "run");
@@ -246,6 +248,15 @@ static void passed_run(void)
 	is_str(str_at(run, "/spec/samples/stoppedBy"), "converged", "why sampling stopped");
 	ok(num_at(run, "/spec/sampling/flushBytes") == 52428800, "the L2 bytes flushed are recorded");
 	is_str(str_at(run, "/spec/sampling/clocks/throttleReasons/0"), "sw_power_cap", "NVML reasons named");
+	is_str(str_at(run, "/spec/tuning/parameter"), "chunkColumns", "the parameter chosen by measurement");
+	ok(num_at(run, "/spec/tuning/value") == 1536 && num_at(run, "/spec/tuning/callsEach") == 3 &&
+	   num_at(run, "/spec/tuning/candidates/0/value") == 1024 &&
+	   num_at(run, "/spec/tuning/candidates/0/medianNs") == 25400000 &&
+	   num_at(run, "/spec/tuning/candidates/1/value") == 1536 &&
+	   num_at(run, "/spec/tuning/candidates/1/medianNs") == 24900000 &&
+	   kx_json_pointer(run, "/spec/tuning/candidates/2") == NULL,
+	   "tuning: the value chosen, the calls each, every candidate's median");
+	is_str(str_at(run, "/spec/tuning/chosenBy"), "lowest median", "and the rule");
 
 	const struct kx_json *meas = kx_json_pointer(run, "/spec/measurements");
 	bool memory = false, tflops = false, p20 = false;
@@ -344,6 +355,7 @@ static void failed_run(void)
 	ok(kx_json_pointer(run, "/spec/timing/latencyNs") == NULL && kx_json_pointer(run, "/spec/samples") == NULL,
 	   "a failed run carries no timing: it was never timed");
 	ok(str_at(run, "/spec/workloadDigest") && str_at(run, "/spec/protocolDigest"), "digests still linked");
+	ok(kx_json_pointer(run, "/spec/tuning") == NULL, "no tuning where nothing was chosen");
 	kx_arena_free(a);
 }
 

@@ -66,6 +66,36 @@ static void lse(void)
 	}
 	ok(fabs(M + log(S) - want) < 1e-5, "merging chunks in any order gives log-sum-exp");
 
+	/* kindex-chunked's loop at the default vocabulary, at each width it may choose and at the
+	 * serial path's: the first chunk written, the others merged in order, the last one short,
+	 * the target's logit picked up in whichever chunk holds it */
+	enum { V = 128256 };
+	static float row[V];
+	for (size_t i = 0; i < V; i++)
+		row[i] = kx_bf16_to_float(kx_bf16_from_float(4.0f * kx_rand_normal(7, KX_T_W, i)));
+	const size_t target = 127999; /* in the short last chunk at 1024 and 1536 */
+	double want_loss = lse_ref(row, V) - row[target];
+	const size_t widths[] = { 1024, 1536, 2048 };
+	for (size_t w = 0; w < 3; w++) {
+		float Mw = 0, Sw = 0, zt = NAN;
+		for (size_t c0 = 0; c0 < V; c0 += widths[w]) {
+			size_t nc = V - c0 < widths[w] ? V - c0 : widths[w];
+			float mc = -INFINITY, sc = 0;
+			for (size_t i = 0; i < nc; i++)
+				kx_lse_add(&mc, &sc, row[c0 + i]);
+			if (c0 == 0)
+				Mw = mc, Sw = sc;
+			else
+				kx_lse_merge(&Mw, &Sw, mc, sc);
+			if (target >= c0 && target < c0 + nc)
+				zt = row[target];
+		}
+		double got = Mw + log(Sw) - zt;
+		ok(fabs(got - want_loss) < 1e-4 * fabs(want_loss),
+		   "chunks of %zu columns over 128256: the loss of log-sum-exp (%.6f, want %.6f)",
+		   widths[w], got, want_loss);
+	}
+
 	float a = 3.0f, b = 2.0f;
 	kx_lse_merge(&a, &b, -INFINITY, 0.0f);
 	ok(a == 3.0f && b == 2.0f, "merging an empty pair changes nothing");

@@ -22,6 +22,9 @@ struct fake {
 	struct kx_bench_clock (*clock)(struct fake *f, int poll);
 	uint64_t base;      /* sample value for the generators below */
 	double (*mhz)(struct fake *f); /* the SM clock of timed call f->timed; NULL: unknown */
+	int64_t value;      /* kx_bench_tune: the value set last */
+	size_t sets;
+	int set_fails;      /* set() fails with -EINVAL for this value (0 = never) */
 };
 
 static uint64_t constant(struct fake *f)
@@ -42,6 +45,22 @@ static uint64_t jitter(struct fake *f)
 static uint64_t slow_noisy(struct fake *f)
 {
 	return f->timed % 2 ? 3000000000ull : 1000000000ull;
+}
+
+/* a tuned case: 25 ms at 1024, 24 ms otherwise, and every third timed call 5 ms slower */
+static uint64_t by_value(struct fake *f)
+{
+	return (f->value == 1024 ? 25000000u : 24000000u) + (f->timed % 3 == 1 ? 5000000u : 0);
+}
+
+static int f_set(void *ctx, int64_t value)
+{
+	struct fake *f = ctx;
+	if (f->set_fails && value == f->set_fails)
+		return -EINVAL;
+	f->value = value;
+	f->sets++;
+	return 0;
 }
 
 static int f_time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret, double *ret_mhz)
@@ -306,6 +325,34 @@ static void dobench(void)
 	kx_bench_samples_release(&s);
 }
 
+static void tune(void)
+{
+	struct kx_bench_tunable t = { "chunkColumns", 3, { 1024, 1536, 2048 } };
+	struct kx_bench_tuning tn;
+	struct fake f = { .next = by_value };
+	ok(kx_bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == 0, "tuning runs");
+	ok(tn.parameter && !strcmp(tn.parameter, "chunkColumns") && tn.n == 3 && tn.calls == 3,
+	   "it names the parameter, the candidates and the calls each");
+	ok(tn.median_ns[0] == 25000000 && tn.median_ns[1] == 24000000 && tn.median_ns[2] == 24000000,
+	   "each candidate's median of 3, the slow third call left out");
+	ok(tn.chosen == 1 && tn.values[tn.chosen] == 1536, "the fastest wins, the first of equal medians");
+	ok(f.value == 1536 && f.sets == 4, "and is set again last (4 sets), so the case runs with it");
+	ok(f.warm_calls == 3 && f.time_calls_calls == 3 && f.last_n == 3 && f.last_blocking,
+	   "one untimed call, then 3 blocked timed calls, per candidate");
+
+	struct kx_bench_tunable none = { 0 };
+	f = (struct fake){ .next = by_value };
+	ok(kx_bench_tune(&none, f_set, &f, &fake_ops, &f, 3, &tn) == 0 && !tn.parameter && !f.sets &&
+	   !f.warm_calls && !f.time_calls_calls, "nothing to tune: nothing is run, nothing chosen");
+
+	f = (struct fake){ .next = by_value, .set_fails = 2048 };
+	ok(kx_bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == -EINVAL && !tn.parameter,
+	   "a value the case refuses is an error, and nothing is chosen");
+	f = (struct fake){ .next = by_value, .fail_at = 5 };
+	ok(kx_bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == -EIO && !tn.parameter,
+	   "so is a timed call that fails");
+}
+
 int main(void)
 {
 	stop_rule();
@@ -313,5 +360,6 @@ int main(void)
 	kindex_protocol();
 	clock_watch();
 	dobench();
+	tune();
 	return tap_done();
 }
