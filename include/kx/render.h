@@ -121,22 +121,6 @@ int kx_render_sweep_svg(const char *title, const struct kx_bench_group *g, size_
 int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_bench_group *g, size_t n,
 		       struct kx_buf *out);
 
-/* index.html of a directory (docs/views.md): its entries linked, its pictures embedded. */
-struct kx_html_link {
-	const char *name;
-	bool dir;
-};
-struct kx_html_page {
-	const char *path;    /* the directory in the tree: "" for the root, "benchmarks/<kernel>/<pass>" … */
-	const char *heading; /* the page's title; the path (or "kindex") when NULL */
-	const char *lead;    /* a sentence under the title, or NULL */
-	const struct kx_group_view *group; /* a group's directory: its ranking as a table, or NULL */
-	const char *const *pictures;       /* SVG files of the directory, embedded in this order */
-	size_t npictures;
-	const struct kx_html_link *links; /* every entry of the directory, in listing order */
-	size_t nlinks;
-};
-int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out);
 /*
  * The files of /compare/<candidate>..<baseline>/ (docs/views.md): one row for each group where
  * both implementations have a current run, made of the two runs' numbers.
@@ -166,6 +150,46 @@ int kx_render_compare_gpu(const struct kx_compare_row *rows, size_t n, struct kx
 /* summary.tsv of rows sorted by kernel, pass and gpu: one line for each run of rows that share
  * those three. */
 int kx_render_compare_summary(const struct kx_compare_row *rows, size_t n, struct kx_buf *out);
+
+/* The counts summary.tsv gives over groups where both have a current run (kx_compare_totals_add
+ * adds one group; zeroed: none yet). */
+struct kx_compare_totals {
+	size_t groups, known; /* known: those with a speedup, which the geometric mean is over */
+	size_t wins, losses, noise, ties;
+	double logs;          /* the sum of the known speedups' natural logarithms */
+};
+void kx_compare_totals_add(struct kx_compare_totals *t, const struct kx_compare_run *cand,
+			   const struct kx_compare_run *base);
+
+/* index.html of a directory (docs/views.md): its entries linked, its pictures embedded, and a
+ * group's ranking, a pair's summary or compare/'s pairs as a table. */
+struct kx_html_link {
+	const char *name;
+	bool dir;
+};
+struct kx_html_pair {
+	const char *name;   /* "<candidate>..<baseline>", its directory */
+	size_t gpus;        /* its <gpu>.tsv files */
+	struct kx_compare_totals totals;
+};
+struct kx_html_page {
+	const char *path;    /* the directory in the tree: "" for the root, "benchmarks/<kernel>/<pass>" … */
+	const char *heading; /* the page's title; the path (or "kindex") when NULL */
+	const char *lead;    /* a sentence under the title, or NULL */
+	const struct kx_group_view *group; /* a group's directory: its ranking as a table, or NULL */
+	const char *const *pictures;       /* SVG files of the directory, embedded in this order */
+	size_t npictures;
+	const struct kx_html_link *links; /* every entry of the directory, in listing order */
+	size_t nlinks;
+	/* a pair directory of compare/: its summary.tsv as a table, made of the same rows (sorted as
+	 * kx_render_compare_summary wants them), or NULL */
+	const struct kx_compare_row *summary;
+	size_t nsummary;
+	/* compare/: every pair with its totals over every group as a table, or NULL */
+	const struct kx_html_pair *pairs;
+	size_t npairs;
+};
+int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out);
 
 /*
  * /index.tsv (docs/views.md): a header with a column "p.<name>" for each of names[0..n) (every

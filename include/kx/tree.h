@@ -58,10 +58,11 @@ enum kx_node_type {
 				  * pass directory, sweep.tsv of a gpu directory), id = the directory's */
 	KX_NODE_COMPARE = 18,      /* compare/ */
 	KX_NODE_COMPARE_PAIR = 19, /* compare/<candidate>..<baseline>: id = a hash of the two names */
-	KX_NODE_COMPARE_FILE = 20, /* a pair's file: file KX_CF_SUMMARY (summary.tsv, id = the pair's) or
-				    * KX_CF_GPU (<gpu>.tsv, id = a hash of the names and the gpu) */
+	KX_NODE_COMPARE_FILE = 20, /* a pair's file: file KX_CF_SUMMARY (summary.tsv, id = the pair's),
+				    * KX_CF_GPU (<gpu>.tsv, id = a hash of the names and the gpu) or
+				    * KX_CF_INDEX_HTML (index.html, id = a hash of the names and the page) */
 	KX_NODE_REGRESSIONS = 21,  /* /regressions.tsv: every series' open change point */
-	KX_NODE_HTML = 22,         /* index.html of the root (file 0) or of benchmarks/ (file 1) */
+	KX_NODE_HTML = 22,         /* index.html of the root, benchmarks/ or compare/: file = enum kx_html_file */
 	/* 23: free, for the tree's node types to come */
 	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
 	KX_NODE__VERSION = 31, /* 31 the versions of the files whose bytes change (src/fs/versions.c) */
@@ -104,6 +105,14 @@ _Static_assert(KX_RF__COUNT <= 16 && KX_GF__COUNT <= 16, "a run's or a group's f
 enum kx_compare_file {
 	KX_CF_SUMMARY,
 	KX_CF_GPU,
+	KX_CF_INDEX_HTML,
+};
+
+/* The pages that are nodes of their own, not a directory's file (KX_NODE_HTML's file). */
+enum kx_html_file {
+	KX_HTML_ROOT,
+	KX_HTML_BENCHMARKS,
+	KX_HTML_COMPARE,
 };
 
 struct kx_node {

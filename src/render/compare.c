@@ -79,33 +79,53 @@ static bool same_place(const struct kx_compare_row *a, const struct kx_compare_r
 	return strcmp(a->kernel, b->kernel) == 0 && strcmp(a->pass, b->pass) == 0 && strcmp(a->gpu, b->gpu) == 0;
 }
 
+void kx_compare_totals_add(struct kx_compare_totals *t, const struct kx_compare_run *cand,
+			   const struct kx_compare_run *base)
+{
+	/* the geometric mean is over the groups where a speedup is known */
+	double s;
+	if (kx_compare_speedup(cand, base, &s)) {
+		t->logs += log(s);
+		t->known++;
+	}
+	const char *res = kx_compare_result(cand, base);
+	t->groups++;
+	t->wins += strcmp(res, "win") == 0;
+	t->losses += strcmp(res, "loss") == 0;
+	t->noise += strcmp(res, "noise") == 0;
+	t->ties += strcmp(res, "tie") == 0;
+}
+
+void render_compare_geomean(const struct kx_compare_totals *t, char out[KX_JCS_NUMBER_MAX])
+{
+	if (t->known)
+		number(exp(t->logs / (double)t->known), out);
+	else
+		strcpy(out, "-");
+}
+
+size_t render_compare_place(const struct kx_compare_row *rows, size_t i, size_t n, struct kx_compare_totals *ret)
+{
+	size_t j = i;
+	*ret = (struct kx_compare_totals){ 0 };
+	for (; j < n && same_place(&rows[i], &rows[j]); j++)
+		kx_compare_totals_add(ret, rows[j].cand, rows[j].base);
+	return j;
+}
+
 int kx_render_compare_summary(const struct kx_compare_row *rows, size_t n, struct kx_buf *out)
 {
 	int r = kx_buf_puts(out, "kernel\tpass\tgpu\tgroups\tgeomean_speedup\twins\tlosses\tnoise\tties\n");
 	for (size_t i = 0, j; i < n && r >= 0; i = j) {
-		/* the geometric mean over the groups where both are present and a speedup is known */
-		double logs = 0;
-		size_t known = 0, wins = 0, losses = 0, noise = 0, ties = 0;
-		for (j = i; j < n && same_place(&rows[i], &rows[j]); j++) {
-			double s;
-			if (kx_compare_speedup(rows[j].cand, rows[j].base, &s)) {
-				logs += log(s);
-				known++;
-			}
-			const char *res = kx_compare_result(rows[j].cand, rows[j].base);
-			wins += strcmp(res, "win") == 0;
-			losses += strcmp(res, "loss") == 0;
-			noise += strcmp(res, "noise") == 0;
-			ties += strcmp(res, "tie") == 0;
-		}
-		char kernel[KX_NAME_MAX], pass[KX_NAME_MAX], gpu[KX_NAME_MAX], geo[KX_JCS_NUMBER_MAX] = "-";
+		struct kx_compare_totals t;
+		j = render_compare_place(rows, i, n, &t);
+		char kernel[KX_NAME_MAX], pass[KX_NAME_MAX], gpu[KX_NAME_MAX], geo[KX_JCS_NUMBER_MAX];
 		render_field(rows[i].kernel, kernel, sizeof(kernel));
 		render_field(rows[i].pass, pass, sizeof(pass));
 		render_field(rows[i].gpu, gpu, sizeof(gpu));
-		if (known)
-			number(exp(logs / (double)known), geo);
-		r = kx_buf_printf(out, "%s\t%s\t%s\t%zu\t%s\t%zu\t%zu\t%zu\t%zu\n", kernel, pass, gpu, j - i, geo, wins,
-				  losses, noise, ties);
+		render_compare_geomean(&t, geo);
+		r = kx_buf_printf(out, "%s\t%s\t%s\t%zu\t%s\t%zu\t%zu\t%zu\t%zu\n", kernel, pass, gpu, t.groups, geo,
+				  t.wins, t.losses, t.noise, t.ties);
 	}
 	return r < 0 ? r : 0;
 }

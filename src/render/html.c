@@ -4,7 +4,7 @@
  * that any plain HTTP server over the mount — or over a copy made with rsync — serves the whole
  * index with no code of ours. A page links every entry of its directory (relative links only: the
  * site works wherever it is served from), embeds the directory's pictures and shows a group's
- * ranking as a table. No script, no stylesheet or font from elsewhere, no network: one file, the
+ * ranking, a compare/ pair's summary (summary.tsv's numbers, from the same rows by the same code) or compare/'s pairs as a table. No script, no stylesheet or font from elsewhere, no network: one file, the
  * same bytes for the same directory. Written so that an XML parser reads it too (every element
  * closed, attributes quoted), which the tests use as a first check of its structure.
  */
@@ -61,8 +61,8 @@ static int breadcrumb(struct kx_buf *out, const char *path)
 	depth += *path != '\0';
 	int r = kx_buf_puts(out, "<nav>");
 	for (size_t i = 0; i <= depth && r >= 0; i++) {
-		/* component i: "kindex" (the root) or the i-th name of the path */
-		char name[KX_NAME_MAX * 2];
+		/* component i: "kindex" (the root) or the i-th name of the path (a pair's: two names) */
+		char name[KX_NAME_MAX * 2 + 8];
 		if (i == 0) {
 			snprintf(name, sizeof(name), "kindex");
 		} else {
@@ -154,6 +154,71 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 	return r < 0 ? r : kx_buf_puts(out, "</table>\n");
 }
 
+/* A comparison's totals as the cells of summary.tsv's columns groups … ties, its bytes for each. */
+static int totals_cells(struct kx_buf *out, const struct kx_compare_totals *t)
+{
+	char geo[KX_JCS_NUMBER_MAX];
+	render_compare_geomean(t, geo);
+	const size_t counts[] = { t->wins, t->losses, t->noise, t->ties };
+	char text[24];
+	snprintf(text, sizeof(text), "%zu", t->groups);
+	int r = cell(out, true, text);
+	if (r >= 0)
+		r = cell(out, true, geo);
+	for (size_t i = 0; i < KX_ARRAY_SIZE(counts) && r >= 0; i++) {
+		snprintf(text, sizeof(text), "%zu", counts[i]);
+		r = cell(out, true, text);
+	}
+	return r;
+}
+
+static const char totals_head[] =
+	"<th>groups</th><th>geomean_speedup</th><th>wins</th><th>losses</th><th>noise</th><th>ties</th></tr>\n";
+
+/* A pair's summary.tsv as a table: a row per kernel, pass and gpu, its columns and values. */
+static int summary_table(struct kx_buf *out, const struct kx_compare_row *rows, size_t n)
+{
+	int r = kx_buf_printf(out, "<table>\n<tr><th>kernel</th><th>pass</th><th>gpu</th>%s", totals_head);
+	for (size_t i = 0, j; i < n && r >= 0; i = j) {
+		struct kx_compare_totals t;
+		j = render_compare_place(rows, i, n, &t);
+		r = kx_buf_puts(out, "<tr>");
+		if (r >= 0)
+			r = cell(out, false, rows[i].kernel);
+		if (r >= 0)
+			r = cell(out, false, rows[i].pass);
+		if (r >= 0)
+			r = cell(out, false, rows[i].gpu);
+		if (r >= 0)
+			r = totals_cells(out, &t);
+		if (r >= 0)
+			r = kx_buf_puts(out, "</tr>\n");
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</table>\n");
+}
+
+/* compare/'s pairs as a table: each linking its directory, with its totals over every group. */
+static int pairs_table(struct kx_buf *out, const struct kx_html_pair *pairs, size_t n)
+{
+	int r = kx_buf_printf(out, "<table>\n<tr><th>pair</th><th>gpus</th>%s", totals_head);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		char gpus[24];
+		snprintf(gpus, sizeof(gpus), "%zu", pairs[i].gpus);
+		r = kx_buf_puts(out, "<tr><td>");
+		if (r >= 0)
+			r = link(out, pairs[i].name, true, pairs[i].name);
+		if (r >= 0)
+			r = kx_buf_puts(out, "</td>");
+		if (r >= 0)
+			r = cell(out, true, gpus);
+		if (r >= 0)
+			r = totals_cells(out, &pairs[i].totals);
+		if (r >= 0)
+			r = kx_buf_puts(out, "</tr>\n");
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</table>\n");
+}
+
 int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 {
 	const char *title = p->heading && *p->heading ? p->heading : *p->path ? p->path : "kindex";
@@ -170,6 +235,10 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 		r = kx_buf_puts(out, "</p>\n");
 	if (r >= 0 && p->group)
 		r = ranking_table(out, p->group);
+	if (r >= 0 && p->summary)
+		r = summary_table(out, p->summary, p->nsummary);
+	if (r >= 0 && p->pairs)
+		r = pairs_table(out, p->pairs, p->npairs);
 	for (size_t i = 0; i < p->npictures && r >= 0; i++) {
 		r = kx_buf_puts(out, "<p><img src=\"");
 		if (r >= 0)
@@ -186,7 +255,7 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 	for (size_t i = 0; i < p->nlinks && r >= 0; i++) {
 		r = kx_buf_puts(out, "<li>");
 		if (r >= 0) {
-			char text[KX_NAME_MAX * 2];
+			char text[KX_NAME_MAX * 2 + 8];
 			snprintf(text, sizeof(text), "%s%s", p->links[i].name, p->links[i].dir ? "/" : "");
 			r = link(out, p->links[i].name, p->links[i].dir, text);
 		}

@@ -86,6 +86,11 @@ int render_markup_text(struct kx_buf *out, const char *s);
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_svg(const struct kx_group_view *g, struct kx_buf *out);
 
+/* compare.c: the totals of rows[i..) that share rows[i]'s kernel, pass and gpu (a line of
+ * summary.tsv), and the end of them; the geometric mean of totals as summary.tsv writes it. */
+size_t render_compare_place(const struct kx_compare_row *rows, size_t i, size_t n, struct kx_compare_totals *ret);
+void render_compare_geomean(const struct kx_compare_totals *t, char out[KX_JCS_NUMBER_MAX]);
+
 /* render.c */
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
 /* A value in run x's metric's base unit, in x's unit; false when that unit is not known. */

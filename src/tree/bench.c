@@ -38,7 +38,7 @@ size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_
 			     gpu[] = { KX_BF_SWEEP_TSV, KX_BF_SWEEP_SVG, KX_BF_INDEX_HTML };
 	_Static_assert(KX_ARRAY_SIZE(gpu) <= BENCH_FILES_MAX, "BENCH_FILES_MAX holds a directory's files");
 	if (dir->type == KX_NODE_BENCHMARKS) { /* its page is the tree's, versioned as the root's */
-		ret[0] = (struct kx_node){ .type = KX_NODE_HTML, .file = 1 };
+		ret[0] = (struct kx_node){ .type = KX_NODE_HTML, .file = KX_HTML_BENCHMARKS };
 		return 1;
 	}
 	if (dir->type != KX_NODE_BENCH || dir->depth < 1 || dir->depth > 3)

@@ -389,12 +389,19 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 				r = inval_versioned(c, KX_INVAL_DATA, &file, d->files[f].stamp);
 			}
 		}
-		struct kx_node summary = cmp_file_node(d, (size_t)p, -1);
+		/* summary.tsv and the page, which shows it and links every gpu file */
+		struct kx_node summary = cmp_file_node(d, (size_t)p, CMP_SUMMARY), page = cmp_file_node(d, (size_t)p, CMP_HTML);
 		if (r == 0)
 			r = inval_versioned(c, KX_INVAL_DATA, &summary, d->pairs[p].stamp);
 		if (r == 0)
+			r = inval_versioned(c, KX_INVAL_DATA, &page, d->pairs[p].stamp);
+		if (r == 0)
 			r = inval(c, listing ? KX_INVAL_DATA : KX_INVAL_ATTR, &pair, NULL);
 	}
+	/* compare/index.html: every pair's totals, and a link to each */
+	struct kx_node page = { .type = KX_NODE_HTML, .file = KX_HTML_COMPARE };
+	if (r == 0 && x.len)
+		r = inval_versioned(c, KX_INVAL_DATA, &page, d->mtime);
 	if (r == 0)
 		r = inval(c, new_pairs ? KX_INVAL_DATA : KX_INVAL_ATTR, &dir, NULL);
 	free(x.v);
@@ -669,7 +676,8 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 
 	/* the top of the tree: counts, mtimes, README, the pages and the flat listings */
 	static const uint8_t top[][3] = { { KX_NODE_ROOT, 0, KX_INVAL_ATTR },       { KX_NODE_README, 0, KX_INVAL_DATA },
-					  { KX_NODE_HTML, 0, KX_INVAL_DATA },       { KX_NODE_HTML, 1, KX_INVAL_DATA },
+					  { KX_NODE_HTML, KX_HTML_ROOT, KX_INVAL_DATA },
+					  { KX_NODE_HTML, KX_HTML_BENCHMARKS, KX_INVAL_DATA },
 					  { KX_NODE_INDEX, 0, KX_INVAL_DATA },      { KX_NODE_REGRESSIONS, 0, KX_INVAL_DATA },
 					  { KX_NODE_BENCHMARKS, 0, KX_INVAL_DATA }, { KX_NODE_RUNS, 0, KX_INVAL_DATA },
 					  { KX_NODE_DIGESTS, 0, KX_INVAL_ATTR },    { KX_NODE_DIGESTS_SHA, 0, KX_INVAL_DATA } };

@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
  * compare/ (docs/views.md): a directory <candidate>..<baseline> for every ordered pair of
- * implementations that share a group, holding a <gpu>.tsv for every GPU where they do and a
- * summary.tsv. What they show is a function of every group's current runs, so it is computed in
- * one pass over the groups, on the first read of a generation, and kept for that generation
- * (struct cmp_data): a drop costs nothing here until someone reads compare/ again.
+ * implementations that share a group, holding a <gpu>.tsv for every GPU where they do, a
+ * summary.tsv and its page, index.html. What they show is a function of every group's current
+ * runs, so it is computed in one pass over the groups, on the first read of a generation, and kept
+ * for that generation (struct cmp_data): a drop costs nothing here until someone reads compare/
+ * again.
  *
  * Names and inode numbers: a pair directory's id is the SHA-256 of its path ("compare/a..b"),
- * a gpu file's of its path too, summary.tsv has its pair's; an inode number's 55 bits are found
- * among a generation's ids (cmp_data.ids). Pairs and their GPUs only ever appear (runs are never
- * removed), so a number handed out in one generation decodes in every later one.
+ * a gpu file's and its index.html's of their paths too, summary.tsv has its pair's; an inode
+ * number's 55 bits are found among a generation's ids (cmp_data.ids), which say which file they
+ * name — not the number's file bits, which a version's number made back lacks (compare_node).
+ * Pairs and their GPUs only ever appear (runs are never removed), so a number handed out in one
+ * generation decodes in every later one. compare/index.html is one of the tree's pages
+ * (KX_NODE_HTML, KX_HTML_COMPARE).
  *
  * Stamps: a <gpu>.tsv's is the newest mtime of the gpu directories that hold the groups it shows
- * (every run added below one of them moves it, as it moves the group's files), a summary.tsv's the
- * newest of its gpu files', compare/'s the newest of all.
+ * (every run added below one of them moves it, as it moves the group's files), a summary.tsv's and
+ * a pair's index.html's (which shows the summary) the newest of its gpu files', compare/'s — and
+ * compare/index.html's — the newest of all.
  *
  * A group of more than CMP_GROUP_PAIRS_MAX current runs forms no pair by itself (one of 700
  * implementations would make 489,300 directories): it adds rows only to pairs that share a smaller
@@ -685,7 +690,7 @@ static int make_pairs(struct cmp_data *d, struct pairs *p)
 		d->nfiles = 2 * p->ne;
 		d->pairs = calloc(d->npairs + 1, sizeof(*d->pairs));
 		d->files = calloc(d->nfiles + 1, sizeof(*d->files));
-		d->ids = calloc(d->npairs + d->nfiles + 1, sizeof(*d->ids));
+		d->ids = calloc(2 * d->npairs + d->nfiles + 1, sizeof(*d->ids));
 		if (!d->pairs || !d->files || !d->ids)
 			r = -ENOMEM;
 	}
@@ -695,6 +700,7 @@ static int make_pairs(struct cmp_data *d, struct pairs *p)
 		*x = op[i].p;
 		const char *name = d->text + x->name;
 		path_id(name, "", "", &x->id);
+		path_id(name, "/", "index.html", &x->html_id);
 		x->first = (uint32_t)nf;
 		for (size_t e = first[op[i].upair]; e < first[op[i].upair + 1]; e++) {
 			struct cmp_file *f = &d->files[nf++];
@@ -705,7 +711,8 @@ static int make_pairs(struct cmp_data *d, struct pairs *p)
 			d->ids[d->nids++] = (struct cmp_id){ tree_id55(&f->id), (uint32_t)i, (int32_t)(nf - 1) };
 		}
 		x->len = (uint32_t)(nf - x->first);
-		d->ids[d->nids++] = (struct cmp_id){ tree_id55(&x->id), (uint32_t)i, -1 };
+		d->ids[d->nids++] = (struct cmp_id){ tree_id55(&x->id), (uint32_t)i, CMP_SUMMARY };
+		d->ids[d->nids++] = (struct cmp_id){ tree_id55(&x->html_id), (uint32_t)i, CMP_HTML };
 		if (d->mtime < x->stamp)
 			d->mtime = x->stamp;
 	}
@@ -878,13 +885,21 @@ struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair)
 
 struct kx_node cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file)
 {
+	if (file == CMP_HTML)
+		return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_INDEX_HTML, .id = d->pairs[pair].html_id };
 	if (file < 0)
 		return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_SUMMARY, .id = d->pairs[pair].id };
 	return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_GPU, .id = d->files[file].id };
 }
 
-/* What 55 bits of an id name: 0 with its pair and file (-1: the pair or its summary.tsv), -ENOENT,
- * or -EIO where two of them share those bits. */
+/* The kind of a pair's file (KX_NODE_COMPARE_FILE's file) of a file index. */
+static uint8_t file_kind(ssize_t file)
+{
+	return file == CMP_HTML ? KX_CF_INDEX_HTML : file < 0 ? KX_CF_SUMMARY : KX_CF_GPU;
+}
+
+/* What 55 bits of an id name: 0 with its pair and file (CMP_SUMMARY: the pair or its summary.tsv),
+ * -ENOENT, or -EIO where two of them share those bits. */
 static int find_id(const struct cmp_data *d, uint64_t id55, size_t *ret_pair, ssize_t *ret_file)
 {
 	size_t lo = 0, hi = d->nids;
@@ -904,7 +919,7 @@ static int find_id(const struct cmp_data *d, uint64_t id55, size_t *ret_pair, ss
 	return 0;
 }
 
-/* The pair and file (-1: none, summary.tsv) of node n in d; -ENOENT when n is not there. */
+/* The pair and file (CMP_SUMMARY: none, or summary.tsv) of node n in d; -ENOENT when n is not there. */
 static int locate(const struct cmp_data *d, const struct kx_node *n, size_t *ret_pair, ssize_t *ret_file)
 {
 	size_t pair;
@@ -912,10 +927,8 @@ static int locate(const struct cmp_data *d, const struct kx_node *n, size_t *ret
 	int r = find_id(d, tree_id55(&n->id), &pair, &file);
 	if (r < 0)
 		return r;
-	const struct kx_digest *id = file < 0 ? &d->pairs[pair].id : &d->files[file].id;
-	bool summary = n->type == KX_NODE_COMPARE_FILE && n->file == KX_CF_SUMMARY;
-	if (!kx_digest_equal(id, &n->id) || (n->type == KX_NODE_COMPARE_PAIR && file >= 0) ||
-	    (summary && file >= 0) || (n->type == KX_NODE_COMPARE_FILE && !summary && file < 0))
+	struct kx_node want = n->type == KX_NODE_COMPARE_PAIR ? cmp_pair_node(d, pair) : cmp_file_node(d, pair, file);
+	if (!kx_digest_equal(&want.id, &n->id) || want.type != n->type || want.file != n->file)
 		return -ENOENT;
 	*ret_pair = pair;
 	*ret_file = file;
@@ -941,8 +954,8 @@ int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	r = find_id(d, ino & BITS55, &pair, &file);
 	/* a file's number made back from a version's (src/fs/versions.c) has file 0, whichever it is */
 	if (r == 0 && n.type == KX_NODE_COMPARE_PAIR)
-		r = file < 0 && n.file == 0 ? 0 : -ENOENT;
-	else if (r == 0 && (n.file > KX_CF_GPU || (n.file == KX_CF_GPU && file < 0)))
+		r = file == CMP_SUMMARY && n.file == 0 ? 0 : -ENOENT;
+	else if (r == 0 && n.file != 0 && n.file != file_kind(file))
 		r = -ENOENT;
 	if (r == 0)
 		*ret = n.type == KX_NODE_COMPARE_PAIR ? cmp_pair_node(d, pair) : cmp_file_node(d, pair, file);
@@ -951,7 +964,7 @@ int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 }
 
 /* A node of compare/ in the comparisons of its view: them (a reference: cmp_put), and for a pair
- * or a file its pair and file (-1: none, or summary.tsv). */
+ * or a file its pair and file (CMP_SUMMARY: none, or summary.tsv). */
 struct at {
 	struct cmp_data *d;
 	size_t pair;
@@ -960,7 +973,7 @@ struct at {
 
 static int at_node(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct at *ret)
 {
-	*ret = (struct at){ .file = -1 };
+	*ret = (struct at){ .file = CMP_SUMMARY };
 	int r = cmp_get(t, v, &ret->d);
 	if (r < 0) {
 		ret->d = NULL;
@@ -969,29 +982,47 @@ static int at_node(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	return n->type == KX_NODE_COMPARE ? 0 : locate(ret->d, n, &ret->pair, &ret->file);
 }
 
-/* A pair's file named name: -1 for summary.tsv, a gpu file's index, or -ENOENT. */
-static ssize_t file_named(const struct cmp_data *d, size_t pair, const char *name)
+/* The names of a pair's files that are not gpu files, in name order: each before any gpu file's
+ * name after it in the listing (a gpu named "summary" has no file). */
+static const struct {
+	const char *name;
+	int file;
+} pair_files[] = { { "index.html", CMP_HTML }, { "summary.tsv", CMP_SUMMARY } };
+
+/* A pair's file named name into *ret_file (a gpu file's index, CMP_SUMMARY or CMP_HTML); -ENOENT. */
+static int file_named(const struct cmp_data *d, size_t pair, const char *name, ssize_t *ret_file)
 {
 	char gpu[KX_NAME_MAX];
 	size_t len = strlen(name);
 	ssize_t file;
-	if (strcmp(name, "summary.tsv") == 0)
-		return -1;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(pair_files); i++)
+		if (strcmp(name, pair_files[i].name) == 0) {
+			*ret_file = pair_files[i].file;
+			return 0;
+		}
 	if (len < 5 || len - 4 >= sizeof(gpu) || strcmp(name + len - 4, ".tsv") != 0)
 		return -ENOENT;
 	snprintf(gpu, sizeof(gpu), "%.*s", (int)(len - 4), name);
-	return (file = cmp_file_of(d, pair, gpu)) < 0 ? -ENOENT : file;
+	if ((file = cmp_file_of(d, pair, gpu)) < 0)
+		return -ENOENT;
+	*ret_file = file;
+	return 0;
 }
+
+/* compare/index.html: a page of the tree's, listed after the pairs (files after directories) */
+static const struct kx_node compare_html = { .type = KX_NODE_HTML, .file = KX_HTML_COMPARE };
 
 int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret)
 {
 	struct at a;
 	int r = at_node(t, v, dir, &a);
-	ssize_t i = -ENOENT;
-	if (r == 0 && dir->type == KX_NODE_COMPARE && (i = cmp_pair_named(a.d, name)) >= 0)
+	ssize_t i = -1;
+	if (r == 0 && dir->type == KX_NODE_COMPARE && strcmp(name, "index.html") == 0)
+		*ret = compare_html;
+	else if (r == 0 && dir->type == KX_NODE_COMPARE && (i = cmp_pair_named(a.d, name)) >= 0)
 		*ret = cmp_pair_node(a.d, (size_t)i);
-	else if (r == 0 && dir->type == KX_NODE_COMPARE_PAIR && (i = file_named(a.d, a.pair, name)) >= -1)
+	else if (r == 0 && dir->type == KX_NODE_COMPARE_PAIR && file_named(a.d, a.pair, name, &i) == 0)
 		*ret = cmp_file_node(a.d, a.pair, i);
 	else if (r == 0)
 		r = -ENOENT;
@@ -999,10 +1030,12 @@ int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	return r;
 }
 
-/* A gpu file's name into out ("<gpu>.tsv"). */
+/* A pair's file's name into out ("<gpu>.tsv", "summary.tsv", "index.html"). */
 static void file_name(const struct cmp_data *d, ssize_t file, char *out, size_t cap)
 {
-	if (file < 0)
+	if (file == CMP_HTML)
+		snprintf(out, cap, "index.html");
+	else if (file < 0)
 		snprintf(out, cap, "summary.tsv");
 	else
 		snprintf(out, cap, "%s.tsv", file_gpu(d, (size_t)file));
@@ -1018,22 +1051,21 @@ int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			struct kx_node n = cmp_pair_node(d, i);
 			r = fn(ctx, pair_name(d, i), &n);
 		}
+		if (r == 0)
+			r = fn(ctx, "index.html", &compare_html);
 	} else if (r == 0) {
-		/* its gpu files and summary.tsv, in name order (a gpu named "summary" has no file) */
+		/* its gpu files, index.html and summary.tsv, in name order */
 		const struct cmp_pair *p = &d->pairs[a.pair];
-		size_t end = (size_t)p->first + p->len;
-		bool summary = false;
+		size_t end = (size_t)p->first + p->len, k = 0;
 		for (size_t i = p->first; i <= end && r == 0; i++) {
 			char name[KX_NAME_MAX + 8];
 			if (i < end)
 				file_name(d, (ssize_t)i, name, sizeof(name));
-			if (!summary && (i == end || strcmp(name, "summary.tsv") > 0)) {
-				struct kx_node n = cmp_file_node(d, a.pair, -1);
-				summary = true;
-				if ((r = fn(ctx, "summary.tsv", &n)) != 0)
-					break;
+			for (; k < KX_ARRAY_SIZE(pair_files) && r == 0 && (i == end || strcmp(name, pair_files[k].name) >= 0); k++) {
+				struct kx_node n = cmp_file_node(d, a.pair, pair_files[k].file);
+				r = fn(ctx, pair_files[k].name, &n);
 			}
-			if (i < end && strcmp(name, "summary.tsv") != 0) {
+			if (r == 0 && i < end && strcmp(name, "summary.tsv") != 0) {
 				struct kx_node n = cmp_file_node(d, a.pair, (ssize_t)i);
 				r = fn(ctx, name, &n);
 			}
@@ -1126,6 +1158,72 @@ int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	free(rows);
 	cmp_put(t, a.d);
 	return r;
+}
+
+/* Every pair's totals over every group (its summary.tsv's lines together), into out[npairs]: one
+ * pass over the groups, each group adding to the pairs of its current runs in path order — the
+ * order rows_of gives a pair's rows in. */
+static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
+{
+	for (size_t di = 0; di < d->ndirs; di++) {
+		const struct cmp_dir *dir = &d->dirs[di];
+		for (uint32_t gi = dir->first; gi < dir->first + dir->len; gi++) {
+			const struct cmp_group *g = &d->groups[gi];
+			const struct cmp_run *runs = &d->runs[g->first];
+			if (g->len > CMP_GROUP_PAIRS_MAX) {
+				/* a large group adds rows only to the pairs that smaller groups made */
+				for (size_t p = 0; p < d->npairs; p++) {
+					const struct cmp_run *c = run_of(d, g, d->pairs[p].cand);
+					const struct cmp_run *b = c ? run_of(d, g, d->pairs[p].base) : NULL;
+					if (b)
+						kx_compare_totals_add(&out[p].totals, &c->r, &b->r);
+				}
+				continue;
+			}
+			for (uint32_t i = 0; i < g->len; i++)
+				for (uint32_t j = 0; j < g->len; j++) {
+					ssize_t p = i == j ? -1 : cmp_pair_of(d, d->text + d->impls[runs[i].impl],
+									       d->text + d->impls[runs[j].impl]);
+					if (p >= 0)
+						kx_compare_totals_add(&out[p].totals, &runs[i].r, &runs[j].r);
+				}
+		}
+	}
+}
+
+int compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct cmp_page *ret)
+{
+	struct at a;
+	*ret = (struct cmp_page){ 0 };
+	int r = at_node(t, v, dir, &a);
+	const struct cmp_data *d = a.d;
+	if (r == 0 && dir->type == KX_NODE_COMPARE_PAIR) {
+		ret->cand = d->text + d->impls[d->pairs[a.pair].cand];
+		ret->base = d->text + d->impls[d->pairs[a.pair].base];
+		r = rows_of(d, a.pair, CMP_SUMMARY, &ret->rows, &ret->nrows);
+	} else if (r == 0 && dir->type == KX_NODE_COMPARE) {
+		if (!(ret->pairs = calloc(d->npairs + 1, sizeof(*ret->pairs))))
+			r = -ENOMEM;
+		for (size_t i = 0; i < d->npairs && r == 0; i++)
+			ret->pairs[i] = (struct kx_html_pair){ .name = pair_name(d, i), .gpus = d->pairs[i].len };
+		ret->npairs = d->npairs;
+		if (r == 0)
+			pair_totals(d, ret->pairs);
+	} else if (r == 0) {
+		r = -ENOTDIR;
+	}
+	ret->d = a.d;
+	if (r < 0)
+		compare_page_release(t, ret);
+	return r;
+}
+
+void compare_page_release(struct kx_tree *t, struct cmp_page *p)
+{
+	free(p->rows);
+	free(p->pairs);
+	cmp_put(t, p->d);
+	*p = (struct cmp_page){ 0 };
 }
 
 int kx_tree_compare_impls(struct kx_tree *t, struct kx_view *v, int (*fn)(void *ctx, const char *impl), void *ctx)

@@ -133,7 +133,17 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	case KX_NODE_README:
 	case KX_NODE_INDEX:
 	case KX_NODE_REGRESSIONS:
-	case KX_NODE_HTML: /* the root's and benchmarks/' pages: what README says may change with any drop */
+	case KX_NODE_HTML:
+		if (n->file == KX_HTML_COMPARE) { /* compare/'s mtime, as its directory's (node.c) */
+			r = compare_attr(t, v, &(struct kx_node){ .type = KX_NODE_COMPARE }, ret_stamp, &runs);
+			runs = 0;
+			if (r == 0 && !(mtime = *ret_stamp)) {
+				kx_store_stats(t->s, v, &st);
+				mtime = st.created_ns;
+			}
+			break;
+		}
+		/* the root's and benchmarks/' pages: what README says may change with any drop */
 		kx_store_stats(t->s, v, &st);
 		*ret_stamp = (int64_t)st.generation;
 		mtime = st.changed_ns;
@@ -216,12 +226,15 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		return top_index(t, v, out);
 	case KX_NODE_REGRESSIONS:
 		return top_regressions(t, v, out);
-	case KX_NODE_HTML: {
-		struct kx_node dir = { .type = n->file == 0 ? KX_NODE_ROOT : KX_NODE_BENCHMARKS };
+	case KX_NODE_HTML:
+	case KX_NODE_COMPARE_FILE: {
+		struct kx_node dir;
+		if (n->type == KX_NODE_COMPARE_FILE && n->file != KX_CF_INDEX_HTML)
+			return compare_render(t, v, n, out);
+		if ((r = kx_tree_parent(t, v, n, &dir)) < 0)
+			return r;
 		return tree_html(t, v, &dir, out);
 	}
-	case KX_NODE_COMPARE_FILE:
-		return compare_render(t, v, n, out);
 	case KX_NODE_DOC: {
 		struct kx_buf b = { 0 };
 		if ((r = tree_get_doc(t, v, &n->id, &b)) < 0)

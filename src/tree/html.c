@@ -3,9 +3,10 @@
  * index.html of a directory (docs/views.md): what the page links is what kx_tree_readdir lists, so
  * the page follows the tree by construction — a file added to a directory's listing is linked from
  * its page with nothing to add here. The directory's pictures (its *.svg entries) are embedded in
- * listing order and a group's page shows its ranking as a table (src/render/html.c writes the
- * bytes). Its stamp is its directory's: a group's, a benchmark
- * directory's mtime, or — the root's and benchmarks/' — the store's generation.
+ * listing order; a group's page shows its ranking as a table, a compare/ pair's its summary.tsv
+ * and compare/'s every pair's totals (src/render/html.c writes the bytes). Its stamp is its
+ * directory's: a group's, a benchmark directory's mtime, a pair's summary.tsv's, compare/'s mtime,
+ * or — the root's and benchmarks/' — the store's generation.
  */
 #include "private.h"
 
@@ -44,7 +45,8 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 	struct kx_html_page p = { 0 };
 	struct gctx *g = NULL;
 	struct kx_group_view gv;
-	char path[5 * KX_NAME_MAX + 32] = "benchmarks", heading[5 * KX_NAME_MAX + 32], lead[256];
+	struct cmp_page cp = { 0 };
+	char path[5 * KX_NAME_MAX + 32] = "benchmarks", heading[5 * KX_NAME_MAX + 32], lead[1024];
 	int r = e.a ? kx_tree_readdir(t, v, dir, entry_add, &e) : -ENOMEM;
 	if (r >= 0 && dir->type == KX_NODE_GROUP && (r = gctx_get(t, v, &dir->id, &g)) >= 0) {
 		tree_group_view(g, &gv);
@@ -71,13 +73,33 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 			"in one parameter.",
 		};
 		p.lead = dir->depth < KX_ARRAY_SIZE(leads) ? leads[dir->depth] : NULL;
+	} else if (r >= 0 && dir->type == KX_NODE_COMPARE_PAIR && (r = compare_page(t, v, dir, &cp)) >= 0) {
+		snprintf(path, sizeof(path), "compare/%s..%s", cp.cand, cp.base);
+		snprintf(heading, sizeof(heading), "%s against %s", cp.cand, cp.base);
+		snprintf(lead, sizeof(lead), "Each group where both have a current run: a row of <gpu>.tsv, with the two medians "
+			 "and the speedup (above 1: %s is better). summary.tsv, the table below: per kernel, pass and GPU, "
+			 "the groups, the geometric mean of their speedups and how many %s won, lost, was within noise in "
+			 "or tied.", cp.cand, cp.cand);
+		p.heading = heading;
+		p.lead = lead;
+		p.summary = cp.rows;
+		p.nsummary = cp.nrows;
+	} else if (r >= 0 && dir->type == KX_NODE_COMPARE && (r = compare_page(t, v, dir, &cp)) >= 0) {
+		snprintf(path, sizeof(path), "compare");
+		p.lead = cp.npairs ? "Every two implementations that share a comparison group, each way round: "
+				     "candidate..baseline, over every group they share (a speedup above 1: the "
+				     "candidate is better)."
+				   : "No two implementations share a comparison group yet.";
+		p.pairs = cp.npairs ? cp.pairs : NULL;
+		p.npairs = cp.npairs;
 	} else if (r >= 0 && dir->type == KX_NODE_BENCHMARKS) {
 		p.lead = "Every kernel benchmarked: kernel / pass / GPU / workload, each workload a comparison group.";
 	} else if (r >= 0 && dir->type == KX_NODE_ROOT) {
 		/* not README's text: it names the store, and the same runs give the same site anywhere */
 		p.lead = "An index of GPU kernel benchmark results (KernelIndex): benchmarks/ holds every "
-			 "comparison group, ranked; README says what this store holds. Every directory of "
-			 "benchmarks/ has a page like this one.";
+			 "comparison group, ranked, and compare/ every two implementations that share one; README "
+			 "says what this store holds. Every directory of benchmarks/ and compare/ has a page like "
+			 "this one.";
 		path[0] = '\0';
 	}
 	p.path = path;
@@ -89,6 +111,7 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 		r = kx_render_index_html(&p, out);
 	if (g)
 		gctx_put(t, g);
+	compare_page_release(t, &cp);
 	free(e.v);
 	free(e.pictures);
 	kx_arena_free(e.a);

@@ -21,7 +21,7 @@ static bool valid_component(const char *name)
 	return *name && strlen(name) < KX_NAME_MAX && !strchr(name, '/');
 }
 
-/* The root's entries, in listing order (index.html is the root's page, KX_NODE_HTML file 0). */
+/* The root's entries, in listing order (index.html is the root's page, KX_NODE_HTML KX_HTML_ROOT). */
 static const struct {
 	const char *name;
 	uint8_t type;
@@ -211,7 +211,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	int r = 0;
 	switch (n.type) {
 	case KX_NODE_HTML:
-		if (n.file > 1 || (ino & BITS55))
+		if (n.file > KX_HTML_COMPARE || (ino & BITS55))
 			return -ESTALE;
 		break;
 	case KX_NODE_README:
@@ -311,7 +311,8 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		p.type = KX_NODE_ROOT;
 		break;
 	case KX_NODE_HTML:
-		p.type = n->file == 0 ? KX_NODE_ROOT : KX_NODE_BENCHMARKS;
+		p.type = n->file == KX_HTML_ROOT ? KX_NODE_ROOT : n->file == KX_HTML_BENCHMARKS ? KX_NODE_BENCHMARKS
+									: KX_NODE_COMPARE;
 		break;
 	case KX_NODE_DIGESTS_SHA:
 		p.type = KX_NODE_DIGESTS;
@@ -588,7 +589,7 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 {
 	switch (n->type) {
 	case KX_NODE_README:
-	case KX_NODE_HTML: /* the root's page, or benchmarks/' (the same name) */
+	case KX_NODE_HTML: /* the root's page, benchmarks/' or compare/' (the same name) */
 	case KX_NODE_INDEX:
 	case KX_NODE_REGRESSIONS:
 		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries); i++)

@@ -124,8 +124,9 @@ struct cmp_dir {              /* benchmarks/<kernel>/<pass>/<gpu>, in path order
 struct cmp_pair {             /* compare/<cand>..<base>, in name order */
 	uint32_t cand, base;
 	uint32_t name;        /* "<cand>..<base>" */
-	int64_t stamp;        /* its summary.tsv's (and mtime): the newest of its gpu files' */
+	int64_t stamp;        /* its summary.tsv's and index.html's (and mtime): the newest of its gpu files' */
 	struct kx_digest id;
+	struct kx_digest html_id; /* its index.html's: a number of its own (cmp_id) */
 	uint32_t first, len;  /* its gpu files: files[first..first+len), in gpu name order */
 };
 
@@ -135,10 +136,14 @@ struct cmp_file {             /* compare/<cand>..<base>/<gpu>.tsv */
 	struct kx_digest id;
 };
 
-struct cmp_id {               /* what an inode number's 55 bits name: a pair (file -1) or a gpu file */
+/* A pair's files that are not gpu files, as a file index (cmp_id.file and compare.c) */
+#define CMP_SUMMARY (-1) /* summary.tsv, or the pair directory: they share the pair's id */
+#define CMP_HTML (-2)    /* index.html */
+
+struct cmp_id {               /* what an inode number's 55 bits name: a pair, its index.html or a gpu file */
 	uint64_t id55;
 	uint32_t pair;
-	int32_t file;
+	int32_t file;         /* a gpu file's index, CMP_SUMMARY or CMP_HTML */
 };
 
 struct cmp_data {
@@ -573,7 +578,8 @@ void runv_release(struct kx_tree *t, struct runv *rv);
 /* The render view of a group listing. */
 void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
 
-/* html.c: index.html of directory dir (a group or a benchmark directory) */
+/* html.c: index.html of directory dir (the root, benchmarks/ or one below it, a group, compare/
+ * or a pair directory) */
 int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct kx_buf *out);
 
 /* fn(ctx, name, node) for each file a directory of run x lists. */
@@ -618,7 +624,8 @@ ssize_t cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base
 /* The gpu file of a pair on gpu, or -1. */
 ssize_t cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu);
 
-/* The node of a pair's directory; of its gpu file `file`, or its summary.tsv (file -1). */
+/* The node of a pair's directory; of its gpu file `file`, or its summary.tsv (CMP_SUMMARY) or
+ * index.html (CMP_HTML). */
 struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair);
 struct kx_node cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file);
 
@@ -635,6 +642,22 @@ int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
  * and its link count. */
 int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
 		 uint32_t *ret_nlink);
+
+/*
+ * What the page of compare/ or of a pair directory shows beside its links (html.c): for a pair, the
+ * rows of its summary.tsv and its two names; for compare/, every pair with its totals. Valid until
+ * compare_page_release.
+ */
+struct cmp_page {
+	struct cmp_data *d;
+	const char *cand, *base;
+	struct kx_compare_row *rows;
+	size_t nrows;
+	struct kx_html_pair *pairs;
+	size_t npairs;
+};
+int compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct cmp_page *ret);
+void compare_page_release(struct kx_tree *t, struct cmp_page *p);
 
 /* A pair's file's name, and its bytes. */
 int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap);

@@ -152,6 +152,18 @@ def check_html(data):
     return root
 
 
+def check_compare_page(data):
+    """compare/'s page or a pair's, read whole: a page with its table, each row whole — for a pair
+    summary.tsv's nine columns, for compare/ the pairs' eight — results that add up."""
+    root = check_html(data)
+    rows = [[(c.text or "") + "".join(x.text or "" for x in c) for c in tr] for tr in root.iter("tr")]
+    need(rows and rows[0][-6:] == ["groups", "geomean_speedup", "wins", "losses", "noise", "ties"], "no table")
+    for r in rows[1:]:
+        n = [int(x) for x in [r[-6]] + r[-4:]]
+        need(len(r) == len(rows[0]) and n[0] >= 1 and sum(n[1:]) <= n[0] and (NUMBER.match(r[-5]) or r[-5] == "-"),
+             "a row that does not add up: %s" % r)
+
+
 def check_sweep(data):
     # median p20 p80 of a current run: numbers (p20, p80 "-" when unknown), never a failed run's
     rows = check_view_tsv(data, SWEEP_HEADER, lambda r: NUMBER.match(r[5]) and all(NUMBER.match(x) or x == "-" for x in r[6:8]))
@@ -381,18 +393,23 @@ class Reader:
         self.stats["/index.tsv and /regressions.tsv read whole"] += 2
 
     def compare_files(self):
-        """A pair's summary.tsv and one of its gpu files: whole, one version each, while drops
-        change them (every run a writer adds is of an implementation of some pair)."""
+        """A pair's summary.tsv, one of its gpu files and its page, and compare/'s page: whole, one
+        version each, while drops change them (every run a writer adds is of an implementation of
+        some pair)."""
         if not getattr(self, "pairs", None) or self.rnd.random() < 0.05:
-            self.pairs = os.listdir(self.p("compare"))
+            self.pairs = [n for n in os.listdir(self.p("compare")) if n != "index.html"]
             self.stats["listings of compare/"] += 1
         pair = self.p("compare", self.rnd.choice(self.pairs))
-        gpus = [n for n in os.listdir(pair) if n != "summary.tsv"]
-        need(gpus and "summary.tsv" in os.listdir(pair), "%s: no gpu file or no summary.tsv" % pair)
+        names = os.listdir(pair)
+        gpus = [n for n in names if n.endswith(".tsv") and n != "summary.tsv"]
+        need(gpus and "summary.tsv" in names and "index.html" in names,
+             "%s: no gpu file, summary.tsv or index.html" % pair)
         for p, check in ((os.path.join(pair, "summary.tsv"), check_compare_summary),
-                         (os.path.join(pair, self.rnd.choice(gpus)), check_compare_gpu)):
+                         (os.path.join(pair, self.rnd.choice(gpus)), check_compare_gpu),
+                         (os.path.join(pair, "index.html"), check_compare_page),
+                         (self.p("compare", "index.html"), check_compare_page)):
             self.checked(p, self.read_whole(p), check)
-        self.stats["files of compare/ read whole"] += 2
+        self.stats["files of compare/ read whole"] += 4
 
     def run_files(self):
         g = self.written_group()

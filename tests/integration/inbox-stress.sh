@@ -120,7 +120,7 @@ bigdir=${bigdir#* }
 # (docs/views.md): read now, to be read again once the writers are done — through the same
 # kernel, which must not answer from its cache
 (cd "$mnt" && while read -r k; do ls -d benchmarks/"$k"/*/gpus.tsv benchmarks/"$k"/*/*/sweep.{tsv,svg} 2>/dev/null; done \
-	<"$work/wkernels" && ls -d compare/liger..torch/* compare/triton..cutlass/* index.tsv) >"$work/views"
+	<"$work/wkernels" && ls -d compare/liger..torch/* compare/triton..cutlass/* compare/index.html index.tsv) >"$work/views"
 mkdir "$work/views.pre" "$work/views.post"
 n=0
 while read -r f; do n=$((n + 1)); cat "$mnt/$f" >"$work/views.pre/$n"; done <"$work/views"

@@ -3,15 +3,18 @@
 # compare/ (docs/views.md) on mounts of the bundled Liger data and of the history CSV: compare/
 # lists the pairs the independent oracle (tests/tools/liger_views.py, from the CSV alone) finds,
 # every summary.tsv and <gpu>.tsv holds its rows, a value worked out by hand from the CSV is there,
-# `kindex compare` prints the mount's bytes and the export is the mount; then, on a writable
-# mount, a drop changes a compare file for a reader who read it before, and a new implementation
-# makes new pair directories where a lookup had failed.
+# every page shows its directory's files (tests/tools/compare_pages.py: a pair's table is its
+# summary.tsv, compare/'s totals add up), `kindex compare` prints the mount's bytes and the export
+# is the mount; then, on a writable mount, a drop changes a compare file and the pages for a
+# reader who read them before, and a new implementation makes new pair directories where a lookup
+# had failed.
 . "$(dirname "$0")/mount-lib.sh"
 
 # the export goes to tmpfs where there is one: 30,000 small files take 10-30 s on a loaded disk
 export_dir=$(mktemp -d /dev/shm/kindexfs-views-compare.XXXXXX 2>/dev/null || mktemp -d "$work/export.XXXXXX")
 trap 'chmod -R u+w "$export_dir" 2>/dev/null; rm -rf "$export_dir"; cleanup' EXIT
 oracle=$KX_SOURCE_ROOT/tests/tools/liger_views.py
+pages=$KX_SOURCE_ROOT/tests/tools/compare_pages.py
 history=$KX_SOURCE_ROOT/examples/liger-history/all_benchmark_data.history.csv
 tab=$'\t'
 
@@ -28,12 +31,20 @@ for data in newest history; do
 
 	python3 "$oracle" "$csv" pairs | tail -n +2 >"$work/$data.pairs" || die "liger_views.py pairs failed"
 	ls "$mnt/compare" >"$work/$data.ls"
-	check "$data: compare/ lists the $(wc -l <"$work/$data.pairs") pairs the oracle finds" \
-		diff "$work/$data.pairs" "$work/$data.ls"
+	check "$data: compare/ lists the $(wc -l <"$work/$data.pairs") pairs the oracle finds, and its page" \
+		diff <(sort "$work/$data.pairs" - <<<index.html) "$work/$data.ls"
 	python3 "$oracle" "$csv" check "$mnt" compare pairs >"$work/$data.check"
 	check "$data: every summary.tsv and <gpu>.tsv is the oracle's ($(tail -1 "$work/$data.check"))" \
 		grep -q "^liger-views: OK views=compare,pairs" "$work/$data.check"
 	grep -v '^liger-views' "$work/$data.check" | head -5 | sed 's/^/# /'
+	python3 "$pages" "$mnt/compare" >"$work/$data.pages"
+	check "$data: every pair's page shows its summary.tsv and links its files, compare/'s its pairs ($(tail -1 "$work/$data.pages"))" \
+		grep -q "^compare-pages: OK" "$work/$data.pages"
+	head -5 "$work/$data.pages" | grep '^#'
+	# stat's size is what a read gives, for every page
+	sizes=$(cd "$mnt/compare" && for f in index.html */index.html; do
+		[ "$(stat -c %s "$f")" = "$(wc -c <"$f")" ] || echo "$f"; done)
+	check "$data: each page's st_size is its bytes' (${sizes:-all})" [ -z "$sizes" ]
 
 	# SPEC §5's known check, by hand from the CSV: fused_linear_simpo_loss forward on the A100,
 	# batch4-hidden4096-seq1024-vocab128256-bf16: huggingface 28.78099250793457 ms (line 585),
@@ -53,7 +64,7 @@ for data in newest history; do
 		c=${p%%..*} b=${p#*..}
 		"$KINDEX" --store "$store" compare "$c" "$b" >"$work/cli.summary" 2>"$work/cli.err"
 		check "$data: kindex compare $c $b is $p/summary.tsv" same_bytes "$work/cli.summary" "$mnt/compare/$p/summary.tsv"
-		gpu=$(ls "$mnt/compare/$p" | grep -v '^summary.tsv$' | head -1)
+		gpu=$(ls "$mnt/compare/$p" | grep '\.tsv$' | grep -v '^summary.tsv$' | head -1)
 		"$KINDEX" --store "$store" compare "$c" "$b" --gpu "${gpu%.tsv}" >"$work/cli.gpu" 2>"$work/cli.err"
 		check "$data: kindex compare $c $b --gpu ${gpu%.tsv} is $p/$gpu" same_bytes "$work/cli.gpu" "$mnt/compare/$p/$gpu"
 	done
@@ -91,6 +102,8 @@ mount_fg "$store" "$mnt" -o rw
 pair=$mnt/compare/liger..huggingface
 file=$pair/nvidia-a100-sxm4-80gb.tsv
 cp "$file" "$work/before.tsv"
+cp "$pair/index.html" "$work/before.pair.html"
+cp "$mnt/compare/index.html" "$work/before.compare.html"
 stat -c '%s %Y %i' "$file" >"$work/before.stat"
 ls "$mnt/compare/newimpl..liger" >/dev/null 2>&1 # a failed lookup: the kernel may keep that answer
 g=benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16
@@ -132,6 +145,11 @@ check "summary.tsv follows: one win more for liger on fused_linear_simpo_loss fo
 	[ "$(awk -F'\t' '$1 == "fused_linear_simpo_loss" && $2 == "forward" && $3 == "nvidia-a100-sxm4-80gb" { print $6 }' "$pair/summary.tsv")" \
 	= $(($(awk -F'\t' '$1 == "fused_linear_simpo_loss" && $2 == "forward" && $3 == "nvidia-a100-sxm4-80gb" { print $6 }' \
 		"$export_dir/newest/compare/liger..huggingface/summary.tsv") + 1)) ]
+check "the pages follow: liger..huggingface's and compare/'s changed for a reader who had read them" \
+	bash -c "! cmp -s '$work/before.pair.html' '$pair/index.html' && ! cmp -s '$work/before.compare.html' '$mnt/compare/index.html'"
+python3 "$pages" "$mnt/compare" >"$work/rw.pages"
+check "and show the new summaries, newimpl's pairs among them ($(tail -1 "$work/rw.pages"))" \
+	bash -c "grep -q '^compare-pages: OK' '$work/rw.pages' && grep -q 'href=\"newimpl..liger/\"' '$mnt/compare/index.html'"
 check "the new implementation's pairs are there, where a lookup had failed" \
 	test -f "$mnt/compare/newimpl..liger/nvidia-a100-sxm4-80gb.tsv" -a -d "$mnt/compare/huggingface..newimpl"
 check "and listed" grep -qx 'newimpl\.\.liger' <(ls "$mnt/compare")

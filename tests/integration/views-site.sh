@@ -4,11 +4,11 @@
 # The static site (docs/views.md): a plain HTTP server (python3 -m http.server) over a mount of
 # the bundled Liger import serves the index as a website, with no code of ours on the server.
 # A crawl from /index.html follows every link of every page and loads every picture: no link is
-# broken, every page is well-formed (xmllint) and valid HTML (tidy: no error), and the root and
-# every directory of benchmarks/ but the rank directories has its page (those, runs/, digests/ and
-# compare/ are served as the server's own listings). A headless browser (chromium-headless-shell)
-# loads a group page and a gpu page: the screenshot is not blank and shows the picture's colours,
-# and the browser logs no console error.
+# broken, every page is well-formed (xmllint) and valid HTML (tidy: no error), and the root,
+# compare/ and its pair directories and every directory of benchmarks/ but the rank directories
+# has its page (those, runs/ and digests/ are served as the server's own listings). A headless
+# browser (chromium-headless-shell) loads a group page and a gpu page: the screenshot is not
+# blank and shows the picture's colours, and the browser logs no console error.
 # The mount's pages are the export's bytes.
 . "$(dirname "$0")/mount-lib.sh"
 
@@ -46,9 +46,9 @@ class Links(html.parser.HTMLParser):
         if tag == "img" and "src" in a:
             self.pictures.append(a["src"])
 import re
-# the directories without a page of ours, which the server lists: rank directories, runs/,
-# digests/ and (not yet paged) compare/
-UNPAGED = re.compile(r"^(/benchmarks/([^/]+/){5}|/runs/|/digests/|/compare/([^/]+/)?)$")
+# the directories without a page of ours, which the server lists: rank directories, runs/ and
+# digests/
+UNPAGED = re.compile(r"^(/benchmarks/([^/]+/){5}|/runs/|/digests/)$")
 def fetch(url, method):
     req = urllib.request.Request(url, method=method)
     with urllib.request.urlopen(req) as r:
@@ -95,13 +95,15 @@ read -r npages nfiles nbroken <<<"$(head -1 "$work/crawl")"
 tail -n +2 "$work/crawl"
 check "a crawl from /index.html reaches $npages pages and $nfiles files and pictures, no link broken (${nbroken:-?})" \
 	[ "${nbroken:-1}" = 0 -a "${npages:-0}" -gt 1000 ]
-# the root, benchmarks/, kernel, pass, gpu and group directories: not the rank directories below
-{ echo /index.html; (cd "$mnt" && find benchmarks -maxdepth 4 -type d | sed 's|^|/|; s|$|/index.html|'); } |
-	sort >"$work/dirs"
-check "every directory of benchmarks/ (and the root) has its page, and the crawl found each ($(wc -l <"$work/dirs"))" \
+# the root, benchmarks/, kernel, pass, gpu and group directories: not the rank directories below;
+# compare/ and its pairs
+{ echo /index.html; (cd "$mnt" && find benchmarks -maxdepth 4 -type d && find compare -maxdepth 1 -type d) |
+	sed 's|^|/|; s|$|/index.html|'; } | sort >"$work/dirs"
+check "every directory of benchmarks/ and compare/ (and the root) has its page, and the crawl found each ($(wc -l <"$work/dirs"), $(grep -c ^/compare/ "$work/dirs") in compare/)" \
 	cmp -s "$work/dirs" "$work/pages"
 
-# each page: well-formed, valid HTML (tidy exits 2 on an error), the export's bytes
+# each page: well-formed, valid HTML (tidy exits 2 on an error), the export's bytes — every seventh
+# and every one of compare/
 bad_xml=0 bad_html=0 bad_export=0
 while read -r page; do
 	f="$mnt$page"
@@ -109,8 +111,8 @@ while read -r page; do
 	tidy -q -e "$f" >/dev/null 2>&1
 	(($? < 2)) || bad_html=$((bad_html + 1))
 	cmp -s "$f" "$work/export$page" || bad_export=$((bad_export + 1))
-done < <(awk 'NR % 7 == 1' "$work/pages")
-check "every seventh page is well-formed XML ($bad_xml not)" [ "$bad_xml" = 0 ]
+done < <(awk 'NR % 7 == 1 || /^\/compare\//' "$work/pages")
+check "every seventh page and compare/'s are well-formed XML ($bad_xml not)" [ "$bad_xml" = 0 ]
 check "and valid HTML for tidy ($bad_html with errors)" [ "$bad_html" = 0 ]
 check "and the export's bytes ($bad_export differ)" [ "$bad_export" = 0 ]
 check "no page has a script" bash -c "! grep -l '<script' '$mnt/index.html' '$mnt/benchmarks/index.html' $(awk 'NR % 50 == 1 { printf "'"'"'%s'"'"' ", "'"$mnt"'" $0 }' "$work/pages")"

@@ -767,6 +767,88 @@ static void compare(void)
 	kx_buf_release(&b);
 }
 
+/* The pages of compare/ (docs/views.md): a pair's summary.tsv as a table, cell for cell; compare/'s
+ * pairs with their totals; odd bytes in a name escaped for a URL and for HTML. */
+static void compare_pages(void)
+{
+	struct kx_compare_run fast = { .value = 1000, .base_value = 1000, .unit = "ns" };
+	struct kx_compare_run slow = { .value = 4000, .base_value = 4000, .unit = "ns" };
+	struct kx_compare_run zero = { .unit = "ns" };
+	struct kx_compare_row rows[] = {
+		{ "k<1>", "forward", "gpu&a", "w1", &fast, &slow },
+		{ "k<1>", "forward", "gpu&a", "w2", &slow, &fast },
+		{ "k<1>", "forward", "gpu&a", "w3", &fast, &slow },
+		{ "k2", "full", "gpu-b", "w1", &zero, &slow },
+	};
+	static const struct kx_html_link links[] = { { "gpu&a.tsv", false }, { "index.html", false },
+						     { "summary.tsv", false } };
+	struct kx_html_page p = { .path = "compare/a <b>..c\"d", .heading = "a <b> against c\"d", .links = links,
+				  .nlinks = 3, .summary = rows, .nsummary = 4 };
+	struct kx_buf b = { 0 }, tsv = { 0 };
+	ok(kx_render_index_html(&p, &b) == 0 && kx_render_compare_summary(rows, 4, &tsv) == 0, "a pair's page renders");
+	ok(strstr(b.ptr, "<nav><a href=\"../../index.html\">kindex</a> / <a href=\"../index.html\">compare</a> / "
+			 "a &lt;b&gt;..c&quot;d</nav>") != NULL && strstr(b.ptr, "<title>a &lt;b&gt; against c&quot;d</title>"),
+	   "its breadcrumb and title: the pair's name escaped");
+	ok(strstr(b.ptr, "<a href=\"gpu%26a.tsv\">gpu&amp;a.tsv</a>") != NULL, "a gpu file linked, escaped for a URL and for HTML");
+	/* the table, made back into TSV lines: summary.tsv's bytes (its names need no TSV escaping) */
+	struct kx_buf back = { 0 };
+	const char *at = strstr(b.ptr, "<table>");
+	int rows_seen = 0;
+	for (const char *tr = at; tr && (tr = strstr(tr, "<tr>")); tr += 4, rows_seen++) {
+		const char *end = strstr(tr, "</tr>"), *c = tr + 4;
+		for (bool first = true; (c = strstr(c, "<t")) && c < end; first = false) {
+			c = strchr(c, '>') + 1;
+			const char *e = strstr(c, "</t");
+			kx_buf_printf(&back, "%s%.*s", first ? "" : "\t", (int)(e - c), c);
+		}
+		kx_buf_putc(&back, '\n');
+	}
+	/* (HTML's escapes undone: the only ones these names make) */
+	struct kx_buf plain = { 0 };
+	for (const char *c = back.ptr; c && *c; c++) {
+		const char *const esc[][2] = { { "&lt;", "<" }, { "&gt;", ">" }, { "&amp;", "&" } };
+		size_t k = 0;
+		while (k < KX_ARRAY_SIZE(esc) && strncmp(c, esc[k][0], strlen(esc[k][0])) != 0)
+			k++;
+		if (k < KX_ARRAY_SIZE(esc)) {
+			kx_buf_puts(&plain, esc[k][1]);
+			c += strlen(esc[k][0]) - 1;
+		} else {
+			kx_buf_putc(&plain, *c);
+		}
+	}
+	ok(rows_seen == 3, "its table: a header and a row per kernel, pass and gpu (%d rows)", rows_seen);
+	is_str(plain.ptr, tsv.ptr, "its table is summary.tsv, cell for cell");
+	ok(strstr(b.ptr, "<td>k&lt;1&gt;</td><td>forward</td><td>gpu&amp;a</td><td class=\"n\">3</td>") != NULL,
+	   "names in the table escaped, numbers right-aligned");
+	kx_buf_release(&b);
+	kx_buf_release(&tsv);
+	kx_buf_release(&back);
+	kx_buf_release(&plain);
+
+	/* compare/: every pair linked, with its totals over every group */
+	struct kx_html_pair pairs[2] = { { .name = "a <b>..c\"d", .gpus = 2 }, { .name = "c\"d..a <b>", .gpus = 2 } };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(rows); i++) {
+		kx_compare_totals_add(&pairs[0].totals, rows[i].cand, rows[i].base);
+		kx_compare_totals_add(&pairs[1].totals, rows[i].base, rows[i].cand);
+	}
+	static const struct kx_html_link dirs[] = { { "a <b>..c\"d", true }, { "c\"d..a <b>", true }, { "index.html", false } };
+	struct kx_html_page c = { .path = "compare", .links = dirs, .nlinks = 3, .pairs = pairs, .npairs = 2 };
+	char geo[KX_JCS_NUMBER_MAX], row[512];
+	kx_jcs_number(exp((log(4.0) * 2 + log(0.25)) / 3), geo); /* w1 w2 w3 of k<1>; k2's has no speedup */
+	snprintf(row, sizeof(row),
+		 "<tr><td><a href=\"a%%20%%3Cb%%3E..c%%22d/\">a &lt;b&gt;..c&quot;d</a></td><td class=\"n\">2</td>"
+		 "<td class=\"n\">4</td><td class=\"n\">%s</td><td class=\"n\">2</td><td class=\"n\">1</td>"
+		 "<td class=\"n\">0</td><td class=\"n\">0</td></tr>\n", geo);
+	ok(pairs[0].totals.groups == 4 && pairs[0].totals.known == 3 && kx_render_index_html(&c, &b) == 0 &&
+		   strstr(b.ptr, "<tr><th>pair</th><th>gpus</th><th>groups</th><th>geomean_speedup</th>") && strstr(b.ptr, row),
+	   "compare/: a row per pair, its directory linked, its totals (groups 4, the mean of 3 speedups)");
+	ok(strstr(b.ptr, "<nav><a href=\"../index.html\">kindex</a> / compare</nav>") &&
+		   strstr(b.ptr, "<li><a href=\"c%22d..a%20%3Cb%3E/\">c&quot;d..a &lt;b&gt;/</a></li>") && !strstr(b.ptr, "<script"),
+	   "its breadcrumb, every entry linked, no script");
+	kx_buf_release(&b);
+}
+
 /* The rows kx_render_group_regressions gives, copied. */
 struct rows {
 	struct kx_regression v[8];
@@ -871,6 +953,7 @@ int main(void)
 	sweep_tsv();
 	gpus_tsv();
 	compare();
+	compare_pages();
 	history_and_index();
 	struct fixture f;
 	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {

@@ -903,14 +903,16 @@ static void test_compare(void)
 	struct first_names f = { 0 };
 	struct kx_node dir, pair, gpu_file, summary, x;
 	ok(kx_tree_resolve(t, v0, "compare", &dir) == 0 && dir.type == KX_NODE_COMPARE && kx_node_is_dir(&dir) &&
-		   kx_tree_readdir(t, v0, &dir, take_names, &f) == 0 && f.len == 2 &&
-		   strcmp(f.names[0], "alpha..beta") == 0 && strcmp(f.names[1], "beta..alpha") == 0,
-	   "compare/ lists alpha..beta and beta..alpha");
+		   kx_tree_readdir(t, v0, &dir, take_names, &f) == 0 && f.len == 3 &&
+		   strcmp(f.names[0], "alpha..beta") == 0 && strcmp(f.names[1], "beta..alpha") == 0 &&
+		   strcmp(f.names[2], "index.html") == 0,
+	   "compare/ lists alpha..beta and beta..alpha, then its page");
 	struct first_names pf = { 0 };
 	ok(kx_tree_resolve(t, v0, "compare/alpha..beta", &pair) == 0 &&
-		   kx_tree_readdir(t, v0, &pair, take_names, &pf) == 0 && pf.len == 2 &&
-		   strcmp(pf.names[0], "nvidia-a100-sxm4-80gb.tsv") == 0 && strcmp(pf.names[1], "summary.tsv") == 0,
-	   "a pair lists its gpu's file and summary.tsv");
+		   kx_tree_readdir(t, v0, &pair, take_names, &pf) == 0 && pf.len == 3 &&
+		   strcmp(pf.names[0], "index.html") == 0 && strcmp(pf.names[1], "nvidia-a100-sxm4-80gb.tsv") == 0 &&
+		   strcmp(pf.names[2], "summary.tsv") == 0,
+	   "a pair lists its page, its gpu's file and summary.tsv, in name order");
 	const char *gpath = "compare/alpha..beta/nvidia-a100-sxm4-80gb.tsv";
 	char *bytes = read_path(t, v0, gpath, &gpu_file);
 	ok(bytes &&
@@ -957,6 +959,41 @@ static void test_compare(void)
 	   "its size is its bytes', its stamp and mtime its gpu directory's mtime");
 	free(bytes);
 
+	/* the pages: numbers of their own, which decode back (a pair's also from the plain number a
+	 * version makes back: not its summary.tsv's), exact sizes, their directories' stamps */
+	struct kx_node page, cpage;
+	struct kx_attr pa, ca, da;
+	int64_t pst, cst;
+	char *pbytes = read_path(t, v0, "compare/alpha..beta/index.html", &page);
+	char *cbytes = read_path(t, v0, "compare/index.html", &cpage);
+	uint64_t pplain = kx_ino_of(KX_NODE_COMPARE_FILE, 0) | (kx_tree_ino(&page) & KX_INO_ID_MASK);
+	ok(pbytes && page.type == KX_NODE_COMPARE_FILE && page.file == KX_CF_INDEX_HTML &&
+		   kx_tree_ino(&page) != kx_tree_ino(&summary) && (kx_tree_ino(&page) & KX_INO_ID_MASK) !=
+		   (kx_tree_ino(&summary) & KX_INO_ID_MASK) &&
+		   kx_tree_node(t, v0, kx_tree_ino(&page), &back) == 0 && kx_tree_ino(&back) == kx_tree_ino(&page) &&
+		   kx_tree_node(t, v0, pplain, &back) == 0 && back.file == KX_CF_INDEX_HTML &&
+		   kx_tree_parent(t, v0, &page, &parent) == 0 && kx_tree_ino(&parent) == kx_tree_ino(&pair) &&
+		   kx_tree_file_name(t, v0, &page, name, sizeof(name)) == 0 && strcmp(name, "index.html") == 0 &&
+		   kx_node_versioned(&page),
+	   "a pair's index.html: its own inode number, decoded back, its parent the pair, versioned");
+	ok(pbytes && kx_tree_getattr(t, v0, &page, &pa) == 0 && pa.size == strlen(pbytes) && pa.mtime_ns == fa.mtime_ns &&
+		   kx_tree_stamp(t, v0, &page, &pst) == 0 && pst == sum0 &&
+		   strstr(pbytes, "<td>cmp_kernel</td><td>forward</td><td>nvidia-a100-sxm4-80gb</td><td class=\"n\">1</td>"
+				  "<td class=\"n\">0.5</td><td class=\"n\">0</td><td class=\"n\">1</td>") &&
+		   strstr(pbytes, "<a href=\"nvidia-a100-sxm4-80gb.tsv\">"),
+	   "its size is its bytes', its stamp summary.tsv's; its table the summary, its gpu file linked");
+	ok(cbytes && cpage.type == KX_NODE_HTML && cpage.file == KX_HTML_COMPARE &&
+		   kx_tree_node(t, v0, kx_tree_ino(&cpage), &back) == 0 && back.type == KX_NODE_HTML &&
+		   back.file == KX_HTML_COMPARE && kx_tree_parent(t, v0, &cpage, &parent) == 0 &&
+		   parent.type == KX_NODE_COMPARE && kx_tree_getattr(t, v0, &cpage, &ca) == 0 && ca.size == strlen(cbytes) &&
+		   kx_tree_getattr(t, v0, &dir, &da) == 0 && ca.mtime_ns == da.mtime_ns &&
+		   kx_tree_stamp(t, v0, &cpage, &cst) == 0 && cst == da.mtime_ns &&
+		   strstr(cbytes, "<a href=\"alpha..beta/\">alpha..beta</a></td><td class=\"n\">1</td><td class=\"n\">1</td>"
+				  "<td class=\"n\">0.5</td>"),
+	   "compare/index.html: decoded back, its size exact, stamp and mtime compare/'s, a row per pair");
+	free(pbytes);
+	free(cbytes);
+
 	/* a new implementation in the group: new pairs; alpha..beta's files change (their stamp moved) */
 	ok(add_run(s, "cmp_kernel", "gamma", 3000000, 3, &c) == 0, "store gamma (3 ms) in the group");
 	struct kx_view *v1 = kx_store_view(s);
@@ -971,6 +1008,9 @@ static void test_compare(void)
 		   stamp_of_inval(&got, KX_INVAL_DATA, ino_of(KX_NODE_COMPARE_FILE, KX_CF_SUMMARY, &pair.id)) == sum0 &&
 		   has(&got, KX_INVAL_ATTR, kx_tree_ino(&pair), NULL),
 	   "alpha..beta's gpu file and summary.tsv with their stamps before, its directory's mtime");
+	ok(stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&page)) == sum0 &&
+		   stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&cpage)) == cst,
+	   "and the pages: alpha..beta's and compare/'s, with their stamps before");
 	int64_t st1;
 	ok(kx_tree_stamp(t, v1, &gpu_file, &st1) == 0 && st1 > st0, "that stamp moved on");
 	ok(kx_tree_resolve(t, v1, "compare/gamma..alpha/nvidia-a100-sxm4-80gb.tsv", &x) == 0, "gamma..alpha is there");
@@ -1002,7 +1042,7 @@ static void test_compare(void)
 	ok(stored, "store a group of 33 implementations, alpha and beta among them");
 	struct kx_view *v3 = kx_store_view(s);
 	struct first_names f3 = { 0 };
-	ok(kx_tree_readdir(t, v3, &dir, take_names, &f3) == 0 && f3.len == 6 &&
+	ok(kx_tree_readdir(t, v3, &dir, take_names, &f3) == 0 && f3.len == 7 &&
 		   kx_tree_resolve(t, v3, "compare/many00..many01", &x) == -ENOENT,
 	   "it adds no pair to compare/ (%zu)", f3.len);
 	bytes = read_path(t, v3, "compare/alpha..beta/summary.tsv", NULL);
