@@ -334,6 +334,13 @@ head -5 "$mnt.err" | sed 's/^/# daemon: /'
 for ((i = 1; i <= n; i++)); do cat "$work/views.post/$i"; done >"$work/views.mount"
 xargs -a "$work/views" "$KINDEX" --store "$store" cat >"$work/views.store"
 check "each is what kindex cat reads from the store" cmp -s "$work/views.mount" "$work/views.store"
+if ! cmp -s "$work/views.mount" "$work/views.store"; then
+	i=0
+	while read -r f; do
+		i=$((i + 1))
+		"$KINDEX" --store "$store" cat "$f" | cmp -s - "$work/views.post/$i" || echo "# not the store's: $f"
+	done <"$work/views" | head -5
+fi
 "$KINDEX" --store "$store" verify >"$work/verify" 2>&1
 rc=$?
 check "kindex verify is clean ($(tail -1 "$work/verify"))" [ $rc = 0 ]
