@@ -390,7 +390,8 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 			}
 		}
 		/* summary.tsv and the page, which shows it and links every gpu file */
-		struct kx_node summary = cmp_file_node(d, (size_t)p, CMP_SUMMARY), page = cmp_file_node(d, (size_t)p, CMP_HTML);
+		struct kx_node summary = cmp_file_node(d, (size_t)p, CMP_SUMMARY);
+		struct kx_node page = cmp_file_node(d, (size_t)p, CMP_HTML);
 		if (r == 0)
 			r = inval_versioned(c, KX_INVAL_DATA, &summary, d->pairs[p].stamp);
 		if (r == 0)

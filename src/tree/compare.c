@@ -885,10 +885,11 @@ struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair)
 
 struct kx_node cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file)
 {
+	const struct cmp_pair *p = &d->pairs[pair];
 	if (file == CMP_HTML)
-		return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_INDEX_HTML, .id = d->pairs[pair].html_id };
+		return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_INDEX_HTML, .id = p->html_id };
 	if (file < 0)
-		return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_SUMMARY, .id = d->pairs[pair].id };
+		return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_SUMMARY, .id = p->id };
 	return (struct kx_node){ .type = KX_NODE_COMPARE_FILE, .file = KX_CF_GPU, .id = d->files[file].id };
 }
 
@@ -1061,7 +1062,9 @@ int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			char name[KX_NAME_MAX + 8];
 			if (i < end)
 				file_name(d, (ssize_t)i, name, sizeof(name));
-			for (; k < KX_ARRAY_SIZE(pair_files) && r == 0 && (i == end || strcmp(name, pair_files[k].name) >= 0); k++) {
+			for (; k < KX_ARRAY_SIZE(pair_files) && r == 0; k++) {
+				if (i < end && strcmp(name, pair_files[k].name) < 0)
+					break; /* after this gpu file */
 				struct kx_node n = cmp_file_node(d, a.pair, pair_files[k].file);
 				r = fn(ctx, pair_files[k].name, &n);
 			}
@@ -1182,8 +1185,9 @@ static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
 			}
 			for (uint32_t i = 0; i < g->len; i++)
 				for (uint32_t j = 0; j < g->len; j++) {
-					ssize_t p = i == j ? -1 : cmp_pair_of(d, d->text + d->impls[runs[i].impl],
-									       d->text + d->impls[runs[j].impl]);
+					const char *cand = d->text + d->impls[runs[i].impl];
+					const char *base = d->text + d->impls[runs[j].impl];
+					ssize_t p = i == j ? -1 : cmp_pair_of(d, cand, base);
 					if (p >= 0)
 						kx_compare_totals_add(&out[p].totals, &runs[i].r, &runs[j].r);
 				}

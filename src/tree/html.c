@@ -76,10 +76,12 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 	} else if (r >= 0 && dir->type == KX_NODE_COMPARE_PAIR && (r = compare_page(t, v, dir, &cp)) >= 0) {
 		snprintf(path, sizeof(path), "compare/%s..%s", cp.cand, cp.base);
 		snprintf(heading, sizeof(heading), "%s against %s", cp.cand, cp.base);
-		snprintf(lead, sizeof(lead), "Each group where both have a current run: a row of <gpu>.tsv, with the two medians "
-			 "and the speedup (above 1: %s is better). summary.tsv, the table below: per kernel, pass and GPU, "
-			 "the groups, the geometric mean of their speedups and how many %s won, lost, was within noise in "
-			 "or tied.", cp.cand, cp.cand);
+		snprintf(lead, sizeof(lead),
+			 "Each group where both have a current run is a row of <gpu>.tsv: the two medians and the "
+			 "speedup (above 1: %s is better). summary.tsv, the table below: per kernel, pass and GPU, "
+			 "the groups, the geometric mean of their speedups and how many %s won, lost, tied or was "
+			 "within noise in.",
+			 cp.cand, cp.cand);
 		p.heading = heading;
 		p.lead = lead;
 		p.summary = cp.rows;
