@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_n, tap_failed;
@@ -35,14 +36,27 @@ __attribute__((unused)) static int is_str(const char *got, const char *want, con
 	return c;
 }
 
-__attribute__((unused)) static void diag(const char *fmt, ...)
+/* A comment for the reader of the TAP stream: each of its lines behind "# ", so that text with
+ * newlines in it (a rendered file) never reads as a TAP line. */
+__attribute__((format(printf, 1, 2), unused)) static void diag(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	printf("# ");
-	vprintf(fmt, ap);
-	printf("\n");
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
+	char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (!s)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	for (char *l = s, *e; *l; l = e + 1) {
+		e = strchr(l, '\n');
+		printf("# %.*s\n", e ? (int)(e - l) : (int)strlen(l), l);
+		if (!e)
+			break;
+	}
+	free(s);
 }
 
 __attribute__((unused)) static int tap_done(void)
