@@ -501,6 +501,8 @@ void cmp_free(struct cmp_data *d)
 
 static void centry_free(struct centry *e)
 {
+	if (e->c.data != e->data)
+		free((char *)e->c.data); /* a large file's bytes, taken from the renderer's buffer */
 	free(e);
 }
 
@@ -708,18 +710,34 @@ int sums_line(struct kx_buf *out, const char *name, const struct kx_content *c)
 	return kx_render_sha256sums_line(out, name, d);
 }
 
-/* Copy buf's bytes into a new entry; returns the content with one reference for the caller. */
-const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, const struct kx_buf *buf)
+/* Files this large are taken from the renderer's buffer rather than copied: index.tsv at
+ * 100,000 runs is 33 MB, and a copy would hold it twice at the peak. */
+#define CONTENT_TAKE_BYTES (64u << 10)
+
+/* A new entry of buf's bytes, copied or taken; returns it with one reference for the caller. */
+const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, struct kx_buf *buf)
 {
 	size_t len = buf->len;
-	struct centry *e = malloc(sizeof(*e) + len + 1);
+	bool take = len >= CONTENT_TAKE_BYTES;
+	struct centry *e = malloc(sizeof(*e) + (take ? 0 : len + 1));
 	if (!e)
 		return NULL;
 	memset(e, 0, sizeof(*e));
-	if (len)
-		memcpy(e->data, buf->ptr, len);
-	e->data[len] = '\0';
-	e->c.data = e->data;
+	if (take) {
+		/* a kx_buf always has a byte to spare after len; shrinking to it moves no bytes (glibc
+		 * remaps a large block), so a large file is never held twice */
+		char *p = realloc(buf->ptr, len + 1);
+		p = p ? p : buf->ptr;
+		p[len] = '\0';
+		e->c.data = p;
+		buf->ptr = NULL;
+		buf->len = buf->alloc = 0;
+	} else {
+		if (len)
+			memcpy(e->data, buf->ptr, len);
+		e->data[len] = '\0';
+		e->c.data = e->data;
+	}
 	e->c.len = len;
 	e->ino = ino;
 	e->stamp = stamp;

@@ -84,7 +84,8 @@ struct centry {
 	uint8_t sha[KX_DIGEST_LEN];
 	struct kx_link lru; /* kx_tree.clru */
 	struct centry *hnext;
-	char data[]; /* the bytes, in the same allocation: what is counted is what is used */
+	char data[]; /* a small file's bytes, in the same allocation (c.data points here); a large
+		      * one's are their own allocation (tree_cache_put) */
 };
 
 struct pdoc {
@@ -490,8 +491,9 @@ const struct kx_content *tree_cache_get(struct kx_tree *t, uint64_t ino, int64_t
 /* Append the SHA256SUMS line of content c, named name, to out. */
 int sums_line(struct kx_buf *out, const char *name, const struct kx_content *c);
 
-/* Cache a copy of buf's bytes; returns the content with a reference for the caller. */
-const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, const struct kx_buf *buf);
+/* Cache buf's bytes: a copy of a small file; a large one's buffer is taken, leaving buf empty.
+ * Returns the content with a reference for the caller. */
+const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t stamp, struct kx_buf *buf);
 
 /* The content kept in top slot `slot` if its stamp is `stamp`, with a reference, or NULL. */
 const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp);
