@@ -20,6 +20,7 @@ struct kx_store {
 	pthread_mutex_t writer;
 	pthread_rwlock_t wal; /* a sync of the log (read) against a write (store_write) */
 	int wal_error;        /* the last write's error: a sync is refused while it is set */
+	uint64_t logged;      /* bytes of the batches written since the open (under wal) */
 	char *path;
 	char *lockfile; /* written by kx_store_claim */
 	unsigned flags;

@@ -123,6 +123,11 @@ static int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, roc
 	pthread_rwlock_wrlock(&s->wal);
 	rocksdb_write(s->db, wo, wb, &err);
 	s->wal_error = errno_of(err);
+	if (!s->wal_error) {
+		size_t n;
+		rocksdb_writebatch_data(wb, &n);
+		s->logged += n;
+	}
 	int r = s->wal_error;
 	pthread_rwlock_unlock(&s->wal);
 	rocksdb_free(err);
@@ -355,6 +360,7 @@ static void drop_empty_wals(const char *dir)
 	closedir(d);
 }
 
+#define STORE_WRITE_BUFFER (16u << 20) /* a memtable's bytes before RocksDB writes it out */
 #define STORE_SALVAGE (1u << 16) /* kx_store_recover: point-in-time recovery of a damaged log */
 
 /*
@@ -502,7 +508,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	s->opts = rocksdb_options_create();
 	rocksdb_options_set_create_if_missing(s->opts, (flags & KX_STORE_CREATE) ? 1 : 0);
 	rocksdb_options_set_max_background_jobs(s->opts, 2);
-	rocksdb_options_set_write_buffer_size(s->opts, 16u << 20);
+	rocksdb_options_set_write_buffer_size(s->opts, STORE_WRITE_BUFFER);
 	rocksdb_options_set_max_total_wal_size(s->opts, 64u << 20);
 	rocksdb_options_set_max_open_files(s->opts, flags & KX_STORE_FOLLOW ? -1 : 512);
 	rocksdb_options_set_keep_log_file_num(s->opts, 2);
@@ -648,6 +654,28 @@ fail:
 	return r;
 }
 
+/*
+ * At close, write the memtables to a table file when this open logged more than a write buffer.
+ * What is left in them is replayed from the write-ahead log at every later open, into memory, all
+ * at once, and a read-only open (a `kindex cat`, a mount -o ro) replays it again each time: a JSON
+ * Lines file is one batch (all or nothing), and after `kindex ingest` of 100,000 runs in one,
+ * each later open peaked at 492 MiB replaying its 161 MB log. RocksDB did not flush the batch by
+ * itself: its memtable counted 16.5 MB, under the write buffer. A smaller remainder stays in the
+ * log, so that a command adding one manifest leaves no table file. A flush that fails (a full
+ * disk) leaves the log as it was: nothing is lost, the next open pays.
+ */
+static void flush_if_logged(struct kx_store *s)
+{
+	if (s->logged <= STORE_WRITE_BUFFER)
+		return;
+	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+	char *err = NULL;
+	rocksdb_flushoptions_set_wait(fo, 1);
+	rocksdb_flush(s->db, fo, &err);
+	rocksdb_free(err);
+	rocksdb_flushoptions_destroy(fo);
+}
+
 void kx_store_close(struct kx_store *s)
 {
 	if (!s)
@@ -655,8 +683,8 @@ void kx_store_close(struct kx_store *s)
 	if (s->cur) {
 		dbh_put(s, s->cur); /* s->db is its */
 	} else if (s->db) {
-		if (!(s->flags & KX_STORE_READONLY))
-			kx_store_sync(s); /* refused after a failed write (store_write) */
+		if (!(s->flags & KX_STORE_READONLY) && kx_store_sync(s) == 0) /* refused after a failed write */
+			flush_if_logged(s);
 		rocksdb_close(s->db);
 	}
 	if (s->lockfile) {

@@ -25,6 +25,18 @@ check "gen-manifests wrote one JSON Lines file of 40 lines" test "$(wc -l <"$jl"
 expect 0 "$KINDEX" ingest - <"$jl"
 check "JSON Lines on stdin: 40 runs added" contains err "1 file: 1 accepted (40 runs added, 0 already present)"
 
+# a large JSON Lines file is one batch (all or nothing): ingested, it must be in the store's tables,
+# not left in its write-ahead log, which every later open — each `kindex cat`, a mount — would
+# replay into memory (100,000 runs: 161 MB of log, a 492 MiB peak per open)
+python3 "$gen" 12000 biglines --jsonl --seed 11 --prefix b >/dev/null || die "gen-manifests --jsonl failed"
+expect 0 "$KINDEX" --store jlstore init
+expect 0 "$KINDEX" --store jlstore ingest --max-bytes 64M biglines/*.jsonl
+check "12,000 runs in one JSON Lines file: accepted" contains err "1 file: 1 accepted (12000 runs added"
+logged=$(cat jlstore/*.log | wc -c)
+check "and written to the tables: the log holds $logged bytes (under 1 MiB)" test "$logged" -lt 1048576
+expect 0 "$KINDEX" --store jlstore ls runs
+check "ls runs after it: 12000" test "$(wc -l <out)" = 12000
+
 # refusals
 cp many/m-0000001.json good.json
 printf '{\n  "run": {\n    "kind": 5\n  }\n}\n' >bad.json
