@@ -3,9 +3,10 @@
  * index.html, the page of a directory (SPEC §6, docs/views.md): a static site inside the tree, so
  * that any plain HTTP server over the mount — or over a copy made with rsync — serves the whole
  * index with no code of ours. A page links every entry of its directory (relative links only: the
- * site works wherever it is served from), embeds the directory's pictures and shows a group's
- * ranking, a compare/ pair's summary (summary.tsv's numbers, from the same rows by the same code) or compare/'s pairs as a table. No script, no stylesheet or font from elsewhere, no network: one file, the
- * same bytes for the same directory. Written so that an XML parser reads it too (every element
+ * site works wherever it is served from), embeds the directory's pictures and shows as a table a
+ * group's ranking, a compare/ pair's summary (summary.tsv's numbers, from the same rows by the same
+ * code) or compare/'s pairs. No script, no stylesheet or font from elsewhere, no network: one file,
+ * the same bytes for the same directory. Written so that an XML parser reads it too (every element
  * closed, attributes quoted), which the tests use as a first check of its structure.
  */
 #include "private.h"
