@@ -248,6 +248,7 @@ struct kx_tree_stats {
 	uint64_t content_hits, content_misses, group_hits, group_misses;
 	uint64_t doc_reads; /* documents read from the store (whatever their size: a document is one value) */
 	size_t content_bytes, group_bytes;
+	size_t top_bytes; /* index.tsv's and regressions.tsv's bytes held beside the content cache */
 };
 void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret);
 

@@ -573,6 +573,9 @@ void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret)
 	*ret = t->stats;
 	ret->content_bytes = t->cbytes;
 	ret->group_bytes = t->gbytes;
+	ret->top_bytes = 0;
+	for (int i = 0; i < TOP__COUNT; i++)
+		ret->top_bytes += t->top[i].c ? t->top[i].c->len : 0;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -761,7 +764,16 @@ const struct kx_content *tree_cache_put(struct kx_tree *t, uint64_t ino, int64_t
 	t->cbytes += len + sizeof(*e);
 	while (t->cbytes > t->limit && t->clru.tail && t->clru.tail != &e->lru)
 		tree_cache_drop(t, kx_entry_of(t->clru.tail, struct centry, lru));
+	const struct kx_content *idle[TOP__COUNT] = { NULL };
+	t->puts++;
+	for (int i = 0; i < TOP__COUNT; i++)
+		if (t->top[i].c && t->puts - t->top[i].used > TOP_IDLE_PUTS) {
+			idle[i] = t->top[i].c;
+			t->top[i] = (struct top_slot){ 0 };
+		}
 	pthread_mutex_unlock(&t->lock);
+	for (int i = 0; i < TOP__COUNT; i++)
+		kx_content_put(idle[i]);
 	return &e->c;
 }
 
@@ -773,6 +785,7 @@ const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp
 	pthread_mutex_lock(&t->lock);
 	if (t->top[slot].c && t->top[slot].stamp == stamp) {
 		c = t->top[slot].c;
+		t->top[slot].used = t->puts;
 		__atomic_add_fetch(&kx_entry_of(c, struct centry, c)->refs, 1, __ATOMIC_ACQ_REL);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -795,7 +808,7 @@ void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_c
 	pthread_mutex_lock(&t->lock);
 	if (!t->top[slot].c || t->top[slot].stamp <= stamp) {
 		old = t->top[slot].c;
-		t->top[slot] = (struct top_slot){ .stamp = stamp, .c = c };
+		t->top[slot] = (struct top_slot){ .stamp = stamp, .c = c, .used = t->puts };
 	} else {
 		old = c; /* an older view's, built late: the newer one stays */
 	}

@@ -178,14 +178,19 @@ struct cmp_data {
 /*
  * The root's files made of every group (top.c): index.tsv and regressions.tsv. The newest
  * rendered version of each is held here whatever its size — the content cache keeps nothing
- * larger than a quarter of its bound, and index.tsv of 100,000 runs is 31 MB, which every read of
- * a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it.
+ * larger than a quarter of its bound, and index.tsv of 100,000 runs is 33 MB, which every read of
+ * a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it,
+ * or until TOP_IDLE_PUTS other files have been rendered since it was last read: a walk that
+ * stats it (`ls -lR`, `rsync`) then goes on without holding it. Its reader reads it within
+ * microseconds a piece, and the kernel's page cache keeps what was read (keep_cache).
  */
 enum { TOP_INDEX, TOP_REGRESSIONS, TOP__COUNT };
+#define TOP_IDLE_PUTS 4096
 
 struct top_slot {
 	int64_t stamp;
 	const struct kx_content *c;
+	uint64_t used; /* kx_tree.puts when it was kept or last read */
 };
 
 /*
@@ -272,6 +277,7 @@ struct kx_tree {
 	struct cmp_data *cmp[CMP_SLOTS];
 	pthread_mutex_t top_lock;   /* held while a file of top.c is built, and for reg */
 	struct top_slot top[TOP__COUNT];
+	uint64_t puts;              /* files rendered into the content cache (tree_cache_put), under lock */
 	struct reg_state reg;
 	struct index_state index;
 	struct kx_tree_stats stats;

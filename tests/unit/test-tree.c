@@ -315,10 +315,36 @@ static void test_liger(void)
 	}
 	kx_buf_release(&b);
 
+	/* index.tsv is held beside the content cache while it is read (its reader's pieces) ... */
+	struct kx_node index_tsv;
+	const struct kx_content *ic = NULL;
+	struct kx_tree_stats ts;
+	char *index_bytes = NULL;
+	size_t index_len = 0;
+	if (kx_tree_resolve(t, v, "index.tsv", &index_tsv) == 0 && kx_tree_read(t, v, &index_tsv, &ic) == 0) {
+		index_len = ic->len;
+		index_bytes = malloc(index_len + 1);
+		if (index_bytes)
+			memcpy(index_bytes, ic->data, index_len);
+		kx_content_put(ic);
+	}
+	kx_tree_stats(t, &ts);
+	ok(index_bytes && index_len > 64 * 1024 && ts.top_bytes >= index_len,
+	   "index.tsv read (%zu bytes) is held beside the content cache", index_len);
+
 	/* the whole tree, entry by entry */
 	struct walk w = { .t = t, .v = v };
 	struct kx_node root = { .type = KX_NODE_ROOT };
 	walk_dir(&w, &root);
+	/* ... and let go once thousands of other files have been rendered since it was last read */
+	kx_tree_stats(t, &ts);
+	ok(ts.top_bytes < index_len, "after the walk it is no longer held (%zu bytes held)", ts.top_bytes);
+	ic = NULL;
+	ok(index_bytes && kx_tree_read(t, v, &index_tsv, &ic) == 0 && ic->len == index_len &&
+		   memcmp(ic->data, index_bytes, index_len) == 0,
+	   "read again, it is built again with the same bytes");
+	kx_content_put(ic);
+	free(index_bytes);
 	diag("walked %zu directories and %zu files", w.dirs, w.files);
 	if (w.first_bad)
 		diag("first problem at %s", w.first_bad);
