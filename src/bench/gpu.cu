@@ -16,6 +16,7 @@
  * call, event, n times back to back, one synchronize.
  */
 #include "gpu-internal.cuh"
+#include "kx/common.h"
 
 #include <cublas_v2.h>
 #include <errno.h>
@@ -33,7 +34,6 @@
 #define PROBE_CYCLES (1ull << 20)
 /* a sample's clock needs a span %globaltimer resolves well (it ticks in up to 1 us steps) */
 #define MIN_CLOCK_SPAN_NS 20000ull
-#define KX_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 /*
  * Vocabulary columns per chunk (docs/harness.md has the memory budget): kindex-chunked-serial
  * holds one chunk of 2048; kindex-chunked two buffers, sized for its widest candidate, and
@@ -434,7 +434,7 @@ void kx_gpu_case_free(struct kx_gpu_case *c)
 		cudaStreamDestroy(c->merge_st);
 	}
 	cudaEvent_t evs[] = { c->fork, c->ready[0], c->ready[1], c->done[0], c->done[1] };
-	for (size_t i = 0; i < KX_ARRAY_LEN(evs); i++)
+	for (size_t i = 0; i < KX_ARRAY_SIZE(evs); i++)
 		if (evs[i])
 			cudaEventDestroy(evs[i]);
 	if (c->blas)
@@ -461,7 +461,7 @@ void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *r
 	if (c->impl != FLCE_CHUNKED)
 		return;
 	ret->name = "chunkColumns";
-	for (size_t i = 0; i < KX_ARRAY_LEN(flce_widths) && ret->n < KX_BENCH_MAX_CANDIDATES; i++) {
+	for (size_t i = 0; i < KX_ARRAY_SIZE(flce_widths) && ret->n < KX_BENCH_MAX_CANDIDATES; i++) {
 		int64_t w = flce_width(c->s.n, i);
 		/* a vocabulary narrower than a candidate leaves fewer distinct widths */
 		if (ret->n == 0 || ret->values[ret->n - 1] != w)
@@ -541,7 +541,7 @@ static int setup_merge_stream(struct kx_gpu_case *c)
 	CK(cudaStreamCreateWithFlags(&ms, cudaStreamNonBlocking), "cannot create the merge stream");
 	c->merge_st = ms;
 	cudaEvent_t *evs[] = { &c->fork, &c->ready[0], &c->ready[1], &c->done[0], &c->done[1] };
-	for (size_t i = 0; i < KX_ARRAY_LEN(evs); i++) {
+	for (size_t i = 0; i < KX_ARRAY_SIZE(evs); i++) {
 		cudaEvent_t ev;
 		CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
 		   "cannot create the merge stream's events");
@@ -584,7 +584,7 @@ static int prepare(struct kx_gpu_case *c)
 			      "the logits chunk");
 		} else {
 			/* both buffers of the widest candidate, whichever width the measurement picks */
-			c->chunk = flce_width(n, KX_ARRAY_LEN(flce_widths) - 1);
+			c->chunk = flce_width(n, KX_ARRAY_SIZE(flce_widths) - 1);
 			TRACK(c->zb[0], (uint64_t)m * c->chunk * 2, "the first logits chunk");
 			TRACK(c->zb[1], (uint64_t)m * c->chunk * 2, "the second logits chunk");
 			if ((r = setup_merge_stream(c)) < 0)
