@@ -1108,6 +1108,15 @@ int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, 
 	return r;
 }
 
+int64_t compare_mtime(struct kx_tree *t, struct kx_view *v, int64_t stamp)
+{
+	if (stamp)
+		return stamp;
+	struct kx_store_stats st; /* nothing compared yet */
+	kx_store_stats(t->s, v, &st);
+	return st.created_ns;
+}
+
 int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap)
 {
 	struct at a;

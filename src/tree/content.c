@@ -137,10 +137,8 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		if (n->file == KX_HTML_COMPARE) { /* compare/'s mtime, as its directory's (node.c) */
 			r = compare_attr(t, v, &(struct kx_node){ .type = KX_NODE_COMPARE }, ret_stamp, &runs);
 			runs = 0;
-			if (r == 0 && !(mtime = *ret_stamp)) {
-				kx_store_stats(t->s, v, &st);
-				mtime = st.created_ns;
-			}
+			if (r == 0)
+				mtime = compare_mtime(t, v, *ret_stamp);
 			break;
 		}
 		/* the root's and benchmarks/' pages: what README says may change with any drop */

@@ -534,10 +534,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	case KX_NODE_COMPARE_PAIR:
 		if ((r = compare_attr(t, v, n, &a.mtime_ns, &a.nlink)) < 0)
 			return r;
-		if (!a.mtime_ns) { /* nothing compared yet */
-			kx_store_stats(t->s, v, &st);
-			a.mtime_ns = st.created_ns;
-		}
+		a.mtime_ns = compare_mtime(t, v, a.mtime_ns);
 		break;
 	case KX_NODE_RUNS:
 		kx_store_stats(t->s, v, &st);

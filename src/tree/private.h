@@ -650,6 +650,9 @@ int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
  * and its link count. */
 int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
 		 uint32_t *ret_nlink);
+/* The mtime of compare/, a pair or a page of theirs with stamp `stamp`: the stamp, or the store's
+ * creation while nothing is compared yet (stamp 0). */
+int64_t compare_mtime(struct kx_tree *t, struct kx_view *v, int64_t stamp);
 
 /*
  * What the page of compare/ or of a pair directory shows beside its links (html.c): for a pair, the
