@@ -1194,9 +1194,10 @@ static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
 			}
 			for (uint32_t i = 0; i < g->len; i++)
 				for (uint32_t j = 0; j < g->len; j++) {
-					const char *cand = d->text + d->impls[runs[i].impl];
-					const char *base = d->text + d->impls[runs[j].impl];
-					ssize_t p = i == j ? -1 : cmp_pair_of(d, cand, base);
+					if (i == j)
+						continue;
+					ssize_t p = cmp_pair_of(d, d->text + d->impls[runs[i].impl],
+								d->text + d->impls[runs[j].impl]);
 					if (p >= 0)
 						kx_compare_totals_add(&out[p].totals, &runs[i].r, &runs[j].r);
 				}
