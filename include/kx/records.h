@@ -37,6 +37,23 @@ struct kx_run_rec {
 	char version[KX_VERSION_MAX]; /* the implementation's spec.version when known, else "" */
 };
 
+/*
+ * A group's current run of one implementation: its newest ranked run (kx_run_newer), with what a
+ * comparison of implementations needs — as the store keeps it for passes over every group
+ * (kx_store_each_current).
+ */
+struct kx_current_rec {
+	struct kx_digest run;
+	int64_t observed_ns;
+	uint8_t order;             /* enum kx_order */
+	bool has_spread;
+	double value;              /* primary value in `unit` */
+	double base_value;         /* in the metric's base unit: the ranked value */
+	double base_p20, base_p80; /* the p20–p80 noise interval, in the base unit */
+	char unit[16];
+	char impl[KX_NAME_MAX];
+};
+
 struct kx_group_rec {
 	struct kx_digest key;      /* comparison key: sha256 of JCS(inputs) */
 	struct kx_digest workload; /* workload digest (an input) */

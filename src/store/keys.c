@@ -8,6 +8,7 @@
 #include "keys.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #define RUN_VERSION 2 /* 2 added the noise interval and the version; 1 is still read */
@@ -105,6 +106,12 @@ int key_mtime(struct key *k, const char *path)
 	k->b[0] = T_MTIME;
 	k->len = 1;
 	return append(k, path, strlen(path));
+}
+
+void key_current(struct key *k, const struct kx_digest *group, const char *impl)
+{
+	key_digest(k, T_CURRENT, group);
+	append(k, impl, strnlen(impl, KX_NAME_MAX - 1)); /* a slug: fits, with room to spare */
 }
 
 /* ---- record codec ----------------------------------------------------------------------------- */
@@ -306,5 +313,52 @@ int group_decode(const char *p, size_t n, struct kx_group_rec *g)
 	g->ranked = (uint32_t)r_u64(&r);
 	g->unranked = (uint32_t)r_u64(&r);
 	g->changed_ns = (int64_t)r_u64(&r);
+	return r.bad || r.p != r.end ? -EIO : 0;
+}
+
+#define CURRENT_VERSION 1
+
+void current_of(const struct kx_run_rec *x, struct kx_current_rec *c)
+{
+	*c = (struct kx_current_rec){ .run = x->run, .observed_ns = x->observed_ns, .order = x->order,
+				      .has_spread = x->has_spread, .value = x->value, .base_value = x->base_value,
+				      .base_p20 = x->base_p20, .base_p80 = x->base_p80 };
+	snprintf(c->unit, sizeof(c->unit), "%s", x->unit);
+	snprintf(c->impl, sizeof(c->impl), "%s", x->impl);
+}
+
+int current_encode(const struct kx_current_rec *c, struct kx_buf *b)
+{
+	int r = w_u8(b, CURRENT_VERSION);
+	if (r >= 0)
+		r = kx_buf_append(b, c->run.b, 32);
+	if (r >= 0)
+		r = w_u64(b, (uint64_t)c->observed_ns);
+	if (r >= 0)
+		r = w_u8(b, c->order);
+	if (r >= 0)
+		r = w_u8(b, c->has_spread);
+	const double f[] = { c->value, c->base_value, c->base_p20, c->base_p80 };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(f) && r >= 0; i++)
+		r = w_f64(b, f[i]);
+	if (r >= 0)
+		r = w_str(b, c->unit);
+	return r;
+}
+
+int current_decode(const char *p, size_t n, struct kx_current_rec *c)
+{
+	struct rd r = { (const unsigned char *)p, (const unsigned char *)p + n, 0 };
+	if (r_u8(&r) != CURRENT_VERSION)
+		return -EIO;
+	r_digest(&r, &c->run);
+	c->observed_ns = (int64_t)r_u64(&r);
+	c->order = (uint8_t)r_u8(&r);
+	c->has_spread = r_u8(&r) != 0;
+	c->value = r_f64(&r);
+	c->base_value = r_f64(&r);
+	c->base_p20 = r_f64(&r);
+	c->base_p80 = r_f64(&r);
+	r_str(&r, c->unit, sizeof(c->unit));
 	return r.bad || r.p != r.end ? -EIO : 0;
 }

@@ -24,11 +24,13 @@ struct kx_store {
 	char *path;
 	char *lockfile; /* written by kx_store_claim */
 	unsigned flags;
-	bool waiting_index; /* the 'W' index is complete: schema 2, or upgraded at a writable open */
+	bool waiting_index; /* the 'W' index is complete: schema 2 or later, or upgraded at a writable open */
 	bool index_copies;  /* every 'I' entry holds its run's record: K_INDEX_COPIES, or upgraded likewise */
+	bool current_index; /* the 'C' index is complete: schema 3, or upgraded at a writable open */
 	/* the writer's copy of the counters (valid while it holds `writer`; loaded at open) */
 	uint64_t gen, n_runs, n_docs, n_groups;
 	struct wmap *docs, *groups, *mtimes; /* writer caches (wcache.h); NULL when read-only */
+	struct wmap *currents;               /* sha256('C' key) → struct current_mark, likewise */
 	/* KX_STORE_FOLLOW: the generation now read (db is its), swapped by kx_store_follow */
 	pthread_mutex_t follow;
 	struct dbh *cur;
@@ -40,6 +42,20 @@ struct scan {
 	unsigned char upper[1040];
 	size_t upper_len;
 };
+
+/*
+ * A group's current runs worked out from its runs (kx_store_group_runs or a scan of the rank
+ * index): add each ranked one, then flush hands fn each implementation's newest (kx_run_newer), in
+ * implementation name order, and empties the set for the next group.
+ */
+struct currents {
+	struct kx_current_rec *v;
+	size_t len, cap;
+};
+
+int currents_add(struct currents *c, const struct kx_run_rec *x);
+int currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx);
+void currents_release(struct currents *c);
 
 int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
 	    struct kx_buf *out);

@@ -219,6 +219,13 @@ int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn
 
 static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
 
+/* What the writer knows of a 'C' key (s->currents): the run it names, or that there is none. */
+struct current_mark {
+	bool present;
+	int64_t observed_ns;
+	struct kx_digest run;
+};
+
 struct upgrade {
 	struct kx_store *s;
 	rocksdb_writebatch_t *wb;
@@ -294,8 +301,27 @@ static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
 	return r;
 }
 
+static int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts,
+			       kx_current_fn fn, void *ctx);
+
+static int put_current(void *ctx, const struct kx_digest *group, const struct kx_current_rec *c)
+{
+	struct upgrade *u = ctx;
+	struct key k;
+	struct kx_buf b = { 0 };
+	key_current(&k, group, c->impl);
+	int r = current_encode(c, &b);
+	if (r == 0)
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
+	kx_buf_release(&b);
+	if (r == 0 && rocksdb_writebatch_count(u->wb) >= UPGRADE_BATCH)
+		r = upgrade_write(u->s, u->wb);
+	return r;
+}
+
 /* A store written by an older kindex, opened to write: what it lacks, then the keys that say it no
- * longer lacks it. */
+ * longer lacks it. Schema 2 → 3: the 'C' index, worked out from the rank index (an upgrade cut
+ * short writes the same entries again at the next open, which still finds schema 2). */
 static int upgrade(struct kx_store *s, int from, const char *schema)
 {
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
@@ -303,6 +329,8 @@ static int upgrade(struct kx_store *s, int from, const char *schema)
 	int r = from < 2 ? each_record(s, NULL, T_RUN, upgrade_run, &u) : 0;
 	if (r == 0)
 		r = fill_index_copies(s, wb);
+	if (r == 0 && from < 3)
+		r = currents_from_index(s, NULL, 0, 1, put_current, &u);
 	if (r == 0) {
 		rocksdb_writebatch_put(wb, KEYLIT(K_INDEX_COPIES), "", 0);
 		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));
@@ -313,10 +341,12 @@ static int upgrade(struct kx_store *s, int from, const char *schema)
 }
 
 /* The schema a store says it was written in (`want` is this kindex's), if this kindex reads it:
- * its own, or 1, which it upgrades; 0 for any other. */
+ * its own, or 1 or 2, which it upgrades; 0 for any other. */
 static int readable_schema(const char *schema, const char *want)
 {
-	return strcmp(schema, want) == 0 ? KX_STORE_SCHEMA : strcmp(schema, "kindexfs-store 1") == 0 ? 1 : 0;
+	if (strcmp(schema, want) == 0)
+		return KX_STORE_SCHEMA;
+	return strcmp(schema, "kindexfs-store 1") == 0 ? 1 : strcmp(schema, "kindexfs-store 2") == 0 ? 2 : 0;
 }
 
 /* The number of a write-ahead log's file name ("000123.log"), or 0 for any other name. */
@@ -590,7 +620,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	char want[32];
 	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
 	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
-	s->waiting_index = s->index_copies = true; /* but for an older store read as it is (below) */
+	s->waiting_index = s->index_copies = s->current_index = true; /* but for an older store read as it is */
 	bool writable = !(flags & KX_STORE_READONLY);
 	int from = r == 0 ? readable_schema(schema.ptr, want) : 0;
 	if (r == -ENOENT && writable) {
@@ -612,14 +642,16 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		/*
 		 * What an older kindex wrote may lack something: schema 1 the 'W' index, which only writers
 		 * use; a store without K_INDEX_COPIES the run's record in some rank-index entries, which a
-		 * reader then reads by digest. Read as it is; upgraded when opened to write.
+		 * reader then reads by digest; schema 2 the 'C' index, which a reader then works out from
+		 * the rank index. Read as it is; upgraded when opened to write.
 		 */
 		bool copies = get_raw(s, s->ro, KEYLIT(K_INDEX_COPIES), NULL) == 0;
 		if (writable && (from < KX_STORE_SCHEMA || !copies) && (r = upgrade(s, from, want)) < 0 &&
 		    asprintf(&msg, "cannot upgrade store '%s' to schema '%s': %s", dir, want, strerror(-r)) < 0)
 			msg = NULL;
-		s->waiting_index = from == KX_STORE_SCHEMA || writable;
+		s->waiting_index = from >= 2 || writable;
 		s->index_copies = copies || writable;
+		s->current_index = from == KX_STORE_SCHEMA || writable;
 	} else if (r == 0) {
 		r = -EPROTO;
 		if (asprintf(&msg, "store '%s' has schema '%s'; this kindex reads '%s'", dir, schema.ptr, want) < 0)
@@ -634,7 +666,8 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		s->docs = wmap_new(0, 1u << 20);
 		s->groups = wmap_new(sizeof(struct kx_group_rec), 1u << 16);
 		s->mtimes = wmap_new(sizeof(int64_t), 1u << 16);
-		if (!s->docs || !s->groups || !s->mtimes) {
+		s->currents = wmap_new(sizeof(struct current_mark), 1u << 17);
+		if (!s->docs || !s->groups || !s->mtimes || !s->currents) {
 			r = -ENOMEM;
 			goto fail;
 		}
@@ -708,6 +741,7 @@ void kx_store_close(struct kx_store *s)
 	wmap_free(s->docs);
 	wmap_free(s->groups);
 	wmap_free(s->mtimes);
+	wmap_free(s->currents);
 	pthread_mutex_destroy(&s->writer);
 	pthread_mutex_destroy(&s->follow);
 	pthread_rwlock_destroy(&s->wal);
@@ -1283,17 +1317,26 @@ int kx_store_group_runs(struct kx_store *s, struct kx_view *v, const struct kx_d
 	return each_digest_key(s, v, T_INDEX, group, INDEX_KEY_LEN, group_run_key, &g);
 }
 
+/* A scan of the entries tagged `tag` of the groups whose key's first byte is in
+ * [256 part / parts, 256 (part + 1) / parts), not filling the block cache (a pass over all). */
+static int scan_part_open(struct scan *sc, struct kx_store *s, struct kx_view *v, unsigned char tag, unsigned part,
+			  unsigned parts)
+{
+	if (!parts || part >= parts || parts > 256)
+		return -EINVAL;
+	unsigned char lo[2] = { tag, (unsigned char)(256 * part / parts) };
+	unsigned char hi[2] = { tag, (unsigned char)(256 * (part + 1) / parts) }, end = tag + 1;
+	bool last = part + 1 == parts;
+	return scan_open_with(sc, s, v, lo, part ? 2 : 1, last ? &end : hi, last ? 1 : 2, false);
+}
+
 int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_index_run_fn fn,
 			    void *ctx)
 {
-	/* the groups whose key's first byte is in [256 part / parts, 256 (part + 1) / parts) */
-	if (!parts || part >= parts || parts > 256)
-		return -EINVAL;
-	unsigned char lo[2] = { T_INDEX, (unsigned char)(256 * part / parts) };
-	unsigned char hi[2] = { T_INDEX, (unsigned char)(256 * (part + 1) / parts) }, end = T_INDEX + 1;
-	bool last = part + 1 == parts;
 	struct scan sc;
-	int r = scan_open_with(&sc, s, v, lo, part ? 2 : 1, last ? &end : hi, last ? 1 : 2, false);
+	int r = scan_part_open(&sc, s, v, T_INDEX, part, parts);
+	if (r < 0)
+		return r;
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn, vn;
 		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
@@ -1309,6 +1352,112 @@ int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, unsigned part
 		if ((r = index_entry_run(s, v, &run, val, vn, &x)) < 0)
 			break;
 		r = fn(ctx, &group, &x, k[33] == 0);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
+bool kx_run_newer(int64_t a_ns, const struct kx_digest *a, int64_t b_ns, const struct kx_digest *b)
+{
+	if (a_ns != b_ns)
+		return a_ns > b_ns;
+	return memcmp(a->b, b->b, 32) > 0;
+}
+
+int currents_add(struct currents *c, const struct kx_run_rec *x)
+{
+	if (KX_GROW(c->v, c->cap, c->len, 16) < 0)
+		return -ENOMEM;
+	current_of(x, &c->v[c->len++]);
+	return 0;
+}
+
+/* By implementation, each one's newest first. */
+static int impl_newest_first(const void *x, const void *y)
+{
+	const struct kx_current_rec *a = x, *b = y;
+	int c = strcmp(a->impl, b->impl);
+	if (c)
+		return c;
+	return kx_run_newer(a->observed_ns, &a->run, b->observed_ns, &b->run)	  ? -1
+	       : kx_run_newer(b->observed_ns, &b->run, a->observed_ns, &a->run) ? 1
+										  : 0;
+}
+
+int currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx)
+{
+	qsort(c->v, c->len, sizeof(*c->v), impl_newest_first);
+	int r = 0;
+	for (size_t i = 0; i < c->len && r == 0; i++)
+		if (i == 0 || strcmp(c->v[i].impl, c->v[i - 1].impl) != 0)
+			r = fn(ctx, group, &c->v[i]);
+	c->len = 0;
+	return r;
+}
+
+void currents_release(struct currents *c)
+{
+	free(c->v);
+	*c = (struct currents){ 0 };
+}
+
+struct from_index {
+	kx_current_fn fn;
+	void *ctx;
+	bool have_group;
+	struct kx_digest group;
+	struct currents c;
+};
+
+static int from_index_run(void *ctx, const struct kx_digest *group, const struct kx_run_rec *x, bool ranked)
+{
+	struct from_index *f = ctx;
+	int r = 0;
+	if (f->have_group && !kx_digest_equal(&f->group, group))
+		r = currents_flush(&f->c, &f->group, f->fn, f->ctx);
+	f->group = *group;
+	f->have_group = true;
+	return r < 0 || !ranked ? r : currents_add(&f->c, x);
+}
+
+/* The current runs of every group of a part, worked out from the rank index (a store without the
+ * 'C' index; the upgrade that writes it). */
+static int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts,
+			       kx_current_fn fn, void *ctx)
+{
+	struct from_index f = { .fn = fn, .ctx = ctx };
+	int r = kx_store_each_group_run(s, v, part, parts, from_index_run, &f);
+	if (r == 0 && f.have_group)
+		r = currents_flush(&f.c, &f.group, fn, ctx);
+	currents_release(&f.c);
+	return r;
+}
+
+int kx_store_each_current(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_current_fn fn,
+			  void *ctx)
+{
+	if (!s->current_index)
+		return currents_from_index(s, v, part, parts, fn, ctx);
+	struct scan sc;
+	int r = scan_part_open(&sc, s, v, T_CURRENT, part, parts);
+	if (r < 0)
+		return r;
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		struct kx_digest group;
+		struct kx_current_rec c;
+		if (kn <= 33 || kn - 33 >= sizeof(c.impl) || current_decode(val, vn, &c) < 0) {
+			r = -EIO; /* `kindex verify` names it */
+			break;
+		}
+		memcpy(group.b, k + 1, 32);
+		memcpy(c.impl, k + 33, kn - 33);
+		c.impl[kn - 33] = '\0';
+		r = fn(ctx, &group, &c);
 	}
 	if (r == 0)
 		r = scan_status(&sc);
@@ -1753,6 +1902,8 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 		wmap_clear(s->groups);
 	if (wmap_over(s->mtimes))
 		wmap_clear(s->mtimes);
+	if (wmap_over(s->currents))
+		wmap_clear(s->currents);
 	pthread_mutex_unlock(&s->writer);
 	txn_free(t);
 	/*
@@ -1947,6 +2098,43 @@ static int bump_waiting(struct kx_txn *t, const struct kx_digest *d, int64_t ns)
 	return kx_store_each_waiting(t->s, NULL, d, bump_waiting_run, &w);
 }
 
+/* Ranked run x becomes its implementation's current run in its group ('C') when it is newer than
+ * the one there (kx_run_newer); the writer keeps what it knows of each key in s->currents. */
+static int note_current(struct kx_txn *t, const struct kx_run_rec *x)
+{
+	struct key k;
+	uint8_t h[32];
+	key_current(&k, &x->group, x->impl);
+	kx_sha256(k.b, k.len, h);
+	struct current_mark m = { .present = false };
+	const struct current_mark *known = wmap_get(t->s->currents, h);
+	struct kx_buf b = { 0 };
+	int r = 0;
+	if (known) {
+		m = *known;
+	} else if ((r = txn_get(t, k.b, k.len, &b)) == 0) {
+		struct kx_current_rec c;
+		if ((r = current_decode(b.ptr, b.len, &c)) == 0)
+			m = (struct current_mark){ true, c.observed_ns, c.run };
+	}
+	if (r == -ENOENT)
+		r = 0;
+	bool take = r == 0 && (!m.present || kx_run_newer(x->observed_ns, &x->run, m.observed_ns, &m.run));
+	if (take) {
+		struct kx_current_rec c;
+		current_of(x, &c);
+		kx_buf_reset(&b);
+		m = (struct current_mark){ true, x->observed_ns, x->run };
+		if ((r = current_encode(&c, &b)) == 0)
+			r = txn_put(t, k.b, k.len, b.ptr, b.len);
+	}
+	if (r == 0 && (take || !known) &&
+	    (undo_note(t->undo, t->s->currents, h) < 0 || !wmap_put(t->s->currents, h, &m)))
+		r = -ENOMEM;
+	kx_buf_release(&b);
+	return r;
+}
+
 int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct kx_group_rec *group,
 		   const char *source, const char *external_id)
 {
@@ -2003,6 +2191,8 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 
 	key_index(&k, run);
 	if ((r = txn_put(t, k.b, k.len, b.ptr, b.len)) < 0) /* the record again: kx_store_group_runs */
+		goto out;
+	if (run->passed && run->has_value && (r = note_current(t, run)) < 0)
 		goto out;
 	/* a document it names but that is not here (yet): the run waits for it (kx_store_each_waiting) */
 	const struct kx_digest *named[] = { &run->workload, &run->implementation };

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct vctx {
@@ -18,6 +19,9 @@ struct vctx {
 	struct kx_problems *pr;
 	uint64_t checked;
 	uint64_t runs, docs, groups;
+	uint64_t currents; /* 'C' entries met in the groups' checks (check_current) */
+	struct kx_current_rec *want; /* a group's current runs, worked out from its runs */
+	size_t nwant, cap_want;
 };
 
 static void problem(struct vctx *c, const char *where, const struct kx_digest *d, const char *rule,
@@ -87,6 +91,7 @@ static int check_docs(struct vctx *c)
 
 struct count_ctx {
 	uint32_t ranked, unranked;
+	struct currents cur;
 };
 
 static int count_run(void *ctx, const struct kx_run_rec *run, bool ranked)
@@ -96,7 +101,81 @@ static int count_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 		cc->ranked++;
 	else
 		cc->unranked++;
+	return ranked ? currents_add(&cc->cur, run) : 0;
+}
+
+static int want_current(void *ctx, const struct kx_digest *group, const struct kx_current_rec *x)
+{
+	struct vctx *c = ctx;
+	if (KX_GROW(c->want, c->cap_want, c->nwant, 16) < 0)
+		return -ENOMEM;
+	c->want[c->nwant++] = *x;
 	return 0;
+}
+
+/* One 'C' entry of group g against the current run it should hold (NULL: it should not be). */
+static void check_entry(struct vctx *c, const struct kx_digest *g, const char *impl, const struct kx_current_rec *want,
+			const char *val, size_t vn)
+{
+	struct kx_current_rec got;
+	struct kx_buf b = { 0 };
+	char run[KX_DIGEST_STR_MAX];
+	if (!want) {
+		problem(c, "current-run index of group", g, "store-index",
+			"has an entry for %s, which has no ranked run in the group", impl);
+	} else if (current_decode(val, vn, &got) < 0) {
+		problem(c, "current-run index of group", g, "store-record",
+			"the entry for %s (%zu bytes) does not decode: it holds the run's digest, observedAt, value "
+			"and p20-p80 (docs/store.md)", impl, vn);
+	} else if (!kx_digest_equal(&got.run, &want->run)) {
+		kx_digest_format(&want->run, run);
+		problem(c, "current-run index of group", g, "store-index",
+			"names another run than %s's newest ranked one, %s", impl, run);
+	} else if (current_encode(want, &b) < 0 || b.len != vn || memcmp(b.ptr, val, vn) != 0) {
+		problem(c, "current-run index of group", g, "store-index",
+			"the entry for %s differs from its run's record (value, p20-p80, unit or observedAt)", impl);
+	}
+	kx_buf_release(&b);
+}
+
+/* The 'C' entries of group g are its implementations' newest ranked runs, cc's, one each. */
+static int check_current(struct vctx *c, const struct kx_digest *g, struct count_ctx *cc)
+{
+	c->nwant = 0;
+	int r = currents_flush(&cc->cur, g, want_current, c);
+	unsigned char p[33] = { T_CURRENT };
+	memcpy(p + 1, g->b, 32);
+	struct scan sc;
+	size_t i = 0;
+	if (r == 0)
+		r = scan_open(&sc, c->s, NULL, p, sizeof(p));
+	if (r < 0)
+		return r;
+	for (; rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		char impl[KX_NAME_MAX];
+		c->checked++;
+		c->currents++;
+		if (kn <= 33 || kn - 33 >= sizeof(impl)) {
+			problem(c, "current-run index of group", g, "store-key", "a key has %zu bytes", kn);
+			continue;
+		}
+		memcpy(impl, k + 33, kn - 33);
+		impl[kn - 33] = '\0';
+		int order = -1;
+		/* both in implementation name order: the runs the store lacks come first */
+		for (; i < c->nwant && (order = strcmp(c->want[i].impl, impl)) < 0; i++)
+			problem(c, "current-run index of group", g, "store-index", "has no entry for %s", c->want[i].impl);
+		check_entry(c, g, impl, order == 0 ? &c->want[i] : NULL, val, vn);
+		i += order == 0;
+	}
+	for (; i < c->nwant; i++)
+		problem(c, "current-run index of group", g, "store-index", "has no entry for %s", c->want[i].impl);
+	r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
 }
 
 static int check_group(void *ctx, const struct kx_group_rec *g)
@@ -114,6 +193,11 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 		problem(c, "group", &g->key, "store-count",
 			"the record counts %u ranked and %u unranked runs, the rank index holds %u and %u",
 			g->ranked, g->unranked, cc.ranked, cc.unranked);
+	/* (a store of schema 2 opened read-only has no 'C' index yet: it gets one when opened to write) */
+	r = r == 0 && c->s->current_index ? check_current(c, &g->key, &cc) : 0;
+	currents_release(&cc.cur);
+	if (r < 0)
+		return r;
 	struct key k;
 	struct kx_buf b = { 0 };
 	if (key_tree(&k, g) < 0 || get_raw(c->s, c->s->ro, k.b, k.len, &b) < 0 || b.len != 33 ||
@@ -273,6 +357,25 @@ static int check_refs(struct vctx *c, unsigned char tag)
 	return r;
 }
 
+/* Every 'C' entry was met in its group's check: none is of a group that is not stored. */
+static int check_current_groups(struct vctx *c)
+{
+	unsigned char tag = T_CURRENT;
+	struct scan sc;
+	uint64_t n = 0;
+	int r = scan_open(&sc, c->s, NULL, &tag, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it))
+		n++;
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	if (r == 0 && n != c->currents)
+		problem(c, "current-run index", NULL, "store-index",
+			"holds %llu entries of groups that are not stored (%llu in all)",
+			(unsigned long long)(n - c->currents), (unsigned long long)n);
+	return r;
+}
+
 /* Every 'W' entry names a stored run that names the document as its workload or implementation. */
 static int check_waiting(struct vctx *c)
 {
@@ -365,6 +468,9 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
 		r = check_refs(&c, T_TREE);
 	if (r >= 0)
 		r = check_waiting(&c);
+	if (r >= 0 && s->current_index)
+		r = check_current_groups(&c);
+	free(c.want);
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
 	if (r >= 0 && (st.runs != c.runs || st.documents != c.docs || st.groups != c.groups))

@@ -198,7 +198,7 @@ static int run_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* A group of a gpu directory, its runs to come from the scan of the rank index (add_runs). */
+/* A group of a gpu directory, its runs to come from the scan of the current runs (add_current). */
 static int add_group(struct build *b, const struct wl_group *w)
 {
 	struct cmp_data *d = b->d;
@@ -234,36 +234,18 @@ static int64_t group_of(struct build *b, const struct kx_digest *key)
 }
 
 /*
- * What one thread of the scan of the rank index found (kx_store_each_group_run, in chunks each
- * thread takes the next of): its groups' current runs with a value, by group key, its
- * implementations numbered and named in `names` (only its text and impls) until the parts are put
- * together (merge_part).
+ * What one thread of the scan of the current runs found (kx_store_each_current, in chunks each
+ * thread takes the next of): its groups' current runs, by group key, its implementations numbered
+ * and named in `names` (only its text and impls) until the parts are put together (merge_part).
  */
 struct part {
 	struct kx_tree *t;
 	struct kx_view *v;
-	atomic_uint *next;             /* the next chunk of the rank index to scan, of `chunks` */
+	atomic_uint *next;             /* the next chunk of the store's groups to scan, of `chunks` */
 	unsigned chunks;
 	struct cmp_data names;
 	struct umap impl_map;
 	size_t cap_impls;
-	/* the group being scanned: its implementations' newest ranked runs so far */
-	struct cand {
-		uint32_t impl;
-		bool has_value;
-		int64_t observed_ns;
-		struct kx_digest run;
-		struct kx_compare_run r;
-	} *cand;
-	size_t ncand, cap_cand;
-	bool have_key;
-	struct kx_digest key;
-	uint32_t serial;               /* of that group: its implementations' seen[] entries have it */
-	struct seen {
-		uint32_t serial, cand;
-	} *seen;                       /* by implementation index */
-	size_t cap_seen;
-	/* what the part found */
 	struct cmp_run *runs;
 	size_t nruns, cap_runs;
 	struct part_group {
@@ -274,82 +256,34 @@ struct part {
 	int r;
 };
 
-/* The group whose runs were scanned last: its current runs with a value. */
-static int flush_group(struct part *p)
-{
-	if (KX_GROW(p->groups, p->cap_groups, p->ngroups, 256) < 0)
-		return -ENOMEM;
-	struct part_group *g = &p->groups[p->ngroups++];
-	*g = (struct part_group){ .key = p->key, .first = (uint32_t)p->nruns };
-	for (size_t i = 0; i < p->ncand; i++) {
-		if (!p->cand[i].has_value)
-			continue;
-		if (KX_GROW(p->runs, p->cap_runs, p->nruns, 1024) < 0)
-			return -ENOMEM;
-		p->runs[p->nruns++] = (struct cmp_run){ .impl = p->cand[i].impl, .r = p->cand[i].r };
-	}
-	g->len = (uint32_t)(p->nruns - g->first);
-	p->ncand = 0;
-	return 0;
-}
-
-static void cand_set(struct cand *c, uint32_t impl, const struct kx_run_rec *x)
-{
-	*c = (struct cand){ .impl = impl, .has_value = x->has_value, .observed_ns = x->observed_ns, .run = x->run };
-	c->r = (struct kx_compare_run){ .value = x->value, .base_value = x->base_value, .base_p20 = x->base_p20,
-					.base_p80 = x->base_p80, .has_spread = x->has_spread, .order = x->order };
-	snprintf(c->r.unit, sizeof(c->r.unit), "%s", x->unit);
-}
-
-/* One run of the scan: of each implementation's ranked runs in its group, the newest is current. */
-static int add_run(void *ctx, const struct kx_digest *group, const struct kx_run_rec *x, bool ranked)
+/* One current run of the scan; a group's come one after another (a chunk holds whole groups). */
+static int add_current(void *ctx, const struct kx_digest *group, const struct kx_current_rec *c)
 {
 	struct part *p = ctx;
-	int r = 0;
-	if (!p->have_key || !kx_digest_equal(&p->key, group)) {
-		if (p->have_key && (r = flush_group(p)) < 0)
-			return r;
-		p->key = *group;
-		p->have_key = true;
-		p->serial++;
+	if (!p->ngroups || !kx_digest_equal(&p->groups[p->ngroups - 1].key, group)) {
+		if (KX_GROW(p->groups, p->cap_groups, p->ngroups, 256) < 0)
+			return -ENOMEM;
+		p->groups[p->ngroups++] = (struct part_group){ .key = *group, .first = (uint32_t)p->nruns };
 	}
-	if (!ranked)
-		return 0;
-	int64_t impl = intern(&p->names, &p->impl_map, &p->names.impls, &p->names.nimpls, &p->cap_impls, x->impl);
+	int64_t impl = intern(&p->names, &p->impl_map, &p->names.impls, &p->names.nimpls, &p->cap_impls, c->impl);
 	if (impl < 0)
 		return (int)impl;
-	while (p->cap_seen <= (size_t)impl) {
-		size_t cap = p->cap_seen ? 2 * p->cap_seen : 64;
-		struct seen *s = realloc(p->seen, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		memset(s + p->cap_seen, 0, (cap - p->cap_seen) * sizeof(*s));
-		p->seen = s;
-		p->cap_seen = cap;
-	}
-	struct seen *s = &p->seen[impl];
-	if (s->serial == p->serial) {
-		struct cand *c = &p->cand[s->cand];
-		if (group_newer(x->observed_ns, &x->run, c->observed_ns, &c->run))
-			cand_set(c, (uint32_t)impl, x);
-		return 0;
-	}
-	if (KX_GROW(p->cand, p->cap_cand, p->ncand, 64) < 0)
+	if (KX_GROW(p->runs, p->cap_runs, p->nruns, 1024) < 0)
 		return -ENOMEM;
-	*s = (struct seen){ p->serial, (uint32_t)p->ncand };
-	cand_set(&p->cand[p->ncand++], (uint32_t)impl, x);
+	struct cmp_run *x = &p->runs[p->nruns++];
+	*x = (struct cmp_run){ .impl = (uint32_t)impl,
+			       .r = { .value = c->value, .base_value = c->base_value, .base_p20 = c->base_p20,
+				      .base_p80 = c->base_p80, .has_spread = c->has_spread, .order = c->order } };
+	memcpy(x->r.unit, c->unit, sizeof(x->r.unit));
+	p->groups[p->ngroups - 1].len++;
 	return 0;
 }
 
 static void *scan_part(void *arg)
 {
 	struct part *p = arg;
-	for (unsigned c; p->r == 0 && (c = atomic_fetch_add(p->next, 1)) < p->chunks;) {
-		p->r = kx_store_each_group_run(p->t->s, p->v, c, p->chunks, add_run, p);
-		if (p->r == 0 && p->have_key)
-			p->r = flush_group(p); /* a chunk holds whole groups */
-		p->have_key = false;
-	}
+	for (unsigned c; p->r == 0 && (c = atomic_fetch_add(p->next, 1)) < p->chunks;)
+		p->r = kx_store_each_current(p->t->s, p->v, c, p->chunks, add_current, p);
 	return NULL;
 }
 
@@ -394,8 +328,6 @@ static void part_release(struct part *p)
 	free(p->names.text);
 	free(p->names.impls);
 	umap_release(&p->impl_map);
-	free(p->cand);
-	free(p->seen);
 	free(p->runs);
 	free(p->groups);
 }
@@ -456,10 +388,9 @@ static int walk_dirs(struct build *b)
 #define SCAN_CHUNKS 8 /* per thread: the threads finish together, whichever started late */
 
 /*
- * The path index and every group's current runs, at once: the rank index in chunks, scanned by as
- * many threads as there are cores (up to SCAN_THREADS_MAX), this one among them once it has
- * walked the path index. A scan of the whole rank index is most of a pass: 33 MB at 100,000
- * runs, 50-80 ms on one core of this project's VM, 30 ms on two.
+ * The path index and every group's current runs, at once: the current runs in chunks, scanned by
+ * as many threads as there are cores (up to SCAN_THREADS_MAX), this one among them once it has
+ * walked the path index.
  */
 static int scan_all(struct build *b)
 {

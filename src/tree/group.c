@@ -156,22 +156,15 @@ static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 }
 
 
-bool group_newer(int64_t a_ns, const struct kx_digest *a, int64_t b_ns, const struct kx_digest *b)
-{
-	if (a_ns != b_ns)
-		return a_ns > b_ns;
-	return memcmp(a->b, b->b, 32) > 0;
-}
-
-/* Ranked indexes sorted by implementation, each one's newest passed run first (group_newer). */
+/* Ranked indexes sorted by implementation, each one's newest passed run first (kx_run_newer). */
 static int newest_first(const void *x, const void *y, void *arg)
 {
 	const struct kx_run_rec *runs = arg, *a = &runs[*(const uint32_t *)x], *b = &runs[*(const uint32_t *)y];
 	int c = strcmp(a->impl, b->impl);
 	if (c)
 		return c;
-	return group_newer(a->observed_ns, &a->run, b->observed_ns, &b->run)   ? -1
-	       : group_newer(b->observed_ns, &b->run, a->observed_ns, &a->run) ? 1
+	return kx_run_newer(a->observed_ns, &a->run, b->observed_ns, &b->run)   ? -1
+	       : kx_run_newer(b->observed_ns, &b->run, a->observed_ns, &a->run) ? 1
 										: 0;
 }
 

@@ -541,13 +541,6 @@ int wl_end(struct wl_scan *w);
 /* A group's listing, cached, with a reference for the caller (gctx_put). */
 int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret);
 
-/*
- * Whether a run observed at a_ns with digest a is newer than one observed at b_ns with digest b:
- * of an implementation's ranked runs in a group, the newest is its current run, the one the group
- * ranks (SPEC §2: by observedAt, then the greater digest).
- */
-bool group_newer(int64_t a_ns, const struct kx_digest *a, int64_t b_ns, const struct kx_digest *b);
-
 /* Put a reference to a group listing. */
 void gctx_put(struct kx_tree *t, struct gctx *g);
 

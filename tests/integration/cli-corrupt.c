@@ -23,6 +23,11 @@
  *                                   JSON
  *        cli-corrupt STORE index-garbage  cut the first rank-index entry's copy of its run record
  *                                   to 5 bytes, which no longer decode
+ *        cli-corrupt STORE current  change a byte of the run digest in the first current-run entry
+ *                                   ('C' + group + implementation)
+ *        cli-corrupt STORE current-drop  delete the first current-run entry
+ *        cli-corrupt STORE schema2  make it a store of schema 2: no 'C' entries at all, and
+ *                                   "\0schema" = "kindexfs-store 2" (prints the entries removed)
  * Prints the key it changed (hex) and exits 0; 1 when there was nothing to change; 2 on errors.
  */
 #include <rocksdb/c.h>
@@ -61,7 +66,8 @@ int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: cli-corrupt STORE "
-				"doc|doc-garbage|index|index-copy|index-garbage|index-nocopy|bare-index|source|waiting|schema1|runs3\n");
+				"doc|doc-garbage|index|index-copy|index-garbage|index-nocopy|bare-index|source|waiting|schema1|"
+				"runs3|current|current-drop|schema2\n");
 		return 2;
 	}
 	char tag;
@@ -77,6 +83,9 @@ int main(int argc, char **argv)
 		tag = 'S';
 	else if (strcmp(argv[2], "waiting") == 0 || strcmp(argv[2], "schema1") == 0)
 		tag = 'W';
+	else if (strcmp(argv[2], "current") == 0 || strcmp(argv[2], "current-drop") == 0 ||
+		 strcmp(argv[2], "schema2") == 0)
+		tag = 'C';
 	else {
 		fprintf(stderr, "cli-corrupt: unknown damage '%s'\n", argv[2]);
 		return 2;
@@ -94,11 +103,12 @@ int main(int argc, char **argv)
 	rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
 	rocksdb_iter_seek(it, &tag, 1);
 	int status = 1;
-	if (strcmp(argv[2], "schema1") == 0) {
-		unsigned long removed = each_tagged(db, wo, it, 'W', false, &err);
-		static const char key[] = "\0schema", old[] = "kindexfs-store 1";
+	if (strcmp(argv[2], "schema1") == 0 || strcmp(argv[2], "schema2") == 0) {
+		unsigned long removed = each_tagged(db, wo, it, tag, false, &err);
+		static const char key[] = "\0schema";
+		const char *old = tag == 'W' ? "kindexfs-store 1" : "kindexfs-store 2";
 		if (!err)
-			rocksdb_put(db, wo, key, sizeof(key) - 1, old, sizeof(old) - 1, &err);
+			rocksdb_put(db, wo, key, sizeof(key) - 1, old, strlen(old), &err);
 		if (!err)
 			printf("%lu\n", removed);
 		status = err ? 2 : 0;
@@ -160,6 +170,16 @@ int main(int argc, char **argv)
 			} else if (strcmp(argv[2], "index-nocopy") == 0) {
 				if (vn > 0) {
 					rocksdb_put(db, wo, key, kn, "", 0, &err);
+					status = err ? 2 : 0;
+				}
+			} else if (strcmp(argv[2], "current") == 0) {
+				if (vn > 1) {
+					/* byte 1: the first of the run's digest, after the record's version */
+					char *nv = malloc(vn);
+					memcpy(nv, v, vn);
+					nv[1] ^= 1;
+					rocksdb_put(db, wo, key, kn, nv, vn, &err);
+					free(nv);
 					status = err ? 2 : 0;
 				}
 			} else if (strcmp(argv[2], "index-copy") == 0) {

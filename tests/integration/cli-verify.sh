@@ -15,7 +15,7 @@ expect 0 "$KINDEX" --store good verify
 check "the imported store verifies clean" contains out "no problems"
 records=$(grep -oE '[0-9]+ records' out | cut -d' ' -f1)
 
-for damage in doc index index-copy index-nocopy source; do
+for damage in doc index index-copy index-nocopy source current current-drop; do
 	cp -a good "$damage"
 	expect 0 "$KX_CORRUPT" "$damage" "$damage"
 	key=$(cat out)
@@ -45,6 +45,14 @@ for damage in doc index index-copy index-nocopy source; do
 		;;
 	source)
 		check "a missing source-index entry: named" contains err "store-index: the source index has no entry for liger-kernel-bench"
+		;;
+	current | current-drop)
+		# key = 'C' (43) + group[32] + the implementation's name
+		impl=$(python3 -c 'import sys; print(bytes.fromhex(sys.argv[1]).decode())' "${key:66}")
+		want="names another run than $impl's newest ranked one"
+		[[ $damage == current ]] || want="has no entry for $impl"
+		check "$damage: the current-run entry of $impl is named for its group" \
+			contains err "current-run index of group sha256:${key:2:64}: store-index: $want"
 		;;
 	esac
 	check "$damage damage: every problem line names a record and a rule" \
@@ -85,6 +93,21 @@ expect 0 "$KX_CORRUPT" bare index-nocopy
 expect 1 "$KINDEX" --store bare verify
 check "... and says so: emptying one copy is now a problem" \
 	contains err "store-index: holds no copy of the run record"
+
+# A store of schema 2, before the current-run index: read as it is, its current runs worked out
+# from the rank index (the same compare/ and views); given the index when opened to write.
+cp -a good two
+expect 0 "$KX_CORRUPT" two schema2
+check "the store had current-run entries to remove ($(cat out))" grep -qE '^[1-9][0-9]*$' out
+expect 0 "$KINDEX" --store two verify
+check "a schema-2 store verifies clean read-only" contains out "no problems"
+expect 0 "$KINDEX" -q --store two export two.tree
+check "... and exports the same tree, compare/ included (but the README)" diff -r -x README good.tree two.tree
+expect 0 "$KINDEX" --store two import liger "$csv"
+expect 0 "$KINDEX" --store two verify
+check "upgraded at its first write, it verifies clean" contains out "$records records verified, no problems"
+expect 0 "$KX_CORRUPT" two current-drop
+check "... and the upgrade wrote the current-run entries (cli-corrupt found one to delete)" test -s out
 
 # A run that names its workload by digest only (a published record may) waits for that document
 # in the 'W' index, which is how a mount finds the runs a late document completes.

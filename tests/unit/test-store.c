@@ -532,6 +532,90 @@ static void every_group_scans(void)
 	scratch_remove(dir);
 }
 
+struct seen_currents {
+	size_t n;
+	struct kx_digest group[8];
+	struct kx_current_rec c[8];
+};
+
+static int every_current(void *ctx, const struct kx_digest *group, const struct kx_current_rec *c)
+{
+	struct seen_currents *e = ctx;
+	if (e->n == 8)
+		return -E2BIG;
+	e->group[e->n] = *group;
+	e->c[e->n++] = *c;
+	return 0;
+}
+
+/* The current run of impl in the one group: its run digest, or all zeroes when there is none. */
+static struct kx_digest current_of_impl(struct kx_store *s, const char *impl)
+{
+	struct seen_currents e = { .n = 0 };
+	struct kx_digest none = { { 0 } };
+	if (kx_store_each_current(s, NULL, 0, 1, every_current, &e) < 0)
+		return none;
+	for (size_t i = 0; i < e.n; i++)
+		if (strcmp(e.c[i].impl, impl) == 0)
+			return e.c[i].run;
+	return none;
+}
+
+/* The 'C' index: of each implementation's ranked runs in a group the newest, kept at every commit. */
+static void current_runs(void)
+{
+	char *dir;
+	struct kx_store *s = open_new(&dir, "store-current");
+	struct kx_txn *t;
+	struct staged a, b, old, failed, newer, older, aborted, between;
+	kx_store_txn_begin(s, &t);
+	int r = stage_opts(t, &(struct tm_opts){ .observed = "2026-01-01T00:00:00Z", .median = "2000" }, 1, &a);
+	r |= stage_opts(t, &(struct tm_opts){ .impl = "torch", .median = "1000" }, 1, &b);
+	r |= stage_opts(t, &(struct tm_opts){ .observed = "2025-06-01T00:00:00Z", .median = "500" }, 1, &old);
+	r |= stage_opts(t, &(struct tm_opts){ .observed = "2026-06-01T00:00:00Z", .status = "failed" }, 1, &failed);
+	ok(r == 0 && kx_txn_commit(t, false) == 0, "four runs of two implementations in one group");
+	struct seen_currents e = { .n = 0 };
+	r = kx_store_each_current(s, NULL, 0, 1, every_current, &e);
+	ok(r == 0 && e.n == 2, "two current runs (%zu)", e.n);
+	ok(e.n == 2 && strcmp(e.c[0].impl, "liger") == 0 && strcmp(e.c[1].impl, "torch") == 0 &&
+		   kx_digest_equal(&e.group[0], &a.g.key) && kx_digest_equal(&e.group[1], &a.g.key),
+	   "in implementation name order, of their group");
+	ok(e.n == 2 && kx_digest_equal(&e.c[0].run, &a.x.run) && e.c[0].value == 2000 &&
+		   e.c[0].observed_ns == a.x.observed_ns && strcmp(e.c[0].unit, a.x.unit) == 0,
+	   "liger's is its newest ranked run, with its value: not the older, faster one, nor the failed one");
+	ok(e.n == 2 && kx_digest_equal(&e.c[1].run, &b.x.run) && e.c[1].base_value == b.x.base_value &&
+		   e.c[1].has_spread == b.x.has_spread && e.c[1].base_p20 == b.x.base_p20 && e.c[1].base_p80 == b.x.base_p80,
+	   "torch's, with its base value and p20-p80");
+
+	kx_store_txn_begin(s, &t);
+	r = stage_opts(t, &(struct tm_opts){ .observed = "2026-03-01T00:00:00Z", .median = "3000" }, 2, &newer);
+	ok(r == 0 && kx_txn_commit(t, false) == 0, "a newer liger run");
+	struct kx_digest cur = current_of_impl(s, "liger");
+	ok(kx_digest_equal(&cur, &newer.x.run), "... becomes liger's current run");
+	kx_store_txn_begin(s, &t);
+	r = stage_opts(t, &(struct tm_opts){ .observed = "2024-01-01T00:00:00Z", .median = "10" }, 3, &older);
+	ok(r == 0 && kx_txn_commit(t, false) == 0, "an older liger run, stored later");
+	cur = current_of_impl(s, "liger");
+	ok(kx_digest_equal(&cur, &newer.x.run), "... does not");
+	kx_store_txn_begin(s, &t);
+	r = stage_opts(t, &(struct tm_opts){ .observed = "2027-01-01T00:00:00Z", .median = "20" }, 4, &aborted);
+	kx_txn_abort(t);
+	kx_store_txn_begin(s, &t);
+	r |= stage_opts(t, &(struct tm_opts){ .observed = "2026-04-01T00:00:00Z", .median = "30" }, 5, &between);
+	ok(r == 0 && kx_txn_commit(t, false) == 0, "a run newer than the current one, after an aborted newest one");
+	cur = current_of_impl(s, "liger");
+	ok(kx_digest_equal(&cur, &between.x.run), "... is current: the abort took its run out of the writer's cache too");
+	verify_clean(s, "current runs");
+	kx_store_close(s);
+	char *err = NULL;
+	ok(kx_store_open(dir, KX_STORE_READONLY, &s, &err) == 0, "reopened read-only");
+	cur = current_of_impl(s, "liger");
+	ok(s && kx_digest_equal(&cur, &between.x.run), "... the same current run");
+	kx_store_close(s);
+	free(err);
+	scratch_remove(dir);
+}
+
 /* Prefix lookups over records with chosen digests. */
 static void prefixes(void)
 {
@@ -757,6 +841,7 @@ int main(void)
 	ranking_order();
 	listings();
 	every_group_scans();
+	current_runs();
 	prefixes();
 	views();
 	savepoints();
