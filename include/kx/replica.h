@@ -80,7 +80,8 @@ int kx_publisher_start(struct kx_publisher *p, unsigned interval_ms, kx_publish_
 struct kx_pull_opts {
 	const char *src;   /* a publish directory: a path, or host:path (rsync over ssh, $RSYNC_RSH) */
 	const char *dst;   /* the replica directory, made when missing (its parent must exist) */
-	bool verify;       /* kx_store_verify the copy before it becomes current (else only opened) */
+	bool verify;       /* kx_store_verify the copy before it becomes current (else only opened): */
+	bool verify_all;   /* all of it, even where the current generation was verified (below) */
 	const char *rsync; /* the rsync program; NULL: $KINDEX_RSYNC, or "rsync" */
 };
 struct kx_pull_result {
@@ -88,6 +89,7 @@ struct kx_pull_result {
 	uint64_t previous;   /* current before, 0 if none */
 	bool up_to_date;     /* nothing copied: current already was the newest */
 	unsigned linked;     /* table files hard-linked from the previous generation */
+	uint64_t verified_since; /* verified what the store's commits after this generation added; 0: all */
 	unsigned removed, kept; /* older generations removed, and kept because a mount uses them */
 };
 /*
@@ -97,7 +99,9 @@ struct kx_pull_result {
  * generation and only new ones copied; every other file is copied whole whatever its time or
  * size (rsync --ignore-times: a stale 16-byte CURRENT with an equal mtime is not the same file);
  * the copy is synced, opened read-only — its sequence and store generation must be PUBLISHED's —
- * and verified, renamed to gen-N, and DST/current, a symbolic link, is replaced by rename(2).
+ * and verified (what was added after the current generation, where a pull verified that one and
+ * left its VERIFIED; all of it otherwise, or with verify_all), renamed to gen-N, and DST/current,
+ * a symbolic link, is replaced by rename(2).
  * Then each other generation is removed unless a mount holds it (KX_STORE_FOLLOW's shared flock).
  * On any failure DST/current is as it was and the partial copy is removed; *ret_err says what
  * failed (rsync's own last words included). -ENOENT: no PUBLISHED at SRC; -EUCLEAN: the copy does

@@ -236,6 +236,16 @@ int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void 
  * no index entry points at nothing, counts match. Problems are appended (pointer = the key).
  */
 int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked);
+/*
+ * The same for what the commits after store generation `since` added, for a copy of a store whose
+ * state at `since` was verified (a replica's previous generation, kx_replica_pull): each run they
+ * added with every check above, the documents it names and the 'W' index names hashed, its
+ * group's record, rank-index, path-index and current-run entries. Every document, run, group and
+ * rank-index entry is still read (RocksDB checks each block's checksum as it reads it) and counted
+ * against the counters; the documents of older runs are not hashed again, nor the source-index and
+ * current-run entries of older runs read. 0: everything, as kx_store_verify.
+ */
+int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems *problems, uint64_t *ret_checked);
 
 /* ---- writing ---------------------------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * `kindex pull [--no-verify] SRC DST`: copy the newest generation a writer publishes (SRC, a path
+ * `kindex pull [--no-verify | --verify-all] SRC DST`: copy the newest generation a writer publishes (SRC, a path
  * or host:path) into the replica directory DST and make it DST/current (include/kx/replica.h,
  * docs/replicas.md). Run it from a timer or a loop; a mount with -o follow=DST/current switches
  * to each new generation by itself.
@@ -21,12 +21,15 @@ int cmd_pull(struct cli *cli, int argc, char **argv)
 			    "the replica directory, made when missing. The newest generation SRC/PUBLISHED names is\n"
 			    "copied into DST/gen-N — table files hard-linked from the current generation where they\n"
 			    "are the same, every other file copied —, synced, opened read-only and verified, and\n"
-			    "then DST/current, a symbolic link, names it (replaced with rename(2)). Older\n"
+			    "then DST/current, a symbolic link, names it (replaced with rename(2)). Where a pull\n"
+			    "verified the current generation (its VERIFIED file), only what the writer added after\n"
+			    "it is verified (kindex verify --since), every record still read. Older\n"
 			    "generations are removed once no mount uses them. A failed or killed pull leaves\n"
 			    "DST/current as it was. Mount the replica with: kindexfs MNT -o follow=DST/current\n"
 			    "\n"
 			    "options:\n"
 			    "  --no-verify   only open the copy and check its sequence (not every record)\n"
+			    "  --verify-all  verify all of the copy, whatever the current generation's VERIFIED says\n"
 			    "\n"
 			    "exit status: 0 pulled or up to date, 1 the copy does not verify, 2 usage, 3 no\n"
 			    "PUBLISHED at SRC or another pull running, 4 the copy failed (rsync, a full disk)\n");
@@ -36,6 +39,8 @@ int cmd_pull(struct cli *cli, int argc, char **argv)
 	for (; i < argc; i++) {
 		if (strcmp(argv[i], "--no-verify") == 0) {
 			o.verify = false;
+		} else if (strcmp(argv[i], "--verify-all") == 0) {
+			o.verify_all = true;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cli_error("pull: unknown option %s", quoted(argv[i]));
 			return EXIT_USAGE;
@@ -52,6 +57,10 @@ int cmd_pull(struct cli *cli, int argc, char **argv)
 		cli_error("pull: give SRC (a publish directory, or host:path) and DST (the replica directory)");
 		return EXIT_USAGE;
 	}
+	if (o.verify_all && !o.verify) {
+		cli_error("pull: --verify-all and --no-verify ask for opposite things: give one");
+		return EXIT_USAGE;
+	}
 	struct kx_pull_result res;
 	char *err = NULL;
 	int r = kx_replica_pull(&o, &res, &err);
@@ -63,17 +72,23 @@ int cmd_pull(struct cli *cli, int argc, char **argv)
 		return r == -ENOENT || r == -EBUSY ? EXIT_STORE : EXIT_IO;
 	}
 	if (!cli->quiet) {
+		char how[96];
+		if (!o.verify)
+			snprintf(how, sizeof(how), "opened, not verified");
+		else if (res.verified_since)
+			snprintf(how, sizeof(how), "verified what was added after store generation %llu",
+				 (unsigned long long)res.verified_since);
+		else
+			snprintf(how, sizeof(how), "verified");
 		if (res.up_to_date)
 			printf("%s is up to date: generation %llu", o.dst, (unsigned long long)res.generation);
 		else if (res.previous)
 			printf("pulled generation %llu from %s: %s/current -> gen-%llu (%u table file%s linked from gen-%llu, %s)",
 			       (unsigned long long)res.generation, o.src, o.dst, (unsigned long long)res.generation,
-			       res.linked, plural(res.linked), (unsigned long long)res.previous,
-			       o.verify ? "verified" : "opened, not verified");
+			       res.linked, plural(res.linked), (unsigned long long)res.previous, how);
 		else
 			printf("pulled generation %llu from %s: %s/current -> gen-%llu (the first copy, %s)",
-			       (unsigned long long)res.generation, o.src, o.dst, (unsigned long long)res.generation,
-			       o.verify ? "verified" : "opened, not verified");
+			       (unsigned long long)res.generation, o.src, o.dst, (unsigned long long)res.generation, how);
 		if (res.removed || res.kept)
 			printf("; %u older generation%s removed, %u kept (in use by a mount)", res.removed,
 			       plural(res.removed), res.kept);

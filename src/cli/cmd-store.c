@@ -99,14 +99,27 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			    "each --receipts DIR (a spool's accepted/). Exit 1 on any problem. Losses recorded by\n"
 			    "'kindex recover' are printed, each on a line of its own.\n"
 			    "\n"
-			    "  --receipts DIR   also check the receipts in DIR (repeatable)\n");
+			    "  --receipts DIR   also check the receipts in DIR (repeatable)\n"
+			    "  --since GEN      only what the commits after store generation GEN added (their runs,\n"
+			    "                   the documents and groups of those, every record still read and\n"
+			    "                   counted); for a store whose state at GEN verified\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	const char *extra[64];
 	size_t nextra = 0;
+	uint64_t since = 0;
 	for (; i < argc; i++) {
+		char *end;
 		if (strcmp(argv[i], "--receipts") == 0 && i + 1 < argc && nextra < KX_ARRAY_SIZE(extra)) {
 			extra[nextra++] = argv[++i];
+		} else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
+			errno = 0;
+			since = strtoull(argv[++i], &end, 10);
+			if (errno || end == argv[i] || *end || argv[i][0] == '-') {
+				cli_error("verify: --since %s: not a store generation (a whole number, as README's "
+					  "'generation' line gives)", quoted(argv[i]));
+				return EXIT_USAGE;
+			}
 		} else {
 			cli_error("verify: unexpected argument %s (see --help)", quoted(argv[i]));
 			return EXIT_USAGE;
@@ -120,7 +133,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	kx_problems_init(&p);
 	uint64_t checked = 0;
 	struct kx_buf losses = { 0 };
-	r = kx_store_verify(s, &p, &checked);
+	r = kx_store_verify_since(s, since, &p, &checked);
 	if (r == 0)
 		r = kx_store_losses(s, NULL, &losses);
 	struct receipts rc = { .s = s, .p = &p };

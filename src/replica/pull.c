@@ -168,8 +168,57 @@ static int link_tables(int dstfd, const char *from, const char *to, unsigned *re
 	return r;
 }
 
-/* The copy opens, is the generation PUBLISHED describes, and (with `verify`) verifies. */
-static int check_copy(const char *path, const struct kx_published *want, bool verify, char **ret_err)
+/*
+ * VERIFIED, in a generation a pull verified: "kindexfs-verified <store generation> <created ns>" —
+ * the state of which store it vouches for. The next pull verifies only what the commits after it
+ * added (kx_store_verify_since): the table files it shares with it are the same files, linked.
+ */
+#define VERIFIED "VERIFIED"
+
+struct verified {
+	uint64_t store_generation;
+	int64_t created_ns;
+};
+
+static bool verified_read(int dstfd, const char *gen, struct verified *ret)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "%s/" VERIFIED, gen);
+	int fd = openat(dstfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	unsigned long long g;
+	long long c;
+	if (sscanf(buf, "kindexfs-verified %llu %lld", &g, &c) != 2 || !g)
+		return false;
+	*ret = (struct verified){ g, c };
+	return true;
+}
+
+static int verified_write(const char *part, const struct verified *v)
+{
+	char path[4200], line[96];
+	snprintf(path, sizeof(path), "%s/" VERIFIED, part);
+	int n = snprintf(line, sizeof(line), "kindexfs-verified %llu %lld\n", (unsigned long long)v->store_generation,
+			 (long long)v->created_ns);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int r = fd >= 0 && write(fd, line, (size_t)n) == n && fsync(fd) == 0 ? 0 : -errno;
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/*
+ * The copy opens, is the generation PUBLISHED describes, and (with `verify`) verifies: all of it,
+ * or — `since`, the previous generation's VERIFIED, of the same store and older — what was added
+ * after it. *ret_since says which (0: all); a verified copy gets its VERIFIED.
+ */
+static int check_copy(const char *path, const struct kx_published *want, bool verify, const struct verified *since,
+		      uint64_t *ret_since, char **ret_err)
 {
 	struct kx_published got;
 	char *why = NULL;
@@ -204,7 +253,10 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 		struct kx_problems pr;
 		kx_problems_init(&pr);
 		uint64_t checked = 0;
-		r = kx_store_verify(s, &pr, &checked);
+		*ret_since = since && since->created_ns == st.created_ns && since->store_generation < st.generation
+				     ? since->store_generation
+				     : 0;
+		r = kx_store_verify_since(s, *ret_since, &pr, &checked);
 		if (r == 0 && pr.len) {
 			struct kx_buf b = { 0 };
 			kx_problems_format(&pr, NULL, &b);
@@ -216,6 +268,8 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 			kx_buf_release(&b);
 		} else if (r < 0) {
 			say(ret_err, r, "the copy cannot be verified: %s", strerror(-r));
+		} else if ((r = verified_write(path, &(struct verified){ st.generation, st.created_ns })) < 0) {
+			say(ret_err, r, "cannot write '%s/" VERIFIED "': %s", path, strerror(-r));
 		}
 		kx_problems_release(&pr);
 	}
@@ -384,7 +438,10 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 		goto out;
 	}
 	close(pfd);
-	if ((r = check_copy(part, &pub, o->verify, ret_err)) < 0) {
+	struct verified since;
+	snprintf(prev, sizeof(prev), "gen-%llu", (unsigned long long)res.previous);
+	bool incremental = have_prev && !o->verify_all && verified_read(dstfd, prev, &since);
+	if ((r = check_copy(part, &pub, o->verify, incremental ? &since : NULL, &res.verified_since, ret_err)) < 0) {
 		char *m = *ret_err;
 		*ret_err = NULL;
 		say(ret_err, r, "generation %llu copied from '%s' is refused: %s", (unsigned long long)pub.generation, src,

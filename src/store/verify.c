@@ -20,6 +20,14 @@ struct vctx {
 	uint64_t checked;
 	uint64_t runs, docs, groups;
 	uint64_t currents; /* 'C' entries met in the groups' checks (check_current) */
+	/* kx_store_verify_since: only what the commits after store generation `since` added, and the
+	 * documents and groups (sorted sets, digest order) of those runs */
+	uint64_t since;
+	struct dset {
+		struct kx_digest *v;
+		size_t len, cap;
+		bool sorted;
+	} new_docs, new_groups;
 	struct kx_current_rec *want; /* a group's current runs, worked out from its runs */
 	size_t nwant, cap_want;
 };
@@ -50,6 +58,33 @@ static bool exists(struct kx_store *s, const struct key *k)
 	return get_raw(s, s->ro, k->b, k->len, NULL) == 0;
 }
 
+static int dset_add(struct dset *d, const struct kx_digest *x)
+{
+	if (KX_GROW(d->v, d->cap, d->len, 256) < 0)
+		return -ENOMEM;
+	d->v[d->len++] = *x;
+	d->sorted = false;
+	return 0;
+}
+
+static int digest_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct kx_digest));
+}
+
+/* Whether x is to be checked: every record in a whole verify, only those of the set in one since
+ * a generation. */
+static bool wanted(struct vctx *c, struct dset *d, const struct kx_digest *x)
+{
+	if (!c->since)
+		return true;
+	if (!d->sorted) {
+		qsort(d->v, d->len, sizeof(*d->v), digest_cmp);
+		d->sorted = true;
+	}
+	return d->len && bsearch(x, d->v, d->len, sizeof(*d->v), digest_cmp) != NULL;
+}
+
 static int check_docs(struct vctx *c)
 {
 	unsigned char p = T_DOC;
@@ -61,13 +96,16 @@ static int check_docs(struct vctx *c)
 		const char *k = rocksdb_iter_key(sc.it, &kn);
 		const char *v = rocksdb_iter_value(sc.it, &vn);
 		c->docs++;
-		c->checked++;
 		struct kx_digest key = { 0 }, got;
 		if (kn != 33) {
+			c->checked++;
 			problem(c, "document key", NULL, "store-key", "a document key has %zu bytes, not 33", kn);
 			continue;
 		}
 		memcpy(key.b, k + 1, 32);
+		if (!wanted(c, &c->new_docs, &key))
+			continue; /* read all the same: its block's checksum is checked, and it is counted */
+		c->checked++;
 		struct kx_json *doc = NULL;
 		struct kx_json_error e;
 		if (kx_json_parse(a, v, vn, 0, &doc, NULL, &e) < 0 || doc->type != KX_JSON_OBJECT) {
@@ -216,14 +254,17 @@ static int check_index(struct vctx *c)
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn;
 		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
-		c->checked++;
 		if (kn != INDEX_KEY_LEN) {
+			c->checked++;
 			problem(c, "rank-index key", NULL, "store-key", "a rank-index key has %zu bytes", kn);
 			continue;
 		}
 		struct kx_digest run, group;
 		memcpy(group.b, k + 1, 32);
 		memcpy(run.b, k + INDEX_KEY_LEN - 32, 32);
+		if (!wanted(c, &c->new_groups, &group))
+			continue;
+		c->checked++;
 		/* the run's record, read once: what the key is made of, and what the value copies */
 		struct key want;
 		struct kx_buf raw = { 0 };
@@ -406,6 +447,39 @@ static int check_waiting(struct vctx *c)
 	return r;
 }
 
+/* A run a verify since a generation checks: checked now, its documents and group later. */
+static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
+{
+	const struct kx_digest *docs[] = { &x->run, &x->protocol, &x->environment, &x->workload, &x->implementation };
+	int r = check_run(c, x);
+	c->runs--; /* check_run counted it; the caller counts every run */
+	for (size_t i = 0; i < KX_ARRAY_SIZE(docs) && r == 0; i++)
+		r = dset_add(&c->new_docs, docs[i]);
+	return r == 0 ? dset_add(&c->new_groups, &x->group) : r;
+}
+
+/* A document that completed waiting runs may have come after the generation, with no new run:
+ * every document the 'W' index names is hashed too. */
+static int note_waited_docs(struct vctx *c)
+{
+	unsigned char tag = T_WAIT;
+	struct scan sc;
+	int r = scan_open(&sc, c->s, NULL, &tag, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		struct kx_digest doc;
+		if (kn != WAIT_KEY_LEN)
+			continue; /* check_waiting names it */
+		memcpy(doc.b, k + 1, 32);
+		r = dset_add(&c->new_docs, &doc);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r;
+}
+
 /*
  * Each run ('R') or group ('G') record, decoded and checked; one that does not decode is reported
  * with its key and the walk goes on, so that one damaged value hides nothing after it.
@@ -438,12 +512,18 @@ static int check_records(struct vctx *c, unsigned char tag)
 					     : "the group's names, digests and run counts");
 			continue;
 		}
-		if (tag == T_RUN) {
+		if (tag == T_RUN && c->since) {
+			x.run = key;
+			r = x.generation > c->since ? note_new_run(c, &x) : 0;
+			c->runs++;
+		} else if (tag == T_RUN) {
 			x.run = key;
 			r = check_run(c, &x);
-		} else {
+		} else if (wanted(c, &c->new_groups, &key)) {
 			g.key = key;
 			r = check_group(c, &g);
+		} else {
+			c->groups++;
 		}
 	}
 	if (r == 0)
@@ -452,25 +532,37 @@ static int check_records(struct vctx *c, unsigned char tag)
 	return r;
 }
 
-int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked)
+int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems *problems, uint64_t *ret_checked)
 {
-	struct vctx c = { .s = s, .pr = problems };
-	int r = check_docs(&c);
+	struct vctx c = { .s = s, .pr = problems, .since = since };
+	int r = 0;
+	if (since) {
+		/* the new runs first: what they name is what the scans below check */
+		r = check_records(&c, T_RUN);
+		if (r >= 0)
+			r = note_waited_docs(&c);
+	}
+	if (r >= 0)
+		r = check_docs(&c);
 	if (r >= 0)
 		r = check_records(&c, T_GROUP);
 	if (r >= 0)
 		r = check_index(&c);
-	if (r >= 0)
+	if (r >= 0 && !since)
 		r = check_records(&c, T_RUN);
-	if (r >= 0)
+	/* the indexes' own entries, each a point read at what it names: those of a new run are the
+	 * run's checks, above */
+	if (r >= 0 && !since)
 		r = check_refs(&c, T_SOURCE);
 	if (r >= 0)
 		r = check_refs(&c, T_TREE);
 	if (r >= 0)
 		r = check_waiting(&c);
-	if (r >= 0 && s->current_index)
+	if (r >= 0 && s->current_index && !since)
 		r = check_current_groups(&c);
 	free(c.want);
+	free(c.new_docs.v);
+	free(c.new_groups.v);
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
 	if (r >= 0 && (st.runs != c.runs || st.documents != c.docs || st.groups != c.groups))
@@ -481,4 +573,9 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
 	if (ret_checked)
 		*ret_checked = c.checked;
 	return r;
+}
+
+int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked)
+{
+	return kx_store_verify_since(s, 0, problems, ret_checked);
 }

@@ -6,6 +6,7 @@
  *
  * usage: cli-corrupt STORE doc      edit the spec of the first stored document ('D' + digest):
  *                                   still JSON, but no longer hashing to its key
+ *        cli-corrupt STORE doc=HEX  the same to the document whose digest is HEX (64 hex digits)
  *        cli-corrupt STORE index    delete the first rank-index entry ('I' + group + … + run)
  *        cli-corrupt STORE index-copy  change a byte of the first rank-index entry's copy of its
  *                                   run record (the entry's value)
@@ -66,11 +67,23 @@ int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: cli-corrupt STORE "
-				"doc|doc-garbage|index|index-copy|index-garbage|index-nocopy|bare-index|source|waiting|schema1|"
+				"doc|doc=HEX|doc-garbage|index|index-copy|index-garbage|index-nocopy|bare-index|source|waiting|schema1|"
 				"runs3|current|current-drop|schema2\n");
 		return 2;
 	}
-	char tag;
+	char tag, where[33] = { 'D' };
+	size_t wn = 1; /* where the damage is looked for: the first key of the tag, or doc=HEX's */
+	if (strncmp(argv[2], "doc=", 4) == 0) {
+		const char *hx = argv[2] + 4;
+		for (size_t i = 0; i < 32 && strlen(hx) == 64; i++, wn++)
+			if (sscanf(hx + 2 * i, "%2hhx", (unsigned char *)&where[1 + i]) != 1)
+				break;
+		if (wn != 33) {
+			fprintf(stderr, "cli-corrupt: doc=HEX wants the 64 hex digits of a digest\n");
+			return 2;
+		}
+		argv[2] = "doc";
+	}
 	if (strcmp(argv[2], "doc") == 0 || strcmp(argv[2], "doc-garbage") == 0)
 		tag = 'D';
 	else if (strcmp(argv[2], "runs3") == 0)
@@ -101,7 +114,8 @@ int main(int argc, char **argv)
 	rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(wo, 1);
 	rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
-	rocksdb_iter_seek(it, &tag, 1);
+	where[0] = tag;
+	rocksdb_iter_seek(it, where, wn);
 	int status = 1;
 	if (strcmp(argv[2], "schema1") == 0 || strcmp(argv[2], "schema2") == 0) {
 		unsigned long removed = each_tagged(db, wo, it, tag, false, &err);
@@ -144,7 +158,7 @@ int main(int argc, char **argv)
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(it, &kn);
 		const char *v = rocksdb_iter_value(it, &vn);
-		if (kn > 0 && k[0] == tag) {
+		if (kn >= wn && memcmp(k, where, wn) == 0) {
 			char *key = malloc(kn);
 			memcpy(key, k, kn);
 			if (tag == 'D') {

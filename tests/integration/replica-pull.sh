@@ -87,6 +87,12 @@ check "current still names gen-$g1" [ "$(readlink "$dst/current")" = "gen-$g1" ]
 check "which still verifies" verifies "$dst/current"
 "$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
 check "the next pull completes ($(cat "$work/out"))" grep -q "^pulled generation $g2 .*linked from gen-$g1, verified" "$work/out"
+# gen-$g1 was verified whole and says so (VERIFIED): gen-$g2 only for what the writer added after it
+s1=$("$KINDEX" --store "$dst/gen-$g2" cat README 2>/dev/null | awk '$1 == "generation" { print $2 }')
+check "... what was added after gen-$g1's store generation only" \
+	grep -q "verified what was added after store generation [0-9]*)" "$work/out"
+check "gen-$g2 has its VERIFIED too: store generation $s1 and the store's creation" \
+	grep -qx "kindexfs-verified $s1 [0-9]*" "$dst/gen-$g2/VERIFIED"
 check "and removes the partial copy" bash -c "! ls -d '$dst'/*.partial 2>/dev/null | grep -q ."
 check "current names gen-$g2" [ "$(readlink "$dst/current")" = "gen-$g2" ]
 check "gen-$g2 verifies" verifies "$dst/current"
@@ -124,6 +130,18 @@ RSYNC_RSH=$work/fake-ssh "$KINDEX" pull "somehost:$pub" "$work/remote" >"$work/o
 check "kindex pull host:path copies through the remote shell ($(cat "$work/out"))" \
 	grep -q "^pulled generation $g3 from somehost:" "$work/out"
 check "that copy verifies" verifies "$work/remote/current"
+# --verify-all verifies all of the copy, whatever VERIFIED says; --no-verify leaves no VERIFIED
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 1 "$work/two" --seed 13 --prefix two >/dev/null || die "gen-manifests failed"
+drop "$work/two/two-0000000.json" || die "cannot drop into the spool"
+check "the writer publishes one more run" wait_generation "$pub" $((g3 + 1))
+"$KINDEX" pull --verify-all "$pub" "$dst" >"$work/out" 2>&1
+check "kindex pull --verify-all verifies the whole copy ($(cat "$work/out"))" \
+	bash -c "grep -q 'linked from gen-$g3, verified)' '$work/out' && ! grep -q 'added after' '$work/out'"
+"$KINDEX" pull --verify-all --no-verify "$pub" "$dst" >"$work/out" 2>&1
+rc=$?
+check "--verify-all with --no-verify is refused: exit 2 ($(cat "$work/out"))" [ "$rc" -eq 2 ]
+RSYNC_RSH=$work/fake-ssh "$KINDEX" pull --no-verify "somehost:$pub" "$work/remote" >"$work/out" 2>&1
+check "a copy pulled with --no-verify has no VERIFIED ($(cat "$work/out"))" test ! -e "$work/remote/current/VERIFIED"
 stop_writer
 
 # a JSON Lines drop appears all or nothing: sent by rsync, published every 20 ms, every generation kept, and
