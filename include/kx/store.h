@@ -188,6 +188,9 @@ int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, unsigned part
  * then the greater run digest (SPEC §2). True when run a is newer than run b.
  */
 bool kx_run_newer(int64_t a_ns, const struct kx_digest *a, int64_t b_ns, const struct kx_digest *b);
+/* Runs by implementation name, each implementation's newest first: qsort's <0, 0, >0. */
+int kx_run_order(const char *a_impl, int64_t a_ns, const struct kx_digest *a, const char *b_impl, int64_t b_ns,
+		 const struct kx_digest *b);
 
 /*
  * The current runs of every group — of each implementation with a ranked run, the newest

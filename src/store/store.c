@@ -1374,16 +1374,17 @@ int currents_add(struct currents *c, const struct kx_run_rec *x)
 	return 0;
 }
 
-/* By implementation, each one's newest first. */
+int kx_run_order(const char *a_impl, int64_t a_ns, const struct kx_digest *a, const char *b_impl, int64_t b_ns,
+		 const struct kx_digest *b)
+{
+	int c = strcmp(a_impl, b_impl);
+	return c ? c : kx_run_newer(a_ns, a, b_ns, b) ? -1 : kx_run_newer(b_ns, b, a_ns, a) ? 1 : 0;
+}
+
 static int impl_newest_first(const void *x, const void *y)
 {
 	const struct kx_current_rec *a = x, *b = y;
-	int c = strcmp(a->impl, b->impl);
-	if (c)
-		return c;
-	return kx_run_newer(a->observed_ns, &a->run, b->observed_ns, &b->run)	  ? -1
-	       : kx_run_newer(b->observed_ns, &b->run, a->observed_ns, &a->run) ? 1
-										  : 0;
+	return kx_run_order(a->impl, a->observed_ns, &a->run, b->impl, b->observed_ns, &b->run);
 }
 
 int currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx)

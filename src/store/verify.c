@@ -417,7 +417,11 @@ static int check_current_groups(struct vctx *c)
 	return r;
 }
 
-/* Every 'W' entry names a stored run that names the document as its workload or implementation. */
+/*
+ * Every 'W' entry names a stored run that names the document as its workload or implementation.
+ * In a verify since a generation, every document it names is hashed too (check_docs, after): one
+ * that completed waiting runs may have come after the generation, with no new run.
+ */
 static int check_waiting(struct vctx *c)
 {
 	unsigned char tag = T_WAIT;
@@ -434,6 +438,8 @@ static int check_waiting(struct vctx *c)
 		struct kx_digest doc, run;
 		memcpy(doc.b, k + 1, 32);
 		memcpy(run.b, k + 33, 32);
+		if (c->since && (r = dset_add(&c->new_docs, &doc)) < 0)
+			break;
 		struct kx_run_rec x;
 		if (kx_store_get_run(c->s, NULL, &run, &x) < 0)
 			problem(c, "run", &run, "store-index", "the waiting index names it, but it is not stored");
@@ -456,28 +462,6 @@ static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
 	for (size_t i = 0; i < KX_ARRAY_SIZE(docs) && r == 0; i++)
 		r = dset_add(&c->new_docs, docs[i]);
 	return r == 0 ? dset_add(&c->new_groups, &x->group) : r;
-}
-
-/* A document that completed waiting runs may have come after the generation, with no new run:
- * every document the 'W' index names is hashed too. */
-static int note_waited_docs(struct vctx *c)
-{
-	unsigned char tag = T_WAIT;
-	struct scan sc;
-	int r = scan_open(&sc, c->s, NULL, &tag, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
-		size_t kn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		struct kx_digest doc;
-		if (kn != WAIT_KEY_LEN)
-			continue; /* check_waiting names it */
-		memcpy(doc.b, k + 1, 32);
-		r = dset_add(&c->new_docs, &doc);
-	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
-	return r;
 }
 
 /*
@@ -537,10 +521,10 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems
 	struct vctx c = { .s = s, .pr = problems, .since = since };
 	int r = 0;
 	if (since) {
-		/* the new runs first: what they name is what the scans below check */
+		/* the new runs and the waiting index first: what they name is what the scans below check */
 		r = check_records(&c, T_RUN);
 		if (r >= 0)
-			r = note_waited_docs(&c);
+			r = check_waiting(&c);
 	}
 	if (r >= 0)
 		r = check_docs(&c);
@@ -556,7 +540,7 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems
 		r = check_refs(&c, T_SOURCE);
 	if (r >= 0)
 		r = check_refs(&c, T_TREE);
-	if (r >= 0)
+	if (r >= 0 && !since)
 		r = check_waiting(&c);
 	if (r >= 0 && s->current_index && !since)
 		r = check_current_groups(&c);

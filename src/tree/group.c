@@ -156,16 +156,11 @@ static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 }
 
 
-/* Ranked indexes sorted by implementation, each one's newest passed run first (kx_run_newer). */
+/* Ranked indexes sorted by implementation, each one's newest passed run first (kx_run_order). */
 static int newest_first(const void *x, const void *y, void *arg)
 {
 	const struct kx_run_rec *runs = arg, *a = &runs[*(const uint32_t *)x], *b = &runs[*(const uint32_t *)y];
-	int c = strcmp(a->impl, b->impl);
-	if (c)
-		return c;
-	return kx_run_newer(a->observed_ns, &a->run, b->observed_ns, &b->run)   ? -1
-	       : kx_run_newer(b->observed_ns, &b->run, a->observed_ns, &a->run) ? 1
-										: 0;
+	return kx_run_order(a->impl, a->observed_ns, &a->run, b->impl, b->observed_ns, &b->run);
 }
 
 /*
