@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * `kindex pull [--no-verify | --verify-all] SRC DST`: copy the newest generation a writer publishes (SRC, a path
- * or host:path) into the replica directory DST and make it DST/current (include/kx/replica.h,
- * docs/replicas.md). Run it from a timer or a loop; a mount with -o follow=DST/current switches
- * to each new generation by itself.
+ * `kindex pull [--no-verify | --verify-all] SRC DST`: copy the newest generation a writer
+ * publishes (SRC, a path or host:path) into the replica directory DST and make it DST/current
+ * (include/kx/replica.h, docs/replicas.md). Run it from a timer or a loop; a mount with
+ * -o follow=DST/current switches to each new generation by itself.
  */
 #include "cli.h"
 
