@@ -1389,7 +1389,8 @@ static int impl_newest_first(const void *x, const void *y)
 
 int currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx)
 {
-	qsort(c->v, c->len, sizeof(*c->v), impl_newest_first);
+	if (c->len) /* (qsort's array may not be NULL, even empty) */
+		qsort(c->v, c->len, sizeof(*c->v), impl_newest_first);
 	int r = 0;
 	for (size_t i = 0; i < c->len && r == 0; i++)
 		if (i == 0 || strcmp(c->v[i].impl, c->v[i - 1].impl) != 0)

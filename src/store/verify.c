@@ -78,11 +78,13 @@ static bool wanted(struct vctx *c, struct dset *d, const struct kx_digest *x)
 {
 	if (!c->since)
 		return true;
+	if (!d->len)
+		return false; /* (and qsort's, bsearch's array may not be NULL, even empty) */
 	if (!d->sorted) {
 		qsort(d->v, d->len, sizeof(*d->v), digest_cmp);
 		d->sorted = true;
 	}
-	return d->len && bsearch(x, d->v, d->len, sizeof(*d->v), digest_cmp) != NULL;
+	return bsearch(x, d->v, d->len, sizeof(*d->v), digest_cmp) != NULL;
 }
 
 static int check_docs(struct vctx *c)
