@@ -460,7 +460,6 @@ static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
 {
 	const struct kx_digest *docs[] = { &x->run, &x->protocol, &x->environment, &x->workload, &x->implementation };
 	int r = check_run(c, x);
-	c->runs--; /* check_run counted it; the caller counts every run */
 	for (size_t i = 0; i < KX_ARRAY_SIZE(docs) && r == 0; i++)
 		r = dset_add(&c->new_docs, docs[i]);
 	return r == 0 ? dset_add(&c->new_groups, &x->group) : r;
@@ -498,13 +497,14 @@ static int check_records(struct vctx *c, unsigned char tag)
 					     : "the group's names, digests and run counts");
 			continue;
 		}
-		if (tag == T_RUN && c->since) {
+		if (tag == T_RUN) {
 			x.run = key;
-			r = x.generation > c->since ? note_new_run(c, &x) : 0;
-			c->runs++;
-		} else if (tag == T_RUN) {
-			x.run = key;
-			r = check_run(c, &x);
+			if (!c->since)
+				r = check_run(c, &x);
+			else if (x.generation > c->since)
+				r = note_new_run(c, &x);
+			else
+				c->runs++; /* an older run: counted, as check_run counts the others */
 		} else if (wanted(c, &c->new_groups, &key)) {
 			g.key = key;
 			r = check_group(c, &g);
