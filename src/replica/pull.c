@@ -393,9 +393,10 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 	res.previous = current_of(dstfd);
 	res.generation = pub.generation;
 	snprintf(name, sizeof(name), "gen-%llu", (unsigned long long)pub.generation);
-	char prev[48];
-	snprintf(prev, sizeof(prev), "gen-%llu/CURRENT", (unsigned long long)res.previous);
-	bool have_prev = res.previous && faccessat(dstfd, prev, F_OK, 0) == 0; /* not deleted by hand */
+	char prev[32], prev_current[48];
+	snprintf(prev, sizeof(prev), "gen-%llu", (unsigned long long)res.previous);
+	snprintf(prev_current, sizeof(prev_current), "%s/CURRENT", prev);
+	bool have_prev = res.previous && faccessat(dstfd, prev_current, F_OK, 0) == 0; /* not deleted by hand */
 	if (have_prev && res.previous == pub.generation) {
 		res.up_to_date = true;
 		goto prune;
@@ -412,7 +413,6 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 	}
 	/* phase 1: the table files this host has, linked; then the ones it lacks, copied */
 	if (have_prev) {
-		snprintf(prev, sizeof(prev), "gen-%llu", (unsigned long long)res.previous);
 		if ((r = link_tables(dstfd, prev, pname, &res.linked)) < 0) {
 			say(ret_err, r, "cannot link the table files of '%s/%s' into '%s': %s", dst, prev, part,
 			    strerror(-r));
@@ -440,7 +440,6 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 	}
 	close(pfd);
 	struct verified since;
-	snprintf(prev, sizeof(prev), "gen-%llu", (unsigned long long)res.previous);
 	bool incremental = have_prev && !o->verify_all && verified_read(dstfd, prev, &since);
 	if ((r = check_copy(part, &pub, o->verify, incremental ? &since : NULL, &res.verified_since, ret_err)) < 0) {
 		char *m = *ret_err;
