@@ -257,7 +257,8 @@ void kx_held_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup);
 bool kx_held_maybe(struct kx_fs *fs, uint64_t ino);
 /* Whether some file was ever handed out under its plain number (the notifier then invalidates those too). */
 bool kx_versions_plain_used(struct kx_fs *fs);
-size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views);
+/* How many versions the kernel holds; the store views they hold and the table's bytes, where asked. */
+size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views, size_t *ret_bytes);
 
 /* ---- the inbox's name rules (names.c) --------------------------------------------------------- */
 

@@ -205,8 +205,9 @@ static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, u
 			(unsigned long long)(st1.doc_reads - st0.doc_reads));
 	kx_versions_compact(fs, after);
 	if (fs->debug) {
-		size_t views, held = kx_versions_count(fs, &views);
-		kx_fs_log_debug(fs, "versioned inodes the kernel holds: %zu, in %zu store views", held, views);
+		size_t views, bytes, held = kx_versions_count(fs, &views, &bytes);
+		kx_fs_log_debug(fs, "versioned inodes the kernel holds: %zu, in %zu store views (table %zu KiB)", held,
+				views, bytes >> 10);
 	}
 	kx_fs_view_put(fs, after);
 	kx_fs_view_put(fs, before);
