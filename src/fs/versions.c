@@ -23,14 +23,14 @@
  * of the store in which it was that version (a count that reaches 2^32 - 1 sticks there: that
  * inode is kept until unmount rather than ever forgotten too early).
  *
- * The table. `ls -lR` of 100,000 runs has the kernel hold some 600,000 versions, so the table is
+ * The table. `ls -lR` of 100,000 runs has the kernel hold over 400,000 versions, so the table is
  * the daemon's largest allocation after the caches. An entry is 24 bytes: its number is not kept,
  * since kx_version_ino(plain, stamp) gives it again. The entries are spread by hash over SEGS
  * segments, each its own open-addressing table with linear probing, of any size (a slot's home is
  * the hash scaled to the size), grown by a quarter when it is 80 % full and shrunk when it is a
  * quarter full. So the table is 64–80 % full as it grows, and a growth copies one segment, not
  * the whole table: one table doubling at 80 % sat at 40 % after each doubling and held the old
- * and the new table at once while it copied (48 MiB at 420,000 inodes, against 12 MiB now).
+ * and the new table at once while it copied (48 MiB at 420,000 inodes, against 13–16 MiB now).
  *
  * Views: an entry holds its view (fs_view.holds) until the kernel forgets the inode, so an old
  * version can still be rendered after newer ones were stored; an entry looked up again moves to
@@ -220,7 +220,7 @@ static int resize(struct vseg *sg, uint32_t cap)
 	return 0;
 }
 
-/* Room for one entry more in ino's segment: at most 80 % full after it. */
+/* Room for one entry more in the segment: at most 80 % full after it. */
 static int reserve(struct vseg *sg)
 {
 	if (sg->t && ((uint64_t)sg->len + 1) * 5 <= (uint64_t)sg->cap * 4)
