@@ -68,7 +68,6 @@ struct vseg {
 struct kx_versions {
 	pthread_mutex_t lock;
 	struct vseg seg[SEGS];
-	size_t len;
 	struct fs_view **views;
 	size_t nviews, capviews;
 	bool plain_used;
@@ -232,7 +231,7 @@ static int reserve(struct vseg *sg)
 
 /* Remove e, shifting back the entries of its probe run (no tombstones); a table left a quarter
  * full is halved (when that fails, it stays as it is). */
-static void erase(struct kx_versions *vt, struct vseg *sg, struct ventry *e)
+static void erase(struct vseg *sg, struct ventry *e)
 {
 	uint32_t i = (uint32_t)(e - sg->t), j = i;
 	sg->t[i].nlookup = 0;
@@ -250,7 +249,6 @@ static void erase(struct kx_versions *vt, struct vseg *sg, struct ventry *e)
 		}
 	}
 	sg->len--;
-	vt->len--;
 	if (sg->cap > SEG_MIN && (uint64_t)sg->len * 4 < sg->cap)
 		(void)resize(sg, sg->len * 2 > SEG_MIN ? sg->len * 2 : SEG_MIN);
 }
@@ -317,7 +315,6 @@ uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_n
 			goto plain;
 		*e = (struct ventry){ .plain = plain, .stamp = stamp, .nlookup = 1, .view = vi };
 		sg->len++;
-		vt->len++;
 	} else {
 		e->nlookup += e->nlookup < UINT32_MAX; /* saturated: kept until unmount, never freed early */
 		if (vt->views[e->view]->generation < fv->generation && view_add(fs, vt, fv, &vi) == 0) {
@@ -345,7 +342,7 @@ void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
 			e->nlookup -= (uint32_t)nlookup;
 		} else {
 			view_drop(fs, vt, e->view);
-			erase(vt, sg, e);
+			erase(sg, e);
 		}
 	}
 	pthread_mutex_unlock(&vt->lock);
@@ -449,11 +446,13 @@ size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views, size_t *ret_bytes)
 {
 	struct kx_versions *vt = fs->versions;
 	pthread_mutex_lock(&vt->lock);
-	size_t n = vt->len, views = 0, slots = 0;
+	size_t n = 0, views = 0, slots = 0;
 	for (size_t i = 0; i < vt->nviews; i++)
 		views += vt->views[i] != NULL;
-	for (size_t i = 0; i < SEGS; i++)
+	for (size_t i = 0; i < SEGS; i++) {
+		n += vt->seg[i].len;
 		slots += vt->seg[i].cap;
+	}
 	pthread_mutex_unlock(&vt->lock);
 	if (ret_views)
 		*ret_views = views;
