@@ -206,10 +206,11 @@ static int verified_write(const char *part, const struct verified *v)
 	int n = snprintf(line, sizeof(line), "kindexfs-verified %llu %lld\n", (unsigned long long)v->store_generation,
 			 (long long)v->created_ns);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	errno = 0;
-	int r = fd >= 0 && write(fd, line, (size_t)n) == n && fsync(fd) == 0 ? 0 : errno ? -errno : -EIO;
-	if (fd >= 0)
-		close(fd);
+	if (fd < 0)
+		return -errno;
+	errno = 0; /* a short write sets none: -EIO */
+	int r = write(fd, line, (size_t)n) == n && fsync(fd) == 0 ? 0 : errno ? -errno : -EIO;
+	close(fd);
 	return r;
 }
 
