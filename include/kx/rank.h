@@ -12,6 +12,7 @@
 #include "kx/records.h"
 
 #define KX_SLUG_MAX 120 /* a workload slug longer than this is cut and suffixed */
+#define KX_PLAIN_MAX 64 /* the longest name that is its own path component */
 
 enum kx_evidence {
 	KX_EVIDENCE_SUBMITTED,     /* dropped into the inbox or ingested by hand */
@@ -28,6 +29,22 @@ const char *kx_evidence_name(enum kx_evidence e);
 size_t kx_slug(const char *in, size_t len, char *out, size_t cap);
 
 /*
+ * Path components (SPEC §2: injective, stable, independent of ingest order). A name is *plain* —
+ * its own path component — when it is already a slug: [a-z0-9._-], no dot or dash at either end,
+ * no "..", at most KX_PLAIN_MAX bytes, and not a reserved name (kx_rank_reserved). Any other name
+ * becomes its slug's readable part (dots never doubled, at most KX_PLAIN_MAX - 9 bytes) + "~" + 8
+ * hex digits of the SHA-256 of the exact name, so "liger" and "Liger" are "liger" and
+ * "liger~<8 hex>". No component holds "..", starts with "." or is reserved; a plain one holds no
+ * "~". out: at least KX_PLAIN_MAX + 1 bytes.
+ */
+bool kx_rank_plain(const char *s, size_t n);
+void kx_rank_component(const char *name, size_t len, char *out, size_t cap);
+/* A name the tree itself uses at some level: benchmarks, compare, digests, runs, inbox, sha256,
+ * attestations, artifacts, signatures, or one ending in a type the tree generates (.tsv, .json,
+ * .svg, .html, .txt, .cff, .csv). */
+bool kx_rank_reserved(const char *s, size_t n);
+
+/*
  * Split a GPU's marketing name as CUDA or a benchmark log reports it into product and form factor
  * so that slug(product "-" formFactor) is the slug of the name: "NVIDIA A100-SXM4-80GB" →
  * "NVIDIA A100" + "SXM4-80GB", "NVIDIA H100 80GB HBM3" → "NVIDIA H100" + "80GB HBM3"; consumer
@@ -35,7 +52,10 @@ size_t kx_slug(const char *in, size_t len, char *out, size_t cap);
  */
 void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form, size_t flen);
 
-/* The GPU slug of an ExecutionEnvironment spec: slug(product "-" formFactor). */
+/* The GPU's path component of an ExecutionEnvironment spec: slug(product "-" formFactor) when
+ * that is plain and the name is ASCII (case and punctuation variants are one GPU); else the slug's
+ * readable part + "~" + 8 hex of the SHA-256 of the slug (ASCII) or of the exact name (a folding
+ * that drops letters is not the same GPU). */
 int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX]);
 
 /*

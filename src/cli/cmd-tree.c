@@ -718,14 +718,26 @@ int cmd_compare(struct cli *cli, int argc, char **argv)
 		return -r;
 	struct kx_tree *t = rd.t;
 	struct kx_view *v = rd.v;
+	/* an implementation is named as in compare/ (its path component) or by its exact name */
+	char comp[2][KX_NAME_MAX];
+	for (int k = 0; k < 2; k++) {
+		struct name_list l = { .known = &names[k], .nknown = 1 };
+		kx_buf_init(&l.text, 0);
+		kx_tree_compare_impls(t, v, name_add, &l);
+		kx_buf_release(&l.text);
+		if (l.n)
+			snprintf(comp[k], sizeof(comp[k]), "%s", names[k]);
+		else
+			kx_rank_component(names[k], strlen(names[k]), comp[k], sizeof(comp[k]));
+		names[k] = comp[k];
+	}
 	char path[4 * KX_NAME_MAX + 32];
 	snprintf(path, sizeof(path), "compare/%s..%s/%s%s", names[0], names[1], gpu ? gpu : "summary",
 		 ".tsv");
 	struct kx_node node;
 	const struct kx_content *c = NULL;
 	int status = EXIT_OK;
-	r = strchr(names[0], '/') || strchr(names[1], '/') || (gpu && strchr(gpu, '/')) ? -ENOENT
-											  : kx_tree_resolve(t, v, path, &node);
+	r = gpu && strchr(gpu, '/') ? -ENOENT : kx_tree_resolve(t, v, path, &node);
 	if (r == 0)
 		r = kx_tree_read(t, v, &node, &c);
 	if (r == -ENOENT) {

@@ -66,6 +66,80 @@ size_t kx_slug(const char *in, size_t len, char *out, size_t cap)
 	return n;
 }
 
+/*
+ * Names the tree itself uses inside a data directory's parent, at any level (docs/mount.md): its
+ * lowercase directories, and every file type it generates. Upper-case names (README, DIGESTS,
+ * SHA256SUMS, GROUP.json) are never slugs, so they need no entry.
+ */
+static const char *const reserved_names[] = { "benchmarks", "compare", "digests", "runs", "inbox",
+					      "sha256", "attestations", "artifacts", "signatures" };
+static const char *const reserved_types[] = { ".tsv", ".json", ".svg", ".html", ".txt", ".cff", ".csv" };
+
+bool kx_rank_reserved(const char *s, size_t n)
+{
+	for (size_t i = 0; i < KX_ARRAY_SIZE(reserved_names); i++)
+		if (strlen(reserved_names[i]) == n && memcmp(s, reserved_names[i], n) == 0)
+			return true;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(reserved_types); i++) {
+		size_t l = strlen(reserved_types[i]);
+		if (n >= l && memcmp(s + n - l, reserved_types[i], l) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool kx_rank_plain(const char *s, size_t n)
+{
+	if (n == 0 || n > KX_PLAIN_MAX || s[0] == '-' || s[n - 1] == '-' || s[0] == '.' || s[n - 1] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!slug_char((unsigned char)s[i]) || (s[i] == '.' && s[i + 1] == '.'))
+			return false;
+	return !kx_rank_reserved(s, n);
+}
+
+/* The readable part of a suffixed component: slug text with every run of dots made one and no dot
+ * or dash at either end, cut to KX_PLAIN_MAX - 9 bytes, "unnamed" when nothing is left. */
+static size_t readable(const char *slug, size_t n, char *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n && m < KX_PLAIN_MAX - 9; i++) {
+		char c = slug[i];
+		if ((c == '.' || c == '-') && (m == 0 || (c == '.' && out[m - 1] == '.')))
+			continue;
+		out[m++] = c;
+	}
+	while (m && (out[m - 1] == '.' || out[m - 1] == '-'))
+		m--;
+	if (!m) {
+		memcpy(out, "unnamed", 7);
+		m = 7;
+	}
+	out[m] = '\0';
+	return m;
+}
+
+/* "<readable part of slug>~<8 hex of SHA-256(name)>" */
+static void hashed(const char *name, size_t len, const char *slug, size_t slen, char *out, size_t cap)
+{
+	uint8_t h[32];
+	char part[KX_PLAIN_MAX + 1];
+	kx_sha256(name, len, h);
+	readable(slug, slen, part);
+	snprintf(out, cap, "%s~%02x%02x%02x%02x", part, h[0], h[1], h[2], h[3]);
+}
+
+void kx_rank_component(const char *name, size_t len, char *out, size_t cap)
+{
+	if (kx_rank_plain(name, len)) {
+		snprintf(out, cap, "%.*s", (int)len, name);
+		return;
+	}
+	char slug[KX_NAME_TEXT_MAX + 1];
+	size_t n = kx_slug(name, len, slug, sizeof(slug));
+	hashed(name, len, slug, n, out, cap);
+}
+
 /* Consumer and workstation boards have no form factor in their names: keep them whole. */
 static bool whole_name(const char *name)
 {
@@ -122,9 +196,20 @@ int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
 	const char *ff = kx_json_get_string(hw, "formFactor");
 	if (!product)
 		return -EINVAL;
-	char text[512];
+	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
 	snprintf(text, sizeof(text), ff && *ff ? "%s-%s" : "%s", product, ff);
-	kx_slug(text, strlen(text), out, KX_NAME_MAX);
+	size_t n = kx_slug(text, strlen(text), slug, sizeof(slug));
+	/* case and punctuation variants of one product are one GPU: an ASCII name is known by its
+	 * slug; a folding that dropped letters (any non-ASCII byte) keeps the exact name */
+	bool ascii = true;
+	for (const char *p = text; *p; p++)
+		ascii = ascii && (unsigned char)*p < 0x80;
+	if (ascii && kx_rank_plain(slug, n))
+		memcpy(out, slug, n + 1);
+	else if (ascii)
+		hashed(slug, n, slug, n, out, KX_NAME_MAX);
+	else
+		hashed(text, strlen(text), slug, n, out, KX_NAME_MAX);
 	return 0;
 }
 
@@ -197,23 +282,32 @@ int kx_rank_workload_slug(const struct kx_json *spec, char out[KX_NAME_MAX], boo
 	return 0;
 }
 
-/* segment i (0-based) of a '/'-separated id with exactly `want` segments, slugged ('~' kept when
- * keep_tilde: a cut workload slug's suffix) */
-static bool segment(const char *id, int want, int i, bool keep_tilde, char *out, size_t cap)
+/* segment i (0-based) of a '/'-separated id with exactly `want` segments, as it is; NULL when the
+ * id has another shape or the segment is empty */
+static const char *raw_segment(const char *id, int want, int i, size_t *ret_len)
 {
 	int count = 1;
 	for (const char *p = id; *p; p++)
 		count += *p == '/';
 	if (count != want)
-		return false;
+		return NULL;
 	const char *p = id;
 	for (int k = 0; k < i; k++)
 		p = strchr(p, '/') + 1;
 	const char *e = strchr(p, '/');
-	size_t n = e ? (size_t)(e - p) : strlen(p);
-	if (!n)
+	*ret_len = e ? (size_t)(e - p) : strlen(p);
+	return *ret_len ? p : NULL;
+}
+
+/* segment i (0-based) of a '/'-separated id with exactly `want` segments, slugged, a '~' kept (a
+ * cut workload slug's suffix) */
+static bool segment(const char *id, int want, int i, char *out, size_t cap)
+{
+	size_t n;
+	const char *p = raw_segment(id, want, i, &n);
+	if (!p)
 		return false;
-	const char *tilde = keep_tilde ? memchr(p, '~', n) : NULL;
+	const char *tilde = memchr(p, '~', n);
 	size_t base = tilde ? (size_t)(tilde - p) : n;
 	size_t len = kx_slug(p, base, out, cap);
 	if (tilde && len + 1 < cap) {
@@ -290,11 +384,13 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 	copy(g.benchmark, sizeof(g.benchmark), f->benchmark);
 	copy(g.metric, sizeof(g.metric), f->metric);
 	const char *slash = strchr(f->benchmark, '/');
-	snprintf(g.kernel, sizeof(g.kernel), "%.*s", (int)(slash - f->benchmark), f->benchmark);
+	kx_rank_component(f->benchmark, (size_t)(slash - f->benchmark), g.kernel, sizeof(g.kernel));
+	char pass[2 * KX_NAME_TEXT_MAX + 2];
 	if (strcmp(f->metric, "latency") == 0)
-		copy(g.pass, sizeof(g.pass), slash + 1);
+		copy(pass, sizeof(pass), slash + 1);
 	else
-		snprintf(g.pass, sizeof(g.pass), "%.60s.%.60s", slash + 1, f->metric);
+		snprintf(pass, sizeof(pass), "%s.%s", slash + 1, f->metric);
+	kx_rank_component(pass, strlen(pass), g.pass, sizeof(g.pass));
 	int r = kx_rank_gpu_slug(kx_json_get(m->doc[KX_DOC_ENVIRONMENT], "spec"), g.gpu);
 	if (r < 0)
 		return r;
@@ -304,7 +400,7 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 		r = kx_rank_workload_slug(kx_json_get(workload_doc, "spec"), g.workload_slug, &g.workload_cut);
 		if (r < 0)
 			return r;
-	} else if (f->external_id && segment(f->external_id, 6, 4, true, g.workload_slug, sizeof(g.workload_slug))) {
+	} else if (f->external_id && segment(f->external_id, 6, 4, g.workload_slug, sizeof(g.workload_slug))) {
 		/* "<slug>~<8 hex>" in an externalId is a cut slug (SPEC §5): keep the cut base, and the
 		 * directory gets its suffix back from the workload digest */
 		char *tilde = strchr(g.workload_slug, '~');
@@ -345,11 +441,15 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 	const char *impl = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "name") : NULL;
 	const char *version = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "version") : NULL;
 	copy(x.version, sizeof(x.version), version ? version : "");
-	if (impl) {
-		kx_slug(impl, strlen(impl), x.impl, 65);
-	} else if (!f->external_id || !segment(f->external_id, 6, 2, false, x.impl, 65)) {
+	/* identity is the exact name (SPEC §2): its component is injective, never a lossy slug */
+	const char *id_seg = NULL;
+	size_t id_len = 0;
+	if (impl)
+		kx_rank_component(impl, strlen(impl), x.impl, sizeof(x.impl));
+	else if (f->external_id && (id_seg = raw_segment(f->external_id, 6, 2, &id_len)) != NULL)
+		kx_rank_component(id_seg, id_len, x.impl, sizeof(x.impl));
+	else
 		copy(x.impl, sizeof(x.impl), "unknown");
-	}
 	*ret_group = g;
 	*ret_run = x;
 	return 0;
@@ -383,12 +483,31 @@ void kx_rank_dirname(uint32_t rank, int width, const struct kx_run_rec *run, cha
 		snprintf(out, cap, "%s-%s-%.12s", kx_rank_status(run, 0), run->impl, hex);
 }
 
+/* A workload slug that can be a directory name as it is: it may be longer than a plain name
+ * (KX_SLUG_MAX), but never starts or ends with a dot, never holds "..", and is not reserved. */
+static bool workload_plain(const char *s)
+{
+	size_t n = strlen(s);
+	return n && s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..") && !kx_rank_reserved(s, n);
+}
+
 void kx_rank_workload_dirname(const char *base, const struct kx_digest *workload, bool cut,
 			      bool shared, char *out, size_t cap)
 {
-	if (cut || shared) {
-		char hex[KX_DIGEST_HEX + 1];
-		kx_digest_hex(workload, hex);
+	char hex[KX_DIGEST_HEX + 1];
+	kx_digest_hex(workload, hex);
+	if (!workload_plain(base)) {
+		/* no leading or trailing dot, no "..": a suffix alone does not make it a safe name */
+		char clean[KX_NAME_MAX];
+		size_t m = 0;
+		for (const char *p = base; *p && m + 1 < sizeof(clean); p++)
+			if (*p != '.' || (m && clean[m - 1] != '.'))
+				clean[m++] = *p;
+		while (m && clean[m - 1] == '.')
+			m--;
+		clean[m] = '\0';
+		snprintf(out, cap, "%s~%.8s", m ? clean : "unnamed", hex);
+	} else if (cut || shared) {
 		snprintf(out, cap, "%s~%.8s", base, hex);
 	} else {
 		snprintf(out, cap, "%s", base);

@@ -91,7 +91,68 @@ static void gpu_slugs(void)
 	}
 	char out[KX_NAME_MAX] = "unchanged";
 	ok(kx_rank_gpu_slug(j(a, "{\"hardware\":{\"vendor\":\"nvidia\"}}"), out) == -EINVAL, "no product: -EINVAL");
+	/* case and punctuation variants of one product are one GPU; a folding that drops letters is not */
+	char g1[KX_NAME_MAX], g2[KX_NAME_MAX], g3[KX_NAME_MAX], g4[KX_NAME_MAX];
+	kx_rank_gpu_slug(j(a, "{\"hardware\":{\"product\":\"NVIDIA H100\",\"formFactor\":\"SXM5\"}}"), g1);
+	kx_rank_gpu_slug(j(a, "{\"hardware\":{\"product\":\"nvidia_h100\",\"formFactor\":\"sxm5\"}}"), g2);
+	ok(strcmp(g1, "nvidia-h100-sxm5") == 0 && strcmp(g1, g2) != 0, "'nvidia_h100' keeps its underscore: another GPU (%s, %s)", g1, g2);
+	kx_rank_gpu_slug(j(a, "{\"hardware\":{\"product\":\"GPU \xce\xb1\"}}"), g3);
+	kx_rank_gpu_slug(j(a, "{\"hardware\":{\"product\":\"GPU \xce\xb2\"}}"), g4);
+	ok(strncmp(g3, "gpu~", 4) == 0 && strncmp(g4, "gpu~", 4) == 0 && strcmp(g3, g4) != 0,
+	   "'GPU α' and 'GPU β' are two GPUs (%s, %s)", g3, g4);
+	kx_rank_gpu_slug(j(a, "{\"hardware\":{\"product\":\"Gpus.TSV\"}}"), g3);
+	kx_rank_gpu_slug(j(a, "{\"hardware\":{\"product\":\"gpus.tsv\"}}"), g4);
+	ok(strncmp(g3, "gpus.tsv~", 9) == 0 && strcmp(g3, g4) == 0, "a GPU named like a view is suffixed, case folded (%s)", g3);
 	kx_arena_free(a);
+}
+
+/* SPEC §2: components are injective, stable and never a name the tree uses itself */
+static void components(void)
+{
+	static const struct {
+		const char *in, *want; /* the hex digits: python3 -c "hashlib.sha256(b'…').hexdigest()[:8]" */
+	} cases[] = {
+		{ "liger", "liger" },
+		{ "torch_compile", "torch_compile" },
+		{ "full.memory", "full.memory" },
+		{ "Liger", "liger~7b02f2a0" },
+		{ "\xe3\x83\xa9\xe3\x82\xa4\xe3\x82\xac\xe3\x83\xbc", "unnamed~5d5d915a" }, /* ライガー */
+		{ "\xe3\x82\xab\xe3\x83\xbc\xe3\x83\x8d\xe3\x83\xab", "unnamed~3a596a69" }, /* カーネル */
+		{ "b..c", "b.c~5b1059de" },
+		{ "index.html", "index.html~0eb54730" },
+		{ "my impl", "my-impl~e712cab2" },
+		{ "my/impl", "my-impl~562d7f1f" },
+	};
+	for (size_t i = 0; i < KX_ARRAY_SIZE(cases); i++) {
+		char out[KX_PLAIN_MAX + 1];
+		kx_rank_component(cases[i].in, strlen(cases[i].in), out, sizeof(out));
+		ok(strcmp(out, cases[i].want) == 0, "component of '%s' is '%s' (got '%s')", cases[i].in, cases[i].want, out);
+	}
+	static const char *const not_plain[] = { "", ".", "..", ".hidden", "a..b", "a.", "-a", "a-", "A", "a b",
+						 "gpus.tsv", "sweep.svg", "ranking.json", "compare", "runs", "digests",
+						 "CITATION.cff", "summary.txt", "x~1" };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(not_plain); i++)
+		ok(!kx_rank_plain(not_plain[i], strlen(not_plain[i])), "'%s' is not its own path component", not_plain[i]);
+	/* the longest plain name, and one byte more: cut readable part, still 64 bytes, still unique */
+	char n64[80], n65[80], o64[KX_PLAIN_MAX + 1], o65[KX_PLAIN_MAX + 1], o65b[KX_PLAIN_MAX + 1];
+	memset(n64, 'a', 64);
+	n64[64] = '\0';
+	memset(n65, 'a', 65);
+	n65[65] = '\0';
+	kx_rank_component(n64, 64, o64, sizeof(o64));
+	kx_rank_component(n65, 65, o65, sizeof(o65));
+	n65[64] = 'b';
+	kx_rank_component(n65, 65, o65b, sizeof(o65b));
+	ok(strcmp(o64, n64) == 0, "a 64-byte slug is its own component");
+	ok(strlen(o65) == 64 && o65[55] == '~' && strcmp(o65, o65b) != 0,
+	   "65-byte names sharing 64 bytes: two 64-byte components (%s, %s)", o65, o65b);
+	/* names with a 256-byte tail of dots and dashes stay readable and safe */
+	char weird[300], ow[KX_PLAIN_MAX + 1];
+	memset(weird, '.', 256);
+	weird[0] = '-';
+	weird[256] = '\0';
+	kx_rank_component(weird, 256, ow, sizeof(ow));
+	ok(strncmp(ow, "unnamed~", 8) == 0 && !strstr(ow, ".."), "a name of dots and dashes: '%s'", ow);
 }
 
 static void gpu_split(void)
@@ -235,6 +296,10 @@ static void dirnames(void)
 	is_str(out, "hidden4096-bf16~01234567", "a cut slug gets ~8 hex of the workload digest");
 	kx_rank_workload_dirname("hidden4096-bf16", &w, false, true, out, sizeof(out));
 	is_str(out, "hidden4096-bf16~01234567", "a shared slug gets ~8 hex of the workload digest");
+	kx_rank_workload_dirname("sweep.tsv", &w, false, false, out, sizeof(out));
+	is_str(out, "sweep.tsv~01234567", "a workload named like a view gets ~8 hex");
+	kx_rank_workload_dirname(".a..b.", &w, false, false, out, sizeof(out));
+	is_str(out, "a.b~01234567", "a workload slug with dots at its ends or doubled: never hidden, never '..'");
 }
 
 /* Parse a manifest tree through the validator. */
@@ -343,7 +408,7 @@ static void place_variants(void)
 		is_str(g.pass, "forward.memory", "a non-latency metric is appended to the pass");
 		is_str(g.metric, "memory", "metric memory");
 		ok(x.value == 12.5 && x.base_value == 12.5e6 && strcmp(x.unit, "MB") == 0, "value in MB, ranked in bytes");
-		is_str(x.impl, "torch-compile", "implementation name slugged");
+		is_str(x.impl, "torch-compile~56ffc009", "an implementation name that is no slug: its slug, '~' and 8 hex of its SHA-256");
 	}
 
 	/* evidence */
@@ -374,7 +439,7 @@ static void external_id_fallback(void)
 	} cases[] = {
 		{ "fused_linear_cross_entropy/forward/liger/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16/2024-11-22-17-44-03",
 		  "hidden4096-tokens16384-vocab128256-bf16", "liger" },
-		{ "k/p/Torch Compile/gpu/Batch 4/ts", "batch-4", "torch-compile" },
+		{ "k/p/Torch Compile/gpu/Batch 4/ts", "batch-4", "torch-compile~56ffc009" },
 		{ "k/p/impl/gpu/w", NULL, "unknown" },                /* five segments */
 		{ "k/p/impl/gpu/w/ts/extra", NULL, "unknown" },       /* seven */
 		{ "k/p//gpu//ts", NULL, "unknown" },                  /* empty segments */
@@ -443,6 +508,7 @@ int main(void)
 {
 	slugs();
 	gpu_slugs();
+	components();
 	gpu_split();
 	workload_slugs();
 	dirnames();
