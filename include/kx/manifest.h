@@ -24,6 +24,17 @@
  * value, joined by '-', then its dtype (kx_rank_workload_slug). Rule `length` past it.
  */
 #define KX_WORKLOAD_TEXT_MAX (64u * 1024)
+/*
+ * Bounds on names (docs/manifest.md, rule `length`; each refused with its limit in the message):
+ * an implementation's name, a GPU's product and form factor, a workload parameter's name and a
+ * string parameter's value, in bytes; and the parameters of one workload. Real suites use far less
+ * (Liger: at most 8 parameters, names under 40 bytes).
+ */
+#define KX_NAME_TEXT_MAX 256
+#define KX_PARAM_VALUE_MAX 256
+#define KX_PARAMS_MAX 64
+/* An observedAt later than this after the moment of validation is refused (rule `future`). */
+#define KX_FUTURE_SLACK_NS (86400ll * 1000000000ll)
 
 enum kx_doc {
 	KX_DOC_RUN,

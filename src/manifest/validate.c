@@ -265,13 +265,29 @@ static void check_protocol(struct ctx *c, struct kx_json *spec, struct kx_run_fa
 		f->harness = string_field(c, h, "/protocol/spec/harness", "name", false);
 }
 
+/* A string field that names something in paths and series (SPEC §2): at most KX_NAME_TEXT_MAX
+ * bytes, rule `name-length`. */
+static const char *name_field(struct ctx *c, const struct kx_json *obj, const char *base, const char *key,
+			      bool required)
+{
+	const char *s = string_field(c, obj, base, key, required);
+	const struct kx_json *v = kx_json_get(obj, key);
+	if (s && v->str.len > KX_NAME_TEXT_MAX) {
+		char q[KX_QUOTE_SIZE], *ptr = pointer(base, key, strlen(key));
+		add(c, v, ptr, "name-length", "%s is %zu bytes, over the limit of %u for a name", Q(q, s), v->str.len,
+		    KX_NAME_TEXT_MAX);
+		free(ptr);
+	}
+	return s;
+}
+
 static void check_environment(struct ctx *c, struct kx_json *spec)
 {
 	struct kx_json *hw = field(c, spec, "/environment/spec", "hardware", KX_JSON_OBJECT, true);
 	if (hw) {
 		string_field(c, hw, "/environment/spec/hardware", "vendor", true);
-		string_field(c, hw, "/environment/spec/hardware", "product", true);
-		string_field(c, hw, "/environment/spec/hardware", "formFactor", false);
+		name_field(c, hw, "/environment/spec/hardware", "product", true);
+		name_field(c, hw, "/environment/spec/hardware", "formFactor", false);
 		string_field(c, hw, "/environment/spec/hardware", "architecture", false);
 	}
 	field(c, spec, "/environment/spec", "software", KX_JSON_OBJECT, false);
@@ -307,7 +323,9 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 			longest = part;
 			at = m;
 		}
-		if (!bad_type && !bad_name)
+		bool long_name = !bad_name && m->key_len > KX_NAME_TEXT_MAX;
+		bool long_value = t == KX_JSON_STRING && m->value->str.len > KX_PARAM_VALUE_MAX;
+		if (!bad_type && !bad_name && !long_name && !long_value)
 			continue;
 		char q[KX_QUOTE_SIZE], *ptr = pointer("/workload/spec/parameters", m->key, m->key_len);
 		if (bad_type)
@@ -315,8 +333,18 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 			    kx_quote(q, m->key, m->key_len), kx_json_type_name(t));
 		if (bad_name)
 			add(c, m->value, ptr, "path-name", "parameter names must be non-empty text (they name directories)");
+		if (long_name)
+			add(c, m->value, ptr, "name-length", "parameter name %s is %zu bytes, over the limit of %u for a name",
+			    kx_quote(q, m->key, m->key_len), m->key_len, KX_NAME_TEXT_MAX);
+		if (long_value)
+			add(c, m->value, ptr, "value-length", "the value of parameter %s is %zu bytes, over the limit of %u",
+			    kx_quote(q, m->key, m->key_len), m->value->str.len, KX_PARAM_VALUE_MAX);
 		free(ptr);
 	}
+	if (p && p->obj.len > KX_PARAMS_MAX)
+		add(c, p, "/workload/spec/parameters", "parameters",
+		    "a workload has %zu parameters, over the limit of %u (each is a column of /index.tsv)", p->obj.len,
+		    KX_PARAMS_MAX);
 	struct kx_json *dtype = field(c, spec, "/workload/spec", "dtype", KX_JSON_STRING, false);
 	if (dtype && dtype->str.len) {
 		text += dtype->str.len + (p && p->obj.len ? 1 : 0);
@@ -344,7 +372,7 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 
 static void check_implementation(struct ctx *c, struct kx_json *spec)
 {
-	string_field(c, spec, "/implementation/spec", "name", true);
+	name_field(c, spec, "/implementation/spec", "name", true);
 	field(c, spec, "/implementation/spec", "provider", KX_JSON_STRING, false);
 	field(c, spec, "/implementation/spec", "version", KX_JSON_STRING, false);
 }
@@ -568,6 +596,10 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 			add(c, obs, "/run/spec/observedAt", "timestamp",
 			    "%s is not an RFC 3339 date-time with a zone between 1677 and 2262 (e.g. 2024-11-22T17:44:03.000Z)",
 			    kx_quote(q, obs->str.ptr, obs->str.len));
+		else if (f->observed_ns > kx_now_ns() + KX_FUTURE_SLACK_NS)
+			add(c, obs, "/run/spec/observedAt", "future",
+			    "%s is more than a day after now: a run cannot be observed in the future (check the clock "
+			    "and the zone)", kx_quote(q, obs->str.ptr, obs->str.len));
 		else
 			f->observed_at = obs->str.ptr;
 	}

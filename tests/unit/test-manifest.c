@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- small tools ------------------------------------------------------------------------------ */
 
@@ -1120,20 +1121,21 @@ static void units(void)
 }
 
 /* A workload's name text is bounded (rule length): at the limit accepted, one byte past refused
- * with the pointer of the parameter that makes it long. */
+ * with the pointer of the part that makes it long. Parameters are bounded too (below), so only a
+ * long dtype can reach it. */
 static void workload_text_limit(void)
 {
-	/* the base workload's text, "hidden4096-tokens16384-bf16", is 27 bytes; "-label<L bytes>"
-	 * adds 6 + L */
-	size_t base = 27 + 6;
+	/* the base workload's text without its dtype, "hidden4096-tokens16384", is 22 bytes; "-<dtype>"
+	 * adds 1 + L */
+	size_t base = 22 + 1;
 	for (int past = 0; past <= 1; past++) {
 		struct kx_arena *a = kx_arena_new();
 		struct kx_json *m = tm_base(a);
 		size_t n = KX_WORKLOAD_TEXT_MAX - base + (size_t)past;
-		char *label = malloc(n + 1);
-		memset(label, 'x', n);
-		label[n] = '\0';
-		tm_set_str(a, m, "/workload/spec/parameters", "label", label);
+		char *dtype = malloc(n + 1);
+		memset(dtype, 'd', n);
+		dtype[n] = '\0';
+		tm_set_str(a, m, "/workload/spec", "dtype", dtype);
 		tm_fix(a, m);
 		char *text = tm_text(m, true);
 		struct kx_problems p;
@@ -1146,34 +1148,118 @@ static void workload_text_limit(void)
 			kx_manifest_file_free(f);
 		} else {
 			refused(text, strlen(text), NULL, &p, "a workload name one byte over the limit");
-			const struct kx_problem *q =
-				expect_problem(&p, "/workload/spec/parameters/label", "length", "one byte over");
+			const struct kx_problem *q = expect_problem(&p, "/workload/spec/dtype", "length", "one byte over");
 			ok(q && strstr(q->message, "65537 bytes, over the limit of 65536"), "the message says both sizes (%s)",
 			   q ? q->message : "");
 			ok(p.len == 1, "and nothing else is reported (%zu problems)", p.len);
 		}
 		kx_problems_release(&p);
 		free(text);
-		free(label);
+		free(dtype);
 		kx_arena_free(a);
 	}
-	/* a long dtype is named when it is the longest part */
-	struct kx_arena *a = kx_arena_new();
-	struct kx_json *m = tm_base(a);
-	char *dtype = malloc(KX_WORKLOAD_TEXT_MAX + 1);
-	memset(dtype, 'd', KX_WORKLOAD_TEXT_MAX);
-	dtype[KX_WORKLOAD_TEXT_MAX] = '\0';
-	tm_set_str(a, m, "/workload/spec", "dtype", dtype);
-	tm_fix(a, m);
-	char *text = tm_text(m, true);
+}
+
+/* SPEC §2 bounds: parameters per workload, a name's bytes, a parameter value's bytes. At each
+ * limit accepted; one past it refused with its own rule, the pointer and the limit. */
+static void name_bounds(void)
+{
+	char big[KX_NAME_TEXT_MAX + 2];
+	for (int past = 0; past <= 1; past++) {
+		size_t n = KX_NAME_TEXT_MAX + (size_t)past;
+		memset(big, 'n', n);
+		big[n] = '\0';
+		static const struct {
+			const char *what, *at, *key, *rule, *ptr;
+		} cases[] = {
+			{ "an implementation name", "/implementation/spec", "name", "name-length", "/implementation/spec/name" },
+			{ "a GPU product", "/environment/spec/hardware", "product", "name-length", "/environment/spec/hardware/product" },
+			{ "a form factor", "/environment/spec/hardware", "formFactor", "name-length", "/environment/spec/hardware/formFactor" },
+			{ "a parameter value", "/workload/spec/parameters", "label", "value-length", "/workload/spec/parameters/label" },
+		};
+		for (size_t i = 0; i < KX_ARRAY_SIZE(cases); i++) {
+			struct kx_arena *a = kx_arena_new();
+			struct kx_json *m = tm_base(a);
+			tm_set_str(a, m, cases[i].at, cases[i].key, big);
+			tm_fix(a, m);
+			char *text = tm_text(m, true);
+			struct kx_problems p;
+			kx_problems_init(&p);
+			struct kx_manifest_file *f = NULL;
+			if (!past) {
+				ok(parse(text, strlen(text), NULL, &f, &p) == 0, "%s of %zu bytes is accepted", cases[i].what, n);
+				kx_manifest_file_free(f);
+			} else {
+				refused(text, strlen(text), NULL, &p, cases[i].what);
+				const struct kx_problem *q = expect_problem(&p, cases[i].ptr, cases[i].rule, cases[i].what);
+				ok(q && strstr(q->message, "257 bytes, over the limit of 256"), "%s: the message gives the limit (%s)",
+				   cases[i].what, q ? q->message : "");
+			}
+			kx_problems_release(&p);
+			free(text);
+			kx_arena_free(a);
+		}
+		/* a parameter name, and the count of parameters */
+		struct kx_arena *a = kx_arena_new();
+		struct kx_json *m = tm_base(a);
+		tm_set_str(a, m, "/workload/spec/parameters", big, "x");
+		for (int k = 0; k < KX_PARAMS_MAX - 3 + past; k++) { /* the base has hidden and tokens */
+			char key[16];
+			snprintf(key, sizeof(key), "p%d", k);
+			tm_set_str(a, m, "/workload/spec/parameters", key, "1");
+		}
+		tm_fix(a, m);
+		char *text = tm_text(m, true);
+		struct kx_problems p;
+		kx_problems_init(&p);
+		struct kx_manifest_file *f = NULL;
+		if (!past) {
+			if (!ok(parse(text, strlen(text), NULL, &f, &p) == 0, "%u parameters, one named with %zu bytes: accepted",
+				KX_PARAMS_MAX, strlen(big)))
+				dump_problems(&p);
+			kx_manifest_file_free(f);
+		} else {
+			refused(text, strlen(text), NULL, &p, "65 parameters, one with a 257-byte name");
+			const struct kx_problem *q = expect_problem(&p, "/workload/spec/parameters", "parameters", "65 parameters");
+			ok(q && strstr(q->message, "65 parameters, over the limit of 64"), "the count and the limit (%s)",
+			   q ? q->message : "");
+			char ptr[KX_NAME_TEXT_MAX + 64];
+			snprintf(ptr, sizeof(ptr), "/workload/spec/parameters/%s", big);
+			expect_problem(&p, ptr, "name-length", "a 257-byte parameter name");
+		}
+		kx_problems_release(&p);
+		free(text);
+		kx_arena_free(a);
+	}
+}
+
+/* SPEC §2: an observedAt more than a day after now is refused (rule future); within a day, kept. */
+static void future_times(void)
+{
+	char when[40];
 	struct kx_problems p;
-	kx_problems_init(&p);
-	refused(text, strlen(text), NULL, &p, "a 64 KiB dtype");
-	expect_problem(&p, "/workload/spec/dtype", "length", "a 64 KiB dtype");
-	kx_problems_release(&p);
-	free(text);
-	free(dtype);
-	kx_arena_free(a);
+	for (int far = 0; far <= 1; far++) {
+		int64_t ns = kx_now_ns() + (far ? 86400 + 3600 : 86400 - 3600) * 1000000000ll;
+		time_t sec = (time_t)(ns / 1000000000);
+		struct tm tm;
+		gmtime_r(&sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		struct kx_arena *a = kx_arena_new();
+		struct kx_json *m = tm_build(a, &(struct tm_opts){ .observed = when });
+		char *text = tm_text(m, true);
+		kx_problems_init(&p);
+		struct kx_manifest_file *f = NULL;
+		if (!far) {
+			ok(parse(text, strlen(text), NULL, &f, &p) == 0, "observed 23 h from now (%s): accepted", when);
+			kx_manifest_file_free(f);
+		} else {
+			refused(text, strlen(text), NULL, &p, "observed 25 h from now");
+			expect_problem(&p, "/run/spec/observedAt", "future", "observed 25 h from now");
+		}
+		kx_problems_release(&p);
+		free(text);
+		kx_arena_free(a);
+	}
 }
 
 int main(void)
@@ -1197,5 +1283,7 @@ int main(void)
 	times();
 	units();
 	workload_text_limit();
+	name_bounds();
+	future_times();
 	return tap_done();
 }

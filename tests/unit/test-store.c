@@ -598,7 +598,7 @@ static void current_runs(void)
 	cur = current_of_impl(s, "liger");
 	ok(kx_digest_equal(&cur, &newer.x.run), "... does not");
 	kx_store_txn_begin(s, &t);
-	r = stage_opts(t, &(struct tm_opts){ .observed = "2027-01-01T00:00:00Z", .median = "20" }, 4, &aborted);
+	r = stage_opts(t, &(struct tm_opts){ .observed = "2026-09-01T00:00:00Z", .median = "20" }, 4, &aborted);
 	kx_txn_abort(t);
 	kx_store_txn_begin(s, &t);
 	r |= stage_opts(t, &(struct tm_opts){ .observed = "2026-04-01T00:00:00Z", .median = "30" }, 5, &between);
