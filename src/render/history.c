@@ -25,15 +25,44 @@ static int series_cmp(const void *x, const void *y, void *arg)
 	return memcmp(a->run.b, b->run.b, sizeof(a->run.b));
 }
 
+static int double_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The observations of series runs[s[0..n)], in time order: runs with equal observedAt have no order
+ * between them (SPEC §2), so they are one observation, valued at the median of their values. x[m]
+ * is observation m's value, first[m] the index in s of its first run; the count is returned.
+ */
+static size_t observations(const struct kx_run_rec *runs, const uint32_t *s, size_t n, double *x, size_t *first)
+{
+	size_t m = 0;
+	for (size_t k = 0, e; k < n; k = e) {
+		for (e = k + 1; e < n && runs[s[e]].observed_ns == runs[s[k]].observed_ns; e++)
+			;
+		for (size_t q = k; q < e; q++)
+			x[m + q - k] = runs[s[q]].base_value;
+		if (e - k > 1)
+			qsort(x + m, e - k, sizeof(*x), double_cmp);
+		size_t c = e - k;
+		x[m] = c % 2 ? x[m + c / 2] : (x[m + c / 2 - 1] + x[m + c / 2]) / 2;
+		first[m++] = k;
+	}
+	return m;
+}
+
 int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const struct render_series *s),
 		       void *ctx)
 {
 	size_t cap = g->len ? g->len : 1;
 	uint32_t *s = malloc(cap * sizeof(*s));
 	double *x = malloc(cap * sizeof(*x));
+	size_t *first = malloc(cap * sizeof(*first));
 	struct kx_change *cp = malloc((cap / 4 + 1) * sizeof(*cp));
 	size_t n = 0;
-	int r = !s || !x || !cp ? -ENOMEM : 0;
+	int r = !s || !x || !first || !cp ? -ENOMEM : 0;
 	for (size_t i = 0; i < g->len && r >= 0; i++)
 		if (g->runs[i].passed && g->runs[i].has_value)
 			s[n++] = (uint32_t)i;
@@ -42,10 +71,10 @@ int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const
 	for (size_t i = 0, j; i < n && r >= 0; i = j) {
 		for (j = i + 1; j < n && strcmp(g->runs[s[j]].impl, g->runs[s[i]].impl) == 0; j++)
 			;
-		for (size_t k = i; k < j; k++)
-			x[k - i] = g->runs[s[k]].base_value;
-		size_t ncp = 0;
-		r = kx_changepoints(x, j - i, (enum kx_order)g->group->order, cp, (j - i) / 4 + 1, &ncp);
+		size_t m = observations(g->runs, s + i, j - i, x, first), ncp = 0;
+		r = kx_changepoints(x, m, (enum kx_order)g->group->order, cp, m / 4 + 1, &ncp);
+		for (size_t c = 0; r >= 0 && c < ncp; c++)
+			cp[c].at = first[cp[c].at]; /* from observations to the series' runs */
 		if (r >= 0) {
 			struct render_series rs = { .g = g, .impl = g->runs[s[i]].impl, .runs = s + i, .n = j - i,
 						    .cp = cp, .ncp = ncp };
@@ -53,6 +82,7 @@ int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const
 		}
 	}
 	free(cp);
+	free(first);
 	free(x);
 	free(s);
 	return r < 0 ? r : 0;

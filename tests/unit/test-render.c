@@ -930,6 +930,23 @@ static void history_and_index(void)
 	ok(kx_render_group_file(&g, KX_GF_HISTORY_SVG, &b) == 0 && strstr(b.ptr, ">regression +30.0 %<") &&
 		   strstr(b.ptr, ">improvement -19.9 %<"),
 	   "history.svg labels the change points with their moves");
+	/* SPEC §2: runs with one observedAt have no order between them. The same 45 runs, all at one
+	 * instant, are three observations: no series has a change point, whatever the digests say */
+	struct kx_run_rec same[45];
+	memcpy(same, r, sizeof(same));
+	for (size_t j = 0; j < 45; j++)
+		same[j].observed_ns = 86400 * INT64_C(1000000000);
+	struct kx_group_view gs = g;
+	gs.runs = same;
+	struct rows none = { .n = 0 };
+	int rr = kx_render_group_regressions(&gs, collect_row, &none);
+	ok(rr == 0 && none.n == 0, "15 runs of one observedAt are one observation: no change point (%zu rows)", none.n);
+	/* two instants, the step between them: still too short a series for the rule */
+	for (size_t j = 0; j < 45; j++)
+		same[j].observed_ns = (j % 15 >= 10 ? 2 : 1) * 86400 * INT64_C(1000000000);
+	none.n = 0;
+	rr = kx_render_group_regressions(&gs, collect_row, &none);
+	ok(rr == 0 && none.n == 0, "two observedAt values are two observations: no change point (%zu rows)", none.n);
 	/* index.tsv: the columns of every name, "-" where this workload lacks one */
 	const char *names[] = { "batch", "dtype", "hidden", "seq" };
 	kx_buf_reset(&b);
