@@ -57,6 +57,25 @@ int currents_add(struct currents *c, const struct kx_run_rec *x);
 int currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx);
 void currents_release(struct currents *c);
 
+#define KEYLIT(k) (k), (sizeof(k) - 1)
+
+int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb);
+
+/* Every record of one tag, key and value; the callback's non-zero return stops the scan. */
+typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
+int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
+
+/* The current runs of every group of a part, worked out from the rank index (a store without the
+ * 'C' index; the upgrade that writes it). */
+int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_current_fn fn,
+			void *ctx);
+
+/* upgrade.c: the schema a store says it was written in (`want` is this kindex's), if this kindex
+ * reads it: its own, or an older one it upgrades; 0 for any other. And the upgrade from `from` to
+ * this kindex's schema, at a writable open. */
+int store_readable_schema(const char *schema, const char *want);
+int store_upgrade(struct kx_store *s, int from, const char *schema);
+
 int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
 	    struct kx_buf *out);
 int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n);

@@ -117,7 +117,7 @@ static int errno_of(const char *err)
  * from running while a write is in flight that could fail under it. Returns 0 or a negative errno
  * (-ENOSPC for a full disk).
  */
-static int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb)
+int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb)
 {
 	char *err = NULL;
 	pthread_rwlock_wrlock(&s->wal);
@@ -176,10 +176,6 @@ static uint64_t get_u64_key(struct kx_store *s, const rocksdb_readoptions_t *ro,
 	return get_u64_in(s->db, ro, k, kn);
 }
 
-#define KEYLIT(k) (k), (sizeof(k) - 1)
-
-/* Every record of one tag, key and value; the callback's non-zero return stops the scan. */
-typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
 int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn fn, void *ctx)
 {
 	unsigned char p = T_TREE;
@@ -217,7 +213,6 @@ int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn
 	return r;
 }
 
-static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
 
 /* What the writer knows of a 'C' key (s->currents): the run it names, or that there is none. */
 struct current_mark {
@@ -225,129 +220,6 @@ struct current_mark {
 	int64_t observed_ns;
 	struct kx_digest run;
 };
-
-struct upgrade {
-	struct kx_store *s;
-	rocksdb_writebatch_t *wb;
-};
-
-/* Schema 1 → 2: the 'W' entries of the runs stored while a document they name was missing. */
-static int upgrade_run(void *ctx, const uint8_t key[32], const char *val, size_t vn)
-{
-	struct kx_store *s = ((struct upgrade *)ctx)->s;
-	rocksdb_writebatch_t *wb = ((struct upgrade *)ctx)->wb;
-	struct kx_run_rec x;
-	if (run_decode(val, vn, &x) < 0)
-		return -EIO;
-	memcpy(x.run.b, key, 32);
-	const struct kx_digest *named[] = { &x.workload, &x.implementation };
-	for (size_t i = 0; i < KX_ARRAY_SIZE(named); i++) {
-		struct key k;
-		key_digest(&k, T_DOC, named[i]);
-		int r = get_raw(s, s->ro, k.b, k.len, NULL);
-		if (r == -ENOENT) {
-			key_wait(&k, named[i], &x.run);
-			rocksdb_writebatch_put(wb, (const char *)k.b, k.len, "", 0);
-		} else if (r < 0) {
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* Apply a batch of the upgrade and empty it. */
-static int upgrade_write(struct kx_store *s, rocksdb_writebatch_t *wb)
-{
-	int r = store_write(s, s->wo_sync, wb);
-	rocksdb_writebatch_clear(wb);
-	return r;
-}
-
-#define UPGRADE_BATCH 4096 /* rank-index copies written at a time (a batch of 100,000 holds 30 MB) */
-
-/*
- * A copy of its run's record in each rank-index entry written before the index held one, a batch at
- * a time (a copy written twice is the same copy, so an upgrade cut short is done again at the next
- * open, which still finds no K_INDEX_COPIES). An entry whose run is not stored is left as it is,
- * for `kindex verify` to report.
- */
-static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
-{
-	unsigned char p = T_INDEX;
-	struct kx_buf raw = { 0 };
-	struct scan sc;
-	int r = scan_open(&sc, s, NULL, &p, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
-		size_t kn, vn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		rocksdb_iter_value(sc.it, &vn);
-		if (vn || kn != INDEX_KEY_LEN)
-			continue;
-		struct kx_digest run;
-		struct key rk;
-		memcpy(run.b, k + kn - 32, 32);
-		key_digest(&rk, T_RUN, &run);
-		if ((r = get_raw(s, s->ro, rk.b, rk.len, &raw)) == 0)
-			rocksdb_writebatch_put(wb, k, kn, raw.ptr, raw.len);
-		else if (r == -ENOENT)
-			r = 0;
-		if (r == 0 && rocksdb_writebatch_count(wb) >= UPGRADE_BATCH)
-			r = upgrade_write(s, wb);
-	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
-	kx_buf_release(&raw);
-	return r;
-}
-
-static int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts,
-			       kx_current_fn fn, void *ctx);
-
-static int put_current(void *ctx, const struct kx_digest *group, const struct kx_current_rec *c)
-{
-	struct upgrade *u = ctx;
-	struct key k;
-	struct kx_buf b = { 0 };
-	key_current(&k, group, c->impl);
-	int r = current_encode(c, &b);
-	if (r == 0)
-		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
-	kx_buf_release(&b);
-	if (r == 0 && rocksdb_writebatch_count(u->wb) >= UPGRADE_BATCH)
-		r = upgrade_write(u->s, u->wb);
-	return r;
-}
-
-/* A store written by an older kindex, opened to write: what it lacks, then the keys that say it no
- * longer lacks it. Schema 2 → 3: the 'C' index, worked out from the rank index (an upgrade cut
- * short writes the same entries again at the next open, which still finds schema 2). */
-static int upgrade(struct kx_store *s, int from, const char *schema)
-{
-	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-	struct upgrade u = { s, wb };
-	int r = from < 2 ? each_record(s, NULL, T_RUN, upgrade_run, &u) : 0;
-	if (r == 0)
-		r = fill_index_copies(s, wb);
-	if (r == 0 && from < 3)
-		r = currents_from_index(s, NULL, 0, 1, put_current, &u);
-	if (r == 0) {
-		rocksdb_writebatch_put(wb, KEYLIT(K_INDEX_COPIES), "", 0);
-		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));
-		r = upgrade_write(s, wb);
-	}
-	rocksdb_writebatch_destroy(wb);
-	return r;
-}
-
-/* The schema a store says it was written in (`want` is this kindex's), if this kindex reads it:
- * its own, or 1 or 2, which it upgrades; 0 for any other. */
-static int readable_schema(const char *schema, const char *want)
-{
-	if (strcmp(schema, want) == 0)
-		return KX_STORE_SCHEMA;
-	return strcmp(schema, "kindexfs-store 1") == 0 ? 1 : strcmp(schema, "kindexfs-store 2") == 0 ? 2 : 0;
-}
 
 /* The number of a write-ahead log's file name ("000123.log"), or 0 for any other name. */
 static unsigned long long wal_number(const char *name)
@@ -622,7 +494,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
 	s->waiting_index = s->index_copies = s->current_index = true; /* but for an older store read as it is */
 	bool writable = !(flags & KX_STORE_READONLY);
-	int from = r == 0 ? readable_schema(schema.ptr, want) : 0;
+	int from = r == 0 ? store_readable_schema(schema.ptr, want) : 0;
 	if (r == -ENOENT && writable) {
 		unsigned char created[8];
 		put_u64(created, (uint64_t)kx_now_ns());
@@ -646,7 +518,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		 * the rank index. Read as it is; upgraded when opened to write.
 		 */
 		bool copies = get_raw(s, s->ro, KEYLIT(K_INDEX_COPIES), NULL) == 0;
-		if (writable && (from < KX_STORE_SCHEMA || !copies) && (r = upgrade(s, from, want)) < 0 &&
+		if (writable && (from < KX_STORE_SCHEMA || !copies) && (r = store_upgrade(s, from, want)) < 0 &&
 		    asprintf(&msg, "cannot upgrade store '%s' to schema '%s': %s", dir, want, strerror(-r)) < 0)
 			msg = NULL;
 		s->waiting_index = from >= 2 || writable;
@@ -813,7 +685,7 @@ int kx_store_follow(struct kx_store *s, const char *dir, const char *note, char 
 	char want[32];
 	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
 	if (r == 0 && (r = get_in(h->db, s->ro, KEYLIT(K_SCHEMA), &schema)) == 0 &&
-	    readable_schema(schema.ptr, want) != KX_STORE_SCHEMA)
+	    store_readable_schema(schema.ptr, want) != KX_STORE_SCHEMA)
 		r = -EPROTO;
 	if (r == -EPROTO || r == -ENOENT) {
 		if (!msg && asprintf(&msg, "store '%s' has schema '%s'; a replica must have '%s'", h->dir,
@@ -1424,10 +1296,8 @@ static int from_index_run(void *ctx, const struct kx_digest *group, const struct
 	return r < 0 || !ranked ? r : currents_add(&f->c, x);
 }
 
-/* The current runs of every group of a part, worked out from the rank index (a store without the
- * 'C' index; the upgrade that writes it). */
-static int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts,
-			       kx_current_fn fn, void *ctx)
+int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_current_fn fn,
+			void *ctx)
 {
 	struct from_index f = { .fn = fn, .ctx = ctx };
 	int r = kx_store_each_group_run(s, v, part, parts, from_index_run, &f);
@@ -1540,7 +1410,7 @@ int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const 
 	return r;
 }
 
-static int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx)
+int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx)
 {
 	struct scan sc;
 	int r = scan_open(&sc, s, v, &tag, 1);
