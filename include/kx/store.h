@@ -24,7 +24,7 @@
 #include "kx/manifest.h"
 #include "kx/records.h"
 
-#define KX_STORE_SCHEMA 3
+#define KX_STORE_SCHEMA 4
 
 struct kx_store;
 struct kx_view;
@@ -276,6 +276,13 @@ int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_re
 int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_group_rec *ret);
 bool kx_txn_has_doc(struct kx_txn *t, const struct kx_digest *d);
 int kx_txn_get_doc(struct kx_txn *t, const struct kx_digest *d, struct kx_buf *out);
+/*
+ * SPEC §2: the exact name `name` claims the path component `component` at `level` ('i'
+ * implementation, 'g' GPU, 'k' kernel, 'p' pass). 0 when the component is free (now claimed) or
+ * already the name's; 1 when another name holds it, that name appended to ret_other (when not
+ * NULL; "" when it came in this same transaction); or a negative errno.
+ */
+int kx_txn_claim_name(struct kx_txn *t, char level, const char *component, const char *name, struct kx_buf *ret_other);
 int kx_txn_find_source(struct kx_txn *t, const char *source, const char *external_id,
 		       struct kx_digest *ret);
 

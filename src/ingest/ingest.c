@@ -153,6 +153,58 @@ static int put_docs(struct kx_txn *t, const struct kx_manifest *m, const struct 
 	return 0;
 }
 
+/*
+ * SPEC §2: each name of the run claims its path component — its implementation's (idoc's, or the
+ * externalId's segment; skip_impl when the name is that of a document already stored), its GPU's,
+ * its kernel's and its pass's. 0, 1 when another name holds one (a problem, rule name-collision),
+ * or a negative errno.
+ */
+static int claim_names(struct kx_txn *t, const struct kx_manifest *m, const struct kx_json *idoc, bool skip_impl,
+		       const struct kx_group_rec *g, const struct kx_run_rec *x, const char *label,
+		       struct kx_problems *pr)
+{
+	char impl[KX_NAME_TEXT_MAX + 1] = "", gpu[2 * KX_NAME_TEXT_MAX + 2] = "", kernel[sizeof(g->benchmark)],
+	     pass[sizeof(g->benchmark) + sizeof(g->metric) + 2];
+	const char *iname = kx_rank_impl_name(idoc);
+	size_t len = 0;
+	const char *seg = iname || !m->facts.external_id ? NULL : kx_rank_id_segment(m->facts.external_id, 6, 2, &len);
+	if (iname)
+		snprintf(impl, sizeof(impl), "%s", iname);
+	else if (seg)
+		snprintf(impl, sizeof(impl), "%.*s", (int)len, seg);
+	kx_rank_gpu_identity(kx_json_get(m->doc[KX_DOC_ENVIRONMENT], "spec"), gpu, sizeof(gpu));
+	const char *slash = strchr(g->benchmark, '/');
+	snprintf(kernel, sizeof(kernel), "%.*s", (int)(slash - g->benchmark), g->benchmark);
+	snprintf(pass, sizeof(pass), strcmp(g->metric, "latency") == 0 ? "%s" : "%s.%s", slash + 1, g->metric);
+	const struct {
+		char level;
+		const char *comp, *name, *what, *ptr;
+	} claims[] = {
+		{ 'i', x->impl, skip_impl ? "" : impl, "implementation", m->doc[KX_DOC_IMPLEMENTATION] ? "/implementation/spec/name" : "/run/spec/sourceNative/externalId" },
+		{ 'g', g->gpu, gpu, "GPU", "/environment/spec/hardware/product" },
+		{ 'k', g->kernel, kernel, "kernel", "/run/spec/benchmark" },
+		{ 'p', g->pass, pass, "pass", "/run/spec/benchmark" },
+	};
+	struct kx_buf other = { 0 };
+	int r = 0;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(claims) && r == 0; i++) {
+		if (!*claims[i].name)
+			continue;
+		kx_buf_reset(&other);
+		r = kx_txn_claim_name(t, claims[i].level, claims[i].comp, claims[i].name, &other);
+		if (r == 1) {
+			char ptr[300], qa[KX_QUOTE_SIZE], qb[KX_QUOTE_SIZE];
+			snprintf(ptr, sizeof(ptr), "%s%s", label ? label : "", claims[i].ptr);
+			kx_problems_add(pr, m->line, 0, ptr, "name-collision",
+					"%s %s would have the path component %s, which %s already has: two names never share a path (SPEC §2); rename one",
+					claims[i].what, kx_quote(qa, claims[i].name, strlen(claims[i].name)), claims[i].comp,
+					other.len ? kx_quote(qb, other.ptr, other.len) : "another name of this batch");
+		}
+	}
+	kx_buf_release(&other);
+	return r;
+}
+
 static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const struct prep *q,
 	       const char *label, int64_t now, struct kx_ingest_item *item, struct kx_problems *pr,
 	       struct kx_buf *scratch)
@@ -190,6 +242,8 @@ static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m
 		return r;
 	struct kx_group_rec g;
 	struct kx_run_rec x;
+	const struct kx_json *named = m->doc[KX_DOC_IMPLEMENTATION]; /* the document the name is read from */
+	bool name_known = false; /* the memo's: a stored document, whose name was claimed with it */
 	if (q && q->placed) {
 		g = q->g;
 		x = q->x;
@@ -217,8 +271,12 @@ static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m
 			snprintf(x.impl, sizeof(x.impl), "%s", im->name);
 		else if (istored)
 			memo_put(id, x.impl, false);
+		named = idoc;
+		name_known = im != NULL;
 	}
 	x.ingested_ns = now;
+	if ((r = claim_names(t, m, named, name_known, &g, &x, label, pr)) != 0)
+		return r;
 	struct kx_group_rec existing_group;
 	if (kx_txn_get_group(t, &g.key, &existing_group) == 0 && existing_group.order != g.order) {
 		kx_problems_add(pr, m->line, 0, label ? label : "", "group-order",

@@ -189,21 +189,43 @@ void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form,
 	kx_copyn(product, plen, name, len);
 }
 
-int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
+/* "product-formFactor", its slug, and whether it is all ASCII; -EINVAL without a product */
+static int gpu_text(const struct kx_json *env_spec, char *text, size_t cap, char *slug, size_t *ret_n, bool *ret_ascii)
 {
 	const struct kx_json *hw = kx_json_get(env_spec, "hardware");
 	const char *product = kx_json_get_string(hw, "product");
 	const char *ff = kx_json_get_string(hw, "formFactor");
 	if (!product)
 		return -EINVAL;
+	snprintf(text, cap, ff && *ff ? "%s-%s" : "%s", product, ff);
+	*ret_n = kx_slug(text, strlen(text), slug, cap);
+	*ret_ascii = true;
+	for (const char *p = text; *p; p++)
+		*ret_ascii = *ret_ascii && (unsigned char)*p < 0x80;
+	return 0;
+}
+
+int kx_rank_gpu_identity(const struct kx_json *env_spec, char *out, size_t cap)
+{
 	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
-	snprintf(text, sizeof(text), ff && *ff ? "%s-%s" : "%s", product, ff);
-	size_t n = kx_slug(text, strlen(text), slug, sizeof(slug));
+	size_t n;
+	bool ascii;
+	int r = gpu_text(env_spec, text, sizeof(text), slug, &n, &ascii);
+	if (r == 0)
+		snprintf(out, cap, "%s", ascii ? slug : text);
+	return r;
+}
+
+int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
+{
+	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
+	size_t n;
+	bool ascii;
+	int r = gpu_text(env_spec, text, sizeof(text), slug, &n, &ascii);
+	if (r < 0)
+		return r;
 	/* case and punctuation variants of one product are one GPU: an ASCII name is known by its
 	 * slug; a folding that dropped letters (any non-ASCII byte) keeps the exact name */
-	bool ascii = true;
-	for (const char *p = text; *p; p++)
-		ascii = ascii && (unsigned char)*p < 0x80;
 	if (ascii && kx_rank_plain(slug, n))
 		memcpy(out, slug, n + 1);
 	else if (ascii)
@@ -282,9 +304,7 @@ int kx_rank_workload_slug(const struct kx_json *spec, char out[KX_NAME_MAX], boo
 	return 0;
 }
 
-/* segment i (0-based) of a '/'-separated id with exactly `want` segments, as it is; NULL when the
- * id has another shape or the segment is empty */
-static const char *raw_segment(const char *id, int want, int i, size_t *ret_len)
+const char *kx_rank_id_segment(const char *id, int want, int i, size_t *ret_len)
 {
 	int count = 1;
 	for (const char *p = id; *p; p++)
@@ -304,7 +324,7 @@ static const char *raw_segment(const char *id, int want, int i, size_t *ret_len)
 static bool segment(const char *id, int want, int i, char *out, size_t cap)
 {
 	size_t n;
-	const char *p = raw_segment(id, want, i, &n);
+	const char *p = kx_rank_id_segment(id, want, i, &n);
 	if (!p)
 		return false;
 	const char *tilde = memchr(p, '~', n);
@@ -365,6 +385,35 @@ int kx_rank_comparison_key(const struct kx_group_rec *g, struct kx_digest *ret)
 	return r < 0 ? r : 0;
 }
 
+void kx_rank_group_paths(struct kx_group_rec *g)
+{
+	const char *slash = strchr(g->benchmark, '/');
+	size_t kn = slash ? (size_t)(slash - g->benchmark) : strlen(g->benchmark);
+	kx_rank_component(g->benchmark, kn, g->kernel, sizeof(g->kernel));
+	char pass[sizeof(g->benchmark) + sizeof(g->metric) + 2];
+	snprintf(pass, sizeof(pass), strcmp(g->metric, "latency") == 0 ? "%s" : "%s.%s", slash ? slash + 1 : "",
+		 g->metric);
+	kx_rank_component(pass, strlen(pass), g->pass, sizeof(g->pass));
+}
+
+const char *kx_rank_impl_name(const struct kx_json *impl_doc)
+{
+	return impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "name") : NULL;
+}
+
+void kx_rank_impl_component(const char *name, const char *external_id, char out[KX_NAME_MAX])
+{
+	/* identity is the exact name (SPEC §2): its component is injective, never a lossy slug */
+	size_t len = 0;
+	const char *seg = name || !external_id ? NULL : kx_rank_id_segment(external_id, 6, 2, &len);
+	if (name)
+		kx_rank_component(name, strlen(name), out, KX_NAME_MAX);
+	else if (seg)
+		kx_rank_component(seg, len, out, KX_NAME_MAX);
+	else
+		snprintf(out, KX_NAME_MAX, "unknown");
+}
+
 static void copy(char *dst, size_t cap, const char *src)
 {
 	snprintf(dst, cap, "%s", src ? src : "");
@@ -383,14 +432,7 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 		return -EINVAL;
 	copy(g.benchmark, sizeof(g.benchmark), f->benchmark);
 	copy(g.metric, sizeof(g.metric), f->metric);
-	const char *slash = strchr(f->benchmark, '/');
-	kx_rank_component(f->benchmark, (size_t)(slash - f->benchmark), g.kernel, sizeof(g.kernel));
-	char pass[2 * KX_NAME_TEXT_MAX + 2];
-	if (strcmp(f->metric, "latency") == 0)
-		copy(pass, sizeof(pass), slash + 1);
-	else
-		snprintf(pass, sizeof(pass), "%s.%s", slash + 1, f->metric);
-	kx_rank_component(pass, strlen(pass), g.pass, sizeof(g.pass));
+	kx_rank_group_paths(&g);
 	int r = kx_rank_gpu_slug(kx_json_get(m->doc[KX_DOC_ENVIRONMENT], "spec"), g.gpu);
 	if (r < 0)
 		return r;
@@ -438,18 +480,10 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 		     : f->harness && strcmp(f->harness, "kindex-bench") == 0 && f->has_correctness
 			     ? KX_EVIDENCE_MEASURED
 			     : KX_EVIDENCE_SUBMITTED;
-	const char *impl = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "name") : NULL;
+	const char *impl = kx_rank_impl_name(impl_doc);
 	const char *version = impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "version") : NULL;
 	copy(x.version, sizeof(x.version), version ? version : "");
-	/* identity is the exact name (SPEC §2): its component is injective, never a lossy slug */
-	const char *id_seg = NULL;
-	size_t id_len = 0;
-	if (impl)
-		kx_rank_component(impl, strlen(impl), x.impl, sizeof(x.impl));
-	else if (f->external_id && (id_seg = raw_segment(f->external_id, 6, 2, &id_len)) != NULL)
-		kx_rank_component(id_seg, id_len, x.impl, sizeof(x.impl));
-	else
-		copy(x.impl, sizeof(x.impl), "unknown");
+	kx_rank_impl_component(impl, f->external_id, x.impl);
 	*ret_group = g;
 	*ret_run = x;
 	return 0;

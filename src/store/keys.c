@@ -114,6 +114,14 @@ void key_current(struct key *k, const struct kx_digest *group, const char *impl)
 	append(k, impl, strnlen(impl, KX_NAME_MAX - 1)); /* a slug: fits, with room to spare */
 }
 
+int key_name(struct key *k, char level, const char *component)
+{
+	k->b[0] = T_NAME;
+	k->b[1] = (unsigned char)level;
+	k->len = 2;
+	return append(k, component, strlen(component));
+}
+
 /* ---- record codec ----------------------------------------------------------------------------- */
 
 static int w_u8(struct kx_buf *b, unsigned v)

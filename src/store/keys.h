@@ -18,6 +18,8 @@
  *                                      document was missing (kx_store_each_waiting)
  *   'C' group[32] impl                 current record (below): the group's current run of impl,
  *                                      its newest ranked one (kx_run_newer; schema 3)
+ *   'N' level[1] component             the exact name that owns this path component at this level
+ *                                      ('i' implementation, 'g' GPU, 'k' kernel, 'p' pass; schema 4)
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is
@@ -55,6 +57,7 @@ enum {
 	T_MTIME = 'M',
 	T_WAIT = 'W',
 	T_CURRENT = 'C',
+	T_NAME = 'N',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)
@@ -74,6 +77,7 @@ int key_tree(struct key *k, const struct kx_group_rec *g);
 int key_mtime(struct key *k, const char *path);
 void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run);
 void key_current(struct key *k, const struct kx_digest *group, const char *impl);
+int key_name(struct key *k, char level, const char *component);
 
 void put_u64(unsigned char *p, uint64_t v);
 uint64_t get_u64(const unsigned char *p);

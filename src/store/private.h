@@ -31,6 +31,7 @@ struct kx_store {
 	uint64_t gen, n_runs, n_docs, n_groups;
 	struct wmap *docs, *groups, *mtimes; /* writer caches (wcache.h); NULL when read-only */
 	struct wmap *currents;               /* sha256('C' key) → struct current_mark, likewise */
+	struct wmap *names;                  /* sha256('N' key) → sha256(the name that owns it), likewise */
 	/* KX_STORE_FOLLOW: the generation now read (db is its), swapped by kx_store_follow */
 	pthread_mutex_t follow;
 	struct dbh *cur;
@@ -75,6 +76,31 @@ int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, un
  * this kindex's schema, at a writable open. */
 int store_readable_schema(const char *schema, const char *want);
 int store_upgrade(struct kx_store *s, int from, const char *schema);
+
+/*
+ * names.c: path components worked out again from the stored documents (SPEC §2), and every
+ * (component, exact name) pair met. store_names_run: run x's implementation component (its
+ * document's name, or the externalId's segment: pass it when known, else the run document is
+ * read) and, when gpu is not NULL, its GPU's ("" when the environment is not stored).
+ * store_names_group: a group's kernel and pass components. store_names_collisions: fn for every
+ * two names of one level that share a component; store_names_each: for every pair, in order. Zero-initialize, then store_names_release.
+ */
+struct store_names {
+	struct names_memo *impls, *envs;
+	size_t nimpls, cap_impls, nenvs, cap_envs;
+	struct names_pair *pairs;
+	size_t npairs, cap_pairs;
+};
+int store_names_run(struct store_names *n, struct kx_store *s, const struct kx_run_rec *x, const char *external_id,
+		    char impl[KX_NAME_MAX], char gpu[KX_NAME_MAX]);
+int store_names_group(struct store_names *n, const struct kx_group_rec *g, char kernel[KX_NAME_MAX],
+		      char pass[KX_NAME_MAX]);
+int store_names_collisions(const struct store_names *n,
+			   int (*fn)(void *ctx, char level, const char *comp, const char *a, const char *b), void *ctx);
+int store_names_each(const struct store_names *n, int (*fn)(void *ctx, char level, const char *comp, const char *name),
+		     void *ctx);
+const char *store_names_level(char level); /* "implementations", "GPUs", "kernels", "passes" */
+void store_names_release(struct store_names *n);
 
 int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
 	    struct kx_buf *out);

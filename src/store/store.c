@@ -539,7 +539,8 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		s->groups = wmap_new(sizeof(struct kx_group_rec), 1u << 16);
 		s->mtimes = wmap_new(sizeof(int64_t), 1u << 16);
 		s->currents = wmap_new(sizeof(struct current_mark), 1u << 17);
-		if (!s->docs || !s->groups || !s->mtimes || !s->currents) {
+		s->names = wmap_new(32, 1u << 16);
+		if (!s->docs || !s->groups || !s->mtimes || !s->currents || !s->names) {
 			r = -ENOMEM;
 			goto fail;
 		}
@@ -614,6 +615,7 @@ void kx_store_close(struct kx_store *s)
 	wmap_free(s->groups);
 	wmap_free(s->mtimes);
 	wmap_free(s->currents);
+	wmap_free(s->names);
 	pthread_mutex_destroy(&s->writer);
 	pthread_mutex_destroy(&s->follow);
 	pthread_rwlock_destroy(&s->wal);
@@ -1776,6 +1778,8 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 		wmap_clear(s->mtimes);
 	if (wmap_over(s->currents))
 		wmap_clear(s->currents);
+	if (wmap_over(s->names))
+		wmap_clear(s->names);
 	pthread_mutex_unlock(&s->writer);
 	txn_free(t);
 	/*
@@ -1860,6 +1864,41 @@ int kx_txn_find_source(struct kx_txn *t, const char *source, const char *externa
 		return 0;
 	}
 	return kx_store_find_source(t->s, NULL, source, external_id, ret);
+}
+
+int kx_txn_claim_name(struct kx_txn *t, char level, const char *component, const char *name, struct kx_buf *ret_other)
+{
+	struct key k;
+	if (key_name(&k, level, component) < 0)
+		return -ENAMETOOLONG;
+	uint8_t h[32], want[32], have[32];
+	kx_sha256(k.b, k.len, h);
+	kx_sha256(name, strlen(name), want);
+	const uint8_t *known = wmap_get(t->s->names, h);
+	struct kx_buf b = { 0 };
+	int r = known ? 0 : txn_get(t, k.b, k.len, &b);
+	if (r == 0 && !known) {
+		kx_sha256(b.ptr, b.len, have);
+		known = have;
+	}
+	if (r == 0 && memcmp(known, want, 32) != 0) {
+		if (ret_other && !b.len)
+			txn_get(t, k.b, k.len, &b); /* only what is committed: "" for a name of this transaction */
+		if (ret_other && kx_buf_append(ret_other, b.ptr ? b.ptr : "", b.len) < 0)
+			r = -ENOMEM;
+		else
+			r = 1;
+	} else if (r == -ENOENT || known == have) {
+		/* the name claims the component now (or the writer learns who holds it) */
+		if (r == -ENOENT && txn_put(t, k.b, k.len, name, strlen(name)) < 0)
+			r = -ENOMEM;
+		else if (undo_note(t->undo, t->s->names, h) < 0 || !wmap_put(t->s->names, h, want))
+			r = -ENOMEM;
+		else
+			r = 0;
+	}
+	kx_buf_release(&b);
+	return r;
 }
 
 int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs, size_t len)

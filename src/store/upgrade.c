@@ -7,6 +7,7 @@
 #include "private.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,23 +101,153 @@ static int put_current(void *ctx, const struct kx_digest *group, const struct kx
 	return r;
 }
 
-/* A store written by an older kindex, opened to write: what it lacks, then the keys that say it no
- * longer lacks it. Schema 2 → 3: the 'C' index, worked out from the rank index (an upgrade cut
- * short writes the same entries again at the next open, which still finds schema 2). */
+/* ---- schema 3 → 4: names by their exact bytes (SPEC §2) ------------------------------------- */
+
+struct rekey {
+	struct kx_store *s;
+	rocksdb_writebatch_t *wb;
+	struct store_names names;
+};
+
+/* A run whose implementation an older kindex keyed by its slug: the record and its rank-index copy
+ * under the name's component. */
+static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct rekey *u = ctx;
+	struct kx_run_rec x;
+	if (run_decode(val, vn, &x) < 0)
+		return -EIO;
+	memcpy(x.run.b, key, 32);
+	char impl[KX_NAME_MAX], gpu[KX_NAME_MAX];
+	int r = store_names_run(&u->names, u->s, &x, NULL, impl, gpu);
+	if (r < 0 || strcmp(impl, x.impl) == 0)
+		return r;
+	memcpy(x.impl, impl, sizeof(impl));
+	struct kx_buf b = { 0 };
+	struct key k;
+	if ((r = run_encode(&x, &b)) == 0) {
+		key_digest(&k, T_RUN, &x.run);
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
+		key_index(&k, &x);
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
+	}
+	kx_buf_release(&b);
+	if (r == 0 && rocksdb_writebatch_count(u->wb) >= UPGRADE_BATCH)
+		r = upgrade_write(u->s, u->wb);
+	return r;
+}
+
+/* A directory's mtime moved to at least ns (a renamed directory keeps its groups' newest time). */
+static void keep_mtime(struct rekey *u, const char *path, int64_t ns)
+{
+	int64_t old;
+	struct key k;
+	if (key_mtime(&k, path) < 0 || (kx_store_dir_mtime(u->s, NULL, path, &old) == 0 && old >= ns))
+		return;
+	unsigned char v[8];
+	put_u64(v, (uint64_t)ns);
+	rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)v, 8);
+}
+
+/* A group whose kernel or pass is no plain name: its path index entry and record under the
+ * components, and the mtimes of its new directories. GPUs are part of the comparison key, not
+ * re-keyed here: `kindex verify` names a GPU whose component changed (docs/store.md). */
+static int rekey_group(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct rekey *u = ctx;
+	struct kx_group_rec g;
+	if (group_decode(val, vn, &g) < 0)
+		return -EIO;
+	memcpy(g.key.b, key, 32);
+	char kernel[KX_NAME_MAX], pass[KX_NAME_MAX];
+	int r = store_names_group(&u->names, &g, kernel, pass);
+	if (r < 0 || (strcmp(kernel, g.kernel) == 0 && strcmp(pass, g.pass) == 0))
+		return r;
+	struct key k;
+	unsigned char tv[33];
+	memcpy(tv, g.key.b, 32);
+	tv[32] = g.workload_cut ? 1 : 0;
+	if ((r = key_tree(&k, &g)) < 0)
+		return r;
+	rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
+	memcpy(g.kernel, kernel, sizeof(kernel));
+	memcpy(g.pass, pass, sizeof(pass));
+	struct kx_buf b = { 0 };
+	if ((r = key_tree(&k, &g)) == 0 && (r = group_encode(&g, &b)) == 0) {
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)tv, 33);
+		key_digest(&k, T_GROUP, &g.key);
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
+		char path[4 * KX_NAME_MAX + 32];
+		snprintf(path, sizeof(path), "benchmarks/%s", g.kernel);
+		keep_mtime(u, path, g.changed_ns);
+		snprintf(path, sizeof(path), "benchmarks/%s/%s", g.kernel, g.pass);
+		keep_mtime(u, path, g.changed_ns);
+		snprintf(path, sizeof(path), "benchmarks/%s/%s/%s", g.kernel, g.pass, g.gpu);
+		keep_mtime(u, path, g.changed_ns);
+		/* written at once: the next group of these directories reads the mtimes back */
+		r = upgrade_write(u->s, u->wb);
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
+/* The 'N' entry of a name met: which exact name owns the component (of two that share one, the
+ * later in byte order; `kindex verify` names both). */
+static int put_name(void *ctx, char level, const char *comp, const char *name)
+{
+	struct rekey *u = ctx;
+	struct key k;
+	if (key_name(&k, level, comp) < 0)
+		return -ENAMETOOLONG;
+	rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, name, strlen(name));
+	return rocksdb_writebatch_count(u->wb) >= UPGRADE_BATCH ? upgrade_write(u->s, u->wb) : 0;
+}
+
+/* Every 'C' entry removed: the index is written again from the rank index. */
+static int drop_currents(struct kx_store *s, rocksdb_writebatch_t *wb)
+{
+	unsigned char p = T_CURRENT;
+	struct scan sc;
+	int r = scan_open(&sc, s, NULL, &p, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		rocksdb_writebatch_delete(wb, k, kn);
+		if (rocksdb_writebatch_count(wb) >= UPGRADE_BATCH)
+			r = upgrade_write(s, wb);
+	}
+	if (r == 0)
+		r = scan_status(&sc);
+	scan_close(&sc);
+	return r == 0 ? upgrade_write(s, wb) : r;
+}
+
+/*
+ * A store written by an older kindex, opened to write: what it lacks, then the keys that say it no
+ * longer lacks it. Schema 2 → 3: the 'C' index, worked out from the rank index. Schema 3 → 4:
+ * implementations, kernels and passes keyed by the components of their exact names, where an
+ * older kindex used a lossy slug; the 'N' index of every name met; then the 'C' index again,
+ * under those names. An upgrade cut
+ * short writes the same entries again at the next open, which still finds the older schema.
+ */
 int store_upgrade(struct kx_store *s, int from, const char *schema)
 {
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 	struct upgrade u = { s, wb };
+	struct rekey rk = { .s = s, .wb = wb };
 	int r = from < 2 ? each_record(s, NULL, T_RUN, upgrade_run, &u) : 0;
 	if (r == 0)
 		r = fill_index_copies(s, wb);
-	if (r == 0 && from < 3)
+	if (r == 0 && from < 4 && (r = each_record(s, NULL, T_RUN, rekey_run, &rk)) == 0 &&
+	    (r = upgrade_write(s, wb)) == 0 && (r = each_record(s, NULL, T_GROUP, rekey_group, &rk)) == 0 &&
+	    (r = store_names_each(&rk.names, put_name, &rk)) == 0 && (r = drop_currents(s, wb)) == 0)
 		r = currents_from_index(s, NULL, 0, 1, put_current, &u);
 	if (r == 0) {
 		rocksdb_writebatch_put(wb, KEYLIT(K_INDEX_COPIES), "", 0);
 		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));
 		r = upgrade_write(s, wb);
 	}
+	store_names_release(&rk.names);
 	rocksdb_writebatch_destroy(wb);
 	return r;
 }
@@ -127,6 +258,12 @@ int store_readable_schema(const char *schema, const char *want)
 {
 	if (strcmp(schema, want) == 0)
 		return KX_STORE_SCHEMA;
-	return strcmp(schema, "kindexfs-store 1") == 0 ? 1 : strcmp(schema, "kindexfs-store 2") == 0 ? 2 : 0;
+	for (int old = 1; old < KX_STORE_SCHEMA; old++) {
+		char name[32];
+		snprintf(name, sizeof(name), "kindexfs-store %d", old);
+		if (strcmp(schema, name) == 0)
+			return old;
+	}
+	return 0;
 }
 

@@ -30,6 +30,7 @@ struct vctx {
 	} new_docs, new_groups;
 	struct kx_current_rec *want; /* a group's current runs, worked out from its runs */
 	size_t nwant, cap_want;
+	struct store_names names; /* every name met and its component: no two share a path */
 };
 
 static void problem(struct vctx *c, const char *where, const struct kx_digest *d, const char *rule,
@@ -238,6 +239,13 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 	currents_release(&cc.cur);
 	if (r < 0)
 		return r;
+	char kernel[KX_NAME_MAX], pass[KX_NAME_MAX];
+	if ((r = store_names_group(&c->names, g, kernel, pass)) < 0)
+		return r;
+	if (strcmp(kernel, g->kernel) != 0 || strcmp(pass, g->pass) != 0)
+		problem(c, "group", &g->key, "store-name",
+			"benchmark %s is kept under %s/%s, but its path is %s/%s (SPEC §2): a store of an older "
+			"kindex, upgraded when opened to write", g->benchmark, g->kernel, g->pass, kernel, pass);
 	struct key k;
 	struct kx_buf b = { 0 };
 	if (key_tree(&k, g) < 0 || get_raw(c->s, c->s->ro, k.b, k.len, &b) < 0 || b.len != 33 ||
@@ -314,10 +322,13 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 	c->checked++;
 	struct key k;
 	struct kx_buf doc = { 0 };
+	const char *ext = NULL;
+	struct kx_arena *a = kx_arena_new();
+	if (!a)
+		return -ENOMEM;
 	if (kx_store_get_doc(c->s, NULL, &x->run, &doc) < 0) {
 		problem(c, "run", &x->run, "store-document", "the run document is not stored");
 	} else {
-		struct kx_arena *a = kx_arena_new();
 		struct kx_json *d = NULL;
 		struct kx_json_error e;
 		if (kx_json_parse(a, doc.ptr, doc.len, 0, &d, NULL, &e) == 0) {
@@ -326,15 +337,13 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 				problem(c, "run", &x->run, "store-document", "the run's document is a %s", kind ? kind : "?");
 			struct kx_json *sn = kx_json_pointer(d, "/spec/sourceNative");
 			const char *src = kx_json_get_string(sn, "source");
-			const char *ext = kx_json_get_string(sn, "externalId");
+			ext = kx_json_get_string(sn, "externalId");
 			struct kx_digest got;
 			if (src && ext && (kx_store_find_source(c->s, NULL, src, ext, &got) < 0 ||
 					   !kx_digest_equal(&got, &x->run)))
 				problem(c, "run", &x->run, "store-index", "the source index has no entry for %s %s", src, ext);
 		}
-		kx_arena_free(a);
 	}
-	kx_buf_release(&doc);
 	const struct kx_digest *req[] = { &x->protocol, &x->environment };
 	const char *names[] = { "protocol", "environment" };
 	for (int i = 0; i < 2; i++) {
@@ -356,8 +365,25 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 				"its %s document is not stored, and the waiting index has no entry for it", named_as[i]);
 	}
 	struct kx_group_rec g;
-	if (kx_store_get_group(c->s, NULL, &x->group, &g) < 0)
+	bool have_group = kx_store_get_group(c->s, NULL, &x->group, &g) == 0;
+	if (!have_group)
 		problem(c, "run", &x->run, "store-index", "its comparison group is not stored");
+	/* SPEC §2: the run is keyed by the component of its implementation's exact name, its group by
+	 * its GPU's */
+	char impl[KX_NAME_MAX], gpu[KX_NAME_MAX];
+	int r = store_names_run(&c->names, c->s, x, ext, impl, gpu);
+	kx_buf_release(&doc);
+	kx_arena_free(a);
+	if (r < 0)
+		return r;
+	if (strcmp(impl, x->impl) != 0)
+		problem(c, "run", &x->run, "store-name",
+			"its implementation is kept as %s, but its name's path component is %s (SPEC §2): a store "
+			"of an older kindex, upgraded when opened to write", x->impl, impl);
+	if (have_group && *gpu && strcmp(gpu, g.gpu) != 0)
+		problem(c, "run", &x->run, "store-name",
+			"its GPU is kept as %s, but the environment's path component is %s (SPEC §2): import the "
+			"store's manifests into a new store", g.gpu, gpu);
 	key_index(&k, x);
 	if (!exists(c->s, &k))
 		problem(c, "run", &x->run, "store-index", "the rank index has no entry for it");
@@ -518,6 +544,14 @@ static int check_records(struct vctx *c, unsigned char tag)
 	return r;
 }
 
+static int name_collision(void *ctx, char level, const char *comp, const char *a, const char *b)
+{
+	char qa[KX_QUOTE_SIZE], qb[KX_QUOTE_SIZE];
+	problem(ctx, "names", NULL, "name-collision", "%s %s and %s share the path component %s (SPEC §2)",
+		store_names_level(level), kx_quote(qa, a, strlen(a)), kx_quote(qb, b, strlen(b)), comp);
+	return 0;
+}
+
 int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems *problems, uint64_t *ret_checked)
 {
 	struct vctx c = { .s = s, .pr = problems, .since = since };
@@ -546,6 +580,9 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems
 		r = check_waiting(&c);
 	if (r >= 0 && s->current_index && !since)
 		r = check_current_groups(&c);
+	if (r >= 0)
+		r = store_names_collisions(&c.names, name_collision, &c);
+	store_names_release(&c.names);
 	free(c.want);
 	free(c.new_docs.v);
 	free(c.new_groups.v);
