@@ -311,6 +311,7 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 	struct kx_json *p = field(c, spec, "/workload/spec", "parameters", KX_JSON_OBJECT, true);
 	/* the name text is bounded so that placing the run cannot fail: the longest part is named */
 	size_t text = 0, longest = 0;
+	bool part_over = false; /* a part over its own bound: named, and the only reason the text is long */
 	const struct kx_json_member *at = NULL;
 	for (size_t i = 0; p && i < p->obj.len; i++) {
 		struct kx_json_member *m = &p->obj.v[i];
@@ -325,6 +326,7 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 		}
 		bool long_name = !bad_name && m->key_len > KX_NAME_TEXT_MAX;
 		bool long_value = t == KX_JSON_STRING && m->value->str.len > KX_PARAM_VALUE_MAX;
+		part_over |= long_name || long_value;
 		if (!bad_type && !bad_name && !long_name && !long_value)
 			continue;
 		char q[KX_QUOTE_SIZE], *ptr = pointer("/workload/spec/parameters", m->key, m->key_len);
@@ -351,7 +353,7 @@ static void check_workload(struct ctx *c, struct kx_json *spec)
 		if (dtype->str.len > longest)
 			at = NULL;
 	}
-	if (text > KX_WORKLOAD_TEXT_MAX) {
+	if (text > KX_WORKLOAD_TEXT_MAX && !part_over) {
 		char ptr[512] = "/workload/spec/parameters";
 		const struct kx_json *where = p;
 		size_t part = 0;

@@ -80,8 +80,8 @@ check "JSON Lines: no other line" bash -c '! grep -E "^  six.jsonl:[1346]:" "$1"
 python3 "$KX_SOURCE_ROOT/tests/integration/long-workload.py" many/m-0000003.json long.json || die "long-workload.py failed"
 expect 1 "$KINDEX" ingest long.json
 check "a 64 KiB workload name: 'refused long.json', exit 1" contains err "refused long.json: 1 problem"
-check "... naming the parameter and rule length" \
-	grep -qE '^  long\.json:[0-9]+:[0-9]+: /workload/spec/parameters/label: length: .*over the limit of 65536' err
+check "... naming the dtype and rule length" \
+	grep -qE '^  long\.json:[0-9]+:[0-9]+: /workload/spec/dtype: length: .*over the limit of 65536' err
 python3 "$KX_SOURCE_ROOT/tests/integration/long-workload.py" many/m-0000003.json edge.json 65000 || die "long-workload.py failed"
 expect 0 "$KINDEX" ingest edge.json
 check "a workload name under the limit is accepted" contains err "1 file: 1 accepted (1 run added, 0 already present)"

@@ -94,8 +94,8 @@ python3 "$KX_SOURCE_ROOT/tests/integration/long-workload.py" "$(f 2)" "$tmp/long
 drop "$tmp/long.json" long.json
 expect 1 "$KINDEX" watch --once "$sp"
 check "a 64 KiB workload name: rejected/long.json, byte for byte" cmp -s "$sp/rejected/long.json" "$tmp/long.json"
-check "… its .error names the parameter and rule length" \
-	grep -qE '^long\.json:[0-9]+:[0-9]+: /workload/spec/parameters/label: length: ' "$sp/rejected/long.json.error"
+check "… its .error names the dtype and rule length" \
+	grep -qE '^long\.json:[0-9]+:[0-9]+: /workload/spec/dtype: length: ' "$sp/rejected/long.json.error"
 check "new/ is empty" empty "$sp/new"
 
 # ---- JSON Lines: one decision ------------------------------------------------------------------

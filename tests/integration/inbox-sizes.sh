@@ -22,15 +22,15 @@ python3 "$long" "$work/m/m-0000001.json" "$work/long2.json" || die "long-workloa
 mount_fg "$store" "$mnt" -o rw,spool="$sp"
 
 if cp "$work/long.json" "$in/" 2>"$work/err"; then
-	fail "cp of a manifest with a 70,000-byte workload parameter succeeded"
+	fail "cp of a manifest with a 70,000-byte workload dtype succeeded"
 else
 	check "cp of it fails at close with EINVAL ($(head -1 "$work/err"))" grep -q "Invalid argument" "$work/err"
 fi
 check "it is kept byte for byte as .rejected/long.json with its .error" rejected "$mnt" long.json "$work/long.json"
-check ".error: one problem, the parameter's pointer and rule length" bash -c "
+check ".error: one problem, the dtype's pointer and rule length" bash -c "
 	e='$in/.rejected/long.json.error'
 	head -1 \"\$e\" | grep -q ': 1 problem; nothing was added' &&
-	grep -qE '^long\.json:[0-9]+:[0-9]+: /workload/spec/parameters/label: length: .*over the limit of 65536' \"\$e\""
+	grep -qE '^long\.json:[0-9]+:[0-9]+: /workload/spec/dtype: length: .*over the limit of 65536' \"\$e\""
 check "nothing was added" [ "$(runs_count "$mnt")" = 0 ]
 
 cp "$work/long2.json" "$sp/tmp/long2.json" && mv "$sp/tmp/long2.json" "$sp/new/long2.json"
@@ -41,7 +41,7 @@ until [ -e "$sp/rejected/long2.json.error" ]; do
 done
 check "-o spool: it is filed in rejected/ byte for byte" cmp -s "$sp/rejected/long2.json" "$work/long2.json"
 check "… with the pointer and rule in its .error" \
-	grep -qE '^long2\.json:[0-9]+:[0-9]+: /workload/spec/parameters/label: length: ' "$sp/rejected/long2.json.error"
+	grep -qE '^long2\.json:[0-9]+:[0-9]+: /workload/spec/dtype: length: ' "$sp/rejected/long2.json.error"
 check "… and new/ is empty" [ -z "$(ls -A "$sp/new")" ]
 
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
