@@ -40,8 +40,8 @@ size_t kx_slug(const char *in, size_t len, char *out, size_t cap);
 bool kx_rank_plain(const char *s, size_t n);
 void kx_rank_component(const char *name, size_t len, char *out, size_t cap);
 /* A name the tree itself uses at some level: benchmarks, compare, digests, runs, inbox, sha256,
- * attestations, artifacts, signatures, or one ending in a type the tree generates (.tsv, .json,
- * .svg, .html, .txt, .cff, .csv). */
+ * attestations, artifacts, signatures, summary, or one ending in a type the tree generates (.tsv,
+ * .json, .svg, .html, .txt, .cff, .csv). */
 bool kx_rank_reserved(const char *s, size_t n);
 
 /*
@@ -57,6 +57,9 @@ void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form,
  * readable part + "~" + 8 hex of the SHA-256 of the slug (ASCII) or of the exact name (a folding
  * that drops letters is not the same GPU). */
 int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX]);
+/* The component of a GPU named as a person writes it ("NVIDIA A100-SXM4-80GB", "summary"): as for
+ * its environment's "product-formFactor" (kx_rank_gpu_slug). */
+void kx_rank_gpu_component(const char *name, char out[KX_NAME_MAX]);
 /* What a GPU is known by, the text its component's suffix hashes: the slug of an ASCII name, else
  * the exact "product-formFactor". -EINVAL without a product. */
 int kx_rank_gpu_identity(const struct kx_json *env_spec, char *out, size_t cap);

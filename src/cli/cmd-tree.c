@@ -731,9 +731,18 @@ int cmd_compare(struct cli *cli, int argc, char **argv)
 			kx_rank_component(names[k], strlen(names[k]), comp[k], sizeof(comp[k]));
 		names[k] = comp[k];
 	}
-	char path[4 * KX_NAME_MAX + 32];
-	snprintf(path, sizeof(path), "compare/%s..%s/%s%s", names[0], names[1], gpu ? gpu : "summary",
-		 ".tsv");
+	char path[4 * KX_NAME_MAX + 32], gpu_comp[KX_NAME_MAX];
+	struct kx_node probe;
+	if (gpu) {
+		/* a GPU by its directory's name, or by its own ("NVIDIA A100-SXM4-80GB", "summary": never
+		 * a directory's, summary.tsv is the pair's summary) */
+		snprintf(path, sizeof(path), "compare/%s..%s/%s.tsv", names[0], names[1], gpu);
+		if (strcmp(gpu, "summary") == 0 || kx_tree_resolve(t, v, path, &probe) < 0) {
+			kx_rank_gpu_component(gpu, gpu_comp);
+			gpu = gpu_comp;
+		}
+	}
+	snprintf(path, sizeof(path), "compare/%s..%s/%s.tsv", names[0], names[1], gpu ? gpu : "summary");
 	struct kx_node node;
 	const struct kx_content *c = NULL;
 	int status = EXIT_OK;

@@ -68,11 +68,12 @@ size_t kx_slug(const char *in, size_t len, char *out, size_t cap)
 
 /*
  * Names the tree itself uses inside a data directory's parent, at any level (docs/mount.md): its
- * lowercase directories, and every file type it generates. Upper-case names (README, DIGESTS,
- * SHA256SUMS, GROUP.json) are never slugs, so they need no entry.
+ * lowercase directories, every file type it generates, and "summary" (a GPU's file in a compare/
+ * pair directory is "<gpu>.tsv", beside the pair's summary.tsv). Upper-case names (README,
+ * DIGESTS, SHA256SUMS, GROUP.json) are never slugs, so they need no entry.
  */
-static const char *const reserved_names[] = { "benchmarks", "compare", "digests", "runs", "inbox",
-					      "sha256", "attestations", "artifacts", "signatures" };
+static const char *const reserved_names[] = { "benchmarks", "compare", "digests", "runs", "inbox", "sha256",
+					      "attestations", "artifacts", "signatures", "summary" };
 static const char *const reserved_types[] = { ".tsv", ".json", ".svg", ".html", ".txt", ".cff", ".csv" };
 
 bool kx_rank_reserved(const char *s, size_t n)
@@ -216,14 +217,9 @@ int kx_rank_gpu_identity(const struct kx_json *env_spec, char *out, size_t cap)
 	return r;
 }
 
-int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
+/* the component of GPU name text, whose slug and ASCII-ness gpu_text worked out */
+static void gpu_component(const char *text, const char *slug, size_t n, bool ascii, char out[KX_NAME_MAX])
 {
-	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
-	size_t n;
-	bool ascii;
-	int r = gpu_text(env_spec, text, sizeof(text), slug, &n, &ascii);
-	if (r < 0)
-		return r;
 	/* case and punctuation variants of one product are one GPU: an ASCII name is known by its
 	 * slug; a folding that dropped letters (any non-ASCII byte) keeps the exact name */
 	if (ascii && kx_rank_plain(slug, n))
@@ -232,7 +228,27 @@ int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
 		hashed(slug, n, slug, n, out, KX_NAME_MAX);
 	else
 		hashed(text, strlen(text), slug, n, out, KX_NAME_MAX);
-	return 0;
+}
+
+int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
+{
+	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
+	size_t n;
+	bool ascii;
+	int r = gpu_text(env_spec, text, sizeof(text), slug, &n, &ascii);
+	if (r == 0)
+		gpu_component(text, slug, n, ascii, out);
+	return r;
+}
+
+void kx_rank_gpu_component(const char *name, char out[KX_NAME_MAX])
+{
+	char slug[2 * KX_NAME_TEXT_MAX + 2];
+	size_t n = kx_slug(name, strlen(name), slug, sizeof(slug));
+	bool ascii = true;
+	for (const char *p = name; *p; p++)
+		ascii = ascii && (unsigned char)*p < 0x80;
+	gpu_component(name, slug, n, ascii, out);
 }
 
 int kx_rank_param_text(const struct kx_json *v, struct kx_buf *b)

@@ -130,7 +130,7 @@ static void components(void)
 	}
 	static const char *const not_plain[] = { "", ".", "..", ".hidden", "a..b", "a.", "-a", "a-", "A", "a b",
 						 "gpus.tsv", "sweep.svg", "ranking.json", "compare", "runs", "digests",
-						 "CITATION.cff", "summary.txt", "x~1" };
+						 "CITATION.cff", "summary.txt", "summary", "x~1" };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(not_plain); i++)
 		ok(!kx_rank_plain(not_plain[i], strlen(not_plain[i])), "'%s' is not its own path component", not_plain[i]);
 	/* the longest plain name, and one byte more: cut readable part, still 64 bytes, still unique */
