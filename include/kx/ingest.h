@@ -25,18 +25,20 @@ struct kx_ingest_opts {
 enum kx_ingest_outcome {
 	KX_INGEST_ADDED,
 	KX_INGEST_PRESENT, /* the same run digest was already stored: nothing to do */
+	KX_INGEST_ALIAS,   /* stored as an alias of alias_of (SPEC §2): the same observation again */
 };
 
 struct kx_ingest_item {
 	struct kx_digest run;
 	enum kx_ingest_outcome outcome;
+	struct kx_digest alias_of; /* KX_INGEST_ALIAS */
 	unsigned line; /* where the manifest starts in its file */
 };
 
 struct kx_ingest_result {
 	struct kx_ingest_item *items; /* one per manifest, in file order (malloc'd) */
 	size_t len;
-	size_t added, present;
+	size_t added, present, aliases;
 	uint64_t generation; /* the store generation this commit created (no commit: the current one) */
 };
 

@@ -35,6 +35,11 @@ struct kx_run_rec {
 	char impl[KX_NAME_MAX];   /* implementation slug for directory names */
 	char family[KX_NAME_MAX]; /* protocol comparability family */
 	char version[KX_VERSION_MAX]; /* the implementation's spec.version when known, else "" */
+	/* an alias (SPEC §2): the same observation as run alias_of, published again with equal
+	 * measurements; stored and served under runs/, never ranked or counted (its group, impl and
+	 * values are alias_of's) */
+	bool alias;
+	struct kx_digest alias_of;
 };
 
 /*

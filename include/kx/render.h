@@ -57,6 +57,12 @@ struct kx_run_view {
 	const struct kx_run_rec *current; /* a superseded run's: its implementation's current run */
 	const char *current_dirname;
 	struct kx_json *doc[KX_DOC__COUNT]; /* parsed stored documents; NULL where not stored */
+	/* SPEC §2 aliases: for an alias (run->alias), the /runs name of the run it is an alias of and
+	 * that run's path (its rank and group fields above are then unset); for any other run, its
+	 * aliases' digests (summary.txt's and DIGESTS' "also published as") */
+	const char *alias_of_id, *alias_of_path;
+	const struct kx_digest *aliases;
+	size_t n_aliases;
 };
 
 /* Whether the file exists for this run (workload.json and implementation.json may not). */

@@ -162,6 +162,10 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx_digest *doc, kx_digest_fn fn,
 			  void *ctx);
 
+/* The aliases of run `run` (SPEC §2: the same observation published again), in digest order. */
+int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_digest_fn fn,
+			void *ctx);
+
 /*
  * The runs of a group in rank order: ranked ones first (best first), then unranked, each with its
  * record. The rank index holds a copy of each run's record (written with it, never changed), so a
@@ -288,6 +292,13 @@ int kx_txn_find_source(struct kx_txn *t, const char *source, const char *externa
 
 /* Store a document (JCS bytes of the whole document) unless one with that digest exists. */
 int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs, size_t len);
+/*
+ * Add an alias (SPEC §2): alias->alias_of names a stored run that is no alias; the alias's own
+ * documents are staged by the caller. Its record (flagged, with alias_of's group, implementation
+ * and values) goes under 'R' and its entry under 'A'; no rank, current-run or source entry, no
+ * count. The run's group changes (its summary.txt and DIGESTS name the alias).
+ */
+int kx_txn_add_alias(struct kx_txn *t, const struct kx_run_rec *alias);
 /*
  * Add a run: its record, rank-index entry, source entry (when it has one), and the group (created
  * from `group` when new; counts and mtimes updated), path index and directory mtimes.

@@ -245,7 +245,8 @@ static struct parsed *reader_take(struct reader *rd, size_t k)
 static const char ingest_help[] =
 	"Each FILE holds one manifest or JSON Lines of many and is one decision: all its runs are\n"
 	"added in one atomic write, or none and every problem is printed. A run already stored is\n"
-	"reported as already present; the same observation with different content is refused.\n"
+	"reported as already present; the same observation published again with equal measurements\n"
+	"is stored as an alias (never ranked or counted); with other measurements it is refused.\n"
 	"A FIFO, socket or device (named, or in a directory) is refused with rule 'type', unread.\n"
 	"\n"
 	"options:\n"
@@ -304,8 +305,8 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	bool threaded = pthread_create(&th, NULL, reader_main, &rd) == 0;
 	struct progress pg;
 	progress_init(&pg, "ingest", paths->len, cli->quiet);
-	size_t refused = 0, failed = 0, added = 0, present = 0;
-	size_t staged_added = 0, staged_present = 0, staged_bytes = 0;
+	size_t refused = 0, failed = 0, added = 0, present = 0, aliases = 0;
+	size_t staged_added = 0, staged_present = 0, staged_aliases = 0, staged_bytes = 0;
 	int status = EXIT_OK;
 	/* files are staged into batches committed every BATCH_FILES files or BATCH_BYTES bytes:
 	 * each file is still one decision, the commit is shared (--sync commits every file) */
@@ -325,8 +326,9 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			} else {
 				added += staged_added;
 				present += staged_present;
+				aliases += staged_aliases;
 			}
-			staged_added = staged_present = staged_bytes = 0;
+			staged_added = staged_present = staged_aliases = staged_bytes = 0;
 		}
 		if (k == paths->len)
 			break;
@@ -345,6 +347,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			r = kx_ingest_batch_add_prepared(batch, it->f, &res, &it->problems);
 			staged_added += res.added;
 			staged_present += res.present;
+			staged_aliases += res.aliases;
 			staged_bytes += it->bytes;
 			kx_ingest_result_release(&res);
 		}
@@ -381,10 +384,13 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	if (!opts.sync)
 		kx_store_sync(s);
 	kx_store_close(s);
+	char also[64] = "";
+	if (aliases) /* SPEC §2: the same observation published again */
+		snprintf(also, sizeof(also), ", %zu alias%s", aliases, aliases == 1 ? "" : "es");
 	if (!cli->quiet)
-		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added, %zu already present), %zu refused%s\n",
-			paths->len, plural(paths->len), paths->len - refused - failed, added, plural(added), present, refused,
-			failed ? ", some unreadable" : "");
+		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added%s, %zu already present), %zu refused%s\n",
+			paths->len, plural(paths->len), paths->len - refused - failed, added, plural(added), also, present,
+			refused, failed ? ", some unreadable" : "");
 	return status;
 }
 

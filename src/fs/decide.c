@@ -173,9 +173,9 @@ static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct 
 		size_t n = 0;
 		struct kx_digest *runs = malloc((d->res.len ? d->res.len : 1) * sizeof(*runs));
 		for (size_t i = 0; runs && i < d->res.len; i++)
-			if (d->res.items[i].outcome == KX_INGEST_ADDED)
+			if (d->res.items[i].outcome != KX_INGEST_PRESENT)
 				runs[n++] = d->res.items[i].run;
-		if (d->res.added)
+		if (d->res.added || d->res.aliases)
 			d->ticket = kx_fs_changed(fs, runs, runs ? n : 0, d->res.generation);
 		free(runs);
 		d->w = kx_receipt_accepted(fs->tree, d->name, &d->res, &d->receipt);

@@ -153,6 +153,87 @@ static int put_docs(struct kx_txn *t, const struct kx_manifest *m, const struct 
 	return 0;
 }
 
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "metric\tstatistic\tunit\tvalue" of each measurement of a run spec — its timing's and its
+ * measurements' — sorted: two runs measured the same when these are equal */
+static int measured(const struct kx_json *spec, struct kx_buf *out)
+{
+	struct kx_buf line = { 0 };
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+	const struct kx_json *timing = kx_json_get(spec, "timing");
+	for (size_t i = 0; timing && timing->type == KX_JSON_OBJECT && i < timing->obj.len && r >= 0; i++) {
+		const struct kx_json_member *q = &timing->obj.v[i];
+		for (size_t j = 0; q->value->type == KX_JSON_OBJECT && j < q->value->obj.len && r >= 0; j++) {
+			kx_buf_reset(&line);
+			const struct kx_json_member *st = &q->value->obj.v[j];
+			if ((r = kx_buf_printf(&line, "timing.%s\t%s\t\t", q->key, st->key)) >= 0 &&
+			    (r = kx_jcs_write(st->value, &line)) >= 0 && (r = KX_GROW(v, cap, n, 16)) >= 0)
+				r = (v[n] = strndup(line.ptr, line.len)) ? (int)n++ : -ENOMEM;
+		}
+	}
+	const struct kx_json *ms = kx_json_get(spec, "measurements");
+	for (size_t i = 0; ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len && r >= 0; i++) {
+		const struct kx_json *e = ms->arr.v[i];
+		const char *keys[] = { "metric", "statistic", "unit" };
+		kx_buf_reset(&line);
+		for (size_t k = 0; k < KX_ARRAY_SIZE(keys) && r >= 0; k++) {
+			const char *t = kx_json_get_string(e, keys[k]);
+			r = kx_buf_printf(&line, "%s\t", t ? t : "");
+		}
+		const struct kx_json *val = kx_json_get(e, "value");
+		if (r >= 0 && val)
+			r = kx_jcs_write(val, &line);
+		if (r >= 0 && (r = KX_GROW(v, cap, n, 16)) >= 0)
+			r = (v[n] = strndup(line.ptr, line.len)) ? (int)n++ : -ENOMEM;
+	}
+	if (r >= 0 && n)
+		qsort(v, n, sizeof(*v), strp_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (r >= 0)
+			r = kx_buf_printf(out, "%s\n", v[i]);
+		free(v[i]);
+	}
+	free(v);
+	kx_buf_release(&line);
+	return r < 0 ? r : 0;
+}
+
+/*
+ * SPEC §2: manifest m is the same observation as stored run `other` (same source and externalId)
+ * published again — an alias — when status, observedAt and every measurement (metric,
+ * statistic, unit, value) are equal. 1 when so, 0 when not (a conflict), or a negative errno.
+ */
+static int same_observation(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m,
+			    const struct kx_digest *other, struct kx_buf *scratch)
+{
+	struct kx_run_rec x;
+	int r = kx_txn_get_run(t, other, &x);
+	if (r < 0)
+		return r;
+	if (x.alias || x.passed != m->facts.passed || x.observed_ns != m->facts.observed_ns)
+		return 0;
+	struct kx_json *doc = NULL;
+	struct kx_json_error e;
+	kx_buf_reset(scratch);
+	if ((r = kx_txn_get_doc(t, other, scratch)) < 0)
+		return r;
+	if (kx_json_parse(a, scratch->ptr, scratch->len, 0, &doc, NULL, &e) < 0)
+		return -EIO;
+	struct kx_buf mine = { 0 }, theirs = { 0 };
+	const struct kx_json *spec = kx_json_get(m->doc[KX_DOC_RUN], "spec");
+	if ((r = measured(spec, &mine)) == 0 && (r = measured(kx_json_get(doc, "spec"), &theirs)) == 0)
+		r = mine.len == theirs.len && memcmp(mine.ptr, theirs.ptr, mine.len) == 0;
+	kx_buf_release(&mine);
+	kx_buf_release(&theirs);
+	return r;
+}
+
 /*
  * SPEC §2: each name of the run claims its path component — its implementation's (idoc's, or the
  * externalId's segment; skip_impl when the name is that of a document already stored), its GPU's,
@@ -223,6 +304,22 @@ static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m
 	if (f->source && f->external_id) {
 		struct kx_digest other;
 		r = kx_txn_find_source(t, f->source, f->external_id, &other);
+		if (r == 0 && (r = same_observation(t, a, m, &other, scratch)) != 0) {
+			if (r < 0 || (r = put_docs(t, m, q, scratch)) < 0)
+				return r;
+			/* its own facts and documents; its group and implementation are the run's */
+			struct kx_group_rec g;
+			struct kx_run_rec x;
+			if ((r = kx_rank_place(m, m->doc[KX_DOC_WORKLOAD], m->doc[KX_DOC_IMPLEMENTATION], &g, &x)) < 0)
+				return r;
+			x.alias_of = other;
+			x.ingested_ns = now;
+			if ((r = kx_txn_add_alias(t, &x)) < 0)
+				return r;
+			item->outcome = KX_INGEST_ALIAS;
+			item->alias_of = other;
+			return 0;
+		}
 		if (r == 0) {
 			char od[KX_DIGEST_STR_MAX], nd[KX_DIGEST_STR_MAX], hex[KX_DIGEST_HEX + 1];
 			kx_digest_format(&other, od);
@@ -343,7 +440,7 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 	if (!items)
 		return -ENOMEM;
 	kx_txn_savepoint(b->t);
-	size_t failed = 0, added = 0;
+	size_t failed = 0, added = 0, aliases = 0;
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		r = one(b->t, a, &v[i], q ? &q[i] : NULL, labels ? labels[i] : NULL, b->now, &items[i], pr,
@@ -353,6 +450,7 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 			r = 0;
 		} else if (r == 0) {
 			added += items[i].outcome == KX_INGEST_ADDED;
+			aliases += items[i].outcome == KX_INGEST_ALIAS;
 		}
 	}
 	if (r < 0 || failed) {
@@ -361,12 +459,13 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 		return r < 0 ? r : -EINVAL;
 	}
 	b->files++;
-	b->added += added;
+	b->added += added + aliases; /* what the commit writes */
 	if (result) {
 		result->items = items;
 		result->len = n;
 		result->added = added;
-		result->present = n - added;
+		result->aliases = aliases;
+		result->present = n - added - aliases;
 	} else {
 		free(items);
 	}

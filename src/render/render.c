@@ -167,10 +167,19 @@ static int digests(const struct kx_run_view *v, struct kx_buf *out)
 		{ "comparison-key", &x->group },
 	};
 	int r = 0;
+	char s[KX_DIGEST_STR_MAX];
 	for (size_t i = 0; i < KX_ARRAY_SIZE(rows) && r >= 0; i++) {
-		char s[KX_DIGEST_STR_MAX];
 		kx_digest_format(rows[i].d, s);
 		r = kx_buf_printf(out, "%s %s\n", rows[i].name, s);
+	}
+	/* SPEC §2: the same observation published as other records */
+	if (r >= 0 && x->alias) {
+		kx_digest_format(&x->alias_of, s);
+		r = kx_buf_printf(out, "alias-of %s\n", s);
+	}
+	for (size_t i = 0; i < v->n_aliases && r >= 0; i++) {
+		kx_digest_format(&v->aliases[i], s);
+		r = kx_buf_printf(out, "also-published-as %s\n", s);
 	}
 	return r;
 }
@@ -320,7 +329,10 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = line(out, g->metric, "no value");
 	}
 	if (r >= 0) {
-		if (v->rank)
+		if (x->alias)
+			r = line(out, "rank", "not ranked: an alias of runs/%s (%s), the same observation published "
+				 "again with equal measurements", v->alias_of_id, v->alias_of_path);
+		else if (v->rank)
 			r = line(out, "rank", "%u of %u  (%s %s, %s)", v->rank, v->ranked, stat ? stat : "primary",
 				 g->metric, order);
 		else if (v->current)
@@ -377,10 +389,18 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		kx_digest_format(&x->group, ds);
 		r = line(out, "comparison key", "%s", ds);
 	}
-	if (r >= 0)
+	if (r >= 0 && x->alias)
+		r = line(out, "path", "none: an alias is listed under runs/ only");
+	else if (r >= 0)
 		r = line(out, "path", "%s/%s", v->group_path, v->dirname);
 	if (r >= 0)
 		r = line(out, "stable path", "runs/%.12s", hex);
+	for (size_t i = 0; i < v->n_aliases && r >= 0; i++) {
+		char ah[KX_DIGEST_HEX + 1];
+		kx_digest_format(&v->aliases[i], ds);
+		kx_digest_hex(&v->aliases[i], ah);
+		r = line(out, "also published", "as %s (runs/%.12s)", ds, ah);
+	}
 
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nworkload\n");

@@ -27,16 +27,20 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 {
 	char when[40];
 	kx_time_format(kx_now_ns(), when);
-	int r = kx_buf_printf(out, "accepted %s at %s: %zu run%s (%zu added, %zu already present)\n", name, when,
-			      res->len, res->len == 1 ? "" : "s", res->added, res->present);
+	char also[64] = "";
+	if (res->aliases)
+		snprintf(also, sizeof(also), ", %zu alias%s", res->aliases, res->aliases == 1 ? "" : "es");
+	int r = kx_buf_printf(out, "accepted %s at %s: %zu run%s (%zu added%s, %zu already present)\n", name, when,
+			      res->len, res->len == 1 ? "" : "s", res->added, also, res->present);
 	struct kx_view *v = kx_store_view(kx_tree_store(t));
 	for (size_t i = 0; i < res->len && r >= 0; i++) {
 		char hex[KX_DIGEST_HEX + 1], path[8 * KX_NAME_MAX];
 		kx_digest_hex(&res->items[i].run, hex);
 		if (kx_tree_run_path(t, v, &res->items[i].run, path, sizeof(path)) < 0)
 			snprintf(path, sizeof(path), "(path unavailable)");
+		const enum kx_ingest_outcome o = res->items[i].outcome;
 		r = kx_buf_printf(out, "%s runs/%.12s %s\n",
-				  res->items[i].outcome == KX_INGEST_ADDED ? "added" : "present", hex, path);
+				  o == KX_INGEST_ADDED ? "added" : o == KX_INGEST_ALIAS ? "alias" : "present", hex, path);
 	}
 	kx_view_release(v);
 	return r;
@@ -51,7 +55,9 @@ int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ct
 	for (const char *l = nl + 1; l < end; l = nl + 1) {
 		if (!(nl = memchr(l, '\n', (size_t)(end - l))))
 			nl = end;
-		bool added = (size_t)(nl - l) > 6 && memcmp(l, "added ", 6) == 0;
+		/* an alias is stored like a run added: "alias runs/<id> runs/<id> (of …)" */
+		bool alias = (size_t)(nl - l) > 6 && memcmp(l, "alias ", 6) == 0;
+		bool added = alias || ((size_t)(nl - l) > 6 && memcmp(l, "added ", 6) == 0);
 		size_t skip = added ? 6 : (size_t)(nl - l) > 8 && memcmp(l, "present ", 8) == 0 ? 8 : 0;
 		/* "runs/" + 12 hex digits + " " + path */
 		if (!skip || (size_t)(nl - l) < skip + 19 || memcmp(l + skip, "runs/", 5) != 0 || l[skip + 17] != ' ')

@@ -114,6 +114,13 @@ void key_current(struct key *k, const struct kx_digest *group, const char *impl)
 	append(k, impl, strnlen(impl, KX_NAME_MAX - 1)); /* a slug: fits, with room to spare */
 }
 
+void key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias)
+{
+	key_digest(k, T_ALIAS, run);
+	memcpy(k->b + 33, alias->b, 32);
+	k->len = 65;
+}
+
 int key_name(struct key *k, char level, const char *component)
 {
 	k->b[0] = T_NAME;
@@ -216,7 +223,7 @@ int run_encode(const struct kx_run_rec *x, struct kx_buf *b)
 	for (size_t i = 0; i < KX_ARRAY_SIZE(ds) && r >= 0; i++)
 		r = kx_buf_append(b, ds[i]->b, 32);
 	if (r >= 0)
-		r = w_u8(b, (x->passed ? 1u : 0u) | (x->has_value ? 2u : 0u));
+		r = w_u8(b, (x->passed ? 1u : 0u) | (x->has_value ? 2u : 0u) | (x->alias ? 4u : 0u));
 	if (r >= 0)
 		r = w_u8(b, x->evidence);
 	if (r >= 0)
@@ -245,6 +252,8 @@ int run_encode(const struct kx_run_rec *x, struct kx_buf *b)
 		r = w_f64(b, x->base_p80);
 	if (r >= 0)
 		r = w_str(b, x->version);
+	if (r >= 0 && x->alias)
+		r = kx_buf_append(b, x->alias_of.b, 32);
 	return r;
 }
 
@@ -261,6 +270,7 @@ int run_decode(const char *p, size_t n, struct kx_run_rec *x)
 	unsigned flags = r_u8(&r);
 	x->passed = flags & 1;
 	x->has_value = flags & 2;
+	x->alias = flags & 4;
 	x->evidence = (uint8_t)r_u8(&r);
 	x->order = (uint8_t)r_u8(&r);
 	x->value = r_f64(&r);
@@ -280,6 +290,9 @@ int run_decode(const char *p, size_t n, struct kx_run_rec *x)
 		x->base_p80 = r_f64(&r);
 		r_str(&r, x->version, sizeof(x->version));
 	}
+	memset(&x->alias_of, 0, sizeof(x->alias_of));
+	if (x->alias)
+		r_digest(&r, &x->alias_of);
 	return r.bad || r.p != r.end ? -EIO : 0;
 }
 

@@ -18,6 +18,9 @@
  *                                      document was missing (kx_store_each_waiting)
  *   'C' group[32] impl                 current record (below): the group's current run of impl,
  *                                      its newest ranked one (kx_run_newer; schema 3)
+ *   'A' run[32] alias[32]             "" — an alias of the run (SPEC §2: the same observation
+ *                                      published again with equal measurements; its record is in
+ *                                      'R', flagged, and in no other index)
  *   'N' level[1] component             the exact name that owns this path component at this level
  *                                      ('i' implementation, 'g' GPU, 'k' kernel, 'p' pass; schema 4)
  *
@@ -58,6 +61,7 @@ enum {
 	T_WAIT = 'W',
 	T_CURRENT = 'C',
 	T_NAME = 'N',
+	T_ALIAS = 'A',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)
@@ -78,6 +82,7 @@ int key_mtime(struct key *k, const char *path);
 void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run);
 void key_current(struct key *k, const struct kx_digest *group, const char *impl);
 int key_name(struct key *k, char level, const char *component);
+void key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias);
 
 void put_u64(unsigned char *p, uint64_t v);
 uint64_t get_u64(const unsigned char *p);

@@ -1354,6 +1354,21 @@ int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx
 	return each_digest_key(s, v, T_WAIT, doc, WAIT_KEY_LEN, waiting_key, &e);
 }
 
+#define ALIAS_KEY_LEN 65
+
+static int alias_key(void *ctx, const unsigned char *key, const struct kx_digest *alias, const char *val, size_t vn)
+{
+	struct each_ctx *e = ctx;
+	return ((kx_digest_fn)e->fn)(e->ctx, alias);
+}
+
+int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_digest_fn fn,
+			void *ctx)
+{
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
+	return each_digest_key(s, v, T_ALIAS, run, ALIAS_KEY_LEN, alias_key, &e);
+}
+
 int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
 		       size_t depth, kx_tree_fn fn, void *ctx)
 {
@@ -2046,6 +2061,82 @@ static int note_current(struct kx_txn *t, const struct kx_run_rec *x)
 	return r;
 }
 
+/*
+ * Group g changes in this transaction at ns: its record, with its last change moved forward, is
+ * written at commit. *ret_bump: the directories above it need their mtimes moved too — directory
+ * mtimes only move forward: a group this transaction already changed at this time needs no bump;
+ * one it changes first always gets one (bump_mtime), later clock or not.
+ */
+static int touch_group(struct kx_txn *t, struct kx_group_rec *g, int64_t ns, bool *ret_bump)
+{
+	*ret_bump = ns > g->changed_ns || !wmap_get(t->dirty, g->key.b);
+	if (*ret_bump)
+		g->changed_ns = ns > g->changed_ns ? ns : g->changed_ns + 1;
+	if (undo_note(t->undo, t->s->groups, g->key.b) < 0 || !wmap_put(t->s->groups, g->key.b, g) ||
+	    undo_note(t->undo, t->dirty, g->key.b) < 0 || !wmap_put(t->dirty, g->key.b, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A run's record under 'R', and in the transaction's map of runs (kx_txn_get_run). */
+static int put_run(struct kx_txn *t, const struct kx_run_rec *run, struct kx_buf *b)
+{
+	struct kx_run_rec rec = *run;
+	rec.generation = t->s->gen + 1; /* the generation this transaction's commit creates */
+	struct key k;
+	int r = run_encode(&rec, b);
+	key_digest(&k, T_RUN, &run->run);
+	if (r == 0 && (r = txn_put(t, k.b, k.len, b->ptr, b->len)) == 0 &&
+	    (undo_note(t->undo, t->runs, run->run.b) < 0 || !wmap_put(t->runs, run->run.b, run)))
+		r = -ENOMEM;
+	return r;
+}
+
+/* The 'W' entries of a run whose workload or implementation document is not stored (yet). */
+static int put_waiting(struct kx_txn *t, const struct kx_run_rec *run)
+{
+	const struct kx_digest *named[] = { &run->workload, &run->implementation };
+	int r = 0;
+	for (size_t i = 0; i < KX_ARRAY_SIZE(named) && r == 0; i++) {
+		if (kx_txn_has_doc(t, named[i]))
+			continue;
+		struct key k;
+		key_wait(&k, named[i], &run->run);
+		r = txn_put(t, k.b, k.len, "", 0);
+	}
+	return r;
+}
+
+int kx_txn_add_alias(struct kx_txn *t, const struct kx_run_rec *alias)
+{
+	struct kx_run_rec of;
+	struct kx_group_rec g;
+	int r = kx_txn_get_run(t, &alias->alias_of, &of);
+	if (r == 0 && of.alias)
+		return -EINVAL; /* an alias of an alias: the caller names the run itself */
+	if (r == 0)
+		r = kx_txn_get_group(t, &of.group, &g);
+	if (r < 0)
+		return r;
+	struct kx_run_rec x = *alias;
+	x.alias = true;
+	x.group = of.group;
+	snprintf(x.impl, sizeof(x.impl), "%s", of.impl);
+	/* the run's summary.txt and DIGESTS now name the alias: its group changes, as for a drop */
+	bool bump;
+	struct kx_buf b = { 0 };
+	struct key k;
+	if ((r = touch_group(t, &g, x.ingested_ns, &bump)) == 0 && (r = put_run(t, &x, &b)) == 0 &&
+	    (r = put_waiting(t, &x)) == 0) {
+		key_alias(&k, &of.run, &x.run);
+		r = txn_put(t, k.b, k.len, "", 0);
+	}
+	if (r == 0 && bump)
+		r = bump_dirs(t, &g, x.ingested_ns);
+	kx_buf_release(&b);
+	return r;
+}
+
 int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct kx_group_rec *group,
 		   const char *source, const char *external_id)
 {
@@ -2072,48 +2163,22 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 		g.ranked++;
 	else
 		g.unranked++;
-	/*
-	 * directory mtimes only move forward: a group this transaction already changed at this time
-	 * needs no bump; one it changes first always gets one (bump_mtime), later clock or not
-	 */
-	bool bump = run->ingested_ns > g.changed_ns || !wmap_get(t->dirty, g.key.b);
-	if (bump)
-		g.changed_ns = run->ingested_ns > g.changed_ns ? run->ingested_ns : g.changed_ns + 1;
-
+	bool bump;
 	struct kx_buf b = { 0 };
-	if (undo_note(t->undo, t->s->groups, g.key.b) < 0 || !wmap_put(t->s->groups, g.key.b, &g) ||
-	    undo_note(t->undo, t->dirty, g.key.b) < 0 || !wmap_put(t->dirty, g.key.b, NULL)) {
-		r = -ENOMEM;
+	if ((r = touch_group(t, &g, run->ingested_ns, &bump)) < 0)
 		goto out;
-	}
 
-	kx_buf_reset(&b);
-	struct kx_run_rec rec = *run;
-	rec.generation = t->s->gen + 1; /* the generation this transaction's commit creates */
-	if ((r = run_encode(&rec, &b)) < 0)
+	if ((r = put_run(t, run, &b)) < 0)
 		goto out;
-	key_digest(&k, T_RUN, &run->run);
-	if ((r = txn_put(t, k.b, k.len, b.ptr, b.len)) < 0)
-		goto out;
-	if (undo_note(t->undo, t->runs, run->run.b) < 0 || !wmap_put(t->runs, run->run.b, run)) {
-		r = -ENOMEM;
-		goto out;
-	}
-
 	key_index(&k, run);
 	if ((r = txn_put(t, k.b, k.len, b.ptr, b.len)) < 0) /* the record again: kx_store_group_runs */
 		goto out;
 	if (run->passed && run->has_value && (r = note_current(t, run)) < 0)
 		goto out;
 	/* a document it names but that is not here (yet): the run waits for it (kx_store_each_waiting) */
+	if ((r = put_waiting(t, run)) < 0)
+		goto out;
 	const struct kx_digest *named[] = { &run->workload, &run->implementation };
-	for (size_t i = 0; i < KX_ARRAY_SIZE(named); i++) {
-		if (kx_txn_has_doc(t, named[i]))
-			continue;
-		key_wait(&k, named[i], &run->run);
-		if ((r = txn_put(t, k.b, k.len, "", 0)) < 0)
-			goto out;
-	}
 
 	if (source && external_id) {
 		if ((r = key_source(&k, source, external_id)) < 0)

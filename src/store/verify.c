@@ -19,6 +19,7 @@ struct vctx {
 	struct kx_problems *pr;
 	uint64_t checked;
 	uint64_t runs, docs, groups;
+	uint64_t aliases; /* alias records (SPEC §2): stored, never counted as runs */
 	uint64_t currents; /* 'C' entries met in the groups' checks (check_current) */
 	/* kx_store_verify_since: only what the commits after store generation `since` added, and the
 	 * documents and groups (sorted sets, digest order) of those runs */
@@ -315,10 +316,31 @@ static int check_index(struct vctx *c)
 	return r;
 }
 
+/* An alias (SPEC §2): of a stored run that is no alias, with the 'A' entry that names it; never in
+ * the rank, current-run or source index (the run it is an alias of owns the source entry). */
+static void check_alias(struct vctx *c, const struct kx_run_rec *x, const char *src, const char *ext)
+{
+	struct kx_run_rec of;
+	struct kx_digest got;
+	struct key k;
+	if (kx_store_get_run(c->s, NULL, &x->alias_of, &of) < 0 || of.alias)
+		problem(c, "alias", &x->run, "store-index", "names a run that is not stored, or is an alias itself");
+	else if (!kx_digest_equal(&of.group, &x->group))
+		problem(c, "alias", &x->run, "store-record", "its record is not in the group of the run it is an alias of");
+	key_alias(&k, &x->alias_of, &x->run);
+	if (!exists(c->s, &k))
+		problem(c, "alias", &x->run, "store-index", "the alias index has no entry for it");
+	if (src && ext && (kx_store_find_source(c->s, NULL, src, ext, &got) < 0 || !kx_digest_equal(&got, &x->alias_of)))
+		problem(c, "alias", &x->run, "store-index", "the source index does not name the run it is an alias of");
+	key_index(&k, x);
+	if (exists(c->s, &k))
+		problem(c, "alias", &x->run, "store-index", "the rank index has an entry for it: an alias is never ranked");
+}
+
 static int check_run(void *ctx, const struct kx_run_rec *x)
 {
 	struct vctx *c = ctx;
-	c->runs++;
+	*(x->alias ? &c->aliases : &c->runs) += 1;
 	c->checked++;
 	struct key k;
 	struct kx_buf doc = { 0 };
@@ -339,8 +361,10 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 			const char *src = kx_json_get_string(sn, "source");
 			ext = kx_json_get_string(sn, "externalId");
 			struct kx_digest got;
-			if (src && ext && (kx_store_find_source(c->s, NULL, src, ext, &got) < 0 ||
-					   !kx_digest_equal(&got, &x->run)))
+			if (x->alias)
+				check_alias(c, x, src, ext);
+			else if (src && ext && (kx_store_find_source(c->s, NULL, src, ext, &got) < 0 ||
+						!kx_digest_equal(&got, &x->run)))
 				problem(c, "run", &x->run, "store-index", "the source index has no entry for %s %s", src, ext);
 		}
 	}
@@ -369,12 +393,12 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 	if (!have_group)
 		problem(c, "run", &x->run, "store-index", "its comparison group is not stored");
 	/* SPEC §2: the run is keyed by the component of its implementation's exact name, its group by
-	 * its GPU's */
+	 * its GPU's (an alias by the run's it is an alias of: checked above) */
 	char impl[KX_NAME_MAX], gpu[KX_NAME_MAX];
-	int r = store_names_run(&c->names, c->s, x, ext, impl, gpu);
+	int r = x->alias ? 0 : store_names_run(&c->names, c->s, x, ext, impl, gpu);
 	kx_buf_release(&doc);
 	kx_arena_free(a);
-	if (r < 0)
+	if (r < 0 || x->alias)
 		return r;
 	if (strcmp(impl, x->impl) != 0)
 		problem(c, "run", &x->run, "store-name",
@@ -530,7 +554,7 @@ static int check_records(struct vctx *c, unsigned char tag)
 			else if (x.generation > c->since)
 				r = note_new_run(c, &x);
 			else
-				c->runs++; /* an older run: counted, as check_run counts the others */
+				*(x.alias ? &c->aliases : &c->runs) += 1; /* an older run: counted, as check_run counts */
 		} else if (wanted(c, &c->new_groups, &key)) {
 			g.key = key;
 			r = check_group(c, &g);

@@ -41,7 +41,8 @@ size_t tree_slot_of(uint64_t key, size_t n)
 
 bool tree_rank_dependent(int f)
 {
-	return f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS;
+	/* DIGESTS: a run's names its aliases (SPEC §2), which arrive as its group changes */
+	return f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS || f == KX_RF_DIGESTS;
 }
 
 /*
@@ -102,7 +103,7 @@ void tree_size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64
 	if (r) {
 		if (tree_rank_dependent(f) && r->rank_stamp != stamp) {
 			r->rank_stamp = stamp;
-			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = RSIZE_UNKNOWN;
+			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = r->size[KX_RF_DIGESTS] = RSIZE_UNKNOWN;
 		}
 		r->size[f] = (uint16_t)size;
 		return;
@@ -229,7 +230,8 @@ bool tree_doc_exists(struct kx_tree *t, struct kx_view *v, const struct kx_diges
  */
 struct doc_use {
 	struct kx_digest d;
-	uint32_t runs; /* 0: a free slot */
+	uint32_t runs;  /* 0: a free slot */
+	uint32_t links; /* its file's: 2 a run (benchmarks/ and runs/), 1 an alias (runs/ only) */
 	int64_t first_ns;
 };
 
@@ -298,7 +300,7 @@ static struct doc_use *uses_slot(struct doc_use *v, size_t cap, const struct kx_
 	return &v[i];
 }
 
-static int uses_add(struct doc_uses *u, const struct kx_digest *d, int64_t observed_ns)
+static int uses_add(struct doc_uses *u, const struct kx_digest *d, int64_t observed_ns, uint32_t links)
 {
 	if (2 * (u->len + 1) > u->cap) {
 		size_t cap = u->cap ? 2 * u->cap : 1024;
@@ -321,6 +323,7 @@ static int uses_add(struct doc_uses *u, const struct kx_digest *d, int64_t obser
 		e->first_ns = observed_ns;
 	}
 	e->runs++;
+	e->links += links;
 	return 0;
 }
 
@@ -329,7 +332,7 @@ static int uses_add_run(void *ctx, const struct kx_run_rec *x)
 	int r = 0;
 	for (int f = 0; f < KX_RF__COUNT && r == 0; f++)
 		if (tree_doc_role(f))
-			r = uses_add(ctx, tree_run_doc(x, f), x->observed_ns);
+			r = uses_add(ctx, tree_run_doc(x, f), x->observed_ns, x->alias ? 1 : 2);
 	return r;
 }
 
@@ -344,7 +347,7 @@ static uint64_t view_generation(struct kx_tree *t, struct kx_view *v)
 
 /* How many runs name document d in view v, and the earliest observedAt among them. */
 int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
-	    int64_t *ret_first_ns)
+	    int64_t *ret_first_ns, uint32_t *ret_links)
 {
 	uint64_t gen = view_generation(t, v);
 	int r = 0;
@@ -365,6 +368,8 @@ int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uin
 	struct doc_use *e = t->uses->cap ? uses_slot(t->uses->v, t->uses->cap, d) : NULL;
 	*ret_runs = e ? e->runs : 0;
 	*ret_first_ns = e ? e->first_ns : 0;
+	if (ret_links)
+		*ret_links = e ? e->links : 0;
 	pthread_mutex_unlock(&t->uses_lock);
 	return *ret_runs ? 0 : -ENOENT;
 }
@@ -377,7 +382,7 @@ int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, 
 {
 	uint32_t runs;
 	int64_t first;
-	int r = doc_use(t, v, d, &runs, &first);
+	int r = doc_use(t, v, d, &runs, &first, NULL);
 	if (r < 0 && r != -ENOENT)
 		return r;
 	pthread_mutex_lock(&t->uses_lock);

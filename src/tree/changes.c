@@ -123,12 +123,13 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 	struct gctx *x = NULL;
 	if (r != 0 || (r = gctx_get(c->t, c->after, key, &x)) < 0)
 		return r;
-	/* only summary.txt and SHA256SUMS depend on rank and path (their stamp is the gpu directory's) */
-	static const uint8_t files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS };
+	/* only summary.txt, SHA256SUMS and DIGESTS depend on rank, path and aliases (tree_rank_dependent:
+	 * their stamp is the gpu directory's) */
+	static const uint8_t files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS };
 	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
 	for (size_t i = 0; i < x->len && r == 0; i++)
-		for (size_t k = 0; k < 4 && r == 0; k++) {
-			struct kx_node n = { .type = types[k / 2], .file = files[k % 2], .id = x->runs[i].run };
+		for (size_t k = 0; k < 6 && r == 0; k++) {
+			struct kx_node n = { .type = types[k / 3], .file = files[k % 3], .id = x->runs[i].run };
 			r = inval_versioned(c, what, &n, before);
 		}
 	gctx_put(c->t, x);
@@ -547,7 +548,7 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 			r = inval(c, KX_INVAL_ENTRY, &d, kx_run_file_name(KX_RF_IMPLEMENTATION));
 		if (r == 0)
 			r = inval(c, KX_INVAL_DATA, &d, NULL);
-		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS };
+		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS };
 		for (size_t f = 0; f < KX_ARRAY_SIZE(changed) && r == 0; f++) {
 			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
 			int64_t was = before;

@@ -126,7 +126,7 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	struct kx_store_stats st;
 	struct kx_run_rec x;
 	int64_t mtime = 0;
-	uint32_t runs = 0;
+	uint32_t runs = 0, links = 0;
 	int r = 0;
 	*ret_stamp = 0;
 	switch (n->type) {
@@ -163,7 +163,7 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	case KX_NODE_RUNS_FILE:
 		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
 			return r;
-		if (n->file == KX_RF_SUMMARY || n->file == KX_RF_SHA256SUMS) {
+		if (tree_rank_dependent(n->file)) {
 			r = group_stamp(t, v, &x.group, ret_stamp);
 			mtime = *ret_stamp;
 		} else {
@@ -181,7 +181,7 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		break;
 	case KX_NODE_DOC_FILE:
 		if (ret_mtime || ret_nlink)
-			r = doc_use(t, v, &n->id, &runs, &mtime);
+			r = doc_use(t, v, &n->id, &runs, &mtime, &links);
 		break;
 	default:
 		return -EISDIR;
@@ -190,8 +190,8 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		return r;
 	if (ret_mtime)
 		*ret_mtime = mtime;
-	if (ret_nlink)
-		*ret_nlink = runs ? 2 * runs : 1; /* a document's file: under benchmarks/ and runs/ of each */
+	if (ret_nlink) /* a document's file: under benchmarks/ and runs/ of each run, runs/ of an alias */
+		*ret_nlink = n->type == KX_NODE_DOC_FILE && links ? links : 1;
 	return 0;
 }
 
@@ -283,7 +283,9 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 {
 	enum kx_run_file f = (enum kx_run_file)n->file;
 	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped */
-	unsigned what = f == KX_RF_SHA256SUMS ? 0 : f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS : RV_DOCS;
+	unsigned what = f == KX_RF_SHA256SUMS ? 0
+			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS
+			: f == KX_RF_DIGESTS ? RV_ALIASES : RV_DOCS;
 	struct runv rv;
 	int r = runv_load_with(t, v, &n->id, what, &rv);
 	if (r < 0)

@@ -619,8 +619,16 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 
 int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out, size_t cap)
 {
+	struct kx_run_rec x;
+	int r = tree_get_run(t, v, run, &x);
+	if (r == 0 && x.alias) { /* SPEC §2: an alias is in runs/ only */
+		char id[KX_DIGEST_HEX + 1];
+		if ((r = runs_canonical(t, v, run, id)) == 0)
+			snprintf(out, cap, "runs/%s", id);
+		return r;
+	}
 	struct runv rv;
-	int r = runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
+	r = r < 0 ? r : runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
 	if (r < 0)
 		return r;
 	snprintf(out, cap, "%s/%s", rv.v.group_path, rv.v.dirname);

@@ -396,9 +396,11 @@ struct runv {
 	struct kx_run_rec run;
 	struct gctx *g;
 	struct pdoc *docs[KX_DOC__COUNT];
+	struct kx_digest *aliases; /* v.aliases (malloc'd) */
+	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
 };
 
-enum { RV_GROUP = 1, RV_DOCS = 2 };
+enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4 };
 
 /* ---- inode.c -------------------------------------------------------------------------- */
 
@@ -456,9 +458,10 @@ struct kx_node run_file_node(uint8_t dir_type, const struct kx_run_rec *x, int f
 /* Whether run x has file f in view v. */
 bool tree_run_has(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int f);
 
-/* How many runs of v name document d, and the earliest observedAt among them. */
+/* How many runs of v name document d, the earliest observedAt among them, and (ret_links not NULL)
+ * the links of its file: 2 a run, 1 an alias (in runs/ only). */
 int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
-	    int64_t *ret_first_ns);
+	    int64_t *ret_first_ns, uint32_t *ret_links);
 
 /* How many runs of v name document d, from the table alone; -ESTALE if it counts another view. */
 int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs);

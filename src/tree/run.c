@@ -7,20 +7,49 @@
 #include "private.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- run views -------------------------------------------------------------------------------- */
 
 void runv_release(struct kx_tree *t, struct runv *rv)
 {
+	free(rv->aliases);
 	gctx_put(t, rv->g);
 	for (int d = 0; d < KX_DOC__COUNT; d++)
 		pdoc_put(rv->docs[d]);
 }
 
+struct alias_list {
+	struct kx_digest *v;
+	size_t len, cap;
+};
+
+static int alias_add(void *ctx, const struct kx_digest *d)
+{
+	struct alias_list *l = ctx;
+	if (KX_GROW(l->v, l->cap, l->len, 4) < 0)
+		return -ENOMEM;
+	l->v[l->len++] = *d;
+	return 0;
+}
+
+/* The run's aliases (SPEC §2), for summary.txt and DIGESTS. */
+static int load_aliases(struct kx_tree *t, struct kx_view *v, struct runv *rv)
+{
+	struct alias_list l = { 0 };
+	int r = kx_store_each_alias(t->s, v, &rv->run.run, alias_add, &l);
+	rv->aliases = l.v;
+	rv->v.aliases = l.v;
+	rv->v.n_aliases = l.len;
+	return r;
+}
+
 /*
  * Load what rendering a run needs: RV_GROUP its group listing and position (rank, names — only
- * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents.
+ * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents,
+ * RV_ALIASES (and RV_GROUP) its aliases. An alias (SPEC §2) has no position: RV_GROUP gives the
+ * run it is an alias of instead.
  */
 int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
 		   struct runv *rv)
@@ -30,7 +59,20 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	if (r < 0)
 		return r;
 	rv->v.run = &rv->run;
-	if (what & RV_GROUP) {
+	if (what & RV_GROUP && rv->run.alias) {
+		/* an alias is in no group's listing: it names the run it is an alias of */
+		if ((r = runs_canonical(t, v, &rv->run.alias_of, rv->alias_of_id)) < 0 ||
+		    (r = kx_tree_run_path(t, v, &rv->run.alias_of, rv->alias_of_path, sizeof(rv->alias_of_path))) < 0 ||
+		    (r = gctx_get(t, v, &rv->run.group, &rv->g)) < 0) {
+			runv_release(t, rv);
+			return r == -ENOENT ? -EIO : r;
+		}
+		rv->v.alias_of_id = rv->alias_of_id;
+		rv->v.alias_of_path = rv->alias_of_path;
+		rv->v.group = &rv->g->group;
+		rv->v.group_path = rv->g->path;
+		rv->v.dirname = "";
+	} else if (what & RV_GROUP) {
 		r = gctx_get(t, v, &rv->run.group, &rv->g);
 		if (r < 0)
 			return r == -ENOENT ? -EIO : r;
@@ -58,6 +100,10 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 				rv->v.current = &rv->g->runs[i];
 				rv->v.current_dirname = rv->g->dirnames[i];
 			}
+	}
+	if (what & (RV_GROUP | RV_ALIASES) && !rv->run.alias && (r = load_aliases(t, v, rv)) < 0) {
+		runv_release(t, rv);
+		return r;
 	}
 	if (!(what & RV_DOCS))
 		return 0;

@@ -90,6 +90,58 @@ expect 1 "$KINDEX" --store collided verify
 check "a store that holds both (an older kindex's): verify names the two (rule name-collision)" \
 	contains err "names: name-collision: implementations 'coLliSIONseARcHcOllisionsearch' and 'colLisiONSEarcHCollisionsearch' share the path component collisionsearchcollisionsearch~40d53c54"
 
+# ---- the same observation published twice: an alias ----
+# KernelIndex's published record of a Liger row (tests/data/fixtures: its own title, workload and
+# implementation documents by digest) beside this project's import of the same CSV row
+fx=$data/fixtures/flce-forward-a100.manifest.json
+flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
+expect 0 "$KINDEX" --store liger init
+expect 0 "$KINDEX" --store liger import liger "$csv"
+expect 0 "$KINDEX" --store liger cat README
+grep -E '^(runs|groups) ' out >counts.before
+expect 0 "$KINDEX" --store liger cat "$flce/ranking.tsv"
+cp out ranking.before
+expect 0 "$KINDEX" --store liger ingest "$fx"
+check "KernelIndex's record of an imported row is accepted as an alias" contains err "(0 runs added, 1 alias, 0 already present)"
+expect 0 "$KINDEX" --store liger cat "$flce/02-liger-272e401936bf/DIGESTS"
+check "the imported run's DIGESTS names it: also-published-as" \
+	contains out "also-published-as sha256:b3b20f4a454b2a9a71a2c91dea53d4cb06282e6d0ef2e64b450eb134df0002fe"
+expect 0 "$KINDEX" --store liger cat runs/272e401936bf/summary.txt
+check "... and its summary.txt" contains out "also published   as sha256:b3b20f4a454b2a9a71a2c91dea53d4cb06282e6d0ef2e64b450eb134df0002fe (runs/b3b20f4a454b)"
+expect 0 "$KINDEX" --store liger cat runs/b3b20f4a454b/DIGESTS
+check "runs/b3b20f4a454b/ serves the alias: its own digests, and the run it is an alias of" \
+	bash -c 'grep -qx "run sha256:b3b20f4a454b2a9a71a2c91dea53d4cb06282e6d0ef2e64b450eb134df0002fe" out &&
+		grep -qx "alias-of sha256:272e401936bfa841d98ef25c62215b150d5b3cfda1c394ae74fd87342d9d8e10" out'
+expect 0 "$KINDEX" --store liger cat runs/b3b20f4a454b/manifest.json
+check "... its manifest, the published run document byte for byte in its canonical form" \
+	contains out '"title": "Fused linear + cross-entropy · liger · forward"'
+expect 0 "$KINDEX" --store liger cat runs/b3b20f4a454b/summary.txt
+check "... and a summary.txt that says it is not ranked" contains out "not ranked: an alias of runs/272e401936bf"
+expect 0 "$KINDEX" --store liger cat digests/sha256/b3b20f4a454b2a9a71a2c91dea53d4cb06282e6d0ef2e64b450eb134df0002fe.json
+check "/digests serves its run document" contains out '"externalId":"fused_linear_cross_entropy/forward/liger/'
+expect 0 "$KINDEX" --store liger cat "$flce/ranking.tsv"
+check "nothing is ranked twice: ranking.tsv is as before" cmp -s out ranking.before
+expect 0 "$KINDEX" --store liger cat README
+check "... nor counted twice: README's runs and groups are as before" diff counts.before <(grep -E '^(runs|groups) ' out)
+expect 0 "$KINDEX" --store liger ls "$flce"
+check "... and the group lists no directory of it" bash -c '! grep -q b3b20f4a454b out'
+expect 0 "$KINDEX" --store liger verify
+check "a store with an alias verifies clean" contains out "no problems"
+expect 0 "$KINDEX" -q --store liger export liger.tree
+check "... and exports it: runs/b3b20f4a454b/ beside runs/272e401936bf/" \
+	test -f liger.tree/runs/b3b20f4a454b/summary.txt -a -f liger.tree/runs/272e401936bf/DIGESTS
+(cd liger.tree/runs/b3b20f4a454b && sha256sum -c --quiet SHA256SUMS) >/dev/null 2>&1
+check "... whose SHA256SUMS verifies" test $? = 0
+python3 - "$fx" moved.json <<'PY' || die "cannot write moved.json"
+import json, sys
+m = json.load(open(sys.argv[1], encoding="utf-8"))
+m["run"]["spec"]["measurements"][0]["value"] -= 1  # p20, one ns lower
+json.dump(m, open(sys.argv[2], "w"))
+PY
+expect 1 "$KINDEX" --store liger ingest moved.json
+check "the same observation with another measurement is still a conflict, naming the run" \
+	contains err "conflict: the same observation (source 'liger-kernel-bench'"
+
 # ---- time ----
 python3 - "$fixture/manifests.jsonl" future.json <<'PY' || die "cannot write future.json"
 import json, sys

@@ -179,6 +179,40 @@ static void conflicts(void)
 	kx_ingest_result_release(&res);
 	kx_problems_release(&p);
 	verify_clean(s, "after conflicts");
+
+	/* SPEC §2: the same observation published again with equal measurements (another title, its
+	 * own implementation document) is an alias: stored, not ranked or counted */
+	char *pub = tm_line(&(struct tm_opts){ .impl = "liger", .source = "s4", .external_id = "k/p/liger/g/w/t" });
+	char *again = tm_line(&(struct tm_opts){ .impl = "Liger (KernelIndex)", .source = "s4",
+						 .external_id = "k/p/liger/g/w/t" });
+	char *moved = tm_line(&(struct tm_opts){ .impl = "liger", .source = "s4", .external_id = "k/p/liger/g/w/t",
+						 .median = "1001" });
+	ok(ingest(s, pub, &res, &p) == 0 && res.added == 1, "a published run");
+	kx_ingest_result_release(&res);
+	before = stats(s);
+	r = ingest(s, again, &res, &p);
+	ok(r == 0 && res.added == 0 && res.aliases == 1 && res.len == 1 && res.items[0].outcome == KX_INGEST_ALIAS,
+	   "the same observation with equal measurements: an alias (%d)", r);
+	struct kx_digest of = res.len ? res.items[0].alias_of : (struct kx_digest){ 0 };
+	struct kx_digest alias = res.len ? res.items[0].run : (struct kx_digest){ 0 };
+	kx_ingest_result_release(&res);
+	struct kx_store_stats after = stats(s);
+	ok(after.runs == before.runs && after.groups == before.groups && after.documents == before.documents + 2,
+	   "... counted as no run and no group; its run and implementation documents stored");
+	struct kx_run_rec ax, ox;
+	ok(kx_store_get_run(s, NULL, &alias, &ax) == 0 && ax.alias && kx_digest_equal(&ax.alias_of, &of) &&
+		   kx_store_get_run(s, NULL, &of, &ox) == 0 && !ox.alias && kx_digest_equal(&ax.group, &ox.group) &&
+		   strcmp(ax.impl, ox.impl) == 0,
+	   "... its record names the run, in the run's group, under the run's implementation");
+	ok(ingest(s, again, &res, &p) == 0 && res.present == 1, "the alias again: already present");
+	kx_ingest_result_release(&res);
+	ok(ingest(s, moved, &res, &p) == -EINVAL && find_problem(&p, NULL, "conflict"),
+	   "the same observation with another median: still a conflict");
+	kx_problems_release(&p);
+	verify_clean(s, "after an alias");
+	free(pub);
+	free(again);
+	free(moved);
 	free(first);
 	free(changed);
 	free(other);
@@ -201,7 +235,8 @@ static void batches(void)
 	kx_problems_init(&p);
 	char *f1 = tm_line(&(struct tm_opts){ .impl = "one", .source = "s", .external_id = "e1" });
 	char *f2good = tm_line(&(struct tm_opts){ .impl = "two", .params = "{\"hidden\":2}" });
-	char *f2bad = tm_line(&(struct tm_opts){ .impl = "clash", .source = "s", .external_id = "e1" });
+	/* the same observation as f1 with another median: a conflict (with f1's median, an alias) */
+	char *f2bad = tm_line(&(struct tm_opts){ .impl = "clash", .source = "s", .external_id = "e1", .median = "1001" });
 	char *f2 = join(f2good, f2bad);
 	char *f3 = tm_line(&(struct tm_opts){ .impl = "three" });
 	struct kx_ingest_batch *b;
