@@ -228,7 +228,7 @@ static int same_observation(struct kx_txn *t, struct kx_arena *a, const struct k
 	struct kx_buf mine = { 0 }, theirs = { 0 };
 	const struct kx_json *spec = kx_json_get(m->doc[KX_DOC_RUN], "spec");
 	if ((r = measured(spec, &mine)) == 0 && (r = measured(kx_json_get(doc, "spec"), &theirs)) == 0)
-		r = mine.len == theirs.len && memcmp(mine.ptr, theirs.ptr, mine.len) == 0;
+		r = mine.len == theirs.len && (!mine.len || memcmp(mine.ptr, theirs.ptr, mine.len) == 0);
 	kx_buf_release(&mine);
 	kx_buf_release(&theirs);
 	return r;

@@ -3,8 +3,8 @@
  * Names and their path components over a stored store (SPEC §2): what an implementation, a GPU,
  * a kernel and a pass are called, worked out again from the stored documents, and every
  * (component, exact name) pair met, so that `kindex verify` can say where two names share a path
- * and the schema-4 upgrade can re-key the runs an older kindex keyed by slug. Documents shared by
- * many runs are read once (a memo by digest).
+ * and the schema-4 upgrade can re-key the runs and groups an older kindex keyed by slug. Documents
+ * shared by many runs are read once (a memo by digest).
  */
 #include "private.h"
 
@@ -103,7 +103,7 @@ static int memo_get(struct store_names *n, struct kx_store *s, struct names_memo
 		    const struct kx_digest *d, char level, struct names_memo **ret)
 {
 	struct names_memo key = { .d = *d };
-	struct names_memo *e = bsearch(&key, *m, *len, sizeof(key), digest_cmp);
+	struct names_memo *e = *len ? bsearch(&key, *m, *len, sizeof(key), digest_cmp) : NULL; /* (not NULL, 0) */
 	if (e) {
 		*ret = e;
 		return 0;
