@@ -6,6 +6,8 @@
  */
 #include "private.h"
 
+#include "kx/rank.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,14 +105,41 @@ static int put_current(void *ctx, const struct kx_digest *group, const struct kx
 
 /* ---- schema 3 → 4: names by their exact bytes (SPEC §2) ------------------------------------- */
 
+/* A group that runs leave or join (a GPU re-keyed): its record as it was or will be, and the
+ * change of its counts. */
+struct moved {
+	struct kx_group_rec g;
+	int64_t ranked, unranked;
+};
+
 struct rekey {
 	struct kx_store *s;
 	rocksdb_writebatch_t *wb;
 	struct store_names names;
+	struct moved *moved;
+	size_t nmoved, cap_moved;
 };
 
-/* A run whose implementation an older kindex keyed by its slug: the record and its rank-index copy
- * under the name's component. */
+static int move_count(struct rekey *u, const struct kx_group_rec *g, const struct kx_run_rec *x, int d)
+{
+	size_t i = 0;
+	while (i < u->nmoved && !kx_digest_equal(&u->moved[i].g.key, &g->key))
+		i++;
+	if (i == u->nmoved) {
+		if (KX_GROW(u->moved, u->cap_moved, u->nmoved, 8) < 0)
+			return -ENOMEM;
+		u->moved[u->nmoved++] = (struct moved){ .g = *g };
+	}
+	*(x->passed && x->has_value ? &u->moved[i].ranked : &u->moved[i].unranked) += d;
+	return 0;
+}
+
+/*
+ * A run an older kindex keyed by slug: its record and rank-index copy under its implementation's
+ * component, and, where its GPU's component is not its group's GPU (two GPUs whose slugs dropped
+ * letters were one group), in the group of that component — the counts of both noted for
+ * settle_groups.
+ */
 static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t vn)
 {
 	struct rekey *u = ctx;
@@ -119,12 +148,26 @@ static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t v
 		return -EIO;
 	memcpy(x.run.b, key, 32);
 	char impl[KX_NAME_MAX], gpu[KX_NAME_MAX];
+	struct kx_group_rec g;
 	int r = store_names_run(&u->names, u->s, &x, NULL, impl, gpu);
-	if (r < 0 || strcmp(impl, x.impl) == 0)
+	if (r == 0)
+		r = kx_store_get_group(u->s, NULL, &x.group, &g);
+	bool moves = r == 0 && *gpu && strcmp(gpu, g.gpu) != 0;
+	if (r < 0 || (strcmp(impl, x.impl) == 0 && !moves))
 		return r;
 	memcpy(x.impl, impl, sizeof(impl));
-	struct kx_buf b = { 0 };
 	struct key k;
+	if (moves) {
+		key_index(&k, &x);
+		rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
+		struct kx_group_rec ng = g;
+		snprintf(ng.gpu, sizeof(ng.gpu), "%s", gpu);
+		if ((r = kx_rank_comparison_key(&ng, &ng.key)) < 0 || (r = move_count(u, &g, &x, -1)) < 0 ||
+		    (r = move_count(u, &ng, &x, 1)) < 0)
+			return r;
+		x.group = ng.key;
+	}
+	struct kx_buf b = { 0 };
 	if ((r = run_encode(&x, &b)) == 0) {
 		key_digest(&k, T_RUN, &x.run);
 		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
@@ -132,8 +175,70 @@ static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t v
 		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
 	}
 	kx_buf_release(&b);
-	if (r == 0 && rocksdb_writebatch_count(u->wb) >= UPGRADE_BATCH)
+	/* runs that moved are written with their groups' records, at once (settle_groups): an upgrade
+	 * cut short never leaves a run in a group that is not stored */
+	if (r == 0 && !u->nmoved && rocksdb_writebatch_count(u->wb) >= UPGRADE_BATCH)
 		r = upgrade_write(u->s, u->wb);
+	return r;
+}
+
+static void keep_mtime(struct rekey *u, const char *path, int64_t ns);
+
+/* The groups runs left or joined: counts changed, a new group's record and path index entry made,
+ * an emptied one's removed, and the store's count of groups set. */
+static int settle_groups(struct rekey *u)
+{
+	int64_t groups = 0;
+	int r = 0;
+	for (size_t i = 0; i < u->nmoved && r == 0; i++) {
+		struct moved *m = &u->moved[i];
+		struct kx_group_rec g;
+		struct key k;
+		bool stored = kx_store_get_group(u->s, NULL, &m->g.key, &g) == 0;
+		if (!stored) {
+			g = m->g;
+			g.ranked = g.unranked = 0;
+			groups++;
+		}
+		g.ranked = (uint32_t)((int64_t)g.ranked + m->ranked);
+		g.unranked = (uint32_t)((int64_t)g.unranked + m->unranked);
+		if ((r = key_tree(&k, &g)) < 0)
+			break;
+		if (g.ranked + g.unranked == 0) {
+			rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
+			key_digest(&k, T_GROUP, &g.key);
+			rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
+			groups--;
+			continue;
+		}
+		unsigned char tv[33];
+		memcpy(tv, g.key.b, 32);
+		tv[32] = g.workload_cut ? 1 : 0;
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)tv, 33);
+		struct kx_buf b = { 0 };
+		if ((r = group_encode(&g, &b)) == 0) {
+			key_digest(&k, T_GROUP, &g.key);
+			rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
+		}
+		kx_buf_release(&b);
+	}
+	if (r == 0 && groups) {
+		struct kx_store_stats st;
+		unsigned char v[8];
+		kx_store_stats(u->s, NULL, &st);
+		put_u64(v, (uint64_t)((int64_t)st.groups + groups));
+		rocksdb_writebatch_put(u->wb, KEYLIT(K_COUNT_GROUPS), (const char *)v, 8);
+	}
+	if (r == 0)
+		r = upgrade_write(u->s, u->wb); /* the moved runs, their groups and the count: one write */
+	/* then the new gpu directories' mtimes, each written before the next group reads it back */
+	for (size_t i = 0; i < u->nmoved && r == 0; i++) {
+		const struct kx_group_rec *g = &u->moved[i].g;
+		char path[4 * KX_NAME_MAX + 32];
+		snprintf(path, sizeof(path), "benchmarks/%s/%s/%s", g->kernel, g->pass, g->gpu);
+		keep_mtime(u, path, g->changed_ns);
+		r = upgrade_write(u->s, u->wb);
+	}
 	return r;
 }
 
@@ -150,8 +255,8 @@ static void keep_mtime(struct rekey *u, const char *path, int64_t ns)
 }
 
 /* A group whose kernel or pass is no plain name: its path index entry and record under the
- * components, and the mtimes of its new directories. GPUs are part of the comparison key, not
- * re-keyed here: `kindex verify` names a GPU whose component changed (docs/store.md). */
+ * components, and the mtimes of its new directories. (A GPU is part of the comparison key: its runs
+ * moved to the group of its component in rekey_run.) */
 static int rekey_group(void *ctx, const uint8_t key[32], const char *val, size_t vn)
 {
 	struct rekey *u = ctx;
@@ -225,10 +330,10 @@ static int drop_currents(struct kx_store *s, rocksdb_writebatch_t *wb)
 /*
  * A store written by an older kindex, opened to write: what it lacks, then the keys that say it no
  * longer lacks it. Schema 2 → 3: the 'C' index, worked out from the rank index. Schema 3 → 4:
- * implementations, kernels and passes keyed by the components of their exact names, where an
- * older kindex used a lossy slug; the 'N' index of every name met; then the 'C' index again,
- * under those names. An upgrade cut
- * short writes the same entries again at the next open, which still finds the older schema.
+ * implementations, GPUs, kernels and passes keyed by the components of their exact names, where
+ * an older kindex used a lossy slug; the 'N' index of every name met; then the 'C' index again,
+ * under those names. An upgrade cut short writes the same entries again at the next open, which
+ * still finds the older schema (a GPU's runs, moved already, are then where they belong).
  */
 int store_upgrade(struct kx_store *s, int from, const char *schema)
 {
@@ -239,7 +344,8 @@ int store_upgrade(struct kx_store *s, int from, const char *schema)
 	if (r == 0)
 		r = fill_index_copies(s, wb);
 	if (r == 0 && from < 4 && (r = each_record(s, NULL, T_RUN, rekey_run, &rk)) == 0 &&
-	    (r = upgrade_write(s, wb)) == 0 && (r = each_record(s, NULL, T_GROUP, rekey_group, &rk)) == 0 &&
+	    (r = upgrade_write(s, wb)) == 0 && (r = settle_groups(&rk)) == 0 &&
+	    (r = each_record(s, NULL, T_GROUP, rekey_group, &rk)) == 0 &&
 	    (r = store_names_each(&rk.names, put_name, &rk)) == 0 && (r = drop_currents(s, wb)) == 0)
 		r = currents_from_index(s, NULL, 0, 1, put_current, &u);
 	if (r == 0) {
@@ -248,6 +354,7 @@ int store_upgrade(struct kx_store *s, int from, const char *schema)
 		r = upgrade_write(s, wb);
 	}
 	store_names_release(&rk.names);
+	free(rk.moved);
 	rocksdb_writebatch_destroy(wb);
 	return r;
 }

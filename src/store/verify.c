@@ -406,8 +406,8 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 			"of an older kindex, upgraded when opened to write", x->impl, impl);
 	if (have_group && *gpu && strcmp(gpu, g.gpu) != 0)
 		problem(c, "run", &x->run, "store-name",
-			"its GPU is kept as %s, but the environment's path component is %s (SPEC §2): import the "
-			"store's manifests into a new store", g.gpu, gpu);
+			"its GPU is kept as %s, but the environment's path component is %s (SPEC §2): a store of "
+			"an older kindex, upgraded when opened to write", g.gpu, gpu);
 	key_index(&k, x);
 	if (!exists(c->s, &k))
 		problem(c, "run", &x->run, "store-index", "the rank index has no entry for it");

@@ -13,7 +13,7 @@ group=benchmarks/rms_norm/forward/nvidia-h100-sxm5/hidden4096-bf16
 # ---- a new store of the fixture's manifests ----
 expect 0 "$KINDEX" --store new init
 expect 0 "$KINDEX" --store new ingest "$fixture/manifests.jsonl"
-check "14 runs added" contains err "14 runs added"
+check "17 runs added" contains err "17 runs added"
 expect 0 "$KINDEX" --store new cat "$group/ranking.tsv"
 cp out ranking.tsv
 # one rank per exact name: ライガー 50, Liger 70 (its newer run, 60, is current), liger 80, a 11,
@@ -58,10 +58,15 @@ check "read as it is, verify names the runs kept under a slug" \
 	contains err "store-name: its implementation is kept as unnamed, but its name's path component is unnamed~5d5d915a"
 check "... and the kernel kept under a reserved name" \
 	contains err "benchmark index.html/forward is kept under index.html/forward, but its path is index.html~0eb54730/forward"
+check "... and the runs of two GPUs whose slugs dropped their letters, kept as one" \
+	bash -c 'grep -c "store-name: its GPU is kept as nvidia-100, but the environment.s path component is nvidia-100~" err | grep -qx 2'
 expect 0 "$KINDEX" --store old ingest "$fixture/manifests.jsonl"
-check "opened to write (an ingest that adds nothing): 14 already present" contains err "14 already present"
+check "opened to write (an ingest that adds nothing): 17 already present" contains err "17 already present"
 expect 0 "$KINDEX" --store old verify
 check "... re-keyed, it verifies clean" contains out "no problems"
+expect 0 "$KINDEX" --store old ls benchmarks/rms_norm/full
+check "... the two GPUs are two directories, and 'Gpus.TSV' is no longer beside gpus.tsv" \
+	bash -c 'grep -qx "nvidia-100~b112c940/" out && grep -qx "nvidia-100~fa383bf9/" out && grep -qx "gpus.tsv~817a6c31/" out'
 expect 0 "$KINDEX" -q --store old export old.tree
 check "... and exports the new store's tree, byte for byte (but README, which names the store)" \
 	diff -r -x README new.tree old.tree

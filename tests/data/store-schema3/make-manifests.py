@@ -32,6 +32,10 @@ ms = [manifest("rms_norm/forward", E, W, impl("ライガー"), 50), manifest("rm
       manifest("rms_norm/backward", E, W, impl("a"), 10), manifest("rms_norm/backward", E, W, impl("b..c"), 20),
       manifest("rms_norm/backward", E, W, impl("a..b"), 30), manifest("rms_norm/backward", E, W, impl("c"), 40),
       manifest("rms_norm/forward", E, W, impl("a"), 11), manifest("rms_norm/forward", E, W, impl("b..c"), 21),
-      manifest("rms_norm/forward", E, W, impl("a..b"), 31), manifest("rms_norm/forward", E, W, impl("c"), 41)]
+      manifest("rms_norm/forward", E, W, impl("a..b"), 31), manifest("rms_norm/forward", E, W, impl("c"), 41),
+      # GPUs: two whose slugs drop their letters (one group before exact names), one named like a view
+      manifest("rms_norm/full", env("NVIDIA \u00c4100"), W, impl("liger"), 100),
+      manifest("rms_norm/full", env("NVIDIA \u00d6100"), W, impl("liger"), 200),
+      manifest("rms_norm/full", env("Gpus.TSV"), W, impl("liger"), 300)]
 for n, m in enumerate(ms):
     json.dump(m, open(f"{out}/m{n}.json", "w"))
