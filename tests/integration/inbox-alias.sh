@@ -57,10 +57,7 @@ for k in paths:
         "%s: a new open is a new version that names the alias (inode %d -> %d)" % (k, st[k].st_ino, s.st_ino))
     say(s.st_size == len(new[k]), "%s: its size is exact (%d)" % (k, s.st_size))
 PY
-check "the alias under open files: 12 verdicts" [ "$(grep -c '^ok \|^FAILED ' "$work/alias")" = 12 ]
-while read -r verdict what; do
-	if [ "$verdict" = ok ]; then pass "alias: $what"; else fail "alias: $verdict $what"; fi
-done <"$work/alias" # a Python traceback fails here, line by line
+verdicts "$work/alias" "the alias under open files" 12
 r="$in/.accepted/again.json"
 check "the receipt says alias" grep -q '^accepted again.json at .*: 1 run (0 added, 1 alias, 0 already present)$' "$r"
 alias=$(awk '$1 == "alias" { print $2 }' "$r")

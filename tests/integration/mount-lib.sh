@@ -52,6 +52,15 @@ check() {
 	shift
 	if "$@"; then pass "$what"; else fail "$what"; fi
 }
+# verdicts FILE LABEL N: FILE holds N lines "ok WHAT" or "FAILED WHAT" (a Python reader's), each a
+# check named "LABEL: WHAT"; a traceback there fails line by line
+verdicts() {
+	local file=$1 label=$2 n=$3 verdict what
+	check "$label: $n verdicts" [ "$(grep -c '^ok \|^FAILED ' "$file")" = "$n" ]
+	while read -r verdict what; do
+		if [ "$verdict" = ok ]; then pass "$label: $what"; else fail "$label: $verdict $what"; fi
+	done <"$file"
+}
 finish() {
 	echo "1..$checks"
 	[ "$failures" -eq 0 ] || { echo "# $failures of $checks checks failed" >&2; exit 1; }
