@@ -57,15 +57,13 @@ void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form,
  * readable part + "~" + 8 hex of the SHA-256 of the slug (ASCII) or of the exact name (a folding
  * that drops letters is not the same GPU). */
 int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX]);
+/* The same component, and (identity not NULL) what the GPU is known by, the text the suffix
+ * hashes: the slug of an ASCII name, else the exact "product-formFactor". -EINVAL without a
+ * product. */
+int kx_rank_gpu_names(const struct kx_json *env_spec, char comp[KX_NAME_MAX], char *identity, size_t cap);
 /* The component of a GPU named as a person writes it ("NVIDIA A100-SXM4-80GB", "summary"): as for
  * its environment's "product-formFactor" (kx_rank_gpu_slug). */
 void kx_rank_gpu_component(const char *name, char out[KX_NAME_MAX]);
-/* What a GPU is known by, the text its component's suffix hashes: the slug of an ASCII name, else
- * the exact "product-formFactor". -EINVAL without a product. */
-int kx_rank_gpu_identity(const struct kx_json *env_spec, char *out, size_t cap);
-/* Segment i (0-based) of a '/'-separated id with exactly `want` segments, as it is (not
- * NUL-terminated: *ret_len bytes); NULL when the id has another shape or the segment is empty. */
-const char *kx_rank_id_segment(const char *id, int want, int i, size_t *ret_len);
 
 /*
  * The workload slug of a Workload spec: parameters sorted by name, each "<name><value>" (a
@@ -88,11 +86,17 @@ int kx_rank_place(const struct kx_manifest *m, const struct kx_json *workload_do
 		  const struct kx_json *impl_doc, struct kx_group_rec *ret_group,
 		  struct kx_run_rec *ret_run);
 
-/* A group's kernel and pass path components (g->kernel, g->pass) from its benchmark and metric:
- * "<pass>" for latency, "<pass>.<metric>" otherwise (full.memory). */
+/* A group's kernel and pass: their exact names from its benchmark and metric ("<pass>" for
+ * latency, "<pass>.<metric>" otherwise: full.memory), and their path components (g->kernel,
+ * g->pass). */
+void kx_rank_group_names(const struct kx_group_rec *g, char *kernel, size_t kcap, char *pass, size_t pcap);
 void kx_rank_group_paths(struct kx_group_rec *g);
 /* The implementation's exact name: spec.name of its document, or NULL without one. */
 const char *kx_rank_impl_name(const struct kx_json *impl_doc);
+/* The exact name an implementation is known by: `name` (its document's) when known, else the
+ * implementation segment of a six-segment externalId; *ret_len bytes, not NUL-terminated (NULL
+ * when neither). */
+const char *kx_rank_impl_text(const char *name, const char *external_id, size_t *ret_len);
 /* An implementation's path component, its identity in groups, series and compare/: of its exact
  * name when known, else of the implementation segment of a six-segment externalId, else
  * "unknown". */

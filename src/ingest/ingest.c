@@ -244,19 +244,14 @@ static int claim_names(struct kx_txn *t, const struct kx_manifest *m, const stru
 		       const struct kx_group_rec *g, const struct kx_run_rec *x, const char *label,
 		       struct kx_problems *pr)
 {
-	char impl[KX_NAME_TEXT_MAX + 1] = "", gpu[2 * KX_NAME_TEXT_MAX + 2] = "", kernel[sizeof(g->benchmark)],
-	     pass[sizeof(g->benchmark) + sizeof(g->metric) + 2];
-	const char *iname = kx_rank_impl_name(idoc);
-	size_t len = 0;
-	const char *seg = iname || !m->facts.external_id ? NULL : kx_rank_id_segment(m->facts.external_id, 6, 2, &len);
-	if (iname)
-		snprintf(impl, sizeof(impl), "%s", iname);
-	else if (seg)
-		snprintf(impl, sizeof(impl), "%.*s", (int)len, seg);
-	kx_rank_gpu_identity(kx_json_get(m->doc[KX_DOC_ENVIRONMENT], "spec"), gpu, sizeof(gpu));
-	const char *slash = strchr(g->benchmark, '/');
-	snprintf(kernel, sizeof(kernel), "%.*s", (int)(slash - g->benchmark), g->benchmark);
-	snprintf(pass, sizeof(pass), strcmp(g->metric, "latency") == 0 ? "%s" : "%s.%s", slash + 1, g->metric);
+	char impl[KX_NAME_TEXT_MAX + 1] = "", gpu[2 * KX_NAME_TEXT_MAX + 2] = "", comp[KX_NAME_MAX],
+	     kernel[sizeof(g->benchmark)], pass[sizeof(g->benchmark) + sizeof(g->metric) + 2];
+	size_t len;
+	const char *itext = kx_rank_impl_text(kx_rank_impl_name(idoc), m->facts.external_id, &len);
+	if (itext)
+		snprintf(impl, sizeof(impl), "%.*s", (int)len, itext);
+	kx_rank_gpu_names(kx_json_get(m->doc[KX_DOC_ENVIRONMENT], "spec"), comp, gpu, sizeof(gpu));
+	kx_rank_group_names(g, kernel, sizeof(kernel), pass, sizeof(pass));
 	const struct {
 		char level;
 		const char *comp, *name, *what, *ptr;

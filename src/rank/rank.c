@@ -94,7 +94,7 @@ bool kx_rank_plain(const char *s, size_t n)
 	if (n == 0 || n > KX_PLAIN_MAX || s[0] == '-' || s[n - 1] == '-' || s[0] == '.' || s[n - 1] == '.')
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!slug_char((unsigned char)s[i]) || (s[i] == '.' && s[i + 1] == '.'))
+		if (!slug_char((unsigned char)s[i]) || (s[i] == '.' && i + 1 < n && s[i + 1] == '.'))
 			return false;
 	return !kx_rank_reserved(s, n);
 }
@@ -190,8 +190,8 @@ void kx_rank_gpu_split(const char *name, char *product, size_t plen, char *form,
 	kx_copyn(product, plen, name, len);
 }
 
-/* "product-formFactor", its slug, and whether it is all ASCII; -EINVAL without a product */
-static int gpu_text(const struct kx_json *env_spec, char *text, size_t cap, char *slug, size_t *ret_n, bool *ret_ascii)
+/* "product-formFactor" of an ExecutionEnvironment spec; -EINVAL without a product */
+static int gpu_text(const struct kx_json *env_spec, char *text, size_t cap)
 {
 	const struct kx_json *hw = kx_json_get(env_spec, "hardware");
 	const char *product = kx_json_get_string(hw, "product");
@@ -199,56 +199,50 @@ static int gpu_text(const struct kx_json *env_spec, char *text, size_t cap, char
 	if (!product)
 		return -EINVAL;
 	snprintf(text, cap, ff && *ff ? "%s-%s" : "%s", product, ff);
-	*ret_n = kx_slug(text, strlen(text), slug, cap);
-	*ret_ascii = true;
-	for (const char *p = text; *p; p++)
-		*ret_ascii = *ret_ascii && (unsigned char)*p < 0x80;
 	return 0;
 }
 
-int kx_rank_gpu_identity(const struct kx_json *env_spec, char *out, size_t cap)
+/*
+ * A GPU name's slug (into slug) and its component (into out). Case and punctuation variants of one
+ * product are one GPU: an ASCII name is known by its slug; a folding that dropped letters (any
+ * non-ASCII byte) keeps the exact name. Returns whether the name is ASCII.
+ */
+static bool gpu_fold(const char *name, char *slug, size_t cap, char out[KX_NAME_MAX])
 {
-	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
-	size_t n;
-	bool ascii;
-	int r = gpu_text(env_spec, text, sizeof(text), slug, &n, &ascii);
-	if (r == 0)
-		snprintf(out, cap, "%s", ascii ? slug : text);
-	return r;
-}
-
-/* the component of GPU name text, whose slug and ASCII-ness gpu_text worked out */
-static void gpu_component(const char *text, const char *slug, size_t n, bool ascii, char out[KX_NAME_MAX])
-{
-	/* case and punctuation variants of one product are one GPU: an ASCII name is known by its
-	 * slug; a folding that dropped letters (any non-ASCII byte) keeps the exact name */
+	size_t n = kx_slug(name, strlen(name), slug, cap);
+	bool ascii = true;
+	for (const char *p = name; *p; p++)
+		ascii = ascii && (unsigned char)*p < 0x80;
 	if (ascii && kx_rank_plain(slug, n))
 		memcpy(out, slug, n + 1);
 	else if (ascii)
 		hashed(slug, n, slug, n, out, KX_NAME_MAX);
 	else
-		hashed(text, strlen(text), slug, n, out, KX_NAME_MAX);
+		hashed(name, strlen(name), slug, n, out, KX_NAME_MAX);
+	return ascii;
+}
+
+int kx_rank_gpu_names(const struct kx_json *env_spec, char comp[KX_NAME_MAX], char *identity, size_t cap)
+{
+	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
+	int r = gpu_text(env_spec, text, sizeof(text));
+	if (r < 0)
+		return r;
+	bool ascii = gpu_fold(text, slug, sizeof(slug), comp);
+	if (identity)
+		snprintf(identity, cap, "%s", ascii ? slug : text);
+	return 0;
 }
 
 int kx_rank_gpu_slug(const struct kx_json *env_spec, char out[KX_NAME_MAX])
 {
-	char text[2 * KX_NAME_TEXT_MAX + 2], slug[sizeof(text)];
-	size_t n;
-	bool ascii;
-	int r = gpu_text(env_spec, text, sizeof(text), slug, &n, &ascii);
-	if (r == 0)
-		gpu_component(text, slug, n, ascii, out);
-	return r;
+	return kx_rank_gpu_names(env_spec, out, NULL, 0);
 }
 
 void kx_rank_gpu_component(const char *name, char out[KX_NAME_MAX])
 {
 	char slug[2 * KX_NAME_TEXT_MAX + 2];
-	size_t n = kx_slug(name, strlen(name), slug, sizeof(slug));
-	bool ascii = true;
-	for (const char *p = name; *p; p++)
-		ascii = ascii && (unsigned char)*p < 0x80;
-	gpu_component(name, slug, n, ascii, out);
+	gpu_fold(name, slug, sizeof(slug), out);
 }
 
 int kx_rank_param_text(const struct kx_json *v, struct kx_buf *b)
@@ -320,7 +314,9 @@ int kx_rank_workload_slug(const struct kx_json *spec, char out[KX_NAME_MAX], boo
 	return 0;
 }
 
-const char *kx_rank_id_segment(const char *id, int want, int i, size_t *ret_len)
+/* segment i (0-based) of a '/'-separated id with exactly `want` segments, as it is (*ret_len bytes,
+ * not NUL-terminated); NULL when the id has another shape or the segment is empty */
+static const char *id_segment(const char *id, int want, int i, size_t *ret_len)
 {
 	int count = 1;
 	for (const char *p = id; *p; p++)
@@ -340,7 +336,7 @@ const char *kx_rank_id_segment(const char *id, int want, int i, size_t *ret_len)
 static bool segment(const char *id, int want, int i, char *out, size_t cap)
 {
 	size_t n;
-	const char *p = kx_rank_id_segment(id, want, i, &n);
+	const char *p = id_segment(id, want, i, &n);
 	if (!p)
 		return false;
 	const char *tilde = memchr(p, '~', n);
@@ -401,14 +397,19 @@ int kx_rank_comparison_key(const struct kx_group_rec *g, struct kx_digest *ret)
 	return r < 0 ? r : 0;
 }
 
-void kx_rank_group_paths(struct kx_group_rec *g)
+void kx_rank_group_names(const struct kx_group_rec *g, char *kernel, size_t kcap, char *pass, size_t pcap)
 {
 	const char *slash = strchr(g->benchmark, '/');
-	size_t kn = slash ? (size_t)(slash - g->benchmark) : strlen(g->benchmark);
-	kx_rank_component(g->benchmark, kn, g->kernel, sizeof(g->kernel));
-	char pass[sizeof(g->benchmark) + sizeof(g->metric) + 2];
-	snprintf(pass, sizeof(pass), strcmp(g->metric, "latency") == 0 ? "%s" : "%s.%s", slash ? slash + 1 : "",
-		 g->metric);
+	snprintf(kernel, kcap, "%.*s", (int)(slash ? (size_t)(slash - g->benchmark) : strlen(g->benchmark)),
+		 g->benchmark);
+	snprintf(pass, pcap, strcmp(g->metric, "latency") == 0 ? "%s" : "%s.%s", slash ? slash + 1 : "", g->metric);
+}
+
+void kx_rank_group_paths(struct kx_group_rec *g)
+{
+	char kernel[sizeof(g->benchmark)], pass[sizeof(g->benchmark) + sizeof(g->metric) + 2];
+	kx_rank_group_names(g, kernel, sizeof(kernel), pass, sizeof(pass));
+	kx_rank_component(kernel, strlen(kernel), g->kernel, sizeof(g->kernel));
 	kx_rank_component(pass, strlen(pass), g->pass, sizeof(g->pass));
 }
 
@@ -417,15 +418,23 @@ const char *kx_rank_impl_name(const struct kx_json *impl_doc)
 	return impl_doc ? kx_json_get_string(kx_json_get(impl_doc, "spec"), "name") : NULL;
 }
 
+const char *kx_rank_impl_text(const char *name, const char *external_id, size_t *ret_len)
+{
+	*ret_len = 0;
+	if (name) {
+		*ret_len = strlen(name);
+		return name;
+	}
+	return external_id ? id_segment(external_id, 6, 2, ret_len) : NULL;
+}
+
 void kx_rank_impl_component(const char *name, const char *external_id, char out[KX_NAME_MAX])
 {
 	/* identity is the exact name (SPEC §2): its component is injective, never a lossy slug */
-	size_t len = 0;
-	const char *seg = name || !external_id ? NULL : kx_rank_id_segment(external_id, 6, 2, &len);
-	if (name)
-		kx_rank_component(name, strlen(name), out, KX_NAME_MAX);
-	else if (seg)
-		kx_rank_component(seg, len, out, KX_NAME_MAX);
+	size_t len;
+	const char *text = kx_rank_impl_text(name, external_id, &len);
+	if (text)
+		kx_rank_component(text, len, out, KX_NAME_MAX);
 	else
 		snprintf(out, KX_NAME_MAX, "unknown");
 }

@@ -119,8 +119,8 @@ static int memo_get(struct store_names *n, struct kx_store *s, struct names_memo
 			snprintf(key.name, sizeof(key.name), "%s", name);
 			kx_rank_impl_component(name, NULL, key.comp);
 		}
-	} else if (r == 0 && spec && kx_rank_gpu_slug(spec, key.comp) == 0) {
-		key.known = kx_rank_gpu_identity(spec, key.name, sizeof(key.name)) == 0;
+	} else if (r == 0 && spec) {
+		key.known = kx_rank_gpu_names(spec, key.comp, key.name, sizeof(key.name)) == 0;
 	}
 	kx_arena_free(a);
 	if (r < 0)
@@ -147,8 +147,8 @@ int store_names_run(struct store_names *n, struct kx_store *s, const struct kx_r
 		r = !a ? -ENOMEM : external_id ? 0 : get_doc(s, a, &x->run, &doc);
 		if (!external_id)
 			external_id = kx_json_get_string(kx_json_pointer(doc, "/spec/sourceNative"), "externalId");
-		size_t len = 0;
-		const char *seg = external_id ? kx_rank_id_segment(external_id, 6, 2, &len) : NULL;
+		size_t len;
+		const char *seg = kx_rank_impl_text(NULL, external_id, &len);
 		kx_rank_impl_component(NULL, external_id, impl);
 		if (r == 0 && seg) {
 			char name[KX_NAME_TEXT_MAX + 1];
@@ -170,17 +170,12 @@ int store_names_run(struct store_names *n, struct kx_store *s, const struct kx_r
 int store_names_group(struct store_names *n, const struct kx_group_rec *g, char kernel[KX_NAME_MAX],
 		      char pass[KX_NAME_MAX])
 {
-	struct kx_group_rec w = *g;
-	kx_rank_group_paths(&w);
-	memcpy(kernel, w.kernel, KX_NAME_MAX);
-	memcpy(pass, w.pass, KX_NAME_MAX);
-	const char *slash = strchr(g->benchmark, '/');
-	char name[sizeof(g->benchmark) + sizeof(g->metric) + 2];
-	snprintf(name, sizeof(name), "%.*s", (int)(slash ? slash - g->benchmark : 0), g->benchmark);
-	int r = note_pair(n, 'k', kernel, name);
-	snprintf(name, sizeof(name), strcmp(g->metric, "latency") == 0 ? "%s" : "%s.%s", slash ? slash + 1 : "",
-		 g->metric);
-	return r < 0 ? r : note_pair(n, 'p', pass, name);
+	char kname[sizeof(g->benchmark)], pname[sizeof(g->benchmark) + sizeof(g->metric) + 2];
+	kx_rank_group_names(g, kname, sizeof(kname), pname, sizeof(pname));
+	kx_rank_component(kname, strlen(kname), kernel, KX_NAME_MAX);
+	kx_rank_component(pname, strlen(pname), pass, KX_NAME_MAX);
+	int r = note_pair(n, 'k', kernel, kname);
+	return r < 0 ? r : note_pair(n, 'p', pass, pname);
 }
 
 int store_names_each(const struct store_names *n, int (*fn)(void *ctx, char level, const char *comp, const char *name),
