@@ -93,6 +93,12 @@ int key_tree(struct key *k, const struct kx_group_rec *g)
 	return append(k, g->workload.b, 32);
 }
 
+void tree_value(const struct kx_group_rec *g, unsigned char v[TREE_VALUE_LEN])
+{
+	memcpy(v, g->key.b, 32);
+	v[32] = g->workload_cut ? 1 : 0;
+}
+
 void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run)
 {
 	k->b[0] = T_WAIT;

@@ -78,6 +78,8 @@ void key_digest(struct key *k, char tag, const struct kx_digest *d);
 void key_index(struct key *k, const struct kx_run_rec *run);
 int key_source(struct key *k, const char *source, const char *external_id);
 int key_tree(struct key *k, const struct kx_group_rec *g);
+#define TREE_VALUE_LEN 33
+void tree_value(const struct kx_group_rec *g, unsigned char v[TREE_VALUE_LEN]); /* key[32] cut[1] */
 int key_mtime(struct key *k, const char *path);
 void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run);
 void key_current(struct key *k, const struct kx_digest *group, const char *impl);

@@ -83,7 +83,8 @@ int store_upgrade(struct kx_store *s, int from, const char *schema);
  * document's name, or the externalId's segment: pass it when known, else the run document is
  * read) and, when gpu is not NULL, its GPU's ("" when the environment is not stored).
  * store_names_group: a group's kernel and pass components. store_names_collisions: fn for every
- * two names of one level that share a component; store_names_each: for every pair, in order. Zero-initialize, then store_names_release.
+ * two names of one level that share a component; store_names_each: for every pair, in order.
+ * Zero-initialize, then store_names_release.
  */
 struct store_names {
 	struct names_memo *impls, *envs;

@@ -1889,26 +1889,20 @@ int kx_txn_claim_name(struct kx_txn *t, char level, const char *component, const
 	uint8_t h[32], want[32], have[32];
 	kx_sha256(k.b, k.len, h);
 	kx_sha256(name, strlen(name), want);
-	const uint8_t *known = wmap_get(t->s->names, h);
-	struct kx_buf b = { 0 };
-	int r = known ? 0 : txn_get(t, k.b, k.len, &b);
-	if (r == 0 && !known) {
+	/* the writer's cache knows who holds most components: this name, or another */
+	const uint8_t *cached = wmap_get(t->s->names, h);
+	if (cached && memcmp(cached, want, 32) == 0)
+		return 0;
+	struct kx_buf b = { 0 }; /* the committed owner ("" for one of this transaction) */
+	int r = txn_get(t, k.b, k.len, &b);
+	if (r == 0)
 		kx_sha256(b.ptr, b.len, have);
-		known = have;
-	}
-	if (r == 0 && memcmp(known, want, 32) != 0) {
-		if (ret_other && !b.len)
-			txn_get(t, k.b, k.len, &b); /* only what is committed: "" for a name of this transaction */
-		if (ret_other && kx_buf_append(ret_other, b.ptr ? b.ptr : "", b.len) < 0)
-			r = -ENOMEM;
-		else
-			r = 1;
-	} else if (r == -ENOENT || known == have) {
-		/* the name claims the component now (or the writer learns who holds it) */
-		if (r == -ENOENT && txn_put(t, k.b, k.len, name, strlen(name)) < 0)
-			r = -ENOMEM;
-		else if (undo_note(t->undo, t->s->names, h) < 0 || !wmap_put(t->s->names, h, want))
-			r = -ENOMEM;
+	if (r == 0 || r == -ENOENT) {
+		if (cached || (r == 0 && memcmp(have, want, 32) != 0))
+			r = ret_other && kx_buf_append(ret_other, b.ptr ? b.ptr : "", b.len) < 0 ? -ENOMEM : 1;
+		else if ((r == -ENOENT && txn_put(t, k.b, k.len, name, strlen(name)) < 0) ||
+			 undo_note(t->undo, t->s->names, h) < 0 || !wmap_put(t->s->names, h, want))
+			r = -ENOMEM; /* the name claims it now, or the writer learns that it holds it */
 		else
 			r = 0;
 	}
@@ -2150,10 +2144,9 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 		g.changed_ns = 0;
 		if ((r = key_tree(&k, &g)) < 0)
 			return r;
-		unsigned char tv[33];
-		memcpy(tv, g.key.b, 32);
-		tv[32] = g.workload_cut ? 1 : 0;
-		if (txn_put(t, k.b, k.len, tv, 33) < 0)
+		unsigned char tv[TREE_VALUE_LEN];
+		tree_value(&g, tv);
+		if (txn_put(t, k.b, k.len, tv, sizeof(tv)) < 0)
 			return -ENOMEM;
 		t->delta_groups++;
 	} else if (r < 0) {

@@ -184,6 +184,23 @@ static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t v
 
 static void keep_mtime(struct rekey *u, const char *path, int64_t ns);
 
+/* Group g's record and path index entry, into the batch. */
+static int put_group(struct rekey *u, const struct kx_group_rec *g)
+{
+	struct key k;
+	struct kx_buf b = { 0 };
+	unsigned char tv[TREE_VALUE_LEN];
+	int r = key_tree(&k, g);
+	if (r == 0 && (r = group_encode(g, &b)) == 0) {
+		tree_value(g, tv);
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)tv, sizeof(tv));
+		key_digest(&k, T_GROUP, &g->key);
+		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
+	}
+	kx_buf_release(&b);
+	return r;
+}
+
 /* The groups runs left or joined: counts changed, a new group's record and path index entry made,
  * an emptied one's removed, and the store's count of groups set. */
 static int settle_groups(struct rekey *u)
@@ -202,25 +219,16 @@ static int settle_groups(struct rekey *u)
 		}
 		g.ranked = (uint32_t)((int64_t)g.ranked + m->ranked);
 		g.unranked = (uint32_t)((int64_t)g.unranked + m->unranked);
-		if ((r = key_tree(&k, &g)) < 0)
-			break;
 		if (g.ranked + g.unranked == 0) {
+			if ((r = key_tree(&k, &g)) < 0)
+				break;
 			rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
 			key_digest(&k, T_GROUP, &g.key);
 			rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
 			groups--;
 			continue;
 		}
-		unsigned char tv[33];
-		memcpy(tv, g.key.b, 32);
-		tv[32] = g.workload_cut ? 1 : 0;
-		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)tv, 33);
-		struct kx_buf b = { 0 };
-		if ((r = group_encode(&g, &b)) == 0) {
-			key_digest(&k, T_GROUP, &g.key);
-			rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
-		}
-		kx_buf_release(&b);
+		r = put_group(u, &g);
 	}
 	if (r == 0 && groups) {
 		struct kx_store_stats st;
@@ -269,19 +277,12 @@ static int rekey_group(void *ctx, const uint8_t key[32], const char *val, size_t
 	if (r < 0 || (strcmp(kernel, g.kernel) == 0 && strcmp(pass, g.pass) == 0))
 		return r;
 	struct key k;
-	unsigned char tv[33];
-	memcpy(tv, g.key.b, 32);
-	tv[32] = g.workload_cut ? 1 : 0;
 	if ((r = key_tree(&k, &g)) < 0)
 		return r;
 	rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
 	memcpy(g.kernel, kernel, sizeof(kernel));
 	memcpy(g.pass, pass, sizeof(pass));
-	struct kx_buf b = { 0 };
-	if ((r = key_tree(&k, &g)) == 0 && (r = group_encode(&g, &b)) == 0) {
-		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)tv, 33);
-		key_digest(&k, T_GROUP, &g.key);
-		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
+	if ((r = put_group(u, &g)) == 0) {
 		char path[4 * KX_NAME_MAX + 32];
 		snprintf(path, sizeof(path), "benchmarks/%s", g.kernel);
 		keep_mtime(u, path, g.changed_ns);
@@ -292,7 +293,6 @@ static int rekey_group(void *ctx, const uint8_t key[32], const char *val, size_t
 		/* written at once: the next group of these directories reads the mtimes back */
 		r = upgrade_write(u->s, u->wb);
 	}
-	kx_buf_release(&b);
 	return r;
 }
 
