@@ -734,10 +734,10 @@ int cmd_compare(struct cli *cli, int argc, char **argv)
 	char path[4 * KX_NAME_MAX + 32], gpu_comp[KX_NAME_MAX];
 	struct kx_node probe;
 	if (gpu) {
-		/* a GPU by its directory's name, or by its own ("NVIDIA A100-SXM4-80GB", "summary": never
-		 * a directory's, summary.tsv is the pair's summary) */
+		/* a GPU by its directory's name, or by its own ("NVIDIA A100-SXM4-80GB"; a reserved name
+		 * such as "summary" is never a directory's: summary.tsv is the pair's summary) */
 		snprintf(path, sizeof(path), "compare/%s..%s/%s.tsv", names[0], names[1], gpu);
-		if (strcmp(gpu, "summary") == 0 || kx_tree_resolve(t, v, path, &probe) < 0) {
+		if (kx_rank_reserved(gpu, strlen(gpu)) || kx_tree_resolve(t, v, path, &probe) < 0) {
 			kx_rank_gpu_component(gpu, gpu_comp);
 			gpu = gpu_comp;
 		}

@@ -128,8 +128,9 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 	static const uint8_t files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS };
 	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
 	for (size_t i = 0; i < x->len && r == 0; i++)
-		for (size_t k = 0; k < 6 && r == 0; k++) {
-			struct kx_node n = { .type = types[k / 3], .file = files[k % 3], .id = x->runs[i].run };
+		for (size_t k = 0; k < KX_ARRAY_SIZE(types) * KX_ARRAY_SIZE(files) && r == 0; k++) {
+			struct kx_node n = { .type = types[k / KX_ARRAY_SIZE(files)], .file = files[k % KX_ARRAY_SIZE(files)],
+					     .id = x->runs[i].run };
 			r = inval_versioned(c, what, &n, before);
 		}
 	gctx_put(c->t, x);

@@ -48,8 +48,8 @@ static int load_aliases(struct kx_tree *t, struct kx_view *v, struct runv *rv)
 /*
  * Load what rendering a run needs: RV_GROUP its group listing and position (rank, names — only
  * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents,
- * RV_ALIASES (and RV_GROUP) its aliases. An alias (SPEC §2) has no position: RV_GROUP gives the
- * run it is an alias of instead.
+ * RV_ALIASES its aliases (one seek: only summary.txt and DIGESTS show them). An alias (SPEC §2) has
+ * no position: RV_GROUP gives the run it is an alias of instead.
  */
 int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
 		   struct runv *rv)
@@ -101,7 +101,7 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 				rv->v.current_dirname = rv->g->dirnames[i];
 			}
 	}
-	if (what & (RV_GROUP | RV_ALIASES) && !rv->run.alias && (r = load_aliases(t, v, rv)) < 0) {
+	if (what & RV_ALIASES && !rv->run.alias && (r = load_aliases(t, v, rv)) < 0) {
 		runv_release(t, rv);
 		return r;
 	}
