@@ -103,6 +103,8 @@ int store_names_each(const struct store_names *n, int (*fn)(void *ctx, char leve
 const char *store_names_level(char level); /* "implementations", "GPUs", "kernels", "passes" */
 void store_names_release(struct store_names *n);
 
+/* A RocksDB status (the C API's error text) as a negative errno, by its code; 0 for none. */
+int store_errno(const char *err);
 int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
 	    struct kx_buf *out);
 int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n);

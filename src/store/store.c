@@ -92,18 +92,41 @@ struct kx_txn {
 	int64_t save_runs, save_docs, save_groups;
 };
 
-static int errno_of(const char *err)
+/*
+ * A RocksDB status as a negative errno, by its code: the C API gives the status as text, its
+ * code's name first ("Corruption: ", "IO error: ", "Resource busy: "…, Status::ToString), then
+ * the message. Only the code is classified, never words inside the message (a "block checksum
+ * mismatch" is damage, not a lock); within "IO error", what RocksDB's messages begin with: a full
+ * disk, and the LOCK file held ("While lock file: …", "lock hold by current process…").
+ */
+static bool code_is(const char *err, const char *code, const char **ret_rest)
 {
+	size_t n = strlen(code);
+	if (strncmp(err, code, n) != 0 || strncmp(err + n, ": ", 2) != 0)
+		return false;
+	*ret_rest = err + n + 2;
+	return true;
+}
+
+int store_errno(const char *err)
+{
+	const char *rest;
 	if (!err)
 		return 0;
-	if (strstr(err, "No space left on device"))
-		return -ENOSPC;
-	if (strstr(err, "lock") || strstr(err, "Resource temporarily unavailable"))
-		return -EBUSY;
-	if (strstr(err, "does not exist"))
-		return -ENOENT;
-	if (strstr(err, "Corruption"))
+	if (code_is(err, "Corruption", &rest))
 		return -EUCLEAN;
+	if (code_is(err, "NotFound", &rest))
+		return -ENOENT;
+	if (code_is(err, "Resource busy", &rest))
+		return -EBUSY;
+	if (code_is(err, "Invalid argument", &rest)) /* "…/CURRENT: does not exist (create_if_missing is false)" */
+		return strstr(rest, ": does not exist (create_if_missing") ? -ENOENT : -EINVAL;
+	if (code_is(err, "IO error", &rest)) {
+		if (strncmp(rest, "No space left on device", 23) == 0 || strstr(rest, ": No space left on device"))
+			return -ENOSPC;
+		if (strncmp(rest, "While lock file: ", 17) == 0 || strncmp(rest, "lock hold by current process", 28) == 0)
+			return -EBUSY; /* LockFile: another process holds LOCK, or this one does */
+	}
 	return -EIO;
 }
 
@@ -122,7 +145,7 @@ int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_wr
 	char *err = NULL;
 	pthread_rwlock_wrlock(&s->wal);
 	rocksdb_write(s->db, wo, wb, &err);
-	s->wal_error = errno_of(err);
+	s->wal_error = store_errno(err);
 	if (!s->wal_error) {
 		size_t n;
 		rocksdb_writebatch_data(wb, &n);
@@ -142,8 +165,9 @@ static int get_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const void *k,
 	size_t n = 0;
 	char *v = rocksdb_get(db, ro, k, kn, &n, &err);
 	if (err) {
+		int r = store_errno(err);
 		rocksdb_free(err);
-		return -EIO;
+		return r;
 	}
 	if (!v)
 		return -ENOENT;
@@ -346,7 +370,7 @@ static int dbh_open(struct kx_store *s, const char *dir, struct dbh **ret, char 
 	char *err = NULL;
 	h->db = rocksdb_open_for_read_only(s->opts, h->dir, 0, &err);
 	if (err) {
-		r = errno_of(err);
+		r = store_errno(err);
 		if (asprintf(ret_msg, "cannot open store '%s': %s", h->dir, err) < 0)
 			*ret_msg = NULL;
 		rocksdb_free(err);
@@ -456,7 +480,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	else
 		s->db = rocksdb_open(s->opts, dir, &err);
 	if (err) {
-		r = errno_of(err);
+		r = store_errno(err);
 		char *holder = r == -EBUSY ? kx_store_holder(dir) : NULL;
 		if (r == -EUCLEAN && !(flags & STORE_SALVAGE) && wal_damaged(s->opts, dir)) {
 			if (asprintf(&msg,
@@ -472,7 +496,8 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		} else if (r == -EBUSY) {
 			if (asprintf(&msg, "store '%s' is in use by another process (%s)", dir, err) < 0)
 				msg = NULL;
-		} else if (asprintf(&msg, "cannot open store '%s': %s", dir, err) < 0) {
+		} else if (asprintf(&msg, r == -EUCLEAN ? "store '%s' is damaged: %s" : "cannot open store '%s': %s", dir,
+				    err) < 0) {
 			msg = NULL;
 		}
 		free(holder);
@@ -635,7 +660,7 @@ int kx_store_sync(struct kx_store *s)
 	if (r == 0) {
 		char *err = NULL;
 		rocksdb_flush_wal(s->db, 1, &err);
-		r = errno_of(err);
+		r = store_errno(err);
 		rocksdb_free(err);
 	}
 	pthread_rwlock_unlock(&s->wal);
@@ -663,7 +688,7 @@ int kx_store_checkpoint(struct kx_store *s, const char *dir, uint64_t log_size_f
 	if (cp)
 		rocksdb_checkpoint_object_destroy(cp);
 	if (err) {
-		int r = errno_of(err);
+		int r = store_errno(err);
 		if (strstr(err, "exists"))
 			r = -EEXIST;
 		if (ret_err && asprintf(ret_err, "cannot take a checkpoint of store '%s' into '%s': %s", s->path, dir,
@@ -1095,16 +1120,14 @@ void scan_close(struct scan *sc)
 		rocksdb_readoptions_destroy(sc->ro);
 }
 
-/* -EIO if the iteration met an error (a damaged or unreadable file), else 0 */
+/* The iteration's error (-EUCLEAN: a damaged file, -EIO: an unreadable one), else 0 */
 static int iter_status(rocksdb_iterator_t *it)
 {
 	char *err = NULL;
 	rocksdb_iter_get_error(it, &err);
-	if (err) {
-		rocksdb_free(err);
-		return -EIO;
-	}
-	return 0;
+	int r = store_errno(err);
+	rocksdb_free(err);
+	return r;
 }
 
 int scan_status(struct scan *sc)
@@ -1668,8 +1691,9 @@ static int txn_get(struct kx_txn *t, const void *k, size_t kn, struct kx_buf *ou
 	size_t n = 0;
 	char *v = rocksdb_get(t->s->db, t->s->ro, k, kn, &n, &err);
 	if (err) {
+		int r = store_errno(err);
 		rocksdb_free(err);
-		return -EIO;
+		return r;
 	}
 	if (!v)
 		return -ENOENT;
