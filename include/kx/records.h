@@ -78,6 +78,7 @@ struct kx_store_stats {
 	uint64_t runs, documents, groups, generation;
 	int64_t changed_ns; /* last commit */
 	int64_t created_ns; /* kindex init */
+	char id[33];        /* the store's id, 32 hex digits, kept by every checkpoint; "" for none yet */
 };
 
 #endif

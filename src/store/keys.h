@@ -44,6 +44,7 @@
 #define K_GEN "\0gen"
 #define K_CHANGED "\0changed"
 #define K_CREATED "\0created"
+#define K_ID "\0id" /* 16 random bytes, made with the store (or by the first writer of an older one) */
 #define K_INDEX_COPIES "\0index-copies" /* present: every 'I' entry holds its run's record */
 #define K_LOSSES "\0losses"             /* text, a line per kx_store_recover that dropped writes */
 #define K_COUNT_RUNS "\0count/runs"

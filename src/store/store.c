@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,6 +159,26 @@ int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_wr
 }
 
 /* ---- lifecycle -------------------------------------------------------------------------------- */
+
+/*
+ * The store's id: 16 random bytes, made once — with the store, or by the first writer of a store
+ * made before ids — and kept by every checkpoint. A publication names it, so a replica tells a
+ * re-created store from the one it copied (docs/replicas.md, "Lineage").
+ */
+static int give_id(struct kx_store *s)
+{
+	int r = get_raw(s, s->ro, KEYLIT(K_ID), NULL);
+	if (r != -ENOENT)
+		return r;
+	unsigned char id[16];
+	if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		return -errno;
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	rocksdb_writebatch_put(wb, KEYLIT(K_ID), (const char *)id, sizeof(id));
+	r = store_write(s, s->wo_sync, wb);
+	rocksdb_writebatch_destroy(wb);
+	return r;
+}
 
 static int get_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out)
 {
@@ -557,6 +578,9 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		r = 0; /* read-only view of an empty store */
 	}
 	kx_buf_release(&schema);
+	if (r == 0 && writable && (r = give_id(s)) < 0 && asprintf(&msg, "cannot give store '%s' its id: %s", dir,
+								       strerror(-r)) < 0)
+		msg = NULL;
 	if (r < 0)
 		goto fail;
 	if (!(flags & KX_STORE_READONLY)) {
@@ -1053,6 +1077,12 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 	ret->generation = get_u64_in(db, ro, KEYLIT(K_GEN));
 	ret->changed_ns = (int64_t)get_u64_in(db, ro, KEYLIT(K_CHANGED));
 	ret->created_ns = (int64_t)get_u64_in(db, ro, KEYLIT(K_CREATED));
+	struct kx_buf id = { 0 };
+	ret->id[0] = '\0';
+	if (get_in(db, ro, KEYLIT(K_ID), &id) == 0 && id.len == 16)
+		for (size_t i = 0; i < 16; i++)
+			snprintf(ret->id + 2 * i, 3, "%02x", (unsigned char)id.ptr[i]);
+	kx_buf_release(&id);
 	if (!ret->changed_ns)
 		ret->changed_ns = ret->created_ns;
 	return 0;
