@@ -17,6 +17,11 @@
  *     store-generation 811        the store's own generation (its commit count)
  *     time 2026-12-04T01:02:03.456Z
  *     time-ns 1796346123456000000 the same instant, nanoseconds since the epoch
+ *     store-id 5f0c…              the store's id (kx_store_stats), 32 hex digits
+ *     publication 9a41…           the lineage: made when a writer starts publishing a store into
+ *                                 a directory that held none of it (32 hex digits)
+ * The last two are absent in what a kindex before lineages wrote: such a publication shares no
+ * lineage with any other, and is copied whole.
  *
  * Library code: nothing here prints; failures come back as a negative errno and a malloc'd
  * message in *ret_err naming the file and what is wrong with it.
@@ -33,7 +38,14 @@
 struct kx_published {
 	uint64_t generation, sequence, store_generation;
 	int64_t time_ns;
+	char store_id[33], publication[33]; /* "" when not given */
 };
+
+/*
+ * Whether b continues a's lineage: the same publication of the same store, neither unnamed. Table
+ * files are shared (linked, or skipped by name) only within one lineage.
+ */
+bool kx_published_same_lineage(const struct kx_published *a, const struct kx_published *b);
 
 /* PUBLISHED's bytes for p, appended to out. */
 int kx_published_format(const struct kx_published *p, struct kx_buf *out);
@@ -86,8 +98,13 @@ struct kx_pull_opts {
 };
 struct kx_pull_result {
 	uint64_t generation; /* now current */
-	uint64_t previous;   /* current before, 0 if none */
+	char name[48];       /* its directory in DST: gen-N, or gen-N-T where gen-N is taken */
+	char previous[48];   /* what current named before ("" if none) */
 	bool up_to_date;     /* nothing copied: current already was the newest */
+	bool new_lineage;    /* another publication than current's (copied whole, verified whole) */
+	bool went_back;      /* the writer's store is behind what current holds (restored?) */
+	unsigned behind;     /* generations the writer removed while this pull copied them */
+	char left_alone[256]; /* what DST holds that kindex pull did not make, ", "-separated */
 	unsigned linked;     /* table files hard-linked from the previous generation */
 	uint64_t verified_since; /* verified what the store's commits after this generation added; 0: all */
 	unsigned removed, kept; /* older generations removed, and kept because a mount uses them */

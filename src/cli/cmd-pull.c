@@ -81,17 +81,26 @@ int cmd_pull(struct cli *cli, int argc, char **argv)
 		else
 			snprintf(how, sizeof(how), "verified");
 		if (res.up_to_date)
-			printf("%s is up to date: generation %llu", o.dst, (unsigned long long)res.generation);
-		else if (res.previous)
-			printf("pulled generation %llu from %s: %s/current -> gen-%llu (%u table file%s linked from gen-%llu, %s)",
-			       (unsigned long long)res.generation, o.src, o.dst, (unsigned long long)res.generation,
-			       res.linked, plural(res.linked), (unsigned long long)res.previous, how);
+			printf("%s is up to date: generation %llu (%s)", o.dst, (unsigned long long)res.generation, res.name);
+		else if (res.previous[0] && !res.new_lineage && !res.went_back)
+			printf("pulled generation %llu from %s: %s/current -> %s (%u table file%s linked from %s, %s)",
+			       (unsigned long long)res.generation, o.src, o.dst, res.name, res.linked, plural(res.linked),
+			       res.previous, how);
 		else
-			printf("pulled generation %llu from %s: %s/current -> gen-%llu (the first copy, %s)",
-			       (unsigned long long)res.generation, o.src, o.dst, (unsigned long long)res.generation, how);
+			printf("pulled generation %llu from %s: %s/current -> %s (%s, %s)", (unsigned long long)res.generation,
+			       o.src, o.dst, res.name,
+			       res.went_back     ? "the writer's store went back to before what the replica held: copied whole"
+			       : res.new_lineage ? "a new publication, another store or a new publish directory: copied whole"
+						 : "the first copy",
+			       how);
+		if (res.behind)
+			printf("; fell behind: the writer removed %u generation%s while %s copied", res.behind,
+			       plural(res.behind), res.behind == 1 ? "it was" : "they were");
 		if (res.removed || res.kept)
 			printf("; %u older generation%s removed, %u kept (in use by a mount)", res.removed,
 			       plural(res.removed), res.kept);
+		if (res.left_alone[0])
+			printf("; left alone, not made by kindex pull: %s", res.left_alone);
 		printf("\n");
 	}
 	return EXIT_OK;

@@ -6,8 +6,12 @@
 #include "kx/manifest.h"
 #include "kx/replica.h"
 
-/* Remove directory `name` under dirfd and what it holds (a generation: files, at most a level of
- * directories below). 0 when it is gone (or was never there), or a negative errno. */
+/* What `kindex pull` makes in DST carries this file (pull.c): made first, removed last. */
+#define REPLICA_MARK ".kindex-pull"
+
+/* Remove directory `name` under dirfd and all it holds, REPLICA_MARK last: a removal cut short
+ * leaves the mark while anything is left. A symbolic link or file of that name is unlinked, never
+ * followed. 0 when it is gone (or was never there), or a negative errno. */
 int replica_remove_dir(int dirfd, const char *name);
 /* Write `name` under dirfd whole or not at all: a hidden temporary file, fsync, rename, fsync of
  * the directory. */

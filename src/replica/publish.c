@@ -12,6 +12,19 @@
  * PUBLISHED has moved on, oldest first; a reader copying one of them (kindex pull) fails and
  * starts over from the new PUBLISHED.
  *
+ * A publication has a lineage (PUBLISHED's store-id and publication): the store's id, and an id
+ * made when this writer starts publishing a store into a directory that held no publication of
+ * it — a new directory, a wiped one, another store's, or its own store gone back to a lower
+ * sequence (restored). Within one lineage a table file's name is its content; across lineages it
+ * is not (a re-created store numbers its files from 000001 again), so a reader copies a new
+ * lineage whole. Generation numbers go on from the directory's last: a gen-N name is never
+ * reused in one directory.
+ *
+ * A generation is removed only when it is past the newest `keep` and was replaced more than
+ * KEEP_MIN_NS ago, so a reader that fetched PUBLISHED can copy what it names even when the writer
+ * publishes many times a second; and a round that fails waits longer before the next (doubling
+ * up to BACKOFF_MAX_MS): a full disk is not filled again at every interval.
+ *
  * The checkpoint's write-ahead log: RocksDB copies the live log into it unless the log is larger
  * than log_size_for_flush, in which case it flushes the memtables to table files first. A
  * threshold at its maximum would ship the whole log with every generation, and 0 would flush at
@@ -30,11 +43,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define LOG_SIZE_FOR_FLUSH (1u << 20)
+#define KEEP_MIN_NS 1000000000LL /* a replaced generation stays at least this long */
+#define BACKOFF_MAX_MS 30000u    /* the longest wait after failed rounds */
 
 struct kx_publisher {
 	struct kx_store *s;
@@ -43,6 +59,9 @@ struct kx_publisher {
 	unsigned keep;
 	struct kx_published last; /* generation 0: none yet */
 	bool have_last;
+	struct kx_published lineage; /* store_id and publication of what this writer publishes */
+	bool fresh;                  /* a new lineage: publish at the first round whatever the sequence */
+	unsigned failures;           /* rounds failed in a row (the backoff) */
 	unsigned rounds_published; /* for the test hook */
 	/* the thread */
 	pthread_t thread;
@@ -105,12 +124,28 @@ static int scan(struct kx_publisher *p, uint64_t **ret, size_t *ret_n)
 	return 0;
 }
 
+/* When generation g was published (its PUBLISHED's time), or 0 when it cannot be read. */
+static int64_t published_ns(struct kx_publisher *p, uint64_t g)
+{
+	char name[48];
+	snprintf(name, sizeof(name), "gen-%llu/PUBLISHED", (unsigned long long)g);
+	struct kx_published x;
+	char *why = NULL;
+	int r = kx_published_read(p->dirfd, name, &x, &why);
+	free(why);
+	return r == 0 ? x.time_ns : 0;
+}
+
+/* Remove the generations past the newest `keep` whose successor was published KEEP_MIN_NS ago. */
 static int prune(struct kx_publisher *p, char **ret_err)
 {
 	uint64_t *gens = NULL;
 	size_t n = 0;
 	int r = scan(p, &gens, &n);
+	int64_t now = kx_now_ns();
 	for (size_t i = 0; r == 0 && n > p->keep && i < n - p->keep; i++) {
+		if (now - published_ns(p, gens[i + 1]) < KEEP_MIN_NS)
+			break; /* replaced a moment ago: a reader may be copying it */
 		char name[32];
 		snprintf(name, sizeof(name), "gen-%llu", (unsigned long long)gens[i]);
 		if ((r = replica_remove_dir(p->dirfd, name)) < 0)
@@ -118,6 +153,35 @@ static int prune(struct kx_publisher *p, char **ret_err)
 	}
 	free(gens);
 	return r;
+}
+
+/* 16 random bytes as 32 hex digits. */
+static int new_id(char ret[33])
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return -errno;
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(ret + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+/* The lineage this writer publishes: the directory's, when it is of this store and not ahead of it. */
+static int choose_lineage(struct kx_publisher *p, char **ret_err)
+{
+	struct kx_store_stats st;
+	kx_store_stats(p->s, NULL, &st);
+	if (!st.id[0])
+		return fail(ret_err, -EINVAL, "cannot publish '%s' into '%s': %s", kx_store_path(p->s), p->dir);
+	memcpy(p->lineage.store_id, st.id, sizeof(st.id));
+	if (p->have_last && p->last.publication[0] && strcmp(p->last.store_id, st.id) == 0 &&
+	    kx_store_sequence(p->s) >= p->last.sequence) {
+		memcpy(p->lineage.publication, p->last.publication, sizeof(p->lineage.publication));
+		return 0;
+	}
+	p->fresh = true;
+	int r = new_id(p->lineage.publication);
+	return r < 0 ? fail(ret_err, r, "cannot make a publication id for '%s'%s: %s", p->dir, "") : 0;
 }
 
 int kx_publisher_open(struct kx_store *s, const char *dir, unsigned keep, struct kx_publisher **ret,
@@ -180,7 +244,8 @@ int kx_publisher_open(struct kx_store *s, const char *dir, unsigned keep, struct
 		free(why);
 		goto out;
 	}
-	r = prune(p, ret_err);
+	if ((r = choose_lineage(p, ret_err)) == 0)
+		r = prune(p, ret_err);
 out:
 	if (r < 0) {
 		kx_publisher_close(p);
@@ -193,9 +258,13 @@ out:
 int kx_publisher_run(struct kx_publisher *p, struct kx_published *ret, char **ret_err)
 {
 	uint64_t seq = kx_store_sequence(p->s);
-	if (p->have_last && seq == p->last.sequence)
-		return 0;
+	if (p->have_last && seq == p->last.sequence && !p->fresh) {
+		int r = prune(p, ret_err); /* what KEEP_MIN_NS kept a round ago may go now */
+		return r < 0 ? r : 0;
+	}
 	struct kx_published next = { .generation = p->have_last ? p->last.generation + 1 : 1 };
+	memcpy(next.store_id, p->lineage.store_id, sizeof(next.store_id));
+	memcpy(next.publication, p->lineage.publication, sizeof(next.publication));
 	char name[32], path[4200];
 	snprintf(name, sizeof(name), "gen-%llu", (unsigned long long)next.generation);
 	snprintf(path, sizeof(path), "%s/%s", p->dir, name);
@@ -235,6 +304,7 @@ int kx_publisher_run(struct kx_publisher *p, struct kx_published *ret, char **re
 	}
 	p->last = next;
 	p->have_last = true;
+	p->fresh = false;
 	if (ret)
 		*ret = next;
 	r = prune(p, ret_err);
@@ -247,14 +317,27 @@ out:
 	return r < 0 ? r : 1;
 }
 
+/* The wait before the next round: the interval, doubled for each round failed in a row, at most
+ * BACKOFF_MAX_MS (or the interval, when that is longer). */
+static unsigned next_wait_ms(const struct kx_publisher *p)
+{
+	uint64_t ms = p->interval_ms;
+	for (unsigned i = 0; i < p->failures && ms < BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	return (unsigned)(ms > BACKOFF_MAX_MS && p->interval_ms < BACKOFF_MAX_MS ? BACKOFF_MAX_MS : ms);
+}
+
 static void round_logged(struct kx_publisher *p)
 {
 	char *err = NULL;
 	struct kx_published g;
 	int r = kx_publisher_run(p, &g, &err);
+	p->failures = r < 0 ? p->failures + 1 : 0;
 	if (r < 0 && p->log) {
 		char *m = NULL;
-		if (asprintf(&m, "publishing into '%s' failed: %s", p->dir, err ? err : strerror(-r)) >= 0) {
+		if (asprintf(&m, "publishing into '%s' failed (%u round%s in a row; the next in %.3f s): %s", p->dir,
+			     p->failures, p->failures == 1 ? "" : "s", next_wait_ms(p) / 1000.0,
+			     err ? err : strerror(-r)) >= 0) {
 			p->log(p->log_ctx, true, m);
 			free(m);
 		}
@@ -277,9 +360,10 @@ static void *publisher_main(void *arg)
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
 		struct timespec until;
+		unsigned wait_ms = next_wait_ms(p);
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += p->interval_ms / 1000;
-		until.tv_nsec += (long)(p->interval_ms % 1000) * 1000000L;
+		until.tv_sec += wait_ms / 1000;
+		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;

@@ -132,15 +132,58 @@ static int run_rsync(const char *prog, const char *const *args, char **ret_err)
 	return say(ret_err, r, "%s was killed by signal %d", prog, WTERMSIG(status));
 }
 
-/* The generation DST/current names, or 0. */
-static uint64_t current_of(int dstfd)
+/*
+ * What a pull makes carries MARK, made first and removed last: a pull removes only directories
+ * that hold it (its partial copies, the generations it made, their trash), never what someone
+ * else put in DST. A generation DST/current names is adopted (marked) too: a kindex before marks
+ * made it.
+ */
+#define MARK REPLICA_MARK
+
+static bool is_ours(int dstfd, const char *name)
 {
-	char target[64];
-	ssize_t n = readlinkat(dstfd, "current", target, sizeof(target) - 1);
-	if (n <= 0)
+	char path[NAME_MAX + sizeof(MARK) + 2];
+	snprintf(path, sizeof(path), "%s/" MARK, name);
+	return faccessat(dstfd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static int mark(int dstfd, const char *name)
+{
+	char path[NAME_MAX + sizeof(MARK) + 2];
+	snprintf(path, sizeof(path), "%s/" MARK, name);
+	int fd = openat(dstfd, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * A generation's name in DST: "gen-N", or "gen-N-T" (T: its publication time-ns in hex) where
+ * "gen-N" is taken by another publication's generation N (a re-created store, a wiped publish
+ * directory) — a follow mount switches when current names another directory, so a name once
+ * served is not reused for other bytes. N, or 0 for any other name.
+ */
+static uint64_t dst_gen_number(const char *name)
+{
+	if (strncmp(name, "gen-", 4) != 0)
 		return 0;
-	target[n] = '\0';
-	return kx_replica_gen_number(target);
+	const char *digits = name + 4, *dash = strchr(digits, '-');
+	size_t n = dash ? (size_t)(dash - digits) : strlen(digits);
+	if (n == 0 || n > 20 || (dash && (strlen(dash + 1) != 16 || strspn(dash + 1, "0123456789abcdef") != 16)))
+		return 0;
+	char plain[32];
+	snprintf(plain, sizeof(plain), "gen-%.*s", (int)n, digits);
+	return kx_replica_gen_number(plain);
+}
+
+/* The directory DST/current names ("" if none, or not a generation's name). */
+static void current_of(int dstfd, char ret[NAME_MAX + 1])
+{
+	ssize_t n = readlinkat(dstfd, "current", ret, NAME_MAX);
+	ret[n > 0 ? n : 0] = '\0';
+	if (!dst_gen_number(ret))
+		ret[0] = '\0';
 }
 
 /* Hard-link every *.sst of directory `from` into `to` (both under dstfd); the count in *ret. */
@@ -201,11 +244,13 @@ static bool verified_read(int dstfd, const char *gen, struct verified *ret)
 
 static int verified_write(const char *part, const struct verified *v)
 {
-	char path[4200], line[96];
-	snprintf(path, sizeof(path), "%s/" VERIFIED, part);
+	char line[96];
 	int n = snprintf(line, sizeof(line), "kindexfs-verified %llu %lld\n", (unsigned long long)v->store_generation,
 			 (long long)v->created_ns);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int dfd = open(part, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = dfd < 0 ? -1 : openat(dfd, VERIFIED, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (dfd >= 0)
+		close(dfd);
 	if (fd < 0)
 		return -errno;
 	errno = 0; /* a short write sets none: -EIO */
@@ -224,18 +269,21 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 {
 	struct kx_published got;
 	char *why = NULL;
-	char gp[4200];
-	snprintf(gp, sizeof(gp), "%s/PUBLISHED", path);
-	int r = kx_published_read(AT_FDCWD, gp, &got, &why);
+	int pfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = pfd < 0 ? -errno : kx_published_read(pfd, "PUBLISHED", &got, &why);
+	if (pfd >= 0)
+		close(pfd);
 	if (r < 0) {
 		say(ret_err, -EUCLEAN, "the copy has no valid PUBLISHED: %s", why ? why : strerror(-r));
 		free(why);
 		return -EUCLEAN;
 	}
-	if (got.generation != want->generation || got.sequence != want->sequence)
-		return say(ret_err, -EUCLEAN, "the copy's PUBLISHED says generation %llu sequence %llu, not %llu %llu",
-			   (unsigned long long)got.generation, (unsigned long long)got.sequence,
-			   (unsigned long long)want->generation, (unsigned long long)want->sequence);
+	if (got.generation != want->generation || got.sequence != want->sequence || got.time_ns != want->time_ns ||
+	    strcmp(got.publication, want->publication) != 0 || strcmp(got.store_id, want->store_id) != 0)
+		return say(ret_err, -EUCLEAN,
+			   "the copy's PUBLISHED says generation %llu sequence %llu of publication '%s', not %llu %llu of '%s'",
+			   (unsigned long long)got.generation, (unsigned long long)got.sequence, got.publication,
+			   (unsigned long long)want->generation, (unsigned long long)want->sequence, want->publication);
 	struct kx_store *s;
 	if ((r = kx_store_open(path, KX_STORE_READONLY, &s, &why)) < 0) {
 		say(ret_err, -EUCLEAN, "the copy does not open: %s", why ? why : strerror(-r));
@@ -245,7 +293,10 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
 	uint64_t seq = kx_store_sequence(s);
-	if (seq != want->sequence || st.generation != want->store_generation) {
+	if (want->store_id[0] && strcmp(st.id, want->store_id) != 0) {
+		r = say(ret_err, -EUCLEAN, "the copy is of store '%s' where PUBLISHED says '%s'", st.id[0] ? st.id : "(no id)",
+			want->store_id);
+	} else if (seq != want->sequence || st.generation != want->store_generation) {
 		r = say(ret_err, -EUCLEAN,
 			"the copy holds sequence %llu and store generation %llu where PUBLISHED says %llu and %llu "
 			"(a file copied short?)",
@@ -279,8 +330,28 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 	return r;
 }
 
-/* Remove the generations other than `keep` no mount holds; counts in ret. */
-static void prune(int dstfd, uint64_t keep, struct kx_pull_result *ret)
+/* Whether a follow mount holds generation `name` (its shared flock): an exclusive one fails. */
+static bool held(int dstfd, const char *name)
+{
+	int fd = openat(dstfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool r = flock(fd, LOCK_EX | LOCK_NB) < 0;
+	close(fd); /* lets the lock go */
+	return r;
+}
+
+static void note_left_alone(struct kx_pull_result *res, const char *name)
+{
+	size_t n = strlen(res->left_alone);
+	if (n + strlen(name) + 3 < sizeof(res->left_alone))
+		snprintf(res->left_alone + n, sizeof(res->left_alone) - n, "%s%s", n ? ", " : "", name);
+	else if (n + 5 < sizeof(res->left_alone) && !ends_with(res->left_alone, "…"))
+		snprintf(res->left_alone + n, sizeof(res->left_alone) - n, ", …");
+}
+
+/* Remove the generations other than `keep` that this pull's kind made and no mount holds. */
+static void prune(int dstfd, const char *keep, struct kx_pull_result *ret)
 {
 	int fd = dup(dstfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -291,16 +362,15 @@ static void prune(int dstfd, uint64_t keep, struct kx_pull_result *ret)
 	}
 	rewinddir(d); /* the offset is dstfd's too */
 	for (struct dirent *e; (e = readdir(d));) {
-		uint64_t g = kx_replica_gen_number(e->d_name);
-		if (!g || g == keep)
+		if (!dst_gen_number(e->d_name) || strcmp(e->d_name, keep) == 0 || !is_ours(dstfd, e->d_name))
 			continue;
 		int gfd = openat(dstfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (gfd < 0)
 			continue;
 		if (flock(gfd, LOCK_EX | LOCK_NB) == 0) {
 			/* no mount holds it, and none can start to: mounts open current, not this */
-			char trash[64];
-			snprintf(trash, sizeof(trash), ".trash-%llu", (unsigned long long)g);
+			char trash[NAME_MAX + 1];
+			snprintf(trash, sizeof(trash), ".trash-%.200s", e->d_name);
 			if (renameat(dstfd, e->d_name, dstfd, trash) == 0 && replica_remove_dir(dstfd, trash) == 0)
 				ret->removed++;
 		} else {
@@ -311,8 +381,11 @@ static void prune(int dstfd, uint64_t keep, struct kx_pull_result *ret)
 	closedir(d);
 }
 
-/* Leftovers of a pull killed before: partial copies, half-removed generations, a link not renamed. */
-static int clean(int dstfd)
+/*
+ * Leftovers of a pull killed before — partial copies, half-removed generations, a link not
+ * renamed — go; what carries no mark is named in ret->left_alone and stays.
+ */
+static int clean(int dstfd, const char *current, struct kx_pull_result *ret)
 {
 	int fd = dup(dstfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -324,14 +397,85 @@ static int clean(int dstfd)
 	rewinddir(d); /* the offset is dstfd's too */
 	int r = 0;
 	for (struct dirent *e; r == 0 && (e = readdir(d));) {
-		if (ends_with(e->d_name, ".partial") || strncmp(e->d_name, ".trash-", 7) == 0)
+		bool leftover = ends_with(e->d_name, ".partial") || strncmp(e->d_name, ".trash-", 7) == 0;
+		if ((leftover || dst_gen_number(e->d_name)) && !is_ours(dstfd, e->d_name)) {
+			if (strcmp(e->d_name, current) != 0)
+				note_left_alone(ret, e->d_name);
+		} else if (leftover) {
 			r = replica_remove_dir(dstfd, e->d_name);
-		else if (strcmp(e->d_name, ".current.tmp") == 0 || strcmp(e->d_name, ".PUBLISHED.incoming") == 0)
+		} else if (strcmp(e->d_name, ".current.tmp") == 0 || strcmp(e->d_name, ".PUBLISHED.incoming") == 0) {
 			unlinkat(dstfd, e->d_name, 0);
+		}
 	}
 	closedir(d);
 	return r;
 }
+
+/* SRC/PUBLISHED, fetched and parsed. -ENOENT (not a publish directory), -ENOSPC, -EUCLEAN. */
+static int fetch_published(const char *rsync, const char *spub, int dstfd, const char *dpub, struct kx_published *ret,
+			   char **ret_err)
+{
+	const char *fetch[] = { "-q", "--ignore-times", spub, dpub, NULL };
+	int r = run_rsync(rsync, fetch, ret_err);
+	if (r < 0) {
+		char *why = *ret_err;
+		*ret_err = NULL;
+		r = r == -ENOSPC ? r : -ENOENT;
+		say(ret_err, r, "cannot read '%s' (is it a publish directory?): %s", spub, why ? why : strerror(-r));
+		free(why);
+		return r;
+	}
+	char *why = NULL;
+	r = replica_read_published(dstfd, ".PUBLISHED.incoming", spub, ret, &why);
+	unlinkat(dstfd, ".PUBLISHED.incoming", 0);
+	if (r < 0) {
+		say(ret_err, -EUCLEAN, "'%s' is not valid: %s", spub, why ? why : strerror(-r));
+		r = -EUCLEAN;
+	}
+	free(why);
+	return r;
+}
+
+/* Two PUBLISHED that name the same generation of the same publication (time-ns tells apart two
+ * of a kindex before lineages). */
+static bool same_publication(const struct kx_published *a, const struct kx_published *b)
+{
+	return a->generation == b->generation && a->sequence == b->sequence && a->time_ns == b->time_ns &&
+	       strcmp(a->publication, b->publication) == 0 && strcmp(a->store_id, b->store_id) == 0;
+}
+
+/*
+ * The name the copy of `pub` gets: "gen-N", or "gen-N-T" where gen-N is current, held by a mount
+ * or not this pull's (a generation N of another publication, a directory someone made). An
+ * unused gen-N of ours (a pull killed between its rename and the flip) is removed first.
+ */
+static int pick_name(int dstfd, const struct kx_published *pub, const char *current, char name[48])
+{
+	snprintf(name, 48, "gen-%llu", (unsigned long long)pub->generation);
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		if (fstatat(dstfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		if (is_ours(dstfd, name) && strcmp(name, current) != 0 && !held(dstfd, name))
+			return replica_remove_dir(dstfd, name);
+		snprintf(name, 48, "gen-%llu-%016llx", (unsigned long long)pub->generation, (unsigned long long)pub->time_ns);
+	}
+	return -EEXIST;
+}
+
+/* The copy's phases; *ret_vanished: the generation was removed at SRC while it was copied. */
+static int copy_generation(const char *rsync, const char *sgen, const char *partslash, char **ret_err)
+{
+	/* phase 1: the table files this host lacks or has otherwise (rsync's size and time check:
+	 * those linked from the same lineage are the same files); those SRC no longer has go */
+	const char *tables[] = { "-a", "--fsync", "--delete", "--include=*.sst", "--exclude=*", sgen, partslash, NULL };
+	/* phase 2: every other file, copied whatever its time and size */
+	const char *rest[] = { "-a", "--fsync", "--ignore-times", "--exclude=*.sst", sgen, partslash, NULL };
+	int r = run_rsync(rsync, tables, ret_err);
+	return r < 0 ? r : run_rsync(rsync, rest, ret_err);
+}
+
+#define PULL_TRIES 4 /* copies tried when the writer removes the generation being copied */
 
 int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, char **ret_err)
 {
@@ -340,8 +484,8 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 		rsync = "rsync";
 	struct kx_pull_result res = { 0 };
 	int dstfd = -1, lockfd = -1, r = 0;
-	char *src = NULL, *dst = NULL, *spub = NULL, *sgen = NULL, *dpub = NULL, *part = NULL, *partslash = NULL;
-	char name[32], pname[48] = "";
+	char *src = NULL, *spub = NULL, *dpub = NULL, *sgen = NULL, *partslash = NULL, *part = NULL;
+	char cur[NAME_MAX + 1], pname[64] = "";
 	if (mkdir(o->dst, 0755) < 0 && errno != EEXIST) {
 		r = say(ret_err, -errno, "cannot make replica directory '%s': %s", o->dst, strerror(errno));
 		goto out;
@@ -358,7 +502,21 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 		    o->dst, o->dst);
 		goto out;
 	}
-	if ((r = clean(dstfd)) < 0) {
+	/* the generation served now: its own PUBLISHED says which publication it is */
+	current_of(dstfd, cur);
+	struct kx_published have;
+	char cur_current[NAME_MAX + 16], cur_pub[NAME_MAX + 16];
+	snprintf(cur_current, sizeof(cur_current), "%s/CURRENT", cur);
+	snprintf(cur_pub, sizeof(cur_pub), "%s/PUBLISHED", cur);
+	char *why = NULL;
+	bool have_cur = cur[0] && faccessat(dstfd, cur_current, F_OK, 0) == 0 && /* not deleted by hand */
+			replica_read_published(dstfd, cur_pub, cur_pub, &have, &why) == 0;
+	free(why);
+	if (have_cur && !is_ours(dstfd, cur) && (r = mark(dstfd, cur)) < 0) { /* made before marks */
+		say(ret_err, r, "cannot mark '%s/%s' as made by kindex pull: %s", o->dst, cur, strerror(-r));
+		goto out;
+	}
+	if ((r = clean(dstfd, cur, &res)) < 0) {
 		say(ret_err, r, "cannot remove what an earlier pull left in '%s': %s", o->dst, strerror(-r));
 		goto out;
 	}
@@ -366,82 +524,94 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 	size_t sl = strlen(o->src);
 	while (sl > 1 && o->src[sl - 1] == '/')
 		sl--;
-	if (asprintf(&src, "%.*s", (int)sl, o->src) < 0 || asprintf(&dst, "%s", o->dst) < 0 ||
-	    asprintf(&spub, "%s/PUBLISHED", src) < 0 || asprintf(&dpub, "%s/.PUBLISHED.incoming", dst) < 0) {
+	if (asprintf(&src, "%.*s", (int)sl, o->src) < 0 || asprintf(&spub, "%s/PUBLISHED", src) < 0 ||
+	    asprintf(&dpub, "%s/.PUBLISHED.incoming", o->dst) < 0) {
 		r = -ENOMEM;
-		goto out;
-	}
-	const char *fetch[] = { "-q", "--ignore-times", spub, dpub, NULL };
-	if ((r = run_rsync(rsync, fetch, ret_err)) < 0) {
-		char *why = *ret_err;
-		*ret_err = NULL;
-		say(ret_err, r == -ENOSPC ? r : -ENOENT, "cannot read '%s' (is it a publish directory?): %s", spub,
-		    why ? why : strerror(-r));
-		r = r == -ENOSPC ? r : -ENOENT;
-		free(why);
 		goto out;
 	}
 	struct kx_published pub;
-	char *why = NULL;
-	r = replica_read_published(dstfd, ".PUBLISHED.incoming", spub, &pub, &why);
-	unlinkat(dstfd, ".PUBLISHED.incoming", 0);
-	if (r < 0) {
-		say(ret_err, -EUCLEAN, "'%s' is not valid: %s", spub, why ? why : strerror(-r));
-		free(why);
-		r = -EUCLEAN;
+	if ((r = fetch_published(rsync, spub, dstfd, dpub, &pub, ret_err)) < 0)
 		goto out;
-	}
-	res.previous = current_of(dstfd);
-	res.generation = pub.generation;
-	snprintf(name, sizeof(name), "gen-%llu", (unsigned long long)pub.generation);
-	char prev[32], prev_current[48];
-	snprintf(prev, sizeof(prev), "gen-%llu", (unsigned long long)res.previous);
-	snprintf(prev_current, sizeof(prev_current), "%s/CURRENT", prev);
-	bool have_prev = res.previous && faccessat(dstfd, prev_current, F_OK, 0) == 0; /* not deleted by hand */
-	if (have_prev && res.previous == pub.generation) {
-		res.up_to_date = true;
-		goto prune;
-	}
-	snprintf(pname, sizeof(pname), "%s.partial", name);
-	if (asprintf(&sgen, "%s/%s/", src, name) < 0 || asprintf(&part, "%s/%s", dst, pname) < 0 ||
-	    asprintf(&partslash, "%s/", part) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (mkdirat(dstfd, pname, 0755) < 0) {
-		r = say(ret_err, -errno, "cannot make '%s': %s", part, strerror(errno));
-		goto out;
-	}
-	/* phase 1: the table files this host has, linked; then the ones it lacks, copied */
-	if (have_prev) {
-		if ((r = link_tables(dstfd, prev, pname, &res.linked)) < 0) {
-			say(ret_err, r, "cannot link the table files of '%s/%s' into '%s': %s", dst, prev, part,
-			    strerror(-r));
+	for (unsigned tries = 1;; tries++) {
+		res.generation = pub.generation;
+		if (have_cur && same_publication(&have, &pub)) {
+			res.up_to_date = true;
+			snprintf(res.name, sizeof(res.name), "%s", cur);
+			goto prune;
+		}
+		/* table files are shared only within a lineage, and only going forward */
+		bool lineage = have_cur && kx_published_same_lineage(&have, &pub) && pub.generation > have.generation &&
+			       pub.sequence >= have.sequence;
+		res.new_lineage = have_cur && !kx_published_same_lineage(&have, &pub);
+		res.went_back = have_cur && !lineage && strcmp(have.store_id, pub.store_id) == 0 && have.store_id[0] &&
+				pub.sequence < have.sequence;
+		char name[48], was[64];
+		snprintf(was, sizeof(was), "%s", pname);
+		if ((r = pick_name(dstfd, &pub, cur, name)) < 0) {
+			say(ret_err, r, "cannot copy generation %llu into '%s': '%s/gen-%llu' and '%s/%s' are taken (in use "
+					"by a mount, or not made by kindex pull)",
+			    (unsigned long long)pub.generation, o->dst, o->dst, (unsigned long long)pub.generation, o->dst,
+			    name);
 			goto out;
 		}
-	}
-	const char *tables[] = { "-a", "--fsync", "--ignore-existing", "--delete", "--include=*.sst", "--exclude=*",
-				 sgen, partslash, NULL };
-	/* phase 2: every other file, copied whatever its time and size */
-	const char *rest[] = { "-a", "--fsync", "--ignore-times", "--exclude=*.sst", sgen, partslash, NULL };
-	if ((r = run_rsync(rsync, tables, ret_err)) < 0 || (r = run_rsync(rsync, rest, ret_err)) < 0) {
-		char *m = *ret_err;
+		snprintf(res.name, sizeof(res.name), "%s", name);
+		snprintf(pname, sizeof(pname), "%s.partial", name);
+		free(sgen);
+		free(partslash);
+		if (asprintf(&sgen, "%s/gen-%llu/", src, (unsigned long long)pub.generation) < 0 ||
+		    asprintf(&partslash, "%s/%s/", o->dst, pname) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (was[0] && renameat(dstfd, was, dstfd, pname) == 0) {
+			/* the copy of the generation the writer removed meanwhile: what it has is of this lineage */
+		} else if (mkdirat(dstfd, pname, 0755) < 0 || (r = mark(dstfd, pname)) < 0) {
+			r = say(ret_err, r < 0 ? r : -errno, "cannot make '%s/%s': %s", o->dst, pname,
+				strerror(r < 0 ? -r : errno));
+			goto out;
+		} else if (lineage && (r = link_tables(dstfd, cur, pname, &res.linked)) < 0) {
+			say(ret_err, r, "cannot link the table files of '%s/%s' into '%s/%s': %s", o->dst, cur, o->dst,
+			    pname, strerror(-r));
+			goto out;
+		}
+		if ((r = copy_generation(rsync, sgen, partslash, ret_err)) == 0)
+			break;
+		/* removed by the writer while copied (it publishes faster than this copies)? then the
+		 * newer generation, from what the copy has */
+		char *copy_err = *ret_err;
 		*ret_err = NULL;
-		say(ret_err, r, "cannot copy generation %llu from '%s' into '%s': %s", (unsigned long long)pub.generation,
-		    src, dst, m ? m : strerror(-r));
-		free(m);
-		goto out;
+		struct kx_published next;
+		bool newer = tries < PULL_TRIES && fetch_published(rsync, spub, dstfd, dpub, &next, ret_err) == 0 &&
+			     next.generation > pub.generation && kx_published_same_lineage(&next, &pub);
+		free(*ret_err);
+		*ret_err = NULL;
+		if (!newer) {
+			say(ret_err, r, "cannot copy generation %llu from '%s' into '%s': %s%s",
+			    (unsigned long long)pub.generation, src, o->dst, copy_err ? copy_err : strerror(-r),
+			    res.behind ? " (each newer generation the writer published was removed before its copy "
+					 "ended: publish less often, or keep more generations)"
+				       : "");
+			free(copy_err);
+			goto out;
+		}
+		free(copy_err);
+		res.behind++;
+		pub = next;
 	}
 	int pfd = openat(dstfd, pname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0 || fsync(pfd) < 0) {
-		r = say(ret_err, -errno, "cannot sync '%s': %s", part, strerror(errno));
+		r = say(ret_err, -errno, "cannot sync '%s/%s': %s", o->dst, pname, strerror(errno));
 		if (pfd >= 0)
 			close(pfd);
 		goto out;
 	}
 	close(pfd);
 	struct verified since;
-	bool incremental = have_prev && !o->verify_all && verified_read(dstfd, prev, &since);
+	if (asprintf(&part, "%s/%s", o->dst, pname) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	bool incremental = res.linked && !o->verify_all && verified_read(dstfd, cur, &since);
 	if ((r = check_copy(part, &pub, o->verify, incremental ? &since : NULL, &res.verified_since, ret_err)) < 0) {
 		char *m = *ret_err;
 		*ret_err = NULL;
@@ -450,20 +620,20 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 		free(m);
 		goto out;
 	}
-	/* a gen-N not current (a pull killed between its rename and the flip) is replaced */
-	if ((r = replica_remove_dir(dstfd, name)) < 0 || renameat(dstfd, pname, dstfd, name) < 0) {
-		r = say(ret_err, r < 0 ? r : -errno, "cannot rename '%s' to '%s/%s': %s", part, dst, name,
-			strerror(r < 0 ? -r : errno));
+	if (renameat(dstfd, pname, dstfd, res.name) < 0) {
+		r = say(ret_err, -errno, "cannot rename '%s' to '%s/%s': %s", part, o->dst, res.name, strerror(errno));
 		goto out;
 	}
+	pname[0] = '\0';
+	snprintf(res.previous, sizeof(res.previous), "%s", have_cur ? cur : "");
 	unlinkat(dstfd, ".current.tmp", 0);
-	if (symlinkat(name, dstfd, ".current.tmp") < 0 || renameat(dstfd, ".current.tmp", dstfd, "current") < 0 ||
+	if (symlinkat(res.name, dstfd, ".current.tmp") < 0 || renameat(dstfd, ".current.tmp", dstfd, "current") < 0 ||
 	    fsync(dstfd) < 0) {
-		r = say(ret_err, -errno, "cannot make '%s/current' name %s: %s", dst, name, strerror(errno));
+		r = say(ret_err, -errno, "cannot make '%s/current' name %s: %s", o->dst, res.name, strerror(errno));
 		goto out;
 	}
 prune:
-	prune(dstfd, pub.generation, &res);
+	prune(dstfd, res.name, &res);
 	*ret = res;
 out:
 	if (r < 0 && dstfd >= 0) {
@@ -476,11 +646,10 @@ out:
 	if (lockfd >= 0)
 		close(lockfd);
 	free(src);
-	free(dst);
 	free(spub);
-	free(sgen);
 	free(dpub);
-	free(part);
+	free(sgen);
 	free(partslash);
+	free(part);
 	return r;
 }

@@ -18,9 +18,25 @@ int kx_published_format(const struct kx_published *p, struct kx_buf *out)
 {
 	char when[40];
 	kx_time_format(p->time_ns, when);
-	return kx_buf_printf(out, "generation %llu\nsequence %llu\nstore-generation %llu\ntime %s\ntime-ns %lld\n",
-			     (unsigned long long)p->generation, (unsigned long long)p->sequence,
-			     (unsigned long long)p->store_generation, when, (long long)p->time_ns);
+	int r = kx_buf_printf(out, "generation %llu\nsequence %llu\nstore-generation %llu\ntime %s\ntime-ns %lld\n",
+			      (unsigned long long)p->generation, (unsigned long long)p->sequence,
+			      (unsigned long long)p->store_generation, when, (long long)p->time_ns);
+	if (r == 0 && p->store_id[0])
+		r = kx_buf_printf(out, "store-id %s\npublication %s\n", p->store_id, p->publication);
+	return r;
+}
+
+bool kx_published_same_lineage(const struct kx_published *a, const struct kx_published *b)
+{
+	return a->publication[0] && strcmp(a->publication, b->publication) == 0 &&
+	       strcmp(a->store_id, b->store_id) == 0;
+}
+
+/* 32 lowercase hex digits */
+static bool is_id(const char *v)
+{
+	size_t n = strspn(v, "0123456789abcdef");
+	return n == 32 && v[n] == '\0';
 }
 
 static int bad(char **ret_err, const char *name, unsigned line, const char *fmt, const char *what)
@@ -30,7 +46,7 @@ static int bad(char **ret_err, const char *name, unsigned line, const char *fmt,
 		if (asprintf(&m, fmt, what) < 0)
 			m = NULL;
 		if (asprintf(ret_err, "%s:%u: %s (PUBLISHED is 'generation N', 'sequence N', 'store-generation N', "
-				      "'time T', 'time-ns N' lines: docs/replicas.md)",
+				      "'time T', 'time-ns N', then 'store-id ID', 'publication ID' lines: docs/replicas.md)",
 			     name, line, m ? m : "malformed") < 0)
 			*ret_err = NULL;
 		free(m);
@@ -40,7 +56,8 @@ static int bad(char **ret_err, const char *name, unsigned line, const char *fmt,
 
 int kx_published_parse(const char *bytes, size_t len, const char *name, struct kx_published *ret, char **ret_err)
 {
-	static const char *const keys[] = { "generation", "sequence", "store-generation", "time", "time-ns" };
+	static const char *const keys[] = { "generation", "sequence", "store-generation", "time", "time-ns",
+					    "store-id", "publication" };
 	struct kx_published p = { 0 };
 	unsigned line = 0, seen = 0;
 	const char *at = bytes, *end = bytes + len;
@@ -68,6 +85,12 @@ int kx_published_parse(const char *bytes, size_t len, const char *name, struct k
 		seen++;
 		if (line == 4)
 			continue; /* the time as text, for people: time-ns is the one read */
+		if (line >= 6) {
+			if (!is_id(val))
+				return bad(ret_err, name, line, "'%s' is not an id (32 hex digits)", val);
+			memcpy(line == 6 ? p.store_id : p.publication, val, 33);
+			continue;
+		}
 		uint64_t v;
 		if (kx_parse_size(val, false, line == 1 ? 1 : 0, line == 5 ? INT64_MAX : UINT64_MAX, &v) < 0)
 			return bad(ret_err, name, line, "'%s' is not a number (a generation: 1 or more)", val);
@@ -80,7 +103,8 @@ int kx_published_parse(const char *bytes, size_t len, const char *name, struct k
 		else
 			p.time_ns = (int64_t)v;
 	}
-	if (seen != KX_ARRAY_SIZE(keys))
+	/* the lineage's two lines are both there, or (a kindex before lineages) neither */
+	if (seen != KX_ARRAY_SIZE(keys) && seen != 5)
 		return bad(ret_err, name, line, "'%s' is missing", keys[seen]);
 	*ret = p;
 	return 0;
@@ -128,8 +152,11 @@ uint64_t kx_replica_gen_number(const char *name)
 int replica_remove_dir(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP) /* not a directory: the name alone goes */
+			return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 		return errno == ENOENT ? 0 : -errno;
+	}
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -137,15 +164,15 @@ int replica_remove_dir(int dirfd, const char *name)
 	}
 	int r = 0;
 	for (struct dirent *e; (e = readdir(d));) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || strcmp(e->d_name, REPLICA_MARK) == 0)
 			continue;
-		if (unlinkat(fd, e->d_name, 0) < 0 && errno != ENOENT) {
-			if (errno == EISDIR && (r = replica_remove_dir(fd, e->d_name)) == 0 &&
-			    unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0)
-				continue;
-			r = r ? r : -errno;
-		}
+		int q = 0;
+		if (unlinkat(fd, e->d_name, 0) < 0 && errno != ENOENT)
+			q = errno == EISDIR ? replica_remove_dir(fd, e->d_name) : -errno; /* removes it, too */
+		r = r ? r : q;
 	}
+	if (r == 0 && unlinkat(fd, REPLICA_MARK, 0) < 0 && errno != ENOENT)
+		r = -errno;
 	closedir(d);
 	if (r == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		r = -errno;

@@ -31,6 +31,18 @@ wait_runs() {
 	done
 }
 
+# wait_kept DIR N [SECONDS]: DIR holds exactly N generations within SECONDS (10); a replaced
+# generation stays a second before the writer removes it (docs/replicas.md)
+wait_kept() {
+	local deadline=$((SECONDS + ${3:-10})) n
+	while :; do
+		n=$(find "$1" -maxdepth 1 -name 'gen-*' ! -name '*.tmp' | wc -l)
+		[ "$n" = "$2" ] && return 0
+		[ $SECONDS -lt $deadline ] || { echo "# $1 holds $n generations, not $2"; return 1; }
+		sleep 0.1
+	done
+}
+
 # verifies STORE: `kindex verify` is clean
 verifies() {
 	"$KINDEX" --store "$1" verify >"$work/verify.out" 2>&1 || { sed 's/^/# /' "$work/verify.out"; return 1; }
