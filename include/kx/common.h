@@ -132,14 +132,25 @@ void kx_hex(const uint8_t *bytes, size_t len, char *out);
 int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len);
 
 /*
- * The one parser of the numbers and sizes users give as options (`kindex ingest --max-bytes`,
- * kindexfs's -o cache, max_manifest, spin, timeout): decimal digits only — no sign, space, base
- * prefix, fraction or exponent, so "-1" or "0x10" is never read as something else — and with
- * `suffixes`, one of K, M, G (powers of 1024) optionally followed by "iB" or "B", or a bare "B".
- * 0 and *ret set; -EINVAL (*ret untouched) when `s` is not such a number; -ERANGE when it is but
- * lies outside [min, max] (23 digits included: never taken as "unlimited").
+ * The parsers of every number and size a user gives (options of kindex, kindexfs and
+ * kindex-bench, and environment variables), one family with one rule: decimal digits only — no
+ * sign, space, base prefix or exponent, so "-1", " -5" or "0x10" is never read as something
+ * else, and nothing may follow the number. Each returns 0 and sets *ret; -EINVAL (*ret
+ * untouched) when `s` is not such a number; -ERANGE when it is but lies outside [min, max]
+ * (23 digits included: never taken as "unlimited", never wrapped). A caller's message names the
+ * option, the value and the range.
+ *
+ * kx_parse_size: a whole number of bytes, with `suffixes` one of K, M, G (powers of 1024)
+ * optionally followed by "iB" or "B", or a bare "B" (`kindex ingest --max-bytes`, -o cache).
  */
 int kx_parse_size(const char *s, bool suffixes, uint64_t min, uint64_t max, uint64_t *ret);
+/* A whole number: digits only ("0" to "18446744073709551615"); a generation, a count. */
+int kx_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
+/*
+ * A non-negative decimal, seconds or a ratio: digits with an optional fraction, "2", "0.5", ".5"
+ * or "2." (at least one digit); no exponent, "inf" or "nan". *ret is the nearest double.
+ */
+int kx_parse_decimal(const char *s, double min, double max, double *ret);
 
 /*
  * A user's value (a field's value, a name, an option's argument) quoted for a message:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Small helpers every module needs: hex encoding, clocks, parsing the sizes users give. */
+/* Small helpers every module needs: hex encoding, clocks, parsing the numbers and sizes users give. */
 #include "kx/common.h"
 
 #include <errno.h>
@@ -123,6 +123,28 @@ int kx_parse_size(const char *s, bool suffixes, uint64_t min, uint64_t max, uint
 		return -ERANGE;
 	v <<= shift;
 	if (v < min || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+int kx_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	return kx_parse_size(s, false, min, max, ret);
+}
+
+int kx_parse_decimal(const char *s, double min, double max, double *ret)
+{
+	size_t whole = strspn(s, "0123456789"), frac = 0;
+	if (s[whole] == '.')
+		frac = strspn(s + whole + 1, "0123456789");
+	const char *end = s + whole + (s[whole] == '.' ? 1 + frac : 0);
+	if (whole + frac == 0 || *end)
+		return -EINVAL;
+	/* what is left is in strtod's syntax in every locale we run in ("C": nothing calls
+	 * setlocale), which glibc rounds correctly; a value past DBL_MAX is HUGE_VAL */
+	double v = strtod(s, NULL);
+	if (!(v >= min && v <= max))
 		return -ERANGE;
 	*ret = v;
 	return 0;

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/* src/common's parsers of the numbers users give: kx_parse_size, kx_parse_uint, kx_parse_decimal. */
+#include "tap.h"
+
+#include "kx/common.h"
+
+#include <errno.h>
+#include <stdint.h>
+
+/* kx_parse_size's answer for s, and that *ret is untouched when it fails */
+static void size_case(const char *s, bool suffixes, uint64_t min, uint64_t max, int want, uint64_t want_v)
+{
+	uint64_t v = 42;
+	int r = kx_parse_size(s, suffixes, min, max, &v);
+	ok(r == want && v == (r == 0 ? want_v : 42), "size '%s'%s in [%llu, %llu]: %d (%llu), want %d (%llu)", s,
+	   suffixes ? " with suffixes" : "", (unsigned long long)min, (unsigned long long)max, r,
+	   (unsigned long long)v, want, (unsigned long long)(want == 0 ? want_v : 42));
+}
+
+static void sizes(void)
+{
+	size_case("0", false, 0, UINT64_MAX, 0, 0);
+	size_case("4194304", true, 1, UINT64_MAX, 0, 4194304);
+	size_case("4M", true, 1, UINT64_MAX, 0, 4u << 20);
+	size_case("4MiB", true, 1, UINT64_MAX, 0, 4u << 20);
+	size_case("4mb", true, 1, UINT64_MAX, 0, 4u << 20);
+	size_case("1G", true, 1, UINT64_MAX, 0, 1u << 30);
+	size_case("512B", true, 1, UINT64_MAX, 0, 512);
+	size_case("4M", false, 1, UINT64_MAX, -EINVAL, 0);
+	size_case("4X", true, 1, UINT64_MAX, -EINVAL, 0);
+	size_case("4iB", true, 1, UINT64_MAX, -EINVAL, 0);
+	size_case("-1", true, 0, UINT64_MAX, -EINVAL, 0);
+	size_case(" 4M", true, 0, UINT64_MAX, -EINVAL, 0);
+	size_case("0x10", true, 0, UINT64_MAX, -EINVAL, 0);
+	size_case("", true, 0, UINT64_MAX, -EINVAL, 0);
+	size_case("0", true, 1, UINT64_MAX, -ERANGE, 0);
+	size_case("17179869184G", true, 0, UINT64_MAX, -ERANGE, 0); /* 2^34 * 2^30 */
+	size_case("17179869183G", true, 0, UINT64_MAX, 0, 17179869183ull << 30);
+	size_case("100000000000000000000000", true, 0, UINT64_MAX, -ERANGE, 0);
+}
+
+static void uint_case(const char *s, uint64_t min, uint64_t max, int want, uint64_t want_v)
+{
+	uint64_t v = 42;
+	int r = kx_parse_uint(s, min, max, &v);
+	ok(r == want && v == (r == 0 ? want_v : 42), "whole number '%s' in [%llu, %llu]: %d (%llu), want %d (%llu)", s,
+	   (unsigned long long)min, (unsigned long long)max, r, (unsigned long long)v, want,
+	   (unsigned long long)(want == 0 ? want_v : 42));
+}
+
+static void uints(void)
+{
+	uint_case("0", 0, UINT64_MAX, 0, 0);
+	uint_case("7", 0, UINT64_MAX, 0, 7);
+	uint_case("007", 0, UINT64_MAX, 0, 7); /* decimal, never octal */
+	uint_case("18446744073709551615", 0, UINT64_MAX, 0, UINT64_MAX);
+	uint_case("18446744073709551616", 0, UINT64_MAX, -ERANGE, 0); /* never wrapped */
+	uint_case("99999999999999999999999", 0, UINT64_MAX, -ERANGE, 0);
+	uint_case("1000000", 1, 1000000, 0, 1000000);
+	uint_case("1000001", 1, 1000000, -ERANGE, 0);
+	uint_case("0", 1, 1000000, -ERANGE, 0);
+	/* what strtoull would have read as something else */
+	const char *bad[] = { "", " -5", "-5", "-0", "+5", " 5", "5 ", "\t5", "5\n", "0x10", "1e3", "5.0", "5.",
+			      "4M", "5k", "five", "5five", "\xef\xbc\x95" /* a full-width 5 */ };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		uint_case(bad[i], 0, UINT64_MAX, -EINVAL, 0);
+}
+
+static void decimal_case(const char *s, double min, double max, int want, double want_v)
+{
+	double v = 42;
+	int r = kx_parse_decimal(s, min, max, &v);
+	ok(r == want && v == (r == 0 ? want_v : 42), "decimal '%s' in [%g, %g]: %d (%.17g), want %d (%.17g)", s, min,
+	   max, r, v, want, want == 0 ? want_v : 42);
+}
+
+static void decimals(void)
+{
+	decimal_case("2", 0.001, 86400, 0, 2);
+	decimal_case("0.5", 0.001, 86400, 0, 0.5);
+	decimal_case(".5", 0.001, 86400, 0, 0.5);
+	decimal_case("2.", 0.001, 86400, 0, 2);
+	decimal_case("0.001", 0.001, 86400, 0, 0.001);
+	decimal_case("0.1", 0, 86400, 0, 0.1); /* the nearest double, as strtod rounds it */
+	decimal_case("86400", 0.001, 86400, 0, 86400);
+	decimal_case("86400.0000001", 0.001, 86400, -ERANGE, 0);
+	decimal_case("0.0009", 0.001, 86400, -ERANGE, 0);
+	decimal_case("0", 0.001, 86400, -ERANGE, 0);
+	decimal_case("0", 0, 4294967295.0, 0, 0);
+	decimal_case("4294967295", 0, 4294967295.0, 0, 4294967295.0);
+	decimal_case("4294967295.5", 0, 4294967295.0, -ERANGE, 0);
+	decimal_case("0000000000000000000000000000000000000001.50", 0, 10, 0, 1.5);
+	char huge[400];
+	memset(huge, '9', sizeof(huge) - 1);
+	huge[sizeof(huge) - 1] = '\0'; /* past DBL_MAX: HUGE_VAL, out of any range */
+	decimal_case(huge, 0, 1e308, -ERANGE, 0);
+	const char *bad[] = { "", ".", "..5", "1.2.3", " 2", "2 ", "-1", "-0", "+2", "1e3", "1E3", "0x1p-2", "inf",
+			      "nan", "infinity", "2s", "2,5", "0.5\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		decimal_case(bad[i], 0, 1e308, -EINVAL, 0);
+}
+
+int main(void)
+{
+	sizes();
+	uints();
+	decimals();
+	return tap_done();
+}
