@@ -109,17 +109,12 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	size_t nextra = 0;
 	uint64_t since = 0;
 	for (; i < argc; i++) {
-		char *end;
 		if (strcmp(argv[i], "--receipts") == 0 && i + 1 < argc && nextra < KX_ARRAY_SIZE(extra)) {
 			extra[nextra++] = argv[++i];
 		} else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
-			errno = 0;
-			since = strtoull(argv[++i], &end, 10);
-			if (errno || end == argv[i] || *end || argv[i][0] == '-') {
-				cli_error("verify: --since %s: not a store generation (a whole number, as README's "
-					  "'generation' line gives)", quoted(argv[i]));
-				return EXIT_USAGE;
-			}
+			int e = kx_parse_uint(argv[++i], 0, UINT64_MAX, &since);
+			if (e < 0)
+				return cli_bad_number("verify", "--since", argv[i], e, 0, UINT64_MAX);
 		} else {
 			cli_error("verify: unexpected argument %s (see --help)", quoted(argv[i]));
 			return EXIT_USAGE;
@@ -129,6 +124,13 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	int r = cli_open(cli, KX_STORE_READONLY, &s);
 	if (r < 0)
 		return -r;
+	struct kx_store_stats now;
+	if (since && kx_store_stats(s, NULL, &now) == 0 && since > now.generation) {
+		cli_error("verify: --since %llu: the store is at generation %llu (README's 'generation' line): give 0 to %llu",
+			  (unsigned long long)since, (unsigned long long)now.generation, (unsigned long long)now.generation);
+		kx_store_close(s);
+		return EXIT_USAGE;
+	}
 	struct kx_problems p;
 	kx_problems_init(&p);
 	uint64_t checked = 0;

@@ -88,6 +88,14 @@ const struct command *cli_command(const char *name)
 	return NULL;
 }
 
+int cli_bad_number(const char *cmd, const char *opt, const char *value, int err, uint64_t min, uint64_t max)
+{
+	cli_error("%s: %s %s: %s (%llu to %llu)", cmd, opt, quoted(value),
+		  err == -ERANGE ? "out of range" : "not a whole number", (unsigned long long)min,
+		  (unsigned long long)max);
+	return EXIT_USAGE;
+}
+
 int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help)
 {
 	const struct command *cmd = cli_command(argv[0]);

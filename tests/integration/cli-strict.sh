@@ -1,6 +1,35 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# (being written: issue 42)
+# Numbers a user gives are read strictly, by one parser (kx_parse_uint, kx_parse_decimal,
+# kx_parse_size): no blank, sign, base prefix, exponent or trailing text, no wrap past 2^64, and
+# within the option's range; a refusal is exit 2 naming the option, the value and the rule.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
+export KINDEX_STORE=$tmp/store
+expect 0 "$KINDEX" init
+expect 0 "$KINDEX" -q import liger "$csv"
+gen=$("$KINDEX" cat README | awk '$1 == "generation" { print $2 }')
+[[ $gen =~ ^[0-9]+$ ]] || die "README gives no generation"
+
+# kindex verify --since GEN: a store generation
+for v in " -5" "-5" "+5" "5 " "0x10" "1e3" "5.0" ""; do
+	expect 2 "$KINDEX" verify --since "$v"
+	check "verify --since '$v': exit 2, not a whole number" \
+		contains err "kindex: verify: --since '$v': not a whole number (0 to 18446744073709551615)"
+	check "verify --since '$v': nothing verified" not_contains out "no problems"
+done
+expect 2 "$KINDEX" verify --since 18446744073709551616
+check "verify --since 2^64: out of range, not wrapped" \
+	contains err "kindex: verify: --since '18446744073709551616': out of range (0 to 18446744073709551615)"
+for v in 99999999999999 $((gen + 1)); do
+	expect 2 "$KINDEX" verify --since "$v"
+	check "verify --since $v, past the store's generation $gen: exit 2, said so" \
+		contains err "kindex: verify: --since $v: the store is at generation $gen (README's 'generation' line): give 0 to $gen"
+	check "verify --since $v: no 'no problems'" not_contains out "no problems"
+done
+expect 0 "$KINDEX" verify --since "$gen"
+check "verify --since the store's own generation: verified" contains out "no problems"
+expect 0 "$KINDEX" verify --since 0
+check "verify --since 0: the whole store" contains out "no problems"
+
 finish
