@@ -65,7 +65,6 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			const char *val = argv[++i];
-			char *end;
 			if (strcmp(opt, "--publish") == 0) {
 				publish = val;
 			} else if (strcmp(opt, "--publish-keep") == 0) {
@@ -74,8 +73,7 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 						  quoted(val));
 					return EXIT_USAGE;
 				}
-			} else if (strspn(val, "0123456789.") != strlen(val) || (interval = strtod(val, &end), *end) ||
-				   !(interval >= 0.001 && interval <= 86400)) {
+			} else if (kx_parse_decimal(val, 0.001, 86400, &interval) < 0) {
 				cli_error("watch: invalid --publish-interval %s: give seconds from 0.001 to 86400, e.g. 2 or 0.5",
 					  quoted(val));
 				return EXIT_USAGE;

@@ -32,4 +32,23 @@ check "verify --since the store's own generation: verified" contains out "no pro
 expect 0 "$KINDEX" verify --since 0
 check "verify --since 0: the whole store" contains out "no problems"
 
+# kindex watch --publish-interval SECONDS, --publish-keep K
+for v in " 2" "2 " "-1" "1e-1" "inf" "0" "86401" "0.0001"; do
+	expect 2 "$KINDEX" watch --publish "$tmp/pub" --publish-interval "$v" "$tmp/spool"
+	check "watch --publish-interval '$v': exit 2, the rule" \
+		contains err "kindex: watch: invalid --publish-interval '$v': give seconds from 0.001 to 86400"
+done
+for v in " 3" "+3" "3k" "1000001" "0"; do
+	expect 2 "$KINDEX" watch --publish "$tmp/pub" --publish-keep "$v" "$tmp/spool"
+	check "watch --publish-keep '$v': exit 2, the rule" \
+		contains err "kindex: watch: invalid --publish-keep '$v': give a number of generations, 1 to 1000000"
+done
+check "no spool or publish directory was made by a refused watch" test ! -e "$tmp/spool" -a ! -e "$tmp/pub"
+
+# kindex ingest --max-bytes SIZE
+for v in " 4M" "-1" "4T" "0x100"; do
+	expect 2 "$KINDEX" ingest --max-bytes "$v" "$data"
+	check "ingest --max-bytes '$v': exit 2, named" contains err "kindex: ingest: invalid --max-bytes '$v'"
+done
+
 finish
