@@ -38,7 +38,10 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_STORE = 3 };
 
-enum { KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW, KEY_RO, KEY_NOPUSH, KEY_FOLLOW };
+enum {
+	KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_FSNAME, KEY_SUBTYPE, KEY_RW, KEY_RO, KEY_NOPUSH, KEY_FOLLOW,
+	KEY_MAX_THREADS,
+};
 
 struct cfg {
 	char *store;
@@ -50,6 +53,7 @@ struct cfg {
 	char *spin;
 	char *publish, *publish_interval, *publish_keep;
 	char *follow_path; /* -o follow=PATH */
+	char *max_threads; /* -o max_threads=N as given (the last one), checked: libfuse reads it with sscanf */
 	bool allow_other, default_permissions, fsname, subtype, rw_given, rw, nopush, follow;
 	int positional;
 };
@@ -72,6 +76,7 @@ static const struct fuse_opt cfg_spec[] = {
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("nopush", KEY_NOPUSH),
+	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	FUSE_OPT_END,
 };
 
@@ -103,6 +108,10 @@ static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_FOLLOW:
 		c->follow = true;
 		return 0;
+	case KEY_MAX_THREADS:
+		free(c->max_threads);
+		c->max_threads = strdup(arg + strlen("max_threads="));
+		return c->max_threads ? 1 : -1; /* 1: libfuse's too */
 	case FUSE_OPT_KEY_NONOPT:
 		/* the first operand is the store; the second (the mountpoint) is libfuse's */
 		if (c->positional++ == 0) {
@@ -163,7 +172,7 @@ static void usage(FILE *f)
 		"    -o spin=USEC           after each answer, poll for the next request this long before\n"
 		"                           sleeping: a process that asks again at once (find, grep -r)\n"
 		"                           finds the daemon awake; 0 to 1000000 (default 100; 0: never)\n"
-		"    -o max_threads=N       at most N threads answering requests (default 10)\n"
+		"    -o max_threads=N       at most N threads answering requests, 1 to 10000 (default 10)\n"
 		"\n");
 }
 
@@ -175,32 +184,6 @@ static int parse_size(const char *s, size_t min, size_t max, size_t *ret)
 	if (r == 0)
 		*ret = (size_t)v;
 	return r;
-}
-
-/* -o timeout=: whole seconds as kx_parse_size reads them (at most 2^32 - 1), and an optional
- * fraction of decimal digits: 3600, 0.5 */
-static int parse_seconds(const char *s, double *ret)
-{
-	const char *dot = strchr(s, '.');
-	size_t n = dot ? (size_t)(dot - s) : strlen(s);
-	char whole[32];
-	if (n >= sizeof(whole))
-		return strspn(s, "0123456789") == n ? -ERANGE : -EINVAL;
-	memcpy(whole, s, n);
-	whole[n] = '\0';
-	uint64_t sec;
-	int r = kx_parse_size(whole, false, 0, UINT32_MAX, &sec);
-	if (r < 0)
-		return r;
-	double frac = 0;
-	if (dot) {
-		size_t k = strspn(dot + 1, "0123456789");
-		if (k == 0 || dot[1 + k])
-			return -EINVAL;
-		frac = strtod(dot, NULL); /* ".DIGITS": nothing strtod could read otherwise */
-	}
-	*ret = (double)sec + frac;
-	return 0;
 }
 
 /* Messages once detached: syslog, with libfuse's levels (they are syslog's). */
@@ -357,16 +340,14 @@ static int parse_options(struct daemon *d)
 				"with -o ro\n");
 		return EXIT_USAGE;
 	}
-	if (cfg->publish_interval &&
-	    (parse_seconds(cfg->publish_interval, &d->publish_interval) < 0 || d->publish_interval < 0.001 ||
-	     d->publish_interval > 86400)) {
+	if (cfg->publish_interval && kx_parse_decimal(cfg->publish_interval, 0.001, 86400, &d->publish_interval) < 0) {
 		fprintf(stderr, "kindexfs: invalid -o publish_interval=%s: give seconds from 0.001 to 86400, e.g. 2 or 0.5\n",
 			cfg->publish_interval);
 		return EXIT_USAGE;
 	}
 	if (cfg->publish_keep) {
 		uint64_t k;
-		if (kx_parse_size(cfg->publish_keep, false, 1, 1000000, &k) < 0) {
+		if (kx_parse_uint(cfg->publish_keep, 1, 1000000, &k) < 0) {
 			fprintf(stderr, "kindexfs: invalid -o publish_keep=%s: give a number of generations, 1 to 1000000\n",
 				cfg->publish_keep);
 			return EXIT_USAGE;
@@ -379,12 +360,17 @@ static int parse_options(struct daemon *d)
 	}
 	if (cfg->spin) {
 		uint64_t us;
-		if (kx_parse_size(cfg->spin, false, 0, 1000000, &us) < 0) {
+		if (kx_parse_uint(cfg->spin, 0, 1000000, &us) < 0) {
 			fprintf(stderr, "kindexfs: invalid -o spin=%s: give microseconds from 0 to 1000000, e.g. 100\n",
 				cfg->spin);
 			return EXIT_USAGE;
 		}
 		d->spin_us = (unsigned)us;
+	}
+	if (cfg->max_threads && kx_parse_uint(cfg->max_threads, 1, 10000, &(uint64_t){ 0 }) < 0) {
+		fprintf(stderr, "kindexfs: invalid -o max_threads=%s: give a number of threads, 1 to 10000\n",
+			cfg->max_threads);
+		return EXIT_USAGE;
 	}
 #if FUSE_USE_VERSION >= 312
 	bool fuse_loop_opts = opts->clone_fd || opts->max_idle_threads != UINT_MAX; /* UINT_MAX: not given */
@@ -394,7 +380,7 @@ static int parse_options(struct daemon *d)
 	if (fuse_loop_opts)
 		fprintf(stderr, "kindexfs: warning: -o clone_fd and -o max_idle_threads are settings of libfuse's own loop, "
 				"which kindexfs does not use: ignored\n");
-	if (cfg->timeout && parse_seconds(cfg->timeout, &d->fs.timeout) < 0) {
+	if (cfg->timeout && kx_parse_decimal(cfg->timeout, 0, UINT32_MAX, &d->fs.timeout) < 0) {
 		fprintf(stderr, "kindexfs: invalid -o timeout=%s: give seconds, 0 to 4294967295, e.g. 3600 or 0.5\n",
 			cfg->timeout);
 		return EXIT_USAGE;
@@ -719,6 +705,7 @@ static void stop(struct daemon *d, int status)
 	free(d->cfg.publish_interval);
 	free(d->cfg.publish_keep);
 	free(d->cfg.follow_path);
+	free(d->cfg.max_threads);
 	free(d->opts.mountpoint);
 	fuse_opt_free_args(&d->args);
 }

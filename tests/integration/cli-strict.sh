@@ -51,4 +51,26 @@ for v in " 4M" "-1" "4T" "0x100"; do
 	check "ingest --max-bytes '$v': exit 2, named" contains err "kindex: ingest: invalid --max-bytes '$v'"
 done
 
+# kindexfs -o NUMBER options: refused before the store is opened or anything mounted
+kindexfs=$KX_BUILD_ROOT/src/fs/kindexfs
+if [[ -x $kindexfs ]]; then
+	mkdir "$tmp/mnt"
+	for o in "max_threads=-1:a number of threads, 1 to 10000" "max_threads=5x:a number of threads, 1 to 10000" \
+		"max_threads=0:a number of threads, 1 to 10000" "timeout=4294967295.5:give seconds, 0 to 4294967295" \
+		"timeout= 5:give seconds" "spin=+5:give microseconds from 0 to 1000000" \
+		"cache=-1M:give a size of at least 1M" "max_manifest=2G:give a size from 1 byte to 1G"; do
+		opt=${o%%:*} rule=${o#*:}
+		expect 2 "$kindexfs" "$tmp/no-store" "$tmp/mnt" -f -o "$opt"
+		check "kindexfs -o '$opt': exit 2, the option and its rule" contains err "kindexfs: invalid -o $opt: "
+		check "kindexfs -o '$opt': the range" contains err "$rule"
+	done
+	for o in "publish_interval=-1" "publish_interval=1e-3" "publish_keep=0x3"; do
+		expect 2 "$kindexfs" "$tmp/no-store" "$tmp/mnt" -f -o "rw,publish=$tmp/pub,$o"
+		check "kindexfs -o '$o': exit 2, named" contains err "kindexfs: invalid -o $o: "
+	done
+	check "nothing mounted or made by a refused kindexfs" test ! -e "$tmp/no-store" -a ! -e "$tmp/pub"
+else
+	echo "# kindexfs not built: its options not checked"
+fi
+
 finish
