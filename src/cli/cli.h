@@ -48,9 +48,9 @@ static inline const char *plural(unsigned long long n)
  * operand, or -1 after printing help (exit 0) / -2 on a usage error (exit 2). */
 int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help);
 const struct command *cli_command(const char *name);
-/* A whole-number option that kx_parse_uint refused with `err`: "CMD: OPT 'VALUE': not a whole
- * number (MIN to MAX)", or "out of range (MIN to MAX)"; returns EXIT_USAGE. */
-int cli_bad_number(const char *cmd, const char *opt, const char *value, int err, uint64_t min, uint64_t max);
+/* A whole-number option that kx_parse_uint refused: "CMD: OPT 'VALUE': not WHAT, a whole number
+ * (MIN to MAX)"; returns EXIT_USAGE. */
+int cli_bad_number(const char *cmd, const char *opt, const char *value, const char *what, uint64_t min, uint64_t max);
 /* Open the store; on failure print why and return the exit code (as a negative number). */
 int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret);
 int cli_exit_for(int err);

@@ -112,9 +112,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		if (strcmp(argv[i], "--receipts") == 0 && i + 1 < argc && nextra < KX_ARRAY_SIZE(extra)) {
 			extra[nextra++] = argv[++i];
 		} else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
-			int e = kx_parse_uint(argv[++i], 0, UINT64_MAX, &since);
-			if (e < 0)
-				return cli_bad_number("verify", "--since", argv[i], e, 0, UINT64_MAX);
+			if (kx_parse_uint(argv[++i], 0, UINT64_MAX, &since) < 0)
+				return cli_bad_number("verify", "--since", argv[i], "a store generation", 0, UINT64_MAX);
 		} else {
 			cli_error("verify: unexpected argument %s (see --help)", quoted(argv[i]));
 			return EXIT_USAGE;

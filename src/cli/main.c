@@ -88,11 +88,10 @@ const struct command *cli_command(const char *name)
 	return NULL;
 }
 
-int cli_bad_number(const char *cmd, const char *opt, const char *value, int err, uint64_t min, uint64_t max)
+int cli_bad_number(const char *cmd, const char *opt, const char *value, const char *what, uint64_t min, uint64_t max)
 {
-	cli_error("%s: %s %s: %s (%llu to %llu)", cmd, opt, quoted(value),
-		  err == -ERANGE ? "out of range" : "not a whole number", (unsigned long long)min,
-		  (unsigned long long)max);
+	cli_error("%s: %s %s: not %s, a whole number (%llu to %llu)", cmd, opt, quoted(value), what,
+		  (unsigned long long)min, (unsigned long long)max);
 	return EXIT_USAGE;
 }
 

@@ -14,13 +14,13 @@ gen=$("$KINDEX" cat README | awk '$1 == "generation" { print $2 }')
 # kindex verify --since GEN: a store generation
 for v in " -5" "-5" "+5" "5 " "0x10" "1e3" "5.0" ""; do
 	expect 2 "$KINDEX" verify --since "$v"
-	check "verify --since '$v': exit 2, not a whole number" \
-		contains err "kindex: verify: --since '$v': not a whole number (0 to 18446744073709551615)"
+	check "verify --since '$v': exit 2, not a store generation" \
+		contains err "kindex: verify: --since '$v': not a store generation, a whole number (0 to 18446744073709551615)"
 	check "verify --since '$v': nothing verified" not_contains out "no problems"
 done
 expect 2 "$KINDEX" verify --since 18446744073709551616
 check "verify --since 2^64: out of range, not wrapped" \
-	contains err "kindex: verify: --since '18446744073709551616': out of range (0 to 18446744073709551615)"
+	contains err "kindex: verify: --since '18446744073709551616': not a store generation, a whole number (0 to 18446744073709551615)"
 for v in 99999999999999 $((gen + 1)); do
 	expect 2 "$KINDEX" verify --since "$v"
 	check "verify --since $v, past the store's generation $gen: exit 2, said so" \
