@@ -544,7 +544,8 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 
 	/* tests only: make case N (1-based) fail as an error would, to test what survives it */
 	const char *inject = getenv("KX_BENCH_TEST_FAIL_CASE");
-	if (inject && strtoul(inject, NULL, 10) == idx) {
+	uint64_t inject_idx;
+	if (inject && kx_parse_uint(inject, 1, SIZE_MAX, &inject_idx) == 0 && inject_idx == idx) {
 		fail("cannot prepare %s: failure injected by KX_BENCH_TEST_FAIL_CASE=%s", label, inject);
 		r = -EIO;
 		goto out;
@@ -759,11 +760,12 @@ static int read_samples(const char *path, struct kx_bench_samples *s)
 		line++;
 		char *q = p + strspn(p, " \t\r");
 		if (*q) {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(q, &end, 10);
-			end += strspn(end, " \t\r");
-			if (errno || *end || *q == '-') {
+			/* blanks around the number are allowed, as other harnesses write them */
+			size_t len = strcspn(q, " \t\r");
+			bool more = q[len + strspn(q + len, " \t\r")] != '\0';
+			q[len] = '\0';
+			uint64_t v;
+			if (more || kx_parse_uint(q, 0, UINT64_MAX, &v) < 0) {
 				fail("cannot read '%s' line %zu: expected a latency in ns (an integer)",
 				     path, line);
 				r = -EINVAL;
@@ -877,23 +879,55 @@ out:
 
 /* ---- arguments ----------------------------------------------------------------------------------- */
 
-static bool parse_number(const char *s, double *ret, bool integer)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || v < 0 || (integer && v != floor(v)))
-		return false;
-	*ret = v;
-	return true;
-}
-
 enum {
 	OPT_LIST = 256, OPT_RUN, OPT_SELFTEST, OPT_RECORD, OPT_IMPL, OPT_PARAM, OPT_INBOX, OPT_SPOOL,
 	OPT_JSONL, OPT_PROTOCOL, OPT_DEVICE, OPT_SEED, OPT_WARMUP, OPT_MIN_SAMPLES, OPT_MIN_TIME,
 	OPT_NOISE, OPT_TIMEOUT, OPT_MAX_SAMPLES, OPT_SAMPLES_DIR, OPT_SAMPLES, OPT_IMPL_PROJECT,
 	OPT_IMPL_VERSION, OPT_CORRECTNESS, OPT_MEMORY, OPT_ENVIRONMENT,
 };
+
+/* The numbers of the options below, each with its range (kindex-bench(1)): kx_parse_uint and
+ * kx_parse_decimal's rule, digits only. */
+struct number_opt {
+	int opt;
+	const char *name;
+	bool decimal;
+	double min, max;
+	const char *what;
+};
+static const struct number_opt number_opts[] = {
+	{ OPT_DEVICE, "--device", false, 0, 1024, "a device ordinal" },
+	{ OPT_SEED, "--seed", false, 0, (double)UINT64_MAX, "a seed" },
+	{ OPT_WARMUP, "--warmup", true, 0, 86400, "seconds" },
+	{ OPT_MIN_TIME, "--min-time", true, 0, 86400, "seconds" },
+	{ OPT_TIMEOUT, "--timeout", true, 0, 86400, "seconds" },
+	{ OPT_NOISE, "--noise", true, 0, 1, "a ratio, stdev/mean" },
+	{ OPT_MIN_SAMPLES, "--min-samples", false, 1, 1000000000, "a number of samples" },
+	{ OPT_MAX_SAMPLES, "--max-samples", false, 1, 1000000000, "a number of samples" },
+	{ OPT_MEMORY, "--memory", false, 0, 9007199254740991.0, "bytes" },
+};
+
+/* Option `opt`'s value: 0 and *ret_u (whole numbers) or *ret_d set, or -EINVAL once said why
+ * ("invalid --seed ' -5': expected a whole number, 0 to 18446744073709551615"). */
+static int parse_number(int opt, const char *s, uint64_t *ret_u, double *ret_d)
+{
+	const struct number_opt *n = number_opts;
+	while (n->opt != opt)
+		n++;
+	/* (double)UINT64_MAX rounds up to 2^64: the bound of --seed is UINT64_MAX itself */
+	uint64_t umax = n->opt == OPT_SEED ? UINT64_MAX : (uint64_t)n->max;
+	int r = n->decimal ? kx_parse_decimal(s, n->min, n->max, ret_d) : kx_parse_uint(s, (uint64_t)n->min, umax, ret_u);
+	if (r < 0) {
+		if (n->decimal)
+			fail("invalid %s '%s': expected %s, a decimal from %g to %g (e.g. 0.5)", n->name, s, n->what, n->min,
+			     n->max);
+		else
+			fail("invalid %s '%s': expected %s, a whole number from %llu to %llu", n->name, s, n->what,
+			     (unsigned long long)n->min, (unsigned long long)umax);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static const struct option longopts[] = {
 	{ "list", no_argument, NULL, OPT_LIST },
@@ -970,6 +1004,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			       .environment = "cuda" };
 	int ch;
 	double v;
+	uint64_t u;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -1002,41 +1037,30 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			break;
 		case OPT_DEVICE:
-			if (!parse_number(optarg, &v, true) || v > 1024) {
-				fail("invalid --device '%s': expected a device ordinal", optarg);
+			if (parse_number(ch, optarg, &u, NULL) < 0)
 				return -EINVAL;
-			}
-			o->device = (int)v;
+			o->device = (int)u;
 			break;
-		case OPT_SEED: {
-			char *end;
-			errno = 0;
-			o->seed = strtoull(optarg, &end, 0);
-			if (errno || *end || end == optarg) {
-				fail("invalid --seed '%s': expected an integer", optarg);
+		case OPT_SEED:
+			if (parse_number(ch, optarg, &o->seed, NULL) < 0)
 				return -EINVAL;
-			}
 			o->seed_set = true;
 			break;
-		}
 		case OPT_WARMUP: case OPT_MIN_TIME: case OPT_NOISE: case OPT_TIMEOUT:
-		case OPT_MIN_SAMPLES: case OPT_MAX_SAMPLES: case OPT_MEMORY: {
-			bool integer = ch == OPT_MIN_SAMPLES || ch == OPT_MAX_SAMPLES || ch == OPT_MEMORY;
-			if (!parse_number(optarg, &v, integer) ||
-			    ((ch == OPT_MIN_SAMPLES || ch == OPT_MAX_SAMPLES) && v < 1)) {
-				fail("invalid %s '%s': expected a %s", argv[optind - 1], optarg,
-				     integer ? "positive integer" : "non-negative number");
+			if (parse_number(ch, optarg, NULL, &v) < 0)
 				return -EINVAL;
-			}
 			if (ch == OPT_WARMUP) o->warmup = v;
 			if (ch == OPT_MIN_TIME) o->min_time = v;
 			if (ch == OPT_NOISE) o->noise = v;
 			if (ch == OPT_TIMEOUT) o->timeout = v;
-			if (ch == OPT_MIN_SAMPLES) o->min_samples = v;
-			if (ch == OPT_MAX_SAMPLES) o->max_samples = v;
-			if (ch == OPT_MEMORY) o->memory = (uint64_t)v;
 			break;
-		}
+		case OPT_MIN_SAMPLES: case OPT_MAX_SAMPLES: case OPT_MEMORY:
+			if (parse_number(ch, optarg, &u, NULL) < 0)
+				return -EINVAL;
+			if (ch == OPT_MIN_SAMPLES) o->min_samples = (double)u;
+			if (ch == OPT_MAX_SAMPLES) o->max_samples = (double)u;
+			if (ch == OPT_MEMORY) o->memory = u;
+			break;
 		case OPT_SAMPLES: o->samples_file = optarg; break;
 		case OPT_IMPL_PROJECT: o->impl_project = optarg; break;
 		case OPT_IMPL_VERSION: o->impl_version = optarg; break;

@@ -73,4 +73,26 @@ else
 	echo "# kindexfs not built: its options not checked"
 fi
 
+# kindex-bench: every number option (checked before anything is run; --list does nothing else)
+bench=$KX_BUILD_ROOT/src/bench/kindex-bench
+if [[ -x $bench ]]; then
+	for o in "--seed: -5" "--seed:0x10" "--seed:18446744073709551616" "--device: 1" "--device:1025" \
+		"--device:1e2" "--min-samples:1e3" "--min-samples:0" "--max-samples:10.0" "--memory:-1" \
+		"--memory:4K" "--warmup:-0.1" "--warmup:1e-3" "--min-time:inf" "--timeout:nan" \
+		"--timeout:86401" "--noise:2" "--noise:.5x"; do
+		opt=${o%%:*} v=${o#*:}
+		expect 2 "$bench" --list "$opt" "$v"
+		check "kindex-bench $opt '$v': exit 2, the option, the value and the range" \
+			grep -qE "^kindex-bench: invalid $opt '$v': expected .*, a (whole number|decimal) from [0-9]+ to [0-9]+" err
+	done
+	expect 0 "$bench" --list --seed 18446744073709551615 --device 0 --min-samples 10 --max-samples 100000 \
+		--warmup .1 --min-time 0.5 --noise 0.005 --timeout 15
+	check "kindex-bench: valid numbers, each at its form, accepted" contains out "cross_entropy"
+	printf '100\n 200 \n+300\n' >samples
+	expect 2 "$bench" --record cross_entropy --impl x --samples samples --environment cpu
+	check "kindex-bench --samples: '+300' is no latency" contains err "line 3: expected a latency in ns"
+else
+	echo "# kindex-bench not built: its options not checked"
+fi
+
 finish
