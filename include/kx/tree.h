@@ -157,7 +157,8 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 
 int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret);
-/* A path relative to the root ("benchmarks/…", "" for the root). */
+/* A path relative to the root ("benchmarks/…", "" for the root). -ENOENT; -ENOTDIR for a path
+ * that goes on past a file, a '/' included ("README/", "README/x"). */
 int kx_tree_resolve(struct kx_tree *t, struct kx_view *v, const char *path, struct kx_node *ret);
 
 /* Entries of a directory in a stable order ("." and ".." not included). Stop early by returning

@@ -338,8 +338,10 @@ int cmd_ls(struct cli *cli, int argc, char **argv)
 	r = kx_tree_resolve(l.t, l.v, path, &n);
 	int status = EXIT_OK;
 	if (r < 0) {
-		cli_error("ls: %s: %s", quoted(path), r == -ENOENT ? "no such file or directory in the tree" : strerror(-r));
-		status = r == -ENOENT ? EXIT_REFUSED : EXIT_IO;
+		cli_error("ls: %s: %s", quoted(path),
+			  r == -ENOENT ? "no such file or directory in the tree"
+			  : r == -ENOTDIR ? "not a directory (a file of the tree is followed by '/')" : strerror(-r));
+		status = r == -ENOENT || r == -ENOTDIR ? EXIT_REFUSED : EXIT_IO;
 	} else if (kx_node_is_dir(&n)) {
 		r = kx_tree_readdir(l.t, l.v, &n, list_entry, &l);
 		if (r < 0) {
@@ -465,8 +467,9 @@ int cmd_cat(struct cli *cli, int argc, char **argv)
 		if (r < 0) {
 			cli_error("cat: %s: %s", quoted(argv[i]),
 				  r == -ENOENT ? "no such file in the tree (kindex ls lists a directory)"
-				  : r == -EISDIR ? "is a directory (kindex ls lists it)" : strerror(-r));
-			status = r == -ENOENT || r == -EISDIR ? EXIT_REFUSED : EXIT_IO;
+				  : r == -EISDIR ? "is a directory (kindex ls lists it)"
+				  : r == -ENOTDIR ? "not a directory (a file of the tree is followed by '/')" : strerror(-r));
+			status = r == -ENOENT || r == -EISDIR || r == -ENOTDIR ? EXIT_REFUSED : EXIT_IO;
 			continue;
 		}
 		if (print_content("cat", quoted(argv[i]), c) != EXIT_OK)

@@ -170,6 +170,9 @@ int kx_tree_resolve(struct kx_tree *t, struct kx_view *v, const char *path, stru
 	char comp[KX_NAME_MAX + 64];
 	const char *p = path;
 	while (*p) {
+		/* "README/", "README/x", "README/.": a file has no entries, not even itself (path_resolution(7)) */
+		if (*p == '/' && !kx_node_is_dir(&n))
+			return -ENOTDIR;
 		while (*p == '/')
 			p++;
 		if (!*p)

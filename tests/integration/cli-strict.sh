@@ -3,6 +3,7 @@
 # Numbers a user gives are read strictly, by one parser (kx_parse_uint, kx_parse_decimal,
 # kx_parse_size): no blank, sign, base prefix, exponent or trailing text, no wrap past 2^64, and
 # within the option's range; a refusal is exit 2 naming the option, the value and the rule.
+# And a file of the tree followed by '/' is not a directory: ENOTDIR, exit 1, not the file.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
 export KINDEX_STORE=$tmp/store
@@ -94,5 +95,24 @@ if [[ -x $bench ]]; then
 else
 	echo "# kindex-bench not built: its options not checked"
 fi
+
+# a file of the tree followed by '/': not a directory (ENOTDIR), exit 1, never the file's bytes
+run=$("$KINDEX" ls runs | head -n 1)
+run=${run%/}
+for p in README/ README/x README/. /README// index.tsv/ "runs/$run/manifest.json/" "runs/$run/manifest.json/x"; do
+	expect 1 "$KINDEX" cat "$p"
+	check "cat '$p': exit 1, not a directory" \
+		contains err "kindex: cat: '$p': not a directory (a file of the tree is followed by '/')"
+	check "cat '$p': prints nothing" test ! -s out
+done
+expect 1 "$KINDEX" ls README/
+check "ls README/: exit 1, not a directory" \
+	contains err "kindex: ls: 'README/': not a directory (a file of the tree is followed by '/')"
+expect 1 "$KINDEX" cat README/ index.tsv
+check "cat README/ index.tsv: the other operand still printed" contains out "benchmark"
+expect 0 "$KINDEX" cat "runs/$run/manifest.json" "/README" "runs/$run/"manifest.json
+check "cat of the same files without the '/' prints them" contains out "generation"
+expect 1 "$KINDEX" show "runs/$run/manifest.json/"
+check "show of a file followed by '/': not a run directory" contains err "not a run directory"
 
 finish
