@@ -230,6 +230,7 @@ struct kx_readme_info {
 	struct kx_store_stats stats;
 	const char *losses; /* kx_store_losses: a line each, or NULL */
 	const char *replica; /* a replica's generation and lag (kx_store_note): lines, or NULL */
+	const char *health;  /* a failing publisher, failing pulls (kx_tree_set_health): lines, or NULL */
 };
 int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out);
 

@@ -125,6 +125,12 @@ struct kx_pull_result {
  * not verify; -ENOSPC: no room in DST; -EIO: rsync failed otherwise.
  */
 int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, char **ret_err);
+/*
+ * Whether pulls into `dst` are failing (DST/PULL-FAILED, which each failed pull rewrites and the
+ * next good one removes): 1 with a README line in *ret (malloc'd): how many in a row, since
+ * when, the last message; 0 when not; a negative errno.
+ */
+int kx_replica_pull_failing(const char *dst, char **ret);
 
 /*
  * A test hook: with KINDEX_TEST_PUBLISH_KILL=N in the environment, the writer kills itself

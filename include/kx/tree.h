@@ -136,6 +136,12 @@ struct kx_tree;
 /* `cache_bytes`: the bound of each cache (content and group listings); 0 = 32 MiB. */
 struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes);
 void kx_tree_free(struct kx_tree *t);
+/*
+ * What README says of the mount's health beside the store: a publisher that fails, pulls into a
+ * followed replica that fail (lines, or NULL for none). README's stamp changes with it; the caller
+ * tells the kernel (kx_fs_set_health). Thread-safe.
+ */
+int kx_tree_set_health(struct kx_tree *t, const char *lines);
 struct kx_store *kx_tree_store(struct kx_tree *t);
 
 uint64_t kx_tree_ino(const struct kx_node *n);

@@ -13,7 +13,9 @@
  * Nothing under DST is written: a generation is opened with rocksdb_open_for_read_only, and its
  * lock is a flock, which changes no byte. Each generation carries a note for /README — the
  * replica's generation, when the writer published it, and the lag from then to this mount
- * serving it — fixed at the switch, so README reads the same until the next one.
+ * serving it — fixed at the switch, so README reads the same until the next one. While pulls
+ * into DST fail (DST/PULL-FAILED, kx_replica_pull_failing), README says so, with the last reason:
+ * the replica is not advancing, and a mount that serves it must not look as if it were current.
  */
 #include "fs.h"
 
@@ -39,7 +41,24 @@ struct kx_follower {
 	int inotify, stop[2];
 	pthread_t thread;
 	char failed[NAME_MAX + 1]; /* the target whose switch failed last: logged once */
+	char *dst;                 /* DST, whose PULL-FAILED is read at each look */
+	char *health;              /* what README says of the pulls now (NULL: nothing) */
 };
+
+/* README's line on failing pulls, set when it changes. */
+static void look_at_pulls(struct kx_follower *f)
+{
+	char *now = NULL;
+	if (kx_replica_pull_failing(f->dst, &now) <= 0)
+		now = NULL;
+	if ((now == NULL) != (f->health == NULL) || (now && strcmp(now, f->health) != 0)) {
+		kx_fs_set_health(f->fs, now);
+		free(f->health);
+		f->health = now;
+	} else {
+		free(now);
+	}
+}
 
 int kx_follow_note(const struct kx_published *p, int64_t now_ns, char **ret)
 {
@@ -145,6 +164,7 @@ static void *follower_main(void *arg)
 				;
 		}
 		look(f);
+		look_at_pulls(f);
 	}
 	return NULL;
 }
@@ -166,8 +186,12 @@ int kx_follower_start(struct kx_fs *fs, const char *current, const char *served,
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
+	if (!(f->dst = strdup(*dir ? dir : "/"))) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	f->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (f->inotify < 0 || inotify_add_watch(f->inotify, *dir ? dir : "/", IN_MOVED_TO | IN_CREATE) < 0 ||
+	if (f->inotify < 0 || inotify_add_watch(f->inotify, *dir ? dir : "/", IN_MOVED_TO | IN_CREATE | IN_DELETE) < 0 ||
 	    pipe2(f->stop, O_CLOEXEC) < 0) {
 		r = -errno;
 		if (asprintf(ret_err, "cannot watch '%s' for new generations: %s", dir, strerror(-r)) < 0)
@@ -188,6 +212,7 @@ fail:
 		close(f->stop[1]);
 	}
 	free(f->current);
+	free(f->dst);
 	free(f);
 	return r;
 }
@@ -204,6 +229,8 @@ void kx_follower_stop(struct kx_fs *fs)
 	close(f->stop[0]);
 	close(f->stop[1]);
 	free(f->current);
+	free(f->dst);
+	free(f->health);
 	free(f);
 	fs->follower = NULL;
 }

@@ -200,6 +200,9 @@ void kx_notifier_stop(struct kx_fs *fs);
  * itself, so a commit that lands before its writer tells is never missed.
  */
 uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation);
+/* README's health lines (kx_tree_set_health: a failing publisher, failing pulls; NULL: none), and
+ * the kernel told to forget README's attributes and pages. From any thread but a request's. */
+void kx_fs_set_health(struct kx_fs *fs, const char *lines);
 /*
  * Answer `req` with `err` (0 or a positive errno, as fuse_reply_err) once round `ticket` is done:
  * the change is in the daemon's view and the kernel's caches were told. At once for ticket 0 or a

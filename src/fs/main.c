@@ -560,13 +560,30 @@ static int open_store(struct daemon *d)
 	return CONTINUE;
 }
 
-/* The publisher's messages: failures always, each generation with -d. */
+/*
+ * The publisher's messages: failures always, each generation with -d. While rounds fail, README
+ * says so with the last reason (a full disk, a lost directory): drops are still accepted, and the
+ * replicas fall behind. Called from the publisher's thread only.
+ */
 static void publish_log(void *ctx, bool failure, const char *msg)
 {
-	if (failure)
+	static int64_t failing_since;
+	struct kx_fs *fs = ctx;
+	if (failure) {
 		kx_fs_log_error("%s", msg);
-	else
-		kx_fs_log_debug(ctx, "%s", msg);
+		if (!failing_since)
+			failing_since = kx_now_ns();
+		char when[40], *lines = NULL;
+		kx_time_format(failing_since, when);
+		if (asprintf(&lines, "publishing  FAILING since %s: %s\n", when, msg) >= 0)
+			kx_fs_set_health(fs, lines);
+		free(lines);
+	} else {
+		kx_fs_log_debug(fs, "%s", msg);
+		if (failing_since)
+			kx_fs_set_health(fs, NULL);
+		failing_since = 0;
+	}
 }
 
 /* The FUSE session, mounted, and the daemon's threads; then the parent is told. */

@@ -541,3 +541,13 @@ void kx_fs_wait_forgotten(struct kx_fs *fs, long ms)
 			break;
 	pthread_mutex_unlock(&nt->lock);
 }
+
+void kx_fs_set_health(struct kx_fs *fs, const char *lines)
+{
+	if (kx_tree_set_health(fs->tree, lines) < 0)
+		return; /* out of memory: README keeps what it said */
+	/* README is versioned (an inode per stamp, kx_versions_ref): the kernel forgets the name, and
+	 * its next lookup finds the version that says what is true now */
+	if (fs->se && !fuse_session_exited(fs->se))
+		fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, "README", 6);
+}

@@ -673,7 +673,7 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"groups      %llu\n"
 		"documents   %llu\n"
 		"generation  %llu (last change %s)\n"
-		"%s"
+		"%s%s"
 		"\n"
 		"benchmarks/<kernel>/<pass>/<gpu>/<workload>/   one comparison group, ranked\n"
 		"    ranking.tsv ranking.json GROUP.json history.tsv history.json ranking.svg history.svg\n"
@@ -697,7 +697,8 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"Every directory verifies with: sha256sum -c SHA256SUMS\n",
 		KX_VERSION, KX_API_VERSION, info->store_path, (unsigned long long)info->stats.runs,
 		(unsigned long long)info->stats.groups, (unsigned long long)info->stats.documents,
-		(unsigned long long)info->stats.generation, when, info->replica ? info->replica : "");
+		(unsigned long long)info->stats.generation, when, info->replica ? info->replica : "",
+		info->health ? info->health : "");
 	if (r < 0 || !info->losses || !*info->losses)
 		return r;
 	return kx_buf_printf(out,

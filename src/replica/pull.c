@@ -475,6 +475,65 @@ static int copy_generation(const char *rsync, const char *sgen, const char *part
 	return r < 0 ? r : run_rsync(rsync, rest, ret_err);
 }
 
+/*
+ * DST/PULL-FAILED, while pulls fail: how many in a row, since when, and the last one's message,
+ * for the operator and for a follow mount's README (kx_replica_pull_failing). Removed by the
+ * next pull that succeeds.
+ */
+#define PULL_FAILED "PULL-FAILED"
+
+static void note_failure(int dstfd, const char *err)
+{
+	unsigned n = 0;
+	long long since = 0;
+	char buf[512];
+	int fd = openat(dstfd, PULL_FAILED, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got > 0) {
+		buf[got] = '\0';
+		const char *at = strstr(buf, "\nsince-ns ");
+		if (sscanf(buf, "failures %u", &n) != 1 || !at || sscanf(at, "\nsince-ns %lld", &since) != 1)
+			n = 0;
+	}
+	if (!n)
+		since = kx_now_ns();
+	char when[40], *text = NULL;
+	kx_time_format(since, when);
+	int len = asprintf(&text, "failures %u\nsince %s\nsince-ns %lld\nerror %.*s\n", n + 1, when, since,
+			   (int)strcspn(err, "\n"), err);
+	if (len > 0)
+		replica_write_file(dstfd, PULL_FAILED, text, (size_t)len);
+	free(text);
+}
+
+int kx_replica_pull_failing(const char *dst, char **ret)
+{
+	char path[PATH_MAX], buf[4096];
+	snprintf(path, sizeof(path), "%s/" PULL_FAILED, dst);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	ssize_t got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got < 0)
+		return -errno;
+	buf[got] = '\0';
+	unsigned n = 0;
+	char since[64] = "?";
+	const char *s = strstr(buf, "\nsince "), *e = strstr(buf, "\nerror ");
+	if (sscanf(buf, "failures %u", &n) != 1 || !e)
+		return -EINVAL;
+	if (s)
+		sscanf(s, "\nsince %63s", since);
+	e += 7;
+	return asprintf(ret, "pulls       failing: %u in a row since %s (%s); the last: %.*s\n", n, since, path,
+			(int)strcspn(e, "\n"), e) < 0
+		       ? -ENOMEM
+		       : 1;
+}
+
 #define PULL_TRIES 4 /* copies tried when the writer removes the generation being copied */
 
 int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, char **ret_err)
@@ -640,6 +699,12 @@ out:
 		if (pname[0])
 			replica_remove_dir(dstfd, pname);
 		unlinkat(dstfd, ".current.tmp", 0);
+	}
+	if (lockfd >= 0 && r != -EBUSY) { /* this pull held DST: it says how it went */
+		if (r < 0)
+			note_failure(dstfd, *ret_err ? *ret_err : strerror(-r));
+		else
+			unlinkat(dstfd, PULL_FAILED, 0);
 	}
 	if (dstfd >= 0)
 		close(dstfd);

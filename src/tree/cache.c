@@ -431,6 +431,7 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 	if (!t)
 		return NULL;
 	t->s = s;
+	pthread_mutex_init(&t->health_lock, NULL);
 	t->limit = cache_bytes ? cache_bytes : 32u << 20;
 	t->nsizes = pow2_floor(t->limit / 4 / sizeof(struct size_slot));
 	t->nrsets = t->limit * 3 / 4 / (RSIZE_WAYS * sizeof(struct rsize_slot)) + 1;
@@ -532,6 +533,8 @@ void kx_tree_free(struct kx_tree *t)
 {
 	if (!t)
 		return;
+	free(t->health);
+	pthread_mutex_destroy(&t->health_lock);
 	for (size_t i = 0; i < KX_ARRAY_SIZE(t->bench); i++)
 		for (struct bench_dir *b = t->bench[i], *n; b; b = n) {
 			n = b->next;
@@ -922,4 +925,18 @@ struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_dige
 	pthread_mutex_unlock(&t->lock);
 	pdoc_free(evict);
 	return p;
+}
+
+int kx_tree_set_health(struct kx_tree *t, const char *lines)
+{
+	char *copy = lines ? strdup(lines) : NULL;
+	if (lines && !copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&t->health_lock);
+	char *old = t->health;
+	t->health = copy;
+	t->health_serial++;
+	pthread_mutex_unlock(&t->health_lock);
+	free(old);
+	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- content ---------------------------------------------------------------------------------- */
@@ -141,9 +142,15 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 				mtime = compare_mtime(t, v, *ret_stamp);
 			break;
 		}
-		/* the root's and benchmarks/' pages: what README says may change with any drop */
+		/* the root's and benchmarks/' pages: what README says may change with any drop, and
+		 * README's health lines without one (the serial in the stamp's top bits) */
 		kx_store_stats(t->s, v, &st);
 		*ret_stamp = (int64_t)st.generation;
+		if (n->type == KX_NODE_README) {
+			pthread_mutex_lock(&t->health_lock);
+			*ret_stamp ^= (int64_t)(t->health_serial << 44);
+			pthread_mutex_unlock(&t->health_lock);
+		}
 		mtime = st.changed_ns;
 		break;
 	case KX_NODE_GROUP_FILE:
@@ -203,11 +210,16 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		struct kx_readme_info info = { .store_path = kx_store_dir(t->s, v), .replica = kx_store_note(t->s, v) };
 		struct kx_buf losses = { 0 };
 		kx_store_stats(t->s, v, &info.stats);
+		pthread_mutex_lock(&t->health_lock);
+		char *health = t->health ? strdup(t->health) : NULL;
+		pthread_mutex_unlock(&t->health_lock);
+		info.health = health;
 		if ((r = kx_store_losses(t->s, v, &losses)) == 0) {
 			info.losses = losses.ptr;
 			r = kx_render_readme(&info, out);
 		}
 		kx_buf_release(&losses);
+		free(health);
 		return r;
 	}
 	case KX_NODE_GROUP_FILE: {

@@ -281,6 +281,9 @@ struct kx_tree {
 	struct reg_state reg;
 	struct index_state index;
 	struct kx_tree_stats stats;
+	pthread_mutex_t health_lock; /* the two below (kx_tree_set_health) */
+	char *health;
+	uint64_t health_serial;
 };
 
 /*

@@ -5,7 +5,8 @@
 # copies whole, never calls "up to date", and never mixes with the old files; a pull removes only
 # what it made; a source generation that is a symbolic link to nested directories fails cleanly
 # and leaves nothing that fails the next pull; a writer publishing every 10 ms does not starve a
-# pull loop; a writer whose publish directory is full backs off, and goes on accepting drops.
+# pull loop; a writer whose publish directory is full backs off, goes on accepting drops, and its
+# mount's README says publishing fails; a follow mount's README says when pulls fail.
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 . "$(dirname "$0")/replica-lib.sh"
@@ -31,6 +32,14 @@ same_runs() {
 	diff <(runs_of "$1") <(runs_of "$2") >"$work/diff" || { sed 's/^/# /' "$work/diff" | head -5; return 1; }
 }
 tables() { find "$1" -maxdepth 1 -name '*.sst' | wc -l; }
+# readme_says MNT PATTERN: the mount's README has a line matching PATTERN within 10 s
+readme_says() {
+	local deadline=$((SECONDS + 10))
+	until grep -q -- "$2" "$1/README" 2>/dev/null; do
+		[ $SECONDS -lt $deadline ] || { sed 's/^/# /' "$1/README" | sed -n '1,12p'; return 1; }
+		sleep 0.1
+	done
+}
 
 # 1. the writer's store re-created (a re-import) under the same publish directory
 s1=$work/s1 pub=$work/pub dst=$work/dst
@@ -162,8 +171,29 @@ if mount -t tmpfs -o size=256k kindex-test-publish "$disk" 2>/dev/null; then
 	check "publishing fails, said with the reason" grep -q 'failed.*No space left on device' "$work/writer8.err"
 	check "and backs off: $n failed rounds in 4 s at a 0.1 s interval (not 40)" [ "$n" -ge 2 -a "$n" -le 8 ]
 	check "the log says when the next round is" grep -q 'the next in [0-9.]* s' "$work/writer8.err"
+	# the same through a read-write mount: its README says publishing fails, and why
+	"$KINDEX" -q --store "$s8" ingest "$work/m2" >/dev/null || die "ingest failed"
+	mount_fg "$s8" "$work/mnt8" -o rw,publish="$disk/pub8",publish_interval=0.1
+	check "a publishing mount's README says publishing is failing, and why" \
+		readme_says "$work/mnt8" "^publishing  FAILING since .*No space left on device"
+	unmount "$work/mnt8" "$daemon"
 else
 	echo "# cannot mount a tmpfs (not root?): the full-disk checks are skipped"
 fi
+
+# a follow mount says when the pulls into its replica fail (the replica is not advancing)
+mount_fg "$dst3/current" "$work/mnt9" -o follow
+check "a follow mount's README says nothing of pulls while they succeed" bash -c "! grep -q '^pulls' '$work/mnt9/README'"
+pull "$work/no-such-pub" "$dst3"
+check "a pull from a publish directory that is gone fails ($rc)" [ "$rc" = 3 ]
+check "DST/PULL-FAILED says so" grep -q "^failures 1" "$dst3/PULL-FAILED"
+check "the follow mount's README says the pulls fail, and the reason" \
+	readme_says "$work/mnt9" "^pulls       failing: 1 in a row since .*no-such-pub"
+pull "$pub3" "$dst3"
+check "a good pull removes PULL-FAILED" [ ! -e "$dst3/PULL-FAILED" ]
+deadline=$((SECONDS + 10))
+while grep -q '^pulls' "$work/mnt9/README" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+check "and README no longer says it" bash -c "! grep -q '^pulls' '$work/mnt9/README'"
+unmount "$work/mnt9" "$daemon"
 
 finish
