@@ -37,6 +37,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -296,7 +297,8 @@ int kx_publisher_run(struct kx_publisher *p, struct kx_published *ret, char **re
 	}
 	p->rounds_published++;
 	const char *kill_at = getenv(KX_PUBLISH_TEST_KILL);
-	if (kill_at && strtoul(kill_at, NULL, 10) == p->rounds_published)
+	uint64_t kill_round;
+	if (kill_at && kx_parse_uint(kill_at, 1, UINT_MAX, &kill_round) == 0 && kill_round == p->rounds_published)
 		raise(SIGKILL);
 	if ((r = replica_write_file(p->dirfd, "PUBLISHED", b.ptr, b.len)) < 0) {
 		fail(ret_err, r, "cannot write '%s/%s': %s", p->dir, "PUBLISHED");
