@@ -36,6 +36,8 @@ enum {
 	KX_STORE_SYNC = 1 << 2,     /* fsync the WAL on every commit */
 	KX_STORE_LEAN = 1 << 3,     /* a 16 MiB block cache, not 32: a long-lived daemon (kindexfs) */
 	KX_STORE_FOLLOW = 1 << 4,   /* a replica's generation (implies READONLY): kx_store_follow below */
+	KX_STORE_VERIFY = 1 << 5,   /* for kx_store_verify (implies READONLY): a table that cannot be read
+				     * does not refuse the open; verify names it and reads the rest */
 };
 
 /*

@@ -23,6 +23,7 @@ struct kx_store {
 	uint64_t logged;      /* bytes of the batches written since the open (under wal) */
 	char *path;
 	char *lockfile; /* written by kx_store_claim */
+	char *damage;   /* KX_STORE_VERIFY: RocksDB's error that refused the plain open (a damaged table) */
 	unsigned flags;
 	bool waiting_index; /* the 'W' index is complete: schema 2 or later, or upgraded at a writable open */
 	bool index_copies;  /* every 'I' entry holds its run's record: K_INDEX_COPIES, or upgraded likewise */

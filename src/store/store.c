@@ -414,7 +414,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		return -ENOMEM;
 	pthread_mutex_init(&s->writer, NULL);
 	pthread_mutex_init(&s->follow, NULL);
-	if (flags & KX_STORE_FOLLOW)
+	if (flags & (KX_STORE_FOLLOW | KX_STORE_VERIFY))
 		flags |= KX_STORE_READONLY;
 	/* a commit waits for the syncs in flight, not behind every sync that comes after it */
 	pthread_rwlockattr_t wal_attr;
@@ -500,6 +500,18 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		s->db = rocksdb_open_for_read_only(s->opts, dir, 0, &err);
 	else
 		s->db = rocksdb_open(s->opts, dir, &err);
+	if (err && (flags & KX_STORE_VERIFY) && store_errno(err) == -EUCLEAN && !wal_damaged(s->opts, dir)) {
+		/*
+		 * A table RocksDB reads at the open (its footer, index or properties block; it opens the
+		 * first 16 tables, or all of them with max_open_files -1) is damaged, and the log is not:
+		 * without paranoid checks the open goes on, each read of that table fails instead, and
+		 * verify names it and reads the rest.
+		 */
+		rocksdb_options_set_paranoid_checks(s->opts, 0);
+		s->damage = err;
+		err = NULL;
+		s->db = rocksdb_open_for_read_only(s->opts, dir, 0, &err);
+	}
 	if (err) {
 		r = store_errno(err);
 		char *holder = r == -EBUSY ? kx_store_holder(dir) : NULL;
@@ -541,6 +553,10 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	s->waiting_index = s->index_copies = s->current_index = true; /* but for an older store read as it is */
 	bool writable = !(flags & KX_STORE_READONLY);
 	int from = r == 0 ? store_readable_schema(schema.ptr, want) : 0;
+	if (r == -EUCLEAN && (flags & KX_STORE_VERIFY)) {
+		r = 0; /* read as this kindex's: verify names the table that holds the schema */
+		from = KX_STORE_SCHEMA;
+	}
 	if (r == -ENOENT && writable) {
 		unsigned char created[8];
 		put_u64(created, (uint64_t)kx_now_ns());
@@ -576,6 +592,10 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 			msg = NULL;
 	} else if (r == -ENOENT) {
 		r = 0; /* read-only view of an empty store */
+	} else if (r == -EUCLEAN) {
+		if (asprintf(&msg, "store '%s' is damaged: the table that holds its schema cannot be read "
+				   "('kindex --store %s verify' names it)", dir, dir) < 0)
+			msg = NULL;
 	}
 	kx_buf_release(&schema);
 	if (r == 0 && writable && (r = give_id(s)) < 0 && asprintf(&msg, "cannot give store '%s' its id: %s", dir,
@@ -646,6 +666,7 @@ void kx_store_close(struct kx_store *s)
 		unlink(s->lockfile);
 		free(s->lockfile);
 	}
+	rocksdb_free(s->damage);
 	if (s->ro)
 		rocksdb_readoptions_destroy(s->ro);
 	if (s->wo)

@@ -31,6 +31,11 @@ struct vctx {
 	struct kx_current_rec *want; /* a group's current runs, worked out from its runs */
 	size_t nwant, cap_want;
 	struct store_names names; /* every name met and its component: no two share a path */
+	/* the live tables (rocksdb_livefiles), each named once when it cannot be read (damaged_table) */
+	const rocksdb_livefiles_t *tables;
+	bool *named;
+	size_t damaged;     /* tables named */
+	uint64_t unreadable; /* point reads that met a damaged table: no record is called missing for them */
 };
 
 static void problem(struct vctx *c, const char *where, const struct kx_digest *d, const char *rule,
@@ -54,9 +59,216 @@ static void problem(struct vctx *c, const char *where, const struct kx_digest *d
 	kx_problems_add(c->pr, 0, 0, ptr, rule, "%s", msg);
 }
 
-static bool exists(struct kx_store *s, const struct key *k)
+/* A point read's result: a damaged table (-EUCLEAN) is counted, and the scan of the key's family
+ * names the table, so the record is not also called missing. */
+static bool unreadable(struct vctx *c, int r)
 {
-	return get_raw(s, s->ro, k->b, k->len, NULL) == 0;
+	if (r != -EUCLEAN)
+		return false;
+	c->unreadable++;
+	return true;
+}
+
+static bool exists(struct vctx *c, const struct key *k)
+{
+	int r = get_raw(c->s, c->s->ro, k->b, k->len, NULL);
+	return r == 0 || unreadable(c, r);
+}
+
+/* ---- tables that cannot be read --------------------------------------------------------------- */
+
+/* What a key is, as a problem names it: "document sha256:…", "rank-index entry of group sha256:…" */
+static void key_name_of(char *out, size_t cap, const unsigned char *k, size_t n)
+{
+	static const struct {
+		unsigned char tag;
+		const char *what;
+	} digest_keys[] = {
+		{ T_DOC, "document" },
+		{ T_RUN, "run" },
+		{ T_GROUP, "group" },
+		{ T_INDEX, "rank-index entry of group" },
+		{ T_CURRENT, "current-run entry of group" },
+		{ T_WAIT, "waiting-index entry of document" },
+		{ T_ALIAS, "alias entry of run" },
+	};
+	for (size_t i = 0; n >= 33 && i < KX_ARRAY_SIZE(digest_keys); i++) {
+		if (k[0] != digest_keys[i].tag)
+			continue;
+		struct kx_digest d;
+		char hex[KX_DIGEST_STR_MAX];
+		memcpy(d.b, k + 1, 32);
+		kx_digest_format(&d, hex);
+		snprintf(out, cap, "%s %s", digest_keys[i].what, hex);
+		return;
+	}
+	/* a key of names (S, T, M, N) or of the store's own ("\0gen"): its bytes, NULs as '/' */
+	char text[64];
+	size_t m = 0;
+	bool own = n && k[0] == 0;
+	for (size_t i = own; i < n && m < sizeof(text) - 4; i++)
+		text[m++] = k[i] == 0 ? '/' : k[i] < 0x20 || k[i] >= 0x7f ? '?' : (char)k[i];
+	if (m + own < n)
+		text[m++] = '.', text[m++] = '.', text[m++] = '.';
+	text[m] = '\0';
+	snprintf(out, cap, "%s '%s'", own ? "the store's key" : "key", text);
+}
+
+/* What the keys from tag lo to tag hi are (keys.h): "documents, groups". */
+static void families(char *out, size_t cap, unsigned char lo, unsigned char hi)
+{
+	static const struct {
+		unsigned char tag;
+		const char *what;
+	} tags[] = {
+		{ 0, "the store's schema and counters" },
+		{ T_ALIAS, "aliases" },
+		{ T_CURRENT, "current-run entries" },
+		{ T_DOC, "documents" },
+		{ T_GROUP, "groups" },
+		{ T_INDEX, "rank-index entries" },
+		{ T_MTIME, "directory times" },
+		{ T_NAME, "name claims" },
+		{ T_RUN, "runs" },
+		{ T_SOURCE, "source-index entries" },
+		{ T_TREE, "path-index entries" },
+		{ T_WAIT, "waiting-index entries" },
+	};
+	size_t n = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < KX_ARRAY_SIZE(tags); i++)
+		if (tags[i].tag >= lo && tags[i].tag <= hi && n < cap)
+			n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? ", " : "", tags[i].what);
+	if (!n)
+		snprintf(out, cap, "no key family kindex writes");
+}
+
+/*
+ * The live table RocksDB's message `err` names ("… in /store/000013.sst offset 0 size 1748"), named
+ * once as a problem: its file, the keys it holds and what they are. Its index in c->tables, or -1
+ * when the message names no live table (named as a problem of the store then).
+ */
+static int damaged_table(struct vctx *c, const char *err)
+{
+	const char *sst = NULL;
+	for (const char *p = err; (p = strstr(p, ".sst")); p++)
+		sst = p;
+	const char *name = sst;
+	while (name && name > err && name[-1] >= '0' && name[-1] <= '9')
+		name--;
+	int found = -1;
+	for (int i = 0; name && name < sst && c->tables && i < rocksdb_livefiles_count(c->tables); i++) {
+		const char *f = rocksdb_livefiles_name(c->tables, i);
+		const char *base = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+		if (strlen(base) == (size_t)(sst + 4 - name) && memcmp(base, name, (size_t)(sst + 4 - name)) == 0)
+			found = i;
+	}
+	if (found < 0) {
+		c->damaged++;
+		kx_problems_add(c->pr, 0, 0, "store", "store-table",
+				"a table cannot be read, and what is after it in this key family is not checked: %s", err);
+		return -1;
+	}
+	if (c->named[found])
+		return found;
+	c->named[found] = true;
+	c->damaged++;
+	size_t ln, hn;
+	const unsigned char *lo = (const unsigned char *)rocksdb_livefiles_smallestkey(c->tables, found, &ln);
+	const unsigned char *hi = (const unsigned char *)rocksdb_livefiles_largestkey(c->tables, found, &hn);
+	char from[160], to[160], what[400], ptr[64];
+	key_name_of(from, sizeof(from), lo, ln);
+	key_name_of(to, sizeof(to), hi, hn);
+	families(what, sizeof(what), ln ? lo[0] : 0, hn ? hi[0] : 0xff);
+	snprintf(ptr, sizeof(ptr), "table %.*s", (int)(sst + 4 - name), name);
+	kx_problems_add(c->pr, 0, 0, ptr, "store-table",
+			"cannot be read, so what it holds is not checked: %s, from %s to %s (level %d, %zu bytes); "
+			"RocksDB says: %s",
+			what, from, to, rocksdb_livefiles_level(c->tables, found), rocksdb_livefiles_size(c->tables, found),
+			err);
+	return found;
+}
+
+/*
+ * A scan of verify's that goes on past damage. RocksDB 7.8 ends an iteration that steps (Next) into
+ * a block it cannot read as if that were the end, with no error; a seek does report it. So each end
+ * is confirmed by a seek to the key after the last one read; a damaged table that a seek meets is
+ * named (damaged_table) and the scan goes on after the last key it holds.
+ */
+struct vscan {
+	struct scan sc;
+	unsigned char last[sizeof(((struct key *)0)->b) + 1]; /* the entry read last, and room for a \0 */
+	size_t last_len;
+	bool any;
+	unsigned char past[sizeof(((struct key *)0)->b) + 1]; /* where it went on after a table, last */
+	size_t past_len;
+	bool damaged; /* it met a damaged table: what it did not read is not called missing */
+};
+
+/* Whether key a (an bytes) sorts after b (bn bytes), as RocksDB's bytewise comparator sorts. */
+static bool key_after(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+	int d = memcmp(a, b, an < bn ? an : bn);
+	return d > 0 || (d == 0 && an > bn);
+}
+
+/* 1 at an entry, 0 at the end, or a negative errno; `sought`: the iterator was just positioned by
+ * a seek (whose end is an end). */
+static int vscan_at(struct vctx *c, struct vscan *vs, bool sought)
+{
+	for (;;) {
+		rocksdb_iterator_t *it = vs->sc.it;
+		if (rocksdb_iter_valid(it)) {
+			size_t kn;
+			const char *k = rocksdb_iter_key(it, &kn);
+			if (kn < sizeof(vs->last)) {
+				memcpy(vs->last, k, kn);
+				vs->last_len = kn;
+				vs->any = true;
+			}
+			return 1;
+		}
+		char *err = NULL;
+		rocksdb_iter_get_error(it, &err);
+		if (!err && (sought || !vs->any))
+			return 0;
+		if (!err) {
+			vs->last[vs->last_len] = 0; /* the smallest key after the last one */
+			rocksdb_iter_seek(it, (const char *)vs->last, vs->last_len + 1);
+			sought = true;
+			continue;
+		}
+		int r = store_errno(err);
+		int t = r == -EUCLEAN ? damaged_table(c, err) : -1;
+		rocksdb_free(err);
+		if (r != -EUCLEAN)
+			return r;
+		vs->damaged = true;
+		size_t hn;
+		const char *hi = t < 0 ? NULL : rocksdb_livefiles_largestkey(c->tables, t, &hn);
+		if (!hi || hn + 1 > sizeof(vs->past) ||
+		    (vs->past_len && !key_after((const unsigned char *)hi, hn + 1, vs->past, vs->past_len)))
+			return 0; /* no table to go past, or not one further on: the rest of this scan is unread */
+		memcpy(vs->past, hi, hn);
+		vs->past[hn] = 0;
+		vs->past_len = hn + 1;
+		rocksdb_iter_seek(it, (const char *)vs->past, vs->past_len);
+		sought = true;
+	}
+}
+
+static int vscan_open(struct vctx *c, struct vscan *vs, const void *prefix, size_t n)
+{
+	vs->last_len = vs->past_len = 0;
+	vs->any = vs->damaged = false;
+	int r = scan_open(&vs->sc, c->s, NULL, prefix, n);
+	return r < 0 ? r : vscan_at(c, vs, true);
+}
+
+static int vscan_next(struct vctx *c, struct vscan *vs)
+{
+	rocksdb_iter_next(vs->sc.it);
+	return vscan_at(c, vs, false);
 }
 
 static int dset_add(struct dset *d, const struct kx_digest *x)
@@ -91,13 +303,13 @@ static bool wanted(struct vctx *c, struct dset *d, const struct kx_digest *x)
 static int check_docs(struct vctx *c)
 {
 	unsigned char p = T_DOC;
-	struct scan sc;
-	int r = scan_open(&sc, c->s, NULL, &p, 1);
+	struct vscan vs;
+	int r = 0, at;
 	struct kx_arena *a = kx_arena_new();
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+	for (at = vscan_open(c, &vs, &p, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
 		size_t kn, vn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		const char *v = rocksdb_iter_value(sc.it, &vn);
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
+		const char *v = rocksdb_iter_value(vs.sc.it, &vn);
 		c->docs++;
 		struct kx_digest key = { 0 }, got;
 		if (kn != 33) {
@@ -123,9 +335,9 @@ static int check_docs(struct vctx *c)
 			a = kx_arena_new();
 		}
 	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+	if (r == 0 && at < 0)
+		r = at;
+	scan_close(&vs.sc);
 	kx_arena_free(a);
 	return r;
 }
@@ -186,16 +398,15 @@ static int check_current(struct vctx *c, const struct kx_digest *g, struct count
 	int r = currents_flush(&cc->cur, g, want_current, c);
 	unsigned char p[33] = { T_CURRENT };
 	memcpy(p + 1, g->b, 32);
-	struct scan sc;
+	struct vscan vs;
 	size_t i = 0;
-	if (r == 0)
-		r = scan_open(&sc, c->s, NULL, p, sizeof(p));
 	if (r < 0)
 		return r;
-	for (; rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+	int at;
+	for (at = vscan_open(c, &vs, p, sizeof(p)); at > 0; at = vscan_next(c, &vs)) {
 		size_t kn, vn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		const char *val = rocksdb_iter_value(sc.it, &vn);
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
+		const char *val = rocksdb_iter_value(vs.sc.it, &vn);
 		char impl[KX_NAME_MAX];
 		c->checked++;
 		c->currents++;
@@ -208,14 +419,16 @@ static int check_current(struct vctx *c, const struct kx_digest *g, struct count
 		int order = -1;
 		/* both in implementation name order: the runs the store lacks come first */
 		for (; i < c->nwant && (order = strcmp(c->want[i].impl, impl)) < 0; i++)
-			problem(c, "current-run index of group", g, "store-index", "has no entry for %s", c->want[i].impl);
+			if (!vs.damaged)
+				problem(c, "current-run index of group", g, "store-index", "has no entry for %s",
+					c->want[i].impl);
 		check_entry(c, g, impl, order == 0 ? &c->want[i] : NULL, val, vn);
 		i += order == 0;
 	}
-	for (; i < c->nwant; i++)
+	for (; i < c->nwant && !vs.damaged && at == 0; i++)
 		problem(c, "current-run index of group", g, "store-index", "has no entry for %s", c->want[i].impl);
-	r = scan_status(&sc);
-	scan_close(&sc);
+	r = at < 0 ? at : 0;
+	scan_close(&vs.sc);
 	return r;
 }
 
@@ -226,7 +439,9 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 	c->checked++;
 	struct count_ctx cc = { 0 };
 	int r = kx_store_group_runs(c->s, NULL, &g->key, count_run, &cc);
-	if (r == -EIO) /* an entry that does not decode: check_index names it */
+	if (unreadable(c, r))
+		r = 0; /* its rank-index entries are in a damaged table, which check_index names */
+	else if (r == -EIO) /* an entry that does not decode: check_index names it */
 		problem(c, "group", &g->key, "store-record", "its runs cannot be listed: a rank-index entry does not decode");
 	else if (r < 0)
 		return r;
@@ -248,8 +463,8 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 			"kindex, upgraded when opened to write", g->benchmark, g->kernel, g->pass, kernel, pass);
 	struct key k;
 	struct kx_buf b = { 0 };
-	if (key_tree(&k, g) < 0 || get_raw(c->s, c->s->ro, k.b, k.len, &b) < 0 || b.len != 33 ||
-	    memcmp(b.ptr, g->key.b, 32) != 0)
+	if (key_tree(&k, g) < 0 || (!unreadable(c, r = get_raw(c->s, c->s->ro, k.b, k.len, &b)) &&
+				      (r < 0 || b.len != 33 || memcmp(b.ptr, g->key.b, 32) != 0)))
 		problem(c, "group", &g->key, "store-index", "path index entry %s/%s/%s/%s is missing or points elsewhere",
 			g->kernel, g->pass, g->gpu, g->workload_slug);
 	kx_buf_release(&b);
@@ -259,11 +474,11 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 static int check_index(struct vctx *c)
 {
 	unsigned char p = T_INDEX;
-	struct scan sc;
-	int r = scan_open(&sc, c->s, NULL, &p, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+	struct vscan vs;
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &p, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
 		size_t kn;
-		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(vs.sc.it, &kn);
 		if (kn != INDEX_KEY_LEN) {
 			c->checked++;
 			problem(c, "rank-index key", NULL, "store-key", "a rank-index key has %zu bytes", kn);
@@ -282,7 +497,9 @@ static int check_index(struct vctx *c)
 		key_digest(&want, T_RUN, &run);
 		int got = get_raw(c->s, c->s->ro, want.b, want.len, &raw);
 		if (got < 0 || run_decode(raw.ptr, raw.len, &x) < 0) {
-			if (got == -ENOENT)
+			if (unreadable(c, got))
+				;
+			else if (got == -ENOENT)
 				problem(c, "rank-index entry for run", &run, "store-index", "points at a run that is not stored");
 			else if (got == 0) /* check_records names the record */
 				problem(c, "rank-index entry for run", &run, "store-record",
@@ -300,7 +517,7 @@ static int check_index(struct vctx *c)
 		/* its copy of the record (none in an entry written before the index held one: such a
 		 * store, which lacks K_INDEX_COPIES, is upgraded when it is opened to write) */
 		size_t vn;
-		const char *val = rocksdb_iter_value(sc.it, &vn);
+		const char *val = rocksdb_iter_value(vs.sc.it, &vn);
 		if (vn && (raw.len != vn || memcmp(raw.ptr, val, vn) != 0))
 			problem(c, "rank-index entry for run", &run, "store-index",
 				"holds a copy of the run record that differs from the record");
@@ -309,9 +526,9 @@ static int check_index(struct vctx *c)
 				"holds no copy of the run record (this store says every entry does)");
 		kx_buf_release(&raw);
 	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+	if (r == 0 && at < 0)
+		r = at;
+	scan_close(&vs.sc);
 	return r;
 }
 
@@ -322,17 +539,21 @@ static void check_alias(struct vctx *c, const struct kx_run_rec *x, const char *
 	struct kx_run_rec of;
 	struct kx_digest got;
 	struct key k;
-	if (kx_store_get_run(c->s, NULL, &x->alias_of, &of) < 0 || of.alias)
+	int r = kx_store_get_run(c->s, NULL, &x->alias_of, &of);
+	if (unreadable(c, r))
+		;
+	else if (r < 0 || of.alias)
 		problem(c, "alias", &x->run, "store-index", "names a run that is not stored, or is an alias itself");
 	else if (!kx_digest_equal(&of.group, &x->group))
 		problem(c, "alias", &x->run, "store-record", "its record is not in the group of the run it is an alias of");
 	key_alias(&k, &x->alias_of, &x->run);
-	if (!exists(c->s, &k))
+	if (!exists(c, &k))
 		problem(c, "alias", &x->run, "store-index", "the alias index has no entry for it");
-	if (src && ext && (kx_store_find_source(c->s, NULL, src, ext, &got) < 0 || !kx_digest_equal(&got, &x->alias_of)))
+	if (src && ext && !unreadable(c, r = kx_store_find_source(c->s, NULL, src, ext, &got)) &&
+	    (r < 0 || !kx_digest_equal(&got, &x->alias_of)))
 		problem(c, "alias", &x->run, "store-index", "the source index does not name the run it is an alias of");
 	key_index(&k, x);
-	if (exists(c->s, &k))
+	if (get_raw(c->s, c->s->ro, k.b, k.len, NULL) == 0)
 		problem(c, "alias", &x->run, "store-index", "the rank index has an entry for it: an alias is never ranked");
 }
 
@@ -347,7 +568,10 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 	struct kx_arena *a = kx_arena_new();
 	if (!a)
 		return -ENOMEM;
-	if (kx_store_get_doc(c->s, NULL, &x->run, &doc) < 0) {
+	int r = kx_store_get_doc(c->s, NULL, &x->run, &doc);
+	if (unreadable(c, r)) {
+		;
+	} else if (r < 0) {
 		problem(c, "run", &x->run, "store-document", "the run document is not stored");
 	} else {
 		struct kx_json *d = NULL;
@@ -362,8 +586,8 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 			struct kx_digest got;
 			if (x->alias)
 				check_alias(c, x, src, ext);
-			else if (src && ext && (kx_store_find_source(c->s, NULL, src, ext, &got) < 0 ||
-						!kx_digest_equal(&got, &x->run)))
+			else if (src && ext && !unreadable(c, r = kx_store_find_source(c->s, NULL, src, ext, &got)) &&
+				 (r < 0 || !kx_digest_equal(&got, &x->run)))
 				problem(c, "run", &x->run, "store-index", "the source index has no entry for %s %s", src, ext);
 		}
 	}
@@ -371,7 +595,7 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 	const char *names[] = { "protocol", "environment" };
 	for (int i = 0; i < 2; i++) {
 		key_digest(&k, T_DOC, req[i]);
-		if (!exists(c->s, &k))
+		if (!exists(c, &k))
 			problem(c, "run", &x->run, "store-document", "its %s document is not stored", names[i]);
 	}
 	/* a workload or implementation document not stored: the run waits for it in the 'W' index
@@ -380,23 +604,26 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 	const char *named_as[] = { "workload", "implementation" };
 	for (int i = 0; i < 2 && c->s->waiting_index; i++) {
 		key_digest(&k, T_DOC, named[i]);
-		if (exists(c->s, &k))
+		if (exists(c, &k))
 			continue;
 		key_wait(&k, named[i], &x->run);
-		if (!exists(c->s, &k))
+		if (!exists(c, &k))
 			problem(c, "run", &x->run, "store-index",
 				"its %s document is not stored, and the waiting index has no entry for it", named_as[i]);
 	}
 	struct kx_group_rec g;
-	bool have_group = kx_store_get_group(c->s, NULL, &x->group, &g) == 0;
-	if (!have_group)
+	r = kx_store_get_group(c->s, NULL, &x->group, &g);
+	bool have_group = r == 0;
+	if (!have_group && !unreadable(c, r))
 		problem(c, "run", &x->run, "store-index", "its comparison group is not stored");
 	/* SPEC §2: the run is keyed by the component of its implementation's exact name, its group by
 	 * its GPU's (an alias by the run's it is an alias of: checked above) */
 	char impl[KX_NAME_MAX], gpu[KX_NAME_MAX];
-	int r = x->alias ? 0 : store_names_run(&c->names, c->s, x, ext, impl, gpu);
+	r = x->alias ? 0 : store_names_run(&c->names, c->s, x, ext, impl, gpu);
 	kx_buf_release(&doc);
 	kx_arena_free(a);
+	if (unreadable(c, r))
+		return 0; /* a document its name is read from is in a damaged table */
 	if (r < 0 || x->alias)
 		return r;
 	if (strcmp(impl, x->impl) != 0)
@@ -408,19 +635,19 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 			"its GPU is kept as %s, but the environment's path component is %s (SPEC §2): a store of "
 			"an older kindex, upgraded when opened to write", g.gpu, gpu);
 	key_index(&k, x);
-	if (!exists(c->s, &k))
+	if (!exists(c, &k))
 		problem(c, "run", &x->run, "store-index", "the rank index has no entry for it");
 	return 0;
 }
 
 static int check_refs(struct vctx *c, unsigned char tag)
 {
-	struct scan sc;
-	int r = scan_open(&sc, c->s, NULL, &tag, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+	struct vscan vs;
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
 		size_t kn, vn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		const char *v = rocksdb_iter_value(sc.it, &vn);
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
+		const char *v = rocksdb_iter_value(vs.sc.it, &vn);
 		c->checked++;
 		struct kx_digest d;
 		if (vn != (tag == T_SOURCE ? 32u : 33u)) {
@@ -431,7 +658,7 @@ static int check_refs(struct vctx *c, unsigned char tag)
 		memcpy(d.b, v, 32);
 		struct key t;
 		key_digest(&t, tag == T_SOURCE ? T_RUN : T_GROUP, &d);
-		if (!exists(c->s, &t)) {
+		if (!exists(c, &t)) {
 			char name[200];
 			size_t n = kn - 1 < 150 ? kn - 1 : 150;
 			memcpy(name, k + 1, n);
@@ -443,9 +670,9 @@ static int check_refs(struct vctx *c, unsigned char tag)
 				"'%s' points at a %s that is not stored", name, tag == T_SOURCE ? "run" : "group");
 		}
 	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+	if (r == 0 && at < 0)
+		r = at;
+	scan_close(&vs.sc);
 	return r;
 }
 
@@ -453,14 +680,14 @@ static int check_refs(struct vctx *c, unsigned char tag)
 static int check_current_groups(struct vctx *c)
 {
 	unsigned char tag = T_CURRENT;
-	struct scan sc;
+	struct vscan vs;
 	uint64_t n = 0;
-	int r = scan_open(&sc, c->s, NULL, &tag, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it))
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs))
 		n++;
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+	if (r == 0 && at < 0)
+		r = at;
+	scan_close(&vs.sc);
 	if (r == 0 && n != c->currents)
 		problem(c, "current-run index", NULL, "store-index",
 			"holds %llu entries of groups that are not stored (%llu in all)",
@@ -476,11 +703,11 @@ static int check_current_groups(struct vctx *c)
 static int check_waiting(struct vctx *c)
 {
 	unsigned char tag = T_WAIT;
-	struct scan sc;
-	int r = scan_open(&sc, c->s, NULL, &tag, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+	struct vscan vs;
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
 		size_t kn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
 		c->checked++;
 		if (kn != WAIT_KEY_LEN) {
 			problem(c, "waiting index", NULL, "store-index", "an entry's key has %zu bytes", kn);
@@ -492,15 +719,18 @@ static int check_waiting(struct vctx *c)
 		if (c->since && (r = dset_add(&c->new_docs, &doc)) < 0)
 			break;
 		struct kx_run_rec x;
-		if (kx_store_get_run(c->s, NULL, &run, &x) < 0)
+		int got = kx_store_get_run(c->s, NULL, &run, &x);
+		if (unreadable(c, got))
+			;
+		else if (got < 0)
 			problem(c, "run", &run, "store-index", "the waiting index names it, but it is not stored");
 		else if (!kx_digest_equal(&x.workload, &doc) && !kx_digest_equal(&x.implementation, &doc))
 			problem(c, "run", &run, "store-index",
 				"the waiting index says it waits for a document it does not name");
 	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+	if (r == 0 && at < 0)
+		r = at;
+	scan_close(&vs.sc);
 	return r;
 }
 
@@ -521,12 +751,12 @@ static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
 static int check_records(struct vctx *c, unsigned char tag)
 {
 	const char *what = tag == T_RUN ? "run" : "group";
-	struct scan sc;
-	int r = scan_open(&sc, c->s, NULL, &tag, 1);
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+	struct vscan vs;
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
 		size_t kn, vn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		const char *v = rocksdb_iter_value(sc.it, &vn);
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
+		const char *v = rocksdb_iter_value(vs.sc.it, &vn);
 		struct kx_digest key = { 0 };
 		if (kn != 33) {
 			c->checked++;
@@ -561,9 +791,62 @@ static int check_records(struct vctx *c, unsigned char tag)
 			c->groups++;
 		}
 	}
-	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+	if (r == 0 && at < 0)
+		r = at;
+	scan_close(&vs.sc);
+	return r;
+}
+
+/*
+ * Each live table read through, from its smallest key to its largest, unless a scan named it
+ * already: a scan that met a damaged table along the way can go on as if nothing were missing (the
+ * iteration's end is confirmed, but the memtable's keys, or the next key family's, may come after
+ * it), and no scan reads the store's own keys, aliases, directory times and name claims. A table
+ * whose largest key is not reached is sought after the last key read, which names its damage.
+ */
+static int check_tables(struct vctx *c)
+{
+	int r = 0;
+	unsigned char last[sizeof(((struct key *)0)->b) + 1];
+	for (int i = 0; r == 0 && i < rocksdb_livefiles_count(c->tables); i++) {
+		size_t ln, hn, kn, last_len = 0;
+		const char *lo = rocksdb_livefiles_smallestkey(c->tables, i, &ln);
+		const char *hi = rocksdb_livefiles_largestkey(c->tables, i, &hn);
+		char *upper = malloc(hn + 1);
+		if (!upper)
+			return -ENOMEM;
+		memcpy(upper, hi, hn);
+		upper[hn] = 0;
+		rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+		rocksdb_readoptions_set_fill_cache(ro, 0);
+		rocksdb_readoptions_set_iterate_upper_bound(ro, upper, hn + 1);
+		rocksdb_iterator_t *it = rocksdb_create_iterator(c->s->db, ro);
+		bool reached = false, any = false;
+		for (rocksdb_iter_seek(it, lo, ln); !c->named[i] && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+			const char *k = rocksdb_iter_key(it, &kn);
+			reached = kn == hn && memcmp(k, hi, hn) == 0;
+			if (kn < sizeof(last)) {
+				memcpy(last, k, kn);
+				last_len = kn;
+				any = true;
+			}
+		}
+		char *err = NULL;
+		rocksdb_iter_get_error(it, &err);
+		if (!err && !reached && any && !c->named[i]) {
+			last[last_len] = 0;
+			rocksdb_iter_seek(it, (const char *)last, last_len + 1);
+			rocksdb_iter_get_error(it, &err);
+		}
+		if (err && (r = store_errno(err)) == -EUCLEAN) {
+			damaged_table(c, err);
+			r = 0;
+		}
+		rocksdb_free(err);
+		rocksdb_iter_destroy(it);
+		rocksdb_readoptions_destroy(ro);
+		free(upper);
+	}
 	return r;
 }
 
@@ -579,7 +862,12 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems
 {
 	struct vctx c = { .s = s, .pr = problems, .since = since };
 	int r = 0;
-	if (since) {
+	c.tables = rocksdb_livefiles(s->db);
+	if (!c.tables || !(c.named = calloc((size_t)rocksdb_livefiles_count(c.tables) + 1, sizeof(bool))))
+		r = -ENOMEM;
+	else if (s->damage) /* the error that refused the plain open (KX_STORE_VERIFY) */
+		damaged_table(&c, s->damage);
+	if (r >= 0 && since) {
 		/* the new runs and the waiting index first: what they name is what the scans below check */
 		r = check_records(&c, T_RUN);
 		if (r >= 0)
@@ -604,14 +892,24 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems
 	if (r >= 0 && s->current_index && !since)
 		r = check_current_groups(&c);
 	if (r >= 0)
+		r = check_tables(&c);
+	if (r >= 0)
 		r = store_names_collisions(&c.names, name_collision, &c);
 	store_names_release(&c.names);
 	free(c.want);
 	free(c.new_docs.v);
 	free(c.new_groups.v);
+	free(c.named);
+	if (c.tables)
+		rocksdb_livefiles_destroy(c.tables);
+	if (r >= 0 && c.unreadable && !c.damaged)
+		kx_problems_add(problems, 0, 0, "store", "store-table",
+				"%llu records cannot be read (RocksDB says a table is damaged), yet no scan met the table",
+				(unsigned long long)c.unreadable);
+	/* (what a damaged table holds is not counted: the counters cannot agree then) */
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
-	if (r >= 0 && (st.runs != c.runs || st.documents != c.docs || st.groups != c.groups))
+	if (r >= 0 && !c.damaged && !c.unreadable && (st.runs != c.runs || st.documents != c.docs || st.groups != c.groups))
 		problem(&c, "store counters", NULL, "store-count",
 			"counters say %llu runs, %llu documents, %llu groups; found %llu, %llu, %llu",
 			(unsigned long long)st.runs, (unsigned long long)st.documents, (unsigned long long)st.groups,

@@ -29,6 +29,10 @@
  *        cli-corrupt STORE current-drop  delete the first current-run entry
  *        cli-corrupt STORE schema2  make it a store of schema 2: no 'C' entries at all, and
  *                                   "\0schema" = "kindexfs-store 2" (prints the entries removed)
+ *        cli-corrupt STORE tables   write the log to table files and compact them into tables of
+ *                                   about 64 KiB, each holding its own key range (for cli-damage.sh,
+ *                                   which flips bytes in one); prints a line per table: its file
+ *                                   name, level, smallest and largest key (hex)
  * Prints the key it changed (hex) and exits 0; 1 when there was nothing to change; 2 on errors.
  */
 #include <rocksdb/c.h>
@@ -63,12 +67,54 @@ static unsigned long each_tagged(rocksdb_t *db, rocksdb_writeoptions_t *wo, rock
 	return n;
 }
 
+/* The store's log and tables compacted into small tables of disjoint key ranges; each listed. */
+static int tables(const char *dir)
+{
+	char *err = NULL;
+	rocksdb_options_t *opts = rocksdb_options_create();
+	rocksdb_options_set_target_file_size_base(opts, 64u << 10);
+	rocksdb_options_set_compression(opts, rocksdb_lz4_compression);
+	rocksdb_t *db = rocksdb_open(opts, dir, &err);
+	if (!err) {
+		rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+		rocksdb_flushoptions_set_wait(fo, 1);
+		rocksdb_flush(db, fo, &err);
+		rocksdb_flushoptions_destroy(fo);
+	}
+	if (!err) {
+		rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+		rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* force */);
+		rocksdb_compact_range_opt(db, co, NULL, 0, NULL, 0);
+		rocksdb_compactoptions_destroy(co);
+		const rocksdb_livefiles_t *lf = rocksdb_livefiles(db);
+		for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
+			size_t sn, ln;
+			const char *sk = rocksdb_livefiles_smallestkey(lf, i, &sn);
+			const char *lk = rocksdb_livefiles_largestkey(lf, i, &ln);
+			printf("%s %d ", rocksdb_livefiles_name(lf, i) + 1, rocksdb_livefiles_level(lf, i));
+			for (size_t k = 0; k < sn; k++)
+				printf("%02x", (unsigned char)sk[k]);
+			printf(" ");
+			hex(lk, ln);
+		}
+		rocksdb_livefiles_destroy(lf);
+	}
+	if (err) {
+		fprintf(stderr, "cli-corrupt: %s: %s\n", dir, err);
+		rocksdb_free(err);
+	}
+	if (db)
+		rocksdb_close(db);
+	rocksdb_options_destroy(opts);
+	return err ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: cli-corrupt STORE "
 				"doc|doc=HEX|doc-garbage|index|index-copy|index-garbage|index-nocopy|bare-index|source|waiting|schema1|"
-				"runs3|current|current-drop|schema2\n");
+				"runs3|current|current-drop|schema2|tables\n");
 		return 2;
 	}
 	char tag, where[33] = { 'D' };
@@ -99,6 +145,8 @@ int main(int argc, char **argv)
 	else if (strcmp(argv[2], "current") == 0 || strcmp(argv[2], "current-drop") == 0 ||
 		 strcmp(argv[2], "schema2") == 0)
 		tag = 'C';
+	else if (strcmp(argv[2], "tables") == 0)
+		return tables(argv[1]);
 	else {
 		fprintf(stderr, "cli-corrupt: unknown damage '%s'\n", argv[2]);
 		return 2;

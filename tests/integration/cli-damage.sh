@@ -1,6 +1,101 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# (being written: issue 42)
+# Damage named, and replica generations left alone (issue 42): bytes flipped in a table's data
+# block, or in its footer or index, make `kindex verify` (and --since, and a pull of such a copy)
+# name the table file, its key range and what lives there, go on past it, and exit 1 — never "in
+# use", never 3 or 4; `kindex recover` writes nothing to a store that opens as it is, and refuses a
+# replica generation, as every command that writes does; verify of a generation checks its store
+# against its PUBLISHED.
 source "$(dirname "$0")/cli-lib.sh"
 cd "$tmp"
+: "${KX_CORRUPT:?KX_CORRUPT must name the cli-corrupt helper}"
+command -v python3 >/dev/null || { echo "# SKIP: flipping bytes needs python3"; exit 77; }
+
+# flip FILE OFFSET COUNT: invert COUNT bytes of FILE from OFFSET (negative: from its end)
+flip() {
+	python3 - "$@" <<'EOF' || die "cannot flip $1"
+import os, sys
+path, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if off < 0:
+    off += os.path.getsize(path)
+with open(path, 'r+b') as f:
+    f.seek(off)
+    b = f.read(n)
+    f.seek(off)
+    f.write(bytes(x ^ 0xff for x in b))
+EOF
+}
+
+expect 0 "$KINDEX" --store good init
+expect 0 "$KINDEX" --store good import liger "$csv"
+cp -a good logged # a store whose log holds every write: what recover used to flush
+# small tables of disjoint key ranges; each line: file level smallest-key largest-key (hex)
+expect 0 "$KX_CORRUPT" good tables
+cp out tables
+# the documents' tables ('D' = 44): the third, to damage, and a document of the sixth, to tamper
+mapfile -t doc_tables < <(awk 'substr($3, 1, 2) == "44" && substr($4, 1, 2) == "44"' tables)
+((${#doc_tables[@]} >= 6)) || die "too few tables of documents: $(wc -l <tables)"
+read -r table _ lo hi <<<"${doc_tables[2]}"
+read -r _ _ later _ <<<"${doc_tables[5]}"
+expect 0 "$KINDEX" --store good verify
+
+# ---- row 4: 16 bytes flipped in a data block ----
+cp -a good d4
+expect 0 "$KX_CORRUPT" d4 "doc=${later:2:64}" # a second damage, in a table after the first
+flip "d4/$table" 100 16
+expect 1 "$KINDEX" --store d4 verify
+check "a damaged data block: the store is damaged" contains err "store d4 is damaged"
+check "... the table is named, with its key range and what lives there" \
+	contains err "table $table: store-table: cannot be read, so what it holds is not checked: documents, from document sha256:${lo:2:64} to document sha256:${hi:2:64} (level "
+check "... with RocksDB's words" contains err "Corruption: block checksum mismatch"
+check "... and verify went on past it: a tampered document after it is named" \
+	contains err "document sha256:${later:2:64}: digest-mismatch"
+check "... damage is not 'in use'" not_contains err "in use"
+expect 1 "$KINDEX" --store d4 verify --since 1
+check "verify --since names the table too" contains err "table $table: store-table: cannot be read"
+
+# ---- row 5: a flipped footer (magic number, block handles) or index block ----
+# the first table holds the store's own keys ("\0schema"...): the open cannot read the schema
+read -r first _ <tables
+cp -a good d5
+flip "d5/$first" -8 4
+expect 1 "$KINDEX" --store d5 verify
+check "a damaged footer: verify exits 1 and names the table" \
+	contains err "table $first: store-table: cannot be read, so what it holds is not checked: the store's schema and counters"
+check "... with RocksDB's words" contains err "Bad table magic number"
+check "... not 'in use'" not_contains err "in use"
+expect 3 "$KINDEX" --store d5 ls
+check "kindex ls of it: the store is damaged, verify names the table" \
+	contains err "store 'd5' is damaged: the table that holds its schema cannot be read ('kindex --store d5 verify' names it)"
+
+# ---- a replica generation: kindex watch --publish ----
+mkdir spool
+expect 0 "$KINDEX" -q --store logged watch --once --publish pub spool
+[[ -f pub/gen-1/PUBLISHED ]] || die "no generation published: $(ls pub)"
+expect 0 "$KINDEX" --store pub/gen-1 verify
+check "a generation as published verifies clean" contains out "no problems"
+# its tables are level 0, which RocksDB opens at the open: a damaged footer or index refused it
+gtable=$(cd pub/gen-1 && ls -S -- *.sst | head -1)
+for where in -8 -52 -300; do
+	rm -rf g5 && cp -a pub/gen-1 g5 && rm g5/PUBLISHED
+	flip "g5/$gtable" "$where" 4
+	expect 1 "$KINDEX" --store g5 verify
+	check "a level-0 table damaged at $where: verify exits 1 and names it" \
+		contains err "table $gtable: store-table: cannot be read, so what it holds is not checked: the store's schema and counters, "
+	check "... not 'in use'" not_contains err "in use"
+	expect 3 "$KINDEX" --store g5 ls
+	check "... kindex ls: the store is damaged" contains err "store 'g5' is damaged: Corruption: "
+done
+
+# a pull of a damaged generation: "does not verify", exit 1, the table named (in the middle of the
+# table: its first block holds the store's generation, which the pull compares with PUBLISHED's)
+for where in middle -8; do
+	rm -rf bad dst && mkdir bad && cp -a pub/gen-1 bad/ && cp pub/PUBLISHED bad/
+	[[ $where == middle ]] && where=$(($(stat -c %s "bad/gen-1/$gtable") / 2))
+	flip "bad/gen-1/$gtable" "$where" 16
+	expect 1 "$KINDEX" pull bad dst
+	check "a pull of a generation damaged at $where: exit 1, the table named" contains err "$gtable"
+	check "... not 'in use'" not_contains err "in use"
+done
+
 finish
