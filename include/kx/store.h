@@ -46,7 +46,8 @@ enum {
  * RocksDB's own message. Errors: -ENOENT (no store), -ENOTDIR (`dir` is a file, or not a
  * directory), -EBUSY (locked by another writer),
  * -EPROTO (schema of another version), -EUCLEAN (damaged: a damaged write-ahead log is named as
- * such, see kx_store_recover), -ENOSPC (no room for what opening writes), -EIO.
+ * such, see kx_store_recover), -ENOSPC (no room for what opening writes), -EROFS (opened to write,
+ * but `dir` holds PUBLISHED: a replica generation, which nothing writes), -EIO.
  */
 int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char **ret_err);
 void kx_store_close(struct kx_store *s);
@@ -65,7 +66,8 @@ int kx_store_sync(struct kx_store *s);
  * as it stood before the first damaged record (RocksDB's point-in-time recovery: the writes logged
  * after the damage are dropped) and record the loss, which kx_store_losses, `kindex verify` and the
  * mount's README then show. *ret_report: a malloc'd line saying what was done (also when the store
- * opened as it is: nothing is changed then). On failure *ret_err says why (malloc'd).
+ * opened as it is: it is opened read-only then, and nothing is written). -EROFS for a replica
+ * generation (`dir` holds PUBLISHED). On failure *ret_err says why (malloc'd).
  */
 int kx_store_recover(const char *dir, char **ret_report, char **ret_err);
 /* The losses kx_store_recover recorded, a line each, appended to `out` (nothing when none). */

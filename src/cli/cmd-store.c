@@ -187,7 +187,9 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 			    "as it is into STORE/lost+found/<time>/, opens the store as it stood before the damage\n"
 			    "(the writes logged after it are dropped), records the loss — 'kindex verify' and the\n"
 			    "mount's README name it — and verifies the store and its receipts, which name the runs\n"
-			    "that were lost. A store that opens as it is is left alone. docs/inbox.md, \"Durability\".\n");
+			    "that were lost. A store that opens as it is is opened read-only and left as it is, not a\n"
+			    "file written; a replica generation (a directory holding PUBLISHED) is refused: recover\n"
+			    "the writer's store. docs/inbox.md, \"Durability\".\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	if (i < argc) {
@@ -203,7 +205,7 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	if (r < 0) {
 		cli_error("cannot recover store '%s': %s", cli->store, err ? err : strerror(-r));
 		free(err);
-		return cli_exit_for(r);
+		return r == -EROFS ? EXIT_STORE : cli_exit_for(r); /* a replica generation: not this store's to write */
 	}
 	if (!cli->quiet && report)
 		printf("%s\n", report);

@@ -307,6 +307,29 @@ static void drop_empty_wals(const char *dir)
 	closedir(d);
 }
 
+/*
+ * Whether `dir` is a replica generation: a checkpoint that holds the PUBLISHED file its publisher
+ * wrote (include/kx/replica.h). Nothing writes one, not even RocksDB's own open to write (a new log,
+ * MANIFEST, OPTIONS and LOCK, and a table for what the log held): a follow mount may be serving
+ * it, and a pull hard-links its tables into the next generation.
+ */
+static bool is_generation(const char *dir)
+{
+	char path[PATH_MAX];
+	return snprintf(path, sizeof(path), "%s/PUBLISHED", dir) < (int)sizeof(path) && access(path, F_OK) == 0;
+}
+
+static char *generation_refused(const char *dir, const char *what)
+{
+	char *msg;
+	if (asprintf(&msg,
+		     "'%s' is a replica generation (it holds PUBLISHED), which is read-only: %s the writer's store "
+		     "it was published from instead",
+		     dir, what) < 0)
+		msg = NULL;
+	return msg;
+}
+
 #define STORE_WRITE_BUFFER (16u << 20) /* a memtable's bytes before RocksDB writes it out */
 #define STORE_SALVAGE (1u << 16) /* kx_store_recover: point-in-time recovery of a damaged log */
 
@@ -441,6 +464,11 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		r = -ENOENT;
 		if (asprintf(&msg, "no store at '%s' (create one with: kindex --store %s init)", dir, dir) < 0)
 			msg = NULL;
+		goto fail;
+	}
+	if (!(flags & KX_STORE_READONLY) && is_generation(dir)) {
+		r = -EROFS;
+		msg = generation_refused(dir, "write to");
 		goto fail;
 	}
 	if (flags & KX_STORE_CREATE) {
@@ -921,7 +949,12 @@ int kx_store_recover(const char *dir, char **ret_report, char **ret_err)
 	struct kx_store *s;
 	char *why = NULL;
 	*ret_report = *ret_err = NULL;
-	int r = kx_store_open(dir, 0, &s, &why);
+	if (is_generation(dir)) {
+		*ret_err = generation_refused(dir, "recover");
+		return -EROFS;
+	}
+	/* read-only first: a store that opens as it is is left as it is, not even its log flushed */
+	int r = kx_store_open(dir, KX_STORE_READONLY, &s, &why);
 	if (r == 0) {
 		kx_store_close(s);
 		if (asprintf(ret_report, "store '%s' opens as it is: nothing to recover", dir) < 0)

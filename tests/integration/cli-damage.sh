@@ -25,6 +25,18 @@ with open(path, 'r+b') as f:
     f.write(bytes(x ^ 0xff for x in b))
 EOF
 }
+# listing DIR: every file's name, size and mtime (ns), to see that nothing was written
+listing() { (cd "$1" && find . -printf '%P %s %T@\n' | sort); }
+# refused STATUS CMD...: CMD exits STATUS (not 0) and says the directory is a replica generation
+refused() {
+	local want=$1 got=0
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err" || got=$?
+	[[ $got == "$want" ]] && grep -qF "is a replica generation (it holds PUBLISHED), which is read-only" "$tmp/err" || {
+		echo "  exit $got (wanted $want): $(head -c 500 "$tmp/err")" >&2
+		return 1
+	}
+}
 
 expect 0 "$KINDEX" --store good init
 expect 0 "$KINDEX" --store good import liger "$csv"
@@ -97,5 +109,23 @@ for where in middle -8; do
 	check "a pull of a generation damaged at $where: exit 1, the table named" contains err "$gtable"
 	check "... not 'in use'" not_contains err "in use"
 done
+
+# ---- row 9: recover writes nothing to a store that opens, nor to a generation ----
+listing logged >before
+expect 0 "$KINDEX" --store logged recover
+check "recover of a healthy store: nothing to recover" contains out "store 'logged' opens as it is: nothing to recover"
+listing logged >after
+check "... and not a file of it written" diff before after
+cp -a pub/gen-1 gen
+listing gen >before
+check "recover of a replica generation is refused, exit 3" refused 3 "$KINDEX" --store gen recover
+check "... naming the path" contains err "'gen' is a replica generation"
+check "... and saying what to recover instead" contains err "recover the writer's store it was published from instead"
+check "kindex init of a generation is refused" refused 4 "$KINDEX" --store gen init
+check "kindex import into a generation is refused" refused 4 "$KINDEX" --store gen import liger "$csv"
+check "kindex ingest into a generation is refused" \
+	refused 4 "$KINDEX" --store gen ingest "$KX_SOURCE_ROOT/tests/data/fixtures/run-a.json"
+listing gen >after
+check "... and not a file of the generation written" diff before after
 
 finish
