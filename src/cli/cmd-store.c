@@ -3,10 +3,12 @@
  * one; open one whose log is damaged. */
 #include "cli.h"
 
+#include "kx/replica.h"
 #include "kx/spool.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,36 @@ static int receipt_run(void *ctx, bool added, const char *id, const char *path)
 				added ? "added" : "already present", path);
 	/* -EUCLEAN: the run is in a damaged table, which verify names */
 	return r == -ENOENT || r == -ENOTUNIQ || r == -EUCLEAN ? 0 : r;
+}
+
+/*
+ * A replica generation (a directory holding PUBLISHED, include/kx/replica.h): the store must be the
+ * one PUBLISHED says was published, its sequence and store generation; a log or table lost or cut
+ * short leaves a store that verifies clean on its own, only older.
+ */
+static void check_published(struct kx_store *s, const char *dir, struct kx_problems *p)
+{
+	char path[PATH_MAX];
+	struct kx_published pub;
+	char *why = NULL;
+	snprintf(path, sizeof(path), "%s/PUBLISHED", dir);
+	int r = kx_published_read(AT_FDCWD, path, &pub, &why);
+	struct kx_store_stats st;
+	if (r == -ENOENT) {
+		/* not a generation */
+	} else if (r < 0) {
+		kx_problems_add(p, 0, 0, "PUBLISHED", "replica-published", "%s", why ? why : strerror(-r));
+	} else if (kx_store_stats(s, NULL, &st) == 0 &&
+		   (kx_store_sequence(s) != pub.sequence || st.generation != pub.store_generation)) {
+		kx_problems_add(p, 0, 0, "PUBLISHED", "replica-published",
+				"generation %llu was published at sequence %llu, store generation %llu; the store "
+				"holds sequence %llu, store generation %llu: a file of the generation is missing or "
+				"cut short (pull it again)",
+				(unsigned long long)pub.generation, (unsigned long long)pub.sequence,
+				(unsigned long long)pub.store_generation, (unsigned long long)kx_store_sequence(s),
+				(unsigned long long)st.generation);
+	}
+	free(why);
 }
 
 /* Every acceptance receipt in `dir` (the inbox's .accepted/, a spool's accepted/): each run it names
@@ -136,6 +168,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	uint64_t checked = 0;
 	struct kx_buf losses = { 0 };
 	r = kx_store_verify_since(s, since, &p, &checked);
+	if (r == 0)
+		check_published(s, cli->store, &p);
 	if (r == 0 && (r = kx_store_losses(s, NULL, &losses)) == -EUCLEAN && p.len)
 		r = 0; /* in a damaged table, named among the problems */
 	struct receipts rc = { .s = s, .p = &p };

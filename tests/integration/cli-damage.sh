@@ -128,4 +128,13 @@ check "kindex ingest into a generation is refused" \
 listing gen >after
 check "... and not a file of the generation written" diff before after
 
+# ---- row 11: a generation whose store is not the one its PUBLISHED names ----
+cp -a pub/gen-1 g11
+seq=$(awk '$1 == "sequence" { print $2 }' g11/PUBLISHED)
+sgen=$(awk '$1 == "store-generation" { print $2 }' g11/PUBLISHED)
+sed -i "s/^sequence .*/sequence $((seq + 600))/" g11/PUBLISHED
+expect 1 "$KINDEX" --store g11 verify
+check "a generation short of its PUBLISHED's sequence: damaged, both numbers named" \
+	contains err "PUBLISHED: replica-published: generation 1 was published at sequence $((seq + 600)), store generation $sgen; the store holds sequence $seq, store generation $sgen"
+
 finish
