@@ -75,6 +75,7 @@ int cli_exit_for(int err)
 	case -ENOTDIR:
 	case -EBUSY:
 	case -EPROTO:
+	case -EROFS: /* a replica's generation: read-only to every command that writes */
 	case -EUCLEAN: return EXIT_STORE;
 	default: return EXIT_IO;
 	}
