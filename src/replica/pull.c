@@ -285,7 +285,8 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 			   (unsigned long long)got.generation, (unsigned long long)got.sequence, got.publication,
 			   (unsigned long long)want->generation, (unsigned long long)want->sequence, want->publication);
 	struct kx_store *s;
-	if ((r = kx_store_open(path, KX_STORE_READONLY, &s, &why)) < 0) {
+	/* to verify: opened as verify opens, so a table that cannot be read is named, not a count */
+	if ((r = kx_store_open(path, verify ? KX_STORE_VERIFY : KX_STORE_READONLY, &s, &why)) < 0) {
 		say(ret_err, -EUCLEAN, "the copy does not open: %s", why ? why : strerror(-r));
 		free(why);
 		return -EUCLEAN;
@@ -293,16 +294,18 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
 	uint64_t seq = kx_store_sequence(s);
-	if (want->store_id[0] && strcmp(st.id, want->store_id) != 0) {
-		r = say(ret_err, -EUCLEAN, "the copy is of store '%s' where PUBLISHED says '%s'", st.id[0] ? st.id : "(no id)",
-			want->store_id);
-	} else if (seq != want->sequence || st.generation != want->store_generation) {
-		r = say(ret_err, -EUCLEAN,
-			"the copy holds sequence %llu and store generation %llu where PUBLISHED says %llu and %llu "
-			"(a file copied short?)",
-			(unsigned long long)seq, (unsigned long long)st.generation, (unsigned long long)want->sequence,
-			(unsigned long long)want->store_generation);
-	} else if (verify) {
+	char *mismatch = NULL; /* the copy is not what PUBLISHED describes: said after verify's problems,
+				* which name the table where a damaged one hides the store's own counts */
+	if (want->store_id[0] && strcmp(st.id, want->store_id) != 0)
+		say(&mismatch, 0, "the copy is of store '%s' where PUBLISHED says '%s'", st.id[0] ? st.id : "(no id)",
+		    want->store_id);
+	else if (seq != want->sequence || st.generation != want->store_generation)
+		say(&mismatch, 0,
+		    "the copy holds sequence %llu and store generation %llu where PUBLISHED says %llu and %llu "
+		    "(a file copied short?)",
+		    (unsigned long long)seq, (unsigned long long)st.generation, (unsigned long long)want->sequence,
+		    (unsigned long long)want->store_generation);
+	if (verify) {
 		struct kx_problems pr;
 		kx_problems_init(&pr);
 		uint64_t checked = 0;
@@ -321,11 +324,14 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 			kx_buf_release(&b);
 		} else if (r < 0) {
 			say(ret_err, r, "the copy cannot be verified: %s", strerror(-r));
-		} else if ((r = verified_write(path, &(struct verified){ st.generation, st.created_ns })) < 0) {
-			say(ret_err, r, "cannot write '%s/" VERIFIED "': %s", path, strerror(-r));
 		}
 		kx_problems_release(&pr);
 	}
+	if (r == 0 && mismatch)
+		r = say(ret_err, -EUCLEAN, "%s", mismatch);
+	else if (r == 0 && verify && (r = verified_write(path, &(struct verified){ st.generation, st.created_ns })) < 0)
+		say(ret_err, r, "cannot write '%s/" VERIFIED "': %s", path, strerror(-r));
+	free(mismatch);
 	kx_store_close(s);
 	return r;
 }
