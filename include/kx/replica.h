@@ -54,6 +54,14 @@ int kx_published_parse(const char *bytes, size_t len, const char *name, struct k
 /* Read and parse the file `name` relative to directory fd `dirfd` (AT_FDCWD: a path). -ENOENT. */
 int kx_published_read(int dirfd, const char *name, struct kx_published *ret, char **ret_err);
 
+/*
+ * Whether store `s` is the one `p` says was published: its id (where p names one), its RocksDB
+ * sequence and its store generation. 0, or -EUCLEAN with what differs in *ret_why (malloc'd): a
+ * generation opened from a copy cut short, or with a file missing, is an older store that verifies
+ * clean on its own.
+ */
+int kx_published_check(const struct kx_published *p, struct kx_store *s, char **ret_why);
+
 /* "gen-12" → 12; 0 for any other name. */
 uint64_t kx_replica_gen_number(const char *name);
 

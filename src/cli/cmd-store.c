@@ -72,21 +72,12 @@ static void check_published(struct kx_store *s, const char *dir, struct kx_probl
 	char *why = NULL;
 	snprintf(path, sizeof(path), "%s/PUBLISHED", dir);
 	int r = kx_published_read(AT_FDCWD, path, &pub, &why);
-	struct kx_store_stats st;
-	if (r == -ENOENT) {
-		/* not a generation */
-	} else if (r < 0) {
-		kx_problems_add(p, 0, 0, "PUBLISHED", "replica-published", "%s", why ? why : strerror(-r));
-	} else if (kx_store_stats(s, NULL, &st) == 0 &&
-		   (kx_store_sequence(s) != pub.sequence || st.generation != pub.store_generation)) {
-		kx_problems_add(p, 0, 0, "PUBLISHED", "replica-published",
-				"generation %llu was published at sequence %llu, store generation %llu; the store "
-				"holds sequence %llu, store generation %llu: a file of the generation is missing or "
-				"cut short (pull it again)",
-				(unsigned long long)pub.generation, (unsigned long long)pub.sequence,
-				(unsigned long long)pub.store_generation, (unsigned long long)kx_store_sequence(s),
-				(unsigned long long)st.generation);
+	if (r == -ENOENT || (r == 0 && kx_published_check(&pub, s, &why) == 0)) {
+		free(why);
+		return; /* not a generation, or the store it names */
 	}
+	kx_problems_add(p, 0, 0, "PUBLISHED", "replica-published", "%s%s", why ? why : strerror(-r),
+			r == 0 ? " (pull it again)" : "");
 	free(why);
 }
 
@@ -239,7 +230,7 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	if (r < 0) {
 		cli_error("cannot recover store '%s': %s", cli->store, err ? err : strerror(-r));
 		free(err);
-		return r == -EROFS ? EXIT_STORE : cli_exit_for(r); /* a replica generation: not this store's to write */
+		return cli_exit_for(r);
 	}
 	if (!cli->quiet && report)
 		printf("%s\n", report);

@@ -293,18 +293,11 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 	}
 	struct kx_store_stats st;
 	kx_store_stats(s, NULL, &st);
-	uint64_t seq = kx_store_sequence(s);
-	char *mismatch = NULL; /* the copy is not what PUBLISHED describes: said after verify's problems,
-				* which name the table where a damaged one hides the store's own counts */
-	if (want->store_id[0] && strcmp(st.id, want->store_id) != 0)
-		say(&mismatch, 0, "the copy is of store '%s' where PUBLISHED says '%s'", st.id[0] ? st.id : "(no id)",
-		    want->store_id);
-	else if (seq != want->sequence || st.generation != want->store_generation)
-		say(&mismatch, 0,
-		    "the copy holds sequence %llu and store generation %llu where PUBLISHED says %llu and %llu "
-		    "(a file copied short?)",
-		    (unsigned long long)seq, (unsigned long long)st.generation, (unsigned long long)want->sequence,
-		    (unsigned long long)want->store_generation);
+	/* the copy is not what PUBLISHED describes: said after verify's problems, which name the table
+	 * where a damaged one hides the store's own counts */
+	char *mismatch = NULL;
+	if (kx_published_check(want, s, &mismatch) < 0 && !mismatch)
+		mismatch = strdup("the copy is not the store PUBLISHED describes");
 	if (verify) {
 		struct kx_problems pr;
 		kx_problems_init(&pr);

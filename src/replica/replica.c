@@ -32,6 +32,29 @@ bool kx_published_same_lineage(const struct kx_published *a, const struct kx_pub
 	       strcmp(a->store_id, b->store_id) == 0;
 }
 
+int kx_published_check(const struct kx_published *p, struct kx_store *s, char **ret_why)
+{
+	struct kx_store_stats st;
+	kx_store_stats(s, NULL, &st);
+	uint64_t seq = kx_store_sequence(s);
+	int n = 0;
+	if (p->store_id[0] && strcmp(st.id, p->store_id) != 0)
+		n = asprintf(ret_why, "generation %llu was published from store '%s'; this is store '%s'",
+			     (unsigned long long)p->generation, p->store_id, st.id[0] ? st.id : "(no id)");
+	else if (seq != p->sequence || st.generation != p->store_generation)
+		n = asprintf(ret_why,
+			     "generation %llu was published at sequence %llu, store generation %llu; the store holds "
+			     "sequence %llu, store generation %llu: a file of the generation is missing or cut short",
+			     (unsigned long long)p->generation, (unsigned long long)p->sequence,
+			     (unsigned long long)p->store_generation, (unsigned long long)seq,
+			     (unsigned long long)st.generation);
+	else
+		return 0;
+	if (n < 0)
+		*ret_why = NULL;
+	return -EUCLEAN;
+}
+
 /* 32 lowercase hex digits */
 static bool is_id(const char *v)
 {
