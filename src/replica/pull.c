@@ -481,37 +481,18 @@ static int copy_generation(const char *rsync, const char *sgen, const char *part
  */
 #define PULL_FAILED "PULL-FAILED"
 
-static void note_failure(int dstfd, const char *err)
-{
-	unsigned n = 0;
-	long long since = 0;
-	char buf[512];
-	int fd = openat(dstfd, PULL_FAILED, O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (got > 0) {
-		buf[got] = '\0';
-		const char *at = strstr(buf, "\nsince-ns ");
-		if (sscanf(buf, "failures %u", &n) != 1 || !at || sscanf(at, "\nsince-ns %lld", &since) != 1)
-			n = 0;
-	}
-	if (!n)
-		since = kx_now_ns();
-	char when[40], *text = NULL;
-	kx_time_format(since, when);
-	int len = asprintf(&text, "failures %u\nsince %s\nsince-ns %lld\nerror %.*s\n", n + 1, when, since,
-			   (int)strcspn(err, "\n"), err);
-	if (len > 0)
-		replica_write_file(dstfd, PULL_FAILED, text, (size_t)len);
-	free(text);
-}
+struct failed {
+	unsigned n;       /* pulls failed in a row */
+	int64_t since_ns; /* the first of them */
+	char error[1024]; /* the last one's message, its first line */
+};
 
-int kx_replica_pull_failing(const char *dst, char **ret)
+/* PULL-FAILED under dirfd (`name`: it, or a path to it): 1 with *ret, 0 when there is none, or a
+ * negative errno (-EINVAL: it does not say what it should). */
+static int failed_read(int dirfd, const char *name, struct failed *ret)
 {
-	char path[PATH_MAX], buf[4096];
-	snprintf(path, sizeof(path), "%s/" PULL_FAILED, dst);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[4096];
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	ssize_t got = read(fd, buf, sizeof(buf) - 1);
@@ -519,16 +500,41 @@ int kx_replica_pull_failing(const char *dst, char **ret)
 	if (got < 0)
 		return -errno;
 	buf[got] = '\0';
-	unsigned n = 0;
-	char since[64] = "?";
-	const char *s = strstr(buf, "\nsince "), *e = strstr(buf, "\nerror ");
-	if (sscanf(buf, "failures %u", &n) != 1 || !e)
+	long long since;
+	const char *s = strstr(buf, "\nsince-ns "), *e = strstr(buf, "\nerror ");
+	if (sscanf(buf, "failures %u", &ret->n) != 1 || !ret->n || !s || sscanf(s, "\nsince-ns %lld", &since) != 1 || !e)
 		return -EINVAL;
-	if (s)
-		sscanf(s, "\nsince %63s", since);
+	ret->since_ns = since;
 	e += 7;
-	return asprintf(ret, "pulls       failing: %u in a row since %s (%s); the last: %.*s\n", n, since, path,
-			(int)strcspn(e, "\n"), e) < 0
+	kx_copyn(ret->error, sizeof(ret->error), e, strcspn(e, "\n"));
+	return 1;
+}
+
+static void note_failure(int dstfd, const char *err)
+{
+	struct failed f;
+	if (failed_read(dstfd, PULL_FAILED, &f) <= 0)
+		f = (struct failed){ .since_ns = kx_now_ns() };
+	char when[40], *text = NULL;
+	kx_time_format(f.since_ns, when);
+	int len = asprintf(&text, "failures %u\nsince %s\nsince-ns %lld\nerror %.*s\n", f.n + 1, when,
+			   (long long)f.since_ns, (int)strcspn(err, "\n"), err);
+	if (len > 0)
+		replica_write_file(dstfd, PULL_FAILED, text, (size_t)len);
+	free(text);
+}
+
+int kx_replica_pull_failing(const char *dst, char **ret)
+{
+	char path[PATH_MAX], when[40];
+	snprintf(path, sizeof(path), "%s/" PULL_FAILED, dst);
+	struct failed f;
+	int r = failed_read(AT_FDCWD, path, &f);
+	if (r <= 0)
+		return r;
+	kx_time_format(f.since_ns, when);
+	return asprintf(ret, "pulls       failing: %u in a row since %s (%s); the last: %s\n", f.n, when, path,
+			f.error) < 0
 		       ? -ENOMEM
 		       : 1;
 }
