@@ -63,6 +63,7 @@ struct kx_publisher {
 	struct kx_published lineage; /* store_id and publication of what this writer publishes */
 	bool fresh;                  /* a new lineage: publish at the first round whatever the sequence */
 	unsigned failures;           /* rounds failed in a row (the backoff) */
+	bool prune_due;              /* a generation past `keep` was kept for KEEP_MIN_NS: prune again */
 	unsigned rounds_published; /* for the test hook */
 	/* the thread */
 	pthread_t thread;
@@ -144,9 +145,12 @@ static int prune(struct kx_publisher *p, char **ret_err)
 	size_t n = 0;
 	int r = scan(p, &gens, &n);
 	int64_t now = kx_now_ns();
+	p->prune_due = false;
 	for (size_t i = 0; r == 0 && n > p->keep && i < n - p->keep; i++) {
-		if (now - published_ns(p, gens[i + 1]) < KEEP_MIN_NS)
-			break; /* replaced a moment ago: a reader may be copying it */
+		if (now - published_ns(p, gens[i + 1]) < KEEP_MIN_NS) {
+			p->prune_due = true; /* replaced a moment ago: a reader may be copying it */
+			break;
+		}
 		char name[32];
 		snprintf(name, sizeof(name), "gen-%llu", (unsigned long long)gens[i]);
 		if ((r = replica_remove_dir(p->dirfd, name)) < 0)
@@ -260,7 +264,7 @@ int kx_publisher_run(struct kx_publisher *p, struct kx_published *ret, char **re
 {
 	uint64_t seq = kx_store_sequence(p->s);
 	if (p->have_last && seq == p->last.sequence && !p->fresh) {
-		int r = prune(p, ret_err); /* what KEEP_MIN_NS kept a round ago may go now */
+		int r = p->prune_due ? prune(p, ret_err) : 0; /* what KEEP_MIN_NS kept may go now */
 		return r < 0 ? r : 0;
 	}
 	struct kx_published next = { .generation = p->have_last ? p->last.generation + 1 : 1 };
