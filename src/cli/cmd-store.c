@@ -158,7 +158,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	kx_problems_init(&p);
 	uint64_t checked = 0;
 	struct kx_buf losses = { 0 };
-	r = kx_store_verify_since(s, since, &p, &checked);
+	r = kx_store_verify_since(s, since, 0, &p, &checked);
 	if (r == 0)
 		check_published(s, cli->store, &p);
 	if (r == 0 && (r = kx_store_losses(s, NULL, &losses)) == -EUCLEAN && p.len)

@@ -212,16 +212,60 @@ static int link_tables(int dstfd, const char *from, const char *to, unsigned *re
 }
 
 /*
- * VERIFIED, in a generation a pull verified: "kindexfs-verified <store generation> <created ns>" —
- * the state of which store it vouches for. The next pull verifies only what the commits after it
- * added (kx_store_verify_since): the table files it shares with it are the same files, linked.
+ * VERIFIED, in a generation a pull verified: "kindexfs-verified <store generation> <created ns>
+ * <table>" — the state of which store it vouches for, and the highest table file number whose
+ * every block it read. The next pull verifies only what the commits after it added
+ * (kx_store_verify_since) and reads only the tables numbered above <table>, provided each table
+ * of the copy up to <table> is the same file, linked (a RocksDB table never changes, and a store
+ * never numbers two tables alike). Without <table> (a VERIFIED an older pull wrote), every table.
  */
 #define VERIFIED "VERIFIED"
 
 struct verified {
 	uint64_t store_generation;
 	int64_t created_ns;
+	uint64_t table;
 };
+
+/* The number of a table file, "000013.sst": 13; 0 for any other name. */
+static uint64_t table_number(const char *name)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(name, &end, 10);
+	return end != name && name[0] >= '0' && name[0] <= '9' && strcmp(end, ".sst") == 0 && !errno ? n : 0;
+}
+
+/*
+ * The highest table number in generation `gen` of DST (*ret_last), and whether each of its tables
+ * numbered up to `upto` is the very file of the same name in generation `from` (NULL: none).
+ */
+static int tables_of(int dstfd, const char *gen, const char *from, uint64_t upto, uint64_t *ret_last, bool *ret_linked)
+{
+	int gfd = openat(dstfd, gen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ffd = from ? openat(dstfd, from, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	DIR *d = gfd >= 0 ? fdopendir(gfd) : NULL;
+	int r = d ? 0 : -errno;
+	*ret_last = 0;
+	*ret_linked = ffd >= 0;
+	for (struct dirent *e; r == 0 && d && (e = readdir(d));) {
+		uint64_t n = table_number(e->d_name);
+		if (n > *ret_last)
+			*ret_last = n;
+		struct stat a, b;
+		if (n && n <= upto && *ret_linked)
+			*ret_linked = fstatat(gfd, e->d_name, &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+				      fstatat(ffd, e->d_name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+				      a.st_dev == b.st_dev;
+	}
+	if (d)
+		closedir(d);
+	else if (gfd >= 0)
+		close(gfd);
+	if (ffd >= 0)
+		close(ffd);
+	return r;
+}
 
 static bool verified_read(int dstfd, const char *gen, struct verified *ret)
 {
@@ -234,19 +278,19 @@ static bool verified_read(int dstfd, const char *gen, struct verified *ret)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	unsigned long long g;
+	unsigned long long g, t = 0;
 	long long c;
-	if (sscanf(buf, "kindexfs-verified %llu %lld", &g, &c) != 2 || !g)
+	if (sscanf(buf, "kindexfs-verified %llu %lld %llu", &g, &c, &t) < 2 || !g)
 		return false;
-	*ret = (struct verified){ g, c };
+	*ret = (struct verified){ g, c, t };
 	return true;
 }
 
 static int verified_write(const char *part, const struct verified *v)
 {
-	char line[96];
-	int n = snprintf(line, sizeof(line), "kindexfs-verified %llu %lld\n", (unsigned long long)v->store_generation,
-			 (long long)v->created_ns);
+	char line[128];
+	int n = snprintf(line, sizeof(line), "kindexfs-verified %llu %lld %llu\n", (unsigned long long)v->store_generation,
+			 (long long)v->created_ns, (unsigned long long)v->table);
 	int dfd = open(part, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int fd = dfd < 0 ? -1 : openat(dfd, VERIFIED, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (dfd >= 0)
@@ -262,10 +306,11 @@ static int verified_write(const char *part, const struct verified *v)
 /*
  * The copy opens, is the generation PUBLISHED describes, and (with `verify`) verifies: all of it,
  * or — `since`, the previous generation's VERIFIED, of the same store and older — what was added
- * after it. *ret_since says which (0: all); a verified copy gets its VERIFIED.
+ * after it, reading the tables numbered above since->table. *ret_since says which (0: all); a
+ * verified copy gets its VERIFIED, vouching for its tables up to `last_table`.
  */
 static int check_copy(const char *path, const struct kx_published *want, bool verify, const struct verified *since,
-		      uint64_t *ret_since, char **ret_err)
+		      uint64_t last_table, uint64_t *ret_since, char **ret_err)
 {
 	struct kx_published got;
 	char *why = NULL;
@@ -305,7 +350,7 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 		*ret_since = since && since->created_ns == st.created_ns && since->store_generation < st.generation
 				     ? since->store_generation
 				     : 0;
-		r = kx_store_verify_since(s, *ret_since, &pr, &checked);
+		r = kx_store_verify_since(s, *ret_since, *ret_since ? since->table : 0, &pr, &checked);
 		if (r == 0 && pr.len) {
 			struct kx_buf b = { 0 };
 			kx_problems_format(&pr, NULL, &b);
@@ -322,7 +367,7 @@ static int check_copy(const char *path, const struct kx_published *want, bool ve
 	}
 	if (r == 0 && mismatch)
 		r = say(ret_err, -EUCLEAN, "%s", mismatch);
-	else if (r == 0 && verify && (r = verified_write(path, &(struct verified){ st.generation, st.created_ns })) < 0)
+	else if (r == 0 && verify && (r = verified_write(path, &(struct verified){ st.generation, st.created_ns, last_table })) < 0)
 		say(ret_err, r, "cannot write '%s/" VERIFIED "': %s", path, strerror(-r));
 	free(mismatch);
 	kx_store_close(s);
@@ -676,7 +721,17 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
 		goto out;
 	}
 	bool incremental = res.linked && !o->verify_all && verified_read(dstfd, cur, &since);
-	if ((r = check_copy(part, &pub, o->verify, incremental ? &since : NULL, &res.verified_since, ret_err)) < 0) {
+	uint64_t last_table;
+	bool linked;
+	if ((r = tables_of(dstfd, pname, incremental ? cur : NULL, incremental ? since.table : 0, &last_table,
+			   &linked)) < 0) {
+		say(ret_err, r, "cannot read '%s': %s", part, strerror(-r));
+		goto out;
+	}
+	if (incremental && !linked)
+		since.table = 0; /* a table of the verified generation's was copied again: read them all */
+	if ((r = check_copy(part, &pub, o->verify, incremental ? &since : NULL, last_table, &res.verified_since,
+			    ret_err)) < 0) {
 		char *m = *ret_err;
 		*ret_err = NULL;
 		say(ret_err, r, "generation %llu copied from '%s' is refused: %s", (unsigned long long)pub.generation, src,

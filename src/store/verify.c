@@ -23,6 +23,7 @@ struct vctx {
 	/* kx_store_verify_since: only what the commits after store generation `since` added, and the
 	 * documents and groups (sorted sets, digest order) of those runs */
 	uint64_t since;
+	uint64_t since_table; /* and only the tables numbered above it read through (check_tables) */
 	struct dset {
 		struct kx_digest *v;
 		size_t len, cap;
@@ -802,13 +803,17 @@ static int check_records(struct vctx *c, unsigned char tag)
  * already: a scan that met a damaged table along the way can go on as if nothing were missing (the
  * iteration's end is confirmed, but the memtable's keys, or the next key family's, may come after
  * it), and no scan reads the store's own keys, aliases, directory times and name claims. A table
- * whose largest key is not reached is sought after the last key read, which names its damage.
+ * whose largest key is not reached is sought after the last key read, which names its damage. In
+ * a verify since a generation, the tables numbered up to since_table were read through before.
  */
 static int check_tables(struct vctx *c)
 {
 	int r = 0;
 	unsigned char last[sizeof(((struct key *)0)->b) + 1];
 	for (int i = 0; r == 0 && i < rocksdb_livefiles_count(c->tables); i++) {
+		const char *name = rocksdb_livefiles_name(c->tables, i);
+		if (c->since && c->since_table && name && strtoull(name + strspn(name, "/"), NULL, 10) <= c->since_table)
+			continue;
 		size_t ln, hn, kn, last_len = 0;
 		const char *lo = rocksdb_livefiles_smallestkey(c->tables, i, &ln);
 		const char *hi = rocksdb_livefiles_largestkey(c->tables, i, &hn);
@@ -858,9 +863,10 @@ static int name_collision(void *ctx, char level, const char *comp, const char *a
 	return 0;
 }
 
-int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems *problems, uint64_t *ret_checked)
+int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_table, struct kx_problems *problems,
+			  uint64_t *ret_checked)
 {
-	struct vctx c = { .s = s, .pr = problems, .since = since };
+	struct vctx c = { .s = s, .pr = problems, .since = since, .since_table = since_table };
 	int r = 0;
 	c.tables = rocksdb_livefiles(s->db);
 	if (!c.tables || !(c.named = calloc((size_t)rocksdb_livefiles_count(c.tables) + 1, sizeof(bool))))
@@ -921,5 +927,5 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, struct kx_problems
 
 int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *ret_checked)
 {
-	return kx_store_verify_since(s, 0, problems, ret_checked);
+	return kx_store_verify_since(s, 0, 0, problems, ret_checked);
 }

@@ -110,6 +110,29 @@ for where in middle -8; do
 	check "... not 'in use'" not_contains err "in use"
 done
 
+# a pull that verifies only what the writer added (linked from the generation it verified before)
+# still reads every table it copied: one damaged there is refused, the table named; VERIFIED
+# vouches for the tables up to the highest number, which the next pull reads no more
+rm -rf dst && expect 0 "$KINDEX" pull pub dst
+last1=$(cd dst/gen-1 && ls -- *.sst | sort -n | tail -1)
+check "VERIFIED names the store generation, its creation and the highest table, ${last1%.sst}" \
+	grep -qx "kindexfs-verified [0-9]* [0-9]* $((10#${last1%.sst}))" dst/gen-1/VERIFIED
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 40 more --seed 7 >/dev/null || die "gen-manifests failed"
+mkdir -p spool/new && mv more/*.json spool/new/
+expect 0 "$KINDEX" -q --store logged watch --once --publish pub spool
+[[ -f pub/gen-2/PUBLISHED ]] || die "no second generation published: $(ls pub)"
+new=$(cd pub/gen-2 && for t in *.sst; do ((10#${t%.sst} > 10#${last1%.sst})) && echo "$t"; done | head -1)
+[[ -n $new ]] || die "the second generation has no table after $last1: $(ls pub/gen-2)"
+rm -rf bad && mkdir bad && cp -a pub/gen-2 bad/ && cp pub/PUBLISHED bad/
+flip "bad/gen-2/$new" $(($(stat -c %s "bad/gen-2/$new") / 2)) 16
+expect 1 "$KINDEX" pull bad dst
+check "an incremental pull whose new table $new is damaged: exit 1, the table named" contains err "$new"
+check "... the damage named as such" contains err "does not verify"
+check "... current still names gen-1" [ "$(readlink dst/current)" = gen-1 ]
+expect 0 "$KINDEX" pull pub dst
+check "the same pull from a good source links from gen-1 and verifies what was added" \
+	contains out "linked from gen-1, verified what was added after store generation"
+
 # ---- row 9: recover writes nothing to a store that opens, nor to a generation ----
 listing logged >before
 expect 0 "$KINDEX" --store logged recover

@@ -91,8 +91,9 @@ check "the next pull completes ($(cat "$work/out"))" grep -q "^pulled generation
 s1=$("$KINDEX" --store "$dst/gen-$g2" cat README 2>/dev/null | awk '$1 == "generation" { print $2 }')
 check "... what was added after gen-$g1's store generation only" \
 	grep -q "verified what was added after store generation [0-9]*)" "$work/out"
-check "gen-$g2 has its VERIFIED too: store generation $s1 and the store's creation" \
-	grep -qx "kindexfs-verified $s1 [0-9]*" "$dst/gen-$g2/VERIFIED"
+last=$(cd "$dst/gen-$g2" && ls -- *.sst | sort -n | tail -1)
+check "gen-$g2 has its VERIFIED too: store generation $s1, the store's creation, its highest table" \
+	grep -qx "kindexfs-verified $s1 [0-9]* $((10#${last%.sst}))" "$dst/gen-$g2/VERIFIED"
 check "and removes the partial copy" bash -c "! ls -d '$dst'/*.partial 2>/dev/null | grep -q ."
 check "current names gen-$g2" [ "$(readlink "$dst/current")" = "gen-$g2" ]
 check "gen-$g2 verifies" verifies "$dst/current"
