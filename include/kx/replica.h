@@ -39,6 +39,7 @@ struct kx_published {
 	uint64_t generation, sequence, store_generation;
 	int64_t time_ns;
 	char store_id[33], publication[33]; /* "" when not given */
+	int64_t interval_ns;                /* the writer's publish interval; 0 when not given */
 };
 
 /*
@@ -139,6 +140,28 @@ int kx_replica_pull(const struct kx_pull_opts *o, struct kx_pull_result *ret, ch
  * when, the last message; 0 when not; a negative errno.
  */
 int kx_replica_pull_failing(const char *dst, char **ret);
+
+/*
+ * DST/LAST-PUBLISHED: the writer's PUBLISHED as the last pull that succeeded fetched it, with its
+ * mtime — the writer's last round: a writer publishing every interval touches PUBLISHED in each
+ * round that has nothing new. A follow mount reads it to tell a replica that has stopped
+ * advancing (kx_replica_stale).
+ */
+#define KX_LAST_PUBLISHED "LAST-PUBLISHED"
+
+/*
+ * What a follow mount's README says of the writer: the replica is stale when DST/LAST-PUBLISHED
+ * has not moved for `intervals` of the writer's publish intervals, by this host's clock.
+ * `w` is the caller's state, zeroed before the first call; each call (about every second) looks
+ * at DST/LAST-PUBLISHED again. 1 with a README line in *ret (malloc'd), 0 when fresh or when the
+ * writer's interval is not known (no LAST-PUBLISHED yet, or a writer that does not say it).
+ */
+struct kx_heard {
+	int64_t mtime_ns;    /* LAST-PUBLISHED's mtime as last seen (the writer's clock) */
+	int64_t heard_ns;    /* when it was seen to move (this host's clock) */
+	int64_t interval_ns; /* the writer's interval, from its bytes */
+};
+int kx_replica_stale(const char *dst, unsigned intervals, int64_t now_ns, struct kx_heard *w, char **ret);
 
 /*
  * A test hook: with KINDEX_TEST_PUBLISH_KILL=N in the environment, the writer kills itself

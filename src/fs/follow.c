@@ -16,6 +16,8 @@
  * serving it — fixed at the switch, so README reads the same until the next one. While pulls
  * into DST fail (DST/PULL-FAILED, kx_replica_pull_failing), README says so, with the last reason:
  * the replica is not advancing, and a mount that serves it must not look as if it were current.
+ * So it does once no pull has brought a newer round of the writer's for stale_after of its
+ * intervals (DST/LAST-PUBLISHED's mtime, kx_replica_stale): the writer or the pulls stopped.
  */
 #include "fs.h"
 
@@ -43,14 +45,22 @@ struct kx_follower {
 	char failed[NAME_MAX + 1]; /* the target whose switch failed last: logged once */
 	char *dst;                 /* DST, whose PULL-FAILED is read at each look */
 	char *health;              /* what README says of the pulls now (NULL: nothing) */
+	unsigned stale_after;      /* -o stale_after: the writer's intervals without news */
+	struct kx_heard heard;     /* DST/LAST-PUBLISHED as last seen */
 };
 
-/* README's line on failing pulls, set when it changes. */
+/* README's lines on failing pulls and on a replica that stopped advancing, set when they change. */
 static void look_at_pulls(struct kx_follower *f)
 {
-	char *now = NULL;
-	if (kx_replica_pull_failing(f->dst, &now) <= 0)
+	char *failing = NULL, *stale = NULL, *now = NULL;
+	if (kx_replica_pull_failing(f->dst, &failing) <= 0)
+		failing = NULL;
+	if (kx_replica_stale(f->dst, f->stale_after, kx_now_ns(), &f->heard, &stale) <= 0)
+		stale = NULL;
+	if ((failing || stale) && asprintf(&now, "%s%s", stale ? stale : "", failing ? failing : "") < 0)
 		now = NULL;
+	free(failing);
+	free(stale);
 	if ((now == NULL) != (f->health == NULL) || (now && strcmp(now, f->health) != 0)) {
 		kx_fs_set_health(f->fs, now);
 		free(f->health);
@@ -169,12 +179,14 @@ static void *follower_main(void *arg)
 	return NULL;
 }
 
-int kx_follower_start(struct kx_fs *fs, const char *current, const char *served, char **ret_err)
+int kx_follower_start(struct kx_fs *fs, const char *current, const char *served, unsigned stale_after,
+		      char **ret_err)
 {
 	struct kx_follower *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->fs = fs;
+	f->stale_after = stale_after;
 	f->stop[0] = f->stop[1] = -1;
 	snprintf(f->target, sizeof(f->target), "%s", served);
 	int r = 0;

@@ -293,7 +293,8 @@ int kx_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_
 /* README's note for generation p, served from now_ns on (malloc'd into *ret). */
 int kx_follow_note(const struct kx_published *p, int64_t now_ns, char **ret);
 /* Watch `current` on a thread of its own, the store serving generation `served` (its name). */
-int kx_follower_start(struct kx_fs *fs, const char *current, const char *served, char **ret_err);
+int kx_follower_start(struct kx_fs *fs, const char *current, const char *served, unsigned stale_after,
+		      char **ret_err);
 /* Stop and join it (NULL-safe); a switch in progress is finished first. */
 void kx_follower_stop(struct kx_fs *fs);
 

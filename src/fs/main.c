@@ -53,6 +53,7 @@ struct cfg {
 	char *spin;
 	char *publish, *publish_interval, *publish_keep;
 	char *follow_path; /* -o follow=PATH */
+	char *stale_after; /* -o stale_after=N */
 	char *max_threads; /* -o max_threads=N as given (the last one), checked: libfuse reads it with sscanf */
 	bool allow_other, default_permissions, fsname, subtype, rw_given, rw, nopush, follow;
 	int positional;
@@ -68,6 +69,7 @@ static const struct fuse_opt cfg_spec[] = {
 	{ "publish_interval=%s", offsetof(struct cfg, publish_interval), 0 },
 	{ "publish_keep=%s", offsetof(struct cfg, publish_keep), 0 },
 	{ "follow=%s", offsetof(struct cfg, follow_path), 0 },
+	{ "stale_after=%s", offsetof(struct cfg, stale_after), 0 },
 	FUSE_OPT_KEY("follow", KEY_FOLLOW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
@@ -162,6 +164,9 @@ static void usage(FILE *f)
 		"                           read-only, nothing under DST written, switching to each new\n"
 		"                           generation between requests; /README shows the generation and\n"
 		"                           its lag. `kindexfs DST/current MNT -o follow` is the same\n"
+		"    -o stale_after=N       with follow: README says the replica is NOT ADVANCING once no pull\n"
+		"                           has brought a newer round of the writer's for N of its publish\n"
+		"                           intervals (default 30; 0: never)\n"
 		"    -o publish=DIR         publish generations of the store for replicas (docs/replicas.md):\n"
 		"                           DIR/gen-N (a checkpoint) and DIR/PUBLISHED naming the newest,\n"
 		"                           every publish_interval when the store changed; not with -o ro\n"
@@ -251,6 +256,7 @@ struct daemon {
 	size_t cache, max_manifest;
 	double publish_interval; /* seconds */
 	unsigned publish_keep;
+	unsigned stale_after; /* -o follow: README's NOT ADVANCING after this many writer's intervals */
 	struct kx_publisher *publisher;
 	unsigned spin_us; /* -o spin: see loop.c */
 	char store_path[PATH_MAX], mnt_path[PATH_MAX], spool_path[PATH_MAX];
@@ -322,6 +328,20 @@ static int parse_options(struct daemon *d)
 		fprintf(stderr, "kindexfs: -o follow serves a replica read-only: it cannot go with -o %s\n",
 			cfg->rw ? "rw" : cfg->spool ? "spool=DIR" : "publish=DIR");
 		return EXIT_USAGE;
+	}
+	if (cfg->stale_after && !cfg->follow) {
+		fprintf(stderr, "kindexfs: -o stale_after=N goes with -o follow\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->stale_after) {
+		uint64_t n;
+		if (kx_parse_uint(cfg->stale_after, 0, 1000000, &n) < 0) {
+			fprintf(stderr, "kindexfs: invalid -o stale_after=%s: give a number of the writer's publish intervals, "
+					"0 (never) to 1000000\n",
+				cfg->stale_after);
+			return EXIT_USAGE;
+		}
+		d->stale_after = (unsigned)n;
 	}
 	if (cfg->spool && cfg->rw_given && !cfg->rw) {
 		fprintf(stderr, "kindexfs: -o spool=DIR writes the store: it cannot go with -o ro\n");
@@ -627,7 +647,7 @@ static int mount_and_start(struct daemon *d)
 		free(msg);
 		return EXIT_FAIL;
 	}
-	if (d->cfg.follow && (r = kx_follower_start(fs, d->store_path, d->follow_target, &msg)) < 0) {
+	if (d->cfg.follow && (r = kx_follower_start(fs, d->store_path, d->follow_target, d->stale_after, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
 		free(msg);
 		return EXIT_FAIL;
@@ -722,6 +742,7 @@ static void stop(struct daemon *d, int status)
 	free(d->cfg.publish_interval);
 	free(d->cfg.publish_keep);
 	free(d->cfg.follow_path);
+	free(d->cfg.stale_after);
 	free(d->cfg.max_threads);
 	free(d->opts.mountpoint);
 	fuse_opt_free_args(&d->args);
@@ -737,6 +758,7 @@ int main(int argc, char **argv)
 	d.spin_us = 100;
 	d.publish_interval = 2;
 	d.publish_keep = 3;
+	d.stale_after = 30;
 	d.pipe_fd = -1;
 
 	/*

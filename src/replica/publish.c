@@ -264,10 +264,14 @@ int kx_publisher_run(struct kx_publisher *p, struct kx_published *ret, char **re
 {
 	uint64_t seq = kx_store_sequence(p->s);
 	if (p->have_last && seq == p->last.sequence && !p->fresh) {
+		/* nothing new: PUBLISHED's mtime says the writer is alive, for a replica's README */
+		if (p->interval_ms && utimensat(p->dirfd, "PUBLISHED", NULL, 0) < 0)
+			return fail(ret_err, -errno, "cannot touch '%s/%s': %s", p->dir, "PUBLISHED");
 		int r = p->prune_due ? prune(p, ret_err) : 0; /* what KEEP_MIN_NS kept may go now */
 		return r < 0 ? r : 0;
 	}
-	struct kx_published next = { .generation = p->have_last ? p->last.generation + 1 : 1 };
+	struct kx_published next = { .generation = p->have_last ? p->last.generation + 1 : 1,
+				      .interval_ns = (int64_t)p->interval_ms * 1000000 };
 	memcpy(next.store_id, p->lineage.store_id, sizeof(next.store_id));
 	memcpy(next.publication, p->lineage.publication, sizeof(next.publication));
 	char name[32], path[4200];

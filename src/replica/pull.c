@@ -459,7 +459,8 @@ static int clean(int dstfd, const char *current, struct kx_pull_result *ret)
 static int fetch_published(const char *rsync, const char *spub, int dstfd, const char *dpub, struct kx_published *ret,
 			   char **ret_err)
 {
-	const char *fetch[] = { "-q", "--ignore-times", spub, dpub, NULL };
+	/* its mtime too: the writer's last round, alive or publishing (LAST_PUBLISHED) */
+	const char *fetch[] = { "-q", "--ignore-times", "--times", spub, dpub, NULL };
 	int r = run_rsync(rsync, fetch, ret_err);
 	if (r < 0) {
 		char *why = *ret_err;
@@ -471,7 +472,6 @@ static int fetch_published(const char *rsync, const char *spub, int dstfd, const
 	}
 	char *why = NULL;
 	r = replica_read_published(dstfd, ".PUBLISHED.incoming", spub, ret, &why);
-	unlinkat(dstfd, ".PUBLISHED.incoming", 0);
 	if (r < 0) {
 		say(ret_err, -EUCLEAN, "'%s' is not valid: %s", spub, why ? why : strerror(-r));
 		r = -EUCLEAN;
@@ -580,6 +580,34 @@ int kx_replica_pull_failing(const char *dst, char **ret)
 	kx_time_format(f.since_ns, when);
 	return asprintf(ret, "pulls       failing: %u in a row since %s (%s); the last: %s\n", f.n, when, path,
 			f.error) < 0
+		       ? -ENOMEM
+		       : 1;
+}
+
+int kx_replica_stale(const char *dst, unsigned intervals, int64_t now_ns, struct kx_heard *w, char **ret)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/" KX_LAST_PUBLISHED, dst);
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* only the writer moves the mtime: a pull that finds nothing new copies the same one */
+	int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (mtime != w->mtime_ns) {
+		struct kx_published p;
+		w->interval_ns = kx_published_read(AT_FDCWD, path, &p, NULL) == 0 ? p.interval_ns : 0;
+		w->mtime_ns = mtime;
+		w->heard_ns = now_ns;
+	}
+	if (!w->interval_ns || !intervals || now_ns - w->heard_ns <= (int64_t)intervals * w->interval_ns)
+		return 0;
+	char since[40];
+	kx_time_format(w->heard_ns, since);
+	return asprintf(ret,
+			"replica     NOT ADVANCING since %s: no pull has brought a newer round of the writer's for "
+			"%u of its %.3f s intervals (%s, the writer's PUBLISHED as the last good pull fetched it, "
+			"has not moved): see that the writer runs and that pulls run and succeed\n",
+			since, intervals, (double)w->interval_ns / 1e9, path) < 0
 		       ? -ENOMEM
 		       : 1;
 }
@@ -761,10 +789,13 @@ out:
 		unlinkat(dstfd, ".current.tmp", 0);
 	}
 	if (lockfd >= 0 && r != -EBUSY) { /* this pull held DST: it says how it went */
-		if (r < 0)
+		if (r < 0) {
 			note_failure(dstfd, *ret_err ? *ret_err : strerror(-r));
-		else
+			unlinkat(dstfd, ".PUBLISHED.incoming", 0);
+		} else {
 			unlinkat(dstfd, PULL_FAILED, 0);
+			renameat(dstfd, ".PUBLISHED.incoming", dstfd, KX_LAST_PUBLISHED);
+		}
 	}
 	if (dstfd >= 0)
 		close(dstfd);

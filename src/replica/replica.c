@@ -23,6 +23,8 @@ int kx_published_format(const struct kx_published *p, struct kx_buf *out)
 			      (unsigned long long)p->store_generation, when, (long long)p->time_ns);
 	if (r == 0 && p->store_id[0])
 		r = kx_buf_printf(out, "store-id %s\npublication %s\n", p->store_id, p->publication);
+	if (r == 0 && p->store_id[0] && p->interval_ns > 0)
+		r = kx_buf_printf(out, "interval-ns %lld\n", (long long)p->interval_ns);
 	return r;
 }
 
@@ -69,7 +71,8 @@ static int bad(char **ret_err, const char *name, unsigned line, const char *fmt,
 		if (asprintf(&m, fmt, what) < 0)
 			m = NULL;
 		if (asprintf(ret_err, "%s:%u: %s (PUBLISHED is 'generation N', 'sequence N', 'store-generation N', "
-				      "'time T', 'time-ns N', then 'store-id ID', 'publication ID' lines: docs/replicas.md)",
+				      "'time T', 'time-ns N', then 'store-id ID', 'publication ID', 'interval-ns N' lines: "
+				      "docs/replicas.md)",
 			     name, line, m ? m : "malformed") < 0)
 			*ret_err = NULL;
 		free(m);
@@ -80,7 +83,7 @@ static int bad(char **ret_err, const char *name, unsigned line, const char *fmt,
 int kx_published_parse(const char *bytes, size_t len, const char *name, struct kx_published *ret, char **ret_err)
 {
 	static const char *const keys[] = { "generation", "sequence", "store-generation", "time", "time-ns",
-					    "store-id", "publication" };
+					    "store-id", "publication", "interval-ns" };
 	struct kx_published p = { 0 };
 	unsigned line = 0, seen = 0;
 	const char *at = bytes, *end = bytes + len;
@@ -108,26 +111,30 @@ int kx_published_parse(const char *bytes, size_t len, const char *name, struct k
 		seen++;
 		if (line == 4)
 			continue; /* the time as text, for people: time-ns is the one read */
-		if (line >= 6) {
+		if (line >= 6 && line <= 7) {
 			if (!is_id(val))
 				return bad(ret_err, name, line, "'%s' is not an id (32 hex digits)", val);
 			memcpy(line == 6 ? p.store_id : p.publication, val, 33);
 			continue;
 		}
 		uint64_t v;
-		if (kx_parse_size(val, false, line == 1 ? 1 : 0, line == 5 ? INT64_MAX : UINT64_MAX, &v) < 0)
-			return bad(ret_err, name, line, "'%s' is not a number (a generation: 1 or more)", val);
+		if (kx_parse_size(val, false, line == 1 || line == 8 ? 1 : 0, line == 5 || line == 8 ? INT64_MAX : UINT64_MAX,
+				  &v) < 0)
+			return bad(ret_err, name, line, "'%s' is not a number (a generation or an interval: 1 or more)", val);
 		if (line == 1)
 			p.generation = v;
 		else if (line == 2)
 			p.sequence = v;
 		else if (line == 3)
 			p.store_generation = v;
-		else
+		else if (line == 5)
 			p.time_ns = (int64_t)v;
+		else
+			p.interval_ns = (int64_t)v;
 	}
-	/* the lineage's two lines are both there, or (a kindex before lineages) neither */
-	if (seen != KX_ARRAY_SIZE(keys) && seen != 5)
+	/* the lineage's two lines are both there, or (a kindex before lineages) neither; the interval
+	 * follows them, from a writer that publishes every interval */
+	if (seen != KX_ARRAY_SIZE(keys) && seen != KX_ARRAY_SIZE(keys) - 1 && seen != 5)
 		return bad(ret_err, name, line, "'%s' is missing", keys[seen]);
 	*ret = p;
 	return 0;

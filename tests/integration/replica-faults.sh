@@ -6,7 +6,8 @@
 # what it made; a source generation that is a symbolic link to nested directories fails cleanly
 # and leaves nothing that fails the next pull; a writer publishing every 10 ms does not starve a
 # pull loop; a writer whose publish directory is full backs off, goes on accepting drops, and its
-# mount's README says publishing fails; a follow mount's README says when pulls fail.
+# mount's README says publishing fails; a follow mount's README says when pulls fail, and when
+# its replica stops advancing.
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 . "$(dirname "$0")/replica-lib.sh"
@@ -195,5 +196,45 @@ deadline=$((SECONDS + 10))
 while grep -q '^pulls' "$work/mnt9/README" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
 check "and README no longer says it" bash -c "! grep -q '^pulls' '$work/mnt9/README'"
 unmount "$work/mnt9" "$daemon"
+
+# a follow mount says when its replica stops advancing: a writer publishing every 0.2 s touches
+# PUBLISHED in rounds with nothing new; each pull keeps it as DST/LAST-PUBLISHED; 25 intervals
+# (5 s) without it moving, README says NOT ADVANCING, and a pull that reaches the writer again
+# takes it back
+s10=$work/s10 pub10=$work/pub10 dst10=$work/dst10
+"$KINDEX" -q --store "$s10" init && "$KINDEX" -q --store "$s10" import liger "$LIGER_CSV" >/dev/null ||
+	die "the store failed"
+mkdir -p "$work/spool10"
+"$KINDEX" -q --store "$s10" watch --publish "$pub10" --publish-interval 0.2 "$work/spool10" \
+	>/dev/null 2>"$work/writer10.err" &
+writer=$!
+pids+=("$writer")
+deadline=$((SECONDS + 10))
+until [ -f "$pub10/PUBLISHED" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+check "the writer's PUBLISHED names its interval" grep -qx "interval-ns 200000000" "$pub10/PUBLISHED"
+m0=$(stat -c %.9Y "$pub10/PUBLISHED")
+sleep 1
+check "a writer with nothing new touches PUBLISHED every round" \
+	[ "$(stat -c %.9Y "$pub10/PUBLISHED")" != "$m0" ]
+pull "$pub10" "$dst10"
+check "a pull keeps the writer's PUBLISHED, with its time, as DST/LAST-PUBLISHED ($rc)" \
+	bash -c "[ $rc = 0 ] && cmp -s '$dst10/LAST-PUBLISHED' '$pub10/PUBLISHED'"
+(while :; do "$KINDEX" -q pull --no-verify "$pub10" "$dst10" >/dev/null 2>&1; sleep 0.3; done) &
+loop=$!
+pids+=("$loop")
+mount_fg "$dst10/current" "$work/mnt10" -o follow,stale_after=25
+sleep 3
+check "while pulls reach the writer, README says nothing of it" \
+	bash -c "! grep -q 'NOT ADVANCING' '$work/mnt10/README'"
+kill "$loop" 2>/dev/null
+wait "$loop" 2>/dev/null
+check "with the pulls stopped, README says the replica is not advancing, and since when" \
+	readme_says "$work/mnt10" "^replica     NOT ADVANCING since .*25 of its 0.200 s intervals"
+for _ in 1 2 3 4 5 6 7 8 9 10; do pull "$pub10" "$dst10"; [ "$rc" != 3 ] && break; sleep 0.5; done # (the loop's last)
+check "a pull that reaches the writer again: README says it no more ($rc)" \
+	bash -c "[ $rc = 0 ] && deadline=\$((SECONDS + 10)) && while grep -q 'NOT ADVANCING' '$work/mnt10/README'; do
+		[ \$SECONDS -lt \$deadline ] || exit 1; sleep 0.1; done"
+kill -TERM "$writer" && wait "$writer"
+unmount "$work/mnt10" "$daemon"
 
 finish
