@@ -2,14 +2,15 @@
 /*
  * The kindexfs daemon's private interface: one `struct kx_fs` shared by the FUSE operations
  * (ops.c), the readdir listings (dircache.c), the shared store view (view.c) and the invalidation
- * notifier (notify.c), set up and torn down by main.c. Only src/fs includes fuse_lowlevel.h, and
- * only the .c files do: this header keeps FUSE types out so the pieces stay testable on their own.
+ * notifier (notify.c), set up and torn down by main.c; and every other function that crosses
+ * files. Only src/fs includes fuse_lowlevel.h, and only the .c files do: this header keeps FUSE
+ * types out so the pieces stay testable on their own.
  *
  * Calls between the files go down only, never in a circle (checked with nm: each object's
  * undefined symbols that another object of src/fs defines). Lower layers first; each file calls
  * only files on lines above it:
  *
- *     log.c  view.c  dircache.c  loop.c  names.c      (call no other file of src/fs)
+ *     log.c  view.c  dircache.c  loop.c  names.c  readers.c  (call no other file of src/fs)
  *     versions.c      -> view
  *     nodes.c         -> versions, dircache, view
  *     notify.c        -> versions, view, loop, log
@@ -19,7 +20,7 @@
  *     inbox-table.c   -> names, log
  *     decide.c        -> inbox-table, notify, names, loop, log
  *     inbox.c         -> decide, inbox-table, notify, names, log
- *     ops.c           -> inbox, inbox-table, pusher, nodes, versions, dircache, view, log
+ *     ops.c           -> inbox, inbox-table, pusher, nodes, versions, dircache, view, readers, log
  *     main.c          -> all of them
  *
  * Consistency model. Every operation reads one store view (a RocksDB snapshot) — the *current*
@@ -373,6 +374,54 @@ void kx_loop_hand_off(void);
  * nothing would.
  */
 bool kx_loop_watched(void);
+
+/* ---- the reader table (readers.c) ------------------------------------------------------------ */
+
+/*
+ * What the operations learn of the processes that read the tree, per pid, and what they guess
+ * from it: which processes get files' attributes in their listings, which walk what they list.
+ * Only round trips depend on it. Thread-safe.
+ */
+/* pid asked for a file's attributes or bytes: its listings come with files' attributes. */
+void fs_reader_saw_file(pid_t pid);
+/*
+ * pid looked up file ino: whether pushing it may come before its READ. Not when pid read the last
+ * file it looked up right after the lookup (cat or sha256sum -c of a list of names, xargs cat):
+ * its READ follows the answer within microseconds, long before a push gathered into a batch
+ * (pusher.c) is stored, and the push would only render and store the file a second time, on the
+ * other core, which such a pipeline's other process (find) needs. A shell expanding a glob looks
+ * up every name before anything is read: its files are pushed.
+ */
+bool fs_reader_looks_up(pid_t pid, uint64_t ino);
+/*
+ * pid lists a directory: whether it wants files' attributes. `dir` non-zero: the listing starts
+ * there, noted for fs_reader_walks.
+ */
+bool fs_reader_lists(pid_t pid, uint64_t dir);
+/*
+ * pid read a file of directory `dir` from its start: whether it walks the directory's files
+ * (pusher.c) — from its second file there in a row, or its first in a directory it has just
+ * listed itself (grep -r and tar list a directory, then read its files; `cat` of one NAME in each
+ * of many directories reads one file per directory, listed by the shell). Files pushed ahead come
+ * without a READ, so a READ here after that means the reader is past what was pushed (or won a
+ * race with the pusher): the files after it are pushed again.
+ */
+bool fs_reader_walks(pid_t pid, uint64_t dir, uint64_t ino);
+/*
+ * pid reached the end of listing `dir`: whether it will read the files listed — it began to list
+ * `dir` itself and has read the files of a directory it listed before (grep -r, tar). Their
+ * inodes exist by now (the kernel made them as it took in the listing, before asking for more),
+ * so they can be pushed before the reader opens the first.
+ */
+bool fs_reader_ends(pid_t pid, uint64_t dir);
+/*
+ * The files of `dir` were pushed right after the one batch that held pid's listing of it whole
+ * (kx_fs_push_answered; `all`: every one was stored): remembered, so that the end of the listing
+ * pushes nothing (fs_reader_pushed).
+ */
+void fs_reader_set_pushed(pid_t pid, uint64_t dir, bool all);
+/* Whether the files of `dir` were pushed as pid's listing of it was answered (once: forgotten). */
+bool fs_reader_pushed(pid_t pid, uint64_t dir);
 
 /* ---- operations (ops.c) ----------------------------------------------------------------------- */
 

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The FUSE low-level operations of kindexfs: a thin layer that turns each request into calls on
- * src/tree over the current store view and replies with the result — 0/-errno from the tree goes
- * back to the kernel unchanged. Inode numbers are the tree's (computed from content identity and
- * decoded back by kx_tree_node), so LOOKUP/FORGET need no inode table and a remount gives every
- * path the same inode number — but for the files whose bytes change (kx_node_versioned), whose
- * every version is an inode of its own, counted in versions.c's table (kx_fs_resolve, nodes.c).
+ * The FUSE low-level operations of kindexfs (struct fuse_lowlevel_ops): each request on the tree
+ * is answered from src/tree over the current store view — 0/-errno from the tree goes back to the
+ * kernel unchanged — and each on /inbox is handed to inbox.c. Around the tree's answers, the
+ * operations count the inode numbers they hand out and the kernel forgets (versions.c), tell the
+ * reader table (readers.c) what each process asked for, and from what it says decide which
+ * listings carry files' attributes and which files the pusher stores ahead of their reader
+ * (pusher.c).
+ *
+ * Inode numbers are the tree's (computed from content identity and decoded back by kx_tree_node),
+ * so LOOKUP/FORGET need no inode table and a remount gives every path the same inode number — but
+ * for the files whose bytes change (kx_node_versioned), whose every version is an inode of its
+ * own, counted in versions.c's table (kx_fs_resolve, nodes.c).
  *
  * What keeps a warm tree as cheap as a local disk (docs/mount.md, "Caching and consistency"):
  *  - long entry/attr timeouts, negative entries included: the notifier invalidates whatever a
@@ -119,7 +125,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/*
 	 * READDIRPLUS for every batch, not only the first (READDIRPLUS_AUTO): `find` reads a whole
 	 * directory before it descends, so with AUTO every subdirectory past the first batch costs a
-	 * LOOKUP. Directories come with attributes, files only where the reader wants them (below).
+	 * LOOKUP. Directories come with attributes, files only where the reader wants them (readers.c).
 	 */
 	if (conn->capable & FUSE_CAP_READDIRPLUS) {
 		conn->want |= FUSE_CAP_READDIRPLUS;
@@ -141,169 +147,6 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 }
 
 /* ---- reading ---------------------------------------------------------------------------------- */
-
-/* ---- who reads attributes ----------------------------------------------------------------------
- *
- * READDIRPLUS may answer a name with or without its attributes (an entry with inode 0 is just a
- * name, and the kernel LOOKUPs it if it needs more). For directories attributes are cheap and
- * always given; for a file they mean rendering it (its size is its rendered length). `find` never
- * wants them, `ls -l`, rsync, tar and grep want every one. The kernel asks READDIRPLUS either way
- * (READDIRPLUS_AUTO uses it for the first batch of every directory), so the daemon remembers,
- * per process, whether it has asked for a file's attributes lately: those get attributes in their
- * listings, one LOOKUP each of their first directory later; the others get names, and nothing is
- * rendered for them. Correctness never depends on this table — only the number of round trips.
- */
-#define READERS 64
-
-static struct {
-	pthread_mutex_t lock;
-	struct {
-		pid_t pid;
-		uint64_t used;   /* readers.clock when last seen: the least recently used slot is reused */
-		bool files;      /* it asked for a file's attributes or bytes: give it attributes */
-		uint64_t listed; /* the directory it last began to list (pusher.c) */
-		uint64_t dir;    /* the directory of its last file read from the start */
-		unsigned reads;  /* how many in a row it read there */
-		bool walker;     /* it read files of a directory it had listed: it reads what it lists */
-		uint64_t pushed; /* the directory whose files were pushed as its listing was answered */
-		uint64_t looked_up; /* the file it last looked up */
-		bool opens;      /* it read the file it had just looked up: it opens what it looks up */
-	} v[READERS];
-	uint64_t clock;
-} readers = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* The slot of pid, or -1 (readers.lock held). */
-static int reader_find(pid_t pid)
-{
-	for (int i = 0; i < READERS; i++)
-		if (readers.v[i].pid == pid && readers.v[i].used)
-			return i;
-	return -1;
-}
-
-/* The slot of pid, made from the least recently used one if pid has none; marked used now. */
-static int reader_slot(pid_t pid)
-{
-	int slot = reader_find(pid);
-	if (slot < 0) {
-		slot = 0;
-		for (int i = 1; i < READERS; i++)
-			if (readers.v[i].used < readers.v[slot].used)
-				slot = i;
-		memset(&readers.v[slot], 0, sizeof(readers.v[slot]));
-		readers.v[slot].pid = pid;
-	}
-	readers.v[slot].used = ++readers.clock;
-	return slot;
-}
-
-static void reader_saw_file(pid_t pid)
-{
-	pthread_mutex_lock(&readers.lock);
-	readers.v[reader_slot(pid)].files = true;
-	pthread_mutex_unlock(&readers.lock);
-}
-
-/*
- * pid looked up file ino: whether pushing it may come before its READ. Not when pid read the last
- * file it looked up right after the lookup (cat or sha256sum -c of a list of names, xargs cat):
- * its READ follows the answer within microseconds, long before a push gathered into a batch
- * (pusher.c) is stored, and the push would only render and store the file a second time, on the
- * other core, which such a pipeline's other process (find) needs. A shell expanding a glob looks
- * up every name before anything is read: its files are pushed.
- */
-static bool reader_looks_up(pid_t pid, uint64_t ino)
-{
-	pthread_mutex_lock(&readers.lock);
-	int slot = reader_slot(pid);
-	readers.v[slot].files = true;
-	readers.v[slot].looked_up = ino;
-	bool opens = readers.v[slot].opens;
-	pthread_mutex_unlock(&readers.lock);
-	return !opens;
-}
-
-/*
- * pid lists a directory: whether it wants files' attributes. `dir` non-zero: the listing starts
- * there, noted for reader_walks.
- */
-static bool reader_lists(pid_t pid, uint64_t dir)
-{
-	pthread_mutex_lock(&readers.lock);
-	int slot = dir ? reader_slot(pid) : reader_find(pid);
-	if (dir)
-		readers.v[slot].listed = dir;
-	bool yes = slot >= 0 && readers.v[slot].files;
-	pthread_mutex_unlock(&readers.lock);
-	return yes;
-}
-
-/*
- * pid read a file of directory `dir` from its start: whether it walks the directory's files
- * (pusher.c) — from its second file there in a row, or its first in a directory it has just
- * listed itself (grep -r and tar list a directory, then read its files; `cat` of one NAME in each
- * of many directories reads one file per directory, listed by the shell). Files pushed ahead come
- * without a READ, so a READ here after that means the reader is past what was pushed (or won a
- * race with the pusher): the files after it are pushed again.
- */
-static bool reader_walks(pid_t pid, uint64_t dir, uint64_t ino)
-{
-	pthread_mutex_lock(&readers.lock);
-	int slot = reader_slot(pid);
-	readers.v[slot].files = true;
-	readers.v[slot].opens = readers.v[slot].looked_up == ino; /* reader_looks_up */
-	if (readers.v[slot].dir != dir) {
-		readers.v[slot].dir = dir;
-		readers.v[slot].reads = 0;
-	}
-	unsigned n = ++readers.v[slot].reads;
-	bool listed = readers.v[slot].listed == dir;
-	readers.v[slot].walker |= listed;
-	pthread_mutex_unlock(&readers.lock);
-	return n >= (listed ? 1u : 2u);
-}
-
-/*
- * pid reached the end of listing `dir`: whether it will read the files listed — it began to list
- * `dir` itself and has read the files of a directory it listed before (grep -r, tar). Their
- * inodes exist by now (the kernel made them as it took in the listing, before asking for more),
- * so they can be pushed before the reader opens the first.
- */
-static bool reader_ends(pid_t pid, uint64_t dir)
-{
-	pthread_mutex_lock(&readers.lock);
-	int slot = reader_find(pid);
-	bool yes = slot >= 0 && readers.v[slot].walker && readers.v[slot].listed == dir;
-	pthread_mutex_unlock(&readers.lock);
-	return yes;
-}
-
-/*
- * pid will ask for the end of listing `dir` (one batch held it whole) and read its files: push
- * them right after that batch's answer, while pid takes it in, and remember it so that the end
- * pushes nothing (reader_pushed).
- */
-static void reader_push_answered(struct kx_fs *fs, pid_t pid, uint64_t dir)
-{
-	bool all = kx_fs_push_answered(fs, dir);
-	pthread_mutex_lock(&readers.lock);
-	int slot = reader_find(pid);
-	if (slot >= 0)
-		readers.v[slot].pushed = all ? dir : 0;
-	pthread_mutex_unlock(&readers.lock);
-}
-
-/* Whether the files of `dir` were pushed as pid's listing of it was answered (once: forgotten). */
-static bool reader_pushed(pid_t pid, uint64_t dir)
-{
-	pthread_mutex_lock(&readers.lock);
-	int slot = reader_find(pid);
-	bool yes = slot >= 0 && readers.v[slot].pushed == dir;
-	if (yes)
-		readers.v[slot].pushed = 0;
-	pthread_mutex_unlock(&readers.lock);
-	return yes;
-}
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
@@ -331,7 +174,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.entry_timeout = fs->timeout;
 		fuse_reply_entry(req, &e);
 	} else if (r == 0 && (r = fill_entry(fs, fv, &n, &e)) == 0) {
-		bool push = !kx_node_is_dir(&n) && reader_looks_up(fuse_req_ctx(req)->pid, e.ino);
+		bool push = !kx_node_is_dir(&n) && fs_reader_looks_up(fuse_req_ctx(req)->pid, e.ino);
 		if (fuse_reply_entry(req, &e) != 0) {
 			unref_entry(fs, &e);
 		} else if (!kx_node_is_dir(&n)) {
@@ -387,7 +230,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (r == 0)
 		r = kx_tree_getattr(fs->tree, fv->v, &n, &a);
 	if (r == 0 && !a.dir)
-		reader_saw_file(fuse_req_ctx(req)->pid);
+		fs_reader_saw_file(fuse_req_ctx(req)->pid);
 	if (r == 0) {
 		struct stat st;
 		a.ino = ino;
@@ -439,7 +282,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct kx_node dir;
 	if (r == 0 && off == 0 && fs->pusher && kx_tree_parent(fs->tree, fv->v, &n, &dir) == 0) {
 		uint64_t dino = kx_tree_ino(&dir);
-		if (reader_walks(pid, dino, ino))
+		if (fs_reader_walks(pid, dino, ino))
 			kx_fs_push(fs, dino, ino);
 	}
 	kx_fs_view_put(fs, fv);
@@ -464,7 +307,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (r == 0 && (r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i)) == 1) {
 		kx_fs_view_put(fs, fv); /* a push holds no view while it stores */
 		pid_t pid = fuse_req_ctx(req)->pid;
-		if (plus && fs->pusher && reader_ends(pid, ino) && !reader_pushed(pid, ino))
+		if (plus && fs->pusher && fs_reader_ends(pid, ino) && !fs_reader_pushed(pid, ino))
 			kx_fs_push_now(fs, ino); /* before the answer: no race with the first READ */
 		fuse_reply_buf(req, NULL, 0); /* the end */
 		return;
@@ -472,7 +315,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	/* a READDIRPLUS entry takes more than 128 bytes: the bound of what one reply can hand out */
 	if (r == 0 && (!(buf = malloc(size)) || !(refs = malloc((size / 128 + 1) * sizeof(*refs)))))
 		r = -ENOMEM;
-	bool file_attrs = reader_lists(fuse_req_ctx(req)->pid, off == 0 && fs->pusher ? ino : 0) && plus;
+	bool file_attrs = fs_reader_lists(fuse_req_ctx(req)->pid, off == 0 && fs->pusher ? ino : 0) && plus;
 	bool bare = false; /* a file's entry left out (kx_fs_listed_bare) */
 	for (; r == 0 && i < l->len; i++) {
 		const struct kx_dirent *d = &l->e[i];
@@ -510,7 +353,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	}
 	pid_t pid = fuse_req_ctx(req)->pid;
 	/* the whole listing in this batch, to a reader that reads what it lists: push it right away */
-	bool push = r == 0 && file_attrs && off == 0 && i == l->len && reader_ends(pid, ino);
+	bool push = r == 0 && file_attrs && off == 0 && i == l->len && fs_reader_ends(pid, ino);
 	if (r == 0 && fuse_reply_buf(req, buf, used) != 0) {
 		while (nrefs)
 			unref_ino(fs, refs[--nrefs]); /* the kernel never saw them */
@@ -524,8 +367,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	free(buf);
 	kx_dircache_put(fs->dirs, l);
 	kx_fs_view_put(fs, fv);
-	if (push)
-		reader_push_answered(fs, pid, ino);
+	if (push) /* pid asks for the end next: push the files while it takes this answer in */
+		fs_reader_set_pushed(pid, ino, kx_fs_push_answered(fs, ino));
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)

@@ -11,7 +11,7 @@
  * on the other core, while the reader goes on; what it reads next is already there. Three signs
  * (ops.c): a file just looked up by name (kx_fs_push_one) is about to be opened, as a rule; a
  * process that reads a file of a directory it has just listed, or a second file of one in a row
- * (reader_walks), is walking it — the files listed after that one are pushed (kx_fs_push); and
+ * (fs_reader_walks), is walking it — the files listed after that one are pushed (kx_fs_push); and
  * once a process has done the former, it reads what it lists (grep -r, tar): when it reaches the
  * end of its next listing, the worker answering pushes that directory's files before it answers
  * (kx_fs_push_now — a push queued then lost the race with the first READ or two in each
