@@ -139,7 +139,7 @@ void kx_tree_free(struct kx_tree *t);
 /*
  * What README says of the mount's health beside the store: a publisher that fails, pulls into a
  * followed replica that fail (lines, or NULL for none). README's stamp changes with it; the caller
- * tells the kernel (kx_fs_set_health). Thread-safe.
+ * tells the kernel (fs_set_health). Thread-safe.
  */
 int kx_tree_set_health(struct kx_tree *t, const char *lines);
 struct kx_store *kx_tree_store(struct kx_tree *t);

@@ -55,7 +55,7 @@ static int read_all(int fd, size_t cap, struct kx_buf *out)
  * then the file leaves the inbox (accepted: removed). A name taken gets .1, .2 …; nothing is
  * overwritten. Both become durable with the syncer's next batch.
  */
-static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, pid_t pid, int dir,
+static int file_decision(struct fs_inbox *ib, struct ient *e, const char *name, pid_t pid, int dir,
 			 const struct kx_buf *receipt)
 {
 	bool rejected = dir == D_REJECTED;
@@ -85,10 +85,10 @@ static int file_decision(struct kx_inbox *ib, struct ient *e, const char *name, 
 			int m = rejected ? rename_noreplace(ib->d[D_INBOX].fd, e->name, dfd, base)
 					 : keep_spare(ib, e->name);
 			if (m < 0 && rejected)
-				kx_fs_log_error("cannot move rejected inbox/%s to .rejected/%s: %s", e->name, base,
-						strerror(-m));
+				fs_log_error("cannot move rejected inbox/%s to .rejected/%s: %s", e->name, base,
+					     strerror(-m));
 			else if (m < 0)
-				kx_fs_log_error("cannot remove accepted inbox/%s: %s", e->name, strerror(-m));
+				fs_log_error("cannot remove accepted inbox/%s: %s", e->name, strerror(-m));
 			inbox_changed(ib, D_INBOX);
 			if (have_st)
 				file_stat(e->ino, &st, &e->st);
@@ -136,9 +136,9 @@ static int undecided(int err)
 }
 
 /* The first half; false when there is nothing to decide (d->r says why: 0, or -EIO). */
-static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct decision *d)
+static bool decide_start(struct fs_inbox *ib, struct ient *e, pid_t pid, struct decision *d)
 {
-	struct kx_fs *fs = ib->fs;
+	struct fs *fs = ib->fs;
 	memset(d, 0, sizeof(*d));
 	d->pid = pid;
 	pthread_mutex_lock(&ib->lock);
@@ -176,13 +176,13 @@ static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct 
 			if (d->res.items[i].outcome != KX_INGEST_PRESENT)
 				runs[n++] = d->res.items[i].run;
 		if (d->res.added || d->res.aliases)
-			d->ticket = kx_fs_changed(fs, runs, runs ? n : 0, d->res.generation);
+			d->ticket = fs_changed(fs, runs, runs ? n : 0, d->res.generation);
 		free(runs);
 		d->w = kx_receipt_accepted(fs->tree, d->name, &d->res, &d->receipt);
 	} else if (r == -EINVAL) {
 		d->w = kx_receipt_rejected(d->name, &d->p, &d->receipt);
 	} else {
-		kx_fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", d->name, strerror(-r));
+		fs_log_error("cannot ingest inbox/%s: %s (left in the inbox)", d->name, strerror(-r));
 		r = undecided(r);
 	}
 	d->r = r;
@@ -194,32 +194,32 @@ static bool decide_start(struct kx_inbox *ib, struct ient *e, pid_t pid, struct 
  * the sync's error (the file stays). Returns the decision: 0, -EINVAL, or -EIO or -ENOSPC when
  * nothing could be decided.
  */
-static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d, int synced)
+static int decide_finish(struct fs_inbox *ib, struct ient *e, struct decision *d, int synced)
 {
-	struct kx_fs *fs = ib->fs;
+	struct fs *fs = ib->fs;
 	int r = d->r, w = d->w;
 	if (r == 0 && synced < 0) {
-		kx_fs_log_error("cannot sync the store's log after accepting inbox/%s: %s (left in the inbox)", d->name,
-				strerror(-synced));
+		fs_log_error("cannot sync the store's log after accepting inbox/%s: %s (left in the inbox)", d->name,
+			     strerror(-synced));
 		r = undecided(synced);
 	} else if (r == 0) {
 		if (w >= 0)
 			w = file_decision(ib, e, d->name, d->pid, D_ACCEPTED, &d->receipt);
 		if (w < 0) {
 			/* committed, but no receipt: the file stays, and deciding it again says "present" */
-			kx_fs_log_error("accepted inbox/%s but cannot write its receipt: %s", d->name, strerror(-w));
+			fs_log_error("accepted inbox/%s but cannot write its receipt: %s", d->name, strerror(-w));
 			r = undecided(w);
 		}
-		kx_fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", d->name, d->res.added,
-				d->res.present);
+		fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", d->name, d->res.added,
+			     d->res.present);
 	} else if (r == -EINVAL) {
 		if (w >= 0)
 			w = file_decision(ib, e, d->name, d->pid, D_REJECTED, &d->receipt);
 		if (w < 0) {
-			kx_fs_log_error("rejected inbox/%s but cannot file it: %s", d->name, strerror(-w));
+			fs_log_error("rejected inbox/%s but cannot file it: %s", d->name, strerror(-w));
 			r = undecided(w);
 		}
-		kx_fs_log_debug(fs, "rejected inbox/%s: %zu problem%s", d->name, d->p.len, d->p.len == 1 ? "" : "s");
+		fs_log_debug(fs, "rejected inbox/%s: %zu problem%s", d->name, d->p.len, d->p.len == 1 ? "" : "s");
 	}
 	if (r == 0 || r == -EINVAL) {
 		unmark(e); /* the file, in .rejected/ or a spare for the next receipt, keeps no mark */
@@ -229,7 +229,7 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
 		}
 		e->dirty = false;
 		e->too_big = false;
-		kx_fs_forget_name(fs, INO_DIR(D_INBOX), d->name);
+		fs_forget_name(fs, INO_DIR(D_INBOX), d->name);
 	}
 	kx_buf_release(&d->receipt);
 	kx_ingest_result_release(&d->res);
@@ -242,9 +242,9 @@ static int decide_finish(struct kx_inbox *ib, struct ient *e, struct decision *d
  * Decide a LIVE file of the inbox under a final name (e->lock held), both halves. 0: accepted;
  * -EINVAL: rejected (and filed); -EIO or -ENOSPC: nothing could be decided, the file stays. *ret_ticket: the
  * notifier round that publishes the new runs (0: none); the reply waits for it
- * (kx_fs_reply_after), so that close() returns once the run shows.
+ * (fs_reply_after), so that close() returns once the run shows.
  */
-int inbox_decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket)
+int inbox_decide(struct fs_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket)
 {
 	struct decision d;
 	*ret_ticket = 0;
@@ -265,7 +265,7 @@ int inbox_decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_t
  * the final name arrive together), answers, and queues it; the decider thread takes the queue in
  * batches, one WAL sync and one notifier round for a batch. The mark is what makes a returned
  * rename durable: a daemon killed before the decision finds the marked files at the next mount
- * and decides them first (kx_inbox_start), while a final name written but never renamed or
+ * and decides them first (fs_inbox_start), while a final name written but never renamed or
  * closed — its writer died — stays undecided, as before.
  *
  * What a user sees is ordered by inbox_drain(): the inbox's directories (their attributes,
@@ -275,7 +275,7 @@ int inbox_decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_t
  */
 
 /* Queue a LIVE entry (ib->lock held). */
-void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid)
+void enqueue_locked(struct fs_inbox *ib, struct ient *e, pid_t pid)
 {
 	struct queued *q;
 	if (e->queued || !(q = malloc(sizeof(*q))))
@@ -308,15 +308,15 @@ void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid)
  * DRAIN_WAIT_MS at most, names FORGET_WAIT_MS, and answer then anyway — a deadlock is never the
  * price of a fresher answer.
  */
-void inbox_drain(struct kx_inbox *ib, bool forgotten, bool bounded)
+void inbox_drain(struct fs_inbox *ib, bool forgotten, bool bounded)
 {
-	struct timespec until = kx_deadline_ms(DRAIN_WAIT_MS);
+	struct timespec until = fs_deadline_ms(DRAIN_WAIT_MS);
 	pthread_mutex_lock(&ib->lock);
 	uint64_t target = ib->nqueued;
 	if (ib->ndecided < target && ib->decider_started) {
 		ib->draining++;
 		pthread_cond_signal(&ib->queue_wake); /* no more waiting for a fuller batch */
-		kx_loop_hand_off();
+		fs_loop_hand_off();
 		while (ib->ndecided < target && ib->decider_started)
 			if (bounded ? pthread_cond_timedwait(&ib->queue_done, &ib->lock, &until) == ETIMEDOUT
 				    : pthread_cond_wait(&ib->queue_done, &ib->lock) != 0)
@@ -325,11 +325,11 @@ void inbox_drain(struct kx_inbox *ib, bool forgotten, bool bounded)
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (forgotten)
-		kx_fs_wait_forgotten(ib->fs, FORGET_WAIT_MS);
+		fs_wait_forgotten(ib->fs, FORGET_WAIT_MS);
 }
 
 /* Decide a batch taken from the queue: every commit, one sync, every filing, one round. */
-static void decide_batch(struct kx_inbox *ib, struct queued *batch)
+static void decide_batch(struct fs_inbox *ib, struct queued *batch)
 {
 	struct decision d[DECIDE_BATCH];
 	bool started[DECIDE_BATCH];
@@ -341,7 +341,7 @@ static void decide_batch(struct kx_inbox *ib, struct queued *batch)
 		pthread_mutex_lock(&ib->lock);
 		e->queued = false;
 		/* renamed again, to a temporary name or away, since: not (or not yet) to be decided */
-		bool final = e->state == LIVE && e->dir == D_INBOX && !kx_inbox_name_is_temp(e->name);
+		bool final = e->state == LIVE && e->dir == D_INBOX && !fs_inbox_name_is_temp(e->name);
 		pthread_mutex_unlock(&ib->lock);
 		started[n] = final && decide_start(ib, e, q->pid, &d[n]);
 		sync |= started[n] && d[n].r == 0;
@@ -357,7 +357,7 @@ static void decide_batch(struct kx_inbox *ib, struct queued *batch)
 		}
 		pthread_mutex_unlock(&q->e->lock);
 	}
-	kx_fs_wait_round(ib->fs, ticket);
+	fs_wait_round(ib->fs, ticket);
 	pthread_mutex_lock(&ib->lock);
 	for (struct queued *q = batch, *next; q; q = next) {
 		next = q->next;
@@ -371,7 +371,7 @@ static void decide_batch(struct kx_inbox *ib, struct queued *batch)
 static void *decider_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-decider"); /* for top -H, perf */
-	struct kx_inbox *ib = arg;
+	struct fs_inbox *ib = arg;
 	pthread_mutex_lock(&ib->lock);
 	for (;;) {
 		while (!ib->queue && !ib->decider_stop)
@@ -382,7 +382,7 @@ static void *decider_main(void *arg)
 		 * rsync renames the next file in well under a millisecond: a moment's wait makes one WAL
 		 * sync and one round serve several — unless a reader waits for the decisions.
 		 */
-		struct timespec until = kx_deadline_ms(DECIDE_WAIT_MS);
+		struct timespec until = fs_deadline_ms(DECIDE_WAIT_MS);
 		while (ib->queue_len < DECIDE_BATCH && !ib->draining && !ib->decider_stop &&
 		       pthread_cond_timedwait(&ib->queue_wake, &ib->lock, &until) == 0)
 			;
@@ -408,7 +408,7 @@ static void *decider_main(void *arg)
 }
 
 /* Mark a LIVE file as renamed to be decided (e->lock held): 0, or -errno (no extended attributes). */
-int mark_queued(struct kx_inbox *ib, struct ient *e)
+int mark_queued(struct fs_inbox *ib, struct ient *e)
 {
 	int fd = entry_fd(ib, e);
 	if (fd < 0)
@@ -420,7 +420,7 @@ int mark_queued(struct kx_inbox *ib, struct ient *e)
 }
 
 /* Queue the files a killed daemon left marked (before the decider starts: no lock needed). */
-static void queue_marked(struct kx_inbox *ib)
+static void queue_marked(struct fs_inbox *ib)
 {
 	int fd = openat(ib->d[D_INBOX].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -432,8 +432,8 @@ static void queue_marked(struct kx_inbox *ib)
 	size_t n = 0;
 	struct dirent *de;
 	while ((de = readdir(dir))) {
-		if ((de->d_type != DT_REG && de->d_type != DT_UNKNOWN) || kx_inbox_name_is_temp(de->d_name) ||
-		    kx_inbox_name_check(de->d_name) < 0)
+		if ((de->d_type != DT_REG && de->d_type != DT_UNKNOWN) || fs_inbox_name_is_temp(de->d_name) ||
+		    fs_inbox_name_check(de->d_name) < 0)
 			continue;
 		int f = openat(ib->d[D_INBOX].fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		struct stat st;
@@ -450,13 +450,13 @@ static void queue_marked(struct kx_inbox *ib)
 	}
 	closedir(dir);
 	if (n)
-		kx_fs_log_debug(ib->fs, "deciding %zu file%s renamed into the inbox before the daemon stopped", n,
-				n == 1 ? "" : "s");
+		fs_log_debug(ib->fs, "deciding %zu file%s renamed into the inbox before the daemon stopped", n,
+			     n == 1 ? "" : "s");
 }
 
-int kx_inbox_start(struct kx_fs *fs)
+int fs_inbox_start(struct fs *fs)
 {
-	struct kx_inbox *ib = fs->inbox;
+	struct fs_inbox *ib = fs->inbox;
 	if (!ib)
 		return 0;
 	queue_marked(ib);
@@ -465,9 +465,9 @@ int kx_inbox_start(struct kx_fs *fs)
 	return -r;
 }
 
-void kx_inbox_stop(struct kx_fs *fs)
+void fs_inbox_stop(struct fs *fs)
 {
-	struct kx_inbox *ib = fs->inbox;
+	struct fs_inbox *ib = fs->inbox;
 	if (!ib || !ib->decider_started)
 		return;
 	/* what was renamed is decided before the notifier stops and the store closes */

@@ -40,17 +40,17 @@
 #define SMALL 64
 
 struct listing {
-	struct kx_listing l; /* what callers hold: kx_dircache_put recovers the listing from it */
+	struct fs_listing l; /* what callers hold: fs_dircache_put recovers the listing from it */
 	uint32_t *sorted;    /* entry indexes in name order, for lookups */
 	char *names;
 	size_t bytes;
 	unsigned refs; /* the cache's own reference while cached */
 	bool cached;
-	struct kx_link lru; /* kx_dircache.lru */
+	struct kx_link lru; /* fs_dircache.lru */
 	struct listing *hnext;
 };
 
-struct kx_dircache {
+struct fs_dircache {
 	pthread_mutex_t lock;
 	bool inbox; /* the root lists "inbox" (-o rw) */
 	size_t limit, bytes;
@@ -58,9 +58,9 @@ struct kx_dircache {
 	struct listing *hash[BUCKETS];
 };
 
-struct kx_dircache *kx_dircache_new(size_t limit_bytes, bool inbox)
+struct fs_dircache *fs_dircache_new(size_t limit_bytes, bool inbox)
 {
-	struct kx_dircache *dc = calloc(1, sizeof(*dc));
+	struct fs_dircache *dc = calloc(1, sizeof(*dc));
 	if (!dc)
 		return NULL;
 	dc->limit = limit_bytes;
@@ -79,7 +79,7 @@ static void listing_free(struct listing *x)
 	free(x);
 }
 
-void kx_dircache_free(struct kx_dircache *dc)
+void fs_dircache_free(struct fs_dircache *dc)
 {
 	if (!dc)
 		return;
@@ -91,7 +91,7 @@ void kx_dircache_free(struct kx_dircache *dc)
 	free(dc);
 }
 
-off_t kx_dircache_offset(const struct kx_listing *l, size_t next_index)
+off_t fs_dircache_offset(const struct fs_listing *l, size_t next_index)
 {
 	return (off_t)((l->generation & TAG_MASK) << TAG_SHIFT | (next_index >= l->len ? LAST_BIT : 0) |
 		       (uint64_t)next_index);
@@ -100,7 +100,7 @@ off_t kx_dircache_offset(const struct kx_listing *l, size_t next_index)
 /* ---- building --------------------------------------------------------------------------------- */
 
 struct builder {
-	struct kx_dirent *e;
+	struct fs_dirent *e;
 	size_t *name_off; /* names are appended to `names`; pointers are fixed up at the end */
 	size_t len, cap;
 	struct kx_buf names;
@@ -110,7 +110,7 @@ static int add(struct builder *b, const char *name, const struct kx_node *n)
 {
 	if (b->len == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct kx_dirent *e = realloc(b->e, cap * sizeof(*e));
+		struct fs_dirent *e = realloc(b->e, cap * sizeof(*e));
 		if (!e)
 			return -ENOMEM;
 		b->e = e;
@@ -133,11 +133,11 @@ static int add_entry(void *ctx, const char *name, const struct kx_node *n)
 
 static int by_name(const void *a, const void *b, void *arg)
 {
-	const struct kx_dirent *e = arg;
+	const struct fs_dirent *e = arg;
 	return strcmp(e[*(const uint32_t *)a].name, e[*(const uint32_t *)b].name);
 }
 
-static int build(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino, const struct kx_node *dir,
+static int build(struct fs_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino, const struct kx_node *dir,
 		 struct listing **ret)
 {
 	struct builder b = { 0 };
@@ -188,7 +188,7 @@ static int build(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, 
 
 /* ---- the cache -------------------------------------------------------------------------------- */
 
-static void drop(struct kx_dircache *dc, struct listing *x)
+static void drop(struct fs_dircache *dc, struct listing *x)
 {
 	kx_list_unlink(&dc->lru, &x->lru);
 	struct listing **p = &dc->hash[x->l.ino % BUCKETS];
@@ -203,7 +203,7 @@ static void drop(struct kx_dircache *dc, struct listing *x)
 }
 
 /* A cached listing of ino whose generation matches `gen` in the bits given by `mask`. */
-static struct listing *find(struct kx_dircache *dc, uint64_t ino, uint64_t gen, uint64_t mask)
+static struct listing *find(struct fs_dircache *dc, uint64_t ino, uint64_t gen, uint64_t mask)
 {
 	struct listing *best = NULL;
 	for (struct listing *x = dc->hash[ino % BUCKETS]; x; x = x->hnext)
@@ -213,8 +213,8 @@ static struct listing *find(struct kx_dircache *dc, uint64_t ino, uint64_t gen, 
 	return best;
 }
 
-int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
-		    const struct kx_node *dir, off_t off, const struct kx_listing **ret, size_t *ret_index)
+int fs_dircache_get(struct fs_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
+		    const struct kx_node *dir, off_t off, const struct fs_listing **ret, size_t *ret_index)
 {
 	uint64_t o = (uint64_t)off;
 	size_t index = (size_t)(o & INDEX_MASK);
@@ -267,7 +267,7 @@ int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *f
 	return 0;
 }
 
-void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l)
+void fs_dircache_put(struct fs_dircache *dc, const struct fs_listing *l)
 {
 	if (!l)
 		return;
@@ -279,7 +279,7 @@ void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l)
 		listing_free(x);
 }
 
-int kx_dircache_lookup(struct kx_dircache *dc, uint64_t ino, uint64_t generation, const char *name,
+int fs_dircache_lookup(struct fs_dircache *dc, uint64_t ino, uint64_t generation, const char *name,
 		       struct kx_node *ret)
 {
 	int r = -EAGAIN;
@@ -290,7 +290,7 @@ int kx_dircache_lookup(struct kx_dircache *dc, uint64_t ino, uint64_t generation
 		size_t lo = 0, hi = x->l.len;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
-			const struct kx_dirent *e = &x->l.e[x->sorted[mid]];
+			const struct fs_dirent *e = &x->l.e[x->sorted[mid]];
 			int c = strcmp(name, e->name);
 			if (c == 0) {
 				if (x->sorted[mid] >= 2) { /* never "." or "..": the kernel resolves those */

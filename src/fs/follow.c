@@ -5,7 +5,7 @@
  * (kx-follower) watches DST with inotify (current is replaced by a rename into DST) and looks at
  * the link every second regardless; when it names another generation, the store switches to it
  * (kx_store_follow: opened read-only, share-locked, its schema checked) and the notifier is told
- * (kx_fs_changed, without a list of runs: the round finds what changed from the two
+ * (fs_changed, without a list of runs: the round finds what changed from the two
  * generations), which swaps the shared view between requests and tells the kernel what to
  * forget, exactly as after an inbox commit. Operations that began on the old generation finish
  * on it; the old generation is closed, and its lock let go, once its last view is released.
@@ -36,8 +36,8 @@
 
 #define LOOK_MS 1000
 
-struct kx_follower {
-	struct kx_fs *fs;
+struct fs_follower {
+	struct fs *fs;
 	char *current;            /* DST/current, absolute */
 	char target[NAME_MAX + 1]; /* the generation directory served (its name) */
 	int inotify, stop[2];
@@ -50,7 +50,7 @@ struct kx_follower {
 };
 
 /* README's lines on failing pulls and on a replica that stopped advancing, set when they change. */
-static void look_at_pulls(struct kx_follower *f)
+static void look_at_pulls(struct fs_follower *f)
 {
 	char *failing = NULL, *stale = NULL, *now = NULL;
 	if (kx_replica_pull_failing(f->dst, &failing) <= 0)
@@ -62,7 +62,7 @@ static void look_at_pulls(struct kx_follower *f)
 	free(failing);
 	free(stale);
 	if ((now == NULL) != (f->health == NULL) || (now && strcmp(now, f->health) != 0)) {
-		kx_fs_set_health(f->fs, now);
+		fs_set_health(f->fs, now);
 		free(f->health);
 		f->health = now;
 	} else {
@@ -70,7 +70,7 @@ static void look_at_pulls(struct kx_follower *f)
 	}
 }
 
-int kx_follow_note(const struct kx_published *p, int64_t now_ns, char **ret)
+int fs_follow_note(const struct kx_published *p, int64_t now_ns, char **ret)
 {
 	char published[40], served[40];
 	kx_time_format(p->time_ns, published);
@@ -85,7 +85,7 @@ int kx_follow_note(const struct kx_published *p, int64_t now_ns, char **ret)
 	return 0;
 }
 
-int kx_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_name, char **ret_err)
+int fs_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_name, char **ret_err)
 {
 	int fd = open(current, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -99,7 +99,7 @@ int kx_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_
 	char *why = NULL;
 	int r = kx_published_read(fd, "PUBLISHED", &p, &why);
 	if (r == 0)
-		r = kx_follow_note(&p, kx_now_ns(), ret_note);
+		r = fs_follow_note(&p, kx_now_ns(), ret_note);
 	if (r < 0) {
 		if (asprintf(ret_err, "cannot follow '%s': %s/PUBLISHED: %s", current, current, why ? why : strerror(-r)) <
 		    0)
@@ -120,7 +120,7 @@ int kx_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_
 }
 
 /* Switch to the generation current names now, if it is another one. */
-static void look(struct kx_follower *f)
+static void look(struct fs_follower *f)
 {
 	char target[NAME_MAX + 1];
 	ssize_t n = readlink(f->current, target, sizeof(target) - 1);
@@ -133,7 +133,7 @@ static void look(struct kx_follower *f)
 		return;
 	int fd = -1;
 	char *note = NULL, *err = NULL, name[NAME_MAX + 1];
-	int r = kx_follow_open(f->current, &fd, &note, name, &err);
+	int r = fs_follow_open(f->current, &fd, &note, name, &err);
 	bool other = r == 0 && strcmp(name, f->target) != 0; /* the link may name the served one another way */
 	if (other) {
 		char path[64];
@@ -143,13 +143,13 @@ static void look(struct kx_follower *f)
 	if (fd >= 0)
 		close(fd);
 	if (other && r == 0) {
-		kx_fs_log_debug(f->fs, "following %s: %s -> %s", f->current, f->target, name);
+		fs_log_debug(f->fs, "following %s: %s -> %s", f->current, f->target, name);
 		snprintf(f->target, sizeof(f->target), "%s", name);
 		f->failed[0] = '\0';
-		kx_fs_changed(f->fs, NULL, 0, 0);
+		fs_changed(f->fs, NULL, 0, 0);
 	} else if (r < 0 && strcmp(f->failed, base) != 0) {
 		/* the generation served goes on serving; tried again at the next look */
-		kx_fs_log_error("cannot switch to %s: %s", base, err ? err : strerror(-r));
+		fs_log_error("cannot switch to %s: %s", base, err ? err : strerror(-r));
 		snprintf(f->failed, sizeof(f->failed), "%s", base);
 	}
 	free(note);
@@ -159,11 +159,11 @@ static void look(struct kx_follower *f)
 static void *follower_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-follower"); /* for top -H, perf */
-	struct kx_follower *f = arg;
+	struct fs_follower *f = arg;
 	for (;;) {
 		struct pollfd p[2] = { { .fd = f->inotify, .events = POLLIN }, { .fd = f->stop[0], .events = POLLIN } };
 		if (poll(p, 2, LOOK_MS) < 0 && errno != EINTR) {
-			kx_fs_log_error("follow %s: poll: %s", f->current, strerror(errno));
+			fs_log_error("follow %s: poll: %s", f->current, strerror(errno));
 			break;
 		}
 		if (p[1].revents)
@@ -179,10 +179,10 @@ static void *follower_main(void *arg)
 	return NULL;
 }
 
-int kx_follower_start(struct kx_fs *fs, const char *current, const char *served, unsigned stale_after,
+int fs_follower_start(struct fs *fs, const char *current, const char *served, unsigned stale_after,
 		      char **ret_err)
 {
-	struct kx_follower *f = calloc(1, sizeof(*f));
+	struct fs_follower *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->fs = fs;
@@ -229,13 +229,13 @@ fail:
 	return r;
 }
 
-void kx_follower_stop(struct kx_fs *fs)
+void fs_follower_stop(struct fs *fs)
 {
-	struct kx_follower *f = fs->follower;
+	struct fs_follower *f = fs->follower;
 	if (!f)
 		return;
 	if (write(f->stop[1], "x", 1) < 0)
-		kx_fs_log_error("cannot stop the follower: %s", strerror(errno));
+		fs_log_error("cannot stop the follower: %s", strerror(errno));
 	pthread_join(f->thread, NULL);
 	close(f->inotify);
 	close(f->stop[0]);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kindexfs daemon's private interface: one `struct kx_fs` shared by the FUSE operations
+ * The kindexfs daemon's private interface: one `struct fs` shared by the FUSE operations
  * (ops.c), the readdir listings (dircache.c), the shared store view (view.c) and the invalidation
  * notifier (notify.c), set up and torn down by main.c; and every other function that crosses
  * files. Only src/fs includes fuse_lowlevel.h, and only the .c files do: this header keeps FUSE
@@ -25,7 +25,7 @@
  *
  * Consistency model. Every operation reads one store view (a RocksDB snapshot) — the *current*
  * view, shared and reference-counted, so an operation costs no snapshot of its own. The daemon is
- * the store's one writer: after a commit, the writer (the inbox or the spool) calls kx_fs_changed();
+ * the store's one writer: after a commit, the writer (the inbox or the spool) calls fs_changed();
  * the notifier thread then swaps in a new current view, waits until no operation still uses the
  * old one, and only then tells the kernel what to forget. An operation that started on the old
  * state can therefore never re-populate a kernel cache after its invalidation was sent.
@@ -44,27 +44,27 @@
 
 struct fuse_req;
 struct fuse_session;
-struct kx_dircache;
-struct kx_notifier;
-struct kx_pusher;
-struct kx_inbox;
-struct kx_spooler;
-struct kx_follower;
+struct fs_dircache;
+struct fs_notifier;
+struct fs_pusher;
+struct fs_inbox;
+struct fs_spooler;
+struct fs_follower;
 struct kx_published;
-struct kx_versions;
+struct fs_versions;
 
 /* A store view shared by the operations that run on it. */
 struct fs_view {
 	struct kx_view *v;
 	uint64_t generation;
-	unsigned refs;    /* operations; under kx_fs.view_lock */
-	bool held;        /* by versioned inodes the kernel holds (versions.c); under kx_fs.view_lock */
+	unsigned refs;    /* operations; under fs.view_lock */
+	bool held;        /* by versioned inodes the kernel holds (versions.c); under fs.view_lock */
 	uint32_t slot;    /* versions.c's, under its lock: 1 + index among the held views, or 0 */
 	uint32_t entries; /* versions.c's: how many of its entries hold this view */
-	bool stuck;       /* versions.c's: only old versions left (kx_versions_compact) */
+	bool stuck;       /* versions.c's: only old versions left (fs_versions_compact) */
 };
 
-struct kx_fs {
+struct fs {
 	struct kx_store *store;
 	struct kx_tree *tree;
 	struct fuse_session *se;   /* set once mounted; the notifier sends through it */
@@ -72,15 +72,15 @@ struct kx_fs {
 	uid_t uid;
 	gid_t gid;
 	bool debug;
-	struct kx_dircache *dirs;
-	struct kx_notifier *notifier;
+	struct fs_dircache *dirs;
+	struct fs_notifier *notifier;
 	bool rw;                   /* -o rw: the inbox exists (inbox.c) */
 	size_t max_manifest;       /* -o max_manifest: the inbox's size cap per file, bytes */
-	struct kx_inbox *inbox;    /* NULL on read-only mounts */
-	struct kx_spooler *spooler; /* -o spool=DIR (spooler.c) */
-	struct kx_follower *follower; /* -o follow=DST/current (follow.c) */
-	struct kx_versions *versions; /* versioned inodes the kernel holds (versions.c) */
-	struct kx_pusher *pusher;  /* files put in the page cache ahead of a reader (pusher.c) */
+	struct fs_inbox *inbox;    /* NULL on read-only mounts */
+	struct fs_spooler *spooler; /* -o spool=DIR (spooler.c) */
+	struct fs_follower *follower; /* -o follow=DST/current (follow.c) */
+	struct fs_versions *versions; /* versioned inodes the kernel holds (versions.c) */
+	struct fs_pusher *pusher;  /* files put in the page cache ahead of a reader (pusher.c) */
 
 	pthread_mutex_t view_lock;
 	pthread_cond_t view_idle;  /* signalled when a retired view loses its last user */
@@ -90,7 +90,7 @@ struct kx_fs {
 /* ---- timed waits ------------------------------------------------------------------------------ */
 
 /* A condition variable whose timed waits count on CLOCK_MONOTONIC (deadline_ms), not wall time. */
-static inline void kx_cond_init_monotonic(pthread_cond_t *c)
+static inline void fs_cond_init_monotonic(pthread_cond_t *c)
 {
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -100,7 +100,7 @@ static inline void kx_cond_init_monotonic(pthread_cond_t *c)
 }
 
 /* `ms` milliseconds from now on CLOCK_MONOTONIC, for pthread_cond_timedwait. */
-static inline struct timespec kx_deadline_ms(long ms)
+static inline struct timespec fs_deadline_ms(long ms)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -114,40 +114,40 @@ static inline struct timespec kx_deadline_ms(long ms)
 }
 
 /* A notification's error that means the connection is gone (unmounting): stop sending. */
-static inline bool kx_fs_gone(int r)
+static inline bool fs_gone(int r)
 {
 	return r == -ENOTCONN || r == -EBADF || r == -ENODEV;
 }
 
 /* ---- views (view.c) --------------------------------------------------------------------------- */
 
-/* The current view, with a reference for the caller; never NULL once kx_fs_view_init succeeded. */
-struct fs_view *kx_fs_view_get(struct kx_fs *fs);
-void kx_fs_view_put(struct kx_fs *fs, struct fs_view *fv);
-int kx_fs_view_init(struct kx_fs *fs);
+/* The current view, with a reference for the caller; never NULL once fs_view_init succeeded. */
+struct fs_view *fs_view_get(struct fs *fs);
+void fs_view_put(struct fs *fs, struct fs_view *fv);
+int fs_view_init(struct fs *fs);
 /* Another reference to fv, which the caller knows is alive. */
-struct fs_view *kx_fs_view_ref(struct kx_fs *fs, struct fs_view *fv);
+struct fs_view *fs_view_ref(struct fs *fs, struct fs_view *fv);
 /* Keep fv alive without an operation on it / let it go (freed once no operation uses it). */
-void kx_fs_view_hold(struct kx_fs *fs, struct fs_view *fv);
-void kx_fs_view_unhold(struct kx_fs *fs, struct fs_view *fv);
-void kx_fs_view_release(struct kx_fs *fs);
+void fs_view_hold(struct fs *fs, struct fs_view *fv);
+void fs_view_unhold(struct fs *fs, struct fs_view *fv);
+void fs_view_release(struct fs *fs);
 /*
  * Make a fresh view current and wait until the previous one has no user but the caller, who
  * receives it with one reference (NULL when nothing changed: same generation).
  */
-struct fs_view *kx_fs_view_swap(struct kx_fs *fs);
+struct fs_view *fs_view_swap(struct fs *fs);
 
 /* ---- node resolution (nodes.c) -------------------------------------------------------------------- */
 
 /* The node inode `ino` names in view fv; -ESTALE for one the tree cannot decode (nodes.c). */
-int kx_fs_node_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, struct kx_node *ret);
+int fs_node_of(struct fs *fs, struct fs_view *fv, uint64_t ino, struct kx_node *ret);
 /*
  * The same for any inode number of the tree, versioned ones too: the view to answer in may change
  * from *fv (the current view, referenced by the caller) to the one the version was handed out in.
  */
-int kx_fs_resolve(struct kx_fs *fs, struct fs_view **fv, uint64_t ino, struct kx_node *ret);
+int fs_resolve(struct fs *fs, struct fs_view **fv, uint64_t ino, struct kx_node *ret);
 /* The inode number a listing shows for a node (a versioned file's current version). */
-uint64_t kx_fs_listed_ino(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n);
+uint64_t fs_listed_ino(struct fs *fs, struct fs_view *fv, const struct kx_node *n);
 
 /* ---- readdir listings (dircache.c) ------------------------------------------------------------ */
 
@@ -157,42 +157,42 @@ uint64_t kx_fs_listed_ino(struct kx_fs *fs, struct fs_view *fv, const struct kx_
  * listing read in several READDIR calls continues in the listing it started in, whatever happened
  * to the store meanwhile (dircache.c).
  */
-struct kx_dirent {
+struct fs_dirent {
 	const char *name;
 	struct kx_node node;
 };
 
-struct kx_listing {
+struct fs_listing {
 	uint64_t ino;
 	uint64_t generation;
 	size_t len;
-	struct kx_dirent *e;
+	struct fs_dirent *e;
 };
 
 /* `inbox`: the root listing ends with "inbox" (a node of type KX_NODE__FS), on -o rw mounts. */
-struct kx_dircache *kx_dircache_new(size_t limit_bytes, bool inbox);
-void kx_dircache_free(struct kx_dircache *dc);
+struct fs_dircache *fs_dircache_new(size_t limit_bytes, bool inbox);
+void fs_dircache_free(struct fs_dircache *dc);
 /*
  * The listing of directory `dir` (inode `ino`) to continue at offset `off`: in view `fv`, or for a
  * continuation in the generation the offset names while that listing is still cached. Returns 0
  * with a listing the caller puts back, 1 when `off` is past the end (no listing), or -errno.
  */
-int kx_dircache_get(struct kx_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
-		    const struct kx_node *dir, off_t off, const struct kx_listing **ret, size_t *ret_index);
-void kx_dircache_put(struct kx_dircache *dc, const struct kx_listing *l);
+int fs_dircache_get(struct fs_dircache *dc, struct kx_tree *t, struct fs_view *fv, uint64_t ino,
+		    const struct kx_node *dir, off_t off, const struct fs_listing **ret, size_t *ret_index);
+void fs_dircache_put(struct fs_dircache *dc, const struct fs_listing *l);
 /*
  * Look `name` up in the cached listing of directory `ino` at `generation`: 0 (found), -ENOENT (the
  * listing has no such name), -EAGAIN (no such listing cached: ask the tree).
  */
-int kx_dircache_lookup(struct kx_dircache *dc, uint64_t ino, uint64_t generation, const char *name,
+int fs_dircache_lookup(struct fs_dircache *dc, uint64_t ino, uint64_t generation, const char *name,
 		       struct kx_node *ret);
-off_t kx_dircache_offset(const struct kx_listing *l, size_t next_index);
+off_t fs_dircache_offset(const struct fs_listing *l, size_t next_index);
 
 /* ---- the invalidation notifier (notify.c) ----------------------------------------------------- */
 
-int kx_notifier_start(struct kx_fs *fs);
+int fs_notifier_start(struct fs *fs);
 /* Stop and join the thread; pending work is dropped (the kernel connection is gone by then). */
-void kx_notifier_stop(struct kx_fs *fs);
+void fs_notifier_stop(struct fs *fs);
 /*
  * The store changed: the commit that created `generation` added `runs` (NULL/0: unknown, found
  * from the generations). Returns at once with the number of the notifier round that will publish
@@ -200,25 +200,25 @@ void kx_notifier_stop(struct kx_fs *fs);
  * inside an operation. A round whose generations were not all told this way finds the new runs
  * itself, so a commit that lands before its writer tells is never missed.
  */
-uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation);
+uint64_t fs_changed(struct fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation);
 /* README's health lines (kx_tree_set_health: a failing publisher, failing pulls; NULL: none), and
  * the kernel told to forget README's attributes and pages. From any thread but a request's. */
-void kx_fs_set_health(struct kx_fs *fs, const char *lines);
+void fs_set_health(struct fs *fs, const char *lines);
 /*
  * Answer `req` with `err` (0 or a positive errno, as fuse_reply_err) once round `ticket` is done:
  * the change is in the daemon's view and the kernel's caches were told. At once for ticket 0 or a
  * round already done. The caller must hold no lock a tree operation could wait for.
  */
-void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, int err);
+void fs_reply_after(struct fs *fs, uint64_t ticket, struct fuse_req *req, int err);
 /* The same, blocking the calling thread (not an operation's: it waits for the kernel too). */
-void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket);
+void fs_wait_round(struct fs *fs, uint64_t ticket);
 /* Have the kernel forget name `name` in inbox directory `parent` (a thread of its own, -o rw). */
-void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name);
+void fs_forget_name(struct fs *fs, uint64_t parent, const char *name);
 /*
  * Wait until the names told so far were forgotten, `ms` at most: each takes the lock of /inbox in
  * the kernel, which the operation waiting may hold (SETATTR, FSYNCDIR, READDIR of /inbox, RENAME…).
  */
-void kx_fs_wait_forgotten(struct kx_fs *fs, long ms);
+void fs_wait_forgotten(struct fs *fs, long ms);
 
 /* ---- versioned inodes (versions.c) ------------------------------------------------------------ */
 
@@ -226,62 +226,62 @@ void kx_fs_wait_forgotten(struct kx_fs *fs, long ms);
  * A file that kx_node_versioned names gets an inode number per stamp (type KX_NODE__VERSION in the
  * tree's encoding), so that each version is immutable for the kernel: see versions.c.
  */
-static inline bool kx_ino_versioned(uint64_t ino)
+static inline bool fs_ino_versioned(uint64_t ino)
 {
 	return kx_ino_type(ino) == KX_NODE__VERSION;
 }
 
-int kx_versions_init(struct kx_fs *fs);
-void kx_versions_free(struct kx_fs *fs);
+int fs_versions_init(struct fs *fs);
+void fs_versions_free(struct fs *fs);
 /* The inode number of version `stamp` of the file whose tree inode number is `plain`. */
-uint64_t kx_version_ino(uint64_t plain, int64_t stamp);
+uint64_t fs_version_ino(uint64_t plain, int64_t stamp);
 /*
  * Hand version `stamp` of file n, as seen in view fv, to the kernel: one more lookup reference,
  * and its inode number (the plain one in the rare case it cannot be versioned). Undo with
- * kx_versions_unref when the reply does not reach the kernel.
+ * fs_versions_unref when the reply does not reach the kernel.
  */
-uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, int64_t stamp);
+uint64_t fs_versions_ref(struct fs *fs, struct fs_view *fv, const struct kx_node *n, int64_t stamp);
 /* FORGET: the kernel drops nlookup references. */
-void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup);
+void fs_versions_unref(struct fs *fs, uint64_t ino, uint64_t nlookup);
 /*
  * A held version: its tree inode number, stamp and a view in which the file was that version,
  * with a reference (each only where its pointer is not NULL). -ESTALE when the kernel does not
  * hold `ino`.
  */
-int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp,
+int fs_versions_find(struct fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp,
 		     struct fs_view **ret_view);
 /* After a notifier round: let the oldest held views go where their files did not change (`cur`: the current view). */
-void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur);
+void fs_versions_compact(struct fs *fs, struct fs_view *cur);
 /*
  * Plain (not versioned) inodes of the tree handed to the kernel: LOOKUP and READDIRPLUS count them
- * in, FORGET out. kx_held_maybe is false only where the kernel surely holds no such inode.
+ * in, FORGET out. fs_held_maybe is false only where the kernel surely holds no such inode.
  */
-void kx_held_ref(struct kx_fs *fs, uint64_t ino);
-void kx_held_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup);
-bool kx_held_maybe(struct kx_fs *fs, uint64_t ino);
+void fs_held_ref(struct fs *fs, uint64_t ino);
+void fs_held_unref(struct fs *fs, uint64_t ino, uint64_t nlookup);
+bool fs_held_maybe(struct fs *fs, uint64_t ino);
 /* Whether some file was ever handed out under its plain number (the notifier then invalidates those too). */
-bool kx_versions_plain_used(struct kx_fs *fs);
+bool fs_versions_plain_used(struct fs *fs);
 /* How many versions the kernel holds; the store views they hold and the table's bytes, where asked. */
-size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views, size_t *ret_bytes);
+size_t fs_versions_count(struct fs *fs, size_t *ret_views, size_t *ret_bytes);
 
 /* ---- the inbox's name rules (names.c) --------------------------------------------------------- */
 
 #define KX_INBOX_NAME_MAX 255
 
 /* Held until renamed, never decided: a leading '.', or ending in ".tmp", ".part" or "~". */
-bool kx_inbox_name_is_temp(const char *name);
+bool fs_inbox_name_is_temp(const char *name);
 /*
  * 0 for a name a file may be created under; -EINVAL for "", ".", "..", a '/', control bytes
  * (0x01-0x1f, 0x7f), anything that is not well-formed UTF-8, or more than 255 bytes.
  */
-int kx_inbox_name_check(const char *name);
+int fs_inbox_name_check(const char *name);
 
 /* ---- the spool thread (spooler.c) ------------------------------------------------------------- */
 
 /* Start watching DIR (kx_spool_open) on a thread of its own; *ret_err names a failure. */
-int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err);
+int fs_spooler_start(struct fs *fs, const char *dir, char **ret_err);
 /* Stop and join it (NULL-safe); a file being ingested is finished first. */
-void kx_spooler_stop(struct kx_fs *fs);
+void fs_spooler_stop(struct fs *fs);
 
 /* ---- the follower (follow.c) ------------------------------------------------------------------ */
 
@@ -290,41 +290,41 @@ void kx_spooler_stop(struct kx_fs *fs);
  * closes it; "/proc/self/fd/N" opens the very generation read), *ret_note is README's note for it
  * (malloc'd), ret_name (NAME_MAX + 1 bytes) its directory's name. *ret_err says why not.
  */
-int kx_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_name, char **ret_err);
+int fs_follow_open(const char *current, int *ret_fd, char **ret_note, char *ret_name, char **ret_err);
 /* README's note for generation p, served from now_ns on (malloc'd into *ret). */
-int kx_follow_note(const struct kx_published *p, int64_t now_ns, char **ret);
+int fs_follow_note(const struct kx_published *p, int64_t now_ns, char **ret);
 /* Watch `current` on a thread of its own, the store serving generation `served` (its name). */
-int kx_follower_start(struct kx_fs *fs, const char *current, const char *served, unsigned stale_after,
+int fs_follower_start(struct fs *fs, const char *current, const char *served, unsigned stale_after,
 		      char **ret_err);
 /* Stop and join it (NULL-safe); a switch in progress is finished first. */
-void kx_follower_stop(struct kx_fs *fs);
+void fs_follower_stop(struct fs *fs);
 
 /* ---- the pusher (pusher.c) ------------------------------------------------------------------- */
 
-int kx_pusher_start(struct kx_fs *fs);
+int fs_pusher_start(struct fs *fs);
 /* Stop and join it (NULL-safe); a directory being pushed is finished first. */
-void kx_pusher_stop(struct kx_fs *fs);
+void fs_pusher_stop(struct fs *fs);
 /*
  * A reader is walking directory `dir` and has just read file `after`: push the files listed after
  * it. Returns at once (the pusher's thread does the work); callable from inside an operation.
  */
-void kx_fs_push(struct kx_fs *fs, uint64_t dir, uint64_t after);
+void fs_push(struct fs *fs, uint64_t dir, uint64_t after);
 /* A file was just looked up by name (it is about to be opened, as a rule): push it. */
-void kx_fs_push_one(struct kx_fs *fs, uint64_t ino);
+void fs_push_one(struct fs *fs, uint64_t ino);
 /*
  * A document's file is one inode in every run directory that names it (hard links): once stored,
- * pushes of other runs' directories leave it be (kx_pushed_shared) until the kernel forgets the
- * inode or a push takes the store back (kx_pushed_set, false). Files of one run only are never
+ * pushes of other runs' directories leave it be (fs_pushed_shared) until the kernel forgets the
+ * inode or a push takes the store back (fs_pushed_set, false). Files of one run only are never
  * remembered. A slot per inode number, direct-mapped: a collision costs one store again.
  */
-bool kx_pushed_shared(struct kx_fs *fs, uint64_t ino);
-void kx_pushed_set(struct kx_fs *fs, uint64_t ino, bool stored);
+bool fs_pushed_shared(struct fs *fs, uint64_t ino);
+void fs_pushed_set(struct fs *fs, uint64_t ino, bool stored);
 /*
  * A reader of what it lists has listed directory `dir` to its end: push its files before the
  * calling worker answers (the reader opens the first as soon as it has the answer); or queue them
- * for the pusher when another worker is pushing already, or under -s (kx_loop_watched).
+ * for the pusher when another worker is pushing already, or under -s (fs_loop_watched).
  */
-void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
+void fs_push_now(struct fs *fs, uint64_t dir);
 /*
  * Such a reader's listing of `dir` was just answered whole, in one batch: push its files now, while
  * the reader takes the answer in (the kernel makes their inodes as it does; a store that comes
@@ -332,48 +332,48 @@ void kx_fs_push_now(struct kx_fs *fs, uint64_t dir);
  * has nothing to push; false (the inodes did not come, or another worker is pushing) leaves them to
  * that request.
  */
-bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir);
+bool fs_push_answered(struct fs *fs, uint64_t dir);
 /*
  * Bare listings. A listing answered to a process that did not ask for attributes (find) leaves
  * out its files' entries — rendering each to size it would cost a walk most of its time — and the
  * kernel keeps that listing (cache_readdir). A reader that comes later (grep -r, tar, rsync, ls -l)
  * then gets the names from the kernel and looks up, and reads, each file: two round trips a file
  * and nothing pushed, twice as slow as on a fresh mount. So such listings are remembered
- * (kx_fs_listed_bare, a bit per directory, hashed: a collision costs one listing again), and once
- * a second file of one is looked up by name (kx_fs_looked_up_in: `file` in `dir`; one file a
+ * (fs_listed_bare, a bit per directory, hashed: a collision costs one listing again), and once
+ * a second file of one is looked up by name (fs_looked_up_in: `file` in `dir`; one file a
  * directory is a reader of paths, as from find | xargs cat, which lists nothing), the pusher's
  * thread drops the kernel's copies of the bare listings among the directories listed after it in
- * its parent (kx_fs_relist_after, pusher.c; RELIST_AHEAD of them): the reader lists those anew, and
- * gets entries and pushed files. kx_fs_bare_take tests and clears a directory's bit. Nothing
+ * its parent (relist_after, pusher.c; RELIST_AHEAD of them): the reader lists those anew, and
+ * gets entries and pushed files. fs_bare_take tests and clears a directory's bit. Nothing
  * without the pusher.
  */
-void kx_fs_listed_bare(struct kx_fs *fs, uint64_t dir);
-void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir, uint64_t file);
-bool kx_fs_bare_take(struct kx_fs *fs, uint64_t dir);
+void fs_listed_bare(struct fs *fs, uint64_t dir);
+void fs_looked_up_in(struct fs *fs, uint64_t dir, uint64_t file);
+bool fs_bare_take(struct fs *fs, uint64_t dir);
 
 /* ---- the session loop (loop.c) -------------------------------------------------------------- */
 
 /*
  * Serve the session with up to max_threads workers, one at a time reading /dev/fuse, the one that
  * reads polling it for spin_us after each answer (0: never; never with one CPU). Every thread
- * blocks kx_loop_signals() (the caller too: they arrive on a signalfd). Returns 0 once unmounted,
+ * blocks fs_loop_signals() (the caller too: they arrive on a signalfd). Returns 0 once unmounted,
  * the number of the signal that ended it, or -errno.
  */
-int kx_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us);
+int fs_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us);
 /* The signals that end the loop, for the caller to block before it starts any thread. */
-void kx_loop_signals(sigset_t *set);
+void fs_loop_signals(sigset_t *set);
 /*
  * The calling operation is about to wait for another thread (the inbox's decider, the notifier):
  * let another worker read requests meanwhile (a no-op outside the loop's workers).
  */
-void kx_loop_hand_off(void);
+void fs_loop_hand_off(void);
 /*
- * Whether the calling thread is a worker of kx_loop_run: if it waits for the kernel to be answered
+ * Whether the calling thread is a worker of fs_loop_run: if it waits for the kernel to be answered
  * (a page-cache store waits for a READ of its page), another worker reads requests within
  * WATCH_MS. False under libfuse's single-threaded loop (-s) or with -o max_threads=1, where
  * nothing would.
  */
-bool kx_loop_watched(void);
+bool fs_loop_watched(void);
 
 /* ---- the reader table (readers.c) ------------------------------------------------------------ */
 
@@ -416,7 +416,7 @@ bool fs_reader_walks(pid_t pid, uint64_t dir, uint64_t ino);
 bool fs_reader_ends(pid_t pid, uint64_t dir);
 /*
  * The files of `dir` were pushed right after the one batch that held pid's listing of it whole
- * (kx_fs_push_answered; `all`: every one was stored): remembered, so that the end of the listing
+ * (fs_push_answered; `all`: every one was stored): remembered, so that the end of the listing
  * pushes nothing (fs_reader_pushed).
  */
 void fs_reader_set_pushed(pid_t pid, uint64_t dir, bool all);
@@ -429,12 +429,12 @@ bool fs_reader_pushed(pid_t pid, uint64_t dir);
  * The struct fuse_lowlevel_ops of the daemon (opaque here to keep FUSE out of this header):
  * read-only mounts get no FLUSH (so the kernel never sends one), -o rw mounts get the inbox's.
  */
-const void *kx_fs_ops(bool rw, size_t *ret_size);
+const void *fs_ops(bool rw, size_t *ret_size);
 
 /* ---- logging (log.c) ------------------------------------------------------------------------------ */
 
 /* Messages on stderr (or syslog once detached), lowercase, failure first. */
-void kx_fs_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void kx_fs_log_debug(const struct kx_fs *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fs_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fs_log_debug(const struct fs *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -53,7 +53,7 @@ struct ient {
 	unsigned refs; /* the table's own while hashed by ino, plus operations in flight */
 	bool hashed, in_ghosts, queued;
 	struct ient *ino_next, *name_next;
-	struct kx_link ghost; /* kx_inbox.ghosts */
+	struct kx_link ghost; /* fs_inbox.ghosts */
 	pid_t decider;      /* GHOST: the thread whose close or rename decided it */
 	int64_t decided_ns; /* GHOST: when (CLOCK_MONOTONIC) */
 	/* under lock */
@@ -72,8 +72,8 @@ struct dirstate {
 	struct timespec reported;
 };
 
-struct kx_inbox {
-	struct kx_fs *fs;
+struct fs_inbox {
+	struct fs *fs;
 	pthread_mutex_t lock;
 	struct dirstate d[D__N];
 	uint64_t next_ino;
@@ -113,77 +113,77 @@ bool same_process(pid_t a, pid_t b);
 
 /* The table's functions below want ib->lock held, but for inbox_get and inbox_put. */
 /* The entry of an inode number, or NULL. */
-struct ient *find_ino(struct kx_inbox *ib, uint64_t ino);
+struct ient *find_ino(struct fs_inbox *ib, uint64_t ino);
 /* The LIVE entry of a name, or NULL. */
-struct ient *find_name(struct kx_inbox *ib, int dir, const char *name);
+struct ient *find_name(struct fs_inbox *ib, int dir, const char *name);
 /* Take a LIVE entry out of the name hash (nothing for one that is not LIVE). */
-void name_unhash(struct kx_inbox *ib, struct ient *e);
+void name_unhash(struct fs_inbox *ib, struct ient *e);
 /* Put an entry into the name hash under e->name. */
-void name_hash(struct kx_inbox *ib, struct ient *e);
+void name_hash(struct fs_inbox *ib, struct ient *e);
 /* Free an entry, its descriptor and name (its references not counted: at close only). */
 void ient_free(struct ient *e);
 /* Drop a reference; the last frees the entry. */
 void unref_locked(struct ient *e);
 /* Take an entry off the list of ghosts, if it is on it. */
-void ghost_remove(struct kx_inbox *ib, struct ient *e);
+void ghost_remove(struct fs_inbox *ib, struct ient *e);
 /* Forget an entry the kernel no longer holds (and that is no ghost to be found by name). */
-void maybe_drop(struct kx_inbox *ib, struct ient *e);
+void maybe_drop(struct fs_inbox *ib, struct ient *e);
 /* An entry unlinked or replaced: GONE, without a name. */
-void set_gone(struct kx_inbox *ib, struct ient *e);
+void set_gone(struct fs_inbox *ib, struct ient *e);
 /* The entry of a LIVE name, made if needed; NULL only without memory. */
-struct ient *entry_for(struct kx_inbox *ib, int dir, const char *name);
+struct ient *entry_for(struct fs_inbox *ib, int dir, const char *name);
 /* Take an entry by inode number for an operation, with a reference (takes ib->lock). */
-struct ient *inbox_get(struct kx_inbox *ib, uint64_t ino);
+struct ient *inbox_get(struct fs_inbox *ib, uint64_t ino);
 /* Give back inbox_get's reference; NULL is a no-op (takes ib->lock). */
-void inbox_put(struct kx_inbox *ib, struct ient *e);
+void inbox_put(struct fs_inbox *ib, struct ient *e);
 /* A decided file: out of the name hash, onto the (bounded) list of ghosts. */
-void set_ghost(struct kx_inbox *ib, struct ient *e, pid_t decider);
+void set_ghost(struct fs_inbox *ib, struct ient *e, pid_t decider);
 /* The ghost of `name` decided less than GHOST_SECONDS ago, or NULL. */
-struct ient *ghost_named(struct kx_inbox *ib, int dir, const char *name);
+struct ient *ghost_named(struct fs_inbox *ib, int dir, const char *name);
 /* The ghost of `name` that the process of thread `pid` may still see, or NULL. */
-struct ient *ghost_for(struct kx_inbox *ib, int dir, const char *name, pid_t pid);
+struct ient *ghost_for(struct fs_inbox *ib, int dir, const char *name, pid_t pid);
 /* A change in directory `dir`: the mtime reported next moves (see dir_stat). */
-void inbox_changed(struct kx_inbox *ib, int dir);
+void inbox_changed(struct fs_inbox *ib, int dir);
 
 /* The attributes of a backing file as the file of inode `ino`. */
 void file_stat(uint64_t ino, const struct stat *b, struct stat *st);
 /* A receipt directory or the inbox, with an mtime that moves with every change made here. */
-int dir_stat(struct kx_inbox *ib, int dir, struct stat *st);
+int dir_stat(struct fs_inbox *ib, int dir, struct stat *st);
 /* A FUSE entry of attributes `st` (st_ino its inode number) and the two timeouts. */
 void entry_param(struct fuse_entry_param *e, const struct stat *st, double entry_timeout,
 		 double attr_timeout);
 /* How long the kernel may keep a name of the inbox without asking (seconds). */
 double name_timeout(int dir, const char *name);
 /* The same for an entry's attributes (e->lock held; ib->lock not). */
-double attr_timeout(struct kx_inbox *ib, struct ient *e);
+double attr_timeout(struct fs_inbox *ib, struct ient *e);
 
 /* The entry's descriptor, opened by name when there is none (e->lock held). */
-int entry_fd(struct kx_inbox *ib, struct ient *e);
+int entry_fd(struct fs_inbox *ib, struct ient *e);
 /* Close an idle entry's descriptor, but a GONE file's (it cannot be opened again). */
 void entry_close(struct ient *e);
 /* rename without replacing; link + unlink where the file system has no RENAME_NOREPLACE */
 int rename_noreplace(int olddir, const char *old, int newdir, const char *new);
 /* Write a receipt under a hidden temporary name `tmp` in *ret_dir (`dir`, or .accepted/). */
-int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir);
+int write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir);
 /* An accepted file leaves the inbox: kept as a spare, or removed (ib->lock held). 0 or -errno. */
-int keep_spare(struct kx_inbox *ib, const char *name);
+int keep_spare(struct fs_inbox *ib, const char *name);
 
-/* The syncer thread (kx_inbox_open starts it, kx_inbox_close stops it). */
+/* The syncer thread (fs_inbox_open starts it, fs_inbox_close stops it). */
 void *syncer_main(void *arg);
 /* A receipt or a move to make durable with the next batch (at once where there is no syncer). */
-void sync_soon(struct kx_inbox *ib);
+void sync_soon(struct fs_inbox *ib);
 
 /* ---- decide.c ------------------------------------------------------------------------------- */
 
 /* Take the decider's mark off a file (e->lock held). */
 void unmark(struct ient *e);
 /* Decide a LIVE file under a final name (e->lock held): 0, -EINVAL, or -EIO, -ENOSPC. */
-int inbox_decide(struct kx_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket);
+int inbox_decide(struct fs_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket);
 /* Queue a LIVE entry for the decider (ib->lock held). */
-void enqueue_locked(struct kx_inbox *ib, struct ient *e, pid_t pid);
+void enqueue_locked(struct fs_inbox *ib, struct ient *e, pid_t pid);
 /* Wait until every file queued before is decided and shows (no lock of ours held). */
-void inbox_drain(struct kx_inbox *ib, bool forgotten, bool bounded);
+void inbox_drain(struct fs_inbox *ib, bool forgotten, bool bounded);
 /* Mark a LIVE file as renamed to be decided (e->lock held): 0, or -errno. */
-int mark_queued(struct kx_inbox *ib, struct ient *e);
+int mark_queued(struct fs_inbox *ib, struct ient *e);
 
 #endif

@@ -56,7 +56,7 @@ static size_t hash_name(int dir, const char *name)
 	return (size_t)(h % BUCKETS);
 }
 
-struct ient *find_ino(struct kx_inbox *ib, uint64_t ino)
+struct ient *find_ino(struct fs_inbox *ib, uint64_t ino)
 {
 	for (struct ient *e = ib->by_ino[ino % BUCKETS]; e; e = e->ino_next)
 		if (e->ino == ino)
@@ -64,7 +64,7 @@ struct ient *find_ino(struct kx_inbox *ib, uint64_t ino)
 	return NULL;
 }
 
-struct ient *find_name(struct kx_inbox *ib, int dir, const char *name)
+struct ient *find_name(struct fs_inbox *ib, int dir, const char *name)
 {
 	for (struct ient *e = ib->by_name[hash_name(dir, name)]; e; e = e->name_next)
 		if (e->dir == dir && strcmp(e->name, name) == 0)
@@ -72,7 +72,7 @@ struct ient *find_name(struct kx_inbox *ib, int dir, const char *name)
 	return NULL;
 }
 
-void name_unhash(struct kx_inbox *ib, struct ient *e)
+void name_unhash(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->state != LIVE)
 		return;
@@ -84,7 +84,7 @@ void name_unhash(struct kx_inbox *ib, struct ient *e)
 	e->name_next = NULL;
 }
 
-void name_hash(struct kx_inbox *ib, struct ient *e)
+void name_hash(struct fs_inbox *ib, struct ient *e)
 {
 	size_t h = hash_name(e->dir, e->name);
 	e->name_next = ib->by_name[h];
@@ -106,7 +106,7 @@ void unref_locked(struct ient *e)
 		ient_free(e);
 }
 
-void ghost_remove(struct kx_inbox *ib, struct ient *e)
+void ghost_remove(struct fs_inbox *ib, struct ient *e)
 {
 	if (!e->in_ghosts)
 		return;
@@ -116,7 +116,7 @@ void ghost_remove(struct kx_inbox *ib, struct ient *e)
 }
 
 /* Forget an entry the kernel no longer holds (and that is no ghost to be found by name). */
-void maybe_drop(struct kx_inbox *ib, struct ient *e)
+void maybe_drop(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->nlookup > 0 || e->in_ghosts || !e->hashed)
 		return;
@@ -130,7 +130,7 @@ void maybe_drop(struct kx_inbox *ib, struct ient *e)
 	unref_locked(e);
 }
 
-void set_gone(struct kx_inbox *ib, struct ient *e)
+void set_gone(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->state == GONE)
 		return;
@@ -140,7 +140,7 @@ void set_gone(struct kx_inbox *ib, struct ient *e)
 	maybe_drop(ib, e);
 }
 
-static struct ient *ient_new(struct kx_inbox *ib, int dir, const char *name)
+static struct ient *ient_new(struct fs_inbox *ib, int dir, const char *name)
 {
 	struct ient *e = calloc(1, sizeof(*e));
 	if (!e || !(e->name = strdup(name))) {
@@ -161,14 +161,14 @@ static struct ient *ient_new(struct kx_inbox *ib, int dir, const char *name)
 }
 
 /* The entry of a LIVE name, made if needed; NULL only without memory. */
-struct ient *entry_for(struct kx_inbox *ib, int dir, const char *name)
+struct ient *entry_for(struct fs_inbox *ib, int dir, const char *name)
 {
 	struct ient *e = find_name(ib, dir, name);
 	return e ? e : ient_new(ib, dir, name);
 }
 
 /* Take an entry by inode number for an operation (put it back with inbox_put()). */
-struct ient *inbox_get(struct kx_inbox *ib, uint64_t ino)
+struct ient *inbox_get(struct fs_inbox *ib, uint64_t ino)
 {
 	pthread_mutex_lock(&ib->lock);
 	struct ient *e = find_ino(ib, ino);
@@ -178,7 +178,7 @@ struct ient *inbox_get(struct kx_inbox *ib, uint64_t ino)
 	return e;
 }
 
-void inbox_put(struct kx_inbox *ib, struct ient *e)
+void inbox_put(struct fs_inbox *ib, struct ient *e)
 {
 	if (!e)
 		return;
@@ -188,7 +188,7 @@ void inbox_put(struct kx_inbox *ib, struct ient *e)
 }
 
 /* A decided file: out of the name hash, onto the (bounded) list of ghosts. */
-void set_ghost(struct kx_inbox *ib, struct ient *e, pid_t decider)
+void set_ghost(struct fs_inbox *ib, struct ient *e, pid_t decider)
 {
 	name_unhash(ib, e);
 	e->state = GHOST;
@@ -204,7 +204,7 @@ void set_ghost(struct kx_inbox *ib, struct ient *e, pid_t decider)
 }
 
 /* The ghost of `name` decided less than GHOST_SECONDS ago, or NULL. */
-struct ient *ghost_named(struct kx_inbox *ib, int dir, const char *name)
+struct ient *ghost_named(struct fs_inbox *ib, int dir, const char *name)
 {
 	int64_t now = mono_ns();
 	for (struct kx_link *l = ib->ghosts.head; l; l = l->next) {
@@ -222,13 +222,13 @@ struct ient *ghost_named(struct kx_inbox *ib, int dir, const char *name)
  * thread itself, or another thread of its process (compared through /proc only here, on the rare
  * lookup of a name just decided).
  */
-struct ient *ghost_for(struct kx_inbox *ib, int dir, const char *name, pid_t pid)
+struct ient *ghost_for(struct fs_inbox *ib, int dir, const char *name, pid_t pid)
 {
 	struct ient *e = ghost_named(ib, dir, name);
 	return e && same_process(pid, e->decider) ? e : NULL;
 }
 
-void inbox_changed(struct kx_inbox *ib, int dir)
+void inbox_changed(struct fs_inbox *ib, int dir)
 {
 	ib->d[dir].changes++;
 }
@@ -246,7 +246,7 @@ void file_stat(uint64_t ino, const struct stat *b, struct stat *st)
 }
 
 /* A receipt directory or the inbox, with an mtime that moves with every change made here. */
-int dir_stat(struct kx_inbox *ib, int dir, struct stat *st)
+int dir_stat(struct fs_inbox *ib, int dir, struct stat *st)
 {
 	struct stat b;
 	if (fstat(ib->d[dir].fd, &b) < 0)
@@ -288,16 +288,16 @@ void entry_param(struct fuse_entry_param *e, const struct stat *st, double entry
  * (seconds). Only a temporary name (rsync's .NAME.XXXXXX, *.part, …) is never changed behind the
  * kernel's back: the daemon decides final names only, so a temporary name comes and goes through
  * the kernel's own create, rename and unlink. Once renamed to a final name its cached entry
- * travels along, and the notifier drops it when the file is decided (kx_fs_forget_name; the
+ * travels along, and the notifier drops it when the file is decided (fs_forget_name; the
  * kernel orders that after the rename, under the directory's lock). Everything else: 0.
  */
 double name_timeout(int dir, const char *name)
 {
-	return dir == D_INBOX && kx_inbox_name_is_temp(name) ? NAME_TIMEOUT : 0;
+	return dir == D_INBOX && fs_inbox_name_is_temp(name) ? NAME_TIMEOUT : 0;
 }
 
 /* The same for an entry's attributes (e->lock held; ib->lock not). */
-double attr_timeout(struct kx_inbox *ib, struct ient *e)
+double attr_timeout(struct fs_inbox *ib, struct ient *e)
 {
 	pthread_mutex_lock(&ib->lock);
 	double t = e->state == LIVE ? name_timeout(e->dir, e->name) : 0;
@@ -305,7 +305,7 @@ double attr_timeout(struct kx_inbox *ib, struct ient *e)
 	return t;
 }
 
-void kx_inbox_root_entry(struct kx_fs *fs, struct fuse_entry_param *e)
+void fs_inbox_root_entry(struct fs *fs, struct fuse_entry_param *e)
 {
 	struct stat st;
 	if (dir_stat(fs->inbox, D_INBOX, &st) < 0) {
@@ -321,7 +321,7 @@ void kx_inbox_root_entry(struct kx_fs *fs, struct fuse_entry_param *e)
 /* ---- backing files -------------------------------------------------------------------------- */
 
 /* The entry's descriptor, opened by name when there is none (under e->lock). */
-int entry_fd(struct kx_inbox *ib, struct ient *e)
+int entry_fd(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->fd >= 0)
 		return e->fd;
@@ -366,7 +366,7 @@ int rename_noreplace(int olddir, const char *old, int newdir, const char *new)
  * past every inode deleted in the last seconds at each creation (a quarter of the daemon's time
  * under rsync, before spares).
  */
-int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir)
+int write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir)
 {
 	int fd = -1;
 	bool spare = false;
@@ -411,7 +411,7 @@ int write_tmp(struct kx_inbox *ib, int dir, const struct kx_buf *data, char tmp[
 }
 
 /* An accepted file leaves the inbox: kept as a spare, or removed (ib->lock held). 0 or -errno. */
-int keep_spare(struct kx_inbox *ib, const char *name)
+int keep_spare(struct fs_inbox *ib, const char *name)
 {
 	if (ib->nspares < SPARES_MAX && (ib->spares || (ib->spares = malloc(SPARES_MAX * sizeof(*ib->spares))))) {
 		char *spare = ib->spares[ib->nspares];
@@ -435,7 +435,7 @@ int keep_spare(struct kx_inbox *ib, const char *name)
 void *syncer_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-syncer"); /* for top -H, perf */
-	struct kx_inbox *ib = arg;
+	struct fs_inbox *ib = arg;
 	pthread_mutex_lock(&ib->sync_lock);
 	for (;;) {
 		while (!ib->sync_pending && !ib->sync_stop)
@@ -444,14 +444,14 @@ void *syncer_main(void *arg)
 			break; /* stopping, nothing left to sync */
 		if (!ib->sync_stop) {
 			/* let the batch fill: decisions arriving meanwhile share this sync */
-			struct timespec until = kx_deadline_ms(SYNC_DELAY_MS);
+			struct timespec until = fs_deadline_ms(SYNC_DELAY_MS);
 			while (!ib->sync_stop && pthread_cond_timedwait(&ib->sync_wake, &ib->sync_lock, &until) == 0)
 				;
 		}
 		ib->sync_pending = false;
 		pthread_mutex_unlock(&ib->sync_lock);
 		if (syncfs(ib->d[D_INBOX].fd) < 0)
-			kx_fs_log_error("cannot sync the inbox's file system: %s", strerror(errno));
+			fs_log_error("cannot sync the inbox's file system: %s", strerror(errno));
 		pthread_mutex_lock(&ib->sync_lock);
 	}
 	pthread_mutex_unlock(&ib->sync_lock);
@@ -459,7 +459,7 @@ void *syncer_main(void *arg)
 }
 
 /* A receipt or a move to make durable with the next batch (at once where there is no syncer). */
-void sync_soon(struct kx_inbox *ib)
+void sync_soon(struct fs_inbox *ib)
 {
 	if (!ib->syncer_started) {
 		syncfs(ib->d[D_INBOX].fd);

@@ -9,7 +9,7 @@
  *
  *   accepted   .accepted/<name> (kx_receipt_accepted) is written — temporary name, then rename —
  *              inbox/<name> leaves (kept as a spare for a later receipt), the tree is told
- *              (kx_fs_changed); FLUSH answers 0;
+ *              (fs_changed); FLUSH answers 0;
  *   rejected   .rejected/<name>.error (kx_receipt_rejected) is written the same way, then the file
  *              is renamed byte for byte to .rejected/<name>; FLUSH answers EINVAL so that close()
  *              fails (after a RENAME, the receipt is the record);
@@ -46,7 +46,7 @@
  * Locks: ib->lock (the table, names, states, the backing directories' namespace — held only for
  * system calls that do not block on I/O) nests inside an entry's lock (its descriptor, its write
  * state and its decision, which may take a synced commit). No FUSE notification is sent from
- * here: kx_fs_changed and kx_fs_forget_name queue work for the notifier thread.
+ * here: fs_changed and fs_forget_name queue work for the notifier thread.
  *
  * What never reaches us: names with '/', ".", ".." (the kernel's path walk resolves them within
  * the mount); STORE/inbox is not followed through symlinks (O_NOFOLLOW everywhere), and entries
@@ -76,9 +76,9 @@
 
 static const char *const dir_names[D__N] = { ".", ".accepted", ".rejected" };
 
-static struct kx_inbox *ib_of(fuse_req_t req)
+static struct fs_inbox *ib_of(fuse_req_t req)
 {
-	return ((struct kx_fs *)fuse_req_userdata(req))->inbox;
+	return ((struct fs *)fuse_req_userdata(req))->inbox;
 }
 
 static int dir_of_ino(uint64_t ino)
@@ -101,7 +101,7 @@ static bool hidden(int dir, const char *name)
  * A GHOST written to again with O_TRUNC (or at offset 0) by the process that still sees it: a new
  * file under its name, if the name is free (e->lock held). 0 or -ESTALE.
  */
-static int resurrect(struct kx_inbox *ib, struct ient *e)
+static int resurrect(struct fs_inbox *ib, struct ient *e)
 {
 	int r = -ESTALE;
 	pthread_mutex_lock(&ib->lock);
@@ -114,7 +114,7 @@ static int resurrect(struct kx_inbox *ib, struct ient *e)
 			name_hash(ib, e);
 			inbox_changed(ib, e->dir);
 			/* back behind the kernel's back: it may hold the name as absent */
-			kx_fs_forget_name(ib->fs, INO_DIR(e->dir), e->name);
+			fs_forget_name(ib->fs, INO_DIR(e->dir), e->name);
 			if (e->fd >= 0)
 				close(e->fd);
 			e->fd = fd;
@@ -129,9 +129,9 @@ static int resurrect(struct kx_inbox *ib, struct ient *e)
 
 /* ---- set-up --------------------------------------------------------------------------------- */
 
-int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
+int fs_inbox_open(struct fs *fs, const char *store_path, char **ret_err)
 {
-	struct kx_inbox *ib = calloc(1, sizeof(*ib));
+	struct fs_inbox *ib = calloc(1, sizeof(*ib));
 	char path[4096];
 	int r = 0;
 	if (!ib)
@@ -140,9 +140,9 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 		ib->d[i].fd = -1;
 	pthread_mutex_init(&ib->lock, NULL);
 	pthread_mutex_init(&ib->sync_lock, NULL);
-	kx_cond_init_monotonic(&ib->sync_wake);
-	kx_cond_init_monotonic(&ib->queue_wake);
-	kx_cond_init_monotonic(&ib->queue_done);
+	fs_cond_init_monotonic(&ib->sync_wake);
+	fs_cond_init_monotonic(&ib->queue_wake);
+	fs_cond_init_monotonic(&ib->queue_done);
 	ib->fs = fs;
 	ib->next_ino = FIRST_FILE;
 	ib->root = geteuid() == 0;
@@ -168,16 +168,16 @@ int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err)
 		if (ret_err && asprintf(ret_err, "cannot set up the inbox '%s': %s", path, strerror(-r)) < 0)
 			*ret_err = NULL;
 		fs->inbox = ib;
-		kx_inbox_close(fs);
+		fs_inbox_close(fs);
 		return r;
 	}
 	fs->inbox = ib;
 	return 0;
 }
 
-void kx_inbox_close(struct kx_fs *fs)
+void fs_inbox_close(struct fs *fs)
 {
-	struct kx_inbox *ib = fs->inbox;
+	struct fs_inbox *ib = fs->inbox;
 	if (!ib)
 		return;
 	if (ib->syncer_started) {
@@ -217,13 +217,13 @@ void kx_inbox_close(struct kx_fs *fs)
 static void reply_err(fuse_req_t req, const char *op, const char *name, int r)
 {
 	if (r == -EIO || r == -ENOMEM)
-		kx_fs_log_error("%s of inbox/%s failed: %s", op, name ? name : "?", strerror(-r));
+		fs_log_error("%s of inbox/%s failed: %s", op, name ? name : "?", strerror(-r));
 	fuse_reply_err(req, -r);
 }
 
-void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	struct fuse_entry_param ep;
 	struct stat st = { 0 };
 	int dir = dir_of_ino(parent);
@@ -296,9 +296,9 @@ void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_entry(req, &ep);
 }
 
-void kx_inbox_forget(struct kx_fs *fs, fuse_ino_t ino, uint64_t nlookup)
+void fs_inbox_forget(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct kx_inbox *ib = fs->inbox;
+	struct fs_inbox *ib = fs->inbox;
 	if (!ib || dir_of_ino(ino) >= 0)
 		return;
 	pthread_mutex_lock(&ib->lock);
@@ -311,7 +311,7 @@ void kx_inbox_forget(struct kx_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 }
 
 /* Attributes of a file entry (e->lock held). */
-static int entry_stat(struct kx_inbox *ib, struct ient *e, struct stat *st)
+static int entry_stat(struct fs_inbox *ib, struct ient *e, struct stat *st)
 {
 	struct stat b;
 	if (e->state == GHOST) {
@@ -338,9 +338,9 @@ static int entry_stat(struct kx_inbox *ib, struct ient *e, struct stat *st)
 	return 0;
 }
 
-void kx_inbox_getattr(fuse_req_t req, fuse_ino_t ino)
+void fs_inbox_getattr(fuse_req_t req, fuse_ino_t ino)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	struct stat st;
 	double timeout = 0;
 	int dir = dir_of_ino(ino), r;
@@ -402,10 +402,10 @@ static int set_meta(int fd, const struct stat *attr, int to_set, mode_t keep)
 	return 0;
 }
 
-void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, int to_set)
+void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, int to_set)
 {
-	struct kx_inbox *ib = ib_of(req);
-	struct kx_fs *fs = ib->fs;
+	struct fs_inbox *ib = ib_of(req);
+	struct fs *fs = ib->fs;
 	struct stat st;
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
@@ -473,9 +473,9 @@ void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 		fuse_reply_attr(req, &st, timeout);
 }
 
-void kx_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+void fs_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	if (dir_of_ino(ino) >= 0) {
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -500,10 +500,10 @@ void kx_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
 	free(buf);
 }
 
-void kx_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off)
+void fs_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off)
 {
-	struct kx_inbox *ib = ib_of(req);
-	struct kx_fs *fs = ib->fs;
+	struct fs_inbox *ib = ib_of(req);
+	struct fs *fs = ib->fs;
 	if (dir_of_ino(ino) >= 0) {
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -543,16 +543,16 @@ void kx_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size
 		fuse_reply_write(req, (size_t)r);
 }
 
-void kx_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+void fs_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(parent);
 	int r = 0;
 	if (dir < 0)
 		r = -ENOTDIR;
 	else if (dir != D_INBOX)
 		r = -EACCES; /* .accepted/ and .rejected/ hold the daemon's records */
-	else if (kx_inbox_name_check(name) < 0)
+	else if (fs_inbox_name_check(name) < 0)
 		r = -EINVAL; /* control bytes, not UTF-8: refused, not slugged (the name is the user's) */
 	else if (is_receipt_dir_name(dir, name))
 		r = -EEXIST;
@@ -607,12 +607,12 @@ void kx_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	fi->keep_cache = 0;
 	fi->direct_io = 0;
 	if (fuse_reply_create(req, &ep, fi) == -ENOENT)
-		kx_inbox_forget(ib->fs, ep.ino, 1); /* the creator was interrupted: the kernel holds nothing */
+		fs_inbox_forget(ib->fs, ep.ino, 1); /* the creator was interrupted: the kernel holds nothing */
 }
 
-void kx_inbox_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+void fs_inbox_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(parent), r = 0;
 	struct stat b;
 	if (dir < 0) {
@@ -647,7 +647,7 @@ void kx_inbox_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, 0);
 }
 
-void kx_inbox_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+void fs_inbox_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	int dir = dir_of_ino(parent);
 	if (dir < 0)
@@ -658,10 +658,10 @@ void kx_inbox_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR); /* nothing else in the inbox is a directory */
 }
 
-void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+void fs_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		     const char *newname, unsigned int flags)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(parent), r = 0;
 	/* never EINVAL: mv and rsync read it as "moving a directory into itself" and give up */
 	if (flags & ~RENAME_NOREPLACE)
@@ -672,7 +672,7 @@ void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 		r = -EPERM;
 	else if (hidden(dir, name) || hidden(dir, newname))
 		r = -ENOENT;
-	else if (kx_inbox_name_check(newname) < 0)
+	else if (fs_inbox_name_check(newname) < 0)
 		r = -EILSEQ; /* a name that create would refuse, and not EINVAL (above) */
 	if (r < 0) {
 		fuse_reply_err(req, -r);
@@ -699,7 +699,7 @@ void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 		return;
 	}
 	pthread_mutex_lock(&e->lock); /* no decision of this file in flight while it moves */
-	bool final = dir == D_INBOX && !kx_inbox_name_is_temp(newname);
+	bool final = dir == D_INBOX && !fs_inbox_name_is_temp(newname);
 	/* marked first: a returned rename is decided even if the daemon is killed (see the decider) */
 	bool queue = final && ib->decider_started && mark_queued(ib, e) == 0;
 	pthread_mutex_lock(&ib->lock);
@@ -747,13 +747,13 @@ void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 	if (r < 0)
 		reply_err(req, "rename", name, r);
 	else
-		kx_fs_reply_after(ib->fs, ticket, req, 0);
+		fs_reply_after(ib->fs, ticket, req, 0);
 }
 
 /* Listings come from the backing directory; offsets are its own telldir cookies. */
-void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+void fs_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(ino);
 	if (dir < 0) {
 		fuse_reply_err(req, ENOTDIR);
@@ -825,9 +825,9 @@ void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 	free(buf);
 }
 
-void kx_inbox_flush(fuse_req_t req, fuse_ino_t ino)
+void fs_inbox_flush(fuse_req_t req, fuse_ino_t ino)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	if (dir_of_ino(ino) >= 0) {
 		fuse_reply_err(req, 0);
 		return;
@@ -843,7 +843,7 @@ void kx_inbox_flush(fuse_req_t req, fuse_ino_t ino)
 	bool final = false;
 	pthread_mutex_lock(&ib->lock);
 	if (e->state == LIVE && e->dir == D_INBOX)
-		final = !kx_inbox_name_is_temp(e->name);
+		final = !fs_inbox_name_is_temp(e->name);
 	pthread_mutex_unlock(&ib->lock);
 	/*
 	 * Decided by a close of the process that wrote it: a reader closing its own descriptor (or
@@ -861,12 +861,12 @@ void kx_inbox_flush(fuse_req_t req, fuse_ino_t ino)
 	pthread_mutex_unlock(&e->lock);
 	inbox_put(ib, e);
 	/* EINVAL: refused, so close() fails — cp, install, tee, dd and Python report it */
-	kx_fs_reply_after(ib->fs, ticket, req, -r);
+	fs_reply_after(ib->fs, ticket, req, -r);
 }
 
-void kx_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
+void fs_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(ino), r = 0;
 	inbox_drain(ib, false, false);
 	if (dir >= 0) {
@@ -891,9 +891,9 @@ void kx_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
 		fuse_reply_err(req, 0);
 }
 
-void kx_inbox_release(fuse_req_t req, fuse_ino_t ino)
+void fs_inbox_release(fuse_req_t req, fuse_ino_t ino)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	struct ient *e = dir_of_ino(ino) < 0 ? inbox_get(ib, ino) : NULL;
 	if (e) {
 		pthread_mutex_lock(&e->lock);
@@ -904,9 +904,9 @@ void kx_inbox_release(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_err(req, 0);
 }
 
-void kx_inbox_statfs(fuse_req_t req, fuse_ino_t ino)
+void fs_inbox_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	struct kx_inbox *ib = ib_of(req);
+	struct fs_inbox *ib = ib_of(req);
 	struct statvfs sv;
 	if (fstatvfs(ib->d[D_INBOX].fd, &sv) < 0) {
 		reply_err(req, "statfs", NULL, -errno);

@@ -18,7 +18,7 @@
 
 #define KX_INO_INBOX ((uint64_t)KX_NODE__FS << KX_INO_TYPE_SHIFT)
 
-static inline bool kx_ino_in_inbox(uint64_t ino)
+static inline bool fs_ino_in_inbox(uint64_t ino)
 {
 	return kx_ino_type(ino) == KX_NODE__FS;
 }
@@ -28,35 +28,35 @@ static inline bool kx_ino_in_inbox(uint64_t ino)
  * interrupted receipt removed) and the daemon's table of inbox files. 0 or -errno, with a message
  * in *ret_err (malloc'd).
  */
-int kx_inbox_open(struct kx_fs *fs, const char *store_path, char **ret_err);
-void kx_inbox_close(struct kx_fs *fs);
+int fs_inbox_open(struct fs *fs, const char *store_path, char **ret_err);
+void fs_inbox_close(struct fs *fs);
 /*
  * Start the decider (once the notifier runs), first queueing the files a killed daemon left
- * renamed but undecided; 0 or -errno. kx_inbox_stop decides what is still queued and stops it
+ * renamed but undecided; 0 or -errno. fs_inbox_stop decides what is still queued and stops it
  * (before the notifier stops).
  */
-int kx_inbox_start(struct kx_fs *fs);
-void kx_inbox_stop(struct kx_fs *fs);
+int fs_inbox_start(struct fs *fs);
+void fs_inbox_stop(struct fs *fs);
 
 /* The entry of /inbox itself, for LOOKUP and READDIRPLUS of the root. */
-void kx_inbox_root_entry(struct kx_fs *fs, struct fuse_entry_param *e);
+void fs_inbox_root_entry(struct fs *fs, struct fuse_entry_param *e);
 
-/* Operations; each replies to req. Inode arguments are the inbox's (kx_ino_in_inbox). */
-void kx_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
-void kx_inbox_forget(struct kx_fs *fs, fuse_ino_t ino, uint64_t nlookup);
-void kx_inbox_getattr(fuse_req_t req, fuse_ino_t ino);
-void kx_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, int to_set);
-void kx_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
-void kx_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off);
-void kx_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi);
-void kx_inbox_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
-void kx_inbox_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
-void kx_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+/* Operations; each replies to req. Inode arguments are the inbox's (fs_ino_in_inbox). */
+void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fs_inbox_forget(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);
+void fs_inbox_getattr(fuse_req_t req, fuse_ino_t ino);
+void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, int to_set);
+void fs_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
+void fs_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off);
+void fs_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi);
+void fs_inbox_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fs_inbox_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fs_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		     const char *newname, unsigned int flags);
-void kx_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus);
-void kx_inbox_flush(fuse_req_t req, fuse_ino_t ino);
-void kx_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync);
-void kx_inbox_release(fuse_req_t req, fuse_ino_t ino);
-void kx_inbox_statfs(fuse_req_t req, fuse_ino_t ino);
+void fs_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus);
+void fs_inbox_flush(fuse_req_t req, fuse_ino_t ino);
+void fs_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync);
+void fs_inbox_release(fuse_req_t req, fuse_ino_t ino);
+void fs_inbox_statfs(fuse_req_t req, fuse_ino_t ino);
 
 #endif

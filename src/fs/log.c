@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The daemon's messages: kx_fs_log_error for failures, kx_fs_log_debug for what -d shows, both
+ * The daemon's messages: fs_log_error for failures, fs_log_debug for what -d shows, both
  * one line through libfuse's logger (stderr, or syslog once detached), prefixed "kindexfs: ".
  * Every other file of src/fs logs through these; this one calls none of them.
  */
@@ -19,7 +19,7 @@ static void log_line(enum fuse_log_level level, const char *fmt, va_list ap)
 	fuse_log(level, "kindexfs: %s\n", msg);
 }
 
-void kx_fs_log_error(const char *fmt, ...)
+void fs_log_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -27,7 +27,7 @@ void kx_fs_log_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-void kx_fs_log_debug(const struct kx_fs *fs, const char *fmt, ...)
+void fs_log_debug(const struct fs *fs, const char *fmt, ...)
 {
 	if (!fs->debug)
 		return;

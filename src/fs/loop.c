@@ -18,7 +18,7 @@
  * worker with the turn has been answering one request for WATCH_MS while others wait. The watch
  * thread looks every WATCH_MS while requests come (and sleeps when none has come for that long):
  * a slow request, or one that waits for the kernel — a page-cache store waits for the lock of its
- * page, which a READ holds until some worker answers it (kx_loop_watched) — never keeps the others
+ * page, which a READ holds until some worker answers it (fs_loop_watched) — never keeps the others
  * waiting longer than that. A worker whose turn was handed on finishes its request, then waits for
  * the turn again. Workers are started as the turn is handed to one that is not there (at most
  * -o max_threads), and kept.
@@ -46,7 +46,7 @@
 
 #define WATCH_MS 10
 
-struct kx_loop {
+struct fs_loop {
 	struct fuse_session *se;
 	int fd;            /* /dev/fuse, non-blocking */
 	int wake;          /* eventfd: the loop stops (poll() of the worker with the turn returns) */
@@ -70,7 +70,7 @@ struct kx_loop {
 };
 
 /* The worker this thread is (its loop, its number from 1), if it is one. */
-static _Thread_local struct kx_loop *t_loop;
+static _Thread_local struct fs_loop *t_loop;
 static _Thread_local unsigned t_id;
 
 static unsigned load(const unsigned *v)
@@ -84,7 +84,7 @@ static void *worker(void *arg);
  * The worker with the turn gives it up: wake one that waits for it, or start one (l->lock held).
  * False, and the turn unchanged, when none can take it.
  */
-static bool pass_turn(struct kx_loop *l)
+static bool pass_turn(struct fs_loop *l)
 {
 	if (l->stop)
 		return false;
@@ -100,21 +100,21 @@ static bool pass_turn(struct kx_loop *l)
 }
 
 /* Stop: no worker takes the turn again, the watch thread ends (l->lock held). */
-static void stop_locked(struct kx_loop *l)
+static void stop_locked(struct fs_loop *l)
 {
 	__atomic_store_n(&l->stop, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&l->turn);
 	pthread_cond_signal(&l->watch);
 }
 
-bool kx_loop_watched(void)
+bool fs_loop_watched(void)
 {
 	return t_loop && t_loop->max_threads > 1;
 }
 
-void kx_loop_hand_off(void)
+void fs_loop_hand_off(void)
 {
-	struct kx_loop *l = t_loop;
+	struct fs_loop *l = t_loop;
 	if (!l)
 		return;
 	pthread_mutex_lock(&l->lock);
@@ -124,7 +124,7 @@ void kx_loop_hand_off(void)
 }
 
 /* Whether another request waits already. */
-static bool more_waiting(struct kx_loop *l)
+static bool more_waiting(struct fs_loop *l)
 {
 	struct pollfd p = { .fd = l->fd, .events = POLLIN };
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
@@ -134,7 +134,7 @@ static bool more_waiting(struct kx_loop *l)
  * Until when to poll for the next request: not while a worker whose turn was handed on is still
  * answering (a page-cache store, a slow request): polling would take the core it needs.
  */
-static double spin_until(struct kx_loop *l)
+static double spin_until(struct fs_loop *l)
 {
 	return l->spin > 0 && !load(&l->handed) ? kx_monotonic() + l->spin : 0;
 }
@@ -144,7 +144,7 @@ static double spin_until(struct kx_loop *l)
  * in poll(). Returns its size, 0 once the session has ended (or the loop stops), -ECANCELED once
  * the turn has been handed on, or another -errno.
  */
-static int take(struct kx_loop *l, struct fuse_buf *buf)
+static int take(struct fs_loop *l, struct fuse_buf *buf)
 {
 	double until = spin_until(l);
 	for (;;) {
@@ -165,7 +165,7 @@ static int take(struct kx_loop *l, struct fuse_buf *buf)
 }
 
 /* Answer requests while this worker has the turn. Returns what ended it (take()'s). */
-static int serve(struct kx_loop *l, struct fuse_buf *buf)
+static int serve(struct fs_loop *l, struct fuse_buf *buf)
 {
 	unsigned *serving = &l->w[t_id - 1].serving;
 	int r;
@@ -178,7 +178,7 @@ static int serve(struct kx_loop *l, struct fuse_buf *buf)
 			pthread_mutex_unlock(&l->lock);
 		}
 		if (l->max_threads > 1 && more_waiting(l)) /* with one worker, no one could take it */
-			kx_loop_hand_off();
+			fs_loop_hand_off();
 		__atomic_add_fetch(serving, 1, __ATOMIC_RELEASE); /* odd: answering */
 		fuse_session_process_buf(l->se, buf);
 		__atomic_add_fetch(serving, 1, __ATOMIC_RELEASE);
@@ -188,7 +188,7 @@ static int serve(struct kx_loop *l, struct fuse_buf *buf)
 
 static void *worker(void *arg)
 {
-	struct kx_loop *l = arg;
+	struct fs_loop *l = arg;
 	struct fuse_buf buf = { .mem = NULL };
 	pthread_setname_np(pthread_self(), "kx-worker");
 	pthread_mutex_lock(&l->lock); /* held by whoever started it until its slot is filled */
@@ -231,7 +231,7 @@ static void *worker(void *arg)
  */
 static void *watch(void *arg)
 {
-	struct kx_loop *l = arg;
+	struct fs_loop *l = arg;
 	unsigned owner = 0, serving = 0, begun = 0;
 	pthread_setname_np(pthread_self(), "kx-watch");
 	pthread_mutex_lock(&l->lock);
@@ -240,7 +240,7 @@ static void *watch(void *arg)
 			pthread_cond_wait(&l->watch, &l->lock);
 			continue;
 		}
-		struct timespec until = kx_deadline_ms(WATCH_MS);
+		struct timespec until = fs_deadline_ms(WATCH_MS);
 		if (pthread_cond_timedwait(&l->watch, &l->lock, &until) != ETIMEDOUT)
 			continue;
 		unsigned o = load(&l->owner), s = o ? load(&l->w[o - 1].serving) : 0, b = load(&l->begun);
@@ -256,7 +256,7 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-void kx_loop_signals(sigset_t *set)
+void fs_loop_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGTERM);
@@ -271,9 +271,9 @@ static int cpus(void)
 	return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
-int kx_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us)
+int fs_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us)
 {
-	struct kx_loop l = {
+	struct fs_loop l = {
 		.se = se,
 		.fd = fuse_session_fd(se),
 		.max_threads = max_threads ? max_threads : 1,
@@ -284,9 +284,9 @@ int kx_loop_run(struct fuse_session *se, unsigned max_threads, unsigned spin_us)
 	pthread_t watcher;
 	bool watched = false;
 	sigset_t set;
-	kx_loop_signals(&set);
-	kx_cond_init_monotonic(&l.turn);
-	kx_cond_init_monotonic(&l.watch);
+	fs_loop_signals(&set);
+	fs_cond_init_monotonic(&l.turn);
+	fs_cond_init_monotonic(&l.watch);
 	int sig = signalfd(-1, &set, SFD_CLOEXEC), r = 0;
 	l.wake = eventfd(0, EFD_CLOEXEC);
 	l.ended = eventfd(0, EFD_CLOEXEC);

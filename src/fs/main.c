@@ -200,7 +200,7 @@ static void log_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
 static void block_signals(bool block)
 {
 	sigset_t set;
-	kx_loop_signals(&set);
+	fs_loop_signals(&set);
 	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
@@ -251,7 +251,7 @@ struct daemon {
 	struct fuse_args args;
 	struct fuse_cmdline_opts opts;
 	struct cfg cfg;
-	struct kx_fs fs;
+	struct fs fs;
 	struct fuse_session *se;
 	size_t cache, max_manifest;
 	double publish_interval; /* seconds */
@@ -521,7 +521,7 @@ static int daemonize(struct daemon *d)
 /* The store, claimed for this mount, and what serves it: the tree, the listings, the views. */
 static int open_store(struct daemon *d)
 {
-	struct kx_fs *fs = &d->fs;
+	struct fs *fs = &d->fs;
 	char *msg = NULL;
 	/*
 	 * An explicit -o ro (a replica, a store on read-only media) opens RocksDB read-only: no LOCK,
@@ -537,7 +537,7 @@ static int open_store(struct daemon *d)
 		int fd = -1;
 		char *note = NULL, path[64];
 		readonly = true;
-		if ((r = kx_follow_open(d->store_path, &fd, &note, d->follow_target, &msg)) == 0) {
+		if ((r = fs_follow_open(d->store_path, &fd, &note, d->follow_target, &msg)) == 0) {
 			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 			r = kx_store_open(path, KX_STORE_LEAN | KX_STORE_FOLLOW, &fs->store, &msg);
 			if (r == 0)
@@ -561,18 +561,18 @@ static int open_store(struct daemon *d)
 		return EXIT_STORE;
 	}
 	fs->tree = kx_tree_new(fs->store, d->cache);
-	fs->dirs = kx_dircache_new(d->cache, fs->rw);
-	if (!fs->tree || !fs->dirs || kx_fs_view_init(fs) < 0) {
+	fs->dirs = fs_dircache_new(d->cache, fs->rw);
+	if (!fs->tree || !fs->dirs || fs_view_init(fs) < 0) {
 		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
 	d->views = true;
-	if (kx_versions_init(fs) < 0) {
+	if (fs_versions_init(fs) < 0) {
 		fprintf(stderr, "kindexfs: cannot start: %s\n", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
 	msg = NULL;
-	if (fs->rw && (r = kx_inbox_open(fs, d->store_path, &msg)) < 0) {
+	if (fs->rw && (r = fs_inbox_open(fs, d->store_path, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
 		free(msg);
 		return EXIT_FAIL;
@@ -588,20 +588,20 @@ static int open_store(struct daemon *d)
 static void publish_log(void *ctx, bool failure, const char *msg)
 {
 	static int64_t failing_since;
-	struct kx_fs *fs = ctx;
+	struct fs *fs = ctx;
 	if (failure) {
-		kx_fs_log_error("%s", msg);
+		fs_log_error("%s", msg);
 		if (!failing_since)
 			failing_since = kx_now_ns();
 		char when[40], *lines = NULL;
 		kx_time_format(failing_since, when);
 		if (asprintf(&lines, "publishing  FAILING since %s: %s\n", when, msg) >= 0)
-			kx_fs_set_health(fs, lines);
+			fs_set_health(fs, lines);
 		free(lines);
 	} else {
-		kx_fs_log_debug(fs, "%s", msg);
+		fs_log_debug(fs, "%s", msg);
 		if (failing_since)
-			kx_fs_set_health(fs, NULL);
+			fs_set_health(fs, NULL);
 		failing_since = 0;
 	}
 }
@@ -609,9 +609,9 @@ static void publish_log(void *ctx, bool failure, const char *msg)
 /* The FUSE session, mounted, and the daemon's threads; then the parent is told. */
 static int mount_and_start(struct daemon *d)
 {
-	struct kx_fs *fs = &d->fs;
+	struct fs *fs = &d->fs;
 	size_t ops_size;
-	const struct fuse_lowlevel_ops *ops = kx_fs_ops(fs->rw, &ops_size);
+	const struct fuse_lowlevel_ops *ops = fs_ops(fs->rw, &ops_size);
 	d->se = fuse_session_new(&d->args, ops, ops_size, fs);
 	if (!d->se) {
 		/* libfuse printed what it did not like (an unknown -o option, usually) */
@@ -629,25 +629,25 @@ static int mount_and_start(struct daemon *d)
 	d->mounted = true;
 	fs->se = d->se;
 	int r;
-	if ((r = kx_notifier_start(fs)) < 0) {
+	if ((r = fs_notifier_start(fs)) < 0) {
 		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
 		return EXIT_FAIL;
 	}
-	if (!d->cfg.nopush && (r = kx_pusher_start(fs)) < 0) {
+	if (!d->cfg.nopush && (r = fs_pusher_start(fs)) < 0) {
 		fprintf(stderr, "kindexfs: cannot start the pusher: %s\n", strerror(-r));
 		return EXIT_FAIL;
 	}
-	if ((r = kx_inbox_start(fs)) < 0) {
+	if ((r = fs_inbox_start(fs)) < 0) {
 		fprintf(stderr, "kindexfs: cannot start the inbox's decider: %s\n", strerror(-r));
 		return EXIT_FAIL;
 	}
 	char *msg = NULL;
-	if (d->cfg.spool && (r = kx_spooler_start(fs, d->spool_path, &msg)) < 0) {
+	if (d->cfg.spool && (r = fs_spooler_start(fs, d->spool_path, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
 		free(msg);
 		return EXIT_FAIL;
 	}
-	if (d->cfg.follow && (r = kx_follower_start(fs, d->store_path, d->follow_target, d->stale_after, &msg)) < 0) {
+	if (d->cfg.follow && (r = fs_follower_start(fs, d->store_path, d->follow_target, d->stale_after, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
 		free(msg);
 		return EXIT_FAIL;
@@ -668,7 +668,7 @@ static int mount_and_start(struct daemon *d)
 		openlog("kindexfs", LOG_PID, LOG_DAEMON);
 		fuse_set_log_func(log_syslog);
 		if (chdir("/") < 0 || detach_stdio() < 0)
-			kx_fs_log_error("cannot detach from the terminal: %s", strerror(errno));
+			fs_log_error("cannot detach from the terminal: %s", strerror(errno));
 		tell_parent(&d->pipe_fd, EXIT_OK);
 	}
 	return CONTINUE;
@@ -677,9 +677,9 @@ static int mount_and_start(struct daemon *d)
 /* The session loop, until unmounted or a signal; the exit status. */
 static int serve(struct daemon *d)
 {
-	struct kx_fs *fs = &d->fs;
-	kx_fs_log_debug(fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs%s)", d->store_path, d->mnt_path,
-			d->cache, fs->timeout, fs->rw ? ", inbox" : "");
+	struct fs *fs = &d->fs;
+	fs_log_debug(fs, "serving %s at %s (cache %zu bytes per cache, timeout %gs%s)", d->store_path, d->mnt_path,
+		     d->cache, fs->timeout, fs->rw ? ", inbox" : "");
 	int r;
 	if (d->opts.singlethread) {
 		block_signals(false);
@@ -691,18 +691,18 @@ static int serve(struct daemon *d)
 		if (d->opts.max_threads && d->opts.max_threads != UINT_MAX) /* UINT_MAX: not given */
 			max_threads = d->opts.max_threads;
 #endif
-		r = kx_loop_run(d->se, max_threads, d->spin_us);
+		r = fs_loop_run(d->se, max_threads, d->spin_us);
 	}
 	/* 0: unmounted; a positive value is the signal that ended the loop — both a clean stop */
 	if (r < 0)
-		kx_fs_log_error("session ended: %s", strerror(-r));
+		fs_log_error("session ended: %s", strerror(-r));
 	if (fs->debug) {
 		struct kx_tree_stats st;
 		kx_tree_stats(fs->tree, &st);
-		kx_fs_log_debug(fs, "content cache %llu hits %llu misses (%zu bytes), groups %llu hits %llu misses",
-				(unsigned long long)st.content_hits, (unsigned long long)st.content_misses,
-				st.content_bytes, (unsigned long long)st.group_hits,
-				(unsigned long long)st.group_misses);
+		fs_log_debug(fs, "content cache %llu hits %llu misses (%zu bytes), groups %llu hits %llu misses",
+			     (unsigned long long)st.content_hits, (unsigned long long)st.content_misses,
+			     st.content_bytes, (unsigned long long)st.group_hits,
+			     (unsigned long long)st.group_misses);
 		malloc_stats(); /* the heap, to tell cache bytes from fragmentation */
 	}
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
@@ -711,12 +711,12 @@ static int serve(struct daemon *d)
 /* Undo whatever the steps did, in the order that keeps each part's users ahead of it. */
 static void stop(struct daemon *d, int status)
 {
-	struct kx_fs *fs = &d->fs;
-	kx_pusher_stop(fs);  /* first: it reads the views and caches the others tear down */
-	kx_spooler_stop(fs); /* before the notifier: it reports its commits there */
-	kx_follower_stop(fs); /* so does the follower its switches */
-	kx_inbox_stop(fs);   /* so does the inbox's decider */
-	kx_notifier_stop(fs);
+	struct fs *fs = &d->fs;
+	fs_pusher_stop(fs);  /* first: it reads the views and caches the others tear down */
+	fs_spooler_stop(fs); /* before the notifier: it reports its commits there */
+	fs_follower_stop(fs); /* so does the follower its switches */
+	fs_inbox_stop(fs);   /* so does the inbox's decider */
+	fs_notifier_stop(fs);
 	kx_publisher_close(d->publisher); /* after the writers: its last round publishes their last commits */
 	if (d->mounted)
 		fuse_session_unmount(d->se);
@@ -724,11 +724,11 @@ static void stop(struct daemon *d, int status)
 		fuse_remove_signal_handlers(d->se);
 	if (d->se)
 		fuse_session_destroy(d->se);
-	kx_versions_free(fs); /* the held views first: the current one may be among them */
+	fs_versions_free(fs); /* the held views first: the current one may be among them */
 	if (d->views)
-		kx_fs_view_release(fs);
-	kx_inbox_close(fs);
-	kx_dircache_free(fs->dirs);
+		fs_view_release(fs);
+	fs_inbox_close(fs);
+	fs_dircache_free(fs->dirs);
 	kx_tree_free(fs->tree);
 	kx_store_close(fs->store); /* syncs the WAL and removes the claim */
 	tell_parent(&d->pipe_fd, status);
@@ -752,7 +752,7 @@ int main(int argc, char **argv)
 {
 	static struct daemon d; /* large (three paths): not on the stack */
 	d.args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
-	d.fs = (struct kx_fs){ .timeout = 3600, .uid = getuid(), .gid = getgid() };
+	d.fs = (struct fs){ .timeout = 3600, .uid = getuid(), .gid = getgid() };
 	d.cache = 8u << 20;
 	d.max_manifest = KX_MANIFEST_MAX_BYTES_DEFAULT;
 	d.spin_us = 100;

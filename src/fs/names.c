@@ -22,7 +22,7 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 	return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
-bool kx_inbox_name_is_temp(const char *name)
+bool fs_inbox_name_is_temp(const char *name)
 {
 	size_t len = strlen(name);
 	return name[0] == '.' || ends_with(name, len, ".tmp") || ends_with(name, len, ".part") ||
@@ -63,7 +63,7 @@ static size_t utf8_seq(const unsigned char *s, size_t left)
 	return n;
 }
 
-int kx_inbox_name_check(const char *name)
+int fs_inbox_name_check(const char *name)
 {
 	size_t len = strlen(name);
 	if (len == 0 || len > KX_INBOX_NAME_MAX || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)

@@ -10,7 +10,7 @@
 
 #include <errno.h>
 
-int kx_fs_node_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, struct kx_node *ret)
+int fs_node_of(struct fs *fs, struct fs_view *fv, uint64_t ino, struct kx_node *ret)
 {
 	/*
 	 * A runs/<id>/ directory or file: from the runs/ listing if it is cached. `find` lists every
@@ -20,7 +20,7 @@ int kx_fs_node_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, struct kx_
 	char name[KX_SHORTID_LEN + 1];
 	struct kx_node runs = { .type = KX_NODE_RUNS }, run;
 	if (kx_tree_ino_runs_name(ino, name) &&
-	    kx_dircache_lookup(fs->dirs, kx_tree_ino(&runs), fv->generation, name, &run) == 0 &&
+	    fs_dircache_lookup(fs->dirs, kx_tree_ino(&runs), fv->generation, name, &run) == 0 &&
 	    kx_tree_ino_of_run(ino, &run, ret))
 		return 0;
 	int r = kx_tree_node(fs->tree, fv->v, ino, ret);
@@ -33,32 +33,32 @@ int kx_fs_node_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, struct kx_
  * by the caller) unless `ino` is a version of a file that has changed since — then the view that
  * version was handed out in, which replaces *fv (the caller puts whichever it ends with).
  */
-int kx_fs_resolve(struct kx_fs *fs, struct fs_view **fv, uint64_t ino, struct kx_node *ret)
+int fs_resolve(struct fs *fs, struct fs_view **fv, uint64_t ino, struct kx_node *ret)
 {
-	if (!kx_ino_versioned(ino))
-		return kx_fs_node_of(fs, *fv, ino, ret);
+	if (!fs_ino_versioned(ino))
+		return fs_node_of(fs, *fv, ino, ret);
 	uint64_t plain;
 	int64_t stamp, now;
 	struct fs_view *held;
-	int r = kx_versions_find(fs, ino, &plain, &stamp, &held);
+	int r = fs_versions_find(fs, ino, &plain, &stamp, &held);
 	if (r < 0)
 		return r;
-	if ((r = kx_fs_node_of(fs, held, plain, ret)) == 0 && kx_tree_stamp(fs->tree, (*fv)->v, ret, &now) == 0 &&
+	if ((r = fs_node_of(fs, held, plain, ret)) == 0 && kx_tree_stamp(fs->tree, (*fv)->v, ret, &now) == 0 &&
 	    now == stamp) {
-		kx_fs_view_put(fs, held); /* still the current version */
+		fs_view_put(fs, held); /* still the current version */
 		return 0;
 	}
-	kx_fs_view_put(fs, *fv);
+	fs_view_put(fs, *fv);
 	*fv = held;
 	return r;
 }
 
 /* The inode number a listing shows for a node (a versioned file's current version). */
-uint64_t kx_fs_listed_ino(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n)
+uint64_t fs_listed_ino(struct fs *fs, struct fs_view *fv, const struct kx_node *n)
 {
 	int64_t stamp;
 	uint64_t ino = kx_tree_ino(n);
 	if (kx_node_versioned(n) && kx_tree_stamp(fs->tree, fv->v, n, &stamp) == 0)
-		ino = kx_version_ino(ino, stamp);
+		ino = fs_version_ino(ino, stamp);
 	return ino;
 }

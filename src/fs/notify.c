@@ -7,20 +7,20 @@
  * Why a thread: the kernel takes directory and inode locks to apply an invalidation, and the
  * operation that caused the change (an inbox FLUSH) may itself hold them — libfuse's
  * fuse_lowlevel.h warns that notifying from inside a related operation deadlocks. So the writer
- * only records what changed (kx_fs_changed, which returns at once) and this thread does the rest,
+ * only records what changed (fs_changed, which returns at once) and this thread does the rest,
  * holding no lock while it talks to the kernel — the pattern of libfuse's
  * example/notify_inval_entry.c and notify_inval_inode.c, where an updater thread notifies.
  *
  * Order of a round: (1) swap in a view of the new store state and wait until no operation still
- * reads the old one (kx_fs_view_swap), (2) ask the tree what differs between the two views
+ * reads the old one (fs_view_swap), (2) ask the tree what differs between the two views
  * (kx_tree_changes), (3) send the invalidations. Step 1 is what makes it race-free: an operation
  * that began before the change has finished before its cached result is invalidated, and every
  * later one sees the new state. Rounds coalesce: changes that arrive during a round are handled in
  * the next, from the generation the kernel last saw.
  *
- * Rounds are numbered. kx_fs_changed returns the number of the round that will publish the
+ * Rounds are numbered. fs_changed returns the number of the round that will publish the
  * change, and the inbox hands the reply to the FLUSH or RENAME that committed it to
- * kx_fs_reply_after, which this thread sends once that round is done — so close() returns only
+ * fs_reply_after, which this thread sends once that round is done — so close() returns only
  * when the new run is in the daemon's view and every kernel cache that could hide it was told,
  * while the worker thread is free at once (it writes the receipt meanwhile, in parallel with the
  * round). Deadlock-free because the round only ever waits for tree operations and tree
@@ -60,8 +60,8 @@ struct deferred {
 	int err;
 };
 
-struct kx_notifier {
-	struct kx_fs *fs;
+struct fs_notifier {
+	struct fs *fs;
 	pthread_t thread, forgetter;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, forget_wake, round_done, names_done;
@@ -74,15 +74,15 @@ struct kx_notifier {
 	struct deferred *replies;
 	struct stale_name *names;
 	size_t nnames;
-	uint64_t names_told, names_sent; /* counts since the mount: kx_fs_wait_forgotten compares */
+	uint64_t names_told, names_sent; /* counts since the mount: fs_wait_forgotten compares */
 };
 
 #define NAMES_MAX 65536 /* beyond that, names are dropped: they time out anyway (10 s at most) */
 
 struct sent {
-	struct kx_fs *fs;
+	struct fs *fs;
 	struct fs_view *after;
-	bool plain_used; /* kx_versions_plain_used: versioned files may be held by plain number too */
+	bool plain_used; /* fs_versions_plain_used: versioned files may be held by plain number too */
 	unsigned long entries, inodes, deleted, unknown, unheld;
 };
 
@@ -90,7 +90,7 @@ struct sent {
 static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *name, uint64_t child)
 {
 	int r;
-	if (!child && !kx_held_maybe(s->fs, ino)) {
+	if (!child && !fs_held_maybe(s->fs, ino)) {
 		s->unheld++; /* neither the inode nor a name below it can be in the kernel's caches */
 		return 0;
 	}
@@ -109,11 +109,11 @@ static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *
 		s->unknown++; /* the kernel holds no such inode or name: nothing to forget */
 		return 0;
 	}
-	if (kx_fs_gone(r))
+	if (fs_gone(r))
 		return r; /* unmounting: stop this round */
 	if (r < 0)
-		kx_fs_log_error("cannot invalidate inode %#llx%s%s: %s", (unsigned long long)ino, name ? " entry " : "",
-				name ? name : "", strerror(-r));
+		fs_log_error("cannot invalidate inode %#llx%s%s: %s", (unsigned long long)ino, name ? " entry " : "",
+			     name ? name : "", strerror(-r));
 	return 0;
 }
 
@@ -127,10 +127,10 @@ static int notify(struct sent *s, enum kx_inval what, uint64_t ino, const char *
  */
 static int send_version(struct sent *s, enum kx_inval what, uint64_t plain, int64_t stamp)
 {
-	uint64_t old = kx_version_ino(plain, stamp);
+	uint64_t old = fs_version_ino(plain, stamp);
 	int64_t now;
 	struct kx_node n, dir;
-	if (kx_versions_find(s->fs, old, NULL, NULL, NULL) < 0)
+	if (fs_versions_find(s->fs, old, NULL, NULL, NULL) < 0)
 		return 0; /* the kernel does not hold that version */
 	if (kx_tree_node(s->fs->tree, s->after->v, plain, &n) < 0 ||
 	    kx_tree_stamp(s->fs->tree, s->after->v, &n, &now) < 0 || now == stamp ||
@@ -145,7 +145,7 @@ static int send_version(struct sent *s, enum kx_inval what, uint64_t plain, int6
 static bool held_dir(void *ctx, uint64_t ino)
 {
 	struct sent *s = ctx;
-	return kx_held_maybe(s->fs, ino);
+	return fs_held_maybe(s->fs, ino);
 }
 
 static int send_one(void *ctx, enum kx_inval what, uint64_t ino, const char *name, int64_t stamp)
@@ -165,7 +165,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /*
  * Whether the commits told (`gens`, the generations they created) are every commit from `from`
- * (excluded) to `to`. Not when a writer committed and has not told yet — its kx_fs_changed is on
+ * (excluded) to `to`. Not when a writer committed and has not told yet — its fs_changed is on
  * its way — or told in a round before: its runs are in `to` all the same, so the round must find
  * them itself (a scan), or the kernel would never hear of them (the next round's `before`
  * already holds them).
@@ -180,41 +180,41 @@ static bool told_all(uint64_t *gens, size_t n, uint64_t from, uint64_t to)
 	return want > to;
 }
 
-static void round_of(struct kx_notifier *nt, struct kx_digest *runs, size_t n, uint64_t *gens, size_t ngens)
+static void round_of(struct fs_notifier *nt, struct kx_digest *runs, size_t n, uint64_t *gens, size_t ngens)
 {
-	struct kx_fs *fs = nt->fs;
-	struct fs_view *before = kx_fs_view_swap(fs);
+	struct fs *fs = nt->fs;
+	struct fs_view *before = fs_view_swap(fs);
 	if (!before)
 		return; /* same generation: nothing the kernel could have cached differs */
-	struct fs_view *after = kx_fs_view_get(fs);
+	struct fs_view *after = fs_view_get(fs);
 	if (runs && !told_all(gens, ngens, before->generation, after->generation))
 		runs = NULL, n = 0; /* found from the generations */
-	struct sent s = { .fs = fs, .after = after, .plain_used = kx_versions_plain_used(fs) };
+	struct sent s = { .fs = fs, .after = after, .plain_used = fs_versions_plain_used(fs) };
 	struct kx_tree_stats st0, st1;
 	kx_tree_stats(fs->tree, &st0);
 	int r = kx_tree_changes(fs->tree, before->v, after->v, runs, n, send_one, held_dir, &s);
 	kx_tree_stats(fs->tree, &st1);
 	if (r < 0 && r != -ENOTCONN && r != -EBADF && r != -ENODEV)
-		kx_fs_log_error("cannot work out what changed from generation %llu to %llu: %s",
-				(unsigned long long)before->generation, (unsigned long long)after->generation,
-				strerror(-r));
+		fs_log_error("cannot work out what changed from generation %llu to %llu: %s",
+			     (unsigned long long)before->generation, (unsigned long long)after->generation,
+			     strerror(-r));
 	/* documents read meanwhile: the round's own, and any a concurrent operation read */
-	kx_fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated, %lu versions replaced "
-			"(%lu not cached; %lu not sent, not held); %llu documents read", (unsigned long long)before->generation,
-			(unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown, s.unheld,
-			(unsigned long long)(st1.doc_reads - st0.doc_reads));
-	kx_versions_compact(fs, after);
+	fs_log_debug(fs, "generation %llu -> %llu: %lu entries, %lu inodes invalidated, %lu versions replaced "
+		     "(%lu not cached; %lu not sent, not held); %llu documents read", (unsigned long long)before->generation,
+		     (unsigned long long)after->generation, s.entries, s.inodes, s.deleted, s.unknown, s.unheld,
+		     (unsigned long long)(st1.doc_reads - st0.doc_reads));
+	fs_versions_compact(fs, after);
 	if (fs->debug) {
-		size_t views, bytes, held = kx_versions_count(fs, &views, &bytes);
-		kx_fs_log_debug(fs, "versioned inodes the kernel holds: %zu, in %zu store views (table %zu KiB)", held,
-				views, bytes >> 10);
+		size_t views, bytes, held = fs_versions_count(fs, &views, &bytes);
+		fs_log_debug(fs, "versioned inodes the kernel holds: %zu, in %zu store views (table %zu KiB)", held,
+			     views, bytes >> 10);
 	}
-	kx_fs_view_put(fs, after);
-	kx_fs_view_put(fs, before);
+	fs_view_put(fs, after);
+	fs_view_put(fs, before);
 }
 
 /* Take the replies whose round is done (under nt->lock). */
-static struct deferred *due_replies(struct kx_notifier *nt, bool all)
+static struct deferred *due_replies(struct fs_notifier *nt, bool all)
 {
 	struct deferred *due = NULL, **p = &nt->replies;
 	while (*p) {
@@ -248,21 +248,21 @@ static void send_replies(struct deferred *d)
  * tell — they do right after their commit's sync — so that the round knows their runs and need
  * not find them with a scan of the store (round_of still does, if one is late).
  */
-static void wait_for_tellers(struct kx_notifier *nt)
+static void wait_for_tellers(struct fs_notifier *nt)
 {
 	if (nt->unknown)
 		return;
-	struct kx_fs *fs = nt->fs;
+	struct fs *fs = nt->fs;
 	pthread_mutex_unlock(&nt->lock);
-	struct fs_view *cur = kx_fs_view_get(fs);
+	struct fs_view *cur = fs_view_get(fs);
 	uint64_t from = cur->generation;
-	kx_fs_view_put(fs, cur);
+	fs_view_put(fs, cur);
 	struct kx_store_stats st;
 	int r = kx_store_stats(fs->store, NULL, &st);
 	pthread_mutex_lock(&nt->lock);
 	if (r < 0)
 		return;
-	struct timespec until = kx_deadline_ms(TELL_WAIT_MS);
+	struct timespec until = fs_deadline_ms(TELL_WAIT_MS);
 	while (!nt->stop && !nt->unknown && !told_all(nt->gens, nt->ngens, from, st.generation))
 		if (pthread_cond_timedwait(&nt->wake, &nt->lock, &until) == ETIMEDOUT)
 			break;
@@ -271,7 +271,7 @@ static void wait_for_tellers(struct kx_notifier *nt)
 static void *notifier_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-notifier"); /* for top -H, perf */
-	struct kx_notifier *nt = arg;
+	struct fs_notifier *nt = arg;
 	struct kx_tree_stats last = { 0 };
 	pthread_mutex_lock(&nt->lock);
 	for (;;) {
@@ -336,7 +336,7 @@ static void free_names(struct stale_name *n)
 static void *forgetter_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-forgetter"); /* for top -H, perf */
-	struct kx_notifier *nt = arg;
+	struct fs_notifier *nt = arg;
 	pthread_mutex_lock(&nt->lock);
 	for (;;) {
 		while (!nt->stop && !nt->names)
@@ -350,11 +350,11 @@ static void *forgetter_main(void *arg)
 		pthread_mutex_unlock(&nt->lock);
 		for (struct stale_name *n = names; n; n = n->next) {
 			int r = fuse_lowlevel_notify_inval_entry(nt->fs->se, n->parent, n->name, strlen(n->name));
-			if (kx_fs_gone(r))
+			if (fs_gone(r))
 				break;
 			if (r < 0 && r != -ENOENT)
-				kx_fs_log_error("cannot invalidate inode %#llx entry %s: %s", (unsigned long long)n->parent,
-						n->name, strerror(-r));
+				fs_log_error("cannot invalidate inode %#llx entry %s: %s", (unsigned long long)n->parent,
+					     n->name, strerror(-r));
 		}
 		free_names(names);
 		pthread_mutex_lock(&nt->lock);
@@ -365,17 +365,17 @@ static void *forgetter_main(void *arg)
 	return NULL;
 }
 
-int kx_notifier_start(struct kx_fs *fs)
+int fs_notifier_start(struct fs *fs)
 {
-	struct kx_notifier *nt = calloc(1, sizeof(*nt));
+	struct fs_notifier *nt = calloc(1, sizeof(*nt));
 	if (!nt)
 		return -ENOMEM;
 	nt->fs = fs;
 	pthread_mutex_init(&nt->lock, NULL);
-	kx_cond_init_monotonic(&nt->wake);
+	fs_cond_init_monotonic(&nt->wake);
 	pthread_cond_init(&nt->forget_wake, NULL);
 	pthread_cond_init(&nt->round_done, NULL);
-	kx_cond_init_monotonic(&nt->names_done);
+	fs_cond_init_monotonic(&nt->names_done);
 	int r = pthread_create(&nt->thread, NULL, notifier_main, nt);
 	if (r == 0 && fs->inbox) {
 		if ((r = pthread_create(&nt->forgetter, NULL, forgetter_main, nt)) != 0) {
@@ -400,9 +400,9 @@ int kx_notifier_start(struct kx_fs *fs)
 	return 0;
 }
 
-void kx_notifier_stop(struct kx_fs *fs)
+void fs_notifier_stop(struct fs *fs)
 {
-	struct kx_notifier *nt = fs->notifier;
+	struct fs_notifier *nt = fs->notifier;
 	if (!nt)
 		return;
 	pthread_mutex_lock(&nt->lock);
@@ -429,9 +429,9 @@ void kx_notifier_stop(struct kx_fs *fs)
 	fs->notifier = NULL;
 }
 
-void kx_fs_forget_name(struct kx_fs *fs, uint64_t parent, const char *name)
+void fs_forget_name(struct fs *fs, uint64_t parent, const char *name)
 {
-	struct kx_notifier *nt = fs->notifier;
+	struct fs_notifier *nt = fs->notifier;
 	if (!nt || !nt->forgetter_started)
 		return;
 	size_t len = strlen(name);
@@ -465,9 +465,9 @@ static void *reserve(void *v, size_t *cap, size_t need, size_t size)
 	return x;
 }
 
-uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation)
+uint64_t fs_changed(struct fs *fs, const struct kx_digest *runs, size_t n, uint64_t generation)
 {
-	struct kx_notifier *nt = fs->notifier;
+	struct fs_notifier *nt = fs->notifier;
 	if (!nt)
 		return 0;
 	pthread_mutex_lock(&nt->lock);
@@ -491,9 +491,9 @@ uint64_t kx_fs_changed(struct kx_fs *fs, const struct kx_digest *runs, size_t n,
 	return ticket;
 }
 
-void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, int err)
+void fs_reply_after(struct fs *fs, uint64_t ticket, struct fuse_req *req, int err)
 {
-	struct kx_notifier *nt = fs->notifier;
+	struct fs_notifier *nt = fs->notifier;
 	struct deferred *d = NULL;
 	if (nt && ticket && (d = malloc(sizeof(*d)))) {
 		pthread_mutex_lock(&nt->lock);
@@ -513,40 +513,40 @@ void kx_fs_reply_after(struct kx_fs *fs, uint64_t ticket, struct fuse_req *req, 
 		fuse_reply_err(req, err);
 }
 
-void kx_fs_wait_round(struct kx_fs *fs, uint64_t ticket)
+void fs_wait_round(struct fs *fs, uint64_t ticket)
 {
-	struct kx_notifier *nt = fs->notifier;
+	struct fs_notifier *nt = fs->notifier;
 	if (!nt || !ticket)
 		return;
 	pthread_mutex_lock(&nt->lock);
 	if (ticket > nt->done && !nt->stop)
-		kx_loop_hand_off();
+		fs_loop_hand_off();
 	while (ticket > nt->done && !nt->stop)
 		pthread_cond_wait(&nt->round_done, &nt->lock);
 	pthread_mutex_unlock(&nt->lock);
 }
 
-void kx_fs_wait_forgotten(struct kx_fs *fs, long ms)
+void fs_wait_forgotten(struct fs *fs, long ms)
 {
-	struct kx_notifier *nt = fs->notifier;
+	struct fs_notifier *nt = fs->notifier;
 	if (!nt || !nt->forgetter_started)
 		return;
-	struct timespec until = kx_deadline_ms(ms);
+	struct timespec until = fs_deadline_ms(ms);
 	pthread_mutex_lock(&nt->lock);
 	uint64_t target = nt->names_told;
 	if (nt->names_sent < target && !nt->stop)
-		kx_loop_hand_off();
+		fs_loop_hand_off();
 	while (nt->names_sent < target && !nt->stop)
 		if (pthread_cond_timedwait(&nt->names_done, &nt->lock, &until) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&nt->lock);
 }
 
-void kx_fs_set_health(struct kx_fs *fs, const char *lines)
+void fs_set_health(struct fs *fs, const char *lines)
 {
 	if (kx_tree_set_health(fs->tree, lines) < 0)
 		return; /* out of memory: README keeps what it said */
-	/* README is versioned (an inode per stamp, kx_versions_ref): the kernel forgets the name, and
+	/* README is versioned (an inode per stamp, fs_versions_ref): the kernel forgets the name, and
 	 * its next lookup finds the version that says what is true now */
 	if (fs->se && !fuse_session_exited(fs->se))
 		fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, "README", 6);

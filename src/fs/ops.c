@@ -11,7 +11,7 @@
  * Inode numbers are the tree's (computed from content identity and decoded back by kx_tree_node),
  * so LOOKUP/FORGET need no inode table and a remount gives every path the same inode number — but
  * for the files whose bytes change (kx_node_versioned), whose every version is an inode of its
- * own, counted in versions.c's table (kx_fs_resolve, nodes.c).
+ * own, counted in versions.c's table (fs_resolve, nodes.c).
  *
  * What keeps a warm tree as cheap as a local disk (docs/mount.md, "Caching and consistency"):
  *  - long entry/attr timeouts, negative entries included: the notifier invalidates whatever a
@@ -22,7 +22,7 @@
  *  - FLUSH is left unimplemented on read-only mounts for the same reason (ENOSYS once, then no
  *    FLUSH on close): the one round trip a no-open file would still cost — in effect `noflush`
  *    for every file. A read-write mount registers it, because the inbox fails close() on a
- *    refused manifest; see the note at kx_fs_ops();
+ *    refused manifest; see the note at fs_ops();
  *  - READDIRPLUS for every batch: a listing comes with its subdirectories' attributes, and with
  *    its files' when the reading process wants attributes (see "who reads attributes");
  *  - a LOOKUP in a directory whose listing is cached is answered from the listing;
@@ -32,7 +32,7 @@
  * Writes: every operation that would change the tree answers EROFS (SPEC §3), whether or not the
  * mount is read-only. O_TRUNC reaches us as SETATTR (atomic_o_trunc is off for that reason).
  * On a read-write mount, /inbox and everything below it is inbox.c's: every operation whose inode
- * (or parent) is the inbox's (kx_ino_in_inbox) goes there.
+ * (or parent) is the inbox's (fs_ino_in_inbox) goes there.
  */
 #include "inbox.h"
 
@@ -46,12 +46,12 @@
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static struct kx_fs *fs_of(fuse_req_t req)
+static struct fs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
-static void fill_stat(const struct kx_fs *fs, const struct kx_attr *a, struct stat *st)
+static void fill_stat(const struct fs *fs, const struct kx_attr *a, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = a->ino;
@@ -71,16 +71,16 @@ static void fill_stat(const struct kx_fs *fs, const struct kx_attr *a, struct st
  * (a versioned file's in the versions table, any other in the held counts), which the caller gives
  * back (unref_entry) when its reply does not arrive. 0 or -errno.
  */
-static int fill_entry(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, struct fuse_entry_param *e)
+static int fill_entry(struct fs *fs, struct fs_view *fv, const struct kx_node *n, struct fuse_entry_param *e)
 {
 	struct kx_attr a;
 	int r = kx_tree_getattr(fs->tree, fv->v, n, &a);
 	if (r < 0)
 		return r;
 	if (kx_node_versioned(n))
-		a.ino = kx_versions_ref(fs, fv, n, a.stamp);
-	if (!kx_ino_versioned(a.ino))
-		kx_held_ref(fs, a.ino);
+		a.ino = fs_versions_ref(fs, fv, n, a.stamp);
+	if (!fs_ino_versioned(a.ino))
+		fs_held_ref(fs, a.ino);
 	memset(e, 0, sizeof(*e));
 	e->ino = a.ino;
 	e->generation = 1; /* inode numbers are never reused, so one generation is all there is */
@@ -90,24 +90,24 @@ static int fill_entry(struct kx_fs *fs, struct fs_view *fv, const struct kx_node
 	return 0;
 }
 
-static void unref_ino(struct kx_fs *fs, uint64_t ino)
+static void unref_ino(struct fs *fs, uint64_t ino)
 {
-	if (kx_ino_versioned(ino))
-		kx_versions_unref(fs, ino, 1);
+	if (fs_ino_versioned(ino))
+		fs_versions_unref(fs, ino, 1);
 	else
-		kx_held_unref(fs, ino, 1);
+		fs_held_unref(fs, ino, 1);
 }
 
-static void unref_entry(struct kx_fs *fs, const struct fuse_entry_param *e)
+static void unref_entry(struct fs *fs, const struct fuse_entry_param *e)
 {
 	unref_ino(fs, e->ino);
 }
 
 /* Internal failures are logged once here; ENOENT & co are answers, not failures. */
-static void reply_error(struct kx_fs *fs, fuse_req_t req, const char *op, fuse_ino_t ino, int r)
+static void reply_error(struct fs *fs, fuse_req_t req, const char *op, fuse_ino_t ino, int r)
 {
 	if (r == -EIO || r == -ENOMEM)
-		kx_fs_log_error("%s of inode %#llx failed: %s", op, (unsigned long long)ino, strerror(-r));
+		fs_log_error("%s of inode %#llx failed: %s", op, (unsigned long long)ino, strerror(-r));
 	fuse_reply_err(req, -r);
 }
 
@@ -115,7 +115,7 @@ static void reply_error(struct kx_fs *fs, fuse_req_t req, const char *op, fuse_i
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	struct kx_fs *fs = userdata;
+	struct fs *fs = userdata;
 	/*
 	 * Capability negotiation in the manner of libfuse's example/passthrough_hp.cc: ask for what
 	 * the kernel offers and the tree can honour, drop what would be wrong for a read-only tree.
@@ -142,31 +142,31 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 */
 	conn->want |= FUSE_CAP_AUTO_INVAL_DATA & conn->capable;
 	conn->time_gran = 1;
-	kx_fs_log_debug(fs, "kernel protocol %u.%u, capable %#x, want %#x", conn->proto_major, conn->proto_minor,
-			conn->capable, conn->want);
+	fs_log_debug(fs, "kernel protocol %u.%u, capable %#x, want %#x", conn->proto_major, conn->proto_minor,
+		     conn->capable, conn->want);
 }
 
 /* ---- reading ---------------------------------------------------------------------------------- */
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct kx_fs *fs = fs_of(req);
-	if (kx_ino_in_inbox(parent)) {
-		kx_inbox_lookup(req, parent, name);
+	struct fs *fs = fs_of(req);
+	if (fs_ino_in_inbox(parent)) {
+		fs_inbox_lookup(req, parent, name);
 		return;
 	}
 	if (parent == 1 && fs->inbox && strcmp(name, "inbox") == 0) {
 		struct fuse_entry_param e;
-		kx_inbox_root_entry(fs, &e);
+		fs_inbox_root_entry(fs, &e);
 		fuse_reply_entry(req, &e);
 		return;
 	}
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node dir, n;
 	struct fuse_entry_param e;
 	/* a directory just listed answers from its listing, without the store */
-	int r = kx_dircache_lookup(fs->dirs, parent, fv->generation, name, &n);
-	if (r == -EAGAIN && (r = kx_fs_node_of(fs, fv, parent, &dir)) == 0)
+	int r = fs_dircache_lookup(fs->dirs, parent, fv->generation, name, &n);
+	if (r == -EAGAIN && (r = fs_node_of(fs, fv, parent, &dir)) == 0)
 		r = kx_tree_lookup(fs->tree, fv->v, &dir, name, &n);
 	if (r == -ENOENT) {
 		/* a negative entry, cached as long as a positive one: new names are invalidated */
@@ -179,28 +179,28 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			unref_entry(fs, &e);
 		} else if (!kx_node_is_dir(&n)) {
 			if (push)
-				kx_fs_push_one(fs, e.ino); /* a file looked up by name is about to be opened */
-			kx_fs_looked_up_in(fs, parent, e.ino); /* by a reader of a bare listing? */
+				fs_push_one(fs, e.ino); /* a file looked up by name is about to be opened */
+			fs_looked_up_in(fs, parent, e.ino); /* by a reader of a bare listing? */
 		}
 	} else {
 		reply_error(fs, req, "lookup", parent, r);
 	}
-	kx_fs_view_put(fs, fv);
+	fs_view_put(fs, fv);
 }
 
 /*
  * The inbox and versioned files keep tables of their own; every other inode number of the tree is
- * decoded from itself whenever it is used, and only counted for the notifier (kx_held_*).
+ * decoded from itself whenever it is used, and only counted for the notifier (fs_held_*).
  */
-static void forget_one(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
+static void forget_one(struct fs *fs, uint64_t ino, uint64_t nlookup)
 {
-	if (kx_ino_in_inbox(ino))
-		kx_inbox_forget(fs, ino, nlookup);
-	else if (kx_ino_versioned(ino))
-		kx_versions_unref(fs, ino, nlookup);
+	if (fs_ino_in_inbox(ino))
+		fs_inbox_forget(fs, ino, nlookup);
+	else if (fs_ino_versioned(ino))
+		fs_versions_unref(fs, ino, nlookup);
 	else if (ino != 1)
-		kx_held_unref(fs, ino, nlookup);
-	kx_pushed_set(fs, ino, false); /* the kernel forgot it, and its pages */
+		fs_held_unref(fs, ino, nlookup);
+	fs_pushed_set(fs, ino, false); /* the kernel forgot it, and its pages */
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -218,15 +218,15 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (kx_ino_in_inbox(ino)) {
-		kx_inbox_getattr(req, ino);
+	if (fs_ino_in_inbox(ino)) {
+		fs_inbox_getattr(req, ino);
 		return;
 	}
-	struct kx_fs *fs = fs_of(req);
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs *fs = fs_of(req);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node n;
 	struct kx_attr a;
-	int r = kx_fs_resolve(fs, &fv, ino, &n);
+	int r = fs_resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_getattr(fs->tree, fv->v, &n, &a);
 	if (r == 0 && !a.dir)
@@ -239,7 +239,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	} else {
 		reply_error(fs, req, "getattr", ino, r);
 	}
-	kx_fs_view_put(fs, fv);
+	fs_view_put(fs, fv);
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -259,16 +259,16 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	if (kx_ino_in_inbox(ino)) {
-		kx_inbox_read(req, ino, size, off);
+	if (fs_ino_in_inbox(ino)) {
+		fs_inbox_read(req, ino, size, off);
 		return;
 	}
-	struct kx_fs *fs = fs_of(req);
+	struct fs *fs = fs_of(req);
 	pid_t pid = fuse_req_ctx(req)->pid; /* req is gone once answered */
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node n;
 	const struct kx_content *c = NULL;
-	int r = kx_fs_resolve(fs, &fv, ino, &n);
+	int r = fs_resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = kx_tree_read(fs->tree, fv->v, &n, &c);
 	if (r == 0) {
@@ -283,32 +283,32 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	if (r == 0 && off == 0 && fs->pusher && kx_tree_parent(fs->tree, fv->v, &n, &dir) == 0) {
 		uint64_t dino = kx_tree_ino(&dir);
 		if (fs_reader_walks(pid, dino, ino))
-			kx_fs_push(fs, dino, ino);
+			fs_push(fs, dino, ino);
 	}
-	kx_fs_view_put(fs, fv);
+	fs_view_put(fs, fv);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
-	if (kx_ino_in_inbox(ino)) {
-		kx_inbox_readdir(req, ino, size, off, plus);
+	if (fs_ino_in_inbox(ino)) {
+		fs_inbox_readdir(req, ino, size, off, plus);
 		return;
 	}
-	struct kx_fs *fs = fs_of(req);
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs *fs = fs_of(req);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node dir;
-	const struct kx_listing *l = NULL;
+	const struct fs_listing *l = NULL;
 	size_t i = 0, used = 0, nrefs = 0;
 	char *buf = NULL;
 	uint64_t *refs = NULL; /* versioned inode numbers handed out in this batch */
-	int r = kx_fs_node_of(fs, fv, ino, &dir);
+	int r = fs_node_of(fs, fv, ino, &dir);
 	if (r == 0 && !kx_node_is_dir(&dir))
 		r = -ENOTDIR;
-	if (r == 0 && (r = kx_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i)) == 1) {
-		kx_fs_view_put(fs, fv); /* a push holds no view while it stores */
+	if (r == 0 && (r = fs_dircache_get(fs->dirs, fs->tree, fv, ino, &dir, off, &l, &i)) == 1) {
+		fs_view_put(fs, fv); /* a push holds no view while it stores */
 		pid_t pid = fuse_req_ctx(req)->pid;
 		if (plus && fs->pusher && fs_reader_ends(pid, ino) && !fs_reader_pushed(pid, ino))
-			kx_fs_push_now(fs, ino); /* before the answer: no race with the first READ */
+			fs_push_now(fs, ino); /* before the answer: no race with the first READ */
 		fuse_reply_buf(req, NULL, 0); /* the end */
 		return;
 	}
@@ -316,10 +316,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (r == 0 && (!(buf = malloc(size)) || !(refs = malloc((size / 128 + 1) * sizeof(*refs)))))
 		r = -ENOMEM;
 	bool file_attrs = fs_reader_lists(fuse_req_ctx(req)->pid, off == 0 && fs->pusher ? ino : 0) && plus;
-	bool bare = false; /* a file's entry left out (kx_fs_listed_bare) */
+	bool bare = false; /* a file's entry left out (fs_listed_bare) */
 	for (; r == 0 && i < l->len; i++) {
-		const struct kx_dirent *d = &l->e[i];
-		off_t next = kx_dircache_offset(l, i + 1);
+		const struct fs_dirent *d = &l->e[i];
+		off_t next = fs_dircache_offset(l, i + 1);
 		size_t need;
 		if (plus) {
 			need = fuse_add_direntry_plus(req, NULL, 0, d->name, NULL, 0);
@@ -330,18 +330,18 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			bool name_only = i < 2 || (!file_attrs && !kx_node_is_dir(&d->node));
 			bare |= i >= 2 && name_only && d->node.type < KX_NODE__FS;
 			if (d->node.type >= KX_NODE__FS) {
-				kx_inbox_root_entry(fs, &e); /* /inbox: a fixed inode, no reference to count */
+				fs_inbox_root_entry(fs, &e); /* /inbox: a fixed inode, no reference to count */
 			} else if (name_only || fill_entry(fs, fv, &d->node, &e) < 0) {
 				/* ino 0 means "no entry": the kernel looks the name up if it needs it */
 				memset(&e, 0, sizeof(e));
-				e.attr.st_ino = kx_fs_listed_ino(fs, fv, &d->node);
+				e.attr.st_ino = fs_listed_ino(fs, fv, &d->node);
 				e.attr.st_mode = kx_node_is_dir(&d->node) ? S_IFDIR : S_IFREG;
 			} else {
 				refs[nrefs++] = e.ino;
 			}
 			fuse_add_direntry_plus(req, buf + used, size - used, d->name, &e, next);
 		} else {
-			struct stat st = { .st_ino = kx_fs_listed_ino(fs, fv, &d->node),
+			struct stat st = { .st_ino = fs_listed_ino(fs, fv, &d->node),
 					   .st_mode = kx_node_is_dir(&d->node) || d->node.type >= KX_NODE__FS ? S_IFDIR
 													     : S_IFREG };
 			need = fuse_add_direntry(req, buf + used, size - used, d->name, &st, next);
@@ -359,16 +359,16 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			unref_ino(fs, refs[--nrefs]); /* the kernel never saw them */
 		push = false;
 	} else if (r == 0 && bare) {
-		kx_fs_listed_bare(fs, ino);
+		fs_listed_bare(fs, ino);
 	}
 	if (r != 0)
 		reply_error(fs, req, plus ? "readdirplus" : "readdir", ino, r);
 	free(refs);
 	free(buf);
-	kx_dircache_put(fs->dirs, l);
-	kx_fs_view_put(fs, fv);
+	fs_dircache_put(fs->dirs, l);
+	fs_view_put(fs, fv);
 	if (push) /* pid asks for the end next: push the files while it takes this answer in */
-		fs_reader_set_pushed(pid, ino, kx_fs_push_answered(fs, ino));
+		fs_reader_set_pushed(pid, ino, fs_push_answered(fs, ino));
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
@@ -383,15 +383,15 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	if (kx_ino_in_inbox(ino)) {
-		kx_inbox_statfs(req, ino); /* the backing file system's space: cp and rsync may ask */
+	if (fs_ino_in_inbox(ino)) {
+		fs_inbox_statfs(req, ino); /* the backing file system's space: cp and rsync may ask */
 		return;
 	}
-	struct kx_fs *fs = fs_of(req);
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs *fs = fs_of(req);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_store_stats st;
 	kx_store_stats(fs->store, fv->v, &st);
-	kx_fs_view_put(fs, fv);
+	fs_view_put(fs, fv);
 	/* nothing is allocated, so no free space; file counts are what the store holds */
 	struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = 255 };
 	sv.f_files = st.runs * 20 + st.documents + st.groups * 5;
@@ -418,11 +418,11 @@ static void reply_bytes(fuse_req_t req, const struct kx_buf *b, size_t size)
 /* The value of extended attribute `name` of a node of the tree, or (name NULL) their list. */
 static void tree_xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	struct kx_fs *fs = fs_of(req);
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs *fs = fs_of(req);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node n;
 	struct kx_buf b = { 0 };
-	int r = kx_fs_resolve(fs, &fv, ino, &n);
+	int r = fs_resolve(fs, &fv, ino, &n);
 	if (r == 0)
 		r = name ? kx_tree_xattr_get(fs->tree, fv->v, &n, name, &b) : kx_tree_xattr_list(fs->tree, fv->v, &n, &b);
 	if (r == 0)
@@ -430,12 +430,12 @@ static void tree_xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t 
 	else
 		reply_error(fs, req, name ? "getxattr" : "listxattr", ino, r);
 	kx_buf_release(&b);
-	kx_fs_view_put(fs, fv);
+	fs_view_put(fs, fv);
 }
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	if (kx_ino_in_inbox(ino)) {
+	if (fs_ino_in_inbox(ino)) {
 		/* inbox files carry no extended attributes (and take none, below) */
 		fuse_reply_err(req, user_namespace(name) ? ENODATA : EOPNOTSUPP);
 		return;
@@ -450,7 +450,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	if (kx_ino_in_inbox(ino)) {
+	if (fs_ino_in_inbox(ino)) {
 		if (size == 0)
 			fuse_reply_xattr(req, 0);
 		else
@@ -469,8 +469,8 @@ static void erofs(fuse_req_t req)
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
-	if (kx_ino_in_inbox(ino))
-		kx_inbox_setattr(req, ino, attr, to_set);
+	if (fs_ino_in_inbox(ino))
+		fs_inbox_setattr(req, ino, attr, to_set);
 	else
 		erofs(req);
 }
@@ -478,26 +478,26 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 /* mknod, mkdir, symlink, link: the inbox holds files written through create only */
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-	fuse_reply_err(req, kx_ino_in_inbox(parent) ? EPERM : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(parent) ? EPERM : EROFS);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	fuse_reply_err(req, kx_ino_in_inbox(parent) ? EPERM : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(parent) ? EPERM : EROFS);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	if (kx_ino_in_inbox(parent))
-		kx_inbox_unlink(req, parent, name);
+	if (fs_ino_in_inbox(parent))
+		fs_inbox_unlink(req, parent, name);
 	else
 		erofs(req);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	if (kx_ino_in_inbox(parent))
-		kx_inbox_rmdir(req, parent, name);
+	if (fs_ino_in_inbox(parent))
+		fs_inbox_rmdir(req, parent, name);
 	else if (parent == 1 && fs_of(req)->inbox && strcmp(name, "inbox") == 0)
 		fuse_reply_err(req, EBUSY);
 	else
@@ -506,15 +506,15 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, kx_ino_in_inbox(parent) ? EPERM : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(parent) ? EPERM : EROFS);
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
-	if (kx_ino_in_inbox(parent) && kx_ino_in_inbox(newparent))
-		kx_inbox_rename(req, parent, name, newparent, newname, flags);
-	else if (kx_ino_in_inbox(newparent))
+	if (fs_ino_in_inbox(parent) && fs_ino_in_inbox(newparent))
+		fs_inbox_rename(req, parent, name, newparent, newname, flags);
+	else if (fs_ino_in_inbox(newparent))
 		fuse_reply_err(req, EXDEV); /* from the tree into the inbox: mv copies (and fails to unlink) */
 	else
 		erofs(req);
@@ -522,13 +522,13 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
-	fuse_reply_err(req, kx_ino_in_inbox(newparent) ? EPERM : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(newparent) ? EPERM : EROFS);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
-	if (kx_ino_in_inbox(parent))
-		kx_inbox_create(req, parent, name, mode, fi);
+	if (fs_ino_in_inbox(parent))
+		fs_inbox_create(req, parent, name, mode, fi);
 	else
 		erofs(req);
 }
@@ -536,8 +536,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	if (kx_ino_in_inbox(ino))
-		kx_inbox_write(req, ino, buf, size, off);
+	if (fs_ino_in_inbox(ino))
+		fs_inbox_write(req, ino, buf, size, off);
 	else
 		erofs(req);
 }
@@ -546,18 +546,18 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 			int flags)
 {
 	/* the inbox: not supported, which mv and cp -a quietly accept (EROFS they would report) */
-	fuse_reply_err(req, kx_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	fuse_reply_err(req, kx_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			 struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, kx_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(ino) ? EOPNOTSUPP : EROFS);
 }
 
 static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse_file_info *fi_in,
@@ -565,23 +565,23 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, 
 			       int flags)
 {
 	/* into the inbox: EOPNOTSUPP makes the kernel or cp fall back to read + write, which we see */
-	fuse_reply_err(req, kx_ino_in_inbox(ino_out) ? EOPNOTSUPP : EROFS);
+	fuse_reply_err(req, fs_ino_in_inbox(ino_out) ? EOPNOTSUPP : EROFS);
 }
 
 /* ---- read-write mounts only: close, sync and release reach the inbox -------------------------- */
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (kx_ino_in_inbox(ino))
-		kx_inbox_flush(req, ino);
+	if (fs_ino_in_inbox(ino))
+		fs_inbox_flush(req, ino);
 	else
 		fuse_reply_err(req, 0); /* the tree: nothing to flush, answered at once */
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	if (kx_ino_in_inbox(ino))
-		kx_inbox_fsync(req, ino, datasync);
+	if (fs_ino_in_inbox(ino))
+		fs_inbox_fsync(req, ino, datasync);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -589,8 +589,8 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	/* only handles from CREATE (the inbox) are ever released: OPEN is off */
-	if (kx_ino_in_inbox(ino))
-		kx_inbox_release(req, ino);
+	if (fs_ino_in_inbox(ino))
+		fs_inbox_release(req, ino);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -641,7 +641,7 @@ static const struct fuse_lowlevel_ops ops = {
  */
 static struct fuse_lowlevel_ops rw_ops;
 
-const void *kx_fs_ops(bool rw, size_t *ret_size)
+const void *fs_ops(bool rw, size_t *ret_size)
 {
 	*ret_size = sizeof(ops);
 	if (!rw)

@@ -9,21 +9,21 @@
  * µs — the reader and the daemon take turns on one core and the other stays idle. This thread
  * renders the files a reader is about to read and stores their bytes in the kernel's page cache,
  * on the other core, while the reader goes on; what it reads next is already there. Three signs
- * (ops.c): a file just looked up by name (kx_fs_push_one) is about to be opened, as a rule; a
+ * (ops.c): a file just looked up by name (fs_push_one) is about to be opened, as a rule; a
  * process that reads a file of a directory it has just listed, or a second file of one in a row
- * (fs_reader_walks), is walking it — the files listed after that one are pushed (kx_fs_push); and
+ * (fs_reader_walks), is walking it — the files listed after that one are pushed (fs_push); and
  * once a process has done the former, it reads what it lists (grep -r, tar): when it reaches the
  * end of its next listing, the worker answering pushes that directory's files before it answers
- * (kx_fs_push_now — a push queued then lost the race with the first READ or two in each
+ * (fs_push_now — a push queued then lost the race with the first READ or two in each
  * directory); and when one answer holds such a listing whole, the worker that sent it pushes the
- * files right after it, while the reader takes it in and asks for the end (kx_fs_push_answered:
+ * files right after it, while the reader takes it in and asks for the end (fs_push_answered:
  * the kernel makes the inodes as it parses the answer, on the reader's core, so a store that comes
  * first is tried again, yielding, a few times); the end is then answered at once, and what the
  * reader does between its two requests overlaps the stores (docs/performance.md). A push that
  * loses the race costs nothing but the work (the kernel asks with READ as before).
  *
  * Only inodes the kernel holds are pushed (an unknown one answers ENOENT anyway), with the bytes
- * the READ path would answer. kx_fs_push_dir renders them in a view and stores them with no view
+ * the READ path would answer. push_dir renders them in a view and stores them with no view
  * held: a store waits for the lock of its page, which a READ of the same file may hold until a
  * worker answers it, and a notifier round must not wait for that; if the store's generation moved
  * on meanwhile, what was stored is invalidated. This thread holds no lock while it talks to the
@@ -53,8 +53,8 @@
 #define BARE_BITS (1u << 22) /* directories whose listing went without its files' entries (512 KiB) */
 #define FIRST_SLOTS 4096     /* bare directories with one file looked up in them (32 KiB) */
 
-struct kx_pusher {
-	struct kx_fs *fs;
+struct fs_pusher {
+	struct fs *fs;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -65,7 +65,7 @@ struct kx_pusher {
 	struct {
 		uint64_t dir, ino; /* dir 0: file ino alone */
 		unsigned tries;    /* stores of file ino that answered ENOENT so far */
-		bool relist;       /* not a push: kx_fs_relist_after(dir) */
+		bool relist;       /* not a push: relist_after(dir) */
 	} q[QUEUE];
 	unsigned nlater;     /* files to try again, each once it is due */
 	struct {
@@ -75,14 +75,14 @@ struct kx_pusher {
 	} later[LATER];
 	unsigned long requests, files, dropped, retried, early, relisted; /* for -d */
 	/*
-	 * Held by the one worker pushing before it answers (kx_fs_push_now). One at most: a store
+	 * Held by the one worker pushing before it answers (fs_push_now). One at most: a store
 	 * waits for its page's lock, which a READ holds until a worker answers it — one worker
 	 * waiting leaves the others to answer (loop.c hands its turn on if it waits long).
 	 */
 	pthread_mutex_t now;
-	uint64_t shared[SHARED_SLOTS]; /* documents' files stored (kx_pushed_shared); atomic */
-	uint64_t bare[BARE_BITS / 64]; /* kx_fs_listed_bare, by a hash of the inode number; atomic */
-	uint64_t first[FIRST_SLOTS];   /* kx_fs_looked_up_in: a directory's first file; atomic */
+	uint64_t shared[SHARED_SLOTS]; /* documents' files stored (fs_pushed_shared); atomic */
+	uint64_t bare[BARE_BITS / 64]; /* fs_listed_bare, by a hash of the inode number; atomic */
+	uint64_t first[FIRST_SLOTS];   /* fs_looked_up_in: a directory's first file; atomic */
 };
 
 /*
@@ -91,9 +91,9 @@ struct kx_pusher {
  * and one wake-up of this thread per batch instead of per LOOKUP keeps it off the path of the
  * lookups themselves (a glob of 100,000 names). Directories a reader walks go at once.
  */
-static void gather(struct kx_pusher *p)
+static void gather(struct fs_pusher *p)
 {
-	struct timespec until = kx_deadline_ms(BATCH_WAIT_MS);
+	struct timespec until = fs_deadline_ms(BATCH_WAIT_MS);
 	p->gathering = true;
 	while (!p->stop && !p->dirs && p->len < BATCH)
 		if (pthread_cond_timedwait(&p->wake, &p->lock, &until) == ETIMEDOUT)
@@ -102,7 +102,7 @@ static void gather(struct kx_pusher *p)
 }
 
 /* Queue a push (or a relisting); p->lock held. */
-static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned tries, bool relist)
+static void queue(struct fs_pusher *p, uint64_t dir, uint64_t ino, unsigned tries, bool relist)
 {
 	if (p->len == QUEUE) {
 		p->dropped++;
@@ -117,7 +117,7 @@ static void queue(struct kx_pusher *p, uint64_t dir, uint64_t ino, unsigned trie
 }
 
 /* File ino's store answered ENOENT for the tries-th time: try it again later, if at all. */
-static void try_later(struct kx_pusher *p, uint64_t ino, unsigned tries)
+static void try_later(struct fs_pusher *p, uint64_t ino, unsigned tries)
 {
 	if (tries >= TRIES || p->nlater == LATER) {
 		p->dropped += tries < TRIES;
@@ -125,7 +125,7 @@ static void try_later(struct kx_pusher *p, uint64_t ino, unsigned tries)
 	}
 	p->later[p->nlater].ino = ino;
 	p->later[p->nlater].tries = tries;
-	p->later[p->nlater++].due = kx_deadline_ms(1L << (tries - 1));
+	p->later[p->nlater++].due = fs_deadline_ms(1L << (tries - 1));
 	p->retried++;
 }
 
@@ -135,7 +135,7 @@ static bool before(const struct timespec *a, const struct timespec *b)
 }
 
 /* Queue the files due to be tried again; the earliest still waiting in *next. p->lock held. */
-static bool later_due(struct kx_pusher *p, struct timespec *next)
+static bool later_due(struct fs_pusher *p, struct timespec *next)
 {
 	struct timespec now;
 	bool waiting = false;
@@ -155,7 +155,7 @@ static bool later_due(struct kx_pusher *p, struct timespec *next)
 }
 
 /* Count a push that stored n files (or failed: n < 0) for -d; p->lock held. */
-static void tally(struct kx_pusher *p, int n)
+static void tally(struct fs_pusher *p, int n)
 {
 	p->requests++;
 	p->files += n > 0 ? (unsigned long)n : 0;
@@ -186,12 +186,12 @@ struct pushing {
 };
 
 /* Render file n (inode `ino`) in view fv for pushing, if the kernel holds that inode. */
-static void push_render(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, uint64_t ino,
+static void push_render(struct fs *fs, struct fs_view *fv, const struct kx_node *n, uint64_t ino,
 			struct pushing *p)
 {
-	if (kx_ino_versioned(ino) ? kx_versions_find(fs, ino, NULL, NULL, NULL) < 0 : !kx_held_maybe(fs, ino))
+	if (fs_ino_versioned(ino) ? fs_versions_find(fs, ino, NULL, NULL, NULL) < 0 : !fs_held_maybe(fs, ino))
 		return; /* the kernel would answer ENOENT */
-	if (kx_pushed_shared(fs, ino))
+	if (fs_pushed_shared(fs, ino))
 		return; /* stored for another run that names the same document */
 	if (p->len < PUSH_MAX && kx_tree_read(fs->tree, fv->v, n, &p->f[p->len].c) == 0)
 		p->f[p->len++].ino = ino; /* a failure is the reader's READ's to report */
@@ -199,15 +199,15 @@ static void push_render(struct kx_fs *fs, struct fs_view *fv, const struct kx_no
 
 /* One store: 1 stored, -ENOENT the kernel has no such inode (yet, or any longer), -ENOTCONN the
  * connection is gone, 0 another failure (logged). */
-static int push_store(struct kx_fs *fs, uint64_t ino, const struct kx_content *c)
+static int push_store(struct fs *fs, uint64_t ino, const struct kx_content *c)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(c->len);
 	bv.buf[0].mem = (void *)c->data;
 	int r = fuse_lowlevel_notify_store(fs->se, ino, 0, &bv, 0);
-	if (kx_fs_gone(r))
+	if (fs_gone(r))
 		return -ENOTCONN;
 	if (r < 0 && r != -ENOENT)
-		kx_fs_log_error("cannot store inode %#llx in the page cache: %s", (unsigned long long)ino, strerror(-r));
+		fs_log_error("cannot store inode %#llx in the page cache: %s", (unsigned long long)ino, strerror(-r));
 	return r == 0 ? 1 : r == -ENOENT ? r : 0;
 }
 
@@ -215,7 +215,7 @@ static int push_store(struct kx_fs *fs, uint64_t ino, const struct kx_content *c
  * Store what p holds (no view held), then take it back if the store changed meanwhile. Returns
  * how many were stored, or -ENOTCONN.
  */
-static int push_flush(struct kx_fs *fs, struct pushing *p)
+static int push_flush(struct fs *fs, struct pushing *p)
 {
 	int r = 0, stored = 0;
 	bool kept[PUSH_MAX] = { false };
@@ -230,16 +230,16 @@ static int push_flush(struct kx_fs *fs, struct pushing *p)
 		kept[i] = r > 0;
 		stored += r > 0;
 		if (r > 0)
-			kx_pushed_set(fs, p->f[i].ino, true);
+			fs_pushed_set(fs, p->f[i].ino, true);
 		p->unknown += r == -ENOENT;
 	}
-	struct fs_view *now = kx_fs_view_get(fs);
+	struct fs_view *now = fs_view_get(fs);
 	bool moved = now->generation != p->generation;
-	kx_fs_view_put(fs, now);
+	fs_view_put(fs, now);
 	for (size_t i = 0; i < p->len; i++) {
 		if (moved && kept[i] && r != -ENOTCONN) {
 			fuse_lowlevel_notify_inval_inode(fs->se, p->f[i].ino, 0, 0);
-			kx_pushed_set(fs, p->f[i].ino, false);
+			fs_pushed_set(fs, p->f[i].ino, false);
 		}
 		kx_content_put(p->f[i].c);
 	}
@@ -247,20 +247,20 @@ static int push_flush(struct kx_fs *fs, struct pushing *p)
 	return r == -ENOTCONN ? r : stored;
 }
 
-/* Directory dir's listing (inode number ino) from its start, to kx_dircache_put; NULL if it is
+/* Directory dir's listing (inode number ino) from its start, to fs_dircache_put; NULL if it is
  * gone or empty. */
-static const struct kx_listing *listing_of(struct kx_fs *fs, struct fs_view *fv, uint64_t ino, const struct kx_node *dir)
+static const struct fs_listing *listing_of(struct fs *fs, struct fs_view *fv, uint64_t ino, const struct kx_node *dir)
 {
-	const struct kx_listing *l;
+	const struct fs_listing *l;
 	size_t i;
-	return kx_dircache_get(fs->dirs, fs->tree, fv, ino, dir, 0, &l, &i) == 0 ? l : NULL;
+	return fs_dircache_get(fs->dirs, fs->tree, fv, ino, dir, 0, &l, &i) == 0 ? l : NULL;
 }
 
 /* The index of the entry after the one of inode ino in l; 0 if ino is not listed. */
-static size_t listed_after(struct kx_fs *fs, struct fs_view *fv, const struct kx_listing *l, uint64_t ino)
+static size_t listed_after(struct fs *fs, struct fs_view *fv, const struct fs_listing *l, uint64_t ino)
 {
 	for (size_t i = 2; i < l->len; i++)
-		if (kx_fs_listed_ino(fs, fv, &l->e[i].node) == ino)
+		if (fs_listed_ino(fs, fv, &l->e[i].node) == ino)
 			return i + 1;
 	return 0;
 }
@@ -270,41 +270,41 @@ static size_t listed_after(struct kx_fs *fs, struct fs_view *fv, const struct kx
  * inode `after` (all of them if `after` is 0 or not listed) that the kernel holds / file `ino`.
  * Return how many they stored, or -ENOTCONN once the connection is gone; a file the kernel has no
  * inode for (yet: it makes a looked-up inode only once the process that asked runs again) returns
- * -ENOENT. With `all` (kx_fs_push_answered; NULL otherwise) a store answered ENOENT is tried again
+ * -ENOENT. With `all` (fs_push_answered; NULL otherwise) a store answered ENOENT is tried again
  * a few times, and *all tells whether every file listed after `after` was stored.
  */
-static int kx_fs_push_dir(struct kx_fs *fs, uint64_t dino, uint64_t after, bool *all)
+static int push_dir(struct fs *fs, uint64_t dino, uint64_t after, bool *all)
 {
 	struct pushing p = { .len = 0, .waits = all ? PUSH_WAITS : 0 };
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node dir;
-	const struct kx_listing *l = kx_fs_node_of(fs, fv, dino, &dir) == 0 ? listing_of(fs, fv, dino, &dir) : NULL;
+	const struct fs_listing *l = fs_node_of(fs, fv, dino, &dir) == 0 ? listing_of(fs, fv, dino, &dir) : NULL;
 	size_t i = l && after ? listed_after(fs, fv, l, after) : 0; /* after 0: from the first file */
 	p.generation = fv->generation;
 	for (i = i ? i : 2; l && i < l->len && p.len < PUSH_MAX; i++) {
 		const struct kx_node *n = &l->e[i].node;
 		if (n->type < KX_NODE__FS && !kx_node_is_dir(n))
-			push_render(fs, fv, n, kx_fs_listed_ino(fs, fv, n), &p);
+			push_render(fs, fv, n, fs_listed_ino(fs, fv, n), &p);
 	}
 	bool whole = l && i == l->len; /* not cut short at PUSH_MAX */
 	if (l)
-		kx_dircache_put(fs->dirs, l);
-	kx_fs_view_put(fs, fv);
+		fs_dircache_put(fs->dirs, l);
+	fs_view_put(fs, fv);
 	int r = push_flush(fs, &p);
 	if (all)
 		*all = whole && r >= 0 && !p.unknown;
 	return r;
 }
 
-static int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
+static int push_file(struct fs *fs, uint64_t ino)
 {
 	struct pushing p = { .len = 0 };
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node n;
 	p.generation = fv->generation;
-	if (kx_fs_resolve(fs, &fv, ino, &n) == 0)
+	if (fs_resolve(fs, &fv, ino, &n) == 0)
 		push_render(fs, fv, &n, ino, &p);
-	kx_fs_view_put(fs, fv);
+	fs_view_put(fs, fv);
 	int r = push_flush(fs, &p);
 	return r == 0 && p.unknown ? -ENOENT : r;
 }
@@ -313,10 +313,10 @@ static int kx_fs_push_file(struct kx_fs *fs, uint64_t ino)
 #define RELIST_SCAN 1024 /* entries of the parent looked at for them */
 
 /* Directory s's bare listing, if the kernel may hold one: its bit taken, its inode into todo. */
-static bool take_bare(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *s, uint64_t *todo, size_t *n)
+static bool take_bare(struct fs *fs, struct fs_view *fv, const struct kx_node *s, uint64_t *todo, size_t *n)
 {
 	uint64_t ino;
-	if (*n == RELIST_AHEAD || s->type >= KX_NODE__FS || !kx_node_is_dir(s) || !kx_fs_bare_take(fs, ino = kx_fs_listed_ino(fs, fv, s)))
+	if (*n == RELIST_AHEAD || s->type >= KX_NODE__FS || !kx_node_is_dir(s) || !fs_bare_take(fs, ino = fs_listed_ino(fs, fv, s)))
 		return false;
 	todo[(*n)++] = ino;
 	return true;
@@ -328,14 +328,14 @@ static bool take_bare(struct kx_fs *fs, struct fs_view *fv, const struct kx_node
  * directory one by one goes on to the next group's. How many listings it dropped, or -ENOTCONN
  * once the connection is gone.
  */
-static int kx_fs_relist_after(struct kx_fs *fs, uint64_t dino)
+static int relist_after(struct fs *fs, uint64_t dino)
 {
-	struct fs_view *fv = kx_fs_view_get(fs);
+	struct fs_view *fv = fs_view_get(fs);
 	struct kx_node dir, parent;
-	const struct kx_listing *l = NULL, *sub;
+	const struct fs_listing *l = NULL, *sub;
 	size_t n = 0;
 	uint64_t todo[RELIST_AHEAD];
-	if (kx_fs_node_of(fs, fv, dino, &dir) == 0 && kx_tree_parent(fs->tree, fv->v, &dir, &parent) == 0)
+	if (fs_node_of(fs, fv, dino, &dir) == 0 && kx_tree_parent(fs->tree, fv->v, &dir, &parent) == 0)
 		l = listing_of(fs, fv, kx_tree_ino(&parent), &parent);
 	size_t i = l ? listed_after(fs, fv, l, dino) : 0;
 	for (size_t end = i + RELIST_SCAN; i && i < l->len && i < end && n < RELIST_AHEAD; i++) {
@@ -344,15 +344,15 @@ static int kx_fs_relist_after(struct kx_fs *fs, uint64_t dino)
 		if (take_bare(fs, fv, s, todo, &n) && s->type == KX_NODE_GROUP && (sub = listing_of(fs, fv, todo[n - 1], s))) {
 			for (size_t j = 2; j < sub->len; j++)
 				take_bare(fs, fv, &sub->e[j].node, todo, &n);
-			kx_dircache_put(fs->dirs, sub);
+			fs_dircache_put(fs->dirs, sub);
 		}
 	}
 	if (l)
-		kx_dircache_put(fs->dirs, l);
-	kx_fs_view_put(fs, fv);
+		fs_dircache_put(fs->dirs, l);
+	fs_view_put(fs, fv);
 	/* like a store, with no view held: the kernel drops the listing's pages and the attributes */
 	for (size_t k = 0; k < n; k++)
-		if (kx_fs_gone(fuse_lowlevel_notify_inval_inode(fs->se, todo[k], 0, 0)))
+		if (fs_gone(fuse_lowlevel_notify_inval_inode(fs->se, todo[k], 0, 0)))
 			return -ENOTCONN;
 	return (int)n;
 }
@@ -360,7 +360,7 @@ static int kx_fs_relist_after(struct kx_fs *fs, uint64_t dino)
 static void *pusher_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-pusher"); /* for top -H, perf */
-	struct kx_pusher *p = arg;
+	struct fs_pusher *p = arg;
 	bool batch = false; /* pushing a gathered batch: until the queue is empty */
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -386,9 +386,9 @@ static void *pusher_main(void *arg)
 		p->len--;
 		p->dirs -= dir != 0;
 		pthread_mutex_unlock(&p->lock);
-		int n = relist ? kx_fs_relist_after(p->fs, dir)
-			: dir  ? kx_fs_push_dir(p->fs, dir, ino, NULL)
-			       : kx_fs_push_file(p->fs, ino);
+		int n = relist ? relist_after(p->fs, dir)
+			: dir  ? push_dir(p->fs, dir, ino, NULL)
+			       : push_file(p->fs, ino);
 		pthread_mutex_lock(&p->lock);
 		if (n == -ENOTCONN) /* the connection is gone: unmounting */
 			break;
@@ -404,7 +404,7 @@ static void *pusher_main(void *arg)
 	return NULL;
 }
 
-static void pusher_free(struct kx_pusher *p)
+static void pusher_free(struct fs_pusher *p)
 {
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->now);
@@ -412,15 +412,15 @@ static void pusher_free(struct kx_pusher *p)
 	free(p);
 }
 
-int kx_pusher_start(struct kx_fs *fs)
+int fs_pusher_start(struct fs *fs)
 {
-	struct kx_pusher *p = calloc(1, sizeof(*p));
+	struct fs_pusher *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->fs = fs;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->now, NULL);
-	kx_cond_init_monotonic(&p->wake);
+	fs_cond_init_monotonic(&p->wake);
 	int r = pthread_create(&p->thread, NULL, pusher_main, p);
 	if (r != 0) {
 		pusher_free(p);
@@ -430,9 +430,9 @@ int kx_pusher_start(struct kx_fs *fs)
 	return 0;
 }
 
-void kx_pusher_stop(struct kx_fs *fs)
+void fs_pusher_stop(struct fs *fs)
 {
-	struct kx_pusher *p = fs->pusher;
+	struct fs_pusher *p = fs->pusher;
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
@@ -440,15 +440,15 @@ void kx_pusher_stop(struct kx_fs *fs)
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	kx_fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu directories whole as their listing was answered, %lu tried again, %lu dropped: no room); %lu listings without files' entries dropped from the kernel's cache",
-			p->files, p->requests, p->early, p->retried, p->dropped, p->relisted);
+	fs_log_debug(fs, "pushed %lu files into the page cache for %lu requests (%lu directories whole as their listing was answered, %lu tried again, %lu dropped: no room); %lu listings without files' entries dropped from the kernel's cache",
+		     p->files, p->requests, p->early, p->retried, p->dropped, p->relisted);
 	pusher_free(p);
 	fs->pusher = NULL;
 }
 
-static void enqueue(struct kx_fs *fs, uint64_t dir, uint64_t ino)
+static void enqueue(struct fs *fs, uint64_t dir, uint64_t ino)
 {
-	struct kx_pusher *p = fs->pusher;
+	struct fs_pusher *p = fs->pusher;
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
@@ -459,27 +459,27 @@ static void enqueue(struct kx_fs *fs, uint64_t dir, uint64_t ino)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void kx_fs_push(struct kx_fs *fs, uint64_t dir, uint64_t after)
+void fs_push(struct fs *fs, uint64_t dir, uint64_t after)
 {
 	enqueue(fs, dir, after);
 }
 
-void kx_fs_push_one(struct kx_fs *fs, uint64_t ino)
+void fs_push_one(struct fs *fs, uint64_t ino)
 {
 	enqueue(fs, 0, ino);
 }
 
 /*
  * Push directory `dir` on the calling worker, before or after its answer (*all as for
- * kx_fs_push_dir). False, and nothing done, when it must not: a store may wait for a READ of its
+ * push_dir). False, and nothing done, when it must not: a store may wait for a READ of its
  * page, and another worker must be there to answer it — so never under -s, and one worker at a time.
  */
-static bool push_here(struct kx_fs *fs, uint64_t dir, bool *all)
+static bool push_here(struct fs *fs, uint64_t dir, bool *all)
 {
-	struct kx_pusher *p = fs->pusher;
-	if (!p || !kx_loop_watched() || pthread_mutex_trylock(&p->now) != 0)
+	struct fs_pusher *p = fs->pusher;
+	if (!p || !fs_loop_watched() || pthread_mutex_trylock(&p->now) != 0)
 		return false;
-	int n = kx_fs_push_dir(fs, dir, 0, all);
+	int n = push_dir(fs, dir, 0, all);
 	pthread_mutex_unlock(&p->now);
 	pthread_mutex_lock(&p->lock);
 	tally(p, n);
@@ -488,27 +488,27 @@ static bool push_here(struct kx_fs *fs, uint64_t dir, bool *all)
 	return true;
 }
 
-void kx_fs_push_now(struct kx_fs *fs, uint64_t dir)
+void fs_push_now(struct fs *fs, uint64_t dir)
 {
 	if (!push_here(fs, dir, NULL))
 		enqueue(fs, dir, 0);
 }
 
-bool kx_fs_push_answered(struct kx_fs *fs, uint64_t dir)
+bool fs_push_answered(struct fs *fs, uint64_t dir)
 {
 	bool all = false;
 	return push_here(fs, dir, &all) && all;
 }
 
-bool kx_pushed_shared(struct kx_fs *fs, uint64_t ino)
+bool fs_pushed_shared(struct fs *fs, uint64_t ino)
 {
-	struct kx_pusher *p = fs->pusher;
+	struct fs_pusher *p = fs->pusher;
 	return p && kx_tree_ino_linked(ino) && __atomic_load_n(&p->shared[ino % SHARED_SLOTS], __ATOMIC_RELAXED) == ino;
 }
 
-void kx_pushed_set(struct kx_fs *fs, uint64_t ino, bool stored)
+void fs_pushed_set(struct fs *fs, uint64_t ino, bool stored)
 {
-	struct kx_pusher *p = fs->pusher;
+	struct fs_pusher *p = fs->pusher;
 	if (!p || !kx_tree_ino_linked(ino))
 		return;
 	uint64_t *slot = &p->shared[ino % SHARED_SLOTS];
@@ -525,16 +525,16 @@ static uint64_t ino_hash(uint64_t ino)
 }
 
 /* The bit of directory `dir` in the table of bare listings. */
-static uint64_t *bare_word(struct kx_pusher *p, uint64_t dir, uint64_t *bit)
+static uint64_t *bare_word(struct fs_pusher *p, uint64_t dir, uint64_t *bit)
 {
 	uint64_t h = ino_hash(dir) >> 40;
 	*bit = 1ull << (h % 64);
 	return &p->bare[(h / 64) % (BARE_BITS / 64)];
 }
 
-void kx_fs_listed_bare(struct kx_fs *fs, uint64_t dir)
+void fs_listed_bare(struct fs *fs, uint64_t dir)
 {
-	struct kx_pusher *p = fs->pusher;
+	struct fs_pusher *p = fs->pusher;
 	uint64_t bit;
 	if (p) {
 		uint64_t *w = bare_word(p, dir, &bit);
@@ -543,9 +543,9 @@ void kx_fs_listed_bare(struct kx_fs *fs, uint64_t dir)
 	}
 }
 
-bool kx_fs_bare_take(struct kx_fs *fs, uint64_t dir)
+bool fs_bare_take(struct fs *fs, uint64_t dir)
 {
-	struct kx_pusher *p = fs->pusher;
+	struct fs_pusher *p = fs->pusher;
 	uint64_t bit;
 	if (!p)
 		return false;
@@ -561,15 +561,15 @@ bool kx_fs_bare_take(struct kx_fs *fs, uint64_t dir)
  * list them all again. The first file of each such directory is remembered in a slot, as a hash
  * of the directory and one of the file; a collision costs one relisting too many or too few.
  */
-void kx_fs_looked_up_in(struct kx_fs *fs, uint64_t dir, uint64_t file)
+void fs_looked_up_in(struct fs *fs, uint64_t dir, uint64_t file)
 {
-	struct kx_pusher *p = fs->pusher;
+	struct fs_pusher *p = fs->pusher;
 	uint64_t bit;
 	if (!p || !(__atomic_load_n(bare_word(p, dir, &bit), __ATOMIC_RELAXED) & bit))
 		return; /* its listing had its files' entries, or this was said already */
 	uint64_t h = ino_hash(dir), tag = (h & 0xffffffff00000000ull) | ino_hash(file) >> 32;
 	uint64_t was = __atomic_exchange_n(&p->first[(h >> 20) % FIRST_SLOTS], tag, __ATOMIC_RELAXED);
-	if (was == tag || (was ^ tag) >> 32 || !kx_fs_bare_take(fs, dir))
+	if (was == tag || (was ^ tag) >> 32 || !fs_bare_take(fs, dir))
 		return; /* the directory's first file (again), or another worker took the bit */
 	pthread_mutex_lock(&p->lock);
 	queue(p, dir, 0, 0, true);

@@ -6,9 +6,9 @@
  * rename it to DIR/new/NAME) with the very code `kindex watch` runs — kx_spool_open, kx_spool_fd
  * and kx_spool_process from src/spool — over the daemon's store and tree, so both accept and
  * refuse the same files with the same receipts. After a round that accepted something it tells
- * the notifier (kx_fs_changed), which updates the mounted tree like an inbox commit does.
+ * the notifier (fs_changed), which updates the mounted tree like an inbox commit does.
  *
- * The thread polls the spool's inotify descriptor and a pipe that kx_spooler_stop writes to, and
+ * The thread polls the spool's inotify descriptor and a pipe that fs_spooler_stop writes to, and
  * looks at DIR/new every few seconds regardless (an event lost to an overflow costs a delay, not
  * a file). Stopping waits for the file being ingested, never interrupts it.
  *
@@ -34,8 +34,8 @@
 
 #define RESCAN_MS 5000
 
-struct kx_spooler {
-	struct kx_fs *fs;
+struct fs_spooler {
+	struct fs *fs;
 	struct kx_spool *sp;
 	char *dir;
 	int stop[2];
@@ -45,7 +45,7 @@ struct kx_spooler {
 };
 
 /* Whether DIR/new is still the directory opened; `remember`: make it so. */
-static bool same_new(struct kx_spooler *s, bool remember)
+static bool same_new(struct fs_spooler *s, bool remember)
 {
 	char p[4096];
 	struct stat st;
@@ -60,22 +60,22 @@ static bool same_new(struct kx_spooler *s, bool remember)
 }
 
 /* The log lines of a round (one per file) to the daemon's log: failures always, the rest with -d. */
-static void forward(struct kx_spooler *s, char *lines)
+static void forward(struct fs_spooler *s, char *lines)
 {
 	char *save = NULL;
 	for (char *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(l, "cannot ", 7) == 0)
-			kx_fs_log_error("spool %s: %s", s->dir, l);
+			fs_log_error("spool %s: %s", s->dir, l);
 		else
-			kx_fs_log_debug(s->fs, "spool %s: %s", s->dir, l);
+			fs_log_debug(s->fs, "spool %s: %s", s->dir, l);
 	}
 }
 
 static void *spooler_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-spooler"); /* for top -H, perf */
-	struct kx_spooler *s = arg;
-	struct kx_fs *fs = s->fs;
+	struct fs_spooler *s = arg;
+	struct fs *fs = s->fs;
 	struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true };
 	for (;;) {
 		if (!same_new(s, false)) {
@@ -86,7 +86,7 @@ static void *spooler_main(void *arg)
 				s->sp = fresh;
 				same_new(s, true);
 			} else {
-				kx_fs_log_error("%s", err ? err : "cannot open the spool again");
+				fs_log_error("%s", err ? err : "cannot open the spool again");
 			}
 			free(err);
 		}
@@ -101,13 +101,13 @@ static void *spooler_main(void *arg)
 			forward(s, log);
 		free(log);
 		if (r < 0)
-			kx_fs_log_error("cannot read spool %s: %s", s->dir, strerror(-r));
+			fs_log_error("cannot read spool %s: %s", s->dir, strerror(-r));
 		if (c.accepted)
-			kx_fs_changed(fs, NULL, 0, 0); /* the spool does not say which runs: found from generations */
+			fs_changed(fs, NULL, 0, 0); /* the spool does not say which runs: found from generations */
 		struct pollfd p[2] = { { .fd = kx_spool_fd(s->sp), .events = POLLIN },
 				       { .fd = s->stop[0], .events = POLLIN } };
 		if (poll(p, 2, RESCAN_MS) < 0 && errno != EINTR) {
-			kx_fs_log_error("spool %s: poll: %s", s->dir, strerror(errno));
+			fs_log_error("spool %s: poll: %s", s->dir, strerror(errno));
 			break;
 		}
 		if (p[1].revents)
@@ -116,9 +116,9 @@ static void *spooler_main(void *arg)
 	return NULL;
 }
 
-int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err)
+int fs_spooler_start(struct fs *fs, const char *dir, char **ret_err)
 {
-	struct kx_spooler *s = calloc(1, sizeof(*s));
+	struct fs_spooler *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->fs = fs;
@@ -146,13 +146,13 @@ int kx_spooler_start(struct kx_fs *fs, const char *dir, char **ret_err)
 	return r;
 }
 
-void kx_spooler_stop(struct kx_fs *fs)
+void fs_spooler_stop(struct fs *fs)
 {
-	struct kx_spooler *s = fs->spooler;
+	struct fs_spooler *s = fs->spooler;
 	if (!s)
 		return;
 	if (write(s->stop[1], "x", 1) < 0)
-		kx_fs_log_error("cannot stop the spool thread: %s", strerror(errno));
+		fs_log_error("cannot stop the spool thread: %s", strerror(errno));
 	pthread_join(s->thread, NULL);
 	kx_spool_close(s->sp);
 	close(s->stop[0]);

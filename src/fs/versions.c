@@ -25,7 +25,7 @@
  *
  * The table. `ls -lR` of 100,000 runs has the kernel hold over 400,000 versions, so the table is
  * the daemon's largest allocation after the caches. An entry is 24 bytes: its number is not kept,
- * since kx_version_ino(plain, stamp) gives it again. The entries are spread by hash over SEGS
+ * since fs_version_ino(plain, stamp) gives it again. The entries are spread by hash over SEGS
  * segments, each its own open-addressing table with linear probing, of any size (a slot's home is
  * the hash scaled to the size), grown by a quarter when it is 80 % full and shrunk when it is a
  * quarter full. So the table is 64–80 % full as it grows, and a growth copies one segment, not
@@ -54,7 +54,7 @@ struct ventry {
 	uint64_t plain; /* the file's number in the tree (kx_tree_ino) */
 	int64_t stamp;
 	uint32_t nlookup; /* 0: a free slot */
-	uint32_t view;    /* index into kx_versions.views */
+	uint32_t view;    /* index into fs_versions.views */
 };
 
 #define SEGS 256
@@ -65,13 +65,13 @@ struct vseg {
 	uint32_t cap, len;
 };
 
-struct kx_versions {
+struct fs_versions {
 	pthread_mutex_t lock;
 	struct vseg seg[SEGS];
 	struct fs_view **views;
 	size_t nviews, capviews;
 	bool plain_used;
-	_Atomic uint32_t *held; /* HELD_SLOTS lookup counts of plain inodes, by hash (kx_held_*) */
+	_Atomic uint32_t *held; /* HELD_SLOTS lookup counts of plain inodes, by hash (fs_held_*) */
 	atomic_bool held_lost;  /* a count went wrong: every inode may be held */
 };
 
@@ -85,16 +85,16 @@ static uint64_t mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-uint64_t kx_version_ino(uint64_t plain, int64_t stamp)
+uint64_t fs_version_ino(uint64_t plain, int64_t stamp)
 {
 	/* the stamp's mix is turned by a constant so that plain == stamp does not cancel out */
 	uint64_t turned = (uint64_t)stamp ^ UINT64_C(0x5851f42d4c957f2d);
 	return kx_ino_of(KX_NODE__VERSION, 0) | ((mix(plain) ^ mix(turned)) & BITS59);
 }
 
-int kx_versions_init(struct kx_fs *fs)
+int fs_versions_init(struct fs *fs)
 {
-	struct kx_versions *vt = calloc(1, sizeof(*vt));
+	struct fs_versions *vt = calloc(1, sizeof(*vt));
 	if (!vt || !(vt->held = calloc(HELD_SLOTS, sizeof(*vt->held)))) {
 		free(vt);
 		return -ENOMEM;
@@ -105,14 +105,14 @@ int kx_versions_init(struct kx_fs *fs)
 }
 
 /* At unmount: the kernel holds nothing any more. */
-void kx_versions_free(struct kx_fs *fs)
+void fs_versions_free(struct fs *fs)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	if (!vt)
 		return;
 	for (size_t i = 0; i < vt->nviews; i++)
 		if (vt->views[i])
-			kx_fs_view_unhold(fs, vt->views[i]);
+			fs_view_unhold(fs, vt->views[i]);
 	pthread_mutex_destroy(&vt->lock);
 	free(vt->views);
 	for (size_t i = 0; i < SEGS; i++)
@@ -134,13 +134,13 @@ void kx_versions_free(struct kx_fs *fs)
  * count that would go below zero (it cannot, unless the kernel forgets what it was never given)
  * turns the filter off for good.
  */
-static _Atomic uint32_t *held_slot(struct kx_versions *vt, uint64_t ino)
+static _Atomic uint32_t *held_slot(struct fs_versions *vt, uint64_t ino)
 {
 	uint64_t z = ino * UINT64_C(0x9e3779b97f4a7c15);
 	return &vt->held[(z >> 40) & (HELD_SLOTS - 1)];
 }
 
-void kx_held_ref(struct kx_fs *fs, uint64_t ino)
+void fs_held_ref(struct fs *fs, uint64_t ino)
 {
 	_Atomic uint32_t *c = held_slot(fs->versions, ino);
 	uint32_t old = atomic_load(c);
@@ -148,9 +148,9 @@ void kx_held_ref(struct kx_fs *fs, uint64_t ino)
 		;
 }
 
-void kx_held_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
+void fs_held_unref(struct fs *fs, uint64_t ino, uint64_t nlookup)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	_Atomic uint32_t *c = held_slot(vt, ino);
 	uint32_t old = atomic_load(c);
 	do {
@@ -163,15 +163,15 @@ void kx_held_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
 	} while (!atomic_compare_exchange_weak(c, &old, (uint32_t)(old - nlookup)));
 }
 
-bool kx_held_maybe(struct kx_fs *fs, uint64_t ino)
+bool fs_held_maybe(struct fs *fs, uint64_t ino)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	return ino == 1 || atomic_load(&vt->held_lost) || atomic_load(held_slot(vt, ino)) > 0;
 }
 
 static uint64_t entry_ino(const struct ventry *e)
 {
-	return kx_version_ino(e->plain, e->stamp);
+	return fs_version_ino(e->plain, e->stamp);
 }
 
 static uint64_t hash(uint64_t ino)
@@ -180,7 +180,7 @@ static uint64_t hash(uint64_t ino)
 }
 
 /* The segment of a number: the hash's top bits. */
-static struct vseg *seg_of(struct kx_versions *vt, uint64_t ino)
+static struct vseg *seg_of(struct fs_versions *vt, uint64_t ino)
 {
 	return &vt->seg[hash(ino) >> 56];
 }
@@ -258,7 +258,7 @@ static void erase(struct vseg *sg, struct ventry *e)
  * first entry, and leaves with its last (view_drop) — never listed without an entry to keep it
  * alive. Under vt->lock, which orders holds and unholds. 0 or -ENOMEM.
  */
-static int view_add(struct kx_fs *fs, struct kx_versions *vt, struct fs_view *fv, uint32_t *ret)
+static int view_add(struct fs *fs, struct fs_versions *vt, struct fs_view *fv, uint32_t *ret)
 {
 	if (!fv->slot) {
 		size_t i = 0;
@@ -279,30 +279,30 @@ static int view_add(struct kx_fs *fs, struct kx_versions *vt, struct fs_view *fv
 		fv->slot = (uint32_t)i + 1;
 	}
 	if (fv->entries++ == 0)
-		kx_fs_view_hold(fs, fv);
+		fs_view_hold(fs, fv);
 	*ret = fv->slot - 1;
 	return 0;
 }
 
 /* One entry fewer holds view i (under vt->lock); with its last one it is let go. */
-static void view_drop(struct kx_fs *fs, struct kx_versions *vt, uint32_t i)
+static void view_drop(struct fs *fs, struct fs_versions *vt, uint32_t i)
 {
 	struct fs_view *fv = vt->views[i];
 	if (--fv->entries)
 		return;
 	vt->views[i] = NULL;
 	fv->slot = 0;
-	kx_fs_view_unhold(fs, fv);
+	fs_view_unhold(fs, fv);
 }
 
-uint64_t kx_versions_ref(struct kx_fs *fs, struct fs_view *fv, const struct kx_node *n, int64_t stamp)
+uint64_t fs_versions_ref(struct fs *fs, struct fs_view *fv, const struct kx_node *n, int64_t stamp)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	uint64_t plain = kx_tree_ino(n), ino;
 	uint32_t vi;
 	if (!kx_node_versioned(n))
 		return plain;
-	ino = kx_version_ino(plain, stamp);
+	ino = fs_version_ino(plain, stamp);
 	pthread_mutex_lock(&vt->lock);
 	struct vseg *sg = seg_of(vt, ino);
 	if (reserve(sg) < 0)
@@ -331,9 +331,9 @@ plain:
 	return plain;
 }
 
-void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
+void fs_versions_unref(struct fs *fs, uint64_t ino, uint64_t nlookup)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	pthread_mutex_lock(&vt->lock);
 	struct vseg *sg = seg_of(vt, ino);
 	struct ventry *e = slot(sg, ino);
@@ -348,9 +348,9 @@ void kx_versions_unref(struct kx_fs *fs, uint64_t ino, uint64_t nlookup)
 	pthread_mutex_unlock(&vt->lock);
 }
 
-int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp, struct fs_view **ret_view)
+int fs_versions_find(struct fs *fs, uint64_t ino, uint64_t *ret_plain, int64_t *ret_stamp, struct fs_view **ret_view)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	int r = -ESTALE; /* an inode number the kernel no longer holds */
 	pthread_mutex_lock(&vt->lock);
 	struct ventry *e = slot(seg_of(vt, ino), ino);
@@ -360,7 +360,7 @@ int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_
 		if (ret_plain)
 			*ret_plain = e->plain;
 		if (ret_view)
-			*ret_view = kx_fs_view_ref(fs, vt->views[e->view]);
+			*ret_view = fs_view_ref(fs, vt->views[e->view]);
 		r = 0;
 	}
 	pthread_mutex_unlock(&vt->lock);
@@ -378,9 +378,9 @@ int kx_versions_find(struct kx_fs *fs, uint64_t ino, uint64_t *ret_plain, int64_
 #define VIEWS_HELD 16
 #define COMPACT_BATCH 8192
 
-void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur)
+void fs_versions_compact(struct fs *fs, struct fs_view *cur)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	struct { uint64_t ino, plain; int64_t stamp; } *batch = NULL;
 	size_t n = 0, held = 0;
 	uint32_t vi = 0;
@@ -434,7 +434,7 @@ void kx_versions_compact(struct kx_fs *fs, struct fs_view *cur)
 	free(batch);
 }
 
-bool kx_versions_plain_used(struct kx_fs *fs)
+bool fs_versions_plain_used(struct fs *fs)
 {
 	pthread_mutex_lock(&fs->versions->lock);
 	bool used = fs->versions->plain_used;
@@ -442,9 +442,9 @@ bool kx_versions_plain_used(struct kx_fs *fs)
 	return used;
 }
 
-size_t kx_versions_count(struct kx_fs *fs, size_t *ret_views, size_t *ret_bytes)
+size_t fs_versions_count(struct fs *fs, size_t *ret_views, size_t *ret_bytes)
 {
-	struct kx_versions *vt = fs->versions;
+	struct fs_versions *vt = fs->versions;
 	pthread_mutex_lock(&vt->lock);
 	size_t n = 0, views = 0, slots = 0;
 	for (size_t i = 0; i < vt->nviews; i++)

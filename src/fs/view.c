@@ -2,7 +2,7 @@
 /*
  * The shared store view (fs.h, "Consistency model"): the current view, one RocksDB snapshot that
  * every operation reads under a reference instead of taking a snapshot of its own, swapped by the
- * notifier (kx_fs_view_swap) once a commit landed, and freed when its last operation and the
+ * notifier (fs_view_swap) once a commit landed, and freed when its last operation and the
  * versioned inodes that hold it (versions.c) let it go. It calls no other file of src/fs.
  */
 #include "fs.h"
@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static struct fs_view *view_new(struct kx_fs *fs)
+static struct fs_view *view_new(struct fs *fs)
 {
 	struct fs_view *fv = calloc(1, sizeof(*fv));
 	if (!fv)
@@ -21,7 +21,7 @@ static struct fs_view *view_new(struct kx_fs *fs)
 		return NULL;
 	}
 	fv->generation = kx_view_generation(fv->v);
-	fv->refs = 1; /* the reference of kx_fs.view */
+	fv->refs = 1; /* the reference of fs.view */
 	return fv;
 }
 
@@ -33,7 +33,7 @@ static void view_free(struct fs_view *fv)
 	free(fv);
 }
 
-int kx_fs_view_init(struct kx_fs *fs)
+int fs_view_init(struct fs *fs)
 {
 	pthread_mutex_init(&fs->view_lock, NULL);
 	pthread_cond_init(&fs->view_idle, NULL);
@@ -41,7 +41,7 @@ int kx_fs_view_init(struct kx_fs *fs)
 	return fs->view ? 0 : -ENOMEM;
 }
 
-void kx_fs_view_release(struct kx_fs *fs)
+void fs_view_release(struct fs *fs)
 {
 	view_free(fs->view);
 	fs->view = NULL;
@@ -49,7 +49,7 @@ void kx_fs_view_release(struct kx_fs *fs)
 	pthread_mutex_destroy(&fs->view_lock);
 }
 
-struct fs_view *kx_fs_view_get(struct kx_fs *fs)
+struct fs_view *fs_view_get(struct fs *fs)
 {
 	pthread_mutex_lock(&fs->view_lock);
 	struct fs_view *fv = fs->view;
@@ -58,7 +58,7 @@ struct fs_view *kx_fs_view_get(struct kx_fs *fs)
 	return fv;
 }
 
-struct fs_view *kx_fs_view_ref(struct kx_fs *fs, struct fs_view *fv)
+struct fs_view *fs_view_ref(struct fs *fs, struct fs_view *fv)
 {
 	pthread_mutex_lock(&fs->view_lock);
 	fv->refs++;
@@ -66,14 +66,14 @@ struct fs_view *kx_fs_view_ref(struct kx_fs *fs, struct fs_view *fv)
 	return fv;
 }
 
-void kx_fs_view_hold(struct kx_fs *fs, struct fs_view *fv)
+void fs_view_hold(struct fs *fs, struct fs_view *fv)
 {
 	pthread_mutex_lock(&fs->view_lock);
 	fv->held = true;
 	pthread_mutex_unlock(&fs->view_lock);
 }
 
-void kx_fs_view_unhold(struct kx_fs *fs, struct fs_view *fv)
+void fs_view_unhold(struct fs *fs, struct fs_view *fv)
 {
 	pthread_mutex_lock(&fs->view_lock);
 	fv->held = false;
@@ -83,7 +83,7 @@ void kx_fs_view_unhold(struct kx_fs *fs, struct fs_view *fv)
 		view_free(fv);
 }
 
-void kx_fs_view_put(struct kx_fs *fs, struct fs_view *fv)
+void fs_view_put(struct fs *fs, struct fs_view *fv)
 {
 	if (!fv)
 		return;
@@ -96,7 +96,7 @@ void kx_fs_view_put(struct kx_fs *fs, struct fs_view *fv)
 		view_free(fv);
 }
 
-struct fs_view *kx_fs_view_swap(struct kx_fs *fs)
+struct fs_view *fs_view_swap(struct fs *fs)
 {
 	struct fs_view *fresh = view_new(fs);
 	if (!fresh)
@@ -109,7 +109,7 @@ struct fs_view *kx_fs_view_swap(struct kx_fs *fs)
 		return NULL;
 	}
 	fs->view = fresh;
-	/* keep kx_fs.view's reference as the caller's; wait for operations still reading the old state */
+	/* keep fs.view's reference as the caller's; wait for operations still reading the old state */
 	while (old->refs > 1)
 		pthread_cond_wait(&fs->view_idle, &fs->view_lock);
 	pthread_mutex_unlock(&fs->view_lock);

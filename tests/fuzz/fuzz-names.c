@@ -2,10 +2,10 @@
 /*
  * Fuzz target: the inbox's name rules (src/fs/names.c) and the receipt names of the inbox and the
  * spool (kx_receipt_name) on arbitrary bytes taken as one name (up to the first NUL). Properties:
- *   - kx_inbox_name_check accepts exactly what an independent oracle accepts: 1 to 255 bytes, not
+ *   - fs_inbox_name_check accepts exactly what an independent oracle accepts: 1 to 255 bytes, not
  *     "." or "..", no '/', no byte 0x01-0x1f or 0x7f, and well-formed UTF-8 by the table of
  *     RFC 3629 §4 (no overlong forms, no surrogates, nothing past U+10FFFF);
- *   - kx_inbox_name_is_temp is a leading '.' or a ".tmp", ".part" or "~" ending;
+ *   - fs_inbox_name_is_temp is a leading '.' or a ".tmp", ".part" or "~" ending;
  *   - for a name create accepts and that is not temporary, the k-th receipt name (k = 0, 1,
  *     99999; room for nothing, ".error" or ".receipt") exists, leaves that room within NAME_MAX,
  *     is itself a name create accepts and not temporary, is NAME[.k] when that fits and otherwise
@@ -98,8 +98,8 @@ static void receipts(const char *name)
 			fuzz_assert(r == 0, "kx_receipt_name(k=%u, reserve=%zu) = %d", k, reserve, r);
 			size_t olen = strlen(out), klen = strlen(kpart);
 			fuzz_assert(olen + reserve <= NAME_MAX, "'%s' (%zu bytes) leaves no room for %zu", out, olen, reserve);
-			fuzz_assert(kx_inbox_name_check(out) == 0, "receipt name '%s' is not a valid name", out);
-			fuzz_assert(!kx_inbox_name_is_temp(out), "receipt name '%s' is temporary", out);
+			fuzz_assert(fs_inbox_name_check(out) == 0, "receipt name '%s' is not a valid name", out);
+			fuzz_assert(!fs_inbox_name_is_temp(out), "receipt name '%s' is temporary", out);
 			if (len + klen + reserve <= NAME_MAX) {
 				fuzz_assert(olen == len + klen && !memcmp(out, name, len) && !strcmp(out + len, kpart),
 					    "'%s' is not the name with '%s'", out, kpart);
@@ -125,10 +125,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(name, data, size);
 	name[size] = '\0';
 	bool want = oracle_valid(name);
-	int r = kx_inbox_name_check(name);
-	fuzz_assert(r == 0 || r == -EINVAL, "kx_inbox_name_check returned %d", r);
-	fuzz_assert((r == 0) == want, "kx_inbox_name_check says %d, the rules say %s", r, want ? "valid" : "invalid");
-	fuzz_assert(kx_inbox_name_is_temp(name) == oracle_temp(name), "is_temp disagrees");
+	int r = fs_inbox_name_check(name);
+	fuzz_assert(r == 0 || r == -EINVAL, "fs_inbox_name_check returned %d", r);
+	fuzz_assert((r == 0) == want, "fs_inbox_name_check says %d, the rules say %s", r, want ? "valid" : "invalid");
+	fuzz_assert(fs_inbox_name_is_temp(name) == oracle_temp(name), "is_temp disagrees");
 	if (want && !oracle_temp(name))
 		receipts(name);
 	return 0;

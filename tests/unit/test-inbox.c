@@ -17,24 +17,24 @@
 
 static bool valid_utf8(const char *s)
 {
-	return kx_inbox_name_check(s) == 0;
+	return fs_inbox_name_check(s) == 0;
 }
 
 int main(void)
 {
 	/* ---- create's rules ---- */
-	ok(kx_inbox_name_check("run.json") == 0, "a plain name is fine");
-	ok(kx_inbox_name_check("résultat-été.json") == 0, "UTF-8 is fine");
-	ok(kx_inbox_name_check("日本語.jsonl") == 0, "three-byte UTF-8 is fine");
-	ok(kx_inbox_name_check("😀.json") == 0, "four-byte UTF-8 is fine");
-	ok(kx_inbox_name_check("") == -EINVAL, "the empty name is refused");
-	ok(kx_inbox_name_check(".") == -EINVAL && kx_inbox_name_check("..") == -EINVAL, ". and .. are refused");
-	ok(kx_inbox_name_check("a/b") == -EINVAL, "a slash is refused");
-	ok(kx_inbox_name_check("a\nb") == -EINVAL, "a newline is refused");
-	ok(kx_inbox_name_check("a\tb") == -EINVAL, "a tab is refused");
-	ok(kx_inbox_name_check("a\x1b[31mb") == -EINVAL, "an escape sequence is refused");
-	ok(kx_inbox_name_check("a\x7f") == -EINVAL, "DEL is refused");
-	ok(kx_inbox_name_check("caf\xe9.json") == -EINVAL, "Latin-1 (not UTF-8) is refused");
+	ok(fs_inbox_name_check("run.json") == 0, "a plain name is fine");
+	ok(fs_inbox_name_check("résultat-été.json") == 0, "UTF-8 is fine");
+	ok(fs_inbox_name_check("日本語.jsonl") == 0, "three-byte UTF-8 is fine");
+	ok(fs_inbox_name_check("😀.json") == 0, "four-byte UTF-8 is fine");
+	ok(fs_inbox_name_check("") == -EINVAL, "the empty name is refused");
+	ok(fs_inbox_name_check(".") == -EINVAL && fs_inbox_name_check("..") == -EINVAL, ". and .. are refused");
+	ok(fs_inbox_name_check("a/b") == -EINVAL, "a slash is refused");
+	ok(fs_inbox_name_check("a\nb") == -EINVAL, "a newline is refused");
+	ok(fs_inbox_name_check("a\tb") == -EINVAL, "a tab is refused");
+	ok(fs_inbox_name_check("a\x1b[31mb") == -EINVAL, "an escape sequence is refused");
+	ok(fs_inbox_name_check("a\x7f") == -EINVAL, "DEL is refused");
+	ok(fs_inbox_name_check("caf\xe9.json") == -EINVAL, "Latin-1 (not UTF-8) is refused");
 	ok(!valid_utf8("\xc0\xaf"), "an overlong '/' is refused");
 	ok(!valid_utf8("\xe0\x80\xaf"), "a three-byte overlong is refused");
 	ok(!valid_utf8("\xed\xa0\x80"), "a UTF-16 surrogate is refused");
@@ -46,18 +46,18 @@ int main(void)
 	n255[255] = '\0';
 	memset(n256, 'a', 256);
 	n256[256] = '\0';
-	ok(kx_inbox_name_check(n255) == 0, "255 bytes are fine");
-	ok(kx_inbox_name_check(n256) == -EINVAL, "256 bytes are refused");
+	ok(fs_inbox_name_check(n255) == 0, "255 bytes are fine");
+	ok(fs_inbox_name_check(n256) == -EINVAL, "256 bytes are refused");
 
 	/* ---- temporary names ---- */
-	ok(kx_inbox_name_is_temp(".run.json.Xa12bc"), "rsync's .NAME.XXXXXX is temporary");
-	ok(kx_inbox_name_is_temp("run.json.tmp"), "*.tmp is temporary");
-	ok(kx_inbox_name_is_temp("run.json.part"), "*.part is temporary");
-	ok(kx_inbox_name_is_temp("run.json~"), "*~ is temporary");
-	ok(!kx_inbox_name_is_temp("run.json"), "run.json is final");
-	ok(!kx_inbox_name_is_temp("tmp"), "'tmp' is final");
-	ok(!kx_inbox_name_is_temp("run.tmp.json"), "'.tmp' inside a name is final");
-	ok(!kx_inbox_name_is_temp("run.TMP"), "upper case .TMP is final (the rule is exact)");
+	ok(fs_inbox_name_is_temp(".run.json.Xa12bc"), "rsync's .NAME.XXXXXX is temporary");
+	ok(fs_inbox_name_is_temp("run.json.tmp"), "*.tmp is temporary");
+	ok(fs_inbox_name_is_temp("run.json.part"), "*.part is temporary");
+	ok(fs_inbox_name_is_temp("run.json~"), "*~ is temporary");
+	ok(!fs_inbox_name_is_temp("run.json"), "run.json is final");
+	ok(!fs_inbox_name_is_temp("tmp"), "'tmp' is final");
+	ok(!fs_inbox_name_is_temp("run.tmp.json"), "'.tmp' inside a name is final");
+	ok(!fs_inbox_name_is_temp("run.TMP"), "upper case .TMP is final (the rule is exact)");
 
 	/* ---- receipt names ---- */
 	char out[KX_INBOX_NAME_MAX + 1];
@@ -84,8 +84,8 @@ int main(void)
 	char u[256] = "";
 	while (strlen(u) + 3 <= 255)
 		strcat(u, "日");
-	ok(kx_inbox_name_check(u) == 0, "a %zu-byte UTF-8 name is valid", strlen(u));
-	ok(kx_receipt_name(u, 3, 6, out) == 0 && kx_inbox_name_check(out) == 0 && strlen(out) + 6 <= 255,
+	ok(fs_inbox_name_check(u) == 0, "a %zu-byte UTF-8 name is valid", strlen(u));
+	ok(kx_receipt_name(u, 3, 6, out) == 0 && fs_inbox_name_check(out) == 0 && strlen(out) + 6 <= 255,
 	   "its cut receipt name is still UTF-8 and fits");
 	ok(kx_receipt_name("", 0, 0, out) == -EINVAL, "no receipt for the empty name");
 	return tap_done();

@@ -58,18 +58,18 @@ static void make_keys(void)
 
 static uint64_t ino_of(const struct key *k)
 {
-	return kx_version_ino(kx_tree_ino(&k->node), k->stamp);
+	return fs_version_ino(kx_tree_ino(&k->node), k->stamp);
 }
 
 /* Whether the table answers for key k as the model says: held with its file and stamp, or stale. */
-static bool agrees(struct kx_fs *fs, const struct key *k)
+static bool agrees(struct fs *fs, const struct key *k)
 {
 	uint64_t plain = 0;
 	int64_t stamp = 0;
 	struct fs_view *fv = NULL;
-	int r = kx_versions_find(fs, ino_of(k), &plain, &stamp, &fv);
+	int r = fs_versions_find(fs, ino_of(k), &plain, &stamp, &fv);
 	if (fv)
-		kx_fs_view_put(fs, fv);
+		fs_view_put(fs, fv);
 	if (!k->count)
 		return r == -ESTALE;
 	return r == 0 && plain == kx_tree_ino(&k->node) && stamp == k->stamp && fv == fs->view;
@@ -80,13 +80,13 @@ int main(void)
 	char *dir = scratch_dir("versions");
 	char path[512];
 	snprintf(path, sizeof(path), "%s/store", dir);
-	struct kx_fs fs = { 0 };
+	struct fs fs = { 0 };
 	char *err = NULL;
 	if (kx_store_open(path, KX_STORE_CREATE, &fs.store, &err) < 0) {
 		printf("Bail out! cannot open a store in %s: %s\n", path, err ? err : "?");
 		return 2;
 	}
-	if (kx_fs_view_init(&fs) < 0 || kx_versions_init(&fs) < 0) {
+	if (fs_view_init(&fs) < 0 || fs_versions_init(&fs) < 0) {
 		printf("Bail out! out of memory\n");
 		return 2;
 	}
@@ -94,16 +94,16 @@ int main(void)
 	ok(kx_node_versioned(&keys[0].node), "a run's manifest.json is versioned");
 
 	/* every version looked up once, as `ls -lR` does */
-	struct fs_view *fv = kx_fs_view_get(&fs);
+	struct fs_view *fv = fs_view_get(&fs);
 	bool numbers = true;
 	for (size_t i = 0; i < N; i++) {
-		numbers &= kx_versions_ref(&fs, fv, &keys[i].node, keys[i].stamp) == ino_of(&keys[i]);
+		numbers &= fs_versions_ref(&fs, fv, &keys[i].node, keys[i].stamp) == ino_of(&keys[i]);
 		keys[i].count = 1;
 	}
 	ok(numbers, "each version gets its own number, mixed from its file and stamp");
-	ok(!kx_versions_plain_used(&fs), "no version is handed out under its plain number");
+	ok(!fs_versions_plain_used(&fs), "no version is handed out under its plain number");
 	size_t views = 0, bytes = 0;
-	size_t held = kx_versions_count(&fs, &views, &bytes);
+	size_t held = fs_versions_count(&fs, &views, &bytes);
 	ok(held == N && views == 1, "200,000 versions held, in one view (%zu, %zu)", held, views);
 	ok(fs.view->held, "the view is held by them");
 	/* 64–80 % full: the old table of 32-byte entries doubling at 80 % took 32 MiB here */
@@ -121,11 +121,11 @@ int main(void)
 		struct key *k = &keys[next() % N];
 		uint64_t dice = next() % 8;
 		if (dice < 3) {
-			same &= kx_versions_ref(&fs, fv, &k->node, k->stamp) == ino_of(k);
+			same &= fs_versions_ref(&fs, fv, &k->node, k->stamp) == ino_of(k);
 			k->count++;
 		} else if (dice < 6 && k->count) {
 			uint32_t n = 1 + (uint32_t)(next() % k->count);
-			kx_versions_unref(&fs, ino_of(k), n);
+			fs_versions_unref(&fs, ino_of(k), n);
 			k->count -= n;
 		} else if (!agrees(&fs, k)) {
 			bad++;
@@ -139,20 +139,20 @@ int main(void)
 	}
 	ok(same && bad == 0, "2,000,000 random references and forgets: the table agrees with the model (%zu wrong)",
 	   bad);
-	held = kx_versions_count(&fs, &views, &bytes);
+	held = fs_versions_count(&fs, &views, &bytes);
 	ok(held == want, "the count is what the model holds (%zu, %zu)", held, want);
 
 	/* a FORGET of more than was looked up, and of a number never handed out, change nothing else */
-	kx_versions_unref(&fs, 0x1234567ull, 1);
-	ok(kx_versions_count(&fs, NULL, NULL) == want, "forgetting an unknown number changes nothing");
+	fs_versions_unref(&fs, 0x1234567ull, 1);
+	ok(fs_versions_count(&fs, NULL, NULL) == want, "forgetting an unknown number changes nothing");
 
 	/* the kernel forgets everything: the entries, the view's hold and the memory go */
 	for (size_t i = 0; i < N; i++)
 		if (keys[i].count) {
-			kx_versions_unref(&fs, ino_of(&keys[i]), keys[i].count);
+			fs_versions_unref(&fs, ino_of(&keys[i]), keys[i].count);
 			keys[i].count = 0;
 		}
-	held = kx_versions_count(&fs, &views, &bytes);
+	held = fs_versions_count(&fs, &views, &bytes);
 	ok(held == 0 && views == 0, "all forgotten: no entry, no view held (%zu, %zu)", held, views);
 	ok(!fs.view->held, "the view is no longer held");
 	ok(bytes <= EMPTY_BYTES, "the table gives its memory back: %zu bytes", bytes);
@@ -161,9 +161,9 @@ int main(void)
 		all &= agrees(&fs, &keys[i]);
 	ok(all, "a forgotten version is stale");
 
-	kx_fs_view_put(&fs, fv);
-	kx_versions_free(&fs);
-	kx_fs_view_release(&fs);
+	fs_view_put(&fs, fv);
+	fs_versions_free(&fs);
+	fs_view_release(&fs);
 	kx_store_close(fs.store);
 	scratch_remove(dir);
 	return tap_done();
