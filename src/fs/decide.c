@@ -2,7 +2,7 @@
 /*
  * The decision on a file of the inbox (SPEC §4, docs/inbox.md) and the decider thread: the whole
  * file read and ingested, its receipt filed and the file let out of the inbox — at once for the
- * FLUSH that closes it (inbox_decide), or off the reply of the RENAME that gave it a final name,
+ * FLUSH that closes it (fs_inbox_decide), or off the reply of the RENAME that gave it a final name,
  * queued and taken in batches that share one WAL sync and one notifier round (the decider). It
  * calls down into inbox-table.c only; the operations of inbox.c call it. The order that makes a
  * decision crash safe, and the lock nesting it keeps: the opening comment of inbox.c.
@@ -62,7 +62,7 @@ static int file_decision(struct fs_inbox *ib, struct ient *e, const char *name, 
 	const char *suffix = rejected ? ".error" : "";
 	char tmp[64], base[KX_INBOX_NAME_MAX + 1], rname[KX_INBOX_NAME_MAX + 8];
 	int tmpdir;
-	int r = write_tmp(ib, dir, receipt, tmp, &tmpdir);
+	int r = fs_write_tmp(ib, dir, receipt, tmp, &tmpdir);
 	if (r < 0)
 		return r;
 	int dfd = ib->d[dir].fd;
@@ -75,36 +75,36 @@ static int file_decision(struct fs_inbox *ib, struct ient *e, const char *name, 
 		if (rejected && faccessat(dfd, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			continue; /* <name>.k is taken, whether or not its .error is */
 		snprintf(rname, sizeof(rname), "%s%s", base, suffix);
-		if ((r = rename_noreplace(ib->d[tmpdir].fd, tmp, dfd, rname)) != -EEXIST)
+		if ((r = fs_rename_noreplace(ib->d[tmpdir].fd, tmp, dfd, rname)) != -EEXIST)
 			break;
 	}
 	if (r == 0) {
-		inbox_changed(ib, dir);
+		fs_inbox_changed(ib, dir);
 		if (e->state == LIVE) {
 			/* the name still holds this file: every rename and unlink of it went through ib->lock */
-			int m = rejected ? rename_noreplace(ib->d[D_INBOX].fd, e->name, dfd, base)
-					 : keep_spare(ib, e->name);
+			int m = rejected ? fs_rename_noreplace(ib->d[D_INBOX].fd, e->name, dfd, base)
+					 : fs_keep_spare(ib, e->name);
 			if (m < 0 && rejected)
 				fs_log_error("cannot move rejected inbox/%s to .rejected/%s: %s", e->name, base,
 					     strerror(-m));
 			else if (m < 0)
 				fs_log_error("cannot remove accepted inbox/%s: %s", e->name, strerror(-m));
-			inbox_changed(ib, D_INBOX);
+			fs_inbox_changed(ib, D_INBOX);
 			if (have_st)
-				file_stat(e->ino, &st, &e->st);
-			set_ghost(ib, e, pid);
+				fs_file_stat(e->ino, &st, &e->st);
+			fs_set_ghost(ib, e, pid);
 		}
 	} else {
 		unlinkat(ib->d[tmpdir].fd, tmp, 0);
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (r == 0)
-		sync_soon(ib);
+		fs_sync_soon(ib);
 	return r;
 }
 
 /* Take the decider's mark off a file (e->lock held); a system call only where there is one. */
-void unmark(struct ient *e)
+void fs_unmark(struct ient *e)
 {
 	if (e->marked && e->fd >= 0)
 		fremovexattr(e->fd, QUEUED_XATTR);
@@ -151,7 +151,7 @@ static bool decide_start(struct fs_inbox *ib, struct ient *e, pid_t pid, struct 
 	}
 	struct kx_buf bytes = { 0 };
 	kx_problems_init(&d->p);
-	int fd = entry_fd(ib, e);
+	int fd = fs_entry_fd(ib, e);
 	int r = fd < 0 ? fd : e->too_big ? -EFBIG : read_all(fd, fs->max_manifest, &bytes);
 	if (r == -EFBIG) {
 		kx_problems_add(&d->p, 0, 0, "", "size", "file is over the limit of %zu byte%s (-o max_manifest)",
@@ -222,7 +222,7 @@ static int decide_finish(struct fs_inbox *ib, struct ient *e, struct decision *d
 		fs_log_debug(fs, "rejected inbox/%s: %zu problem%s", d->name, d->p.len, d->p.len == 1 ? "" : "s");
 	}
 	if (r == 0 || r == -EINVAL) {
-		unmark(e); /* the file, in .rejected/ or a spare for the next receipt, keeps no mark */
+		fs_unmark(e); /* the file, in .rejected/ or a spare for the next receipt, keeps no mark */
 		if (e->fd >= 0) {
 			close(e->fd);
 			e->fd = -1;
@@ -244,7 +244,7 @@ static int decide_finish(struct fs_inbox *ib, struct ient *e, struct decision *d
  * notifier round that publishes the new runs (0: none); the reply waits for it
  * (fs_reply_after), so that close() returns once the run shows.
  */
-int inbox_decide(struct fs_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket)
+int fs_inbox_decide(struct fs_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket)
 {
 	struct decision d;
 	*ret_ticket = 0;
@@ -268,14 +268,14 @@ int inbox_decide(struct fs_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_t
  * and decides them first (fs_inbox_start), while a final name written but never renamed or
  * closed — its writer died — stays undecided, as before.
  *
- * What a user sees is ordered by inbox_drain(): the inbox's directories (their attributes,
+ * What a user sees is ordered by fs_inbox_drain(): the inbox's directories (their attributes,
  * listings and receipts) and an fsync answer only once every file renamed before was decided and
  * shows in the tree — rsync's last step is to stat the inbox (and set its times where they
  * differ), so `rsync -a … mnt/inbox/` returns with its files decided.
  */
 
 /* Queue a LIVE entry (ib->lock held). */
-void enqueue_locked(struct fs_inbox *ib, struct ient *e, pid_t pid)
+void fs_enqueue_locked(struct fs_inbox *ib, struct ient *e, pid_t pid)
 {
 	struct queued *q;
 	if (e->queued || !(q = malloc(sizeof(*q))))
@@ -308,7 +308,7 @@ void enqueue_locked(struct fs_inbox *ib, struct ient *e, pid_t pid)
  * DRAIN_WAIT_MS at most, names FORGET_WAIT_MS, and answer then anyway — a deadlock is never the
  * price of a fresher answer.
  */
-void inbox_drain(struct fs_inbox *ib, bool forgotten, bool bounded)
+void fs_inbox_drain(struct fs_inbox *ib, bool forgotten, bool bounded)
 {
 	struct timespec until = fs_deadline_ms(DRAIN_WAIT_MS);
 	pthread_mutex_lock(&ib->lock);
@@ -361,8 +361,8 @@ static void decide_batch(struct fs_inbox *ib, struct queued *batch)
 	pthread_mutex_lock(&ib->lock);
 	for (struct queued *q = batch, *next; q; q = next) {
 		next = q->next;
-		maybe_drop(ib, q->e);
-		unref_locked(q->e);
+		fs_maybe_drop(ib, q->e);
+		fs_unref_locked(q->e);
 		free(q);
 	}
 	pthread_mutex_unlock(&ib->lock);
@@ -408,9 +408,9 @@ static void *decider_main(void *arg)
 }
 
 /* Mark a LIVE file as renamed to be decided (e->lock held): 0, or -errno (no extended attributes). */
-int mark_queued(struct fs_inbox *ib, struct ient *e)
+int fs_mark_queued(struct fs_inbox *ib, struct ient *e)
 {
-	int fd = entry_fd(ib, e);
+	int fd = fs_entry_fd(ib, e);
 	if (fd < 0)
 		return fd;
 	if (fsetxattr(fd, QUEUED_XATTR, "", 0, 0) < 0)
@@ -441,10 +441,10 @@ static void queue_marked(struct fs_inbox *ib)
 			      fgetxattr(f, QUEUED_XATTR, NULL, 0) >= 0;
 		if (f >= 0)
 			close(f);
-		struct ient *e = marked ? entry_for(ib, D_INBOX, de->d_name) : NULL;
+		struct ient *e = marked ? fs_entry_for(ib, D_INBOX, de->d_name) : NULL;
 		if (e) {
 			e->marked = true;
-			enqueue_locked(ib, e, 0);
+			fs_enqueue_locked(ib, e, 0);
 			n++;
 		}
 	}

@@ -24,10 +24,10 @@
 #define BUCKETS 4096
 #define TMP_PREFIX ".kx-"   /* receipts being written and spares; hidden, and removed at mount */
 #define SYNC_DELAY_MS 50    /* receipts wait at most this long for the batch that syncs them */
-#define SPARES_MAX 64       /* accepted files kept to write receipts into (see write_tmp) */
+#define SPARES_MAX 64       /* accepted files kept to write receipts into (see fs_write_tmp) */
 #define DECIDE_BATCH 64     /* files the decider takes at once: one WAL sync and one round for all */
 #define DECIDE_WAIT_MS 2    /* how long a batch waits for more files, unless someone waits for it */
-#define DRAIN_WAIT_MS 10000 /* the bound of a wait for the decider, where one is needed: inbox_drain */
+#define DRAIN_WAIT_MS 10000 /* the bound of a wait for the decider, where one is needed: fs_inbox_drain */
 #define FORGET_WAIT_MS 100  /* the same for the kernel to drop decided names */
 #define QUEUED_XATTR "user.kindex.queued" /* on a renamed file until decided: see the decider */
 #define NAME_TIMEOUT 10.0   /* seconds the kernel may cache a temporary name or an absent one */
@@ -95,8 +95,8 @@ struct fs_inbox {
 	pthread_cond_t queue_wake, queue_done; /* with ib->lock */
 	struct queued *queue, *queue_tail;
 	size_t queue_len;
-	uint64_t nqueued, ndecided; /* queued and decided since the mount: inbox_drain compares */
-	unsigned draining;          /* threads in inbox_drain: the decider does not wait for more */
+	uint64_t nqueued, ndecided; /* queued and decided since the mount: fs_inbox_drain compares */
+	unsigned draining;          /* threads in fs_inbox_drain: the decider does not wait for more */
 	bool decider_stop, decider_started;
 };
 
@@ -109,81 +109,81 @@ struct queued {
 /* ---- inbox-table.c -------------------------------------------------------------------------- */
 
 /* Whether two thread ids are of one process (/proc asked only where the ids differ). */
-bool same_process(pid_t a, pid_t b);
+bool fs_same_process(pid_t a, pid_t b);
 
-/* The table's functions below want ib->lock held, but for inbox_get and inbox_put. */
+/* The table's functions below want ib->lock held, but for fs_inbox_get and fs_inbox_put. */
 /* The entry of an inode number, or NULL. */
-struct ient *find_ino(struct fs_inbox *ib, uint64_t ino);
+struct ient *fs_find_ino(struct fs_inbox *ib, uint64_t ino);
 /* The LIVE entry of a name, or NULL. */
-struct ient *find_name(struct fs_inbox *ib, int dir, const char *name);
+struct ient *fs_find_name(struct fs_inbox *ib, int dir, const char *name);
 /* Take a LIVE entry out of the name hash (nothing for one that is not LIVE). */
-void name_unhash(struct fs_inbox *ib, struct ient *e);
+void fs_name_unhash(struct fs_inbox *ib, struct ient *e);
 /* Put an entry into the name hash under e->name. */
-void name_hash(struct fs_inbox *ib, struct ient *e);
+void fs_name_hash(struct fs_inbox *ib, struct ient *e);
 /* Free an entry, its descriptor and name (its references not counted: at close only). */
-void ient_free(struct ient *e);
+void fs_ient_free(struct ient *e);
 /* Drop a reference; the last frees the entry. */
-void unref_locked(struct ient *e);
+void fs_unref_locked(struct ient *e);
 /* Take an entry off the list of ghosts, if it is on it. */
-void ghost_remove(struct fs_inbox *ib, struct ient *e);
+void fs_ghost_remove(struct fs_inbox *ib, struct ient *e);
 /* Forget an entry the kernel no longer holds (and that is no ghost to be found by name). */
-void maybe_drop(struct fs_inbox *ib, struct ient *e);
+void fs_maybe_drop(struct fs_inbox *ib, struct ient *e);
 /* An entry unlinked or replaced: GONE, without a name. */
-void set_gone(struct fs_inbox *ib, struct ient *e);
+void fs_set_gone(struct fs_inbox *ib, struct ient *e);
 /* The entry of a LIVE name, made if needed; NULL only without memory. */
-struct ient *entry_for(struct fs_inbox *ib, int dir, const char *name);
+struct ient *fs_entry_for(struct fs_inbox *ib, int dir, const char *name);
 /* Take an entry by inode number for an operation, with a reference (takes ib->lock). */
-struct ient *inbox_get(struct fs_inbox *ib, uint64_t ino);
-/* Give back inbox_get's reference; NULL is a no-op (takes ib->lock). */
-void inbox_put(struct fs_inbox *ib, struct ient *e);
+struct ient *fs_inbox_get(struct fs_inbox *ib, uint64_t ino);
+/* Give back fs_inbox_get's reference; NULL is a no-op (takes ib->lock). */
+void fs_inbox_put(struct fs_inbox *ib, struct ient *e);
 /* A decided file: out of the name hash, onto the (bounded) list of ghosts. */
-void set_ghost(struct fs_inbox *ib, struct ient *e, pid_t decider);
+void fs_set_ghost(struct fs_inbox *ib, struct ient *e, pid_t decider);
 /* The ghost of `name` decided less than GHOST_SECONDS ago, or NULL. */
-struct ient *ghost_named(struct fs_inbox *ib, int dir, const char *name);
+struct ient *fs_ghost_named(struct fs_inbox *ib, int dir, const char *name);
 /* The ghost of `name` that the process of thread `pid` may still see, or NULL. */
-struct ient *ghost_for(struct fs_inbox *ib, int dir, const char *name, pid_t pid);
-/* A change in directory `dir`: the mtime reported next moves (see dir_stat). */
-void inbox_changed(struct fs_inbox *ib, int dir);
+struct ient *fs_ghost_for(struct fs_inbox *ib, int dir, const char *name, pid_t pid);
+/* A change in directory `dir`: the mtime reported next moves (see fs_dir_stat). */
+void fs_inbox_changed(struct fs_inbox *ib, int dir);
 
 /* The attributes of a backing file as the file of inode `ino`. */
-void file_stat(uint64_t ino, const struct stat *b, struct stat *st);
+void fs_file_stat(uint64_t ino, const struct stat *b, struct stat *st);
 /* A receipt directory or the inbox, with an mtime that moves with every change made here. */
-int dir_stat(struct fs_inbox *ib, int dir, struct stat *st);
+int fs_dir_stat(struct fs_inbox *ib, int dir, struct stat *st);
 /* A FUSE entry of attributes `st` (st_ino its inode number) and the two timeouts. */
-void entry_param(struct fuse_entry_param *e, const struct stat *st, double entry_timeout,
-		 double attr_timeout);
+void fs_entry_param(struct fuse_entry_param *e, const struct stat *st, double entry_timeout,
+		    double attr_timeout);
 /* How long the kernel may keep a name of the inbox without asking (seconds). */
-double name_timeout(int dir, const char *name);
+double fs_name_timeout(int dir, const char *name);
 /* The same for an entry's attributes (e->lock held; ib->lock not). */
-double attr_timeout(struct fs_inbox *ib, struct ient *e);
+double fs_attr_timeout(struct fs_inbox *ib, struct ient *e);
 
 /* The entry's descriptor, opened by name when there is none (e->lock held). */
-int entry_fd(struct fs_inbox *ib, struct ient *e);
+int fs_entry_fd(struct fs_inbox *ib, struct ient *e);
 /* Close an idle entry's descriptor, but a GONE file's (it cannot be opened again). */
-void entry_close(struct ient *e);
+void fs_entry_close(struct ient *e);
 /* rename without replacing; link + unlink where the file system has no RENAME_NOREPLACE */
-int rename_noreplace(int olddir, const char *old, int newdir, const char *new);
+int fs_rename_noreplace(int olddir, const char *old, int newdir, const char *new);
 /* Write a receipt under a hidden temporary name `tmp` in *ret_dir (`dir`, or .accepted/). */
-int write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir);
+int fs_write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir);
 /* An accepted file leaves the inbox: kept as a spare, or removed (ib->lock held). 0 or -errno. */
-int keep_spare(struct fs_inbox *ib, const char *name);
+int fs_keep_spare(struct fs_inbox *ib, const char *name);
 
 /* The syncer thread (fs_inbox_open starts it, fs_inbox_close stops it). */
-void *syncer_main(void *arg);
+void *fs_syncer_main(void *arg);
 /* A receipt or a move to make durable with the next batch (at once where there is no syncer). */
-void sync_soon(struct fs_inbox *ib);
+void fs_sync_soon(struct fs_inbox *ib);
 
 /* ---- decide.c ------------------------------------------------------------------------------- */
 
 /* Take the decider's mark off a file (e->lock held). */
-void unmark(struct ient *e);
+void fs_unmark(struct ient *e);
 /* Decide a LIVE file under a final name (e->lock held): 0, -EINVAL, or -EIO, -ENOSPC. */
-int inbox_decide(struct fs_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket);
+int fs_inbox_decide(struct fs_inbox *ib, struct ient *e, pid_t pid, uint64_t *ret_ticket);
 /* Queue a LIVE entry for the decider (ib->lock held). */
-void enqueue_locked(struct fs_inbox *ib, struct ient *e, pid_t pid);
+void fs_enqueue_locked(struct fs_inbox *ib, struct ient *e, pid_t pid);
 /* Wait until every file queued before is decided and shows (no lock of ours held). */
-void inbox_drain(struct fs_inbox *ib, bool forgotten, bool bounded);
+void fs_inbox_drain(struct fs_inbox *ib, bool forgotten, bool bounded);
 /* Mark a LIVE file as renamed to be decided (e->lock held): 0, or -errno. */
-int mark_queued(struct fs_inbox *ib, struct ient *e);
+int fs_mark_queued(struct fs_inbox *ib, struct ient *e);
 
 #endif

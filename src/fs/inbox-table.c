@@ -41,7 +41,7 @@ static pid_t tgid_of(pid_t tid)
 	return tgid;
 }
 
-bool same_process(pid_t a, pid_t b)
+bool fs_same_process(pid_t a, pid_t b)
 {
 	return a == b || (a > 0 && b > 0 && tgid_of(a) == tgid_of(b));
 }
@@ -56,7 +56,7 @@ static size_t hash_name(int dir, const char *name)
 	return (size_t)(h % BUCKETS);
 }
 
-struct ient *find_ino(struct fs_inbox *ib, uint64_t ino)
+struct ient *fs_find_ino(struct fs_inbox *ib, uint64_t ino)
 {
 	for (struct ient *e = ib->by_ino[ino % BUCKETS]; e; e = e->ino_next)
 		if (e->ino == ino)
@@ -64,7 +64,7 @@ struct ient *find_ino(struct fs_inbox *ib, uint64_t ino)
 	return NULL;
 }
 
-struct ient *find_name(struct fs_inbox *ib, int dir, const char *name)
+struct ient *fs_find_name(struct fs_inbox *ib, int dir, const char *name)
 {
 	for (struct ient *e = ib->by_name[hash_name(dir, name)]; e; e = e->name_next)
 		if (e->dir == dir && strcmp(e->name, name) == 0)
@@ -72,7 +72,7 @@ struct ient *find_name(struct fs_inbox *ib, int dir, const char *name)
 	return NULL;
 }
 
-void name_unhash(struct fs_inbox *ib, struct ient *e)
+void fs_name_unhash(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->state != LIVE)
 		return;
@@ -84,14 +84,14 @@ void name_unhash(struct fs_inbox *ib, struct ient *e)
 	e->name_next = NULL;
 }
 
-void name_hash(struct fs_inbox *ib, struct ient *e)
+void fs_name_hash(struct fs_inbox *ib, struct ient *e)
 {
 	size_t h = hash_name(e->dir, e->name);
 	e->name_next = ib->by_name[h];
 	ib->by_name[h] = e;
 }
 
-void ient_free(struct ient *e)
+void fs_ient_free(struct ient *e)
 {
 	if (e->fd >= 0)
 		close(e->fd);
@@ -100,13 +100,13 @@ void ient_free(struct ient *e)
 	free(e);
 }
 
-void unref_locked(struct ient *e)
+void fs_unref_locked(struct ient *e)
 {
 	if (--e->refs == 0)
-		ient_free(e);
+		fs_ient_free(e);
 }
 
-void ghost_remove(struct fs_inbox *ib, struct ient *e)
+void fs_ghost_remove(struct fs_inbox *ib, struct ient *e)
 {
 	if (!e->in_ghosts)
 		return;
@@ -116,28 +116,28 @@ void ghost_remove(struct fs_inbox *ib, struct ient *e)
 }
 
 /* Forget an entry the kernel no longer holds (and that is no ghost to be found by name). */
-void maybe_drop(struct fs_inbox *ib, struct ient *e)
+void fs_maybe_drop(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->nlookup > 0 || e->in_ghosts || !e->hashed)
 		return;
-	name_unhash(ib, e);
+	fs_name_unhash(ib, e);
 	struct ient **p = &ib->by_ino[e->ino % BUCKETS];
 	while (*p && *p != e)
 		p = &(*p)->ino_next;
 	if (*p)
 		*p = e->ino_next;
 	e->hashed = false;
-	unref_locked(e);
+	fs_unref_locked(e);
 }
 
-void set_gone(struct fs_inbox *ib, struct ient *e)
+void fs_set_gone(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->state == GONE)
 		return;
-	name_unhash(ib, e);
-	ghost_remove(ib, e);
+	fs_name_unhash(ib, e);
+	fs_ghost_remove(ib, e);
 	e->state = GONE;
-	maybe_drop(ib, e);
+	fs_maybe_drop(ib, e);
 }
 
 static struct ient *ient_new(struct fs_inbox *ib, int dir, const char *name)
@@ -156,41 +156,41 @@ static struct ient *ient_new(struct fs_inbox *ib, int dir, const char *name)
 	pthread_mutex_init(&e->lock, NULL);
 	e->ino_next = ib->by_ino[e->ino % BUCKETS];
 	ib->by_ino[e->ino % BUCKETS] = e;
-	name_hash(ib, e);
+	fs_name_hash(ib, e);
 	return e;
 }
 
 /* The entry of a LIVE name, made if needed; NULL only without memory. */
-struct ient *entry_for(struct fs_inbox *ib, int dir, const char *name)
+struct ient *fs_entry_for(struct fs_inbox *ib, int dir, const char *name)
 {
-	struct ient *e = find_name(ib, dir, name);
+	struct ient *e = fs_find_name(ib, dir, name);
 	return e ? e : ient_new(ib, dir, name);
 }
 
-/* Take an entry by inode number for an operation (put it back with inbox_put()). */
-struct ient *inbox_get(struct fs_inbox *ib, uint64_t ino)
+/* Take an entry by inode number for an operation (put it back with fs_inbox_put()). */
+struct ient *fs_inbox_get(struct fs_inbox *ib, uint64_t ino)
 {
 	pthread_mutex_lock(&ib->lock);
-	struct ient *e = find_ino(ib, ino);
+	struct ient *e = fs_find_ino(ib, ino);
 	if (e)
 		e->refs++;
 	pthread_mutex_unlock(&ib->lock);
 	return e;
 }
 
-void inbox_put(struct fs_inbox *ib, struct ient *e)
+void fs_inbox_put(struct fs_inbox *ib, struct ient *e)
 {
 	if (!e)
 		return;
 	pthread_mutex_lock(&ib->lock);
-	unref_locked(e);
+	fs_unref_locked(e);
 	pthread_mutex_unlock(&ib->lock);
 }
 
 /* A decided file: out of the name hash, onto the (bounded) list of ghosts. */
-void set_ghost(struct fs_inbox *ib, struct ient *e, pid_t decider)
+void fs_set_ghost(struct fs_inbox *ib, struct ient *e, pid_t decider)
 {
-	name_unhash(ib, e);
+	fs_name_unhash(ib, e);
 	e->state = GHOST;
 	e->decider = decider;
 	e->decided_ns = mono_ns();
@@ -198,13 +198,13 @@ void set_ghost(struct fs_inbox *ib, struct ient *e, pid_t decider)
 	e->in_ghosts = true;
 	if (++ib->nghosts > GHOSTS_MAX) {
 		struct ient *last = kx_entry_of(ib->ghosts.tail, struct ient, ghost);
-		ghost_remove(ib, last);
-		maybe_drop(ib, last);
+		fs_ghost_remove(ib, last);
+		fs_maybe_drop(ib, last);
 	}
 }
 
 /* The ghost of `name` decided less than GHOST_SECONDS ago, or NULL. */
-struct ient *ghost_named(struct fs_inbox *ib, int dir, const char *name)
+struct ient *fs_ghost_named(struct fs_inbox *ib, int dir, const char *name)
 {
 	int64_t now = mono_ns();
 	for (struct kx_link *l = ib->ghosts.head; l; l = l->next) {
@@ -222,20 +222,20 @@ struct ient *ghost_named(struct fs_inbox *ib, int dir, const char *name)
  * thread itself, or another thread of its process (compared through /proc only here, on the rare
  * lookup of a name just decided).
  */
-struct ient *ghost_for(struct fs_inbox *ib, int dir, const char *name, pid_t pid)
+struct ient *fs_ghost_for(struct fs_inbox *ib, int dir, const char *name, pid_t pid)
 {
-	struct ient *e = ghost_named(ib, dir, name);
-	return e && same_process(pid, e->decider) ? e : NULL;
+	struct ient *e = fs_ghost_named(ib, dir, name);
+	return e && fs_same_process(pid, e->decider) ? e : NULL;
 }
 
-void inbox_changed(struct fs_inbox *ib, int dir)
+void fs_inbox_changed(struct fs_inbox *ib, int dir)
 {
 	ib->d[dir].changes++;
 }
 
 /* ---- attributes ----------------------------------------------------------------------------- */
 
-void file_stat(uint64_t ino, const struct stat *b, struct stat *st)
+void fs_file_stat(uint64_t ino, const struct stat *b, struct stat *st)
 {
 	*st = *b;
 	st->st_ino = ino;
@@ -246,7 +246,7 @@ void file_stat(uint64_t ino, const struct stat *b, struct stat *st)
 }
 
 /* A receipt directory or the inbox, with an mtime that moves with every change made here. */
-int dir_stat(struct fs_inbox *ib, int dir, struct stat *st)
+int fs_dir_stat(struct fs_inbox *ib, int dir, struct stat *st)
 {
 	struct stat b;
 	if (fstat(ib->d[dir].fd, &b) < 0)
@@ -272,7 +272,7 @@ int dir_stat(struct fs_inbox *ib, int dir, struct stat *st)
 	return 0;
 }
 
-void entry_param(struct fuse_entry_param *e, const struct stat *st, double entry_timeout,
+void fs_entry_param(struct fuse_entry_param *e, const struct stat *st, double entry_timeout,
 			double attr_timeout)
 {
 	memset(e, 0, sizeof(*e));
@@ -291,16 +291,16 @@ void entry_param(struct fuse_entry_param *e, const struct stat *st, double entry
  * travels along, and the notifier drops it when the file is decided (fs_forget_name; the
  * kernel orders that after the rename, under the directory's lock). Everything else: 0.
  */
-double name_timeout(int dir, const char *name)
+double fs_name_timeout(int dir, const char *name)
 {
 	return dir == D_INBOX && fs_inbox_name_is_temp(name) ? NAME_TIMEOUT : 0;
 }
 
 /* The same for an entry's attributes (e->lock held; ib->lock not). */
-double attr_timeout(struct fs_inbox *ib, struct ient *e)
+double fs_attr_timeout(struct fs_inbox *ib, struct ient *e)
 {
 	pthread_mutex_lock(&ib->lock);
-	double t = e->state == LIVE ? name_timeout(e->dir, e->name) : 0;
+	double t = e->state == LIVE ? fs_name_timeout(e->dir, e->name) : 0;
 	pthread_mutex_unlock(&ib->lock);
 	return t;
 }
@@ -308,20 +308,20 @@ double attr_timeout(struct fs_inbox *ib, struct ient *e)
 void fs_inbox_root_entry(struct fs *fs, struct fuse_entry_param *e)
 {
 	struct stat st;
-	if (dir_stat(fs->inbox, D_INBOX, &st) < 0) {
+	if (fs_dir_stat(fs->inbox, D_INBOX, &st) < 0) {
 		memset(&st, 0, sizeof(st));
 		st.st_ino = INO_DIR(D_INBOX);
 		st.st_mode = S_IFDIR | 0755;
 		st.st_nlink = 4;
 	}
 	/* the name never changes meaning: cache it as long as the tree's; the attributes not at all */
-	entry_param(e, &st, fs->timeout, 0);
+	fs_entry_param(e, &st, fs->timeout, 0);
 }
 
 /* ---- backing files -------------------------------------------------------------------------- */
 
 /* The entry's descriptor, opened by name when there is none (under e->lock). */
-int entry_fd(struct fs_inbox *ib, struct ient *e)
+int fs_entry_fd(struct fs_inbox *ib, struct ient *e)
 {
 	if (e->fd >= 0)
 		return e->fd;
@@ -336,7 +336,7 @@ int entry_fd(struct fs_inbox *ib, struct ient *e)
 	return r;
 }
 
-void entry_close(struct ient *e)
+void fs_entry_close(struct ient *e)
 {
 	if (e->fd >= 0 && e->state != GONE) { /* a GONE file cannot be opened again: keep it */
 		close(e->fd);
@@ -345,7 +345,7 @@ void entry_close(struct ient *e)
 }
 
 /* rename without replacing; link + unlink where the file system has no RENAME_NOREPLACE */
-int rename_noreplace(int olddir, const char *old, int newdir, const char *new)
+int fs_rename_noreplace(int olddir, const char *old, int newdir, const char *new)
 {
 	if (renameat2(olddir, old, newdir, new, RENAME_NOREPLACE) == 0)
 		return 0;
@@ -361,12 +361,12 @@ int rename_noreplace(int olddir, const char *old, int newdir, const char *new)
  * Write a receipt under a hidden temporary name (.kx-PID-N.tmp: removed at the next mount if the
  * daemon dies first) and return the directory it is in — `dir`, or .accepted/ where a spare was
  * reused. Spares: an accepted file leaves the inbox renamed to a hidden name in .accepted/
- * (keep_spare) rather than unlinked, and its inode is rewritten as the next receipt. Creating a
+ * (fs_keep_spare) rather than unlinked, and its inode is rewritten as the next receipt. Creating a
  * file and deleting another per decision costs more than it seems: without a journal, ext4 scans
  * past every inode deleted in the last seconds at each creation (a quarter of the daemon's time
  * under rsync, before spares).
  */
-int write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir)
+int fs_write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir)
 {
 	int fd = -1;
 	bool spare = false;
@@ -411,12 +411,12 @@ int write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[
 }
 
 /* An accepted file leaves the inbox: kept as a spare, or removed (ib->lock held). 0 or -errno. */
-int keep_spare(struct fs_inbox *ib, const char *name)
+int fs_keep_spare(struct fs_inbox *ib, const char *name)
 {
 	if (ib->nspares < SPARES_MAX && (ib->spares || (ib->spares = malloc(SPARES_MAX * sizeof(*ib->spares))))) {
 		char *spare = ib->spares[ib->nspares];
 		snprintf(spare, 64, TMP_PREFIX "%d-%lu.tmp", (int)getpid(), atomic_fetch_add(&ib->tmp_counter, 1));
-		if (rename_noreplace(ib->d[D_INBOX].fd, name, ib->d[D_ACCEPTED].fd, spare) == 0) {
+		if (fs_rename_noreplace(ib->d[D_INBOX].fd, name, ib->d[D_ACCEPTED].fd, spare) == 0) {
 			ib->nspares++;
 			return 0;
 		}
@@ -432,7 +432,7 @@ int keep_spare(struct fs_inbox *ib, const char *name)
  * disk round trip each (two per decision, more than the decision itself) and would order nothing
  * the commit's own WAL sync has not already made safe.
  */
-void *syncer_main(void *arg)
+void *fs_syncer_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-syncer"); /* for top -H, perf */
 	struct fs_inbox *ib = arg;
@@ -459,7 +459,7 @@ void *syncer_main(void *arg)
 }
 
 /* A receipt or a move to make durable with the next batch (at once where there is no syncer). */
-void sync_soon(struct fs_inbox *ib)
+void fs_sync_soon(struct fs_inbox *ib)
 {
 	if (!ib->syncer_started) {
 		syncfs(ib->d[D_INBOX].fd);

@@ -37,7 +37,7 @@
  *
  * The kernel's caches. Final names and their files have zero timeouts (they change behind the
  * kernel's back: a FLUSH removes a name), and decided names are also invalidated by the notifier
- * thread. Temporary names, and names found absent, are cached for NAME_TIMEOUT (name_timeout()):
+ * thread. Temporary names, and names found absent, are cached for NAME_TIMEOUT (fs_name_timeout()):
  * they change only through the kernel — rsync's 19 requests per file drop to 10.
  * Directory listings are cached by the kernel (no OPENDIR, see ops.c) and checked against the
  * directory's mtime; every change made here also moves the mtime this daemon reports, by at least
@@ -105,14 +105,14 @@ static int resurrect(struct fs_inbox *ib, struct ient *e)
 {
 	int r = -ESTALE;
 	pthread_mutex_lock(&ib->lock);
-	if (e->state == GHOST && !find_name(ib, e->dir, e->name)) {
+	if (e->state == GHOST && !fs_find_name(ib, e->dir, e->name)) {
 		int fd = openat(ib->d[e->dir].fd, e->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				(e->st.st_mode & 0777) | 0600);
 		if (fd >= 0) {
-			ghost_remove(ib, e);
+			fs_ghost_remove(ib, e);
 			e->state = LIVE;
-			name_hash(ib, e);
-			inbox_changed(ib, e->dir);
+			fs_name_hash(ib, e);
+			fs_inbox_changed(ib, e->dir);
 			/* back behind the kernel's back: it may hold the name as absent */
 			fs_forget_name(ib->fs, INO_DIR(e->dir), e->name);
 			if (e->fd >= 0)
@@ -161,7 +161,7 @@ int fs_inbox_open(struct fs *fs, const char *store_path, char **ret_err)
 			kx_receipts_remove_dead(ib->d[i].fd);
 	}
 	if (r == 0) {
-		r = -pthread_create(&ib->syncer, NULL, syncer_main, ib);
+		r = -pthread_create(&ib->syncer, NULL, fs_syncer_main, ib);
 		ib->syncer_started = r == 0;
 	}
 	if (r < 0) {
@@ -198,7 +198,7 @@ void fs_inbox_close(struct fs *fs)
 	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct ient *e = ib->by_ino[b], *n; e; e = n) {
 			n = e->ino_next;
-			ient_free(e);
+			fs_ient_free(e);
 		}
 	for (int i = 0; i < D__N; i++)
 		if (ib->d[i].fd >= 0)
@@ -232,15 +232,15 @@ void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (dir != D_INBOX)
-		inbox_drain(ib, true, true); /* the receipt of a file renamed before is there, its name gone */
+		fs_inbox_drain(ib, true, true); /* the receipt of a file renamed before is there, its name gone */
 	if (is_receipt_dir_name(dir, name)) {
 		int sub = name[1] == 'a' ? D_ACCEPTED : D_REJECTED;
-		int r = dir_stat(ib, sub, &st);
+		int r = fs_dir_stat(ib, sub, &st);
 		if (r < 0) {
 			reply_err(req, "lookup", name, r);
 			return;
 		}
-		entry_param(&ep, &st, ib->fs->timeout, 0);
+		fs_entry_param(&ep, &st, ib->fs->timeout, 0);
 		fuse_reply_entry(req, &ep);
 		return;
 	}
@@ -256,16 +256,16 @@ void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (fstatat(ib->d[dir].fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISREG(b.st_mode))
 			r = -ENOENT; /* not ours to show: only files and the two receipt directories */
-		else if (!(e = entry_for(ib, dir, name)))
+		else if (!(e = fs_entry_for(ib, dir, name)))
 			r = -ENOMEM;
 		else
-			file_stat(e->ino, &b, &st);
-		timeout = name_timeout(dir, name);
+			fs_file_stat(e->ino, &b, &st);
+		timeout = fs_name_timeout(dir, name);
 	} else if (errno == ENOENT) {
-		struct ient *stale = find_name(ib, dir, name);
+		struct ient *stale = fs_find_name(ib, dir, name);
 		if (stale)
-			set_gone(ib, stale); /* removed behind our back */
-		if ((e = ghost_for(ib, dir, name, fuse_req_ctx(req)->pid)))
+			fs_set_gone(ib, stale); /* removed behind our back */
+		if ((e = fs_ghost_for(ib, dir, name, fuse_req_ctx(req)->pid)))
 			st = e->st;
 		else
 			r = -ENOENT;
@@ -274,7 +274,7 @@ void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * cached absence into an entry — unless it is the name of a ghost, which its decider must
 		 * still find: only such a name is not cached absent.
 		 */
-		if (r == -ENOENT && dir == D_INBOX && !ghost_named(ib, dir, name))
+		if (r == -ENOENT && dir == D_INBOX && !fs_ghost_named(ib, dir, name))
 			negative = NAME_TIMEOUT;
 	} else {
 		r = -errno;
@@ -292,7 +292,7 @@ void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		reply_err(req, "lookup", name, r);
 		return;
 	}
-	entry_param(&ep, &st, timeout, timeout);
+	fs_entry_param(&ep, &st, timeout, timeout);
 	fuse_reply_entry(req, &ep);
 }
 
@@ -302,10 +302,10 @@ void fs_inbox_forget(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 	if (!ib || dir_of_ino(ino) >= 0)
 		return;
 	pthread_mutex_lock(&ib->lock);
-	struct ient *e = find_ino(ib, ino);
+	struct ient *e = fs_find_ino(ib, ino);
 	if (e) {
 		e->nlookup = e->nlookup > nlookup ? e->nlookup - nlookup : 0;
-		maybe_drop(ib, e);
+		fs_maybe_drop(ib, e);
 	}
 	pthread_mutex_unlock(&ib->lock);
 }
@@ -332,7 +332,7 @@ static int entry_stat(struct fs_inbox *ib, struct ient *e, struct stat *st)
 		if (r < 0)
 			return r;
 	}
-	file_stat(e->ino, &b, st);
+	fs_file_stat(e->ino, &b, st);
 	if (e->state == GONE)
 		st->st_nlink = 0;
 	return 0;
@@ -351,19 +351,19 @@ void fs_inbox_getattr(fuse_req_t req, fuse_ino_t ino)
 		 * (With -o default_permissions the kernel asks for these attributes before every step in
 		 * the inbox, and each waits: renames then go at the pace of their decisions.)
 		 */
-		inbox_drain(ib, false, true);
-		r = dir_stat(ib, dir, &st);
+		fs_inbox_drain(ib, false, true);
+		r = fs_dir_stat(ib, dir, &st);
 	} else {
-		struct ient *e = inbox_get(ib, ino);
+		struct ient *e = fs_inbox_get(ib, ino);
 		if (!e) {
 			fuse_reply_err(req, ESTALE);
 			return;
 		}
 		pthread_mutex_lock(&e->lock);
 		r = entry_stat(ib, e, &st);
-		timeout = attr_timeout(ib, e);
+		timeout = fs_attr_timeout(ib, e);
 		pthread_mutex_unlock(&e->lock);
-		inbox_put(ib, e);
+		fs_inbox_put(ib, e);
 	}
 	if (r < 0)
 		reply_err(req, "getattr", NULL, r);
@@ -410,14 +410,14 @@ void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 	int dir = dir_of_ino(ino), r;
 	if (dir >= 0) {
 		/* the directories themselves: `rsync -a dir/ mnt/inbox/` sets the inbox's mode and times */
-		inbox_drain(ib, false, false);
+		fs_inbox_drain(ib, false, false);
 		r = (to_set & FUSE_SET_ATTR_SIZE) ? -EISDIR : set_meta(ib->d[dir].fd, attr, to_set, 0700);
 		if (r == 0) {
 			pthread_mutex_lock(&ib->lock);
 			ib->d[dir].reported_changes = ib->d[dir].changes; /* report the times just set */
 			ib->d[dir].reported = (struct timespec){ 0 };
 			pthread_mutex_unlock(&ib->lock);
-			r = dir_stat(ib, dir, &st);
+			r = fs_dir_stat(ib, dir, &st);
 		}
 		if (r < 0)
 			reply_err(req, "setattr", dir_names[dir], r);
@@ -425,7 +425,7 @@ void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 			fuse_reply_attr(req, &st, 0);
 		return;
 	}
-	struct ient *e = inbox_get(ib, ino);
+	struct ient *e = fs_inbox_get(ib, ino);
 	if (!e) {
 		fuse_reply_err(req, ESTALE);
 		return;
@@ -450,7 +450,7 @@ void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 			e->st.st_mtim = ts[1].tv_nsec == UTIME_NOW ? (struct timespec){ time(NULL), 0 } : ts[1];
 		st = e->st;
 	} else if (r == 0) {
-		int fd = entry_fd(ib, e);
+		int fd = fs_entry_fd(ib, e);
 		r = fd < 0 ? fd : set_meta(fd, attr, to_set, e->dir == D_INBOX ? 0600 : 0400);
 		if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE) && ftruncate(fd, attr->st_size) < 0)
 			r = -errno;
@@ -464,9 +464,9 @@ void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 		if (r == 0)
 			r = entry_stat(ib, e, &st);
 	}
-	double timeout = attr_timeout(ib, e);
+	double timeout = fs_attr_timeout(ib, e);
 	pthread_mutex_unlock(&e->lock);
-	inbox_put(ib, e);
+	fs_inbox_put(ib, e);
 	if (r < 0)
 		reply_err(req, "setattr", NULL, r);
 	else
@@ -480,19 +480,19 @@ void fs_inbox_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	struct ient *e = inbox_get(ib, ino);
+	struct ient *e = fs_inbox_get(ib, ino);
 	if (!e) {
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
 	char *buf = malloc(size ? size : 1);
 	pthread_mutex_lock(&e->lock);
-	int fd = e->state == GHOST ? -ESTALE : entry_fd(ib, e);
+	int fd = e->state == GHOST ? -ESTALE : fs_entry_fd(ib, e);
 	ssize_t n = fd < 0 ? fd : !buf ? -ENOMEM : pread(fd, buf, size, off);
 	if (n < 0 && fd >= 0 && buf)
 		n = -errno;
 	pthread_mutex_unlock(&e->lock);
-	inbox_put(ib, e);
+	fs_inbox_put(ib, e);
 	if (n < 0)
 		reply_err(req, "read", NULL, (int)n);
 	else
@@ -508,7 +508,7 @@ void fs_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	struct ient *e = inbox_get(ib, ino);
+	struct ient *e = fs_inbox_get(ib, ino);
 	if (!e) {
 		fuse_reply_err(req, ESTALE);
 		return;
@@ -526,7 +526,7 @@ void fs_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size
 	} else if (e->state == GHOST)
 		r = off == 0 ? resurrect(ib, e) : -ESTALE;
 	if (r == 0) {
-		int fd = entry_fd(ib, e);
+		int fd = fs_entry_fd(ib, e);
 		r = fd < 0 ? fd : pwrite(fd, buf, size, off);
 		if (r < 0 && fd >= 0)
 			r = -errno;
@@ -536,7 +536,7 @@ void fs_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size
 		}
 	}
 	pthread_mutex_unlock(&e->lock);
-	inbox_put(ib, e);
+	fs_inbox_put(ib, e);
 	if (r < 0)
 		reply_err(req, "write", NULL, (int)r);
 	else
@@ -571,12 +571,12 @@ void fs_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		r = -errno;
 	else if (!S_ISREG(b.st_mode))
 		r = -EEXIST;
-	else if (!(e = entry_for(ib, dir, name)))
+	else if (!(e = fs_entry_for(ib, dir, name)))
 		r = -ENOMEM;
 	if (r == 0) {
 		e->refs++;
 		e->nlookup++;
-		inbox_changed(ib, dir);
+		fs_inbox_changed(ib, dir);
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (r < 0) {
@@ -598,11 +598,11 @@ void fs_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (fi->flags & O_TRUNC)
 		e->too_big = false;
 	pthread_mutex_unlock(&e->lock);
-	file_stat(e->ino, &b, &st);
-	inbox_put(ib, e);
+	fs_file_stat(e->ino, &b, &st);
+	fs_inbox_put(ib, e);
 	struct fuse_entry_param ep;
-	double timeout = name_timeout(dir, name);
-	entry_param(&ep, &st, timeout, timeout);
+	double timeout = fs_name_timeout(dir, name);
+	fs_entry_param(&ep, &st, timeout, timeout);
 	fi->fh = 0; /* operations find the file by inode number, as for files opened without OPEN */
 	fi->keep_cache = 0;
 	fi->direct_io = 0;
@@ -635,10 +635,10 @@ void fs_inbox_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	else if (unlinkat(ib->d[dir].fd, name, 0) < 0)
 		r = -errno;
 	if (r == 0) {
-		struct ient *e = find_name(ib, dir, name);
+		struct ient *e = fs_find_name(ib, dir, name);
 		if (e)
-			set_gone(ib, e);
-		inbox_changed(ib, dir);
+			fs_set_gone(ib, e);
+		fs_inbox_changed(ib, dir);
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (r < 0)
@@ -689,7 +689,7 @@ void fs_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 		r = -errno;
 	else if (!S_ISREG(b.st_mode))
 		r = -ENOENT;
-	else if (!(e = entry_for(ib, dir, name)))
+	else if (!(e = fs_entry_for(ib, dir, name)))
 		r = -ENOMEM;
 	else
 		e->refs++;
@@ -701,34 +701,34 @@ void fs_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 	pthread_mutex_lock(&e->lock); /* no decision of this file in flight while it moves */
 	bool final = dir == D_INBOX && !fs_inbox_name_is_temp(newname);
 	/* marked first: a returned rename is decided even if the daemon is killed (see the decider) */
-	bool queue = final && ib->decider_started && mark_queued(ib, e) == 0;
+	bool queue = final && ib->decider_started && fs_mark_queued(ib, e) == 0;
 	pthread_mutex_lock(&ib->lock);
 	if (e->state != LIVE || strcmp(e->name, name) != 0)
 		r = -ENOENT; /* decided or moved meanwhile */
 	else if (flags & RENAME_NOREPLACE)
-		r = rename_noreplace(ib->d[dir].fd, name, ib->d[dir].fd, newname);
+		r = fs_rename_noreplace(ib->d[dir].fd, name, ib->d[dir].fd, newname);
 	else if (renameat(ib->d[dir].fd, name, ib->d[dir].fd, newname) < 0)
 		r = -errno;
 	char *copy = r == 0 ? strdup(newname) : NULL;
 	if (r == 0 && !copy) {
 		/* renamed on disk, not in the table: forget the entry rather than hold a wrong name */
-		set_gone(ib, e);
+		fs_set_gone(ib, e);
 		r = -ENOMEM;
 	} else if (r == 0) {
-		struct ient *target = find_name(ib, dir, newname);
+		struct ient *target = fs_find_name(ib, dir, newname);
 		if (target && target != e)
-			set_gone(ib, target); /* replaced */
-		name_unhash(ib, e);
+			fs_set_gone(ib, target); /* replaced */
+		fs_name_unhash(ib, e);
 		free(e->name);
 		e->name = copy;
-		name_hash(ib, e);
-		inbox_changed(ib, dir);
+		fs_name_hash(ib, e);
+		fs_inbox_changed(ib, dir);
 		if (queue)
-			enqueue_locked(ib, e, fuse_req_ctx(req)->pid);
+			fs_enqueue_locked(ib, e, fuse_req_ctx(req)->pid);
 	}
 	pthread_mutex_unlock(&ib->lock);
 	if (r < 0 && queue)
-		unmark(e);
+		fs_unmark(e);
 	/*
 	 * Arriving at a final name decides a file — by the decider, or here where the file system
 	 * under the store keeps no extended attributes. A rejected file still renames fine (see
@@ -736,13 +736,13 @@ void fs_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 	 */
 	uint64_t ticket = 0;
 	if (r == 0 && final && !queue) {
-		int d = inbox_decide(ib, e, fuse_req_ctx(req)->pid, &ticket);
+		int d = fs_inbox_decide(ib, e, fuse_req_ctx(req)->pid, &ticket);
 		r = d == -EINVAL ? 0 : d;
 	}
 	pthread_mutex_unlock(&e->lock);
 	pthread_mutex_lock(&ib->lock);
-	maybe_drop(ib, e);
-	unref_locked(e);
+	fs_maybe_drop(ib, e);
+	fs_unref_locked(e);
 	pthread_mutex_unlock(&ib->lock);
 	if (r < 0)
 		reply_err(req, "rename", name, r);
@@ -760,7 +760,7 @@ void fs_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 		return;
 	}
 	if (!off)
-		inbox_drain(ib, dir != D_INBOX, false); /* a listing from the start shows what was renamed before */
+		fs_inbox_drain(ib, dir != D_INBOX, false); /* a listing from the start shows what was renamed before */
 	int fd = openat(ib->d[dir].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	char *buf = malloc(size);
@@ -801,7 +801,7 @@ void fs_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 			if (type != DT_REG)
 				continue;
 			pthread_mutex_lock(&ib->lock);
-			struct ient *e = find_name(ib, dir, n);
+			struct ient *e = fs_find_name(ib, dir, n);
 			/* a name not yet looked up has no number of ours: a placeholder in the other half */
 			st.st_ino = e ? e->ino : KX_INO_INBOX | 1ull << 58 | (de->d_ino & ((1ull << 58) - 1));
 			pthread_mutex_unlock(&ib->lock);
@@ -832,7 +832,7 @@ void fs_inbox_flush(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_err(req, 0);
 		return;
 	}
-	struct ient *e = inbox_get(ib, ino);
+	struct ient *e = fs_inbox_get(ib, ino);
 	if (!e) {
 		fuse_reply_err(req, 0);
 		return;
@@ -853,13 +853,13 @@ void fs_inbox_flush(fuse_req_t req, fuse_ino_t ino)
 	 */
 	struct stat st;
 	uint64_t ticket = 0;
-	if (final && (e->dirty || e->too_big) && same_process(pid, e->writer) &&
+	if (final && (e->dirty || e->too_big) && fs_same_process(pid, e->writer) &&
 	    (e->too_big || entry_stat(ib, e, &st) < 0 || st.st_size > 0))
-		r = inbox_decide(ib, e, pid, &ticket);
+		r = fs_inbox_decide(ib, e, pid, &ticket);
 	else
-		entry_close(e); /* opened again on the next write: no descriptor per idle file */
+		fs_entry_close(e); /* opened again on the next write: no descriptor per idle file */
 	pthread_mutex_unlock(&e->lock);
-	inbox_put(ib, e);
+	fs_inbox_put(ib, e);
 	/* EINVAL: refused, so close() fails — cp, install, tee, dd and Python report it */
 	fs_reply_after(ib->fs, ticket, req, -r);
 }
@@ -868,22 +868,22 @@ void fs_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
 {
 	struct fs_inbox *ib = ib_of(req);
 	int dir = dir_of_ino(ino), r = 0;
-	inbox_drain(ib, false, false);
+	fs_inbox_drain(ib, false, false);
 	if (dir >= 0) {
 		r = fsync(ib->d[dir].fd) < 0 ? -errno : 0;
 	} else {
-		struct ient *e = inbox_get(ib, ino);
+		struct ient *e = fs_inbox_get(ib, ino);
 		if (!e) {
 			fuse_reply_err(req, ESTALE);
 			return;
 		}
 		pthread_mutex_lock(&e->lock);
 		if (e->state != GHOST) {
-			int fd = entry_fd(ib, e);
+			int fd = fs_entry_fd(ib, e);
 			r = fd < 0 ? fd : (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
 		}
 		pthread_mutex_unlock(&e->lock);
-		inbox_put(ib, e);
+		fs_inbox_put(ib, e);
 	}
 	if (r < 0)
 		reply_err(req, "fsync", NULL, r);
@@ -894,12 +894,12 @@ void fs_inbox_fsync(fuse_req_t req, fuse_ino_t ino, int datasync)
 void fs_inbox_release(fuse_req_t req, fuse_ino_t ino)
 {
 	struct fs_inbox *ib = ib_of(req);
-	struct ient *e = dir_of_ino(ino) < 0 ? inbox_get(ib, ino) : NULL;
+	struct ient *e = dir_of_ino(ino) < 0 ? fs_inbox_get(ib, ino) : NULL;
 	if (e) {
 		pthread_mutex_lock(&e->lock);
-		entry_close(e);
+		fs_entry_close(e);
 		pthread_mutex_unlock(&e->lock);
-		inbox_put(ib, e);
+		fs_inbox_put(ib, e);
 	}
 	fuse_reply_err(req, 0);
 }
