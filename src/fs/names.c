@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The inbox's name rules, without FUSE (tests/unit/test-inbox.c): which names a file may be
+ * The inbox's name rules, without FUSE (tests/unit/test-inbox-names.c): which names a file may be
  * created under, which names are temporary (held until renamed, SPEC §4), and what a receipt is
  * called in .accepted/ or .rejected/ — the user's name, a ".1", ".2" … suffix when that is taken,
  * and a cut with a short hash when the result would pass NAME_MAX.
