@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The private header of src/render: what its files share. render.c holds the run and group files,
- * bench.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, html.c the pages,
+ * sweeps.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, html.c the pages,
  * compare.c the files of /compare/; the text files write a run's numbers (render_cells) and a text
  * field (render_field) the same way.
  */
@@ -27,13 +27,13 @@ struct render_param {
 	double number;
 };
 
-/* bench.c: a workload document's parameters (docs/views.md: spec.parameters, and spec.dtype as
+/* sweeps.c: a workload document's parameters (docs/views.md: spec.parameters, and spec.dtype as
  * "dtype" unless a parameter has that name), in name order, allocated in a; none without the
  * document. */
 int render_params(struct kx_arena *a, const struct kx_json *workload_doc, struct render_param **ret_p,
 		  size_t *ret_n);
 
-/* bench.c: a text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
+/* sweeps.c: a text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
 int render_tsv_text(struct kx_buf *out, const char *s);
 
 /* One point of a sweep: a current run at one value of the axis. */
@@ -53,7 +53,7 @@ struct sweep {
 	size_t len;
 };
 
-/* bench.c: every sweep of the n groups of one gpu directory, to fn in sweep.tsv's order; stops at
+/* sweeps.c: every sweep of the n groups of one gpu directory, to fn in sweep.tsv's order; stops at
  * fn's first negative return, which it returns. The sweep's arrays are valid during the call. */
 int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx, const struct sweep *s), void *ctx);
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The files of benchmark directories: sweep.tsv, the sweeps of one gpu directory, and gpus.tsv,
- * one pass across its GPUs — both made of the current runs of the groups below them, with the
- * numbers the ranking files write (render_cells). docs/views.md is their contract: the rules,
- * the columns and the order of the rows. Pure, as all of src/render: the same groups give the
- * same bytes in whatever order they are passed.
+ * The cross-group files of benchmark directories and their names: sweep.tsv, the sweeps of one
+ * gpu directory (which svg.c draws as sweep.svg), and gpus.tsv, one pass across its GPUs — both
+ * made of the current runs of the groups below them, with the numbers the ranking files write
+ * (render_cells). docs/views.md is their contract: the rules, the columns and the order of the
+ * rows. Pure, as all of src/render: the same groups give the same bytes in whatever order they
+ * are passed.
  */
 #include "private.h"
 
