@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The private header of src/render: what its files share. render.c holds the run and group files,
- * sweeps.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, html.c the pages,
+ * The private header of src/render: what its files share. format.c holds the formatting they all
+ * share, render.c the run and group files, sweeps.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, html.c the pages,
  * compare.c the files of /compare/; the text files write a run's numbers (render_cells) and a text
  * field (render_field) the same way.
  */
@@ -32,9 +32,6 @@ struct render_param {
  * document. */
 int render_params(struct kx_arena *a, const struct kx_json *workload_doc, struct render_param **ret_p,
 		  size_t *ret_n);
-
-/* sweeps.c: a text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
-int render_tsv_text(struct kx_buf *out, const char *s);
 
 /* One point of a sweep: a current run at one value of the axis. */
 struct sweep_point {
@@ -78,10 +75,6 @@ int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const
 int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_json(const struct kx_group_view *g, struct kx_buf *out);
 
-/* svg.c: s with XML's five special characters escaped, for text and attribute values alike of
- * the pictures and the pages; control characters (which XML 1.0 text cannot hold) as spaces */
-int render_markup_text(struct kx_buf *out, const char *s);
-
 /* svg.c: ranking.svg and history.svg of a group */
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_svg(const struct kx_group_view *g, struct kx_buf *out);
@@ -91,7 +84,14 @@ int render_history_svg(const struct kx_group_view *g, struct kx_buf *out);
 size_t render_compare_place(const struct kx_compare_row *rows, size_t i, size_t n, struct kx_compare_totals *ret);
 void render_compare_geomean(const struct kx_compare_totals *t, char out[KX_JCS_NUMBER_MAX]);
 
-/* render.c */
+/* format.c: v in its JCS form, "null" where it has none */
+void render_number(double v, char out[KX_JCS_NUMBER_MAX]);
+/* format.c: a text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
+int render_tsv_text(struct kx_buf *out, const char *s);
+/* format.c: s with XML's five special characters escaped, for text and attribute values alike of
+ * the pictures and the pages; control characters (which XML 1.0 text cannot hold) as spaces */
+int render_markup_text(struct kx_buf *out, const char *s);
+/* format.c */
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
 /* A value in run x's metric's base unit, in x's unit; false when that unit is not known. */
 bool render_in_unit(const struct kx_run_rec *x, double base, double *ret);

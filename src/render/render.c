@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Every generated file's bytes. Numbers are written in their JCS form (exact, locale-free) in
- * machine-readable files and rounded only in human pages (summary.txt, README). Nothing here
- * reads the store or the clock: the same view renders the same bytes, always.
+ * The files of a run directory and of a group directory, the names of both, SHA256SUMS lines and
+ * the README: the top of src/render, which hands a group's history files to history.c and its
+ * pictures to svg.c. Numbers are written in their JCS form (exact, locale-free) in
+ * machine-readable files and rounded only in human pages (summary.txt, README), both through
+ * format.c. Nothing here reads the store or the clock: the same view renders the same bytes, always.
  */
 #include "private.h"
 
@@ -47,66 +49,6 @@ int kx_group_file_from_name(const char *name)
 }
 
 /* ---- formatting helpers ----------------------------------------------------------------------- */
-
-static void num(double v, char out[KX_JCS_NUMBER_MAX])
-{
-	if (!kx_jcs_number(v, out))
-		snprintf(out, KX_JCS_NUMBER_MAX, "null");
-}
-
-const char *render_time_unit(double ns, double *ret_scale)
-{
-	static const struct {
-		double scale;
-		const char *name;
-	} t[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" } };
-	for (size_t i = 0; i < KX_ARRAY_SIZE(t); i++)
-		if (fabs(ns) >= t[i].scale) {
-			*ret_scale = t[i].scale;
-			return t[i].name;
-		}
-	*ret_scale = 1;
-	return "ns";
-}
-
-void kx_render_value(double v, const char *unit, char *out, size_t cap)
-{
-	double factor = 1;
-	const char *metric = unit ? kx_unit_metric(unit, &factor) : NULL;
-	if (metric && strcmp(metric, "latency") == 0) {
-		double ns = v * factor, scale;
-		const char *name = render_time_unit(ns, &scale);
-		snprintf(out, cap, "%.4g %s", ns / scale, name);
-		return;
-	}
-	if (metric && strcmp(metric, "memory") == 0 && strcmp(unit, "B") == 0) {
-		static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-		int i = 0;
-		while (fabs(v) >= 1024 && i < 4) {
-			v /= 1024;
-			i++;
-		}
-		snprintf(out, cap, "%.4g %s", v, names[i]);
-		return;
-	}
-	snprintf(out, cap, "%.6g %s", v, unit ? unit : "");
-}
-
-/* rank 1 / this, as "how many times worse than the best" (>= 1) */
-double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best)
-{
-	if (!best || !run->has_value || !best->has_value)
-		return NAN;
-	double a = run->base_value, b = best->base_value;
-	if (run->order == KX_ORDER_DESCENDING) {
-		double t = a;
-		a = b;
-		b = t;
-	}
-	if (b == 0)
-		return a == 0 ? 1 : INFINITY;
-	return a / b;
-}
 
 /* "2.0x slower than #1", "… more memory than #1": the word for "worse" in this metric */
 static const char *worse_word(const char *metric, int order)
@@ -209,23 +151,11 @@ static int value_line(struct kx_buf *out, const char *label, double v, const cha
 {
 	char human[64], n[KX_JCS_NUMBER_MAX], raw[KX_JCS_NUMBER_MAX + 80];
 	kx_render_value(v, unit, human, sizeof(human));
-	num(v, n);
+	render_number(v, n);
 	snprintf(raw, sizeof(raw), "%s %s", n, unit ? unit : "");
 	if (strcmp(human, raw) == 0)
 		return line(out, label, "%s", human);
 	return line(out, label, "%s  (%s)", human, raw);
-}
-
-void render_field(const char *text, char *out, size_t cap)
-{
-	if (!text || !*text) {
-		snprintf(out, cap, "-");
-		return;
-	}
-	size_t i = 0;
-	for (; text[i] && i + 1 < cap; i++)
-		out[i] = text[i] == '\t' || text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
-	out[i] = '\0';
 }
 
 /* Run x's value as people read it, in its unit ("58.81 ms"). */
@@ -235,49 +165,6 @@ static void display(const struct kx_run_rec *x, char *out, size_t cap)
 		kx_render_value(x->value, x->unit, out, cap);
 	else
 		snprintf(out, cap, "-");
-}
-
-bool render_in_unit(const struct kx_run_rec *x, double base, double *ret)
-{
-	double factor = 1;
-	if (!kx_unit_metric(x->unit, &factor) || factor == 0)
-		return false;
-	*ret = base / factor;
-	return true;
-}
-
-bool render_spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
-{
-	return x->has_spread && render_in_unit(x, x->base_p20, p20) && render_in_unit(x, x->base_p80, p80);
-}
-
-bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap)
-{
-	double lo, hi;
-	char a[64], b[64];
-	if (!render_spread_in_unit(x, &lo, &hi))
-		return false;
-	kx_render_value(lo, x->unit, a, sizeof(a));
-	kx_render_value(hi, x->unit, b, sizeof(b));
-	snprintf(out, cap, "%s – %s", a, b);
-	return true;
-}
-
-void render_cells(const struct kx_run_rec *x, struct render_cells *c)
-{
-	double lo, hi;
-	snprintf(c->value, sizeof(c->value), "-");
-	snprintf(c->p20, sizeof(c->p20), "-");
-	snprintf(c->p80, sizeof(c->p80), "-");
-	if (x->has_value)
-		num(x->value, c->value);
-	if (render_spread_in_unit(x, &lo, &hi)) {
-		num(lo, c->p20);
-		num(hi, c->p80);
-	}
-	c->unit = x->has_value ? x->unit : "-";
-	render_field(x->version, c->version, sizeof(c->version));
-	kx_time_format(x->observed_ns, c->when);
 }
 
 /* "spread      58.52 ms – 59.10 ms  (p20–p80)" */

@@ -15,23 +15,6 @@
 
 /* ---- text ---------------------------------------------------------------------------------- */
 
-int render_markup_text(struct kx_buf *out, const char *s)
-{
-	int r = 0;
-	for (; *s && r >= 0; s++) {
-		switch (*s) {
-		case '&': r = kx_buf_puts(out, "&amp;"); break;
-		case '<': r = kx_buf_puts(out, "&lt;"); break;
-		case '>': r = kx_buf_puts(out, "&gt;"); break;
-		case '"': r = kx_buf_puts(out, "&quot;"); break;
-		case '\'': r = kx_buf_puts(out, "&#39;"); break;
-		/* control characters are not allowed in XML 1.0 text: a space stands for them */
-		default: r = kx_buf_putc(out, (unsigned char)*s < 0x20 ? ' ' : *s);
-		}
-	}
-	return r;
-}
-
 /* <text x y [attrs]>escaped s</text> */
 static int text_at(struct kx_buf *out, double x, double y, const char *attrs, const char *s)
 {

@@ -28,16 +28,6 @@ int kx_bench_file_from_name(const char *name)
 	return -1;
 }
 
-int render_tsv_text(struct kx_buf *out, const char *s)
-{
-	if (!*s)
-		return kx_buf_putc(out, '-');
-	int r = 0;
-	for (; *s && r >= 0; s++)
-		r = kx_buf_putc(out, *s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
-	return r;
-}
-
 /* The median, p20, p80 and unit cells of run x. */
 static int value_cells(struct kx_buf *out, const struct kx_run_rec *x)
 {

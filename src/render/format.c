@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The formatting every generated file shares, below the files that write them: a number in its
+ * JCS form (exact, locale-free) for the machine-readable files, a value as people read it
+ * ("274.1 ms") for the human ones, a run's values in its own unit and its cells as the TSV files
+ * write them (render_cells), how many times worse than the best a run is, and text made safe for
+ * a TSV field or for XML. Pure: nothing here reads the store or the clock.
+ */
+#include "private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- numbers and values ----------------------------------------------------------------------- */
+
+void render_number(double v, char out[KX_JCS_NUMBER_MAX])
+{
+	if (!kx_jcs_number(v, out))
+		snprintf(out, KX_JCS_NUMBER_MAX, "null");
+}
+
+const char *render_time_unit(double ns, double *ret_scale)
+{
+	static const struct {
+		double scale;
+		const char *name;
+	} t[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" } };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(t); i++)
+		if (fabs(ns) >= t[i].scale) {
+			*ret_scale = t[i].scale;
+			return t[i].name;
+		}
+	*ret_scale = 1;
+	return "ns";
+}
+
+void kx_render_value(double v, const char *unit, char *out, size_t cap)
+{
+	double factor = 1;
+	const char *metric = unit ? kx_unit_metric(unit, &factor) : NULL;
+	if (metric && strcmp(metric, "latency") == 0) {
+		double ns = v * factor, scale;
+		const char *name = render_time_unit(ns, &scale);
+		snprintf(out, cap, "%.4g %s", ns / scale, name);
+		return;
+	}
+	if (metric && strcmp(metric, "memory") == 0 && strcmp(unit, "B") == 0) {
+		static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+		int i = 0;
+		while (fabs(v) >= 1024 && i < 4) {
+			v /= 1024;
+			i++;
+		}
+		snprintf(out, cap, "%.4g %s", v, names[i]);
+		return;
+	}
+	snprintf(out, cap, "%.6g %s", v, unit ? unit : "");
+}
+
+/* rank 1 / this, as "how many times worse than the best" (>= 1) */
+double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best)
+{
+	if (!best || !run->has_value || !best->has_value)
+		return NAN;
+	double a = run->base_value, b = best->base_value;
+	if (run->order == KX_ORDER_DESCENDING) {
+		double t = a;
+		a = b;
+		b = t;
+	}
+	if (b == 0)
+		return a == 0 ? 1 : INFINITY;
+	return a / b;
+}
+
+/* ---- text ------------------------------------------------------------------------------------- */
+
+void render_field(const char *text, char *out, size_t cap)
+{
+	if (!text || !*text) {
+		snprintf(out, cap, "-");
+		return;
+	}
+	size_t i = 0;
+	for (; text[i] && i + 1 < cap; i++)
+		out[i] = text[i] == '\t' || text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+	out[i] = '\0';
+}
+
+int render_tsv_text(struct kx_buf *out, const char *s)
+{
+	if (!*s)
+		return kx_buf_putc(out, '-');
+	int r = 0;
+	for (; *s && r >= 0; s++)
+		r = kx_buf_putc(out, *s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
+	return r;
+}
+
+int render_markup_text(struct kx_buf *out, const char *s)
+{
+	int r = 0;
+	for (; *s && r >= 0; s++) {
+		switch (*s) {
+		case '&': r = kx_buf_puts(out, "&amp;"); break;
+		case '<': r = kx_buf_puts(out, "&lt;"); break;
+		case '>': r = kx_buf_puts(out, "&gt;"); break;
+		case '"': r = kx_buf_puts(out, "&quot;"); break;
+		case '\'': r = kx_buf_puts(out, "&#39;"); break;
+		/* control characters are not allowed in XML 1.0 text: a space stands for them */
+		default: r = kx_buf_putc(out, (unsigned char)*s < 0x20 ? ' ' : *s);
+		}
+	}
+	return r;
+}
+
+/* ---- a run's numbers -------------------------------------------------------------------------- */
+
+bool render_in_unit(const struct kx_run_rec *x, double base, double *ret)
+{
+	double factor = 1;
+	if (!kx_unit_metric(x->unit, &factor) || factor == 0)
+		return false;
+	*ret = base / factor;
+	return true;
+}
+
+bool render_spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
+{
+	return x->has_spread && render_in_unit(x, x->base_p20, p20) && render_in_unit(x, x->base_p80, p80);
+}
+
+bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap)
+{
+	double lo, hi;
+	char a[64], b[64];
+	if (!render_spread_in_unit(x, &lo, &hi))
+		return false;
+	kx_render_value(lo, x->unit, a, sizeof(a));
+	kx_render_value(hi, x->unit, b, sizeof(b));
+	snprintf(out, cap, "%s – %s", a, b);
+	return true;
+}
+
+void render_cells(const struct kx_run_rec *x, struct render_cells *c)
+{
+	double lo, hi;
+	snprintf(c->value, sizeof(c->value), "-");
+	snprintf(c->p20, sizeof(c->p20), "-");
+	snprintf(c->p80, sizeof(c->p80), "-");
+	if (x->has_value)
+		render_number(x->value, c->value);
+	if (render_spread_in_unit(x, &lo, &hi)) {
+		render_number(lo, c->p20);
+		render_number(hi, c->p80);
+	}
+	c->unit = x->has_value ? x->unit : "-";
+	render_field(x->version, c->version, sizeof(c->version));
+	kx_time_format(x->observed_ns, c->when);
+}
