@@ -1,15 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The private header of src/render: what its files share. format.c holds the formatting they all
- * share, render.c the run and group files, sweeps.c the benchmark directories' gpus.tsv and sweep.tsv, svg.c the pictures, html.c the pages,
- * compare.c the files of /compare/; the text files write a run's numbers (render_cells) and a text
- * field (render_field) the same way.
+ * The private header of src/render: what crosses its files, grouped under the file that defines
+ * it. The files, lowest first; each calls only those above it (scripts/check-layers checks it):
+ *
+ *     format.c   the formatting they all share: numbers, values, a run's cells, TSV and XML text
+ *     compare.c  /compare/'s <gpu>.tsv and summary.tsv, and the rules of a speedup
+ *     sweeps.c   the benchmark directories' files: their names, gpus.tsv, sweep.tsv and its sweeps
+ *     history.c  a group's series and change points: history.tsv, history.json, /regressions.tsv
+ *     index.c    /index.tsv: its header and a group's rows
+ *     svg.c      the pictures: ranking.svg, history.svg, sweep.svg
+ *     html.c     index.html, the page of a directory
+ *     render.c   the run and group files and their names, SHA256SUMS lines, the README
+ *
+ * The text files write a run's numbers (render_cells) and a text field (render_field,
+ * render_tsv_text) the same way.
  */
 #ifndef KX_RENDER_PRIVATE_H
 #define KX_RENDER_PRIVATE_H
 
 #include "kx/history.h"
 #include "kx/render.h"
+
+/* ---- format.c --------------------------------------------------------------------------------- */
+
+/* v in its JCS form, "null" where it has none */
+void render_number(double v, char out[KX_JCS_NUMBER_MAX]);
+/* The unit a duration of `ns` nanoseconds reads best in: the largest of s, ms, us, ns it reaches,
+ * and that unit's nanoseconds in *ret_scale. */
+const char *render_time_unit(double ns, double *ret_scale);
+/* #1's value against run's, as "how many times worse than the best" (>= 1); NaN when unknown */
+double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best);
+
+/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
+void render_field(const char *text, char *out, size_t cap);
+/* The same for a string s (not NULL), appended to out whole. */
+int render_tsv_text(struct kx_buf *out, const char *s);
+/* s with XML's five special characters escaped, for text and attribute values alike of the
+ * pictures and the pages; control characters (which XML 1.0 text cannot hold) as spaces */
+int render_markup_text(struct kx_buf *out, const char *s);
+
+/* A value in run x's metric's base unit, in x's unit; false when that unit is not known. */
+bool render_in_unit(const struct kx_run_rec *x, double base, double *ret);
+/* Run x's p20 and p80 in its unit; false when not known. */
+bool render_spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80);
+/* "58.52 ms – 59.10 ms", run x's p20–p80 as people read it; false (out untouched) when not known. */
+bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap);
 
 /* A run's cells as the TSV files write them: "-" where not known. */
 struct render_cells {
@@ -19,6 +54,16 @@ struct render_cells {
 	char version[KX_VERSION_MAX];  /* the implementation's version (a TSV field) */
 	char when[40];                 /* observedAt, RFC 3339 UTC */
 };
+void render_cells(const struct kx_run_rec *x, struct render_cells *c);
+
+/* ---- compare.c -------------------------------------------------------------------------------- */
+
+/* The totals of rows[i..) that share rows[i]'s kernel, pass and gpu (a line of summary.tsv), and
+ * the end of them; the geometric mean of totals as summary.tsv writes it. */
+size_t render_compare_place(const struct kx_compare_row *rows, size_t i, size_t n, struct kx_compare_totals *ret);
+void render_compare_geomean(const struct kx_compare_totals *t, char out[KX_JCS_NUMBER_MAX]);
+
+/* ---- sweeps.c --------------------------------------------------------------------------------- */
 
 /* A workload parameter: its name and its value as the slug writes it (kx_rank_param_text). */
 struct render_param {
@@ -27,9 +72,8 @@ struct render_param {
 	double number;
 };
 
-/* sweeps.c: a workload document's parameters (docs/views.md: spec.parameters, and spec.dtype as
- * "dtype" unless a parameter has that name), in name order, allocated in a; none without the
- * document. */
+/* A workload document's parameters (docs/views.md: spec.parameters, and spec.dtype as "dtype"
+ * unless a parameter has that name), in name order, allocated in a; none without the document. */
 int render_params(struct kx_arena *a, const struct kx_json *workload_doc, struct render_param **ret_p,
 		  size_t *ret_n);
 
@@ -50,15 +94,17 @@ struct sweep {
 	size_t len;
 };
 
-/* sweeps.c: every sweep of the n groups of one gpu directory, to fn in sweep.tsv's order; stops at
- * fn's first negative return, which it returns. The sweep's arrays are valid during the call. */
+/* Every sweep of the n groups of one gpu directory, to fn in sweep.tsv's order; stops at fn's
+ * first negative return, which it returns. The sweep's arrays are valid during the call. */
 int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx, const struct sweep *s), void *ctx);
 
+/* ---- history.c -------------------------------------------------------------------------------- */
+
 /*
- * history.c: a series (docs/history.md): one implementation's passed runs with a value in a group,
- * in time order (observedAt, then the digest), and their change points. render_each_series gives
- * fn each series of group g, implementations in byte order; stops at fn's first negative return,
- * which it returns. The arrays are valid during the call.
+ * A series (docs/history.md): one implementation's passed runs with a value in a group, in time
+ * order (observedAt, then the digest), and their change points. render_each_series gives fn each
+ * series of group g, implementations in byte order; stops at fn's first negative return, which it
+ * returns. The arrays are valid during the call.
  */
 struct render_series {
 	const struct kx_group_view *g;
@@ -71,40 +117,20 @@ struct render_series {
 int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const struct render_series *s),
 		       void *ctx);
 
-/* history.c: history.tsv and history.json of a group */
+/* history.tsv and history.json of a group */
 int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_json(const struct kx_group_view *g, struct kx_buf *out);
 
-/* svg.c: ranking.svg and history.svg of a group */
+/* ---- index.c: nothing crosses; its functions are public (kx_render_index_*, kx/render.h) ------ */
+
+/* ---- svg.c ------------------------------------------------------------------------------------ */
+
+/* ranking.svg and history.svg of a group (sweep.svg is public: kx_render_sweep_svg) */
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_svg(const struct kx_group_view *g, struct kx_buf *out);
 
-/* compare.c: the totals of rows[i..) that share rows[i]'s kernel, pass and gpu (a line of
- * summary.tsv), and the end of them; the geometric mean of totals as summary.tsv writes it. */
-size_t render_compare_place(const struct kx_compare_row *rows, size_t i, size_t n, struct kx_compare_totals *ret);
-void render_compare_geomean(const struct kx_compare_totals *t, char out[KX_JCS_NUMBER_MAX]);
+/* ---- html.c: nothing crosses; kx_render_index_html is public ---------------------------------- */
 
-/* format.c: v in its JCS form, "null" where it has none */
-void render_number(double v, char out[KX_JCS_NUMBER_MAX]);
-/* format.c: a text field of a TSV line: tabs and line breaks become spaces, nothing becomes "-". */
-int render_tsv_text(struct kx_buf *out, const char *s);
-/* format.c: s with XML's five special characters escaped, for text and attribute values alike of
- * the pictures and the pages; control characters (which XML 1.0 text cannot hold) as spaces */
-int render_markup_text(struct kx_buf *out, const char *s);
-/* format.c */
-void render_cells(const struct kx_run_rec *x, struct render_cells *c);
-/* A value in run x's metric's base unit, in x's unit; false when that unit is not known. */
-bool render_in_unit(const struct kx_run_rec *x, double base, double *ret);
-/* Run x's p20 and p80 in its unit; false when not known. */
-bool render_spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80);
-/* "58.52 ms – 59.10 ms", run x's p20–p80 as people read it; false (out untouched) when not known. */
-bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap);
-/* The unit a duration of `ns` nanoseconds reads best in: the largest of s, ms, us, ns it reaches,
- * and that unit's nanoseconds in *ret_scale. */
-const char *render_time_unit(double ns, double *ret_scale);
-/* #1's value against run's, as "how many times worse than the best" (>= 1); NaN when unknown */
-double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best);
-/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
-void render_field(const char *text, char *out, size_t cap);
+/* ---- render.c: nothing crosses; the top of the folder, public (kx/render.h) ------------------- */
 
 #endif
