@@ -104,7 +104,6 @@ enum kx_bench_file {
 	KX_BF__COUNT,
 };
 const char *kx_bench_file_name(enum kx_bench_file f);
-int kx_bench_file_from_name(const char *name); /* -1 when none */
 
 /* A group as those files see it. Borrowed pointers, valid for the call. */
 struct kx_bench_group {

@@ -20,7 +20,7 @@ const char *kx_bench_file_name(enum kx_bench_file f)
 	return f < KX_BF__COUNT ? bench_files[f] : "?";
 }
 
-int kx_bench_file_from_name(const char *name)
+int render_bench_file_from_name(const char *name)
 {
 	for (int i = 0; i < KX_BF__COUNT; i++)
 		if (strcmp(bench_files[i], name) == 0)
