@@ -65,9 +65,6 @@ void render_compare_geomean(const struct kx_compare_totals *t, char out[KX_JCS_N
 
 /* ---- sweeps.c --------------------------------------------------------------------------------- */
 
-/* The benchmark directory file of that name (enum kx_bench_file), -1 when none. */
-int render_bench_file_from_name(const char *name);
-
 /* A workload parameter: its name and its value as the slug writes it (kx_rank_param_text). */
 struct render_param {
 	const char *name, *text;

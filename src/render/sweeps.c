@@ -20,14 +20,6 @@ const char *kx_bench_file_name(enum kx_bench_file f)
 	return f < KX_BF__COUNT ? bench_files[f] : "?";
 }
 
-int render_bench_file_from_name(const char *name)
-{
-	for (int i = 0; i < KX_BF__COUNT; i++)
-		if (strcmp(bench_files[i], name) == 0)
-			return i;
-	return -1;
-}
-
 /* The median, p20, p80 and unit cells of run x. */
 static int value_cells(struct kx_buf *out, const struct kx_run_rec *x)
 {

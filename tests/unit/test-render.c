@@ -7,7 +7,6 @@
  * digests), summary.txt, SHA256SUMS lines that `sha256sum -c` accepts, human values; and that
  * rendering twice gives the same bytes.
  */
-#include "../../src/render/private.h"
 #include "kx/ingest.h"
 #include "kx/render.h"
 #include "test-helpers.h"
@@ -704,8 +703,6 @@ static void gpus_tsv(void)
 	is_str(b.ptr, want, "gpus.tsv: a column per GPU, values in the row's unit, a shared base slug suffixed");
 	kx_buf_release(&b);
 	is_str(kx_bench_file_name(KX_BF_SWEEP_TSV), "sweep.tsv", "sweep.tsv is its name");
-	ok(render_bench_file_from_name("gpus.tsv") == KX_BF_GPUS_TSV && render_bench_file_from_name("ranking.tsv") == -1,
-	   "benchmark files by name");
 }
 
 /* compare/'s files (docs/views.md): speedup, result, the geometric mean, byte for byte. */
