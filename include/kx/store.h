@@ -10,7 +10,7 @@
  * Views are cheap; release them.
  *
  * Writing: a `struct kx_txn` collects its writes in memory; reads through the transaction see its
- * own writes, and kx_txn_commit hands RocksDB all of them as one WriteBatch, its keys sorted, so
+ * own writes, and kx_txn_commit_gen hands RocksDB all of them as one WriteBatch, its keys sorted, so
  * it applies atomically (all or nothing). One writer at a time:
  * kx_store_txn_begin serialises writers with a mutex. Every commit bumps the store generation,
  * which caches key on.
@@ -146,7 +146,7 @@ enum kx_record {
 int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kind,
 		       const uint8_t *prefix, unsigned bits, struct kx_digest *ret);
 
-/* Keys only, in key (digest) order: cheaper than kx_store_each_run / _each_doc. */
+/* Keys only, in key (digest) order: cheaper than kx_store_each_run, or than reading each document. */
 typedef int (*kx_digest_fn)(void *ctx, const struct kx_digest *d);
 int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record kind, kx_digest_fn fn,
 			 void *ctx);
@@ -230,16 +230,12 @@ int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn
 int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns);
 
 /*
- * Every run (group) record. One that does not decode (a damaged value) is passed over, and the
- * walk returns -EBADMSG once it has called `fn` for every other (-EIO: RocksDB could not read);
+ * Every run record. One that does not decode (a damaged value) is passed over, and the walk
+ * returns -EBADMSG once it has called `fn` for every other (-EIO: RocksDB could not read);
  * `kindex verify` names such records.
  */
 typedef int (*kx_run_fn)(void *ctx, const struct kx_run_rec *run);
 int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx);
-typedef int (*kx_group_fn)(void *ctx, const struct kx_group_rec *group);
-int kx_store_each_group(struct kx_store *s, struct kx_view *v, kx_group_fn fn, void *ctx);
-typedef int (*kx_doc_fn)(void *ctx, const struct kx_digest *d, const char *bytes, size_t len);
-int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void *ctx);
 
 /*
  * Check every index against the records (kindex verify): each document hashes to its key, each
@@ -269,10 +265,9 @@ void kx_txn_abort(struct kx_txn *t); /* discard; NULL is a no-op */
 /*
  * Apply atomically and bump the generation; the transaction is freed either way. `sync`: return
  * only once the WAL is synced, which concurrent committers share (a group commit); -EIO if that
- * sync fails, the commit then applied but perhaps not durable.
+ * sync fails, the commit then applied but perhaps not durable. *ret_generation (when not NULL):
+ * the generation this commit created.
  */
-int kx_txn_commit(struct kx_txn *t, bool sync);
-/* The same, with the generation this commit created in *ret_generation. */
 int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation);
 size_t kx_txn_count(const struct kx_txn *t);
 /*

@@ -1562,44 +1562,11 @@ static int run_record(void *ctx, const uint8_t key[32], const char *val, size_t 
 	return ((kx_run_fn)e->fn)(e->ctx, &x);
 }
 
-static int group_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
-{
-	struct each_ctx *e = ctx;
-	struct kx_group_rec g;
-	if (group_decode(val, vn, &g) < 0) {
-		e->damaged = true;
-		return 0;
-	}
-	memcpy(g.key.b, key, 32);
-	return ((kx_group_fn)e->fn)(e->ctx, &g);
-}
-
-static int doc_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
-{
-	struct each_ctx *e = ctx;
-	struct kx_digest d;
-	memcpy(d.b, key, 32);
-	return ((kx_doc_fn)e->fn)(e->ctx, &d, val, vn);
-}
-
 int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx)
 {
 	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
 	int r = each_record(s, v, T_RUN, run_record, &e);
 	return r == 0 && e.damaged ? -EBADMSG : r;
-}
-
-int kx_store_each_group(struct kx_store *s, struct kx_view *v, kx_group_fn fn, void *ctx)
-{
-	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
-	int r = each_record(s, v, T_GROUP, group_record, &e);
-	return r == 0 && e.damaged ? -EBADMSG : r;
-}
-
-int kx_store_each_doc(struct kx_store *s, struct kx_view *v, kx_doc_fn fn, void *ctx)
-{
-	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
-	return each_record(s, v, T_DOC, doc_record, &e);
 }
 
 static const unsigned char record_tags[] = { T_DOC, T_RUN, T_GROUP };
@@ -1914,11 +1881,6 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 	if (r == 0 && sync)
 		r = kx_store_sync(s);
 	return r;
-}
-
-int kx_txn_commit(struct kx_txn *t, bool sync)
-{
-	return kx_txn_commit_gen(t, sync, NULL);
 }
 
 int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_rec *ret)

@@ -206,7 +206,7 @@ static void lifecycle(void)
 	struct staged a;
 	r = kx_store_txn_begin(s, &t);
 	if (ok(r == 0 && stage_opts(t, &(struct tm_opts){ .impl = "liger" }, 5, &a) == 0, "stage one run")) {
-		ok(kx_txn_commit(t, true) == 0, "commit (sync)");
+		ok(kx_txn_commit_gen(t, true, NULL) == 0, "commit (sync)");
 	} else {
 		kx_txn_abort(t);
 	}
@@ -246,7 +246,7 @@ static void lifecycle(void)
 		struct staged c;
 		r = kx_store_txn_begin(s, &t);
 		if (r == 0 && stage_opts(t, &(struct tm_opts){ .impl = "torch" }, 6, &c) == 0)
-			r = kx_txn_commit(t, false);
+			r = kx_txn_commit_gen(t, false, NULL);
 		else
 			kx_txn_abort(t);
 		kx_store_stats(s, NULL, &st2);
@@ -281,7 +281,7 @@ static void ranking_order(void)
 	r |= stage_opts(t, &(struct tm_opts){ .impl = "h", .median = "7", .observed = "1971-01-01T00:00:00Z", .params = "{\"hidden\":2}" }, 1, &young);
 	r |= stage_opts(t, &(struct tm_opts){ .impl = "i", .median = "7", .observed = "1969-06-01T00:00:00Z", .params = "{\"hidden\":2}" }, 1, &old);
 	ok(r == 0, "stage nine latency runs in three groups");
-	ok(kx_txn_commit(t, false) == 0, "commit");
+	ok(kx_txn_commit_gen(t, false, NULL) == 0, "commit");
 	ok(kx_digest_equal(&r300.g.key, &r100late.g.key) && kx_digest_equal(&r300.g.key, &rfail.g.key) &&
 		   !kx_digest_equal(&r300.g.key, &tie1.g.key),
 	   "runs of one benchmark, gpu and workload share a group; another workload is another group");
@@ -303,7 +303,7 @@ static void ranking_order(void)
 	r |= stage_tput(t, "triton", "1.2", "TFLOP/s", false, &t12);
 	r |= stage_tput(t, "torch", "900", "GFLOP/s", false, &g900);
 	r |= stage_tput(t, "broken", "0", "GFLOP/s", true, &tf);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "stage and commit four throughput runs");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "stage and commit four throughput runs");
 	ok(g1500.g.order == KX_ORDER_DESCENDING, "a throughput group ranks descending");
 	const struct staged *tp[] = { &g1500, &t12, &g900, &tf };
 	expect_order(s, &g1500.g.key, tp, 4, 3, "throughput: 1500 GFLOP/s, 1.2 TFLOP/s, 900 GFLOP/s, then the failed run");
@@ -312,7 +312,7 @@ static void ranking_order(void)
 	struct staged best;
 	kx_store_txn_begin(s, &t);
 	r = stage_opts(t, &(struct tm_opts){ .impl = "j", .median = "99.5" }, 2, &best);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "a faster run arrives later");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "a faster run arrives later");
 	const struct staged *lat2[] = { &best, &r100early, &r100late, &r200, &r300, &rfail };
 	expect_order(s, &r300.g.key, lat2, 6, 5, "the faster run ranks first");
 
@@ -339,8 +339,8 @@ static void ranking_order(void)
 	kx_store_txn_begin(s, &t);
 	r = stage_opts(t, &(struct tm_opts){ .impl = "k", .median = "150" }, 1, &back1);
 	r |= stage_opts(t, &(struct tm_opts){ .impl = "l", .median = "160" }, 1, &back2);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "two runs ingested at time 1, below a directory last changed at %lld",
-	   (long long)gpu0);
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0,
+	   "two runs ingested at time 1, below a directory last changed at %lld", (long long)gpu0);
 	r = kx_store_dir_mtime(s, NULL, gpu, &gpu1);
 	r |= kx_store_dir_mtime(s, NULL, "benchmarks", &top1);
 	ok(r == 0 && gpu1 == gpu0 + 1 && top1 == top0 + 1,
@@ -376,15 +376,25 @@ static int count_cb(void *ctx, const struct kx_run_rec *x)
 	return 0;
 }
 
-static int count_doc(void *ctx, const struct kx_digest *d, const char *bytes, size_t len)
+/* A document of the store, read as the tree reads one: counted when its bytes hash to its key. */
+struct docs {
+	struct kx_store *s;
+	size_t n;
+};
+
+static int count_doc(void *ctx, const struct kx_digest *d)
 {
+	struct docs *c = ctx;
 	struct kx_digest got;
+	struct kx_buf b = { 0 };
 	struct kx_arena *a = kx_arena_new();
 	struct kx_json *v = NULL;
 	struct kx_json_error e;
-	if (kx_json_parse(a, bytes, len, 0, &v, NULL, &e) == 0 && kx_digest_document(v, &got) == 0 && kx_digest_equal(&got, d))
-		(*(size_t *)ctx)++;
+	if (kx_store_get_doc(c->s, NULL, d, &b) == 0 && kx_json_parse(a, b.ptr, b.len, 0, &v, NULL, &e) == 0 &&
+	    kx_digest_document(v, &got) == 0 && kx_digest_equal(&got, d))
+		c->n++;
 	kx_arena_free(a);
+	kx_buf_release(&b);
 	return 0;
 }
 
@@ -404,7 +414,7 @@ static void listings(void)
 	int r = stage_opts(t, &(struct tm_opts){ .benchmark = "rms_norm/forward" }, 1, &a);
 	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "rms_norm/backward" }, 1, &b);
 	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "layer_norm/forward", .source = "src", .external_id = "ext-1" }, 1, &c);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "three runs in three benchmarks");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "three runs in three benchmarks");
 	struct names o = { .n = 0 };
 	kx_store_tree_list(s, NULL, NULL, 0, name_cb, &o);
 	ok(o.n == 2 && strcmp(o.v[0], "layer_norm") == 0 && strcmp(o.v[1], "rms_norm") == 0, "kernels listed once each, in order");
@@ -423,9 +433,9 @@ static void listings(void)
 	size_t n = 0;
 	kx_store_each_run(s, NULL, count_cb, &n);
 	ok(n == 3, "kx_store_each_run visits 3 runs");
-	n = 0;
-	kx_store_each_doc(s, NULL, count_doc, &n);
-	ok(n == 7, "every stored document hashes to its key (3 runs + 4 shared documents)");
+	struct docs docs = { s, 0 };
+	kx_store_each_digest(s, NULL, KX_RECORD_DOC, count_doc, &docs);
+	ok(docs.n == 7, "every stored document hashes to its key (3 runs + 4 shared documents)");
 	n = 0;
 	ok(kx_store_each_run(s, NULL, stop_cb, &n) == 42 && n == 1, "a callback's non-zero return stops iteration and is returned");
 	kx_store_close(s);
@@ -476,7 +486,7 @@ static void every_group_scans(void)
 	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "rms_norm/forward", .impl = "torch", .median = "1000" }, 1, &b);
 	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "rms_norm/backward" }, 1, &c);
 	r |= stage_opts(t, &(struct tm_opts){ .benchmark = "layer_norm/forward", .status = "failed" }, 1, &d);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "four runs in three groups");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "four runs in three groups");
 	struct every e = { .n = 0 };
 	ok(kx_store_tree_groups(s, NULL, every_group, &e) == 0 && e.n == 3, "kx_store_tree_groups: every group once");
 	const char *want[] = { "layer_norm/forward", "rms_norm/backward", "rms_norm/forward" };
@@ -510,7 +520,7 @@ static void every_group_scans(void)
 		snprintf(bench, sizeof(bench), "kernel%02d/forward", i);
 		r = stage_opts(t, &(struct tm_opts){ .benchmark = bench }, 1, NULL);
 	}
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "24 more groups");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "24 more groups");
 	static struct every whole, parts;
 	whole.ngroups = 0;
 	kx_store_each_group_run(s, NULL, 0, 1, every_run, &whole);
@@ -573,7 +583,7 @@ static void current_runs(void)
 	r |= stage_opts(t, &(struct tm_opts){ .impl = "torch", .median = "1000" }, 1, &b);
 	r |= stage_opts(t, &(struct tm_opts){ .observed = "2025-06-01T00:00:00Z", .median = "500" }, 1, &old);
 	r |= stage_opts(t, &(struct tm_opts){ .observed = "2026-06-01T00:00:00Z", .status = "failed" }, 1, &failed);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "four runs of two implementations in one group");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "four runs of two implementations in one group");
 	struct seen_currents e = { .n = 0 };
 	r = kx_store_each_current(s, NULL, 0, 1, every_current, &e);
 	ok(r == 0 && e.n == 2, "two current runs (%zu)", e.n);
@@ -589,12 +599,12 @@ static void current_runs(void)
 
 	kx_store_txn_begin(s, &t);
 	r = stage_opts(t, &(struct tm_opts){ .observed = "2026-03-01T00:00:00Z", .median = "3000" }, 2, &newer);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "a newer liger run");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "a newer liger run");
 	struct kx_digest cur = current_of_impl(s, "liger");
 	ok(kx_digest_equal(&cur, &newer.x.run), "... becomes liger's current run");
 	kx_store_txn_begin(s, &t);
 	r = stage_opts(t, &(struct tm_opts){ .observed = "2024-01-01T00:00:00Z", .median = "10" }, 3, &older);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "an older liger run, stored later");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "an older liger run, stored later");
 	cur = current_of_impl(s, "liger");
 	ok(kx_digest_equal(&cur, &newer.x.run), "... does not");
 	kx_store_txn_begin(s, &t);
@@ -602,7 +612,7 @@ static void current_runs(void)
 	kx_txn_abort(t);
 	kx_store_txn_begin(s, &t);
 	r |= stage_opts(t, &(struct tm_opts){ .observed = "2026-04-01T00:00:00Z", .median = "30" }, 5, &between);
-	ok(r == 0 && kx_txn_commit(t, false) == 0, "a run newer than the current one, after an aborted newest one");
+	ok(r == 0 && kx_txn_commit_gen(t, false, NULL) == 0, "a run newer than the current one, after an aborted newest one");
 	cur = current_of_impl(s, "liger");
 	ok(kx_digest_equal(&cur, &between.x.run), "... is current: the abort took its run out of the writer's cache too");
 	verify_clean(s, "current runs");
@@ -648,7 +658,7 @@ static void prefixes(void)
 		snprintf(x[i].unit, sizeof(x[i].unit), "ns");
 		kx_txn_add_run(t, &x[i], &g, NULL, NULL);
 	}
-	ok(kx_txn_commit(t, false) == 0, "three runs with chosen digests");
+	ok(kx_txn_commit_gen(t, false, NULL) == 0, "three runs with chosen digests");
 	struct kx_digest d;
 	static const struct {
 		const char *prefix;
@@ -697,7 +707,7 @@ static void views(void)
 	struct staged a, b;
 	kx_store_txn_begin(s, &t);
 	stage_opts(t, &(struct tm_opts){ .impl = "a" }, 1, &a);
-	kx_txn_commit(t, false);
+	kx_txn_commit_gen(t, false, NULL);
 	struct kx_view *v = kx_store_view(s);
 	ok(v && kx_view_generation(v) == 1, "a view of generation 1");
 	kx_store_txn_begin(s, &t);
@@ -706,7 +716,7 @@ static void views(void)
 	struct kx_run_rec x;
 	ok(kx_store_get_run(s, NULL, &b.x.run, &x) == -ENOENT, "an uncommitted run is not visible to readers");
 	ok(kx_txn_get_run(t, &b.x.run, &x) == 0, "... but the transaction sees its own write");
-	kx_txn_commit(t, false);
+	kx_txn_commit_gen(t, false, NULL);
 	ok(kx_store_get_run(s, v, &b.x.run, &x) == -ENOENT, "a view taken before a commit does not see the new run");
 	ok(kx_store_get_run(s, NULL, &b.x.run, &x) == 0, "the latest state does");
 	struct kx_store_stats st;
@@ -760,7 +770,7 @@ static void savepoints(void)
 	ok(kx_txn_get_group(t, &a.g.key, &g) == 0 && g.ranked == 1, "group G counts only a again");
 	ok(kx_txn_get_group(t, &c.g.key, &g) == -ENOENT, "group H does not exist");
 	ok(kx_txn_get_run(t, &a.x.run, &x) == 0, "a is still staged");
-	ok(kx_txn_commit(t, false) == 0, "commit");
+	ok(kx_txn_commit_gen(t, false, NULL) == 0, "commit");
 	kx_store_stats(s, NULL, &st);
 	ok(st.runs == 1 && st.groups == 1 && st.documents == 5, "committed: 1 run, 1 group, 5 documents (got %llu, %llu, %llu)",
 	   (unsigned long long)st.runs, (unsigned long long)st.groups, (unsigned long long)st.documents);
@@ -774,7 +784,7 @@ static void savepoints(void)
 	ok(stage_opts(t, &(struct tm_opts){ .impl = "e", .params = "{\"hidden\":7}", .source = "s", .external_id = "c" }, 5, &e) == 0,
 	   "stage e into H, with c's source entry");
 	ok(kx_digest_equal(&e.g.key, &c.g.key), "e is in the group c would have been");
-	ok(kx_txn_commit(t, false) == 0, "commit");
+	ok(kx_txn_commit_gen(t, false, NULL) == 0, "commit");
 	kx_store_stats(s, NULL, &st);
 	ok(st.runs == 3 && st.groups == 2 && st.documents == 10, "3 runs, 2 groups, 10 documents (got %llu, %llu, %llu)",
 	   (unsigned long long)st.runs, (unsigned long long)st.groups, (unsigned long long)st.documents);
@@ -793,7 +803,7 @@ static void savepoints(void)
 	kx_txn_rollback(t);
 	kx_txn_savepoint(t);
 	ok(stage_opts(t, &(struct tm_opts){ .impl = "h", .median = "11" }, 6, &h) == 0, "file 3: stage h");
-	ok(kx_txn_commit(t, false) == 0, "commit files 1 and 3");
+	ok(kx_txn_commit_gen(t, false, NULL) == 0, "commit files 1 and 3");
 	kx_store_stats(s, NULL, &st);
 	ok(st.runs == 5 && st.groups == 2, "5 runs, 2 groups: file 2 left nothing (got %llu, %llu)", (unsigned long long)st.runs,
 	   (unsigned long long)st.groups);
@@ -827,7 +837,7 @@ static void aborts(void)
 	   "a new transaction does not see the aborted writes (caches rolled back)");
 	stage_opts(t, &(struct tm_opts){ .impl = "a", .source = "s", .external_id = "a" }, 1, &a);
 	stage_opts(t, &(struct tm_opts){ .impl = "b" }, 1, &b);
-	ok(kx_txn_commit(t, false) == 0, "commit after an abort");
+	ok(kx_txn_commit_gen(t, false, NULL) == 0, "commit after an abort");
 	kx_store_stats(s, NULL, &st);
 	ok(st.runs == 2 && st.groups == 1 && st.documents == 7 && st.generation == 1, "2 runs, 1 group, 7 documents, generation 1");
 	verify_clean(s, "after an abort and a commit");
