@@ -14,7 +14,7 @@
 #define RUN_VERSION 2 /* 2 added the noise interval and the version; 1 is still read */
 #define GROUP_VERSION 1
 
-void put_u64(unsigned char *p, uint64_t v)
+void store_put_u64(unsigned char *p, uint64_t v)
 {
 	for (int i = 7; i >= 0; i--) {
 		p[i] = (unsigned char)v;
@@ -22,7 +22,7 @@ void put_u64(unsigned char *p, uint64_t v)
 	}
 }
 
-uint64_t get_u64(const unsigned char *p)
+uint64_t store_get_u64(const unsigned char *p)
 {
 	uint64_t v = 0;
 	for (int i = 0; i < 8; i++)
@@ -30,7 +30,7 @@ uint64_t get_u64(const unsigned char *p)
 	return v;
 }
 
-uint64_t order_bits(double v, int order)
+static uint64_t order_bits(double v, int order)
 {
 	if (order == KX_ORDER_DESCENDING)
 		v = -v;
@@ -41,14 +41,14 @@ uint64_t order_bits(double v, int order)
 	return (u >> 63) ? ~u : u ^ (1ull << 63);
 }
 
-void key_digest(struct key *k, char tag, const struct kx_digest *d)
+void store_key_digest(struct key *k, char tag, const struct kx_digest *d)
 {
 	k->b[0] = (unsigned char)tag;
 	memcpy(k->b + 1, d->b, 32);
 	k->len = 33;
 }
 
-void key_index(struct key *k, const struct kx_run_rec *r)
+void store_key_index(struct key *k, const struct kx_run_rec *r)
 {
 	unsigned char *p = k->b;
 	*p++ = T_INDEX;
@@ -56,9 +56,9 @@ void key_index(struct key *k, const struct kx_run_rec *r)
 	p += 32;
 	bool ranked = r->passed && r->has_value;
 	*p++ = ranked ? 0 : 1;
-	put_u64(p, ranked ? order_bits(r->base_value, r->order) : 0);
+	store_put_u64(p, ranked ? order_bits(r->base_value, r->order) : 0);
 	p += 8;
-	put_u64(p, (uint64_t)r->observed_ns ^ (1ull << 63));
+	store_put_u64(p, (uint64_t)r->observed_ns ^ (1ull << 63));
 	p += 8;
 	memcpy(p, r->run.b, 32);
 	k->len = INDEX_KEY_LEN;
@@ -73,7 +73,7 @@ static int append(struct key *k, const void *s, size_t n)
 	return 0;
 }
 
-int key_source(struct key *k, const char *source, const char *external_id)
+int store_key_source(struct key *k, const char *source, const char *external_id)
 {
 	k->b[0] = T_SOURCE;
 	k->len = 1;
@@ -82,7 +82,7 @@ int key_source(struct key *k, const char *source, const char *external_id)
 	return append(k, external_id, strlen(external_id));
 }
 
-int key_tree(struct key *k, const struct kx_group_rec *g)
+int store_key_tree(struct key *k, const struct kx_group_rec *g)
 {
 	k->b[0] = T_TREE;
 	k->len = 1;
@@ -93,13 +93,13 @@ int key_tree(struct key *k, const struct kx_group_rec *g)
 	return append(k, g->workload.b, 32);
 }
 
-void tree_value(const struct kx_group_rec *g, unsigned char v[TREE_VALUE_LEN])
+void store_tree_value(const struct kx_group_rec *g, unsigned char v[TREE_VALUE_LEN])
 {
 	memcpy(v, g->key.b, 32);
 	v[32] = g->workload_cut ? 1 : 0;
 }
 
-void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run)
+void store_key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run)
 {
 	k->b[0] = T_WAIT;
 	memcpy(k->b + 1, doc->b, 32);
@@ -107,27 +107,27 @@ void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest
 	k->len = WAIT_KEY_LEN;
 }
 
-int key_mtime(struct key *k, const char *path)
+int store_key_mtime(struct key *k, const char *path)
 {
 	k->b[0] = T_MTIME;
 	k->len = 1;
 	return append(k, path, strlen(path));
 }
 
-void key_current(struct key *k, const struct kx_digest *group, const char *impl)
+void store_key_current(struct key *k, const struct kx_digest *group, const char *impl)
 {
-	key_digest(k, T_CURRENT, group);
+	store_key_digest(k, T_CURRENT, group);
 	append(k, impl, strnlen(impl, KX_NAME_MAX - 1)); /* a slug: fits, with room to spare */
 }
 
-void key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias)
+void store_key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias)
 {
-	key_digest(k, T_ALIAS, run);
+	store_key_digest(k, T_ALIAS, run);
 	memcpy(k->b + 33, alias->b, 32);
 	k->len = 65;
 }
 
-int key_name(struct key *k, char level, const char *component)
+int store_key_name(struct key *k, char level, const char *component)
 {
 	k->b[0] = T_NAME;
 	k->b[1] = (unsigned char)level;
@@ -145,7 +145,7 @@ static int w_u8(struct kx_buf *b, unsigned v)
 static int w_u64(struct kx_buf *b, uint64_t v)
 {
 	unsigned char p[8];
-	put_u64(p, v);
+	store_put_u64(p, v);
 	return kx_buf_append(b, p, 8);
 }
 
@@ -189,7 +189,7 @@ static unsigned r_u8(struct rd *r)
 static uint64_t r_u64(struct rd *r)
 {
 	const unsigned char *q = take(r, 8);
-	return q ? get_u64(q) : 0;
+	return q ? store_get_u64(q) : 0;
 }
 
 static double r_f64(struct rd *r)
@@ -221,7 +221,7 @@ static void r_digest(struct rd *r, struct kx_digest *d)
 		memcpy(d->b, q, 32);
 }
 
-int run_encode(const struct kx_run_rec *x, struct kx_buf *b)
+int store_run_encode(const struct kx_run_rec *x, struct kx_buf *b)
 {
 	int r = w_u8(b, RUN_VERSION);
 	const struct kx_digest *ds[] = { &x->group, &x->protocol, &x->environment, &x->workload,
@@ -263,7 +263,7 @@ int run_encode(const struct kx_run_rec *x, struct kx_buf *b)
 	return r;
 }
 
-int run_decode(const char *p, size_t n, struct kx_run_rec *x)
+int store_run_decode(const char *p, size_t n, struct kx_run_rec *x)
 {
 	struct rd r = { (const unsigned char *)p, (const unsigned char *)p + n, 0 };
 	unsigned version = r_u8(&r);
@@ -302,7 +302,7 @@ int run_decode(const char *p, size_t n, struct kx_run_rec *x)
 	return r.bad || r.p != r.end ? -EIO : 0;
 }
 
-int group_encode(const struct kx_group_rec *g, struct kx_buf *b)
+int store_group_encode(const struct kx_group_rec *g, struct kx_buf *b)
 {
 	int r = w_u8(b, GROUP_VERSION);
 	if (r >= 0)
@@ -323,7 +323,7 @@ int group_encode(const struct kx_group_rec *g, struct kx_buf *b)
 	return r;
 }
 
-int group_decode(const char *p, size_t n, struct kx_group_rec *g)
+int store_group_decode(const char *p, size_t n, struct kx_group_rec *g)
 {
 	struct rd r = { (const unsigned char *)p, (const unsigned char *)p + n, 0 };
 	if (r_u8(&r) != GROUP_VERSION)
@@ -345,7 +345,7 @@ int group_decode(const char *p, size_t n, struct kx_group_rec *g)
 
 #define CURRENT_VERSION 1
 
-void current_of(const struct kx_run_rec *x, struct kx_current_rec *c)
+void store_current_of(const struct kx_run_rec *x, struct kx_current_rec *c)
 {
 	*c = (struct kx_current_rec){ .run = x->run, .observed_ns = x->observed_ns, .order = x->order,
 				      .has_spread = x->has_spread, .value = x->value, .base_value = x->base_value,
@@ -354,7 +354,7 @@ void current_of(const struct kx_run_rec *x, struct kx_current_rec *c)
 	snprintf(c->impl, sizeof(c->impl), "%s", x->impl);
 }
 
-int current_encode(const struct kx_current_rec *c, struct kx_buf *b)
+int store_current_encode(const struct kx_current_rec *c, struct kx_buf *b)
 {
 	int r = w_u8(b, CURRENT_VERSION);
 	if (r >= 0)
@@ -373,7 +373,7 @@ int current_encode(const struct kx_current_rec *c, struct kx_buf *b)
 	return r;
 }
 
-int current_decode(const char *p, size_t n, struct kx_current_rec *c)
+int store_current_decode(const char *p, size_t n, struct kx_current_rec *c)
 {
 	struct rd r = { (const unsigned char *)p, (const unsigned char *)p + n, 0 };
 	if (r_u8(&r) != CURRENT_VERSION)

@@ -75,28 +75,27 @@ struct key {
 	unsigned char b[2560]; /* an S key: source (<= 256) + externalId (<= 2048), validated */
 };
 
-void key_digest(struct key *k, char tag, const struct kx_digest *d);
-void key_index(struct key *k, const struct kx_run_rec *run);
-int key_source(struct key *k, const char *source, const char *external_id);
-int key_tree(struct key *k, const struct kx_group_rec *g);
+void store_key_digest(struct key *k, char tag, const struct kx_digest *d);
+void store_key_index(struct key *k, const struct kx_run_rec *run);
+int store_key_source(struct key *k, const char *source, const char *external_id);
+int store_key_tree(struct key *k, const struct kx_group_rec *g);
 #define TREE_VALUE_LEN 33
-void tree_value(const struct kx_group_rec *g, unsigned char v[TREE_VALUE_LEN]); /* key[32] cut[1] */
-int key_mtime(struct key *k, const char *path);
-void key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run);
-void key_current(struct key *k, const struct kx_digest *group, const char *impl);
-int key_name(struct key *k, char level, const char *component);
-void key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias);
+void store_tree_value(const struct kx_group_rec *g, unsigned char v[TREE_VALUE_LEN]); /* key[32] cut[1] */
+int store_key_mtime(struct key *k, const char *path);
+void store_key_wait(struct key *k, const struct kx_digest *doc, const struct kx_digest *run);
+void store_key_current(struct key *k, const struct kx_digest *group, const char *impl);
+int store_key_name(struct key *k, char level, const char *component);
+void store_key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias);
 
-void put_u64(unsigned char *p, uint64_t v);
-uint64_t get_u64(const unsigned char *p);
-uint64_t order_bits(double v, int order);
+void store_put_u64(unsigned char *p, uint64_t v);
+uint64_t store_get_u64(const unsigned char *p);
 
-int run_encode(const struct kx_run_rec *r, struct kx_buf *out);
-int run_decode(const char *p, size_t n, struct kx_run_rec *r);
-int group_encode(const struct kx_group_rec *g, struct kx_buf *out);
-int group_decode(const char *p, size_t n, struct kx_group_rec *g);
-void current_of(const struct kx_run_rec *x, struct kx_current_rec *ret);
-int current_encode(const struct kx_current_rec *c, struct kx_buf *out);
-int current_decode(const char *p, size_t n, struct kx_current_rec *c); /* all but impl: the key's */
+int store_run_encode(const struct kx_run_rec *r, struct kx_buf *out);
+int store_run_decode(const char *p, size_t n, struct kx_run_rec *r);
+int store_group_encode(const struct kx_group_rec *g, struct kx_buf *out);
+int store_group_decode(const char *p, size_t n, struct kx_group_rec *g);
+void store_current_of(const struct kx_run_rec *x, struct kx_current_rec *ret);
+int store_current_encode(const struct kx_current_rec *c, struct kx_buf *out);
+int store_current_decode(const char *p, size_t n, struct kx_current_rec *c); /* all but impl: the key's */
 
 #endif

@@ -88,8 +88,8 @@ static int get_doc(struct kx_store *s, struct kx_arena *a, const struct kx_diges
 	struct key k;
 	struct kx_buf b = { 0 };
 	struct kx_json_error e;
-	key_digest(&k, T_DOC, d);
-	int r = get_raw(s, s->ro, k.b, k.len, &b);
+	store_key_digest(&k, T_DOC, d);
+	int r = store_get_raw(s, s->ro, k.b, k.len, &b);
 	*ret = NULL;
 	if (r == 0 && kx_json_parse(a, b.ptr, b.len, 0, ret, NULL, &e) < 0)
 		*ret = NULL;

@@ -55,9 +55,9 @@ struct currents {
 	size_t len, cap;
 };
 
-int currents_add(struct currents *c, const struct kx_run_rec *x);
-int currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx);
-void currents_release(struct currents *c);
+int store_currents_add(struct currents *c, const struct kx_run_rec *x);
+int store_currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx);
+void store_currents_release(struct currents *c);
 
 #define KEYLIT(k) (k), (sizeof(k) - 1)
 
@@ -65,12 +65,12 @@ int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_wr
 
 /* Every record of one tag, key and value; the callback's non-zero return stops the scan. */
 typedef int (*record_fn)(void *ctx, const uint8_t key[32], const char *val, size_t vn);
-int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
+int store_each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx);
 
 /* The current runs of every group of a part, worked out from the rank index (a store without the
  * 'C' index; the upgrade that writes it). */
-int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_current_fn fn,
-			void *ctx);
+int store_currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts,
+			      kx_current_fn fn, void *ctx);
 
 /* upgrade.c: the schema a store says it was written in (`want` is this kindex's), if this kindex
  * reads it: its own, or an older one it upgrades; 0 for any other. And the upgrade from `from` to
@@ -106,10 +106,9 @@ void store_names_release(struct store_names *n);
 
 /* A RocksDB status (the C API's error text) as a negative errno, by its code; 0 for none. */
 int store_errno(const char *err);
-int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn,
-	    struct kx_buf *out);
-int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n);
-void scan_close(struct scan *sc);
-int scan_status(struct scan *sc);
+int store_get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out);
+int store_scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n);
+void store_scan_close(struct scan *sc);
+int store_scan_status(struct scan *sc);
 
 #endif

@@ -167,7 +167,7 @@ int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_wr
  */
 static int give_id(struct kx_store *s)
 {
-	int r = get_raw(s, s->ro, KEYLIT(K_ID), NULL);
+	int r = store_get_raw(s, s->ro, KEYLIT(K_ID), NULL);
 	if (r != -ENOENT)
 		return r;
 	unsigned char id[16];
@@ -201,7 +201,7 @@ static int get_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const void *k,
 	return r;
 }
 
-int get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out)
+int store_get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out)
 {
 	return get_in(s->db, ro, k, kn, out);
 }
@@ -211,7 +211,7 @@ static uint64_t get_u64_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const
 	struct kx_buf b = { 0 };
 	uint64_t v = 0;
 	if (get_in(db, ro, k, kn, &b) == 0 && b.len == 8)
-		v = get_u64((const unsigned char *)b.ptr);
+		v = store_get_u64((const unsigned char *)b.ptr);
 	kx_buf_release(&b);
 	return v;
 }
@@ -225,7 +225,7 @@ int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn
 {
 	unsigned char p = T_TREE;
 	struct scan sc;
-	int r = scan_open(&sc, s, v, &p, 1);
+	int r = store_scan_open(&sc, s, v, &p, 1);
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn, vn;
 		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn), *end = k + kn;
@@ -253,8 +253,8 @@ int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn
 		r = fn(ctx, comp[0], comp[1], comp[2], comp[3], &w, &g, val[32] & 1);
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	return r;
 }
 
@@ -577,7 +577,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	struct kx_buf schema = { 0 };
 	char want[32];
 	snprintf(want, sizeof(want), "kindexfs-store %d", KX_STORE_SCHEMA);
-	r = get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
+	r = store_get_raw(s, s->ro, KEYLIT(K_SCHEMA), &schema);
 	s->waiting_index = s->index_copies = s->current_index = true; /* but for an older store read as it is */
 	bool writable = !(flags & KX_STORE_READONLY);
 	int from = r == 0 ? store_readable_schema(schema.ptr, want) : 0;
@@ -587,7 +587,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	}
 	if (r == -ENOENT && writable) {
 		unsigned char created[8];
-		put_u64(created, (uint64_t)kx_now_ns());
+		store_put_u64(created, (uint64_t)kx_now_ns());
 		rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 		rocksdb_writebatch_put(wb, KEYLIT(K_CREATED), (const char *)created, 8);
 		rocksdb_writebatch_put(wb, KEYLIT(K_INDEX_COPIES), "", 0);
@@ -607,7 +607,7 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 		 * reader then reads by digest; schema 2 the 'C' index, which a reader then works out from
 		 * the rank index. Read as it is; upgraded when opened to write.
 		 */
-		bool copies = get_raw(s, s->ro, KEYLIT(K_INDEX_COPIES), NULL) == 0;
+		bool copies = store_get_raw(s, s->ro, KEYLIT(K_INDEX_COPIES), NULL) == 0;
 		if (writable && (from < KX_STORE_SCHEMA || !copies) && (r = store_upgrade(s, from, want)) < 0 &&
 		    asprintf(&msg, "cannot upgrade store '%s' to schema '%s': %s", dir, want, strerror(-r)) < 0)
 			msg = NULL;
@@ -632,11 +632,11 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	if (r < 0)
 		goto fail;
 	if (!(flags & KX_STORE_READONLY)) {
-		s->docs = wmap_new(0, 1u << 20);
-		s->groups = wmap_new(sizeof(struct kx_group_rec), 1u << 16);
-		s->mtimes = wmap_new(sizeof(int64_t), 1u << 16);
-		s->currents = wmap_new(sizeof(struct current_mark), 1u << 17);
-		s->names = wmap_new(32, 1u << 16);
+		s->docs = store_wmap_new(0, 1u << 20);
+		s->groups = store_wmap_new(sizeof(struct kx_group_rec), 1u << 16);
+		s->mtimes = store_wmap_new(sizeof(int64_t), 1u << 16);
+		s->currents = store_wmap_new(sizeof(struct current_mark), 1u << 17);
+		s->names = store_wmap_new(32, 1u << 16);
 		if (!s->docs || !s->groups || !s->mtimes || !s->currents || !s->names) {
 			r = -ENOMEM;
 			goto fail;
@@ -709,11 +709,11 @@ void kx_store_close(struct kx_store *s)
 		rocksdb_filterpolicy_destroy(s->filter);
 	if (s->cache)
 		rocksdb_cache_destroy(s->cache);
-	wmap_free(s->docs);
-	wmap_free(s->groups);
-	wmap_free(s->mtimes);
-	wmap_free(s->currents);
-	wmap_free(s->names);
+	store_wmap_free(s->docs);
+	store_wmap_free(s->groups);
+	store_wmap_free(s->mtimes);
+	store_wmap_free(s->currents);
+	store_wmap_free(s->names);
 	pthread_mutex_destroy(&s->writer);
 	pthread_mutex_destroy(&s->follow);
 	pthread_rwlock_destroy(&s->wal);
@@ -975,7 +975,7 @@ int kx_store_recover(const char *dir, char **ret_report, char **ret_err)
 	struct kx_buf losses = { 0 };
 	char when[40];
 	kx_time_format(kx_now_ns(), when);
-	r = get_raw(s, s->ro, KEYLIT(K_LOSSES), &losses);
+	r = store_get_raw(s, s->ro, KEYLIT(K_LOSSES), &losses);
 	if (r == 0 || r == -ENOENT)
 		r = kx_buf_printf(&losses,
 				  "%s: the write-ahead log was damaged; the store was opened as it stood before the "
@@ -1063,7 +1063,7 @@ int kx_store_get_doc(struct kx_store *s, struct kx_view *v, const struct kx_dige
 		     struct kx_buf *out)
 {
 	struct key k;
-	key_digest(&k, T_DOC, d);
+	store_key_digest(&k, T_DOC, d);
 	return get_in(db_of(s, v), ro_of(s, v), k.b, k.len, out);
 }
 
@@ -1071,12 +1071,12 @@ int kx_store_get_run(struct kx_store *s, struct kx_view *v, const struct kx_dige
 		     struct kx_run_rec *ret)
 {
 	struct key k;
-	key_digest(&k, T_RUN, d);
+	store_key_digest(&k, T_RUN, d);
 	struct kx_buf b = { 0 };
 	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0) {
 		struct kx_run_rec x;
-		r = run_decode(b.ptr, b.len, &x);
+		r = store_run_decode(b.ptr, b.len, &x);
 		if (r == 0) {
 			x.run = *d;
 			*ret = x;
@@ -1090,12 +1090,12 @@ int kx_store_get_group(struct kx_store *s, struct kx_view *v, const struct kx_di
 		       struct kx_group_rec *ret)
 {
 	struct key k;
-	key_digest(&k, T_GROUP, key);
+	store_key_digest(&k, T_GROUP, key);
 	struct kx_buf b = { 0 };
 	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0) {
 		struct kx_group_rec g;
-		r = group_decode(b.ptr, b.len, &g);
+		r = store_group_decode(b.ptr, b.len, &g);
 		if (r == 0) {
 			g.key = *key;
 			*ret = g;
@@ -1109,7 +1109,7 @@ int kx_store_find_source(struct kx_store *s, struct kx_view *v, const char *sour
 			 const char *external_id, struct kx_digest *ret)
 {
 	struct key k;
-	if (key_source(&k, source, external_id) < 0)
+	if (store_key_source(&k, source, external_id) < 0)
 		return -ENOENT;
 	struct kx_buf b = { 0 };
 	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
@@ -1145,14 +1145,14 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns)
 {
 	struct key k;
-	if (key_mtime(&k, path) < 0)
+	if (store_key_mtime(&k, path) < 0)
 		return -ENOENT;
 	struct kx_buf b = { 0 };
 	int r = get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0 && b.len != 8)
 		r = -EIO;
 	if (r == 0)
-		*ret_ns = (int64_t)get_u64((const unsigned char *)b.ptr);
+		*ret_ns = (int64_t)store_get_u64((const unsigned char *)b.ptr);
 	kx_buf_release(&b);
 	return r;
 }
@@ -1191,12 +1191,12 @@ static int scan_open_with(struct scan *sc, struct kx_store *s, struct kx_view *v
 	return 0;
 }
 
-int scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n)
+int store_scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n)
 {
 	return scan_open_with(sc, s, v, prefix, n, NULL, 0, true);
 }
 
-void scan_close(struct scan *sc)
+void store_scan_close(struct scan *sc)
 {
 	if (sc->it)
 		rocksdb_iter_destroy(sc->it);
@@ -1214,7 +1214,7 @@ static int iter_status(rocksdb_iterator_t *it)
 	return r;
 }
 
-int scan_status(struct scan *sc)
+int store_scan_status(struct scan *sc)
 {
 	return iter_status(sc->it);
 }
@@ -1233,7 +1233,7 @@ static int each_digest_key(struct kx_store *s, struct kx_view *v, unsigned char 
 	unsigned char p[33] = { tag };
 	memcpy(p + 1, d->b, 32);
 	struct scan sc;
-	int r = scan_open(&sc, s, v, p, sizeof(p));
+	int r = store_scan_open(&sc, s, v, p, sizeof(p));
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn;
 		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
@@ -1248,8 +1248,8 @@ static int each_digest_key(struct kx_store *s, struct kx_view *v, unsigned char 
 		r = fn(ctx, k, &last, val, vn);
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	return r;
 }
 
@@ -1272,7 +1272,7 @@ static int index_entry_run(struct kx_store *s, struct kx_view *v, const struct k
 {
 	/* no copy (an older store), or one that does not decode: the run's own record serves, and
 	 * `kindex verify` reports the entry */
-	int r = vn ? run_decode(val, vn, ret) : -EINVAL;
+	int r = vn ? store_run_decode(val, vn, ret) : -EINVAL;
 	if (r < 0)
 		r = kx_store_get_run(s, v, run, ret);
 	if (r == -ENOENT)
@@ -1335,8 +1335,8 @@ int kx_store_each_group_run(struct kx_store *s, struct kx_view *v, unsigned part
 		r = fn(ctx, &group, &x, k[33] == 0);
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	return r;
 }
 
@@ -1347,11 +1347,11 @@ bool kx_run_newer(int64_t a_ns, const struct kx_digest *a, int64_t b_ns, const s
 	return memcmp(a->b, b->b, 32) > 0;
 }
 
-int currents_add(struct currents *c, const struct kx_run_rec *x)
+int store_currents_add(struct currents *c, const struct kx_run_rec *x)
 {
 	if (KX_GROW(c->v, c->cap, c->len, 16) < 0)
 		return -ENOMEM;
-	current_of(x, &c->v[c->len++]);
+	store_current_of(x, &c->v[c->len++]);
 	return 0;
 }
 
@@ -1368,7 +1368,7 @@ static int impl_newest_first(const void *x, const void *y)
 	return kx_run_order(a->impl, a->observed_ns, &a->run, b->impl, b->observed_ns, &b->run);
 }
 
-int currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx)
+int store_currents_flush(struct currents *c, const struct kx_digest *group, kx_current_fn fn, void *ctx)
 {
 	if (c->len) /* (qsort's array may not be NULL, even empty) */
 		qsort(c->v, c->len, sizeof(*c->v), impl_newest_first);
@@ -1380,7 +1380,7 @@ int currents_flush(struct currents *c, const struct kx_digest *group, kx_current
 	return r;
 }
 
-void currents_release(struct currents *c)
+void store_currents_release(struct currents *c)
 {
 	free(c->v);
 	*c = (struct currents){ 0 };
@@ -1399,20 +1399,20 @@ static int from_index_run(void *ctx, const struct kx_digest *group, const struct
 	struct from_index *f = ctx;
 	int r = 0;
 	if (f->have_group && !kx_digest_equal(&f->group, group))
-		r = currents_flush(&f->c, &f->group, f->fn, f->ctx);
+		r = store_currents_flush(&f->c, &f->group, f->fn, f->ctx);
 	f->group = *group;
 	f->have_group = true;
-	return r < 0 || !ranked ? r : currents_add(&f->c, x);
+	return r < 0 || !ranked ? r : store_currents_add(&f->c, x);
 }
 
-int currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts, kx_current_fn fn,
-			void *ctx)
+int store_currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts,
+			      kx_current_fn fn, void *ctx)
 {
 	struct from_index f = { .fn = fn, .ctx = ctx };
 	int r = kx_store_each_group_run(s, v, part, parts, from_index_run, &f);
 	if (r == 0 && f.have_group)
-		r = currents_flush(&f.c, &f.group, fn, ctx);
-	currents_release(&f.c);
+		r = store_currents_flush(&f.c, &f.group, fn, ctx);
+	store_currents_release(&f.c);
 	return r;
 }
 
@@ -1420,7 +1420,7 @@ int kx_store_each_current(struct kx_store *s, struct kx_view *v, unsigned part, 
 			  void *ctx)
 {
 	if (!s->current_index)
-		return currents_from_index(s, v, part, parts, fn, ctx);
+		return store_currents_from_index(s, v, part, parts, fn, ctx);
 	struct scan sc;
 	int r = scan_part_open(&sc, s, v, T_CURRENT, part, parts);
 	if (r < 0)
@@ -1431,7 +1431,7 @@ int kx_store_each_current(struct kx_store *s, struct kx_view *v, unsigned part, 
 		const char *val = rocksdb_iter_value(sc.it, &vn);
 		struct kx_digest group;
 		struct kx_current_rec c;
-		if (kn <= 33 || kn - 33 >= sizeof(c.impl) || current_decode(val, vn, &c) < 0) {
+		if (kn <= 33 || kn - 33 >= sizeof(c.impl) || store_current_decode(val, vn, &c) < 0) {
 			r = -EIO; /* `kindex verify` names it */
 			break;
 		}
@@ -1441,8 +1441,8 @@ int kx_store_each_current(struct kx_store *s, struct kx_view *v, unsigned part, 
 		r = fn(ctx, &group, &c);
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	return r;
 }
 
@@ -1490,7 +1490,7 @@ int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const 
 		n += l + 1;
 	}
 	struct scan sc;
-	int r = scan_open(&sc, s, v, p, n);
+	int r = store_scan_open(&sc, s, v, p, n);
 	while (r == 0 && rocksdb_iter_valid(sc.it)) {
 		size_t kn, vn;
 		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
@@ -1529,15 +1529,15 @@ int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const 
 		}
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	return r;
 }
 
-int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx)
+int store_each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record_fn fn, void *ctx)
 {
 	struct scan sc;
-	int r = scan_open(&sc, s, v, &tag, 1);
+	int r = store_scan_open(&sc, s, v, &tag, 1);
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(sc.it, &kn);
@@ -1545,8 +1545,8 @@ int each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, record
 		r = kn == 33 ? fn(ctx, (const uint8_t *)k + 1, val, vn) : -EIO;
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	return r;
 }
 
@@ -1554,7 +1554,7 @@ static int run_record(void *ctx, const uint8_t key[32], const char *val, size_t 
 {
 	struct each_ctx *e = ctx;
 	struct kx_run_rec x;
-	if (run_decode(val, vn, &x) < 0) {
+	if (store_run_decode(val, vn, &x) < 0) {
 		e->damaged = true;
 		return 0;
 	}
@@ -1565,7 +1565,7 @@ static int run_record(void *ctx, const uint8_t key[32], const char *val, size_t 
 int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void *ctx)
 {
 	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
-	int r = each_record(s, v, T_RUN, run_record, &e);
+	int r = store_each_record(s, v, T_RUN, run_record, &e);
 	return r == 0 && e.damaged ? -EBADMSG : r;
 }
 
@@ -1590,7 +1590,7 @@ int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kin
 		it = v->seek_it;
 		rocksdb_iter_seek(it, (const char *)p, 1 + whole);
 	} else {
-		scan_open(&sc, s, NULL, p, 1 + whole); /* cannot fail: the prefix is short */
+		store_scan_open(&sc, s, NULL, p, 1 + whole); /* cannot fail: the prefix is short */
 		it = sc.it;
 	}
 	struct kx_digest d;
@@ -1614,7 +1614,7 @@ int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kin
 	int r = iter_status(it);
 	if (v)
 		pthread_mutex_unlock(&v->seek_lock);
-	scan_close(&sc);
+	store_scan_close(&sc);
 	if (r < 0)
 		return r;
 	if (found == 1)
@@ -1653,7 +1653,7 @@ int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record k
 	if (kind > KX_RECORD_GROUP)
 		return -EINVAL;
 	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
-	return each_record(s, v, record_tags[kind], digest_record, &e);
+	return store_each_record(s, v, record_tags[kind], digest_record, &e);
 }
 
 /* ---- transactions ----------------------------------------------------------------------------- */
@@ -1662,12 +1662,12 @@ static void txn_free(struct kx_txn *t)
 {
 	kx_buf_release(&t->bytes);
 	free(t->ops);
-	wmap_free(t->runs);
-	wmap_free(t->sources);
-	wmap_free(t->docbytes);
-	wmap_free(t->dirty);
-	wmap_free(t->stamped);
-	undo_free(t->undo);
+	store_wmap_free(t->runs);
+	store_wmap_free(t->sources);
+	store_wmap_free(t->docbytes);
+	store_wmap_free(t->dirty);
+	store_wmap_free(t->stamped);
+	store_undo_free(t->undo);
 	free(t);
 }
 
@@ -1679,16 +1679,16 @@ int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret)
 	if (!t)
 		return -ENOMEM;
 	t->s = s;
-	t->undo = undo_new();
+	t->undo = store_undo_new();
 	if (!t->undo) {
 		free(t);
 		return -ENOMEM;
 	}
-	t->runs = wmap_new(sizeof(struct kx_run_rec), SIZE_MAX);
-	t->sources = wmap_new(32, SIZE_MAX);
-	t->docbytes = wmap_new(sizeof(struct docbytes), SIZE_MAX);
-	t->dirty = wmap_new(0, SIZE_MAX);
-	t->stamped = wmap_new(0, SIZE_MAX);
+	t->runs = store_wmap_new(sizeof(struct kx_run_rec), SIZE_MAX);
+	t->sources = store_wmap_new(32, SIZE_MAX);
+	t->docbytes = store_wmap_new(sizeof(struct docbytes), SIZE_MAX);
+	t->dirty = store_wmap_new(0, SIZE_MAX);
+	t->stamped = store_wmap_new(0, SIZE_MAX);
 	if (!t->runs || !t->sources || !t->docbytes || !t->dirty || !t->stamped) {
 		txn_free(t);
 		return -ENOMEM;
@@ -1702,7 +1702,7 @@ void kx_txn_abort(struct kx_txn *t)
 {
 	if (!t)
 		return;
-	undo_rollback(t->undo, 0);
+	store_undo_rollback(t->undo, 0);
 	pthread_mutex_unlock(&t->s->writer);
 	txn_free(t);
 }
@@ -1717,7 +1717,7 @@ void kx_txn_savepoint(struct kx_txn *t)
 	t->has_save = true;
 	t->save_ops = t->nops;
 	t->save_bytes = t->bytes.len;
-	t->save_undo = undo_mark(t->undo);
+	t->save_undo = store_undo_mark(t->undo);
 	t->save_runs = t->delta_runs;
 	t->save_docs = t->delta_docs;
 	t->save_groups = t->delta_groups;
@@ -1729,7 +1729,7 @@ void kx_txn_rollback(struct kx_txn *t)
 		return;
 	t->nops = t->save_ops;
 	t->bytes.len = t->save_bytes;
-	undo_rollback(t->undo, t->save_undo);
+	store_undo_rollback(t->undo, t->save_undo);
 	t->delta_runs = t->save_runs;
 	t->delta_docs = t->save_docs;
 	t->delta_groups = t->save_groups;
@@ -1775,7 +1775,7 @@ static int txn_put(struct kx_txn *t, const void *k, size_t kn, const void *v, si
 static int txn_put_u64(struct kx_txn *t, const void *k, size_t kn, uint64_t v)
 {
 	unsigned char b[8];
-	put_u64(b, v);
+	store_put_u64(b, v);
 	return txn_put(t, k, kn, b, 8);
 }
 
@@ -1796,14 +1796,14 @@ static int op_cmp(const void *x, const void *y, void *arg)
 static int put_group(void *ctx, const uint8_t key[32], void *value)
 {
 	struct kx_txn *t = ctx;
-	const struct kx_group_rec *g = wmap_get(t->s->groups, key);
+	const struct kx_group_rec *g = store_wmap_get(t->s->groups, key);
 	if (!g)
 		return -EIO; /* a dirty group is always cached: the cache is only cleared after commits */
 	struct kx_buf b = { 0 };
-	int r = group_encode(g, &b);
+	int r = store_group_encode(g, &b);
 	if (r == 0) {
 		struct key k;
-		key_digest(&k, T_GROUP, &g->key);
+		store_key_digest(&k, T_GROUP, &g->key);
 		r = txn_put(t, k.b, k.len, b.ptr, b.len);
 	}
 	kx_buf_release(&b);
@@ -1813,7 +1813,7 @@ static int put_group(void *ctx, const uint8_t key[32], void *value)
 int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 {
 	struct kx_store *s = t->s;
-	int gr = wmap_each(t->dirty, put_group, t);
+	int gr = store_wmap_each(t->dirty, put_group, t);
 	if (gr < 0) {
 		kx_txn_abort(t);
 		return gr;
@@ -1850,7 +1850,7 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 	int r = store_write(s, s->wo, wb);
 	rocksdb_writebatch_destroy(wb);
 	if (r < 0) {
-		undo_rollback(t->undo, 0); /* nothing was written: the caches go back too */
+		store_undo_rollback(t->undo, 0); /* nothing was written: the caches go back too */
 	} else {
 		s->gen++;
 		if (ret_generation)
@@ -1860,16 +1860,16 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 		s->n_groups += (uint64_t)t->delta_groups;
 	}
 	/* caches are bounded: past their bound they start over (RocksDB is the authority) */
-	if (wmap_over(s->docs))
-		wmap_clear(s->docs);
-	if (wmap_over(s->groups))
-		wmap_clear(s->groups);
-	if (wmap_over(s->mtimes))
-		wmap_clear(s->mtimes);
-	if (wmap_over(s->currents))
-		wmap_clear(s->currents);
-	if (wmap_over(s->names))
-		wmap_clear(s->names);
+	if (store_wmap_over(s->docs))
+		store_wmap_clear(s->docs);
+	if (store_wmap_over(s->groups))
+		store_wmap_clear(s->groups);
+	if (store_wmap_over(s->mtimes))
+		store_wmap_clear(s->mtimes);
+	if (store_wmap_over(s->currents))
+		store_wmap_clear(s->currents);
+	if (store_wmap_over(s->names))
+		store_wmap_clear(s->names);
 	pthread_mutex_unlock(&s->writer);
 	txn_free(t);
 	/*
@@ -1885,7 +1885,7 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 
 int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_rec *ret)
 {
-	const struct kx_run_rec *c = wmap_get(t->runs, d->b);
+	const struct kx_run_rec *c = store_wmap_get(t->runs, d->b);
 	if (c) {
 		*ret = *c;
 		return 0;
@@ -1895,33 +1895,33 @@ int kx_txn_get_run(struct kx_txn *t, const struct kx_digest *d, struct kx_run_re
 
 int kx_txn_get_group(struct kx_txn *t, const struct kx_digest *key, struct kx_group_rec *ret)
 {
-	const struct kx_group_rec *c = wmap_get(t->s->groups, key->b);
+	const struct kx_group_rec *c = store_wmap_get(t->s->groups, key->b);
 	if (c) {
 		*ret = *c;
 		return 0;
 	}
 	int r = kx_store_get_group(t->s, NULL, key, ret);
-	if (r == 0 && undo_note(t->undo, t->s->groups, key->b) == 0)
-		wmap_put(t->s->groups, key->b, ret);
+	if (r == 0 && store_undo_note(t->undo, t->s->groups, key->b) == 0)
+		store_wmap_put(t->s->groups, key->b, ret);
 	return r;
 }
 
 bool kx_txn_has_doc(struct kx_txn *t, const struct kx_digest *d)
 {
-	if (wmap_get(t->s->docs, d->b))
+	if (store_wmap_get(t->s->docs, d->b))
 		return true;
 	struct key k;
-	key_digest(&k, T_DOC, d);
+	store_key_digest(&k, T_DOC, d);
 	if (txn_get(t, k.b, k.len, NULL) < 0)
 		return false;
-	if (undo_note(t->undo, t->s->docs, d->b) == 0)
-		wmap_put(t->s->docs, d->b, NULL);
+	if (store_undo_note(t->undo, t->s->docs, d->b) == 0)
+		store_wmap_put(t->s->docs, d->b, NULL);
 	return true;
 }
 
 int kx_txn_get_doc(struct kx_txn *t, const struct kx_digest *d, struct kx_buf *out)
 {
-	const struct docbytes *c = wmap_get(t->docbytes, d->b);
+	const struct docbytes *c = store_wmap_get(t->docbytes, d->b);
 	if (c) {
 		const struct op *o = &t->ops[c->op];
 		kx_buf_reset(out);
@@ -1939,11 +1939,11 @@ int kx_txn_find_source(struct kx_txn *t, const char *source, const char *externa
 		       struct kx_digest *ret)
 {
 	struct key k;
-	if (key_source(&k, source, external_id) < 0)
+	if (store_key_source(&k, source, external_id) < 0)
 		return -ENOENT;
 	uint8_t h[32];
 	source_hash(&k, h);
-	const uint8_t *c = wmap_get(t->sources, h);
+	const uint8_t *c = store_wmap_get(t->sources, h);
 	if (c) {
 		memcpy(ret->b, c, 32);
 		return 0;
@@ -1954,13 +1954,13 @@ int kx_txn_find_source(struct kx_txn *t, const char *source, const char *externa
 int kx_txn_claim_name(struct kx_txn *t, char level, const char *component, const char *name, struct kx_buf *ret_other)
 {
 	struct key k;
-	if (key_name(&k, level, component) < 0)
+	if (store_key_name(&k, level, component) < 0)
 		return -ENAMETOOLONG;
 	uint8_t h[32], want[32], have[32];
 	kx_sha256(k.b, k.len, h);
 	kx_sha256(name, strlen(name), want);
 	/* the writer's cache knows who holds most components: this name, or another */
-	const uint8_t *cached = wmap_get(t->s->names, h);
+	const uint8_t *cached = store_wmap_get(t->s->names, h);
 	if (cached && memcmp(cached, want, 32) == 0)
 		return 0;
 	struct kx_buf b = { 0 }; /* the committed owner ("" for one of this transaction) */
@@ -1971,7 +1971,7 @@ int kx_txn_claim_name(struct kx_txn *t, char level, const char *component, const
 		if (cached || (r == 0 && memcmp(have, want, 32) != 0))
 			r = ret_other && kx_buf_append(ret_other, b.ptr ? b.ptr : "", b.len) < 0 ? -ENOMEM : 1;
 		else if ((r == -ENOENT && txn_put(t, k.b, k.len, name, strlen(name)) < 0) ||
-			 undo_note(t->undo, t->s->names, h) < 0 || !wmap_put(t->s->names, h, want))
+			 store_undo_note(t->undo, t->s->names, h) < 0 || !store_wmap_put(t->s->names, h, want))
 			r = -ENOMEM; /* the name claims it now, or the writer learns that it holds it */
 		else
 			r = 0;
@@ -1985,16 +1985,16 @@ int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs,
 	if (kx_txn_has_doc(t, d))
 		return 0;
 	struct key k;
-	key_digest(&k, T_DOC, d);
+	store_key_digest(&k, T_DOC, d);
 	if (txn_put(t, k.b, k.len, jcs, len) < 0)
 		return -ENOMEM;
 	t->delta_docs++;
-	if (undo_note(t->undo, t->s->docs, d->b) == 0)
-		wmap_put(t->s->docs, d->b, NULL);
+	if (store_undo_note(t->undo, t->s->docs, d->b) == 0)
+		store_wmap_put(t->s->docs, d->b, NULL);
 	/* where the bytes are, for a later manifest of this transaction that references the document
 	 * (a rollback truncates the ops and undoes this entry together) */
 	struct docbytes db = { t->nops - 1 };
-	if (undo_note(t->undo, t->docbytes, d->b) < 0 || !wmap_put(t->docbytes, d->b, &db))
+	if (store_undo_note(t->undo, t->docbytes, d->b) < 0 || !store_wmap_put(t->docbytes, d->b, &db))
 		return -ENOMEM;
 	return 0;
 }
@@ -2002,12 +2002,12 @@ int kx_txn_put_doc(struct kx_txn *t, const struct kx_digest *d, const char *jcs,
 static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
 {
 	struct key k;
-	int r = key_mtime(&k, path);
+	int r = store_key_mtime(&k, path);
 	if (r < 0)
 		return r;
 	uint8_t h[32];
 	kx_sha256(path, strlen(path), h);
-	const int64_t *c = wmap_get(t->s->mtimes, h);
+	const int64_t *c = store_wmap_get(t->s->mtimes, h);
 	int64_t old = INT64_MIN;
 	if (c) {
 		old = *c;
@@ -2015,7 +2015,7 @@ static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
 		struct kx_buf b = { 0 };
 		r = txn_get(t, k.b, k.len, &b);
 		if (r == 0 && b.len == 8)
-			old = (int64_t)get_u64((const unsigned char *)b.ptr);
+			old = (int64_t)store_get_u64((const unsigned char *)b.ptr);
 		kx_buf_release(&b);
 		if (r < 0 && r != -ENOENT)
 			return r;
@@ -2026,19 +2026,19 @@ static int bump_mtime(struct kx_txn *t, const char *path, int64_t ns)
 	 * inode versions key on, so a change must never keep the stamp it had before. Runs of one
 	 * transaction share its stamp.
 	 */
-	bool mine = wmap_get(t->stamped, h) != NULL;
+	bool mine = store_wmap_get(t->stamped, h) != NULL;
 	if (!mine && old != INT64_MIN && ns <= old)
 		ns = old + 1;
 	if (ns <= old) {
-		if (!c && undo_note(t->undo, t->s->mtimes, h) == 0)
-			wmap_put(t->s->mtimes, h, &old);
+		if (!c && store_undo_note(t->undo, t->s->mtimes, h) == 0)
+			store_wmap_put(t->s->mtimes, h, &old);
 		return 0;
 	}
 	if (txn_put_u64(t, k.b, k.len, (uint64_t)ns) < 0)
 		return -ENOMEM;
-	if (undo_note(t->undo, t->s->mtimes, h) == 0)
-		wmap_put(t->s->mtimes, h, &ns);
-	if (!mine && (undo_note(t->undo, t->stamped, h) < 0 || !wmap_put(t->stamped, h, NULL)))
+	if (store_undo_note(t->undo, t->s->mtimes, h) == 0)
+		store_wmap_put(t->s->mtimes, h, &ns);
+	if (!mine && (store_undo_note(t->undo, t->stamped, h) < 0 || !store_wmap_put(t->stamped, h, NULL)))
 		return -ENOMEM;
 	return 0;
 }
@@ -2094,17 +2094,17 @@ static int note_current(struct kx_txn *t, const struct kx_run_rec *x)
 {
 	struct key k;
 	uint8_t h[32];
-	key_current(&k, &x->group, x->impl);
+	store_key_current(&k, &x->group, x->impl);
 	kx_sha256(k.b, k.len, h);
 	struct current_mark m = { .present = false };
-	const struct current_mark *known = wmap_get(t->s->currents, h);
+	const struct current_mark *known = store_wmap_get(t->s->currents, h);
 	struct kx_buf b = { 0 };
 	int r = 0;
 	if (known) {
 		m = *known;
 	} else if ((r = txn_get(t, k.b, k.len, &b)) == 0) {
 		struct kx_current_rec c;
-		if ((r = current_decode(b.ptr, b.len, &c)) == 0)
+		if ((r = store_current_decode(b.ptr, b.len, &c)) == 0)
 			m = (struct current_mark){ true, c.observed_ns, c.run };
 	}
 	if (r == -ENOENT)
@@ -2112,14 +2112,14 @@ static int note_current(struct kx_txn *t, const struct kx_run_rec *x)
 	bool take = r == 0 && (!m.present || kx_run_newer(x->observed_ns, &x->run, m.observed_ns, &m.run));
 	if (take) {
 		struct kx_current_rec c;
-		current_of(x, &c);
+		store_current_of(x, &c);
 		kx_buf_reset(&b);
 		m = (struct current_mark){ true, x->observed_ns, x->run };
-		if ((r = current_encode(&c, &b)) == 0)
+		if ((r = store_current_encode(&c, &b)) == 0)
 			r = txn_put(t, k.b, k.len, b.ptr, b.len);
 	}
 	if (r == 0 && (take || !known) &&
-	    (undo_note(t->undo, t->s->currents, h) < 0 || !wmap_put(t->s->currents, h, &m)))
+	    (store_undo_note(t->undo, t->s->currents, h) < 0 || !store_wmap_put(t->s->currents, h, &m)))
 		r = -ENOMEM;
 	kx_buf_release(&b);
 	return r;
@@ -2133,11 +2133,11 @@ static int note_current(struct kx_txn *t, const struct kx_run_rec *x)
  */
 static int touch_group(struct kx_txn *t, struct kx_group_rec *g, int64_t ns, bool *ret_bump)
 {
-	*ret_bump = ns > g->changed_ns || !wmap_get(t->dirty, g->key.b);
+	*ret_bump = ns > g->changed_ns || !store_wmap_get(t->dirty, g->key.b);
 	if (*ret_bump)
 		g->changed_ns = ns > g->changed_ns ? ns : g->changed_ns + 1;
-	if (undo_note(t->undo, t->s->groups, g->key.b) < 0 || !wmap_put(t->s->groups, g->key.b, g) ||
-	    undo_note(t->undo, t->dirty, g->key.b) < 0 || !wmap_put(t->dirty, g->key.b, NULL))
+	if (store_undo_note(t->undo, t->s->groups, g->key.b) < 0 || !store_wmap_put(t->s->groups, g->key.b, g) ||
+	    store_undo_note(t->undo, t->dirty, g->key.b) < 0 || !store_wmap_put(t->dirty, g->key.b, NULL))
 		return -ENOMEM;
 	return 0;
 }
@@ -2148,10 +2148,10 @@ static int put_run(struct kx_txn *t, const struct kx_run_rec *run, struct kx_buf
 	struct kx_run_rec rec = *run;
 	rec.generation = t->s->gen + 1; /* the generation this transaction's commit creates */
 	struct key k;
-	int r = run_encode(&rec, b);
-	key_digest(&k, T_RUN, &run->run);
+	int r = store_run_encode(&rec, b);
+	store_key_digest(&k, T_RUN, &run->run);
 	if (r == 0 && (r = txn_put(t, k.b, k.len, b->ptr, b->len)) == 0 &&
-	    (undo_note(t->undo, t->runs, run->run.b) < 0 || !wmap_put(t->runs, run->run.b, run)))
+	    (store_undo_note(t->undo, t->runs, run->run.b) < 0 || !store_wmap_put(t->runs, run->run.b, run)))
 		r = -ENOMEM;
 	return r;
 }
@@ -2165,7 +2165,7 @@ static int put_waiting(struct kx_txn *t, const struct kx_run_rec *run)
 		if (kx_txn_has_doc(t, named[i]))
 			continue;
 		struct key k;
-		key_wait(&k, named[i], &run->run);
+		store_key_wait(&k, named[i], &run->run);
 		r = txn_put(t, k.b, k.len, "", 0);
 	}
 	return r;
@@ -2192,7 +2192,7 @@ int kx_txn_add_alias(struct kx_txn *t, const struct kx_run_rec *alias)
 	struct key k;
 	if ((r = touch_group(t, &g, x.ingested_ns, &bump)) == 0 && (r = put_run(t, &x, &b)) == 0 &&
 	    (r = put_waiting(t, &x)) == 0) {
-		key_alias(&k, &of.run, &x.run);
+		store_key_alias(&k, &of.run, &x.run);
 		r = txn_put(t, k.b, k.len, "", 0);
 	}
 	if (r == 0 && bump)
@@ -2212,10 +2212,10 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 		g.key = run->group;
 		g.ranked = g.unranked = 0;
 		g.changed_ns = 0;
-		if ((r = key_tree(&k, &g)) < 0)
+		if ((r = store_key_tree(&k, &g)) < 0)
 			return r;
 		unsigned char tv[TREE_VALUE_LEN];
-		tree_value(&g, tv);
+		store_tree_value(&g, tv);
 		if (txn_put(t, k.b, k.len, tv, sizeof(tv)) < 0)
 			return -ENOMEM;
 		t->delta_groups++;
@@ -2233,7 +2233,7 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 
 	if ((r = put_run(t, run, &b)) < 0)
 		goto out;
-	key_index(&k, run);
+	store_key_index(&k, run);
 	if ((r = txn_put(t, k.b, k.len, b.ptr, b.len)) < 0) /* the record again: kx_store_group_runs */
 		goto out;
 	if (run->passed && run->has_value && (r = note_current(t, run)) < 0)
@@ -2244,20 +2244,20 @@ int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct 
 	const struct kx_digest *named[] = { &run->workload, &run->implementation };
 
 	if (source && external_id) {
-		if ((r = key_source(&k, source, external_id)) < 0)
+		if ((r = store_key_source(&k, source, external_id)) < 0)
 			goto out;
 		if ((r = txn_put(t, k.b, k.len, run->run.b, 32)) < 0)
 			goto out;
 		uint8_t h[32];
 		source_hash(&k, h);
-		if (undo_note(t->undo, t->sources, h) < 0 || !wmap_put(t->sources, h, run->run.b)) {
+		if (store_undo_note(t->undo, t->sources, h) < 0 || !store_wmap_put(t->sources, h, run->run.b)) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
 	r = bump ? bump_dirs(t, &g, run->ingested_ns) : 0;
 	for (size_t i = 0; i < KX_ARRAY_SIZE(named) && r >= 0; i++)
-		if (wmap_get(t->docbytes, named[i]->b))
+		if (store_wmap_get(t->docbytes, named[i]->b))
 			r = bump_waiting(t, named[i], run->ingested_ns);
 	t->delta_runs++;
 out:

@@ -24,16 +24,16 @@ static int upgrade_run(void *ctx, const uint8_t key[32], const char *val, size_t
 	struct kx_store *s = ((struct upgrade *)ctx)->s;
 	rocksdb_writebatch_t *wb = ((struct upgrade *)ctx)->wb;
 	struct kx_run_rec x;
-	if (run_decode(val, vn, &x) < 0)
+	if (store_run_decode(val, vn, &x) < 0)
 		return -EIO;
 	memcpy(x.run.b, key, 32);
 	const struct kx_digest *named[] = { &x.workload, &x.implementation };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(named); i++) {
 		struct key k;
-		key_digest(&k, T_DOC, named[i]);
-		int r = get_raw(s, s->ro, k.b, k.len, NULL);
+		store_key_digest(&k, T_DOC, named[i]);
+		int r = store_get_raw(s, s->ro, k.b, k.len, NULL);
 		if (r == -ENOENT) {
-			key_wait(&k, named[i], &x.run);
+			store_key_wait(&k, named[i], &x.run);
 			rocksdb_writebatch_put(wb, (const char *)k.b, k.len, "", 0);
 		} else if (r < 0) {
 			return r;
@@ -63,7 +63,7 @@ static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
 	unsigned char p = T_INDEX;
 	struct kx_buf raw = { 0 };
 	struct scan sc;
-	int r = scan_open(&sc, s, NULL, &p, 1);
+	int r = store_scan_open(&sc, s, NULL, &p, 1);
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(sc.it, &kn);
@@ -73,8 +73,8 @@ static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
 		struct kx_digest run;
 		struct key rk;
 		memcpy(run.b, k + kn - 32, 32);
-		key_digest(&rk, T_RUN, &run);
-		if ((r = get_raw(s, s->ro, rk.b, rk.len, &raw)) == 0)
+		store_key_digest(&rk, T_RUN, &run);
+		if ((r = store_get_raw(s, s->ro, rk.b, rk.len, &raw)) == 0)
 			rocksdb_writebatch_put(wb, k, kn, raw.ptr, raw.len);
 		else if (r == -ENOENT)
 			r = 0;
@@ -82,8 +82,8 @@ static int fill_index_copies(struct kx_store *s, rocksdb_writebatch_t *wb)
 			r = upgrade_write(s, wb);
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	kx_buf_release(&raw);
 	return r;
 }
@@ -93,8 +93,8 @@ static int put_current(void *ctx, const struct kx_digest *group, const struct kx
 	struct upgrade *u = ctx;
 	struct key k;
 	struct kx_buf b = { 0 };
-	key_current(&k, group, c->impl);
-	int r = current_encode(c, &b);
+	store_key_current(&k, group, c->impl);
+	int r = store_current_encode(c, &b);
 	if (r == 0)
 		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
 	kx_buf_release(&b);
@@ -144,7 +144,7 @@ static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t v
 {
 	struct rekey *u = ctx;
 	struct kx_run_rec x;
-	if (run_decode(val, vn, &x) < 0)
+	if (store_run_decode(val, vn, &x) < 0)
 		return -EIO;
 	memcpy(x.run.b, key, 32);
 	char impl[KX_NAME_MAX], gpu[KX_NAME_MAX];
@@ -158,7 +158,7 @@ static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t v
 	memcpy(x.impl, impl, sizeof(impl));
 	struct key k;
 	if (moves) {
-		key_index(&k, &x);
+		store_key_index(&k, &x);
 		rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
 		struct kx_group_rec ng = g;
 		snprintf(ng.gpu, sizeof(ng.gpu), "%s", gpu);
@@ -168,10 +168,10 @@ static int rekey_run(void *ctx, const uint8_t key[32], const char *val, size_t v
 		x.group = ng.key;
 	}
 	struct kx_buf b = { 0 };
-	if ((r = run_encode(&x, &b)) == 0) {
-		key_digest(&k, T_RUN, &x.run);
+	if ((r = store_run_encode(&x, &b)) == 0) {
+		store_key_digest(&k, T_RUN, &x.run);
 		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
-		key_index(&k, &x);
+		store_key_index(&k, &x);
 		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
 	}
 	kx_buf_release(&b);
@@ -190,11 +190,11 @@ static int put_group(struct rekey *u, const struct kx_group_rec *g)
 	struct key k;
 	struct kx_buf b = { 0 };
 	unsigned char tv[TREE_VALUE_LEN];
-	int r = key_tree(&k, g);
-	if (r == 0 && (r = group_encode(g, &b)) == 0) {
-		tree_value(g, tv);
+	int r = store_key_tree(&k, g);
+	if (r == 0 && (r = store_group_encode(g, &b)) == 0) {
+		store_tree_value(g, tv);
 		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)tv, sizeof(tv));
-		key_digest(&k, T_GROUP, &g->key);
+		store_key_digest(&k, T_GROUP, &g->key);
 		rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, b.ptr, b.len);
 	}
 	kx_buf_release(&b);
@@ -220,10 +220,10 @@ static int settle_groups(struct rekey *u)
 		g.ranked = (uint32_t)((int64_t)g.ranked + m->ranked);
 		g.unranked = (uint32_t)((int64_t)g.unranked + m->unranked);
 		if (g.ranked + g.unranked == 0) {
-			if ((r = key_tree(&k, &g)) < 0)
+			if ((r = store_key_tree(&k, &g)) < 0)
 				break;
 			rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
-			key_digest(&k, T_GROUP, &g.key);
+			store_key_digest(&k, T_GROUP, &g.key);
 			rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
 			groups--;
 			continue;
@@ -234,7 +234,7 @@ static int settle_groups(struct rekey *u)
 		struct kx_store_stats st;
 		unsigned char v[8];
 		kx_store_stats(u->s, NULL, &st);
-		put_u64(v, (uint64_t)((int64_t)st.groups + groups));
+		store_put_u64(v, (uint64_t)((int64_t)st.groups + groups));
 		rocksdb_writebatch_put(u->wb, KEYLIT(K_COUNT_GROUPS), (const char *)v, 8);
 	}
 	if (r == 0)
@@ -255,10 +255,10 @@ static void keep_mtime(struct rekey *u, const char *path, int64_t ns)
 {
 	int64_t old;
 	struct key k;
-	if (key_mtime(&k, path) < 0 || (kx_store_dir_mtime(u->s, NULL, path, &old) == 0 && old >= ns))
+	if (store_key_mtime(&k, path) < 0 || (kx_store_dir_mtime(u->s, NULL, path, &old) == 0 && old >= ns))
 		return;
 	unsigned char v[8];
-	put_u64(v, (uint64_t)ns);
+	store_put_u64(v, (uint64_t)ns);
 	rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, (const char *)v, 8);
 }
 
@@ -269,7 +269,7 @@ static int rekey_group(void *ctx, const uint8_t key[32], const char *val, size_t
 {
 	struct rekey *u = ctx;
 	struct kx_group_rec g;
-	if (group_decode(val, vn, &g) < 0)
+	if (store_group_decode(val, vn, &g) < 0)
 		return -EIO;
 	memcpy(g.key.b, key, 32);
 	char kernel[KX_NAME_MAX], pass[KX_NAME_MAX];
@@ -277,7 +277,7 @@ static int rekey_group(void *ctx, const uint8_t key[32], const char *val, size_t
 	if (r < 0 || (strcmp(kernel, g.kernel) == 0 && strcmp(pass, g.pass) == 0))
 		return r;
 	struct key k;
-	if ((r = key_tree(&k, &g)) < 0)
+	if ((r = store_key_tree(&k, &g)) < 0)
 		return r;
 	rocksdb_writebatch_delete(u->wb, (const char *)k.b, k.len);
 	memcpy(g.kernel, kernel, sizeof(kernel));
@@ -302,7 +302,7 @@ static int put_name(void *ctx, char level, const char *comp, const char *name)
 {
 	struct rekey *u = ctx;
 	struct key k;
-	if (key_name(&k, level, comp) < 0)
+	if (store_key_name(&k, level, comp) < 0)
 		return -ENAMETOOLONG;
 	rocksdb_writebatch_put(u->wb, (const char *)k.b, k.len, name, strlen(name));
 	return rocksdb_writebatch_count(u->wb) >= UPGRADE_BATCH ? upgrade_write(u->s, u->wb) : 0;
@@ -313,7 +313,7 @@ static int drop_currents(struct kx_store *s, rocksdb_writebatch_t *wb)
 {
 	unsigned char p = T_CURRENT;
 	struct scan sc;
-	int r = scan_open(&sc, s, NULL, &p, 1);
+	int r = store_scan_open(&sc, s, NULL, &p, 1);
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		size_t kn;
 		const char *k = rocksdb_iter_key(sc.it, &kn);
@@ -322,8 +322,8 @@ static int drop_currents(struct kx_store *s, rocksdb_writebatch_t *wb)
 			r = upgrade_write(s, wb);
 	}
 	if (r == 0)
-		r = scan_status(&sc);
-	scan_close(&sc);
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
 	return r == 0 ? upgrade_write(s, wb) : r;
 }
 
@@ -340,14 +340,14 @@ int store_upgrade(struct kx_store *s, int from, const char *schema)
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 	struct upgrade u = { s, wb };
 	struct rekey rk = { .s = s, .wb = wb };
-	int r = from < 2 ? each_record(s, NULL, T_RUN, upgrade_run, &u) : 0;
+	int r = from < 2 ? store_each_record(s, NULL, T_RUN, upgrade_run, &u) : 0;
 	if (r == 0)
 		r = fill_index_copies(s, wb);
-	if (r == 0 && from < 4 && (r = each_record(s, NULL, T_RUN, rekey_run, &rk)) == 0 &&
+	if (r == 0 && from < 4 && (r = store_each_record(s, NULL, T_RUN, rekey_run, &rk)) == 0 &&
 	    (r = upgrade_write(s, wb)) == 0 && (r = settle_groups(&rk)) == 0 &&
-	    (r = each_record(s, NULL, T_GROUP, rekey_group, &rk)) == 0 &&
+	    (r = store_each_record(s, NULL, T_GROUP, rekey_group, &rk)) == 0 &&
 	    (r = store_names_each(&rk.names, put_name, &rk)) == 0 && (r = drop_currents(s, wb)) == 0)
-		r = currents_from_index(s, NULL, 0, 1, put_current, &u);
+		r = store_currents_from_index(s, NULL, 0, 1, put_current, &u);
 	if (r == 0) {
 		rocksdb_writebatch_put(wb, KEYLIT(K_INDEX_COPIES), "", 0);
 		rocksdb_writebatch_put(wb, KEYLIT(K_SCHEMA), schema, strlen(schema));

@@ -72,7 +72,7 @@ static bool unreadable(struct vctx *c, int r)
 
 static bool exists(struct vctx *c, const struct key *k)
 {
-	int r = get_raw(c->s, c->s->ro, k->b, k->len, NULL);
+	int r = store_get_raw(c->s, c->s->ro, k->b, k->len, NULL);
 	return r == 0 || unreadable(c, r);
 }
 
@@ -262,7 +262,7 @@ static int vscan_open(struct vctx *c, struct vscan *vs, const void *prefix, size
 {
 	vs->last_len = vs->past_len = 0;
 	vs->any = vs->damaged = false;
-	int r = scan_open(&vs->sc, c->s, NULL, prefix, n);
+	int r = store_scan_open(&vs->sc, c->s, NULL, prefix, n);
 	return r < 0 ? r : vscan_at(c, vs, true);
 }
 
@@ -338,7 +338,7 @@ static int check_docs(struct vctx *c)
 	}
 	if (r == 0 && at < 0)
 		r = at;
-	scan_close(&vs.sc);
+	store_scan_close(&vs.sc);
 	kx_arena_free(a);
 	return r;
 }
@@ -355,7 +355,7 @@ static int count_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 		cc->ranked++;
 	else
 		cc->unranked++;
-	return ranked ? currents_add(&cc->cur, run) : 0;
+	return ranked ? store_currents_add(&cc->cur, run) : 0;
 }
 
 static int want_current(void *ctx, const struct kx_digest *group, const struct kx_current_rec *x)
@@ -377,7 +377,7 @@ static void check_entry(struct vctx *c, const struct kx_digest *g, const char *i
 	if (!want) {
 		problem(c, "current-run index of group", g, "store-index",
 			"has an entry for %s, which has no ranked run in the group", impl);
-	} else if (current_decode(val, vn, &got) < 0) {
+	} else if (store_current_decode(val, vn, &got) < 0) {
 		problem(c, "current-run index of group", g, "store-record",
 			"the entry for %s (%zu bytes) does not decode: it holds the run's digest, observedAt, value "
 			"and p20-p80 (docs/store.md)", impl, vn);
@@ -385,7 +385,7 @@ static void check_entry(struct vctx *c, const struct kx_digest *g, const char *i
 		kx_digest_format(&want->run, run);
 		problem(c, "current-run index of group", g, "store-index",
 			"names another run than %s's newest ranked one, %s", impl, run);
-	} else if (current_encode(want, &b) < 0 || b.len != vn || memcmp(b.ptr, val, vn) != 0) {
+	} else if (store_current_encode(want, &b) < 0 || b.len != vn || memcmp(b.ptr, val, vn) != 0) {
 		problem(c, "current-run index of group", g, "store-index",
 			"the entry for %s differs from its run's record (value, p20-p80, unit or observedAt)", impl);
 	}
@@ -396,7 +396,7 @@ static void check_entry(struct vctx *c, const struct kx_digest *g, const char *i
 static int check_current(struct vctx *c, const struct kx_digest *g, struct count_ctx *cc)
 {
 	c->nwant = 0;
-	int r = currents_flush(&cc->cur, g, want_current, c);
+	int r = store_currents_flush(&cc->cur, g, want_current, c);
 	unsigned char p[33] = { T_CURRENT };
 	memcpy(p + 1, g->b, 32);
 	struct vscan vs;
@@ -429,7 +429,7 @@ static int check_current(struct vctx *c, const struct kx_digest *g, struct count
 	for (; i < c->nwant && !vs.damaged && at == 0; i++)
 		problem(c, "current-run index of group", g, "store-index", "has no entry for %s", c->want[i].impl);
 	r = at < 0 ? at : 0;
-	scan_close(&vs.sc);
+	store_scan_close(&vs.sc);
 	return r;
 }
 
@@ -452,7 +452,7 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 			g->ranked, g->unranked, cc.ranked, cc.unranked);
 	/* (a store of schema 2 opened read-only has no 'C' index yet: it gets one when opened to write) */
 	r = r == 0 && c->s->current_index ? check_current(c, &g->key, &cc) : 0;
-	currents_release(&cc.cur);
+	store_currents_release(&cc.cur);
 	if (r < 0)
 		return r;
 	char kernel[KX_NAME_MAX], pass[KX_NAME_MAX];
@@ -464,8 +464,8 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 			"kindex, upgraded when opened to write", g->benchmark, g->kernel, g->pass, kernel, pass);
 	struct key k;
 	struct kx_buf b = { 0 };
-	if (key_tree(&k, g) < 0 || (!unreadable(c, r = get_raw(c->s, c->s->ro, k.b, k.len, &b)) &&
-				      (r < 0 || b.len != 33 || memcmp(b.ptr, g->key.b, 32) != 0)))
+	if (store_key_tree(&k, g) < 0 || (!unreadable(c, r = store_get_raw(c->s, c->s->ro, k.b, k.len, &b)) &&
+					    (r < 0 || b.len != 33 || memcmp(b.ptr, g->key.b, 32) != 0)))
 		problem(c, "group", &g->key, "store-index", "path index entry %s/%s/%s/%s is missing or points elsewhere",
 			g->kernel, g->pass, g->gpu, g->workload_slug);
 	kx_buf_release(&b);
@@ -495,9 +495,9 @@ static int check_index(struct vctx *c)
 		struct key want;
 		struct kx_buf raw = { 0 };
 		struct kx_run_rec x;
-		key_digest(&want, T_RUN, &run);
-		int got = get_raw(c->s, c->s->ro, want.b, want.len, &raw);
-		if (got < 0 || run_decode(raw.ptr, raw.len, &x) < 0) {
+		store_key_digest(&want, T_RUN, &run);
+		int got = store_get_raw(c->s, c->s->ro, want.b, want.len, &raw);
+		if (got < 0 || store_run_decode(raw.ptr, raw.len, &x) < 0) {
 			if (unreadable(c, got))
 				;
 			else if (got == -ENOENT)
@@ -511,7 +511,7 @@ static int check_index(struct vctx *c)
 			continue;
 		}
 		x.run = run;
-		key_index(&want, &x);
+		store_key_index(&want, &x);
 		if (want.len != kn || memcmp(want.b, k, kn) != 0)
 			problem(c, "rank-index entry for run", &run, "store-index",
 				"disagrees with the run record (group, value or observedAt changed)");
@@ -529,7 +529,7 @@ static int check_index(struct vctx *c)
 	}
 	if (r == 0 && at < 0)
 		r = at;
-	scan_close(&vs.sc);
+	store_scan_close(&vs.sc);
 	return r;
 }
 
@@ -547,14 +547,14 @@ static void check_alias(struct vctx *c, const struct kx_run_rec *x, const char *
 		problem(c, "alias", &x->run, "store-index", "names a run that is not stored, or is an alias itself");
 	else if (!kx_digest_equal(&of.group, &x->group))
 		problem(c, "alias", &x->run, "store-record", "its record is not in the group of the run it is an alias of");
-	key_alias(&k, &x->alias_of, &x->run);
+	store_key_alias(&k, &x->alias_of, &x->run);
 	if (!exists(c, &k))
 		problem(c, "alias", &x->run, "store-index", "the alias index has no entry for it");
 	if (src && ext && !unreadable(c, r = kx_store_find_source(c->s, NULL, src, ext, &got)) &&
 	    (r < 0 || !kx_digest_equal(&got, &x->alias_of)))
 		problem(c, "alias", &x->run, "store-index", "the source index does not name the run it is an alias of");
-	key_index(&k, x);
-	if (get_raw(c->s, c->s->ro, k.b, k.len, NULL) == 0)
+	store_key_index(&k, x);
+	if (store_get_raw(c->s, c->s->ro, k.b, k.len, NULL) == 0)
 		problem(c, "alias", &x->run, "store-index", "the rank index has an entry for it: an alias is never ranked");
 }
 
@@ -595,7 +595,7 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 	const struct kx_digest *req[] = { &x->protocol, &x->environment };
 	const char *names[] = { "protocol", "environment" };
 	for (int i = 0; i < 2; i++) {
-		key_digest(&k, T_DOC, req[i]);
+		store_key_digest(&k, T_DOC, req[i]);
 		if (!exists(c, &k))
 			problem(c, "run", &x->run, "store-document", "its %s document is not stored", names[i]);
 	}
@@ -604,10 +604,10 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 	const struct kx_digest *named[] = { &x->workload, &x->implementation };
 	const char *named_as[] = { "workload", "implementation" };
 	for (int i = 0; i < 2 && c->s->waiting_index; i++) {
-		key_digest(&k, T_DOC, named[i]);
+		store_key_digest(&k, T_DOC, named[i]);
 		if (exists(c, &k))
 			continue;
-		key_wait(&k, named[i], &x->run);
+		store_key_wait(&k, named[i], &x->run);
 		if (!exists(c, &k))
 			problem(c, "run", &x->run, "store-index",
 				"its %s document is not stored, and the waiting index has no entry for it", named_as[i]);
@@ -635,7 +635,7 @@ static int check_run(void *ctx, const struct kx_run_rec *x)
 		problem(c, "run", &x->run, "store-name",
 			"its GPU is kept as %s, but the environment's path component is %s (SPEC §2): a store of "
 			"an older kindex, upgraded when opened to write", g.gpu, gpu);
-	key_index(&k, x);
+	store_key_index(&k, x);
 	if (!exists(c, &k))
 		problem(c, "run", &x->run, "store-index", "the rank index has no entry for it");
 	return 0;
@@ -658,7 +658,7 @@ static int check_refs(struct vctx *c, unsigned char tag)
 		}
 		memcpy(d.b, v, 32);
 		struct key t;
-		key_digest(&t, tag == T_SOURCE ? T_RUN : T_GROUP, &d);
+		store_key_digest(&t, tag == T_SOURCE ? T_RUN : T_GROUP, &d);
 		if (!exists(c, &t)) {
 			char name[200];
 			size_t n = kn - 1 < 150 ? kn - 1 : 150;
@@ -673,7 +673,7 @@ static int check_refs(struct vctx *c, unsigned char tag)
 	}
 	if (r == 0 && at < 0)
 		r = at;
-	scan_close(&vs.sc);
+	store_scan_close(&vs.sc);
 	return r;
 }
 
@@ -688,7 +688,7 @@ static int check_current_groups(struct vctx *c)
 		n++;
 	if (r == 0 && at < 0)
 		r = at;
-	scan_close(&vs.sc);
+	store_scan_close(&vs.sc);
 	if (r == 0 && n != c->currents)
 		problem(c, "current-run index", NULL, "store-index",
 			"holds %llu entries of groups that are not stored (%llu in all)",
@@ -731,7 +731,7 @@ static int check_waiting(struct vctx *c)
 	}
 	if (r == 0 && at < 0)
 		r = at;
-	scan_close(&vs.sc);
+	store_scan_close(&vs.sc);
 	return r;
 }
 
@@ -768,7 +768,7 @@ static int check_records(struct vctx *c, unsigned char tag)
 		memcpy(key.b, k + 1, 32);
 		struct kx_run_rec x;
 		struct kx_group_rec g;
-		if (tag == T_RUN ? run_decode(v, vn, &x) < 0 : group_decode(v, vn, &g) < 0) {
+		if (tag == T_RUN ? store_run_decode(v, vn, &x) < 0 : store_group_decode(v, vn, &g) < 0) {
 			c->checked++;
 			*(tag == T_RUN ? &c->runs : &c->groups) += 1;
 			problem(c, what, &key, "store-record",
@@ -794,7 +794,7 @@ static int check_records(struct vctx *c, unsigned char tag)
 	}
 	if (r == 0 && at < 0)
 		r = at;
-	scan_close(&vs.sc);
+	store_scan_close(&vs.sc);
 	return r;
 }
 

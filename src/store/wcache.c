@@ -22,7 +22,7 @@ static unsigned char *slot(const struct wmap *m, size_t i)
 	return m->slots + i * m->slot_size;
 }
 
-struct wmap *wmap_new(size_t value_size, size_t max_entries)
+struct wmap *store_wmap_new(size_t value_size, size_t max_entries)
 {
 	struct wmap *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -33,7 +33,7 @@ struct wmap *wmap_new(size_t value_size, size_t max_entries)
 	return m;
 }
 
-void wmap_free(struct wmap *m)
+void store_wmap_free(struct wmap *m)
 {
 	if (!m)
 		return;
@@ -63,7 +63,7 @@ static ssize_t find(const struct wmap *m, const uint8_t key[32])
 	return -1;
 }
 
-void *wmap_get(struct wmap *m, const uint8_t key[32])
+void *store_wmap_get(struct wmap *m, const uint8_t key[32])
 {
 	ssize_t i = find(m, key);
 	return i < 0 ? NULL : slot(m, (size_t)i) + 40;
@@ -98,7 +98,7 @@ static int grow(struct wmap *m)
 	return 0;
 }
 
-void *wmap_put(struct wmap *m, const uint8_t key[32], const void *value)
+void *store_wmap_put(struct wmap *m, const uint8_t key[32], const void *value)
 {
 	ssize_t i = find(m, key);
 	if (i < 0) {
@@ -121,7 +121,7 @@ void *wmap_put(struct wmap *m, const uint8_t key[32], const void *value)
 	return v;
 }
 
-void wmap_del(struct wmap *m, const uint8_t key[32])
+static void wmap_del(struct wmap *m, const uint8_t key[32])
 {
 	ssize_t i = find(m, key);
 	if (i < 0)
@@ -131,7 +131,7 @@ void wmap_del(struct wmap *m, const uint8_t key[32])
 	m->tombs++;
 }
 
-int wmap_each(struct wmap *m, int (*fn)(void *ctx, const uint8_t key[32], void *value), void *ctx)
+int store_wmap_each(struct wmap *m, int (*fn)(void *ctx, const uint8_t key[32], void *value), void *ctx)
 {
 	for (size_t i = 0; i < m->cap; i++) {
 		unsigned char *s = slot(m, i);
@@ -144,12 +144,12 @@ int wmap_each(struct wmap *m, int (*fn)(void *ctx, const uint8_t key[32], void *
 	return 0;
 }
 
-bool wmap_over(const struct wmap *m)
+bool store_wmap_over(const struct wmap *m)
 {
 	return m->len > m->max;
 }
 
-void wmap_clear(struct wmap *m)
+void store_wmap_clear(struct wmap *m)
 {
 	free(m->slots);
 	m->slots = NULL;
@@ -170,12 +170,12 @@ struct undo {
 	size_t len, cap;
 };
 
-struct undo *undo_new(void)
+struct undo *store_undo_new(void)
 {
 	return calloc(1, sizeof(struct undo));
 }
 
-void undo_free(struct undo *u)
+void store_undo_free(struct undo *u)
 {
 	if (!u)
 		return;
@@ -185,14 +185,14 @@ void undo_free(struct undo *u)
 	free(u);
 }
 
-int undo_note(struct undo *u, struct wmap *m, const uint8_t key[32])
+int store_undo_note(struct undo *u, struct wmap *m, const uint8_t key[32])
 {
 	if (KX_GROW(u->v, u->cap, u->len, 64) < 0)
 		return -ENOMEM;
 	struct undo_entry *e = &u->v[u->len];
 	e->m = m;
 	memcpy(e->key, key, 32);
-	void *cur = wmap_get(m, key);
+	void *cur = store_wmap_get(m, key);
 	e->had = cur != NULL;
 	e->old = NULL;
 	if (cur && m->vsize) {
@@ -204,18 +204,18 @@ int undo_note(struct undo *u, struct wmap *m, const uint8_t key[32])
 	return 0;
 }
 
-size_t undo_mark(const struct undo *u)
+size_t store_undo_mark(const struct undo *u)
 {
 	return u->len;
 }
 
-void undo_rollback(struct undo *u, size_t mark)
+void store_undo_rollback(struct undo *u, size_t mark)
 {
 	while (u->len > mark) {
 		struct undo_entry *e = &u->v[--u->len];
 		if (e->had) {
-			if (!wmap_put(e->m, e->key, e->old))
-				wmap_clear(e->m); /* out of memory: forget the cache rather than lie */
+			if (!store_wmap_put(e->m, e->key, e->old))
+				store_wmap_clear(e->m); /* out of memory: forget the cache rather than lie */
 		} else
 			wmap_del(e->m, e->key);
 		free(e->old);

@@ -17,26 +17,25 @@
 
 struct wmap;
 
-struct wmap *wmap_new(size_t value_size, size_t max_entries);
-void wmap_free(struct wmap *m);
+struct wmap *store_wmap_new(size_t value_size, size_t max_entries);
+void store_wmap_free(struct wmap *m);
 /* value pointer (value_size bytes) or NULL */
-void *wmap_get(struct wmap *m, const uint8_t key[32]);
+void *store_wmap_get(struct wmap *m, const uint8_t key[32]);
 /* insert or overwrite; returns the stored value pointer or NULL on ENOMEM */
-void *wmap_put(struct wmap *m, const uint8_t key[32], const void *value);
-void wmap_del(struct wmap *m, const uint8_t key[32]);
-bool wmap_over(const struct wmap *m);
+void *store_wmap_put(struct wmap *m, const uint8_t key[32], const void *value);
+bool store_wmap_over(const struct wmap *m);
 /* Call fn for every entry (no changes to m meanwhile); stops at the first non-zero return. */
-int wmap_each(struct wmap *m, int (*fn)(void *ctx, const uint8_t key[32], void *value), void *ctx);
-void wmap_clear(struct wmap *m);
+int store_wmap_each(struct wmap *m, int (*fn)(void *ctx, const uint8_t key[32], void *value), void *ctx);
+void store_wmap_clear(struct wmap *m);
 
 /* The undo log of a transaction over any number of maps. */
 struct undo;
-struct undo *undo_new(void);
-void undo_free(struct undo *u);
+struct undo *store_undo_new(void);
+void store_undo_free(struct undo *u);
 /* Record the current state of key in m before changing it. */
-int undo_note(struct undo *u, struct wmap *m, const uint8_t key[32]);
-size_t undo_mark(const struct undo *u);
+int store_undo_note(struct undo *u, struct wmap *m, const uint8_t key[32]);
+size_t store_undo_mark(const struct undo *u);
 /* Restore every change recorded after `mark`, newest first. */
-void undo_rollback(struct undo *u, size_t mark);
+void store_undo_rollback(struct undo *u, size_t mark);
 
 #endif
