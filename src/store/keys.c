@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Key construction and record encoding for the store (layout in keys.h and docs/store.md).
+ * Key construction and record encoding for the store (layout in keys.h and docs/store.md), and
+ * the schemas (the value of K_SCHEMA) this kindex reads.
  * Records are a version byte followed by fixed-order fields: integers big-endian, doubles as
  * their IEEE bits, strings as a u16 length and bytes. Decoding checks every length and returns
  * -EIO on anything short or malformed, which `kindex verify` reports as corruption.
@@ -13,6 +14,21 @@
 
 #define RUN_VERSION 2 /* 2 added the noise interval and the version; 1 is still read */
 #define GROUP_VERSION 1
+
+/* The schema a store says it was written in (`want` is this kindex's), if this kindex reads it:
+ * its own, or an older one, which it upgrades; 0 for any other. */
+int store_readable_schema(const char *schema, const char *want)
+{
+	if (strcmp(schema, want) == 0)
+		return KX_STORE_SCHEMA;
+	for (int old = 1; old < KX_STORE_SCHEMA; old++) {
+		char name[32];
+		snprintf(name, sizeof(name), "kindexfs-store %d", old);
+		if (strcmp(schema, name) == 0)
+			return old;
+	}
+	return 0;
+}
 
 void store_put_u64(unsigned char *p, uint64_t v)
 {

@@ -40,6 +40,10 @@
 
 #include "kx/store.h"
 
+/* The schema K_SCHEMA says a store was written in (`want` is this kindex's, "kindexfs-store <n>"),
+ * if this kindex reads it: its own, or an older one it upgrades; 0 for any other. */
+int store_readable_schema(const char *schema, const char *want);
+
 #define K_SCHEMA "\0schema"
 #define K_GEN "\0gen"
 #define K_CHANGED "\0changed"

@@ -72,10 +72,7 @@ int store_each_record(struct kx_store *s, struct kx_view *v, unsigned char tag, 
 int store_currents_from_index(struct kx_store *s, struct kx_view *v, unsigned part, unsigned parts,
 			      kx_current_fn fn, void *ctx);
 
-/* upgrade.c: the schema a store says it was written in (`want` is this kindex's), if this kindex
- * reads it: its own, or an older one it upgrades; 0 for any other. And the upgrade from `from` to
- * this kindex's schema, at a writable open. */
-int store_readable_schema(const char *schema, const char *want);
+/* upgrade.c: the upgrade from `from` to this kindex's schema, at a writable open. */
 int store_upgrade(struct kx_store *s, int from, const char *schema);
 
 /*

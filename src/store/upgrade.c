@@ -359,18 +359,3 @@ int store_upgrade(struct kx_store *s, int from, const char *schema)
 	return r;
 }
 
-/* The schema a store says it was written in (`want` is this kindex's), if this kindex reads it:
- * its own, or 1 or 2, which it upgrades; 0 for any other. */
-int store_readable_schema(const char *schema, const char *want)
-{
-	if (strcmp(schema, want) == 0)
-		return KX_STORE_SCHEMA;
-	for (int old = 1; old < KX_STORE_SCHEMA; old++) {
-		char name[32];
-		snprintf(name, sizeof(name), "kindexfs-store %d", old);
-		if (strcmp(schema, name) == 0)
-			return old;
-	}
-	return 0;
-}
-
