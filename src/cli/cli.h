@@ -26,6 +26,7 @@ struct cli {
 	const char *store;   /* --store or $KINDEX_STORE */
 	bool quiet;
 	const char *prog;    /* "kindex" */
+	const struct command *cmd; /* the subcommand main.c dispatched to, for its --help */
 };
 
 struct command {

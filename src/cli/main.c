@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * `kindex`: the command line of kindexfs. This file dispatches to one file per subcommand and
- * holds what they share: option handling, opening the store, messages and progress.
+ * `kindex`: the command line of kindexfs. This file is the top of src/cli: the table of
+ * subcommands, the global options, `kindex help` and the dispatch to one file per subcommand
+ * (cmd-*.c), which share util.c and progress.c below them.
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,16 +32,6 @@ const struct command kx_commands[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
-void cli_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("kindex: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -66,137 +55,12 @@ static void usage(FILE *out)
 		"See kindex(1).\n");
 }
 
-int cli_exit_for(int err)
-{
-	switch (err) {
-	case 0: return EXIT_OK;
-	case -EINVAL: return EXIT_REFUSED;
-	case -ENOENT:
-	case -ENOTDIR:
-	case -EBUSY:
-	case -EPROTO:
-	case -EROFS: /* a replica's generation: read-only to every command that writes */
-	case -EUCLEAN: return EXIT_STORE;
-	default: return EXIT_IO;
-	}
-}
-
 const struct command *cli_command(const char *name)
 {
 	for (const struct command *c = kx_commands; c->name; c++)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
-}
-
-int cli_bad_number(const char *cmd, const char *opt, const char *value, const char *what, uint64_t min, uint64_t max)
-{
-	cli_error("%s: %s %s: not %s, a whole number (%llu to %llu)", cmd, opt, quoted(value), what,
-		  (unsigned long long)min, (unsigned long long)max);
-	return EXIT_USAGE;
-}
-
-int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help)
-{
-	const struct command *cmd = cli_command(argv[0]);
-	int i = 1;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--store") == 0 && i + 1 < argc) {
-			cli->store = argv[++i];
-		} else if (strncmp(a, "--store=", 8) == 0) {
-			cli->store = a + 8;
-		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			cli->quiet = true;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("usage: kindex [--store DIR] %s %s\n\n%s.\n", cmd->name, cmd->usage, cmd->summary);
-			if (extra_help)
-				printf("\n%s", extra_help);
-			return -1;
-		} else if (strcmp(a, "--store") == 0) {
-			cli_error("%s: --store needs a directory", cmd->name);
-			return -2;
-		} else {
-			break; /* the subcommand's own flags and operands */
-		}
-	}
-	return i;
-}
-
-int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret)
-{
-	if (!cli->store) {
-		cli_error("no store: give --store DIR or set KINDEX_STORE");
-		return -EXIT_USAGE;
-	}
-	char *msg = NULL;
-	int r = kx_store_open(cli->store, flags, ret, &msg);
-	if (r < 0) {
-		if (msg)
-			cli_error("%s", msg);
-		else
-			cli_error("cannot open store %s: %s", quoted(cli->store), strerror(-r));
-		free(msg);
-		return -cli_exit_for(r);
-	}
-	return 0;
-}
-
-void cli_print_problems(const char *file, const struct kx_problems *p)
-{
-	cli_error("refused %s: %zu problem%s", file, p->len, plural(p->len));
-	struct kx_buf b = { 0 };
-	kx_problems_format(p, file, &b);
-	/* indent each line under the refusal */
-	const char *s = b.ptr ? b.ptr : "";
-	while (*s) {
-		const char *nl = strchr(s, '\n');
-		size_t n = nl ? (size_t)(nl - s) : strlen(s);
-		fprintf(stderr, "  %.*s\n", (int)n, s);
-		s += n + (nl ? 1 : 0);
-	}
-	kx_buf_release(&b);
-}
-
-void progress_init(struct progress *p, const char *what, uint64_t total, bool quiet)
-{
-	p->what = what;
-	p->total = total;
-	p->start = p->last = kx_monotonic();
-	p->tty = !quiet && isatty(STDERR_FILENO);
-}
-
-static void progress_print(struct progress *p, uint64_t done, bool final)
-{
-	double now = kx_monotonic(), el = now - p->start;
-	double rate = el > 0 ? (double)done / el : 0;
-	if (p->total && !final) {
-		double eta = rate > 0 ? (double)(p->total - done) / rate : 0;
-		fprintf(stderr, "\r\033[K%s: %llu/%llu, %.0f/s, ETA %.0fs", p->what, (unsigned long long)done,
-			(unsigned long long)p->total, rate, eta);
-	} else {
-		fprintf(stderr, "\r\033[K%s: %llu, %.0f/s%s", p->what, (unsigned long long)done, rate, final ? "\n" : "");
-	}
-	fflush(stderr);
-}
-
-void progress_update(struct progress *p, uint64_t done)
-{
-	if (!p->tty)
-		return;
-	double now = kx_monotonic();
-	if (now - p->last < 0.2)
-		return;
-	p->last = now;
-	progress_print(p, done, false);
-}
-
-void progress_done(struct progress *p, uint64_t done)
-{
-	if (p->tty && kx_monotonic() - p->start > 0.5)
-		progress_print(p, done, true);
-	else if (p->tty)
-		fprintf(stderr, "\r\033[K");
 }
 
 /* Optimal string alignment distance (Levenshtein plus adjacent transpositions) of two short
@@ -256,6 +120,7 @@ static int help(struct cli *cli, int argc, char **argv)
 	if (!cmd)
 		return unknown_command(argv[1]);
 	char *args[] = { (char *)cmd->name, "--help", NULL };
+	cli->cmd = cmd;
 	return cmd->run(cli, 2, args);
 }
 
@@ -300,5 +165,6 @@ int main(int argc, char **argv)
 	const struct command *cmd = cli_command(name);
 	if (!cmd)
 		return unknown_command(name);
+	cli.cmd = cmd;
 	return cmd->run(&cli, argc - optind, argv + optind);
 }

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What every `kindex` subcommand shares, below the subcommands and the dispatch in main.c:
+ * messages on stderr, the exit code for an errno, the --store/--quiet/--help options, and
+ * opening the store with a message that says what to do.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("kindex: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int cli_exit_for(int err)
+{
+	switch (err) {
+	case 0: return EXIT_OK;
+	case -EINVAL: return EXIT_REFUSED;
+	case -ENOENT:
+	case -ENOTDIR:
+	case -EBUSY:
+	case -EPROTO:
+	case -EROFS: /* a replica's generation: read-only to every command that writes */
+	case -EUCLEAN: return EXIT_STORE;
+	default: return EXIT_IO;
+	}
+}
+
+int cli_bad_number(const char *cmd, const char *opt, const char *value, const char *what, uint64_t min, uint64_t max)
+{
+	cli_error("%s: %s %s: not %s, a whole number (%llu to %llu)", cmd, opt, quoted(value), what,
+		  (unsigned long long)min, (unsigned long long)max);
+	return EXIT_USAGE;
+}
+
+int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help)
+{
+	const struct command *cmd = cli->cmd;
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--store") == 0 && i + 1 < argc) {
+			cli->store = argv[++i];
+		} else if (strncmp(a, "--store=", 8) == 0) {
+			cli->store = a + 8;
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			cli->quiet = true;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			printf("usage: kindex [--store DIR] %s %s\n\n%s.\n", cmd->name, cmd->usage, cmd->summary);
+			if (extra_help)
+				printf("\n%s", extra_help);
+			return -1;
+		} else if (strcmp(a, "--store") == 0) {
+			cli_error("%s: --store needs a directory", cmd->name);
+			return -2;
+		} else {
+			break; /* the subcommand's own flags and operands */
+		}
+	}
+	return i;
+}
+
+int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret)
+{
+	if (!cli->store) {
+		cli_error("no store: give --store DIR or set KINDEX_STORE");
+		return -EXIT_USAGE;
+	}
+	char *msg = NULL;
+	int r = kx_store_open(cli->store, flags, ret, &msg);
+	if (r < 0) {
+		if (msg)
+			cli_error("%s", msg);
+		else
+			cli_error("cannot open store %s: %s", quoted(cli->store), strerror(-r));
+		free(msg);
+		return -cli_exit_for(r);
+	}
+	return 0;
+}
+
+void cli_print_problems(const char *file, const struct kx_problems *p)
+{
+	cli_error("refused %s: %zu problem%s", file, p->len, plural(p->len));
+	struct kx_buf b = { 0 };
+	kx_problems_format(p, file, &b);
+	/* indent each line under the refusal */
+	const char *s = b.ptr ? b.ptr : "";
+	while (*s) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+		fprintf(stderr, "  %.*s\n", (int)n, s);
+		s += n + (nl ? 1 : 0);
+	}
+	kx_buf_release(&b);
+}
