@@ -48,7 +48,6 @@ static inline const char *plural(unsigned long long n)
 /* Handle --help/-h and --store in a subcommand's arguments; returns the index of the first
  * operand, or -1 after printing help (exit 0) / -2 on a usage error (exit 2). */
 int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help);
-const struct command *cli_command(const char *name);
 /* A whole-number option that kx_parse_uint refused: "CMD: OPT 'VALUE': not WHAT, a whole number
  * (MIN to MAX)"; returns EXIT_USAGE. */
 int cli_bad_number(const char *cmd, const char *opt, const char *value, const char *what, uint64_t min, uint64_t max);
@@ -63,28 +62,26 @@ struct progress {
 	double start, last;
 	bool tty;
 };
-void progress_init(struct progress *p, const char *what, uint64_t total, bool quiet);
-void progress_update(struct progress *p, uint64_t done);
-void progress_done(struct progress *p, uint64_t done);
+void cli_progress_init(struct progress *p, const char *what, uint64_t total, bool quiet);
+void cli_progress_update(struct progress *p, uint64_t done);
+void cli_progress_done(struct progress *p, uint64_t done);
 
-int cmd_init(struct cli *cli, int argc, char **argv);
-int cmd_import(struct cli *cli, int argc, char **argv);
-int cmd_ingest(struct cli *cli, int argc, char **argv);
-int cmd_verify(struct cli *cli, int argc, char **argv);
-int cmd_recover(struct cli *cli, int argc, char **argv);
-int cmd_export(struct cli *cli, int argc, char **argv);
-int cmd_ls(struct cli *cli, int argc, char **argv);
-int cmd_cat(struct cli *cli, int argc, char **argv);
-int cmd_history(struct cli *cli, int argc, char **argv);
-int cmd_regressions(struct cli *cli, int argc, char **argv);
-int cmd_compare(struct cli *cli, int argc, char **argv);
-int cmd_show(struct cli *cli, int argc, char **argv);
-int cmd_canon(struct cli *cli, int argc, char **argv);
-int cmd_digest(struct cli *cli, int argc, char **argv);
-int cmd_watch(struct cli *cli, int argc, char **argv);
-int cmd_pull(struct cli *cli, int argc, char **argv);
-
-extern const struct command kx_commands[];
+int cli_cmd_init(struct cli *cli, int argc, char **argv);
+int cli_cmd_import(struct cli *cli, int argc, char **argv);
+int cli_cmd_ingest(struct cli *cli, int argc, char **argv);
+int cli_cmd_verify(struct cli *cli, int argc, char **argv);
+int cli_cmd_recover(struct cli *cli, int argc, char **argv);
+int cli_cmd_export(struct cli *cli, int argc, char **argv);
+int cli_cmd_ls(struct cli *cli, int argc, char **argv);
+int cli_cmd_cat(struct cli *cli, int argc, char **argv);
+int cli_cmd_history(struct cli *cli, int argc, char **argv);
+int cli_cmd_regressions(struct cli *cli, int argc, char **argv);
+int cli_cmd_compare(struct cli *cli, int argc, char **argv);
+int cli_cmd_show(struct cli *cli, int argc, char **argv);
+int cli_cmd_canon(struct cli *cli, int argc, char **argv);
+int cli_cmd_digest(struct cli *cli, int argc, char **argv);
+int cli_cmd_watch(struct cli *cli, int argc, char **argv);
+int cli_cmd_pull(struct cli *cli, int argc, char **argv);
 
 /* Print an ingest refusal: "kindex: refused FILE: N problems" and each problem. */
 void cli_print_problems(const char *file, const struct kx_problems *p);

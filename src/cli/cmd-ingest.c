@@ -304,7 +304,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	pthread_t th;
 	bool threaded = pthread_create(&th, NULL, reader_main, &rd) == 0;
 	struct progress pg;
-	progress_init(&pg, "ingest", paths->len, cli->quiet);
+	cli_progress_init(&pg, "ingest", paths->len, cli->quiet);
 	size_t refused = 0, failed = 0, added = 0, present = 0, aliases = 0;
 	size_t staged_added = 0, staged_present = 0, staged_aliases = 0, staged_bytes = 0;
 	int status = EXIT_OK;
@@ -365,7 +365,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			status = EXIT_IO;
 		}
 		parsed_free(it);
-		progress_update(&pg, k + 1);
+		cli_progress_update(&pg, k + 1);
 	}
 	kx_ingest_batch_abort(batch);
 	if (threaded) {
@@ -380,7 +380,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	kx_buf_release(&rd.buf);
 	pthread_mutex_destroy(&rd.lock);
 	pthread_cond_destroy(&rd.cond);
-	progress_done(&pg, paths->len);
+	cli_progress_done(&pg, paths->len);
 	if (!opts.sync)
 		kx_store_sync(s);
 	kx_store_close(s);
@@ -394,7 +394,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	return status;
 }
 
-int cmd_ingest(struct cli *cli, int argc, char **argv)
+int cli_cmd_ingest(struct cli *cli, int argc, char **argv)
 {
 	struct paths paths = { 0 };
 	int status = ingest(cli, argc, argv, &paths);
@@ -407,7 +407,7 @@ static const char import_help[] =
 	"as source-native runs (SPEC §5). All files form one decision: a row that cannot be mapped\n"
 	"is reported with its file and line and nothing is written. Importing again adds nothing.\n";
 
-int cmd_import(struct cli *cli, int argc, char **argv)
+int cli_cmd_import(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv, import_help);
 	if (i < 0)
@@ -452,9 +452,9 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	if (status == EXIT_OK) {
 		struct kx_ingest_result res = { 0 };
 		struct progress pg;
-		progress_init(&pg, "import", n, cli->quiet);
+		cli_progress_init(&pg, "import", n, cli->quiet);
 		r = kx_ingest_trees(s, a, roots, n, labels, NULL, &res, &p);
-		progress_done(&pg, n);
+		cli_progress_done(&pg, n);
 		if (r == -EINVAL) {
 			cli_print_problems("import", &p);
 			status = EXIT_REFUSED;

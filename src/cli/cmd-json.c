@@ -73,7 +73,7 @@ static int print_canon(void *ctx, struct kx_json *v, unsigned line)
 	return r;
 }
 
-int cmd_canon(struct cli *cli, int argc, char **argv)
+int cli_cmd_canon(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Prints the JSON Canonicalization Scheme (RFC 8785) form of each JSON text in FILE (or\n"
@@ -135,7 +135,7 @@ static int print_digests(void *ctx, struct kx_json *v, unsigned line)
 	return 0;
 }
 
-int cmd_digest(struct cli *cli, int argc, char **argv)
+int cli_cmd_digest(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Prints '<member> sha256:<hex>' for each document of the manifest(s) in FILE (one\n"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_pull(struct cli *cli, int argc, char **argv)
+int cli_cmd_pull(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "SRC is a publish directory (kindexfs -o publish=DIR, kindex watch --publish DIR): a path,\n"

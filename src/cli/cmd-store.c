@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int cmd_init(struct cli *cli, int argc, char **argv)
+int cli_cmd_init(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Creates the store directory (RocksDB) if it does not exist; an existing store is left as it is.\n");
@@ -114,7 +114,7 @@ static int check_receipts(struct receipts *rc, const char *dir, bool required)
 	return r;
 }
 
-int cmd_verify(struct cli *cli, int argc, char **argv)
+int cli_cmd_verify(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Recomputes the digest of every stored document and checks every run against its\n"
@@ -205,7 +205,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	return code;
 }
 
-int cmd_recover(struct cli *cli, int argc, char **argv)
+int cli_cmd_recover(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "For a store that will not open because its write-ahead log is damaged: copies every log\n"
@@ -236,5 +236,5 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 		printf("%s\n", report);
 	free(report);
 	char *vargs[] = { "verify", NULL };
-	return cmd_verify(cli, 1, vargs);
+	return cli_cmd_verify(cli, 1, vargs);
 }

@@ -161,7 +161,7 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 			cli_error("export: cannot link %s%s to %s/%s: %s", e->root, e->path, e->root, first, strerror(errno));
 			e->messages++;
 		} else {
-			progress_update(&e->pg, ++e->files);
+			cli_progress_update(&e->pg, ++e->files);
 		}
 		goto out;
 	}
@@ -196,13 +196,13 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 		goto out;
 	}
 	r = set_mtime(e, dirfd, name, a.mtime_ns);
-	progress_update(&e->pg, ++e->files);
+	cli_progress_update(&e->pg, ++e->files);
 out:
 	e->path[plen] = '\0';
 	return r;
 }
 
-int cmd_export(struct cli *cli, int argc, char **argv)
+int cli_cmd_export(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Writes the tree the mount serves (README, benchmarks/, compare/, runs/, digests/) into DIR,\n"
@@ -249,7 +249,7 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	struct exporter e = { .t = rd.t, .v = rd.v, .dirfd = fd, .root = dir };
 	struct kx_store_stats st;
 	kx_store_stats(rd.s, e.v, &st);
-	progress_init(&e.pg, "export", 0, cli->quiet);
+	cli_progress_init(&e.pg, "export", 0, cli->quiet);
 	struct kx_node root = { .type = KX_NODE_ROOT };
 	struct export_dir top = { &e, fd };
 	r = kx_tree_readdir(e.t, e.v, &root, export_entry, &top);
@@ -263,7 +263,7 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 		if (futimens(fd, ts) < 0)
 			r = fail(&e, "set the mtime of", -errno);
 	}
-	progress_done(&e.pg, e.files);
+	cli_progress_done(&e.pg, e.files);
 	for (size_t k = 0; k < e.caplinked; k++)
 		free(e.linked[k].path);
 	free(e.linked);
@@ -314,7 +314,7 @@ static int list_entry(void *ctx, const char *name, const struct kx_node *n)
 	return 0;
 }
 
-int cmd_ls(struct cli *cli, int argc, char **argv)
+int cli_cmd_ls(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv, "Lists a directory of the tree (the root when PATH is absent), like ls -1.\n"
 					     "  -l   also show mode, size and mtime\n");
@@ -386,7 +386,7 @@ static int resolve_run(struct reader *rd, const char *arg, struct kx_node *ret)
 	return r;
 }
 
-int cmd_show(struct cli *cli, int argc, char **argv)
+int cli_cmd_show(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "RUN is a short id (or any unique prefix of at least 4 hex digits), a full 'sha256:' digest,\n"
@@ -438,7 +438,7 @@ static const char *tree_path(const char *arg)
 	return arg;
 }
 
-int cmd_cat(struct cli *cli, int argc, char **argv)
+int cli_cmd_cat(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Prints files of the tree, the bytes the mount serves (any file: index.tsv,\n"
@@ -497,7 +497,7 @@ static int print_series(const struct kx_content *c, const char *impl)
 	return 0;
 }
 
-int cmd_history(struct cli *cli, int argc, char **argv)
+int cli_cmd_history(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "RUN|PATH: a run (as kindex show takes it) prints its implementation's series in its\n"
@@ -548,7 +548,7 @@ int cmd_history(struct cli *cli, int argc, char **argv)
 	return status;
 }
 
-int cmd_regressions(struct cli *cli, int argc, char **argv)
+int cli_cmd_regressions(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Prints regressions.tsv: the open change point of every series of every group (its last:\n"
@@ -683,7 +683,7 @@ static int compare_missing(struct kx_tree *t, struct kx_view *v, const char *can
 	return EXIT_REFUSED;
 }
 
-int cmd_compare(struct cli *cli, int argc, char **argv)
+int cli_cmd_compare(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Prints compare/CANDIDATE..BASELINE/summary.tsv, or with --gpu GPU that pair's GPU.tsv: the\n"

@@ -30,7 +30,7 @@ static void publish_log(void *ctx, bool failure, const char *msg)
 		fprintf(stderr, "kindex: %s\n", msg);
 }
 
-int cmd_watch(struct cli *cli, int argc, char **argv)
+int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Maildir-style spool: write DIR/tmp/NAME, then rename it to DIR/new/NAME (names starting\n"

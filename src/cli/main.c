@@ -11,24 +11,28 @@
 #include <string.h>
 #include <unistd.h>
 
-const struct command kx_commands[] = {
-	{ "init", "create an empty store", "", cmd_init },
-	{ "import", "import published results (liger CSV)", "liger FILE...", cmd_import },
-	{ "ingest", "validate and add manifests (files, directories, JSON Lines, - for stdin)", "PATH...", cmd_ingest },
-	{ "watch", "ingest a maildir-style spool directory (tmp/ -> new/)", "[--once] [--publish DIR] DIR", cmd_watch },
-	{ "pull", "copy the newest published generation into a replica directory", "[--no-verify] SRC DST", cmd_pull },
-	{ "verify", "recompute every digest and index entry; check the receipts", "[--receipts DIR]...", cmd_verify },
-	{ "recover", "open a store whose write-ahead log is damaged, recording the loss", "", cmd_recover },
-	{ "export", "write the tree the mount serves into a directory", "DIR", cmd_export },
-	{ "ls", "list a directory of the tree", "[-l] [PATH]", cmd_ls },
-	{ "show", "print a run's page (short id, digest or tree path)", "RUN", cmd_show },
-	{ "cat", "print files of the tree, as the mount serves them", "PATH...", cmd_cat },
-	{ "history", "print a run's series over time, or a group's history.tsv", "RUN|PATH", cmd_history },
-	{ "regressions", "print every series' open change point, regressions first", "[--check]", cmd_regressions },
+static const struct command commands[] = {
+	{ "init", "create an empty store", "", cli_cmd_init },
+	{ "import", "import published results (liger CSV)", "liger FILE...", cli_cmd_import },
+	{ "ingest", "validate and add manifests (files, directories, JSON Lines, - for stdin)", "PATH...",
+	  cli_cmd_ingest },
+	{ "watch", "ingest a maildir-style spool directory (tmp/ -> new/)", "[--once] [--publish DIR] DIR",
+	  cli_cmd_watch },
+	{ "pull", "copy the newest published generation into a replica directory", "[--no-verify] SRC DST",
+	  cli_cmd_pull },
+	{ "verify", "recompute every digest and index entry; check the receipts", "[--receipts DIR]...",
+	  cli_cmd_verify },
+	{ "recover", "open a store whose write-ahead log is damaged, recording the loss", "", cli_cmd_recover },
+	{ "export", "write the tree the mount serves into a directory", "DIR", cli_cmd_export },
+	{ "ls", "list a directory of the tree", "[-l] [PATH]", cli_cmd_ls },
+	{ "show", "print a run's page (short id, digest or tree path)", "RUN", cli_cmd_show },
+	{ "cat", "print files of the tree, as the mount serves them", "PATH...", cli_cmd_cat },
+	{ "history", "print a run's series over time, or a group's history.tsv", "RUN|PATH", cli_cmd_history },
+	{ "regressions", "print every series' open change point, regressions first", "[--check]", cli_cmd_regressions },
 	{ "compare", "print how one implementation fares against another", "CANDIDATE BASELINE [--gpu GPU]",
-	  cmd_compare },
-	{ "canon", "print the JCS (RFC 8785) form of JSON", "[FILE]", cmd_canon },
-	{ "digest", "print the digest of each document of a manifest", "FILE", cmd_digest },
+	  cli_cmd_compare },
+	{ "canon", "print the JCS (RFC 8785) form of JSON", "[FILE]", cli_cmd_canon },
+	{ "digest", "print the digest of each document of a manifest", "FILE", cli_cmd_digest },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -41,7 +45,7 @@ static void usage(FILE *out)
 		"The store is --store DIR or $KINDEX_STORE.\n"
 		"\n"
 		"commands:\n");
-	for (const struct command *c = kx_commands; c->name; c++)
+	for (const struct command *c = commands; c->name; c++)
 		fprintf(out, "  %-8s %s\n", c->name, c->summary);
 	fprintf(out,
 		"\n"
@@ -55,9 +59,9 @@ static void usage(FILE *out)
 		"See kindex(1).\n");
 }
 
-const struct command *cli_command(const char *name)
+static const struct command *find_command(const char *name)
 {
-	for (const struct command *c = kx_commands; c->name; c++)
+	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
@@ -95,7 +99,7 @@ static int unknown_command(const char *name)
 {
 	const struct command *near = NULL;
 	size_t best = SIZE_MAX;
-	for (const struct command *c = kx_commands; c->name; c++) {
+	for (const struct command *c = commands; c->name; c++) {
 		size_t d = edit_distance(name, c->name);
 		if (d < best) {
 			best = d;
@@ -116,7 +120,7 @@ static int help(struct cli *cli, int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
-	const struct command *cmd = cli_command(argv[1]);
+	const struct command *cmd = find_command(argv[1]);
 	if (!cmd)
 		return unknown_command(argv[1]);
 	char *args[] = { (char *)cmd->name, "--help", NULL };
@@ -162,7 +166,7 @@ int main(int argc, char **argv)
 	const char *name = argv[optind];
 	if (strcmp(name, "help") == 0)
 		return help(&cli, argc - optind, argv + optind);
-	const struct command *cmd = cli_command(name);
+	const struct command *cmd = find_command(name);
 	if (!cmd)
 		return unknown_command(name);
 	cli.cmd = cmd;

@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-void progress_init(struct progress *p, const char *what, uint64_t total, bool quiet)
+void cli_progress_init(struct progress *p, const char *what, uint64_t total, bool quiet)
 {
 	p->what = what;
 	p->total = total;
@@ -29,7 +29,7 @@ static void progress_print(struct progress *p, uint64_t done, bool final)
 	fflush(stderr);
 }
 
-void progress_update(struct progress *p, uint64_t done)
+void cli_progress_update(struct progress *p, uint64_t done)
 {
 	if (!p->tty)
 		return;
@@ -40,7 +40,7 @@ void progress_update(struct progress *p, uint64_t done)
 	progress_print(p, done, false);
 }
 
-void progress_done(struct progress *p, uint64_t done)
+void cli_progress_done(struct progress *p, uint64_t done)
 {
 	if (p->tty && kx_monotonic() - p->start > 0.5)
 		progress_print(p, done, true);
