@@ -205,15 +205,10 @@ struct kx_bench_tunable {
 int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
 		size_t errlen);
 void kx_gpu_close(struct kx_gpu *g);
-/* Effective SM clock from a %globaltimer/clock64 probe kernel (when NVML is not there). */
-int kx_gpu_clock_probe(struct kx_gpu *g, double *ret_mhz);
 /* Allocate the flush buffer: `bytes` zeroed with cudaMemsetAsync before each timed call. */
 int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen);
 /* Calls whose blocking kernel gave up waiting (a sign the launch queue filled up). */
 unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g);
-
-/* Is `impl` known for this kind on the CUDA side? */
-bool kx_gpu_has_impl(enum kx_bench_kind kind, const char *impl);
 
 /*
  * Prepare inputs (deterministic, generated on the device) and the implementation's buffers.

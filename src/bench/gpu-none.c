@@ -26,13 +26,6 @@ void kx_gpu_close(struct kx_gpu *g)
 	(void)g;
 }
 
-int kx_gpu_clock_probe(struct kx_gpu *g, double *ret_mhz)
-{
-	(void)g;
-	(void)ret_mhz;
-	return -ENODEV;
-}
-
 int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
 {
 	(void)g;
@@ -45,13 +38,6 @@ unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g)
 {
 	(void)g;
 	return 0;
-}
-
-bool kx_gpu_has_impl(enum kx_bench_kind kind, const char *impl)
-{
-	(void)kind;
-	(void)impl;
-	return false;
 }
 
 int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,

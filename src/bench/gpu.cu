@@ -31,7 +31,6 @@
 
 /* a call's whole enqueue takes well under a millisecond; past a second something is stuck */
 #define BLOCKER_TIMEOUT_NS 1000000000ull
-#define PROBE_CYCLES (1ull << 20)
 /* a sample's clock needs a span %globaltimer resolves well (it ticks in up to 1 us steps) */
 #define MIN_CLOCK_SPAN_NS 20000ull
 /*
@@ -321,20 +320,6 @@ unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g)
 	return *g->timeouts;
 }
 
-int kx_gpu_clock_probe(struct kx_gpu *g, double *ret_mhz)
-{
-	unsigned long long out[2];
-	cudaError_t e = kx_launch_probe(PROBE_CYCLES, g->probe_out, g->st);
-	if (e == cudaSuccess)
-		e = cudaMemcpyAsync(out, g->probe_out, sizeof(out), cudaMemcpyDeviceToHost, g->st);
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(g->st);
-	if (e != cudaSuccess)
-		return -EIO;
-	*ret_mhz = out[1] ? (double)out[0] / (double)out[1] * 1e3 : 0;
-	return 0;
-}
-
 static int ensure_events(struct kx_gpu *g, size_t n, char *err, size_t errlen)
 {
 	if (g->nev >= n)
@@ -381,14 +366,6 @@ static double sample_mhz(const volatile unsigned long long *w)
 	if (!t0 || !t1 || t1 < t0 + MIN_CLOCK_SPAN_NS || c1 <= c0)
 		return 0;
 	return (double)(c1 - c0) / (double)(t1 - t0) * 1e3;
-}
-
-bool kx_gpu_has_impl(enum kx_bench_kind kind, const char *impl)
-{
-	for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
-		if (impls[i].kind == kind && strcmp(impls[i].name, impl) == 0)
-			return true;
-	return false;
 }
 
 /* ---- cases ------------------------------------------------------------------------------------- */
