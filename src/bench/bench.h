@@ -42,26 +42,26 @@ struct kx_bench_stats {
 
 /* Quantile q in [0, 1] of sorted[0..n) by linear interpolation between closest ranks
  * (numpy's "linear", torch.quantile's default): position q*(n-1). n must be > 0. */
-double kx_bench_quantile(const double *sorted, size_t n, double q);
+double bench_quantile(const double *sorted, size_t n, double q);
 /* -EINVAL for n == 0, -ENOMEM. */
-int kx_bench_stats_compute(const uint64_t *ns, size_t n, struct kx_bench_stats *ret);
+int bench_stats_compute(const uint64_t *ns, size_t n, struct kx_bench_stats *ret);
 
 /*
  * The raw samples as text: each sample in ns as a decimal integer and "\n", in the order they
  * were measured. Its SHA-256 is the run's samples.sha256, so `sha256sum` of a file written with
  * `--samples-dir` reproduces it.
  */
-int kx_bench_samples_text(const uint64_t *ns, size_t n, struct kx_buf *out);
-int kx_bench_samples_sha256(const uint64_t *ns, size_t n, char hex[KX_DIGEST_HEX + 1]);
+int bench_samples_text(const uint64_t *ns, size_t n, struct kx_buf *out);
+int bench_samples_sha256(const uint64_t *ns, size_t n, char hex[KX_DIGEST_HEX + 1]);
 
 /* Running mean and variance (Welford), for the stopping rule. */
 struct kx_bench_running {
 	size_t n;
 	double mean, m2, sum;
 };
-void kx_bench_running_add(struct kx_bench_running *r, double x);
+void bench_running_add(struct kx_bench_running *r, double x);
 /* Relative noise stdev/mean; INFINITY when it is not defined yet (n < 2 or mean 0). */
-double kx_bench_running_noise(const struct kx_bench_running *r);
+double bench_running_noise(const struct kx_bench_running *r);
 
 /* The trailing history of the running noise (after each sample), nvbench's noise tracker: the
  * newest KX_BENCH_NOISE_WINDOW values. */
@@ -71,10 +71,10 @@ struct kx_bench_noise_history {
 	size_t len, next;
 };
 /* Append one noise value; a non-finite one (fewer than 2 samples) is not kept. */
-void kx_bench_noise_push(struct kx_bench_noise_history *h, double noise);
+void bench_noise_push(struct kx_bench_noise_history *h, double noise);
 /* How much the noise still moves: the standard deviation (n - 1) of the history about its newest
  * value, relative to that value; INFINITY with fewer than 2 values or a newest value of 0. */
-double kx_bench_noise_spread(const struct kx_bench_noise_history *h);
+double bench_noise_spread(const struct kx_bench_noise_history *h);
 
 /* ---- protocol (protocol.c) -------------------------------------------------------------------- */
 
@@ -110,17 +110,17 @@ struct kx_bench_protocol {
 	uint64_t db_flush_bytes;
 };
 
-void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_kind kind,
-			    enum kx_bench_timer timer);
+void bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_kind kind,
+			 enum kx_bench_timer timer);
 /* The BenchmarkProtocol document: every parameter above, the tolerance policy and scope. */
-struct kx_json *kx_bench_protocol_document(struct kx_arena *a, const struct kx_bench_protocol *p);
+struct kx_json *bench_protocol_document(struct kx_arena *a, const struct kx_bench_protocol *p);
 
 /* ---- correctness policy (check.c; the checks themselves are declared in device.h) ------------- */
 
 /* Every tolerance the harness applies, in the order the protocol document lists them. */
-const struct kx_bench_tolerance *kx_bench_tolerances(size_t *ret_n);
+const struct kx_bench_tolerance *bench_tolerances(size_t *ret_n);
 /* What a tolerance's named allowance is, in words (NULL for none or an unknown name). */
-const char *kx_bench_allowance_text(const char *allowance);
+const char *bench_allowance_text(const char *allowance);
 
 enum kx_bench_stop {
 	KX_STOP_NO,
@@ -134,10 +134,10 @@ enum kx_bench_stop {
 
 /* The stopping rule of the kindex protocol after n samples, with the noise history so far (NULL:
  * none). Pure: unit-tested directly. */
-enum kx_bench_stop kx_bench_should_stop(const struct kx_bench_protocol *p, size_t n,
-					double measured_s, double noise,
-					const struct kx_bench_noise_history *h, double elapsed_s);
-const char *kx_bench_stop_name(enum kx_bench_stop s);
+enum kx_bench_stop bench_should_stop(const struct kx_bench_protocol *p, size_t n,
+				     double measured_s, double noise,
+				     const struct kx_bench_noise_history *h, double elapsed_s);
+const char *bench_stop_name(enum kx_bench_stop s);
 
 /* ---- sampling (measure.c) --------------------------------------------------------------------- */
 
@@ -169,14 +169,14 @@ struct kx_bench_progress {
  * the run's: a sample is judged by the clock it ran at, not by a poll between samples. Returns
  * the number flagged; flags[i] is set to 0 or 1. Pure: unit-tested directly.
  */
-size_t kx_bench_flag_throttled(const float *mhz, size_t n, double ratio, uint8_t *flags);
+size_t bench_flag_throttled(const float *mhz, size_t n, double ratio, uint8_t *flags);
 
 /* Sample one implementation under protocol p with the given timer ops. */
-int kx_bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_ops *ops, void *ctx,
-		     const struct kx_bench_progress *progress, struct kx_bench_samples *ret);
-void kx_bench_samples_release(struct kx_bench_samples *s);
+int bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_ops *ops, void *ctx,
+		  const struct kx_bench_progress *progress, struct kx_bench_samples *ret);
+void bench_samples_release(struct kx_bench_samples *s);
 
-/* What kx_bench_tune measured: each candidate's median and the one chosen. */
+/* What bench_tune measured: each candidate's median and the one chosen. */
 struct kx_bench_tuning {
 	const char *parameter; /* the tunable's name ("chunkColumns"); NULL: nothing was tuned */
 	size_t n;
@@ -196,9 +196,9 @@ struct kx_bench_tuning {
  * protocol samples); the lowest median wins (the first of equal ones) and is set again last, so
  * the case runs with it from then on. t without candidates: nothing is chosen (parameter NULL).
  */
-int kx_bench_tune(const struct kx_bench_tunable *t, int (*set)(void *set_ctx, int64_t value),
-		  void *set_ctx, const struct kx_bench_ops *ops, void *ctx, size_t calls,
-		  struct kx_bench_tuning *ret);
+int bench_tune(const struct kx_bench_tunable *t, int (*set)(void *set_ctx, int64_t value),
+	       void *set_ctx, const struct kx_bench_ops *ops, void *ctx, size_t calls,
+	       struct kx_bench_tuning *ret);
 
 /* ---- workloads (workload.c) ------------------------------------------------------------------- */
 
@@ -235,14 +235,14 @@ struct kx_bench_workload {
 	const char *inputs; /* one line for --list: what the inputs are */
 };
 
-extern const struct kx_bench_workload kx_bench_workloads[];
-extern const size_t kx_bench_nworkloads;
+extern const struct kx_bench_workload bench_workloads[];
+extern const size_t bench_nworkloads;
 /* The CPU selftest's workload: cross_entropy/forward at a small shape, CPU implementations. */
-extern const struct kx_bench_workload kx_bench_selftest_workload;
+extern const struct kx_bench_workload bench_selftest_workload;
 
 /* By benchmark name, or by kernel name alone ("rms_norm" = "rms_norm/forward"). */
-const struct kx_bench_workload *kx_bench_workload_find(const char *name);
-const struct kx_bench_impl *kx_bench_impl_find(const struct kx_bench_workload *w, const char *name);
+const struct kx_bench_workload *bench_workload_find(const char *name);
+const struct kx_bench_impl *bench_impl_find(const struct kx_bench_workload *w, const char *name);
 
 struct kx_bench_case {
 	const struct kx_bench_workload *w;
@@ -252,28 +252,28 @@ struct kx_bench_case {
 	uint64_t seed;
 };
 
-void kx_bench_case_init(struct kx_bench_case *c, const struct kx_bench_workload *w,
-			const struct kx_bench_impl *impl);
+void bench_case_init(struct kx_bench_case *c, const struct kx_bench_workload *w,
+		     const struct kx_bench_impl *impl);
 /* Set a parameter from its text; -ENOENT when the workload has no such parameter, -EINVAL with
  * err filled when the value is not acceptable. `value` must outlive the case. */
-int kx_bench_case_set(struct kx_bench_case *c, const char *key, const char *value, char *err,
-		      size_t errlen);
+int bench_case_set(struct kx_bench_case *c, const char *key, const char *value, char *err,
+		   size_t errlen);
 /* A numeric parameter's value (NaN when there is none of that name). */
-double kx_bench_case_num(const struct kx_bench_case *c, const char *name);
-void kx_bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *ret);
+double bench_case_num(const struct kx_bench_case *c, const char *name);
+void bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *ret);
 /*
  * Floating-point operations of one call's matrix products (0 for a workload without one:
  * cross_entropy and rms_norm are bound by memory, and their few operations per element against
  * a tensor-core peak would say nothing), and the bytes one call must move at least: its inputs
  * read once and its outputs written once, whatever an implementation keeps in between.
  */
-double kx_bench_case_flops(const struct kx_bench_case *c);
-double kx_bench_case_bytes(const struct kx_bench_case *c);
+double bench_case_flops(const struct kx_bench_case *c);
+double bench_case_bytes(const struct kx_bench_case *c);
 /* The Workload document: {parameters, dtype} exactly as the Liger importer writes it. */
-struct kx_json *kx_bench_workload_document(struct kx_arena *a, const struct kx_bench_case *c);
+struct kx_json *bench_workload_document(struct kx_arena *a, const struct kx_bench_case *c);
 /* The Implementation document; project/version NULL mean kindexfs and KX_VERSION. */
-struct kx_json *kx_bench_implementation_document(struct kx_arena *a, const char *name,
-						 const char *project, const char *version);
+struct kx_json *bench_implementation_document(struct kx_arena *a, const char *name,
+					      const char *project, const char *version);
 
 /* ---- environment (environment.c, nvml.c) ------------------------------------------------------ */
 
@@ -283,7 +283,7 @@ struct kx_json *kx_bench_implementation_document(struct kx_arena *a, const char 
  * HBM3" -> "NVIDIA H100" + "80GB HBM3", "NVIDIA GeForce RTX 4090" -> itself + "".
  */
 /* "sm_90" from compute capability 9.0. */
-void kx_bench_sm_arch(int major, int minor, char out[16]);
+void bench_sm_arch(int major, int minor, char out[16]);
 
 /* What NVML knows that CUDA does not (zeroed / present = false when libnvidia-ml is absent). */
 struct kx_nvml_static {
@@ -293,8 +293,8 @@ struct kx_nvml_static {
 	unsigned power_limit_mw; /* enforced power limit; 0 = unknown */
 };
 
-struct kx_json *kx_bench_gpu_environment(struct kx_arena *a, const struct kx_gpu_info *gi,
-					 const struct kx_nvml_static *nv);
+struct kx_json *bench_gpu_environment(struct kx_arena *a, const struct kx_gpu_info *gi,
+				      const struct kx_nvml_static *nv);
 
 struct kx_bench_cpu_info {
 	char vendor[64];   /* "intel", "amd", "arm", … (lowercase) */
@@ -308,23 +308,23 @@ struct kx_bench_cpu_info {
 };
 
 /* Parse /proc/cpuinfo text: vendor and product of the first processor. */
-void kx_bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_info *ret);
-void kx_bench_cpu_capture(struct kx_bench_cpu_info *ret);
-struct kx_json *kx_bench_cpu_environment(struct kx_arena *a, const struct kx_bench_cpu_info *ci);
+void bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_info *ret);
+void bench_cpu_capture(struct kx_bench_cpu_info *ret);
+struct kx_json *bench_cpu_environment(struct kx_arena *a, const struct kx_bench_cpu_info *ci);
 
 struct kx_nvml;
 /* Load libnvidia-ml with dlopen and find the device by PCI bus id; -ENOENT when absent. */
-int kx_nvml_open(const char *pci_bus_id, struct kx_nvml **ret, char *err, size_t errlen);
-void kx_nvml_close(struct kx_nvml *n);
-void kx_nvml_static_info(struct kx_nvml *n, struct kx_nvml_static *ret);
-int kx_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret);
+int bench_nvml_open(const char *pci_bus_id, struct kx_nvml **ret, char *err, size_t errlen);
+void bench_nvml_close(struct kx_nvml *n);
+void bench_nvml_static_info(struct kx_nvml *n, struct kx_nvml_static *ret);
+int bench_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret);
 /* NVML clock event reasons worth recording: software thermal, hardware slowdown, thermal and
  * power brake, and the software power cap (0x4), which a 700 W part reports whenever it runs at
  * its power limit: recorded, never alone a sign of throttling (samples are judged by their own
  * clock). */
 #define KX_NVML_THROTTLE_MASK 0xecull
 /* Names of the reasons in `bits`, as a JSON array of strings. */
-struct kx_json *kx_nvml_reason_names(struct kx_arena *a, uint64_t bits);
+struct kx_json *bench_nvml_reason_names(struct kx_arena *a, uint64_t bits);
 
 /* ---- peaks and figures (peak.c) ---------------------------------------------------------------- */
 
@@ -337,7 +337,7 @@ struct kx_bench_peak {
 };
 
 /* The peak of the device of this CUDA name; NULL for a device the table does not hold. */
-const struct kx_bench_peak *kx_bench_peak_find(const char *device);
+const struct kx_bench_peak *bench_peak_find(const char *device);
 
 /* What one call achieved: TFLOP/s and GB/s at its median, and their fractions of the peak (0
  * where the peak, the FLOP count or the byte count is unknown). */
@@ -345,8 +345,8 @@ struct kx_bench_figures {
 	double tflops, gbps;
 	double compute_fraction, bandwidth_fraction;
 };
-void kx_bench_figures_of(double flops, double bytes, double median_ns,
-			 const struct kx_bench_peak *peak, struct kx_bench_figures *ret);
+void bench_figures_of(double flops, double bytes, double median_ns,
+		      const struct kx_bench_peak *peak, struct kx_bench_figures *ret);
 
 /* ---- manifest (manifest.c) -------------------------------------------------------------------- */
 
@@ -371,11 +371,11 @@ struct kx_bench_result {
  * the digests of the other four (computed here with kx_digest_document). The protocol,
  * environment, workload and implementation trees are referenced, not copied.
  */
-int kx_bench_manifest(struct kx_arena *a, const struct kx_bench_result *r,
-		      struct kx_json *protocol, struct kx_json *environment, struct kx_json *workload,
-		      struct kx_json *implementation, struct kx_json **ret);
+int bench_manifest(struct kx_arena *a, const struct kx_bench_result *r,
+		   struct kx_json *protocol, struct kx_json *environment, struct kx_json *workload,
+		   struct kx_json *implementation, struct kx_json **ret);
 /* A file name for the manifest: "<kernel>-<pass>-<impl>-<12 hex of the run digest>.json". */
-int kx_bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen);
+int bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen);
 
 /* ---- output (output.c) ------------------------------------------------------------------------ */
 
@@ -396,29 +396,29 @@ struct kx_bench_sink {
 	size_t count;
 };
 
-int kx_bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, const char *path,
-		       bool lines, char *err, size_t errlen);
+int bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, const char *path,
+		    bool lines, char *err, size_t errlen);
 /* Write one manifest; for inbox and spool `name` is its file name. Returns the path written in
  * ret_path (may be NULL; heap string the caller frees) for a message. */
-int kx_bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
-			char **ret_path, char *err, size_t errlen);
+int bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
+		     char **ret_path, char *err, size_t errlen);
 /* Write a whole file atomically: PATH.tmp.<pid>, fsync, rename. */
-int kx_bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen);
+int bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen);
 /* Every manifest written is already in place (FILE holds all of them so far): closing only frees,
  * and an error in a later run leaves the earlier ones where they are. */
-void kx_bench_sink_close(struct kx_bench_sink *s);
+void bench_sink_close(struct kx_bench_sink *s);
 
 /* ---- the CPU selftest (cpu.c) ----------------------------------------------------------------- */
 
 struct kx_cpu_case;
-bool kx_cpu_has_impl(enum kx_bench_kind kind, const char *impl);
-int kx_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
-		    struct kx_cpu_case **ret, char *err, size_t errlen);
-void kx_cpu_case_free(struct kx_cpu_case *c);
-int kx_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_policy *p,
-		      struct kx_bench_check *ret);
-uint64_t kx_cpu_case_peak_bytes(const struct kx_cpu_case *c);
+bool bench_cpu_has_impl(enum kx_bench_kind kind, const char *impl);
+int bench_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
+		       struct kx_cpu_case **ret, char *err, size_t errlen);
+void bench_cpu_case_free(struct kx_cpu_case *c);
+int bench_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_policy *p,
+			 struct kx_bench_check *ret);
+uint64_t bench_cpu_case_peak_bytes(const struct kx_cpu_case *c);
 /* Timer ops over clock_gettime(CLOCK_MONOTONIC) (ctx = the case); clock stays NULL. */
-void kx_cpu_case_ops(struct kx_bench_ops *ops);
+void bench_cpu_case_ops(struct kx_bench_ops *ops);
 
 #endif

@@ -9,7 +9,7 @@
  *
  * Why these tolerances (docs/harness.md has the measurements):
  *  - a bf16 per-row loss: atol 2e-2 and rtol 1e-3, plus the reference's first-order bound on what
- *    rounding the logits to bf16 can do to logsumexp(z) - z[t] (kx_bench_lse_allowance). With
+ *    rounding the logits to bf16 can do to logsumexp(z) - z[t] (bench_lse_allowance). With
  *    logits of standard deviation 4 that rounding alone moves a correct kernel's loss by up to
  *    0.07 at 128256 classes, more than any fixed atol that still catches a log-sum-exp that skips
  *    15 % of the row; the allowance follows each row's own softmax instead, and stays under 0.1.
@@ -38,7 +38,7 @@ static const struct kx_bench_tolerance tolerances[] = {
 	{ "fp32", "output", 1e-5, 1e-5, NULL },
 };
 
-const struct kx_bench_tolerance *kx_bench_tolerances(size_t *ret_n)
+const struct kx_bench_tolerance *bench_tolerances(size_t *ret_n)
 {
 	*ret_n = KX_ARRAY_SIZE(tolerances);
 	return tolerances;
@@ -52,7 +52,7 @@ static const struct kx_bench_tolerance *find(const char *dtype, const char *outp
 	return NULL;
 }
 
-int kx_bench_policy_for(const char *dtype, struct kx_bench_policy *ret)
+int bench_policy_for(const char *dtype, struct kx_bench_policy *ret)
 {
 	const struct kx_bench_tolerance *out = dtype ? find(dtype, "output") : NULL;
 	if (!out)
@@ -63,7 +63,7 @@ int kx_bench_policy_for(const char *dtype, struct kx_bench_policy *ret)
 	return 0;
 }
 
-const char *kx_bench_allowance_text(const char *allowance)
+const char *bench_allowance_text(const char *allowance)
 {
 	if (allowance && !strcmp(allowance, "bf16LogitRounding"))
 		return "half a bf16 ulp of the target logit plus the softmax-weighted half bf16 ulps of "
@@ -72,21 +72,21 @@ const char *kx_bench_allowance_text(const char *allowance)
 	return NULL;
 }
 
-void kx_bench_check_init(struct kx_bench_check *c, const char *dtype, const char *what)
+void bench_check_init(struct kx_bench_check *c, const char *dtype, const char *what)
 {
 	*c = (struct kx_bench_check){ .dtype = dtype, .what = what };
 }
 
-void kx_bench_check_output(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
-			   const char *what)
+void bench_check_output(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
+			const char *what)
 {
 	if (c->nout == KX_BENCH_MAX_OUTPUTS)
 		c->nout--; /* a programming error: fold extra outputs into the last one */
 	c->out[c->nout++] = (struct kx_bench_output_check){ .what = what, .tol = tol, .worst_share = -1 };
 }
 
-bool kx_bench_compare(struct kx_bench_check *c, const float *got, const float *ref,
-		      const float *allow, size_t n)
+bool bench_compare(struct kx_bench_check *c, const float *got, const float *ref,
+		   const float *allow, size_t n)
 {
 	if (c->nout == 0)
 		return false;
@@ -116,7 +116,7 @@ bool kx_bench_compare(struct kx_bench_check *c, const float *got, const float *r
 	return o->violations == 0 && o->nonfinite == 0;
 }
 
-bool kx_bench_check_finish(struct kx_bench_check *c)
+bool bench_check_finish(struct kx_bench_check *c)
 {
 	c->checked = c->violations = c->nonfinite = 0;
 	c->max_abs = c->max_rel = 0;
@@ -154,44 +154,44 @@ bool kx_bench_check_finish(struct kx_bench_check *c)
 	return c->passed;
 }
 
-void kx_bench_pick_rows(int64_t *rows, int64_t s, int64_t m)
+void bench_pick_rows(int64_t *rows, int64_t s, int64_t m)
 {
 	for (int64_t i = 0; i < s; i++)
 		rows[i] = s == m || s == 1 ? i : i * (m - 1) / (s - 1);
 }
 
-bool kx_bench_check_losses(struct kx_bench_check *c, const struct kx_bench_policy *p,
-			   const float *loss, size_t m, float mean, const int64_t *rows,
-			   const float *ref, const float *allow, size_t s)
+bool bench_check_losses(struct kx_bench_check *c, const struct kx_bench_policy *p,
+			const float *loss, size_t m, float mean, const int64_t *rows,
+			const float *ref, const float *allow, size_t s)
 {
-	kx_bench_check_init(c, p->dtype, s == m ? "per-row loss (all rows) and mean loss"
+	bench_check_init(c, p->dtype, s == m ? "per-row loss (all rows) and mean loss"
 						: "per-row loss (sampled rows) and mean loss");
-	kx_bench_check_output(c, p->loss, s == m ? "per-row loss (all rows)" : "per-row loss (sampled rows)");
+	bench_check_output(c, p->loss, s == m ? "per-row loss (all rows)" : "per-row loss (sampled rows)");
 	for (size_t i = 0; i < s; i++) {
 		float got = loss[rows[i]];
-		kx_bench_compare(c, &got, &ref[i], allow ? &allow[i] : NULL, 1);
+		bench_compare(c, &got, &ref[i], allow ? &allow[i] : NULL, 1);
 	}
 	/* the implementation's mean against the fp64 mean of every per-row loss it produced */
 	double sum = 0;
 	for (size_t i = 0; i < m; i++)
 		sum += loss[i];
 	float want = m ? (float)(sum / (double)m) : NAN;
-	kx_bench_check_output(c, p->mean, "mean loss");
+	bench_check_output(c, p->mean, "mean loss");
 	if (m)
-		kx_bench_compare(c, &mean, &want, NULL, 1);
-	return kx_bench_check_finish(c);
+		bench_compare(c, &mean, &want, NULL, 1);
+	return bench_check_finish(c);
 }
 
-bool kx_bench_check_values(struct kx_bench_check *c, const struct kx_bench_policy *p,
-			   const char *what, const float *got, const float *ref, size_t n)
+bool bench_check_values(struct kx_bench_check *c, const struct kx_bench_policy *p,
+			const char *what, const float *got, const float *ref, size_t n)
 {
-	kx_bench_check_init(c, p->dtype, what);
-	kx_bench_check_output(c, p->output, what);
-	kx_bench_compare(c, got, ref, NULL, n);
-	return kx_bench_check_finish(c);
+	bench_check_init(c, p->dtype, what);
+	bench_check_output(c, p->output, what);
+	bench_compare(c, got, ref, NULL, n);
+	return bench_check_finish(c);
 }
 
-double kx_bench_lse_allowance(const float *z, size_t n, int32_t t)
+double bench_lse_allowance(const float *z, size_t n, int32_t t)
 {
 	double mx = -INFINITY, s = 0, a = 0;
 	for (size_t j = 0; j < n; j++)

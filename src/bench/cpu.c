@@ -34,7 +34,7 @@ struct kx_cpu_case {
 	uint64_t peak;
 };
 
-bool kx_cpu_has_impl(enum kx_bench_kind kind, const char *impl)
+bool bench_cpu_has_impl(enum kx_bench_kind kind, const char *impl)
 {
 	if (kind != KX_KIND_CROSS_ENTROPY)
 		return false;
@@ -44,7 +44,7 @@ bool kx_cpu_has_impl(enum kx_bench_kind kind, const char *impl)
 	return false;
 }
 
-void kx_cpu_case_free(struct kx_cpu_case *c)
+void bench_cpu_case_free(struct kx_cpu_case *c)
 {
 	if (!c)
 		return;
@@ -55,10 +55,10 @@ void kx_cpu_case_free(struct kx_cpu_case *c)
 	free(c);
 }
 
-int kx_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
-		    struct kx_cpu_case **ret, char *err, size_t errlen)
+int bench_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
+		       struct kx_cpu_case **ret, char *err, size_t errlen)
 {
-	if (!kx_cpu_has_impl(shape->kind, shape->impl)) {
+	if (!bench_cpu_has_impl(shape->kind, shape->impl)) {
 		snprintf(err, errlen, "no CPU implementation '%s' of this workload", shape->impl);
 		return -EINVAL;
 	}
@@ -80,7 +80,7 @@ int kx_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
 	if (!c->logits || !c->targets || !c->loss || !c->flush) {
 		snprintf(err, errlen, "cannot allocate %zu MiB of inputs",
 			 (m * n * sizeof(float) + c->flush_bytes) >> 20);
-		kx_cpu_case_free(c);
+		bench_cpu_case_free(c);
 		return -ENOMEM;
 	}
 	c->peak = m * n * sizeof(float) + m * sizeof(int32_t) + m * sizeof(float);
@@ -92,7 +92,7 @@ int kx_cpu_case_new(const struct kx_bench_shape *shape, uint64_t flush_bytes,
 	return 0;
 }
 
-uint64_t kx_cpu_case_peak_bytes(const struct kx_cpu_case *c)
+uint64_t bench_cpu_case_peak_bytes(const struct kx_cpu_case *c)
 {
 	return c->peak;
 }
@@ -128,8 +128,8 @@ static void run(struct kx_cpu_case *c)
 	c->mean = (float)(sum / (double)m);
 }
 
-int kx_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_policy *p,
-		      struct kx_bench_check *ret)
+int bench_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_policy *p,
+			 struct kx_bench_check *ret)
 {
 	size_t m = (size_t)c->shape.m, n = (size_t)c->shape.n;
 	float *ref = malloc(m * sizeof(float));
@@ -149,8 +149,8 @@ int kx_cpu_case_check(struct kx_cpu_case *c, const struct kx_bench_policy *p,
 			s += exp((double)x[j] - mx);
 		ref[i] = (float)(mx + log(s) - x[c->targets[i]]);
 	}
-	kx_bench_pick_rows(rows, (int64_t)m, (int64_t)m);
-	kx_bench_check_losses(ret, p, c->loss, m, c->mean, rows, ref, NULL, m);
+	bench_pick_rows(rows, (int64_t)m, (int64_t)m);
+	bench_check_losses(ret, p, c->loss, m, c->mean, rows, ref, NULL, m);
 	free(ref);
 	free(rows);
 	return 0;
@@ -214,7 +214,7 @@ static double cpu_now(void *ctx)
 	return kx_monotonic();
 }
 
-void kx_cpu_case_ops(struct kx_bench_ops *ops)
+void bench_cpu_case_ops(struct kx_bench_ops *ops)
 {
 	*ops = (struct kx_bench_ops){
 		.time_calls = cpu_time_calls,

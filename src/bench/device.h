@@ -5,7 +5,7 @@
  * declarations. The host decides what to run and how to sample; the device side prepares inputs,
  * runs an implementation, checks it against its fp32 reference and times calls when asked.
  *
- * Built without CUDA, gpu-none.c provides the same functions: kx_gpu_open fails with the reason,
+ * Built without CUDA, gpu-none.c provides the same functions: bench_gpu_open fails with the reason,
  * so `--run` can say "no CUDA device: …" and everything else still works.
  *
  * Not thread-safe: one thread drives one device.
@@ -59,7 +59,7 @@ struct kx_bench_tolerance {
 	const char *allowance;
 };
 
-/* The tolerances one workload's check applies, by output (kx_bench_policy_for). */
+/* The tolerances one workload's check applies, by output (bench_policy_for). */
 struct kx_bench_policy {
 	const char *dtype;
 	const struct kx_bench_tolerance *loss, *mean, *output;
@@ -90,23 +90,23 @@ struct kx_bench_check {
 };
 
 /*
- * A check: kx_bench_check_init, then per output kx_bench_check_output and one or more
- * kx_bench_compare into it, then kx_bench_check_finish (passed = every output compared values
+ * A check: bench_check_init, then per output bench_check_output and one or more
+ * bench_compare into it, then bench_check_finish (passed = every output compared values
  * and none is outside its tolerance or non-finite; writes the message). allow[i] is the
  * reference's per-value allowance (NULL: none). Returns whether the output so far passes.
  */
-void kx_bench_check_init(struct kx_bench_check *c, const char *dtype, const char *what);
-void kx_bench_check_output(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
-			   const char *what);
-bool kx_bench_compare(struct kx_bench_check *c, const float *got, const float *ref,
-		      const float *allow, size_t n);
-bool kx_bench_check_finish(struct kx_bench_check *c);
+void bench_check_init(struct kx_bench_check *c, const char *dtype, const char *what);
+void bench_check_output(struct kx_bench_check *c, const struct kx_bench_tolerance *tol,
+			const char *what);
+bool bench_compare(struct kx_bench_check *c, const float *got, const float *ref,
+		   const float *allow, size_t n);
+bool bench_check_finish(struct kx_bench_check *c);
 
 /* The published tolerances for a workload of this compute dtype; -ENOENT for an unknown one. */
-int kx_bench_policy_for(const char *dtype, struct kx_bench_policy *ret);
+int bench_policy_for(const char *dtype, struct kx_bench_policy *ret);
 
 /* Evenly spread rows of m: all of them when s == m, else the first, the last and s - 2 between. */
-void kx_bench_pick_rows(int64_t *rows, int64_t s, int64_t m);
+void bench_pick_rows(int64_t *rows, int64_t s, int64_t m);
 
 /*
  * The check of a loss workload (cross_entropy, fused_linear_cross_entropy), the one the GPU and
@@ -114,13 +114,13 @@ void kx_bench_pick_rows(int64_t *rows, int64_t s, int64_t m);
  * policy's loss tolerance with the reference's allowance (allow: NULL or s values), then the
  * mean against the fp64 mean of all m per-row losses under the mean tolerance. Finishes c.
  */
-bool kx_bench_check_losses(struct kx_bench_check *c, const struct kx_bench_policy *p,
-			   const float *loss, size_t m, float mean, const int64_t *rows,
-			   const float *ref, const float *allow, size_t s);
+bool bench_check_losses(struct kx_bench_check *c, const struct kx_bench_policy *p,
+			const float *loss, size_t m, float mean, const int64_t *rows,
+			const float *ref, const float *allow, size_t s);
 /* The check of an element-wise workload: got[0..n) against ref under the output tolerance.
  * Finishes c. */
-bool kx_bench_check_values(struct kx_bench_check *c, const struct kx_bench_policy *p,
-			   const char *what, const float *got, const float *ref, size_t n);
+bool bench_check_values(struct kx_bench_check *c, const struct kx_bench_policy *p,
+			const char *what, const float *got, const float *ref, size_t n);
 
 /*
  * The reference's allowance for the loss of one row of bf16-rounded logits: how far rounding
@@ -128,7 +128,7 @@ bool kx_bench_check_values(struct kx_bench_check *c, const struct kx_bench_polic
  * (fp32) logits z[0..n): half an ulp of the target logit plus the softmax-weighted half ulps of
  * all logits (d logsumexp / dz_j = softmax_j). fp64 on the host; reference.cu evaluates the same.
  */
-double kx_bench_lse_allowance(const float *z, size_t n, int32_t t);
+double bench_lse_allowance(const float *z, size_t n, int32_t t);
 
 /*
  * How a harness times calls, whatever the clock (CUDA events or the CPU's monotonic clock). The
@@ -202,36 +202,36 @@ struct kx_bench_tunable {
  * reason to err (e.g. "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime
  * version (cudaErrorInsufficientDriver = 35)"); -ENODEV when there is no device.
  */
-int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
-		size_t errlen);
-void kx_gpu_close(struct kx_gpu *g);
+int bench_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
+		   size_t errlen);
+void bench_gpu_close(struct kx_gpu *g);
 /* Allocate the flush buffer: `bytes` zeroed with cudaMemsetAsync before each timed call. */
-int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen);
+int bench_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen);
 /* Calls whose blocking kernel gave up waiting (a sign the launch queue filled up). */
-unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g);
+unsigned bench_gpu_blocker_timeouts(const struct kx_gpu *g);
 
 /*
  * Prepare inputs (deterministic, generated on the device) and the implementation's buffers.
  * -ENOMEM when the device has not enough memory (err says which allocation), -EINVAL for a shape
  * the implementation cannot take, -EIO for another CUDA error.
  */
-int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
-		    struct kx_gpu_case **ret, char *err, size_t errlen);
-void kx_gpu_case_free(struct kx_gpu_case *c);
+int bench_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
+		       struct kx_gpu_case **ret, char *err, size_t errlen);
+void bench_gpu_case_free(struct kx_gpu_case *c);
 /* Run once, run the fp32 reference on the same inputs and compare under the policy. */
-int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
-		      struct kx_bench_check *ret, char *err, size_t errlen);
+int bench_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
+			 struct kx_bench_check *ret, char *err, size_t errlen);
 /* Peak bytes of the case's device allocations: inputs, outputs and workspace (cuBLAS's too). */
-uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c);
+uint64_t bench_gpu_case_peak_bytes(const struct kx_gpu_case *c);
 /* Timer ops over CUDA events for this case (ctx = the case). clock and now stay NULL. */
-void kx_gpu_case_ops(struct kx_bench_ops *ops);
+void bench_gpu_case_ops(struct kx_bench_ops *ops);
 /* The last CUDA error message of the case (after an op failed). */
-const char *kx_gpu_case_error(const struct kx_gpu_case *c);
-/* The case's tunable parameter (n = 0: none); kx_bench_tune chooses its value by measurement. */
-void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret);
+const char *bench_gpu_case_error(const struct kx_gpu_case *c);
+/* The case's tunable parameter (n = 0: none); bench_tune chooses its value by measurement. */
+void bench_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret);
 /* Use `value` from the next call on; -EINVAL (with the case's error) for one not a candidate.
  * Until it is called the case uses its widest candidate. */
-int kx_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value);
+int bench_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@
 #include <gnu/libc-version.h>
 #endif
 
-void kx_bench_sm_arch(int major, int minor, char out[16])
+void bench_sm_arch(int major, int minor, char out[16])
 {
 	snprintf(out, 16, "sm_%d%d", major, minor);
 }
@@ -34,8 +34,8 @@ static char *version_text(struct kx_arena *a, int v)
 	return kx_arena_printf(a, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-struct kx_json *kx_bench_gpu_environment(struct kx_arena *a, const struct kx_gpu_info *gi,
-					 const struct kx_nvml_static *nv)
+struct kx_json *bench_gpu_environment(struct kx_arena *a, const struct kx_gpu_info *gi,
+				      const struct kx_nvml_static *nv)
 {
 	struct kx_json *doc = kx_json_new(a, KX_JSON_OBJECT), *meta = kx_json_new(a, KX_JSON_OBJECT),
 		       *spec = kx_json_new(a, KX_JSON_OBJECT), *hw = kx_json_new(a, KX_JSON_OBJECT),
@@ -45,7 +45,7 @@ struct kx_json *kx_bench_gpu_environment(struct kx_arena *a, const struct kx_gpu
 		return NULL;
 	char product[256], form[256], arch[16], slug[256];
 	kx_rank_gpu_split(gi->name, product, sizeof(product), form, sizeof(form));
-	kx_bench_sm_arch(gi->cc_major, gi->cc_minor, arch);
+	bench_sm_arch(gi->cc_major, gi->cc_minor, arch);
 	kx_slug(gi->name, strlen(gi->name), slug, sizeof(slug));
 	int r = 0;
 	r |= kx_bench_set_str(a, hw, "vendor", "nvidia");
@@ -115,7 +115,7 @@ static void set_vendor(struct kx_bench_cpu_info *ci, const char *raw)
 	kx_slug(raw, strlen(raw), ci->vendor, sizeof(ci->vendor));
 }
 
-void kx_bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_info *ret)
+void bench_cpuinfo_parse(const char *text, size_t len, struct kx_bench_cpu_info *ret)
 {
 	ret->vendor[0] = ret->product[0] = '\0';
 	char part[64] = "";
@@ -180,15 +180,15 @@ static uint64_t sysfs_llc(void)
 	return best;
 }
 
-void kx_bench_cpu_capture(struct kx_bench_cpu_info *ret)
+void bench_cpu_capture(struct kx_bench_cpu_info *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
 	if (kx_read_file("/proc/cpuinfo", 16u << 20, &b) >= 0)
-		kx_bench_cpuinfo_parse(b.ptr, b.len, ret);
+		bench_cpuinfo_parse(b.ptr, b.len, ret);
 	else
-		kx_bench_cpuinfo_parse("", 0, ret);
+		bench_cpuinfo_parse("", 0, ret);
 	kx_buf_release(&b);
 	struct utsname u;
 	if (uname(&u) == 0) {
@@ -222,7 +222,7 @@ void kx_bench_cpu_capture(struct kx_bench_cpu_info *ret)
 		ret->llc_bytes = 32u << 20; /* nothing says: assume a large server LLC */
 }
 
-struct kx_json *kx_bench_cpu_environment(struct kx_arena *a, const struct kx_bench_cpu_info *ci)
+struct kx_json *bench_cpu_environment(struct kx_arena *a, const struct kx_bench_cpu_info *ci)
 {
 	struct kx_json *doc = kx_json_new(a, KX_JSON_OBJECT), *meta = kx_json_new(a, KX_JSON_OBJECT),
 		       *spec = kx_json_new(a, KX_JSON_OBJECT), *hw = kx_json_new(a, KX_JSON_OBJECT),

@@ -19,66 +19,66 @@
 /* ---- harness kernels (kernels.cu) ---- */
 
 /* p[i] = bf16(offset + scale * normal(seed, tensor, i)) */
-cudaError_t kx_launch_gen_bf16(uint16_t *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
-			       float offset, cudaStream_t st);
-cudaError_t kx_launch_gen_f32(float *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
-			      cudaStream_t st);
-cudaError_t kx_launch_gen_targets(int32_t *t, int64_t n, uint64_t seed, uint32_t classes,
-				  cudaStream_t st);
+cudaError_t bench_launch_gen_bf16(uint16_t *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
+				  float offset, cudaStream_t st);
+cudaError_t bench_launch_gen_f32(float *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
+				 cudaStream_t st);
+cudaError_t bench_launch_gen_targets(int32_t *t, int64_t n, uint64_t seed, uint32_t classes,
+				     cudaStream_t st);
 /* Spin until *flag != 0 or timeout_ns of %globaltimer passed (then ++*timeouts). */
-cudaError_t kx_launch_blocker(volatile int *flag, unsigned long long timeout_ns,
-			      volatile unsigned *timeouts, cudaStream_t st);
+cudaError_t bench_launch_blocker(volatile int *flag, unsigned long long timeout_ns,
+				 volatile unsigned *timeouts, cudaStream_t st);
 /* out[0] = %globaltimer, out[1] = clock64 of SM 0 (one block per SM, `sms` of them). */
-cudaError_t kx_launch_stamp(int sms, unsigned long long *out, cudaStream_t st);
+cudaError_t bench_launch_stamp(int sms, unsigned long long *out, cudaStream_t st);
 /* out[0] = SM cycles spent, out[1] = %globaltimer ns spent, spinning `cycles` cycles. */
-cudaError_t kx_launch_probe(unsigned long long cycles, unsigned long long *out, cudaStream_t st);
+cudaError_t bench_launch_probe(unsigned long long cycles, unsigned long long *out, cudaStream_t st);
 
 /* ---- implementations (kernels.cu) ---- */
 
 /* Cross-entropy of fp32 logits [m, n]: loss[r] = logsumexp(x[r]) - x[r, t[r]]. */
-cudaError_t kx_launch_ce_f32(const float *x, int64_t m, int64_t n, const int32_t *t, float *loss,
-			     bool two_pass, cudaStream_t st);
+cudaError_t bench_launch_ce_f32(const float *x, int64_t m, int64_t n, const int32_t *t, float *loss,
+				bool two_pass, cudaStream_t st);
 /* The same over bf16 logits [m, n] (row stride n). */
-cudaError_t kx_launch_ce_bf16(const uint16_t *z, int64_t m, int64_t n, const int32_t *t,
-			      float *loss, cudaStream_t st);
+cudaError_t bench_launch_ce_bf16(const uint16_t *z, int64_t m, int64_t n, const int32_t *t,
+				 float *loss, cudaStream_t st);
 /*
  * Merge the chunk z[m, nc] (columns c0 .. c0+nc of the logits) into the per-row online
  * log-sum-exp (M, S), and pick up the target's logit into zt when it falls in the chunk.
  * first: this is the first chunk, (M, S) are written instead of merged.
  */
-cudaError_t kx_launch_lse_chunk(const uint16_t *z, int64_t m, int64_t nc, int64_t c0, bool first,
-				const int32_t *t, float *M, float *S, float *zt, cudaStream_t st);
+cudaError_t bench_launch_lse_chunk(const uint16_t *z, int64_t m, int64_t nc, int64_t c0, bool first,
+				   const int32_t *t, float *M, float *S, float *zt, cudaStream_t st);
 /* loss[r] = M[r] + log(S[r]) - zt[r] */
-cudaError_t kx_launch_lse_finish(const float *M, const float *S, const float *zt, int64_t m,
-				 float *loss, cudaStream_t st);
+cudaError_t bench_launch_lse_finish(const float *M, const float *S, const float *zt, int64_t m,
+				    float *loss, cudaStream_t st);
 /* out[0] = mean of v[0..n), one block, fixed order (deterministic). */
-cudaError_t kx_launch_mean(const float *v, int64_t n, float *out, cudaStream_t st);
+cudaError_t bench_launch_mean(const float *v, int64_t n, float *out, cudaStream_t st);
 /* y = bf16(x * rsqrt(mean(x^2) + eps) * w), rows of n. */
-cudaError_t kx_launch_rms_norm(const uint16_t *x, const uint16_t *w, uint16_t *y, int64_t m,
-			       int64_t n, float eps, cudaStream_t st);
+cudaError_t bench_launch_rms_norm(const uint16_t *x, const uint16_t *w, uint16_t *y, int64_t m,
+				  int64_t n, float eps, cudaStream_t st);
 /* h[r, j] = bf16(silu(gu[r, j]) * gu[r, inter + j]); gu is [m, 2*inter]. */
-cudaError_t kx_launch_silu_mul(const uint16_t *gu, int64_t m, int64_t inter, uint16_t *h,
-			       cudaStream_t st);
+cudaError_t bench_launch_silu_mul(const uint16_t *gu, int64_t m, int64_t inter, uint16_t *h,
+				  cudaStream_t st);
 /* dst[i, j] = float(src[rows[i] * ld + j]) for j < ncols: sampled rows of a bf16 output. */
-cudaError_t kx_launch_gather_bf16(const uint16_t *src, int64_t ld, const int64_t *rows, int64_t s,
-				  int64_t ncols, float *dst, cudaStream_t st);
+cudaError_t bench_launch_gather_bf16(const uint16_t *src, int64_t ld, const int64_t *rows, int64_t s,
+				     int64_t ncols, float *dst, cudaStream_t st);
 
 /* ---- fp32 references (reference.cu) ---- */
 
 /* C[s, n] = A[rows[i], :k] . B[j, :k] in fp32 (A bf16 [*, k], B bf16 [n, k]); rows NULL = 0..s. */
-cudaError_t kx_ref_gemm_bf16(const uint16_t *A, const int64_t *rows, int64_t s, const uint16_t *B,
-			     int64_t n, int64_t k, float *C, cudaStream_t st);
+cudaError_t bench_ref_gemm_bf16(const uint16_t *A, const int64_t *rows, int64_t s, const uint16_t *B,
+				int64_t n, int64_t k, float *C, cudaStream_t st);
 /* The same with an fp32 A [s, k]. */
-cudaError_t kx_ref_gemm_f32(const float *A, int64_t s, const uint16_t *B, int64_t n, int64_t k,
-			    float *C, cudaStream_t st);
+cudaError_t bench_ref_gemm_f32(const float *A, int64_t s, const uint16_t *B, int64_t n, int64_t k,
+			       float *C, cudaStream_t st);
 /* Two-pass fp32 cross-entropy of rows z[s, n]; target of row i is t[rows ? rows[i] : i]. With
- * allow, also each row's bf16 rounding allowance (kx_bench_lse_allowance of check.c). */
-cudaError_t kx_ref_ce(const float *z, int64_t s, int64_t n, const int64_t *rows, const int32_t *t,
-		      float *loss, float *allow, cudaStream_t st);
-cudaError_t kx_ref_rms_norm(const uint16_t *x, const uint16_t *w, float *y, int64_t m, int64_t n,
-			    float eps, cudaStream_t st);
+ * allow, also each row's bf16 rounding allowance (bench_lse_allowance of check.c). */
+cudaError_t bench_ref_ce(const float *z, int64_t s, int64_t n, const int64_t *rows, const int32_t *t,
+			 float *loss, float *allow, cudaStream_t st);
+cudaError_t bench_ref_rms_norm(const uint16_t *x, const uint16_t *w, float *y, int64_t m, int64_t n,
+			       float eps, cudaStream_t st);
 /* h[r, j] = silu(g[r, j]) * g[r, inter + j] in fp32. */
-cudaError_t kx_ref_silu_mul(const float *g, int64_t s, int64_t inter, float *h, cudaStream_t st);
+cudaError_t bench_ref_silu_mul(const float *g, int64_t s, int64_t inter, float *h, cudaStream_t st);
 
 /* ---- device helpers shared by kernels.cu and reference.cu ---- */
 

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * device.h for a build without CUDA (nvcc was not found, or -Dcuda=disabled): there is no device
- * to open, and kx_gpu_open says why, so `kindex-bench --run` fails with "no CUDA device: …" while
- * --list, --selftest and --record with a CPU environment work as in a CUDA build. The other
- * functions are unreachable without an open device and only keep the linker satisfied.
+ * to open, and bench_gpu_open says why, so `kindex-bench --run` fails with "no CUDA device: …"
+ * while --list, --selftest and --record with a CPU environment work as in a CUDA build. The
+ * other functions are unreachable without an open device and only keep the linker satisfied.
  */
 #include "device.h"
 
 #include <errno.h>
 #include <stdio.h>
 
-int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
-		size_t errlen)
+int bench_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
+		   size_t errlen)
 {
 	(void)ordinal;
 	(void)ret;
@@ -21,12 +21,12 @@ int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, 
 	return -ENODEV;
 }
 
-void kx_gpu_close(struct kx_gpu *g)
+void bench_gpu_close(struct kx_gpu *g)
 {
 	(void)g;
 }
 
-int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
+int bench_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
 {
 	(void)g;
 	(void)bytes;
@@ -34,14 +34,14 @@ int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
 	return -ENODEV;
 }
 
-unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g)
+unsigned bench_gpu_blocker_timeouts(const struct kx_gpu *g)
 {
 	(void)g;
 	return 0;
 }
 
-int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
-		    struct kx_gpu_case **ret, char *err, size_t errlen)
+int bench_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
+		       struct kx_gpu_case **ret, char *err, size_t errlen)
 {
 	(void)g;
 	(void)shape;
@@ -50,13 +50,13 @@ int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
 	return -ENODEV;
 }
 
-void kx_gpu_case_free(struct kx_gpu_case *c)
+void bench_gpu_case_free(struct kx_gpu_case *c)
 {
 	(void)c;
 }
 
-int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
-		      struct kx_bench_check *ret, char *err, size_t errlen)
+int bench_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
+			 struct kx_bench_check *ret, char *err, size_t errlen)
 {
 	(void)c;
 	(void)p;
@@ -65,30 +65,30 @@ int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 	return -ENODEV;
 }
 
-uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c)
+uint64_t bench_gpu_case_peak_bytes(const struct kx_gpu_case *c)
 {
 	(void)c;
 	return 0;
 }
 
-void kx_gpu_case_ops(struct kx_bench_ops *ops)
+void bench_gpu_case_ops(struct kx_bench_ops *ops)
 {
 	*ops = (struct kx_bench_ops){ 0 };
 }
 
-const char *kx_gpu_case_error(const struct kx_gpu_case *c)
+const char *bench_gpu_case_error(const struct kx_gpu_case *c)
 {
 	(void)c;
 	return "no CUDA device";
 }
 
-void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret)
+void bench_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret)
 {
 	(void)c;
 	*ret = (struct kx_bench_tunable){ 0 };
 }
 
-int kx_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value)
+int bench_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value)
 {
 	(void)c;
 	(void)value;

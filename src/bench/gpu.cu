@@ -36,7 +36,7 @@
 /*
  * Vocabulary columns per chunk (docs/harness.md has the memory budget): kindex-chunked-serial
  * holds one chunk of 2048; kindex-chunked two buffers, sized for its widest candidate, and
- * chooses among the candidates by measurement (kx_bench_tune) before it is checked and timed.
+ * chooses among the candidates by measurement (bench_tune) before it is checked and timed.
  * 2 x 1536 columns leave 4.1x below the materialized peak at the default shape; 2 x 2048 would
  * leave 4.0x, no margin.
  */
@@ -184,8 +184,8 @@ static int setup_device(struct kx_gpu *g, char *err, size_t errlen)
 	return 0;
 }
 
-int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
-		size_t errlen)
+int bench_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, char *err,
+		   size_t errlen)
 {
 	int count = 0;
 	cudaError_t e = cudaGetDeviceCount(&count);
@@ -249,9 +249,9 @@ int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, 
 	*g->flag = 1;
 	*g->timeouts = 0;
 	/* load the blocking kernel and the probe now, for the same reason as the flush's memset */
-	if ((e = kx_launch_blocker(g->flag_dev, BLOCKER_TIMEOUT_NS, g->timeouts_dev, g->st)) != cudaSuccess ||
-	    (e = kx_launch_probe(1024, g->probe_out, g->st)) != cudaSuccess ||
-	    (e = kx_launch_stamp(gi->sm_count, g->probe_out, g->st)) != cudaSuccess ||
+	if ((e = bench_launch_blocker(g->flag_dev, BLOCKER_TIMEOUT_NS, g->timeouts_dev, g->st)) != cudaSuccess ||
+	    (e = bench_launch_probe(1024, g->probe_out, g->st)) != cudaSuccess ||
+	    (e = bench_launch_stamp(gi->sm_count, g->probe_out, g->st)) != cudaSuccess ||
 	    (e = cudaStreamSynchronize(g->st)) != cudaSuccess) {
 		/* typically cudaErrorNoKernelImageForDevice: a GPU newer than the compiled archs */
 		cuda_fail(err, errlen, "cannot run a kernel on the device", e);
@@ -262,11 +262,11 @@ int kx_gpu_open(int ordinal, struct kx_gpu **ret, struct kx_gpu_info *ret_info, 
 	*ret = g;
 	return 0;
 fail:
-	kx_gpu_close(g);
+	bench_gpu_close(g);
 	return r;
 }
 
-void kx_gpu_close(struct kx_gpu *g)
+void bench_gpu_close(struct kx_gpu *g)
 {
 	if (!g)
 		return;
@@ -288,7 +288,7 @@ void kx_gpu_close(struct kx_gpu *g)
 	free(g);
 }
 
-int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
+int bench_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
 {
 	if (g->flush && g->flush_bytes == bytes)
 		return 0;
@@ -315,7 +315,7 @@ int kx_gpu_set_flush(struct kx_gpu *g, size_t bytes, char *err, size_t errlen)
 	return 0;
 }
 
-unsigned kx_gpu_blocker_timeouts(const struct kx_gpu *g)
+unsigned bench_gpu_blocker_timeouts(const struct kx_gpu *g)
 {
 	return *g->timeouts;
 }
@@ -399,7 +399,7 @@ static int track(struct kx_gpu_case *c, void **p, uint64_t bytes, const char *wh
 			return r_;                                                             \
 	} while (0)
 
-void kx_gpu_case_free(struct kx_gpu_case *c)
+void bench_gpu_case_free(struct kx_gpu_case *c)
 {
 	if (!c)
 		return;
@@ -422,17 +422,17 @@ void kx_gpu_case_free(struct kx_gpu_case *c)
 	clear_error(); /* whatever the teardown reported must not be blamed on the next case */
 }
 
-uint64_t kx_gpu_case_peak_bytes(const struct kx_gpu_case *c)
+uint64_t bench_gpu_case_peak_bytes(const struct kx_gpu_case *c)
 {
 	return c->peak;
 }
 
-const char *kx_gpu_case_error(const struct kx_gpu_case *c)
+const char *bench_gpu_case_error(const struct kx_gpu_case *c)
 {
 	return c->err;
 }
 
-void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret)
+void bench_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (c->impl != FLCE_CHUNKED)
@@ -446,10 +446,10 @@ void kx_gpu_case_tunable(const struct kx_gpu_case *c, struct kx_bench_tunable *r
 	}
 }
 
-int kx_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value)
+int bench_gpu_case_set_tunable(struct kx_gpu_case *c, int64_t value)
 {
 	struct kx_bench_tunable t;
-	kx_gpu_case_tunable(c, &t);
+	bench_gpu_case_tunable(c, &t);
 	for (size_t i = 0; i < t.n; i++)
 		if (t.values[i] == value) {
 			c->chunk = value; /* within the buffers: they are sized for the widest */
@@ -511,7 +511,7 @@ static int fits_int(struct kx_gpu_case *c, int64_t v, const char *what)
 }
 
 /* kindex-chunked's merge stream and the events that order it against st (run_flce_overlapped).
- * What is created is set in c at once, so kx_gpu_case_free destroys it whatever fails next. */
+ * What is created is set in c at once, so bench_gpu_case_free destroys it whatever fails next. */
 static int setup_merge_stream(struct kx_gpu_case *c)
 {
 	cudaStream_t ms;
@@ -541,8 +541,8 @@ static int prepare(struct kx_gpu_case *c)
 		TRACK(c->t, m * 4, "the targets");
 		TRACK(c->loss, m * 4, "the per-row loss");
 		TRACK(c->mean, 4, "the mean loss");
-		CK(kx_launch_gen_f32((float *)c->x, m * n, seed, KX_T_X, KX_LOGIT_STD, st), "generating logits");
-		CK(kx_launch_gen_targets(c->t, m, seed, (uint32_t)n, st), "generating targets");
+		CK(bench_launch_gen_f32((float *)c->x, m * n, seed, KX_T_X, KX_LOGIT_STD, st), "generating logits");
+		CK(bench_launch_gen_targets(c->t, m, seed, (uint32_t)n, st), "generating targets");
 		break;
 	case FLCE_MATERIALIZED:
 	case FLCE_CHUNKED:
@@ -572,18 +572,18 @@ static int prepare(struct kx_gpu_case *c)
 			TRACK(c->lse_s, m * 4, "the running sums");
 			TRACK(c->zt, m * 4, "the target logits");
 		}
-		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * k, seed, KX_T_X, 1.0f, 0.0f, st), "generating X");
+		CK(bench_launch_gen_bf16((uint16_t *)c->x, m * k, seed, KX_T_X, 1.0f, 0.0f, st), "generating X");
 		/* logits X . W^T of standard deviation KX_LOGIT_STD (numeric.h) */
-		CK(kx_launch_gen_bf16(c->w, n * k, seed, KX_T_W, KX_LOGIT_STD / sqrtf((float)k), 0.0f, st),
+		CK(bench_launch_gen_bf16(c->w, n * k, seed, KX_T_W, KX_LOGIT_STD / sqrtf((float)k), 0.0f, st),
 		   "generating W");
-		CK(kx_launch_gen_targets(c->t, m, seed, (uint32_t)n, st), "generating targets");
+		CK(bench_launch_gen_targets(c->t, m, seed, (uint32_t)n, st), "generating targets");
 		break;
 	case RMS_ROWWISE:
 		TRACK(c->x, (uint64_t)m * n * 2, "x");
 		TRACK(c->w, n * 2, "the weight");
 		TRACK(c->out, (uint64_t)m * n * 2, "y");
-		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * n, seed, KX_T_X, 1.0f, 0.0f, st), "generating x");
-		CK(kx_launch_gen_bf16(c->w, n, seed, KX_T_W, 0.1f, 1.0f, st), "generating the weight");
+		CK(bench_launch_gen_bf16((uint16_t *)c->x, m * n, seed, KX_T_X, 1.0f, 0.0f, st), "generating x");
+		CK(bench_launch_gen_bf16(c->w, n, seed, KX_T_W, 0.1f, 1.0f, st), "generating the weight");
 		break;
 	case SWIGLU_CUBLAS:
 		if ((r = fits_int(c, 2 * k, "2 * intermediate_size")) < 0 || (r = setup_blas(c)) < 0)
@@ -594,10 +594,10 @@ static int prepare(struct kx_gpu_case *c)
 		TRACK(c->out, (uint64_t)m * 2 * k * 2, "the gate and up activations");
 		TRACK(c->out2, (uint64_t)m * k * 2, "h");
 		TRACK(c->y, (uint64_t)m * n * 2, "y");
-		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * n, seed, KX_T_X, 1.0f, 0.0f, st), "generating x");
-		CK(kx_launch_gen_bf16(c->w, 2 * k * n, seed, KX_T_W_GATEUP, 1.0f / sqrtf((float)n), 0.0f, st),
+		CK(bench_launch_gen_bf16((uint16_t *)c->x, m * n, seed, KX_T_X, 1.0f, 0.0f, st), "generating x");
+		CK(bench_launch_gen_bf16(c->w, 2 * k * n, seed, KX_T_W_GATEUP, 1.0f / sqrtf((float)n), 0.0f, st),
 		   "generating the gate and up weights");
-		CK(kx_launch_gen_bf16(c->w2, n * k, seed, KX_T_W_DOWN, 1.0f / sqrtf((float)k), 0.0f, st),
+		CK(bench_launch_gen_bf16(c->w2, n * k, seed, KX_T_W_DOWN, 1.0f / sqrtf((float)k), 0.0f, st),
 		   "generating the down weight");
 		break;
 	case MATMUL_CUBLAS:
@@ -606,8 +606,8 @@ static int prepare(struct kx_gpu_case *c)
 		TRACK(c->x, (uint64_t)m * k * 2, "A");
 		TRACK(c->w, (uint64_t)n * k * 2, "B");
 		TRACK(c->out, (uint64_t)m * n * 2, "C");
-		CK(kx_launch_gen_bf16((uint16_t *)c->x, m * k, seed, KX_T_X, 1.0f, 0.0f, st), "generating A");
-		CK(kx_launch_gen_bf16(c->w, n * k, seed, KX_T_W, 1.0f / sqrtf((float)k), 0.0f, st),
+		CK(bench_launch_gen_bf16((uint16_t *)c->x, m * k, seed, KX_T_X, 1.0f, 0.0f, st), "generating A");
+		CK(bench_launch_gen_bf16(c->w, n * k, seed, KX_T_W, 1.0f / sqrtf((float)k), 0.0f, st),
 		   "generating B");
 		break;
 	}
@@ -615,8 +615,8 @@ static int prepare(struct kx_gpu_case *c)
 	return 0;
 }
 
-int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
-		    struct kx_gpu_case **ret, char *err, size_t errlen)
+int bench_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
+		       struct kx_gpu_case **ret, char *err, size_t errlen)
 {
 	struct kx_gpu_case *c = (struct kx_gpu_case *)calloc(1, sizeof(*c));
 	if (!c)
@@ -637,7 +637,7 @@ int kx_gpu_case_new(struct kx_gpu *g, const struct kx_bench_shape *shape,
 	int r = prepare(c);
 	if (r < 0) {
 		snprintf(err, errlen, "%s", c->err);
-		kx_gpu_case_free(c);
+		bench_gpu_case_free(c);
 		return r;
 	}
 	*ret = c;
@@ -674,7 +674,7 @@ static int run_flce_overlapped(struct kx_gpu_case *c)
 			return r;
 		CK(cudaEventRecord(c->ready[b], st), "recording a chunk's GEMM");
 		CK(cudaStreamWaitEvent(ms, c->ready[b], 0), "waiting for a chunk's GEMM");
-		CK(kx_launch_lse_chunk(c->zb[b], m, nc, c0, c0 == 0, c->t, c->lse_m, c->lse_s, c->zt, ms),
+		CK(bench_launch_lse_chunk(c->zb[b], m, nc, c0, c0 == 0, c->t, c->lse_m, c->lse_s, c->zt, ms),
 		   "log-sum-exp chunk kernel");
 		CK(cudaEventRecord(c->done[b], ms), "recording a chunk's merge");
 	}
@@ -692,41 +692,41 @@ static int run_impl(struct kx_gpu_case *c)
 	switch (c->impl) {
 	case CE_ONLINE:
 	case CE_TWO_PASS:
-		CK(kx_launch_ce_f32((const float *)c->x, m, n, c->t, c->loss, c->impl == CE_TWO_PASS, st),
+		CK(bench_launch_ce_f32((const float *)c->x, m, n, c->t, c->loss, c->impl == CE_TWO_PASS, st),
 		   "cross_entropy kernel");
 		break;
 	case FLCE_MATERIALIZED:
 		if ((r = gemm(c, xb, m, c->w, n, k, c->out, n)) < 0)
 			return r;
-		CK(kx_launch_ce_bf16(c->out, m, n, c->t, c->loss, st), "cross_entropy kernel");
+		CK(bench_launch_ce_bf16(c->out, m, n, c->t, c->loss, st), "cross_entropy kernel");
 		break;
 	case FLCE_CHUNKED:
 		if ((r = run_flce_overlapped(c)) < 0)
 			return r;
-		CK(kx_launch_lse_finish(c->lse_m, c->lse_s, c->zt, m, c->loss, st), "loss kernel");
+		CK(bench_launch_lse_finish(c->lse_m, c->lse_s, c->zt, m, c->loss, st), "loss kernel");
 		break;
 	case FLCE_CHUNKED_SERIAL:
 		for (int64_t c0 = 0; c0 < n; c0 += FLCE_SERIAL_CHUNK) {
 			const int64_t nc = n - c0 < FLCE_SERIAL_CHUNK ? n - c0 : FLCE_SERIAL_CHUNK;
 			if ((r = gemm(c, xb, m, c->w + c0 * k, nc, k, c->out, nc)) < 0)
 				return r;
-			CK(kx_launch_lse_chunk(c->out, m, nc, c0, c0 == 0, c->t, c->lse_m, c->lse_s, c->zt, st),
+			CK(bench_launch_lse_chunk(c->out, m, nc, c0, c0 == 0, c->t, c->lse_m, c->lse_s, c->zt, st),
 			   "log-sum-exp chunk kernel");
 		}
-		CK(kx_launch_lse_finish(c->lse_m, c->lse_s, c->zt, m, c->loss, st), "loss kernel");
+		CK(bench_launch_lse_finish(c->lse_m, c->lse_s, c->zt, m, c->loss, st), "loss kernel");
 		break;
 	case RMS_ROWWISE:
-		CK(kx_launch_rms_norm(xb, c->w, c->out, m, n, (float)c->s.eps, st), "rms_norm kernel");
+		CK(bench_launch_rms_norm(xb, c->w, c->out, m, n, (float)c->s.eps, st), "rms_norm kernel");
 		return 0;
 	case SWIGLU_CUBLAS:
 		if ((r = gemm(c, xb, m, c->w, 2 * k, n, c->out, 2 * k)) < 0)
 			return r;
-		CK(kx_launch_silu_mul(c->out, m, k, c->out2, st), "silu kernel");
+		CK(bench_launch_silu_mul(c->out, m, k, c->out2, st), "silu kernel");
 		return gemm(c, c->out2, m, c->w2, n, k, c->y, n);
 	case MATMUL_CUBLAS:
 		return gemm(c, xb, m, c->w, n, k, c->out, n);
 	}
-	CK(kx_launch_mean(c->loss, m, c->mean, st), "mean kernel");
+	CK(bench_launch_mean(c->loss, m, c->mean, st), "mean kernel");
 	return 0;
 }
 
@@ -797,7 +797,7 @@ static int check_body(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 	host[0] = rows;
 	if (!rows)
 		return -ENOMEM;
-	kx_bench_pick_rows(rows, s, m);
+	bench_pick_rows(rows, s, m);
 	int64_t *drows;
 	SCRATCH(drows, s * 8, "row list");
 	CK(cudaMemcpyAsync(drows, rows, (size_t)s * 8, cudaMemcpyHostToDevice, st), "copying rows");
@@ -811,15 +811,15 @@ static int check_body(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 		float *ref, *z = NULL, *allow = NULL;
 		SCRATCH(ref, s * 4, "losses");
 		if (c->impl == CE_ONLINE || c->impl == CE_TWO_PASS) {
-			CK(kx_ref_ce((const float *)c->x, s, n, drows, c->t, ref, NULL, st), "reference kernel");
+			CK(bench_ref_ce((const float *)c->x, s, n, drows, c->t, ref, NULL, st), "reference kernel");
 			/* rows are all rows here (check_rows = m): z is the input itself */
 		} else {
 			/* bf16 logits: the reference bounds what their rounding does to each loss */
 			SCRATCH(z, s * n * 4, "logits");
 			SCRATCH(allow, s * 4, "allowances");
-			CK(kx_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, n, k, z, st),
+			CK(bench_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, n, k, z, st),
 			   "reference GEMM");
-			CK(kx_ref_ce(z, s, n, drows, c->t, ref, allow, st), "reference kernel");
+			CK(bench_ref_ce(z, s, n, drows, c->t, ref, allow, st), "reference kernel");
 		}
 		float *loss = (float *)malloc((size_t)m * 4), *refh = (float *)malloc((size_t)s * 4),
 		      *allowh = (float *)malloc((size_t)s * 4);
@@ -831,14 +831,14 @@ static int check_body(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 		    (r = to_host(c, &mean, c->mean, 4)) < 0 || (r = to_host(c, refh, ref, (size_t)s * 4)) < 0 ||
 		    (allow && (r = to_host(c, allowh, allow, (size_t)s * 4)) < 0))
 			return r;
-		kx_bench_check_losses(chk, p, loss, (size_t)m, mean, rows, refh, allow ? allowh : NULL,
-				      (size_t)s);
+		bench_check_losses(chk, p, loss, (size_t)m, mean, rows, refh, allow ? allowh : NULL,
+				   (size_t)s);
 		break;
 	}
 	case RMS_ROWWISE: {
 		float *ref;
 		SCRATCH(ref, m * n * 4, "output");
-		CK(kx_ref_rms_norm((const uint16_t *)c->x, c->w, ref, m, n, (float)c->s.eps, st),
+		CK(bench_ref_rms_norm((const uint16_t *)c->x, c->w, ref, m, n, (float)c->s.eps, st),
 		   "reference kernel");
 		float *got = (float *)malloc((size_t)(m * n) * 4), *refh = (float *)malloc((size_t)(m * n) * 4);
 		uint16_t *raw = (uint16_t *)malloc((size_t)(m * n) * 2);
@@ -849,7 +849,7 @@ static int check_body(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 		    (r = to_host(c, refh, ref, (size_t)(m * n) * 4)) < 0)
 			return r;
 		bf16_to_float(raw, got, (size_t)(m * n));
-		kx_bench_check_values(chk, p, "output (all rows)", got, refh, (size_t)(m * n));
+		bench_check_values(chk, p, "output (all rows)", got, refh, (size_t)(m * n));
 		break;
 	}
 	case SWIGLU_CUBLAS:
@@ -861,15 +861,15 @@ static int check_body(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 			float *gu, *h;
 			SCRATCH(gu, s * 2 * k * 4, "gate and up activations");
 			SCRATCH(h, s * k * 4, "h");
-			CK(kx_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, 2 * k, n, gu, st),
+			CK(bench_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, 2 * k, n, gu, st),
 			   "reference GEMM");
-			CK(kx_ref_silu_mul(gu, s, k, h, st), "reference silu");
-			CK(kx_ref_gemm_f32(h, s, c->w2, n, k, ref, st), "reference GEMM");
-			CK(kx_launch_gather_bf16(c->y, n, drows, s, n, got, st), "gathering rows");
+			CK(bench_ref_silu_mul(gu, s, k, h, st), "reference silu");
+			CK(bench_ref_gemm_f32(h, s, c->w2, n, k, ref, st), "reference GEMM");
+			CK(bench_launch_gather_bf16(c->y, n, drows, s, n, got, st), "gathering rows");
 		} else {
-			CK(kx_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, n, k, ref, st),
+			CK(bench_ref_gemm_bf16((const uint16_t *)c->x, drows, s, c->w, n, k, ref, st),
 			   "reference GEMM");
-			CK(kx_launch_gather_bf16(c->out, n, drows, s, n, got, st), "gathering rows");
+			CK(bench_launch_gather_bf16(c->out, n, drows, s, n, got, st), "gathering rows");
 		}
 		float *goth = (float *)malloc((size_t)(s * n) * 4), *refh = (float *)malloc((size_t)(s * n) * 4);
 		host[1] = goth, host[2] = refh;
@@ -878,21 +878,21 @@ static int check_body(struct kx_gpu_case *c, const struct kx_bench_policy *p,
 		if ((r = to_host(c, goth, got, (size_t)(s * n) * 4)) < 0 ||
 		    (r = to_host(c, refh, ref, (size_t)(s * n) * 4)) < 0)
 			return r;
-		kx_bench_check_values(chk, p, s == m ? "output (all rows)" : "output (sampled rows)", goth,
-				      refh, (size_t)(s * n));
+		bench_check_values(chk, p, s == m ? "output (all rows)" : "output (sampled rows)", goth,
+				   refh, (size_t)(s * n));
 		break;
 	}
 	}
 	return 0;
 }
 
-int kx_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
-		      struct kx_bench_check *ret, char *err, size_t errlen)
+int bench_gpu_case_check(struct kx_gpu_case *c, const struct kx_bench_policy *p,
+			 struct kx_bench_check *ret, char *err, size_t errlen)
 {
 	struct scratch sc = { { NULL }, 0 };
 	void *host[4] = { NULL, NULL, NULL, NULL };
 	struct kx_bench_check chk;
-	kx_bench_check_init(&chk, p->dtype, "output");
+	bench_check_init(&chk, p->dtype, "output");
 	int r = check_body(c, p, &chk, sc, host);
 	cudaStreamSynchronize(c->g->st);
 	scratch_free(&sc);
@@ -929,11 +929,11 @@ static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns, doub
 	if (blocking) {
 		for (size_t i = 0; i < n; i++) {
 			*g->flag = 0;
-			cudaError_t e = kx_launch_blocker(g->flag_dev, BLOCKER_TIMEOUT_NS, g->timeouts_dev, st);
+			cudaError_t e = bench_launch_blocker(g->flag_dev, BLOCKER_TIMEOUT_NS, g->timeouts_dev, st);
 			if (e == cudaSuccess)
 				e = cudaMemsetAsync(g->flush, 0, g->flush_bytes, st);
 			if (e == cudaSuccess)
-				e = kx_launch_stamp(sms, g->stamps_dev, st);
+				e = bench_launch_stamp(sms, g->stamps_dev, st);
 			if (e == cudaSuccess)
 				e = cudaEventRecord(g->ev[0], st);
 			if (e != cudaSuccess) {
@@ -943,7 +943,7 @@ static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns, doub
 			r = run_impl(c);
 			if (r == 0 && (e = cudaEventRecord(g->ev[1], st)) != cudaSuccess)
 				r = cuda_fail(c->err, sizeof(c->err), "cudaEventRecord", e);
-			if (r == 0 && (e = kx_launch_stamp(sms, g->stamps_dev + 2, st)) != cudaSuccess)
+			if (r == 0 && (e = bench_launch_stamp(sms, g->stamps_dev + 2, st)) != cudaSuccess)
 				r = cuda_fail(c->err, sizeof(c->err), "stamping the SM clock", e);
 			__sync_synchronize();
 			*g->flag = 1; /* everything is queued: let the stream run */
@@ -964,12 +964,12 @@ static int time_calls(void *ctx, size_t n, bool blocking, uint64_t *ret_ns, doub
 	}
 	for (size_t i = 0; i < n; i++) {
 		CK(cudaMemsetAsync(g->flush, 0, g->flush_bytes, st), "flushing L2");
-		CK(kx_launch_stamp(sms, g->stamps_dev + 4 * i, st), "stamping the SM clock");
+		CK(bench_launch_stamp(sms, g->stamps_dev + 4 * i, st), "stamping the SM clock");
 		CK(cudaEventRecord(g->ev[2 * i], st), "cudaEventRecord");
 		if ((r = run_impl(c)) < 0)
 			return r;
 		CK(cudaEventRecord(g->ev[2 * i + 1], st), "cudaEventRecord");
-		CK(kx_launch_stamp(sms, g->stamps_dev + 4 * i + 2, st), "stamping the SM clock");
+		CK(bench_launch_stamp(sms, g->stamps_dev + 4 * i + 2, st), "stamping the SM clock");
 	}
 	CK(cudaStreamSynchronize(st), "waiting for the samples");
 	for (size_t i = 0; i < n; i++) {
@@ -1015,7 +1015,7 @@ static int warm(void *ctx, size_t n)
 	return 0;
 }
 
-void kx_gpu_case_ops(struct kx_bench_ops *ops)
+void bench_gpu_case_ops(struct kx_bench_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->time_calls = time_calls;

@@ -41,22 +41,22 @@ static __global__ void gen_targets(int32_t *t, int64_t n, uint64_t seed, uint32_
 		t[i] = (int32_t)kx_rand_below(seed, KX_T_TARGET, (uint64_t)i, classes);
 }
 
-cudaError_t kx_launch_gen_bf16(uint16_t *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
-			       float offset, cudaStream_t st)
+cudaError_t bench_launch_gen_bf16(uint16_t *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
+				  float offset, cudaStream_t st)
 {
 	gen_bf16<<<kx_grid(n, BLOCK), BLOCK, 0, st>>>(p, n, seed, tensor, scale, offset);
 	return cudaGetLastError();
 }
 
-cudaError_t kx_launch_gen_f32(float *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
-			      cudaStream_t st)
+cudaError_t bench_launch_gen_f32(float *p, int64_t n, uint64_t seed, uint32_t tensor, float scale,
+				 cudaStream_t st)
 {
 	gen_f32<<<kx_grid(n, BLOCK), BLOCK, 0, st>>>(p, n, seed, tensor, scale);
 	return cudaGetLastError();
 }
 
-cudaError_t kx_launch_gen_targets(int32_t *t, int64_t n, uint64_t seed, uint32_t classes,
-				  cudaStream_t st)
+cudaError_t bench_launch_gen_targets(int32_t *t, int64_t n, uint64_t seed, uint32_t classes,
+				     cudaStream_t st)
 {
 	gen_targets<<<kx_grid(n, BLOCK), BLOCK, 0, st>>>(t, n, seed, classes);
 	return cudaGetLastError();
@@ -90,8 +90,8 @@ static __global__ void blocker(volatile int *flag, unsigned long long timeout_ns
 	}
 }
 
-cudaError_t kx_launch_blocker(volatile int *flag, unsigned long long timeout_ns,
-			      volatile unsigned *timeouts, cudaStream_t st)
+cudaError_t bench_launch_blocker(volatile int *flag, unsigned long long timeout_ns,
+				 volatile unsigned *timeouts, cudaStream_t st)
 {
 	blocker<<<1, 1, 0, st>>>(flag, timeout_ns, timeouts);
 	return cudaGetLastError();
@@ -125,13 +125,13 @@ static __global__ void stamp(unsigned long long *out)
 	}
 }
 
-cudaError_t kx_launch_stamp(int sms, unsigned long long *out, cudaStream_t st)
+cudaError_t bench_launch_stamp(int sms, unsigned long long *out, cudaStream_t st)
 {
 	stamp<<<(unsigned)(sms > 0 ? sms : 1), 1, 0, st>>>(out);
 	return cudaGetLastError();
 }
 
-cudaError_t kx_launch_probe(unsigned long long cycles, unsigned long long *out, cudaStream_t st)
+cudaError_t bench_launch_probe(unsigned long long cycles, unsigned long long *out, cudaStream_t st)
 {
 	probe<<<1, 1, 0, st>>>(cycles, out);
 	return cudaGetLastError();
@@ -196,8 +196,8 @@ static __global__ void __launch_bounds__(BLOCK)
 		loss[blockIdx.x] = mx + logf(s) - xr[t[blockIdx.x]];
 }
 
-cudaError_t kx_launch_ce_f32(const float *x, int64_t m, int64_t n, const int32_t *t, float *loss,
-			     bool two_pass, cudaStream_t st)
+cudaError_t bench_launch_ce_f32(const float *x, int64_t m, int64_t n, const int32_t *t, float *loss,
+				bool two_pass, cudaStream_t st)
 {
 	if (two_pass)
 		ce_f32_two_pass<<<(unsigned)m, BLOCK, 0, st>>>(x, n, t, loss);
@@ -244,8 +244,8 @@ static __global__ void __launch_bounds__(BLOCK)
 		loss[blockIdx.x] = m + logf(s) - kx_bf(zr[t[blockIdx.x]]);
 }
 
-cudaError_t kx_launch_ce_bf16(const uint16_t *z, int64_t m, int64_t n, const int32_t *t,
-			      float *loss, cudaStream_t st)
+cudaError_t bench_launch_ce_bf16(const uint16_t *z, int64_t m, int64_t n, const int32_t *t,
+				 float *loss, cudaStream_t st)
 {
 	ce_bf16<<<(unsigned)m, BLOCK, 0, st>>>(z, n, t, loss);
 	return cudaGetLastError();
@@ -294,8 +294,8 @@ static __global__ void __launch_bounds__(BLOCK)
 	}
 }
 
-cudaError_t kx_launch_lse_chunk(const uint16_t *z, int64_t m, int64_t nc, int64_t c0, bool first,
-				const int32_t *t, float *M, float *S, float *zt, cudaStream_t st)
+cudaError_t bench_launch_lse_chunk(const uint16_t *z, int64_t m, int64_t nc, int64_t c0, bool first,
+				   const int32_t *t, float *M, float *S, float *zt, cudaStream_t st)
 {
 	unsigned blocks = (unsigned)((m + CHUNK_ROWS - 1) / CHUNK_ROWS);
 	lse_chunk<<<blocks, BLOCK, 0, st>>>(z, m, nc, c0, first, t, M, S, zt);
@@ -310,8 +310,8 @@ static __global__ void lse_finish(const float *__restrict__ M, const float *__re
 		loss[i] = M[i] + logf(S[i]) - zt[i];
 }
 
-cudaError_t kx_launch_lse_finish(const float *M, const float *S, const float *zt, int64_t m,
-				 float *loss, cudaStream_t st)
+cudaError_t bench_launch_lse_finish(const float *M, const float *S, const float *zt, int64_t m,
+				    float *loss, cudaStream_t st)
 {
 	lse_finish<<<kx_grid(m, BLOCK), BLOCK, 0, st>>>(M, S, zt, m, loss);
 	return cudaGetLastError();
@@ -330,7 +330,7 @@ static __global__ void __launch_bounds__(MEAN_BLOCK)
 		out[0] = acc / (float)n;
 }
 
-cudaError_t kx_launch_mean(const float *v, int64_t n, float *out, cudaStream_t st)
+cudaError_t bench_launch_mean(const float *v, int64_t n, float *out, cudaStream_t st)
 {
 	mean_kernel<<<1, MEAN_BLOCK, 0, st>>>(v, n, out);
 	return cudaGetLastError();
@@ -384,8 +384,8 @@ static __global__ void __launch_bounds__(BLOCK)
 	}
 }
 
-cudaError_t kx_launch_rms_norm(const uint16_t *x, const uint16_t *w, uint16_t *y, int64_t m,
-			       int64_t n, float eps, cudaStream_t st)
+cudaError_t bench_launch_rms_norm(const uint16_t *x, const uint16_t *w, uint16_t *y, int64_t m,
+				  int64_t n, float eps, cudaStream_t st)
 {
 	rms_norm_bf16<<<(unsigned)m, BLOCK, 0, st>>>(x, w, y, n, eps);
 	return cudaGetLastError();
@@ -417,8 +417,8 @@ static __global__ void silu_mul(const uint16_t *__restrict__ gu, int64_t m, int6
 	}
 }
 
-cudaError_t kx_launch_silu_mul(const uint16_t *gu, int64_t m, int64_t inter, uint16_t *h,
-			       cudaStream_t st)
+cudaError_t bench_launch_silu_mul(const uint16_t *gu, int64_t m, int64_t inter, uint16_t *h,
+				  cudaStream_t st)
 {
 	int64_t cols = (inter & 1) == 0 ? inter / 2 : inter;
 	dim3 grid(kx_grid(cols, BLOCK), (unsigned)(m < 65535 ? m : 65535));
@@ -436,8 +436,8 @@ static __global__ void gather_bf16(const uint16_t *__restrict__ src, int64_t ld,
 			dst[i * ncols + j] = kx_bf(src[rows[i] * ld + j]);
 }
 
-cudaError_t kx_launch_gather_bf16(const uint16_t *src, int64_t ld, const int64_t *rows, int64_t s,
-				  int64_t ncols, float *dst, cudaStream_t st)
+cudaError_t bench_launch_gather_bf16(const uint16_t *src, int64_t ld, const int64_t *rows, int64_t s,
+				     int64_t ncols, float *dst, cudaStream_t st)
 {
 	dim3 grid(kx_grid(ncols, BLOCK), (unsigned)(s < 65535 ? s : 65535));
 	gather_bf16<<<grid, BLOCK, 0, st>>>(src, ld, rows, s, ncols, dst);

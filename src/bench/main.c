@@ -175,9 +175,9 @@ static int do_list(void)
 {
 	printf("kindex-bench %s: workloads (--run), parameters (--param) and implementations (--impl)\n\n",
 	       KX_VERSION);
-	for (size_t i = 0; i < kx_bench_nworkloads; i++)
-		list_workload(&kx_bench_workloads[i], "");
-	list_workload(&kx_bench_selftest_workload, "--selftest (CPU): ");
+	for (size_t i = 0; i < bench_nworkloads; i++)
+		list_workload(&bench_workloads[i], "");
+	list_workload(&bench_selftest_workload, "--selftest (CPU): ");
 	printf("protocols (--protocol): kindex (default; family kindex_bench), do_bench (family "
 	       "triton_do_bench)\n");
 	if (KX_BENCH_CUDA_ARCHS[0])
@@ -210,7 +210,7 @@ static const char *unknown_impl(const char *list, const struct kx_bench_workload
 		snprintf(buf, len, "%.*s", (int)l, p);
 		bool known = false;
 		for (size_t i = 0; i < nw && !known; i++)
-			known = kx_bench_impl_find(ws[i], buf) != NULL;
+			known = bench_impl_find(ws[i], buf) != NULL;
 		if (!known)
 			return buf;
 		p += l + (p[l] == ',');
@@ -231,7 +231,7 @@ static int apply_params(const struct options *o, struct kx_bench_case *cases, si
 		bool used = false;
 		for (size_t i = 0; i < ncases; i++) {
 			char err[256];
-			int r = kx_bench_case_set(&cases[i], key, eq + 1, err, sizeof(err));
+			int r = bench_case_set(&cases[i], key, eq + 1, err, sizeof(err));
 			if (r == -EINVAL) {
 				fail("%s", err);
 				return r;
@@ -269,7 +269,7 @@ static int plan(const struct options *o, const struct kx_bench_workload *const *
 				fail("too many runs at once (at most %d)", MAX_CASES);
 				return -E2BIG;
 			}
-			kx_bench_case_init(&cases[n++], ws[i], &ws[i]->impls[j]);
+			bench_case_init(&cases[n++], ws[i], &ws[i]->impls[j]);
 			any = true;
 		}
 		if (!any) {
@@ -285,8 +285,8 @@ static int parse_workloads(const char *list, const struct kx_bench_workload **ws
 {
 	size_t n = 0;
 	if (strcmp(list, "all") == 0) {
-		for (size_t i = 0; i < kx_bench_nworkloads; i++)
-			ws[n++] = &kx_bench_workloads[i];
+		for (size_t i = 0; i < bench_nworkloads; i++)
+			ws[n++] = &bench_workloads[i];
 		*ret_n = n;
 		return 0;
 	}
@@ -294,7 +294,7 @@ static int parse_workloads(const char *list, const struct kx_bench_workload **ws
 		size_t l = strcspn(p, ",");
 		char name[128];
 		snprintf(name, sizeof(name), "%.*s", (int)l, p);
-		const struct kx_bench_workload *w = kx_bench_workload_find(name);
+		const struct kx_bench_workload *w = bench_workload_find(name);
 		if (!w) {
 			fail("unknown workload '%s' (see --list)", name);
 			return -EINVAL;
@@ -302,7 +302,7 @@ static int parse_workloads(const char *list, const struct kx_bench_workload **ws
 		bool dup = false;
 		for (size_t i = 0; i < n; i++)
 			dup |= ws[i] == w;
-		if (!dup && n < kx_bench_nworkloads)
+		if (!dup && n < bench_nworkloads)
 			ws[n++] = w;
 		p += l + (p[l] == ',');
 	}
@@ -347,7 +347,7 @@ static int w_warm(void *ctx, size_t n)
 static int w_clock(void *ctx, struct kx_bench_clock *ret)
 {
 	struct run_ctx *r = ctx;
-	return kx_nvml_poll(r->S->nvml, ret);
+	return bench_nvml_poll(r->S->nvml, ret);
 }
 
 static double w_now(void *ctx)
@@ -394,20 +394,20 @@ static void summary(struct session *S, const struct kx_bench_result *res, const 
 		return;
 	}
 	struct kx_bench_stats st;
-	if (!res->samples || kx_bench_stats_compute(res->samples->ns, res->samples->n, &st) < 0) {
+	if (!res->samples || bench_stats_compute(res->samples->ns, res->samples->n, &st) < 0) {
 		fprintf(stderr, "%s: passed\n", label);
 		return;
 	}
 	char a[32], b[32], c[32], m[32];
 	fprintf(stderr, "%s: median %s (p20 %s, p80 %s), %zu samples (%s", label,
 		fmt_ns(st.median, a, sizeof(a)), fmt_ns(st.p20, b, sizeof(b)),
-		fmt_ns(st.p80, c, sizeof(c)), st.n, kx_bench_stop_name(res->samples->stop));
+		fmt_ns(st.p80, c, sizeof(c)), st.n, bench_stop_name(res->samples->stop));
 	if (res->samples->n_throttled)
 		fprintf(stderr, ", %zu throttled", res->samples->n_throttled);
 	fprintf(stderr, ")");
-	double flops = kx_bench_case_flops(res->c), bytes = kx_bench_case_bytes(res->c);
+	double flops = bench_case_flops(res->c), bytes = bench_case_bytes(res->c);
 	struct kx_bench_figures f;
-	kx_bench_figures_of(flops, bytes, st.median, res->peak, &f);
+	bench_figures_of(flops, bytes, st.median, res->peak, &f);
 	if (flops > 0)
 		fprintf(stderr, ", %.1f TFLOP/s", f.tflops);
 	if (flops > 0 && res->peak)
@@ -428,11 +428,11 @@ static int write_samples(struct session *S, const struct kx_bench_samples *s, co
 	kx_buf_init(&b, 0);
 	char *path = NULL, err[512];
 	size_t stem = strlen(name) - (strlen(name) > 5 ? 5 : 0); /* drop ".json" */
-	int r = kx_bench_samples_text(s->ns, s->n, &b);
+	int r = bench_samples_text(s->ns, s->n, &b);
 	if (r >= 0 && !(path = kx_arena_printf(S->arena, "%s/%.*s.samples", S->o->samples_dir,
 					       (int)stem, name)))
 		r = -ENOMEM;
-	if (r >= 0 && (r = kx_bench_write_file(path, &b, err, sizeof(err))) < 0)
+	if (r >= 0 && (r = bench_write_file(path, &b, err, sizeof(err))) < 0)
 		fail("%s", err);
 	kx_buf_release(&b);
 	return r;
@@ -442,21 +442,21 @@ static int emit(struct session *S, struct kx_arena *a, const struct kx_bench_res
 		const char *project, const char *version)
 {
 	struct kx_json *m = NULL;
-	int r = kx_bench_manifest(a, res, S->protocol_doc, S->env_doc,
-				  kx_bench_workload_document(a, res->c),
-				  kx_bench_implementation_document(a, res->c->impl->name, project, version),
-				  &m);
+	int r = bench_manifest(a, res, S->protocol_doc, S->env_doc,
+			       bench_workload_document(a, res->c),
+			       bench_implementation_document(a, res->c->impl->name, project, version),
+			       &m);
 	if (r < 0) {
 		fail("cannot build the manifest: %s", strerror(-r));
 		return r;
 	}
 	char name[256], err[512];
-	if ((r = kx_bench_manifest_filename(m, name, sizeof(name))) < 0) {
+	if ((r = bench_manifest_filename(m, name, sizeof(name))) < 0) {
 		fail("cannot name the manifest: %s", strerror(-r));
 		return r;
 	}
 	char *path = NULL;
-	if ((r = kx_bench_sink_write(&S->sink, m, name, &path, err, sizeof(err))) < 0) {
+	if ((r = bench_sink_write(&S->sink, m, name, &path, err, sizeof(err))) < 0) {
 		fail("%s", err);
 		return r;
 	}
@@ -470,25 +470,25 @@ static int emit(struct session *S, struct kx_arena *a, const struct kx_bench_res
 
 static int set_tunable(void *ctx, int64_t value)
 {
-	return kx_gpu_case_set_tunable(ctx, value);
+	return bench_gpu_case_set_tunable(ctx, value);
 }
 
 /*
  * The value of the case's tunable parameter (kindex-chunked: its chunk width), chosen by timing
- * each candidate (kx_bench_tune) before the check, so the value checked is the one timed. On an
+ * each candidate (bench_tune) before the check, so the value checked is the one timed. On an
  * error ret->parameter still names what was being chosen.
  */
 static int tune(struct session *S, struct kx_gpu_case *gc, const struct kx_bench_ops *ops,
 		struct run_ctx *rc, struct kx_bench_tuning *ret)
 {
 	struct kx_bench_tunable t;
-	kx_gpu_case_tunable(gc, &t);
+	bench_gpu_case_tunable(gc, &t);
 	memset(ret, 0, sizeof(*ret));
 	if (!t.n)
 		return 0;
 	status_line(S, "[%zu/%zu] %s: choosing %s by measurement", rc->idx, rc->total, rc->label,
 		    t.name);
-	int r = kx_bench_tune(&t, set_tunable, gc, ops, rc, KX_BENCH_TUNE_CALLS, ret);
+	int r = bench_tune(&t, set_tunable, gc, ops, rc, KX_BENCH_TUNE_CALLS, ret);
 	if (r < 0) {
 		ret->parameter = t.name;
 		return r;
@@ -518,9 +518,9 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 	char label[160];
 	snprintf(label, sizeof(label), "%s %s", c->w->benchmark, c->impl->name);
 	struct kx_bench_shape shape;
-	kx_bench_case_shape(c, &shape);
+	bench_case_shape(c, &shape);
 	struct kx_bench_policy policy;
-	if (kx_bench_policy_for(c->w->compute_dtype, &policy) < 0) {
+	if (bench_policy_for(c->w->compute_dtype, &policy) < 0) {
 		fail("cannot check %s: no tolerance for dtype '%s'", label, c->w->compute_dtype);
 		kx_arena_free(a);
 		return -EINVAL;
@@ -552,13 +552,13 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 	}
 	status_line(S, "[%zu/%zu] %s: preparing inputs and checking correctness", idx, total, label);
 	if (gpu) {
-		r = kx_gpu_case_new(S->gpu, &shape, &gc, err, sizeof(err));
+		r = bench_gpu_case_new(S->gpu, &shape, &gc, err, sizeof(err));
 		res.flush_bytes = S->protocol.kind == KX_PROTOCOL_DO_BENCH ? S->protocol.db_flush_bytes
 									   : S->gpu_info.l2_bytes;
 	} else {
 		res.flush_bytes = S->protocol.kind == KX_PROTOCOL_DO_BENCH ? S->protocol.db_flush_bytes
 									   : S->cpu_llc_bytes;
-		r = kx_cpu_case_new(&shape, res.flush_bytes, &cc, err, sizeof(err));
+		r = bench_cpu_case_new(&shape, res.flush_bytes, &cc, err, sizeof(err));
 	}
 	if (r == -ENOMEM || r == -E2BIG) {
 		/* too big for this machine: an honest failed run, the others may still fit */
@@ -572,59 +572,59 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 	struct run_ctx rc = { .S = S, .inner_ctx = gpu ? (void *)gc : (void *)cc, .label = label,
 			      .idx = idx, .total = total };
 	if (gpu)
-		kx_gpu_case_ops(&rc.inner);
+		bench_gpu_case_ops(&rc.inner);
 	else
-		kx_cpu_case_ops(&rc.inner);
+		bench_cpu_case_ops(&rc.inner);
 	struct kx_bench_ops ops = { w_time_calls, w_time_span, w_warm, gpu && S->nvml ? w_clock : NULL, w_now };
 	if (gpu && (r = tune(S, gc, &ops, &rc, &tuning)) < 0) {
 		fail("cannot choose %s of %s by measurement: %s", tuning.parameter, label,
-		     kx_gpu_case_error(gc));
+		     bench_gpu_case_error(gc));
 		goto out;
 	}
 	if (gpu && tuning.parameter)
 		res.tuning = &tuning;
 	/* the check runs the value chosen, the one then timed */
 	if (gpu)
-		r = kx_gpu_case_check(gc, &policy, &check, err, sizeof(err));
+		r = bench_gpu_case_check(gc, &policy, &check, err, sizeof(err));
 	else
-		r = kx_cpu_case_check(cc, &policy, &check);
+		r = bench_cpu_case_check(cc, &policy, &check);
 	if (r < 0) {
 		fail("cannot check %s: %s", label, err[0] ? err : strerror(-r));
 		goto out;
 	}
 	res.check = &check;
-	res.peak_bytes = gpu ? kx_gpu_case_peak_bytes(gc) : kx_cpu_case_peak_bytes(cc);
+	res.peak_bytes = gpu ? bench_gpu_case_peak_bytes(gc) : bench_cpu_case_peak_bytes(cc);
 	if (!check.passed) {
 		res.message = check.message;
 		goto emit;
 	}
 	struct kx_bench_progress prog = { on_progress, &rc };
-	unsigned timeouts0 = gpu ? kx_gpu_blocker_timeouts(S->gpu) : 0;
+	unsigned timeouts0 = gpu ? bench_gpu_blocker_timeouts(S->gpu) : 0;
 	res.observed_ns = kx_now_ns();
 	status_line(S, "[%zu/%zu] %s: warming up", idx, total, label);
-	r = kx_bench_measure(&S->protocol, &ops, &rc, &prog, &samples);
+	r = bench_measure(&S->protocol, &ops, &rc, &prog, &samples);
 	if (r < 0) {
 		fail("cannot time %s: %s", label,
-		     gpu ? kx_gpu_case_error(gc) : strerror(-r));
+		     gpu ? bench_gpu_case_error(gc) : strerror(-r));
 		goto out;
 	}
 	res.samples = &samples;
 	if (gpu)
-		res.blocker_timeouts = kx_gpu_blocker_timeouts(S->gpu) - timeouts0;
+		res.blocker_timeouts = bench_gpu_blocker_timeouts(S->gpu) - timeouts0;
 emit:
 	/* free the device memory before the next case allocates its own */
-	kx_gpu_case_free(gc);
+	bench_gpu_case_free(gc);
 	gc = NULL;
-	kx_cpu_case_free(cc);
+	bench_cpu_case_free(cc);
 	cc = NULL;
 	summary(S, &res, label);
 	if (res.message)
 		S->failed++;
 	r = emit(S, a, &res, NULL, NULL);
 out:
-	kx_gpu_case_free(gc);
-	kx_cpu_case_free(cc);
-	kx_bench_samples_release(&samples);
+	bench_gpu_case_free(gc);
+	bench_cpu_case_free(cc);
+	bench_samples_release(&samples);
 	kx_arena_free(a);
 	return r;
 }
@@ -638,7 +638,7 @@ static int open_sink(struct session *S, size_t manifests)
 	enum kx_bench_sink_kind kind = o->inbox ? KX_SINK_INBOX : o->spool ? KX_SINK_SPOOL
 				     : o->output ? KX_SINK_FILE : KX_SINK_STDOUT;
 	const char *path = o->inbox ? o->inbox : o->spool ? o->spool : o->output;
-	int r = kx_bench_sink_open(&S->sink, kind, path, o->jsonl || manifests > 1, err, sizeof(err));
+	int r = bench_sink_open(&S->sink, kind, path, o->jsonl || manifests > 1, err, sizeof(err));
 	if (r < 0)
 		fail("%s", err);
 	return r;
@@ -659,7 +659,7 @@ static void close_sink(struct session *S, const struct kx_bench_case *failed)
 		fail("the %zu manifest%s completed before %s %s failed %s in '%s'", n,
 		     n == 1 ? "" : "s", failed->w->benchmark, failed->impl->name,
 		     n == 1 ? "is" : "are", k->path);
-	kx_bench_sink_close(&S->sink);
+	bench_sink_close(&S->sink);
 }
 
 static void protocol_overrides(const struct options *o, struct kx_bench_protocol *p)
@@ -681,22 +681,22 @@ static void protocol_overrides(const struct options *o, struct kx_bench_protocol
 static int open_gpu(struct session *S)
 {
 	char err[512];
-	int r = kx_gpu_open(S->o->device, &S->gpu, &S->gpu_info, err, sizeof(err));
+	int r = bench_gpu_open(S->o->device, &S->gpu, &S->gpu_info, err, sizeof(err));
 	if (r < 0) {
 		fail("no CUDA device: %s", err);
 		return r;
 	}
 	struct kx_nvml_static nv = { 0 };
 	if (S->gpu_info.pci_bus_id[0] &&
-	    kx_nvml_open(S->gpu_info.pci_bus_id, &S->nvml, err, sizeof(err)) == 0)
-		kx_nvml_static_info(S->nvml, &nv);
+	    bench_nvml_open(S->gpu_info.pci_bus_id, &S->nvml, err, sizeof(err)) == 0)
+		bench_nvml_static_info(S->nvml, &nv);
 	else if (!S->o->quiet)
 		fprintf(stderr, "kindex-bench: note: no NVML (%s); no clock event reasons recorded\n", err);
-	S->peak = kx_bench_peak_find(S->gpu_info.name);
+	S->peak = bench_peak_find(S->gpu_info.name);
 	if (!S->peak && !S->o->quiet)
 		fprintf(stderr, "kindex-bench: note: no datasheet peak for '%s': runs carry TFLOP/s and GB/s "
 			"but no fraction of peak\n", S->gpu_info.name);
-	S->env_doc = kx_bench_gpu_environment(S->arena, &S->gpu_info, &nv);
+	S->env_doc = bench_gpu_environment(S->arena, &S->gpu_info, &nv);
 	if (!S->env_doc)
 		return -ENOMEM;
 	return kx_rank_gpu_slug(kx_json_get(S->env_doc, "spec"), S->gpu_slug);
@@ -705,8 +705,8 @@ static int open_gpu(struct session *S)
 static void use_cpu(struct session *S)
 {
 	struct kx_bench_cpu_info ci;
-	kx_bench_cpu_capture(&ci);
-	S->env_doc = kx_bench_cpu_environment(S->arena, &ci);
+	bench_cpu_capture(&ci);
+	S->env_doc = bench_cpu_environment(S->arena, &ci);
 	S->cpu_llc_bytes = ci.llc_bytes;
 	if (S->env_doc)
 		kx_rank_gpu_slug(kx_json_get(S->env_doc, "spec"), S->gpu_slug);
@@ -715,17 +715,17 @@ static void use_cpu(struct session *S)
 static int do_cases(struct session *S, struct kx_bench_case *cases, size_t n, bool gpu)
 {
 	const struct options *o = S->o;
-	kx_bench_protocol_init(&S->protocol, o->protocol,
-			       gpu ? KX_TIMER_CUDA_EVENTS : KX_TIMER_CPU_MONOTONIC);
+	bench_protocol_init(&S->protocol, o->protocol,
+			    gpu ? KX_TIMER_CUDA_EVENTS : KX_TIMER_CPU_MONOTONIC);
 	protocol_overrides(o, &S->protocol);
-	S->protocol_doc = kx_bench_protocol_document(S->arena, &S->protocol);
+	S->protocol_doc = bench_protocol_document(S->arena, &S->protocol);
 	if (!S->protocol_doc)
 		return -ENOMEM;
 	if (gpu) {
 		char err[512];
 		size_t flush = S->protocol.kind == KX_PROTOCOL_DO_BENCH ? S->protocol.db_flush_bytes
 									: S->gpu_info.l2_bytes;
-		int r = kx_gpu_set_flush(S->gpu, flush, err, sizeof(err));
+		int r = bench_gpu_set_flush(S->gpu, flush, err, sizeof(err));
 		if (r < 0) {
 			fail("%s", err);
 			return r;
@@ -834,12 +834,12 @@ static int do_record(struct session *S, const struct kx_bench_workload *w)
 	bool gpu = strcmp(o->environment, "cpu") != 0;
 	struct kx_bench_impl impl = { o->impls, "recorded" };
 	struct kx_bench_case c;
-	kx_bench_case_init(&c, w, &impl);
+	bench_case_init(&c, w, &impl);
 	int r = apply_params(o, &c, 1);
 	if (r < 0)
 		return r;
-	kx_bench_protocol_init(&S->protocol, o->protocol,
-			       gpu ? KX_TIMER_CUDA_EVENTS : KX_TIMER_CPU_MONOTONIC);
+	bench_protocol_init(&S->protocol, o->protocol,
+			    gpu ? KX_TIMER_CUDA_EVENTS : KX_TIMER_CPU_MONOTONIC);
 	protocol_overrides(o, &S->protocol);
 	struct kx_bench_samples s = { 0 };
 	struct kx_arena *a = kx_arena_new();
@@ -861,7 +861,7 @@ static int do_record(struct session *S, const struct kx_bench_workload *w)
 	} else {
 		use_cpu(S);
 	}
-	S->protocol_doc = kx_bench_protocol_document(S->arena, &S->protocol);
+	S->protocol_doc = bench_protocol_document(S->arena, &S->protocol);
 	r = S->protocol_doc && S->env_doc ? open_sink(S, 1) : -ENOMEM;
 	if (r < 0)
 		goto out;
@@ -1125,7 +1125,7 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		fail("out of memory");
 	} else if (o.mode == MODE_SELFTEST) {
-		const struct kx_bench_workload *w = &kx_bench_selftest_workload;
+		const struct kx_bench_workload *w = &bench_selftest_workload;
 		if (plan(&o, &w, 1, cases, &n) < 0) {
 			status = EXIT_USAGE;
 			goto out;
@@ -1145,7 +1145,7 @@ int main(int argc, char **argv)
 		}
 		r = do_cases(&S, cases, n, true);
 	} else {
-		const struct kx_bench_workload *w = kx_bench_workload_find(o.workloads);
+		const struct kx_bench_workload *w = bench_workload_find(o.workloads);
 		if (!w) {
 			fail("unknown workload '%s' (see --list)", o.workloads);
 			status = EXIT_USAGE;
@@ -1166,8 +1166,8 @@ int main(int argc, char **argv)
 out:
 	if (S.tty)
 		fputs("\r\033[K", stderr);
-	kx_nvml_close(S.nvml);
-	kx_gpu_close(S.gpu);
+	bench_nvml_close(S.nvml);
+	bench_gpu_close(S.gpu);
 	free(cases);
 	kx_arena_free(S.arena);
 	return status;

@@ -112,7 +112,7 @@ static struct kx_json *sampling(struct kx_arena *a, const struct kx_bench_result
 		r |= kx_json_set_number(a, clk, "smMaxMHz", round(s->clock_max_mhz));
 	}
 	if (s->clock_watched)
-		r |= kx_json_set(a, clk, "throttleReasons", kx_nvml_reason_names(a, s->reasons));
+		r |= kx_json_set(a, clk, "throttleReasons", bench_nvml_reason_names(a, s->reasons));
 	r |= kx_json_set(a, o, "clocks", clk);
 	if (res->blocker_timeouts)
 		r |= kx_json_set_number(a, o, "blockerTimeouts", res->blocker_timeouts);
@@ -128,7 +128,7 @@ static struct kx_json *sampling(struct kx_arena *a, const struct kx_bench_result
 }
 
 /*
- * What the implementation chose by measurement before it was checked and timed (kx_bench_tune):
+ * What the implementation chose by measurement before it was checked and timed (bench_tune):
  * {parameter, value, chosenBy, callsEach, candidates: [{value, medianNs}, ...]}.
  */
 static struct kx_json *tuning(struct kx_arena *a, const struct kx_bench_tuning *t)
@@ -161,9 +161,9 @@ static struct kx_json *tuning(struct kx_arena *a, const struct kx_bench_tuning *
 static int figures(struct kx_arena *a, struct kx_json *spec, struct kx_json *meas,
 		   const struct kx_bench_result *res, double median_ns)
 {
-	double flops = kx_bench_case_flops(res->c), bytes = kx_bench_case_bytes(res->c);
+	double flops = bench_case_flops(res->c), bytes = bench_case_bytes(res->c);
 	struct kx_bench_figures f;
-	kx_bench_figures_of(flops, bytes, median_ns, res->peak, &f);
+	bench_figures_of(flops, bytes, median_ns, res->peak, &f);
 	int r = 0;
 	if (flops > 0 && median_ns > 0)
 		r |= measurement(a, meas, "throughput", "median", "TFLOP/s", round4(f.tflops));
@@ -206,8 +206,8 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 	if (s && s->n) {
 		struct kx_bench_stats st;
 		char hex[KX_DIGEST_HEX + 1];
-		int e = kx_bench_stats_compute(s->ns, s->n, &st);
-		if (e < 0 || (e = kx_bench_samples_sha256(s->ns, s->n, hex)) < 0)
+		int e = bench_stats_compute(s->ns, s->n, &st);
+		if (e < 0 || (e = bench_samples_sha256(s->ns, s->n, hex)) < 0)
 			return e;
 		r |= kx_json_set(a, timing, "latencyNs", latency(a, &st));
 		static const char *const names[] = { "p20", "p80", "min", "max", "mean", "stdev" };
@@ -222,7 +222,7 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 		r |= kx_json_set_number(a, so, "count", (double)s->n);
 		r |= kx_bench_set_str(a, so, "sha256", hex);
 		r |= kx_json_set_number(a, so, "throttled", (double)s->n_throttled);
-		r |= kx_bench_set_str(a, so, "stoppedBy", kx_bench_stop_name(s->stop));
+		r |= kx_bench_set_str(a, so, "stoppedBy", bench_stop_name(s->stop));
 		r |= kx_json_set_number(a, so, "noise",
 					st.mean > 0 ? round(st.stdev / st.mean * 1e6) / 1e6 : 0);
 		r |= kx_json_set(a, spec, "samples", so);
@@ -256,9 +256,9 @@ static int set_digest(struct kx_arena *a, struct kx_json *spec, const char *key,
 	return kx_bench_set_str(a, spec, key, s);
 }
 
-int kx_bench_manifest(struct kx_arena *a, const struct kx_bench_result *res,
-		      struct kx_json *protocol, struct kx_json *environment, struct kx_json *workload,
-		      struct kx_json *implementation, struct kx_json **ret)
+int bench_manifest(struct kx_arena *a, const struct kx_bench_result *res,
+		   struct kx_json *protocol, struct kx_json *environment, struct kx_json *workload,
+		   struct kx_json *implementation, struct kx_json **ret)
 {
 	if (!protocol || !environment || !workload || !implementation)
 		return -ENOMEM; /* a builder above ran out of memory */
@@ -309,7 +309,7 @@ int kx_bench_manifest(struct kx_arena *a, const struct kx_bench_result *res,
 	return 0;
 }
 
-int kx_bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen)
+int bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen)
 {
 	const struct kx_json *run = kx_json_get(manifest, "run");
 	const char *bench = kx_json_get_string(kx_json_get(run, "spec"), "benchmark");

@@ -41,7 +41,7 @@ static int push(struct kx_bench_samples *s, uint64_t ns, double mhz)
 	return 0;
 }
 
-void kx_bench_samples_release(struct kx_bench_samples *s)
+void bench_samples_release(struct kx_bench_samples *s)
 {
 	if (!s)
 		return;
@@ -51,7 +51,7 @@ void kx_bench_samples_release(struct kx_bench_samples *s)
 	memset(s, 0, sizeof(*s));
 }
 
-size_t kx_bench_flag_throttled(const float *mhz, size_t n, double ratio, uint8_t *flags)
+size_t bench_flag_throttled(const float *mhz, size_t n, double ratio, uint8_t *flags)
 {
 	double max = 0;
 	for (size_t i = 0; i < n; i++)
@@ -77,7 +77,7 @@ static void judge_clocks(const struct kx_bench_protocol *p, struct kx_bench_samp
 			s->clock_max_mhz = s->mhz[i];
 		any = true;
 	}
-	s->n_throttled = kx_bench_flag_throttled(s->mhz, s->n, p->throttle_ratio, s->throttled);
+	s->n_throttled = bench_flag_throttled(s->mhz, s->n, p->throttle_ratio, s->throttled);
 	s->clock_watched |= any;
 }
 
@@ -132,12 +132,12 @@ static int measure_kindex(const struct kx_bench_protocol *p, const struct kx_ben
 			r = poll_clock(ops, ctx, &w, s);
 		if (r < 0)
 			break;
-		kx_bench_running_add(&run, (double)ns);
-		double noise = kx_bench_running_noise(&run);
-		kx_bench_noise_push(hist, noise);
+		bench_running_add(&run, (double)ns);
+		double noise = bench_running_noise(&run);
+		bench_noise_push(hist, noise);
 		if (progress && progress->fn)
 			progress->fn(progress->arg, s, noise, now - start);
-		s->stop = kx_bench_should_stop(p, s->n, run.sum * 1e-9, noise, hist, now - start);
+		s->stop = bench_should_stop(p, s->n, run.sum * 1e-9, noise, hist, now - start);
 		if (s->stop != KX_STOP_NO)
 			break;
 	}
@@ -199,20 +199,20 @@ static int measure_dobench(const struct kx_bench_protocol *p, const struct kx_be
 	return 0;
 }
 
-int kx_bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_ops *ops, void *ctx,
-		     const struct kx_bench_progress *progress, struct kx_bench_samples *ret)
+int bench_measure(const struct kx_bench_protocol *p, const struct kx_bench_ops *ops, void *ctx,
+		  const struct kx_bench_progress *progress, struct kx_bench_samples *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	int r = p->kind == KX_PROTOCOL_DO_BENCH ? measure_dobench(p, ops, ctx, progress, ret)
 						: measure_kindex(p, ops, ctx, progress, ret);
 	if (r < 0)
-		kx_bench_samples_release(ret);
+		bench_samples_release(ret);
 	return r;
 }
 
-int kx_bench_tune(const struct kx_bench_tunable *t, int (*set)(void *set_ctx, int64_t value),
-		  void *set_ctx, const struct kx_bench_ops *ops, void *ctx, size_t calls,
-		  struct kx_bench_tuning *ret)
+int bench_tune(const struct kx_bench_tunable *t, int (*set)(void *set_ctx, int64_t value),
+	       void *set_ctx, const struct kx_bench_ops *ops, void *ctx, size_t calls,
+	       struct kx_bench_tuning *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (!t->n)
@@ -227,7 +227,7 @@ int kx_bench_tune(const struct kx_bench_tunable *t, int (*set)(void *set_ctx, in
 		struct kx_bench_stats st;
 		if ((r = set(set_ctx, t->values[i])) < 0 || (r = ops->warm(ctx, 1)) < 0 ||
 		    (r = ops->time_calls(ctx, calls, true, ns, NULL)) < 0 ||
-		    (r = kx_bench_stats_compute(ns, calls, &st)) < 0)
+		    (r = bench_stats_compute(ns, calls, &st)) < 0)
 			break;
 		ret->values[i] = t->values[i];
 		ret->median_ns[i] = (uint64_t)llround(st.median);

@@ -3,8 +3,8 @@
  * NVML through dlopen: the driver version, peak clocks and power limit for the environment, and
  * the SM clock and clock event reasons the sampler polls to flag throttled samples. NVML ships
  * with the driver, not the toolkit, so kindex-bench never links it: where libnvidia-ml.so.1 is
- * missing (containers without the driver's utilities, CI) kx_nvml_open fails with -ENOENT and the
- * sampler falls back to the %globaltimer/clock64 probe kernel.
+ * missing (containers without the driver's utilities, CI) bench_nvml_open fails with -ENOENT and
+ * the sampler falls back to the %globaltimer/clock64 probe kernel.
  *
  * The few NVML declarations are written out here (no nvml.h needed to build); the values are
  * NVML's stable ABI: NVML_SUCCESS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, and the clock event
@@ -39,7 +39,7 @@ static void *sym(void *lib, const char *a, const char *b)
 	return p || !b ? p : dlsym(lib, b);
 }
 
-int kx_nvml_open(const char *pci_bus_id, struct kx_nvml **ret, char *err, size_t errlen)
+int bench_nvml_open(const char *pci_bus_id, struct kx_nvml **ret, char *err, size_t errlen)
 {
 	void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
@@ -85,11 +85,11 @@ int kx_nvml_open(const char *pci_bus_id, struct kx_nvml **ret, char *err, size_t
 	*ret = n;
 	return 0;
 fail:
-	kx_nvml_close(n);
+	bench_nvml_close(n);
 	return rc;
 }
 
-void kx_nvml_close(struct kx_nvml *n)
+void bench_nvml_close(struct kx_nvml *n)
 {
 	if (!n)
 		return;
@@ -99,7 +99,7 @@ void kx_nvml_close(struct kx_nvml *n)
 	free(n);
 }
 
-void kx_nvml_static_info(struct kx_nvml *n, struct kx_nvml_static *ret)
+void bench_nvml_static_info(struct kx_nvml *n, struct kx_nvml_static *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->present = true;
@@ -115,7 +115,7 @@ void kx_nvml_static_info(struct kx_nvml *n, struct kx_nvml_static *ret)
 		ret->power_limit_mw = 0;
 }
 
-int kx_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret)
+int bench_nvml_poll(struct kx_nvml *n, struct kx_bench_clock *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	unsigned mhz = 0;
@@ -146,7 +146,7 @@ static const struct {
 	{ 0x100, "display_clock_setting" },
 };
 
-struct kx_json *kx_nvml_reason_names(struct kx_arena *a, uint64_t bits)
+struct kx_json *bench_nvml_reason_names(struct kx_arena *a, uint64_t bits)
 {
 	struct kx_json *arr = kx_json_new(a, KX_JSON_ARRAY);
 	for (size_t i = 0; arr && i < KX_ARRAY_SIZE(reasons); i++)

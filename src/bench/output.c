@@ -43,8 +43,8 @@ static int render(const struct kx_json *m, bool lines, struct kx_buf *b)
 	return r < 0 ? r : kx_buf_putc(b, '\n');
 }
 
-int kx_bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, const char *path,
-		       bool lines, char *err, size_t errlen)
+int bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, const char *path,
+		    bool lines, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
@@ -125,7 +125,7 @@ static int publish(const char *tmp, const char *dst, const struct kx_buf *b, cha
 	return r;
 }
 
-int kx_bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen)
+int bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen)
 {
 	size_t n = strlen(path) + 32;
 	char *tmp = malloc(n);
@@ -137,8 +137,8 @@ int kx_bench_write_file(const char *path, const struct kx_buf *b, char *err, siz
 	return r;
 }
 
-int kx_bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
-			char **ret_path, char *err, size_t errlen)
+int bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
+		     char **ret_path, char *err, size_t errlen)
 {
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
@@ -199,7 +199,7 @@ out:
 	return r;
 }
 
-void kx_bench_sink_close(struct kx_bench_sink *s)
+void bench_sink_close(struct kx_bench_sink *s)
 {
 	if (s->kind == KX_SINK_FILE)
 		kx_buf_release(&s->all);

@@ -31,7 +31,7 @@ static const struct kx_bench_peak peaks[] = {
 	{ "NVIDIA H200", 989.4, 4800, "NVIDIA H200 datasheet (SXM)" },
 };
 
-const struct kx_bench_peak *kx_bench_peak_find(const char *device)
+const struct kx_bench_peak *bench_peak_find(const char *device)
 {
 	for (size_t i = 0; device && i < KX_ARRAY_SIZE(peaks); i++)
 		if (strcmp(peaks[i].device, device) == 0)
@@ -39,8 +39,8 @@ const struct kx_bench_peak *kx_bench_peak_find(const char *device)
 	return NULL;
 }
 
-void kx_bench_figures_of(double flops, double bytes, double median_ns,
-			 const struct kx_bench_peak *peak, struct kx_bench_figures *ret)
+void bench_figures_of(double flops, double bytes, double median_ns,
+		      const struct kx_bench_peak *peak, struct kx_bench_figures *ret)
 {
 	struct kx_bench_figures f = { 0 };
 	if (median_ns > 0) {

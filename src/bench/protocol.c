@@ -17,8 +17,8 @@
 #include <math.h>
 #include <string.h>
 
-void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_kind kind,
-			    enum kx_bench_timer timer)
+void bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_kind kind,
+			 enum kx_bench_timer timer)
 {
 	/* nvbench's defaults for the stopping rule: 10 samples, 0.5 s, 0.5% noise, 15 s */
 	*p = (struct kx_bench_protocol){
@@ -44,9 +44,9 @@ void kx_bench_protocol_init(struct kx_bench_protocol *p, enum kx_bench_protocol_
 	};
 }
 
-enum kx_bench_stop kx_bench_should_stop(const struct kx_bench_protocol *p, size_t n,
-					double measured_s, double noise,
-					const struct kx_bench_noise_history *h, double elapsed_s)
+enum kx_bench_stop bench_should_stop(const struct kx_bench_protocol *p, size_t n,
+				     double measured_s, double noise,
+				     const struct kx_bench_noise_history *h, double elapsed_s)
 {
 	if (n >= p->max_samples)
 		return KX_STOP_MAX_SAMPLES;
@@ -56,14 +56,14 @@ enum kx_bench_stop kx_bench_should_stop(const struct kx_bench_protocol *p, size_
 		return KX_STOP_CONVERGED;
 	/* a noisy kernel whose noise no longer moves will not get quieter by running to the timeout */
 	if (measured_s >= p->min_time_s && h && h->len > p->settle_history && p->settle_every &&
-	    n % p->settle_every == 0 && kx_bench_noise_spread(h) < p->settle_spread)
+	    n % p->settle_every == 0 && bench_noise_spread(h) < p->settle_spread)
 		return KX_STOP_SETTLED;
 	if (elapsed_s >= p->timeout_s)
 		return KX_STOP_TIMEOUT;
 	return KX_STOP_NO;
 }
 
-const char *kx_bench_stop_name(enum kx_bench_stop s)
+const char *bench_stop_name(enum kx_bench_stop s)
 {
 	switch (s) {
 	case KX_STOP_CONVERGED: return "converged";
@@ -101,7 +101,7 @@ static struct kx_json *string_array(struct kx_arena *a, const char *const *v, si
 static struct kx_json *tolerance_table(struct kx_arena *a)
 {
 	size_t n;
-	const struct kx_bench_tolerance *t = kx_bench_tolerances(&n);
+	const struct kx_bench_tolerance *t = bench_tolerances(&n);
 	struct kx_json *tol = obj(a);
 	for (size_t i = 0; tol && i < n; i++) {
 		struct kx_json *d = kx_json_get(tol, t[i].dtype), *o = obj(a);
@@ -122,7 +122,7 @@ static struct kx_json *correctness_policy(struct kx_arena *a)
 	if (!c || !tol || !allow || !outputs)
 		return NULL;
 	int r = 0;
-	r |= kx_bench_set_str(a, allow, "bf16LogitRounding", kx_bench_allowance_text("bf16LogitRounding"));
+	r |= kx_bench_set_str(a, allow, "bf16LogitRounding", bench_allowance_text("bf16LogitRounding"));
 	r |= kx_bench_set_str(a, outputs, "loss",
 		"the per-row (per-token) loss of each compared row against the reference's");
 	r |= kx_bench_set_str(a, outputs, "mean",
@@ -278,7 +278,7 @@ static struct kx_json *dobench_sampling(struct kx_arena *a, const struct kx_benc
 	return r < 0 ? NULL : s;
 }
 
-struct kx_json *kx_bench_protocol_document(struct kx_arena *a, const struct kx_bench_protocol *p)
+struct kx_json *bench_protocol_document(struct kx_arena *a, const struct kx_bench_protocol *p)
 {
 	bool dobench = p->kind == KX_PROTOCOL_DO_BENCH;
 	bool gpu = p->timer == KX_TIMER_CUDA_EVENTS;

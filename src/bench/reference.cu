@@ -84,15 +84,15 @@ static dim3 gemm_grid(int64_t s, int64_t n)
 	return dim3((unsigned)((n + TILE - 1) / TILE), (unsigned)((s + TILE - 1) / TILE));
 }
 
-cudaError_t kx_ref_gemm_bf16(const uint16_t *A, const int64_t *rows, int64_t s, const uint16_t *B,
-			     int64_t n, int64_t k, float *C, cudaStream_t st)
+cudaError_t bench_ref_gemm_bf16(const uint16_t *A, const int64_t *rows, int64_t s, const uint16_t *B,
+				int64_t n, int64_t k, float *C, cudaStream_t st)
 {
 	ref_gemm<uint16_t><<<gemm_grid(s, n), 256, 0, st>>>(A, rows, s, B, n, k, C);
 	return cudaGetLastError();
 }
 
-cudaError_t kx_ref_gemm_f32(const float *A, int64_t s, const uint16_t *B, int64_t n, int64_t k,
-			    float *C, cudaStream_t st)
+cudaError_t bench_ref_gemm_f32(const float *A, int64_t s, const uint16_t *B, int64_t n, int64_t k,
+			       float *C, cudaStream_t st)
 {
 	ref_gemm<float><<<gemm_grid(s, n), 256, 0, st>>>(A, NULL, s, B, n, k, C);
 	return cudaGetLastError();
@@ -116,7 +116,7 @@ static __global__ void __launch_bounds__(256)
 		loss[blockIdx.x] = mx + logf(s) - zr[t[src]];
 	if (!allow)
 		return;
-	/* kx_bench_lse_allowance (check.c): softmax-weighted half ulps, plus the target's own */
+	/* bench_lse_allowance (check.c): softmax-weighted half ulps, plus the target's own */
 	float a = 0.0f;
 	for (int64_t j = threadIdx.x; j < n; j += 256)
 		a += expf(zr[j] - mx) * kx_bf16_half_ulp(zr[j]);
@@ -125,8 +125,8 @@ static __global__ void __launch_bounds__(256)
 		allow[blockIdx.x] = kx_bf16_half_ulp(zr[t[src]]) + a / s;
 }
 
-cudaError_t kx_ref_ce(const float *z, int64_t s, int64_t n, const int64_t *rows, const int32_t *t,
-		      float *loss, float *allow, cudaStream_t st)
+cudaError_t bench_ref_ce(const float *z, int64_t s, int64_t n, const int64_t *rows, const int32_t *t,
+			 float *loss, float *allow, cudaStream_t st)
 {
 	ref_ce_rows<<<(unsigned)s, 256, 0, st>>>(z, n, rows, t, loss, allow);
 	return cudaGetLastError();
@@ -149,8 +149,8 @@ static __global__ void __launch_bounds__(256)
 		yr[j] = kx_bf(xr[j]) * r * kx_bf(w[j]);
 }
 
-cudaError_t kx_ref_rms_norm(const uint16_t *x, const uint16_t *w, float *y, int64_t m, int64_t n,
-			    float eps, cudaStream_t st)
+cudaError_t bench_ref_rms_norm(const uint16_t *x, const uint16_t *w, float *y, int64_t m, int64_t n,
+			       float eps, cudaStream_t st)
 {
 	ref_rms<<<(unsigned)m, 256, 0, st>>>(x, w, y, n, eps);
 	return cudaGetLastError();
@@ -166,7 +166,7 @@ static __global__ void ref_silu(const float *__restrict__ g, int64_t s, int64_t 
 	}
 }
 
-cudaError_t kx_ref_silu_mul(const float *g, int64_t s, int64_t inter, float *h, cudaStream_t st)
+cudaError_t bench_ref_silu_mul(const float *g, int64_t s, int64_t inter, float *h, cudaStream_t st)
 {
 	ref_silu<<<kx_grid(s * inter, 256), 256, 0, st>>>(g, s, inter, h);
 	return cudaGetLastError();

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-double kx_bench_quantile(const double *sorted, size_t n, double q)
+double bench_quantile(const double *sorted, size_t n, double q)
 {
 	if (q <= 0)
 		return sorted[0];
@@ -34,7 +34,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int kx_bench_stats_compute(const uint64_t *ns, size_t n, struct kx_bench_stats *ret)
+int bench_stats_compute(const uint64_t *ns, size_t n, struct kx_bench_stats *ret)
 {
 	if (n == 0)
 		return -EINVAL;
@@ -53,9 +53,9 @@ int kx_bench_stats_compute(const uint64_t *ns, size_t n, struct kx_bench_stats *
 		ss += (v[i] - mean) * (v[i] - mean);
 	qsort(v, n, sizeof(*v), cmp_double);
 	ret->n = n;
-	ret->median = kx_bench_quantile(v, n, 0.5);
-	ret->p20 = kx_bench_quantile(v, n, 0.2);
-	ret->p80 = kx_bench_quantile(v, n, 0.8);
+	ret->median = bench_quantile(v, n, 0.5);
+	ret->p20 = bench_quantile(v, n, 0.2);
+	ret->p80 = bench_quantile(v, n, 0.8);
 	ret->min = v[0];
 	ret->max = v[n - 1];
 	ret->mean = mean;
@@ -64,7 +64,7 @@ int kx_bench_stats_compute(const uint64_t *ns, size_t n, struct kx_bench_stats *
 	return 0;
 }
 
-int kx_bench_samples_text(const uint64_t *ns, size_t n, struct kx_buf *out)
+int bench_samples_text(const uint64_t *ns, size_t n, struct kx_buf *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		int r = kx_buf_printf(out, "%" PRIu64 "\n", ns[i]);
@@ -74,7 +74,7 @@ int kx_bench_samples_text(const uint64_t *ns, size_t n, struct kx_buf *out)
 	return 0;
 }
 
-int kx_bench_samples_sha256(const uint64_t *ns, size_t n, char hex[KX_DIGEST_HEX + 1])
+int bench_samples_sha256(const uint64_t *ns, size_t n, char hex[KX_DIGEST_HEX + 1])
 {
 	struct kx_sha256 *h = kx_sha256_new();
 	if (!h)
@@ -90,7 +90,7 @@ int kx_bench_samples_sha256(const uint64_t *ns, size_t n, char hex[KX_DIGEST_HEX
 	return 0;
 }
 
-void kx_bench_running_add(struct kx_bench_running *r, double x)
+void bench_running_add(struct kx_bench_running *r, double x)
 {
 	r->n++;
 	r->sum += x;
@@ -99,7 +99,7 @@ void kx_bench_running_add(struct kx_bench_running *r, double x)
 	r->m2 += d * (x - r->mean);
 }
 
-double kx_bench_running_noise(const struct kx_bench_running *r)
+double bench_running_noise(const struct kx_bench_running *r)
 {
 	if (r->n < 2 || r->mean == 0)
 		return INFINITY;
@@ -107,7 +107,7 @@ double kx_bench_running_noise(const struct kx_bench_running *r)
 	return sqrt(var > 0 ? var : 0) / fabs(r->mean);
 }
 
-void kx_bench_noise_push(struct kx_bench_noise_history *h, double noise)
+void bench_noise_push(struct kx_bench_noise_history *h, double noise)
 {
 	if (!isfinite(noise))
 		return;
@@ -117,7 +117,7 @@ void kx_bench_noise_push(struct kx_bench_noise_history *h, double noise)
 		h->len++;
 }
 
-double kx_bench_noise_spread(const struct kx_bench_noise_history *h)
+double bench_noise_spread(const struct kx_bench_noise_history *h)
 {
 	if (h->len < 2)
 		return INFINITY;

@@ -7,7 +7,7 @@
  * dtype for cross_entropy whose Liger config has none). Default shapes are rows that exist in the
  * Liger data.
  *
- * Adding a workload: a row in `workloads`, its shape mapping in kx_bench_case_shape, and its
+ * Adding a workload: a row in `workloads`, its shape mapping in bench_case_shape, and its
  * kernels on the CUDA side (docs/harness.md walks through it).
  */
 #include "bench.h"
@@ -80,7 +80,7 @@ static const struct kx_bench_impl matmul_impls[] = {
 	{ "kindex-cublas", "cublasGemmEx bf16 in and out, fp32 compute: C = A * B^T" },
 };
 
-const struct kx_bench_workload kx_bench_workloads[] = {
+const struct kx_bench_workload bench_workloads[] = {
 	{ "cross_entropy/forward", "Cross-entropy", KX_KIND_CROSS_ENTROPY, NULL, "fp32",
 	  N(ce_params), N(ce_impls),
 	  "fp32 logits [batch*seq, vocab], int32 targets; mean loss" },
@@ -97,7 +97,7 @@ const struct kx_bench_workload kx_bench_workloads[] = {
 	  N(matmul_params), N(matmul_impls),
 	  "bf16 A [M, K] and B [N, K]; bf16 C = A * B^T (torch.matmul(a, b.t()))" },
 };
-const size_t kx_bench_nworkloads = KX_ARRAY_SIZE(kx_bench_workloads);
+const size_t bench_nworkloads = KX_ARRAY_SIZE(bench_workloads);
 
 static const struct kx_bench_param selftest_params[] = {
 	{ "batch", KX_PARAM_INT, 1, NULL },
@@ -108,24 +108,24 @@ static const struct kx_bench_impl selftest_impls[] = {
 	{ "kindex-cpu-online", "single thread, one pass per row: online max and sum (fp32)" },
 	{ "kindex-cpu-two-pass", "single thread, two passes per row: maximum, then sum (fp32)" },
 };
-const struct kx_bench_workload kx_bench_selftest_workload = {
+const struct kx_bench_workload bench_selftest_workload = {
 	"cross_entropy/forward", "Cross-entropy (CPU selftest)", KX_KIND_CROSS_ENTROPY, NULL, "fp32",
 	N(selftest_params), N(selftest_impls),
 	"fp32 logits [batch*seq, vocab], int32 targets; mean loss; reference in fp64"
 };
 
-const struct kx_bench_workload *kx_bench_workload_find(const char *name)
+const struct kx_bench_workload *bench_workload_find(const char *name)
 {
 	size_t n = strlen(name);
-	for (size_t i = 0; i < kx_bench_nworkloads; i++) {
-		const char *b = kx_bench_workloads[i].benchmark;
+	for (size_t i = 0; i < bench_nworkloads; i++) {
+		const char *b = bench_workloads[i].benchmark;
 		if (strcmp(b, name) == 0 || (strncmp(b, name, n) == 0 && b[n] == '/'))
-			return &kx_bench_workloads[i];
+			return &bench_workloads[i];
 	}
 	return NULL;
 }
 
-const struct kx_bench_impl *kx_bench_impl_find(const struct kx_bench_workload *w, const char *name)
+const struct kx_bench_impl *bench_impl_find(const struct kx_bench_workload *w, const char *name)
 {
 	for (size_t i = 0; i < w->nimpls; i++)
 		if (strcmp(w->impls[i].name, name) == 0)
@@ -133,8 +133,8 @@ const struct kx_bench_impl *kx_bench_impl_find(const struct kx_bench_workload *w
 	return NULL;
 }
 
-void kx_bench_case_init(struct kx_bench_case *c, const struct kx_bench_workload *w,
-			const struct kx_bench_impl *impl)
+void bench_case_init(struct kx_bench_case *c, const struct kx_bench_workload *w,
+		     const struct kx_bench_impl *impl)
 {
 	memset(c, 0, sizeof(*c));
 	c->w = w;
@@ -154,8 +154,8 @@ static int param_index(const struct kx_bench_workload *w, const char *name)
 	return -1;
 }
 
-int kx_bench_case_set(struct kx_bench_case *c, const char *key, const char *value, char *err,
-		      size_t errlen)
+int bench_case_set(struct kx_bench_case *c, const char *key, const char *value, char *err,
+		   size_t errlen)
 {
 	int i = param_index(c->w, key);
 	if (i < 0)
@@ -186,15 +186,15 @@ int kx_bench_case_set(struct kx_bench_case *c, const char *key, const char *valu
 	return 0;
 }
 
-double kx_bench_case_num(const struct kx_bench_case *c, const char *name)
+double bench_case_num(const struct kx_bench_case *c, const char *name)
 {
 	int i = param_index(c->w, name);
 	return i < 0 || c->w->params[i].type == KX_PARAM_STRING ? NAN : c->num[i];
 }
 
-#define P(name) ((int64_t)kx_bench_case_num(c, name))
+#define P(name) ((int64_t)bench_case_num(c, name))
 
-void kx_bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *ret)
+void bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *ret)
 {
 	struct kx_bench_shape s = { .kind = c->w->kind, .impl = c->impl->name, .seed = c->seed };
 	switch (c->w->kind) {
@@ -212,7 +212,7 @@ void kx_bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *r
 	case KX_KIND_RMS_NORM:
 		s.m = P("M");
 		s.n = P("hidden");
-		s.eps = kx_bench_case_num(c, "eps");
+		s.eps = bench_case_num(c, "eps");
 		s.check_rows = (size_t)s.m;
 		break;
 	case KX_KIND_SWIGLU:
@@ -233,10 +233,10 @@ void kx_bench_case_shape(const struct kx_bench_case *c, struct kx_bench_shape *r
 	*ret = s;
 }
 
-double kx_bench_case_flops(const struct kx_bench_case *c)
+double bench_case_flops(const struct kx_bench_case *c)
 {
 	struct kx_bench_shape s;
-	kx_bench_case_shape(c, &s);
+	bench_case_shape(c, &s);
 	switch (s.kind) {
 	case KX_KIND_FLCE:
 	case KX_KIND_MATMUL:
@@ -248,10 +248,10 @@ double kx_bench_case_flops(const struct kx_bench_case *c)
 	}
 }
 
-double kx_bench_case_bytes(const struct kx_bench_case *c)
+double bench_case_bytes(const struct kx_bench_case *c)
 {
 	struct kx_bench_shape s;
-	kx_bench_case_shape(c, &s);
+	bench_case_shape(c, &s);
 	switch (s.kind) {
 	case KX_KIND_CROSS_ENTROPY: /* logits read once, targets read, per-row loss written */
 		return 4.0 * (double)s.m * (double)s.n + 8.0 * (double)s.m;
@@ -269,7 +269,7 @@ double kx_bench_case_bytes(const struct kx_bench_case *c)
 	return 0;
 }
 
-struct kx_json *kx_bench_workload_document(struct kx_arena *a, const struct kx_bench_case *c)
+struct kx_json *bench_workload_document(struct kx_arena *a, const struct kx_bench_case *c)
 {
 	const struct kx_bench_workload *w = c->w;
 	struct kx_json *doc = kx_json_new(a, KX_JSON_OBJECT), *meta = kx_json_new(a, KX_JSON_OBJECT),
@@ -308,8 +308,8 @@ struct kx_json *kx_bench_workload_document(struct kx_arena *a, const struct kx_b
 	return r < 0 ? NULL : doc;
 }
 
-struct kx_json *kx_bench_implementation_document(struct kx_arena *a, const char *name,
-						 const char *project, const char *version)
+struct kx_json *bench_implementation_document(struct kx_arena *a, const char *name,
+					      const char *project, const char *version)
 {
 	struct kx_json *doc = kx_json_new(a, KX_JSON_OBJECT), *meta = kx_json_new(a, KX_JSON_OBJECT),
 		       *spec = kx_json_new(a, KX_JSON_OBJECT);

@@ -22,7 +22,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-static const uint64_t seed = 0x6b696e646578ull; /* kx_bench_case_init's */
+static const uint64_t seed = 0x6b696e646578ull; /* bench_case_init's */
 
 static float bf(float x)
 {
@@ -39,47 +39,47 @@ static bool near(double a, double b, double eps)
 static void policy(void)
 {
 	struct kx_bench_policy p;
-	ok(kx_bench_policy_for("bf16", &p) == 0 && p.loss->rtol == 1e-3 && p.loss->atol == 2e-2 &&
+	ok(bench_policy_for("bf16", &p) == 0 && p.loss->rtol == 1e-3 && p.loss->atol == 2e-2 &&
 	   p.loss->allowance && !strcmp(p.loss->allowance, "bf16LogitRounding"),
 	   "bf16 loss: rtol 1e-3, atol 2e-2, plus the logits' rounding allowance");
 	ok(p.mean->rtol == 1e-5 && p.mean->atol == 1e-5 && !p.mean->allowance,
 	   "bf16 workload's mean: fp32 tolerance, no allowance");
 	ok(p.output->rtol == 1.6e-2 && p.output->atol == 1e-2, "bf16 output: rtol 1.6e-2, atol 1e-2");
-	ok(kx_bench_policy_for("fp32", &p) == 0 && p.loss->rtol == 1e-5 && p.loss->atol == 1e-5 &&
+	ok(bench_policy_for("fp32", &p) == 0 && p.loss->rtol == 1e-5 && p.loss->atol == 1e-5 &&
 	   !p.loss->allowance && p.mean->rtol == 1e-5 && p.output->atol == 1e-5,
 	   "fp32: 1e-5 for every output");
-	ok(kx_bench_policy_for("fp16", &p) == 0 && p.loss == p.output && p.mean->rtol == 1e-5,
+	ok(bench_policy_for("fp16", &p) == 0 && p.loss == p.output && p.mean->rtol == 1e-5,
 	   "fp16: its output tolerance for a loss, the fp32 one for a mean");
-	ok(kx_bench_policy_for("int8", &p) == -ENOENT && kx_bench_policy_for(NULL, &p) == -ENOENT,
+	ok(bench_policy_for("int8", &p) == -ENOENT && bench_policy_for(NULL, &p) == -ENOENT,
 	   "an unknown dtype has no policy");
 }
 
 static void compare(void)
 {
 	struct kx_bench_policy p;
-	kx_bench_policy_for("bf16", &p);
+	bench_policy_for("bf16", &p);
 	struct kx_bench_check c;
 	const float ref[] = { 1.0f, 10.0f, -2.0f, 0.0f };
 	const float good[] = { 1.02f, 10.1f, -2.03f, 0.009f };
-	ok(kx_bench_check_values(&c, &p, "output", good, ref, 4), "values within atol + rtol*|ref| pass");
+	ok(bench_check_values(&c, &p, "output", good, ref, 4), "values within atol + rtol*|ref| pass");
 	ok(c.checked == 4 && c.violations == 0 && c.message[0] == '\0', "no message when passed");
 
 	/* exactly on the bound passes (<=): |1.5 - 1| = 0.5 = 0.5 + 0 * 1 */
 	struct kx_bench_tolerance edge = { "fp32", "output", 0, 0.5, NULL };
 	const float one = 1.0f, onehalf = 1.5f, over = 1.5001f, small = 0.25f;
-	kx_bench_check_init(&c, "fp32", "x");
-	kx_bench_check_output(&c, &edge, "x");
-	ok(kx_bench_compare(&c, &onehalf, &one, NULL, 1), "an error equal to the bound passes");
-	ok(!kx_bench_compare(&c, &over, &one, NULL, 1), "an error past the bound fails");
-	kx_bench_check_output(&c, &edge, "y");
-	ok(kx_bench_compare(&c, &over, &one, &small, 1), "an allowance widens the bound of its value");
+	bench_check_init(&c, "fp32", "x");
+	bench_check_output(&c, &edge, "x");
+	ok(bench_compare(&c, &onehalf, &one, NULL, 1), "an error equal to the bound passes");
+	ok(!bench_compare(&c, &over, &one, NULL, 1), "an error past the bound fails");
+	bench_check_output(&c, &edge, "y");
+	ok(bench_compare(&c, &over, &one, &small, 1), "an allowance widens the bound of its value");
 
 	const float bad[] = { 1.0f, 10.0f, -1.0f, 0.5f };
-	kx_bench_check_init(&c, "bf16", "output");
-	kx_bench_check_output(&c, p.output, "per-token loss");
-	kx_bench_compare(&c, good, ref, NULL, 4);
-	kx_bench_compare(&c, bad, ref, NULL, 4);
-	ok(!kx_bench_check_finish(&c) && c.violations == 2 && c.checked == 8,
+	bench_check_init(&c, "bf16", "output");
+	bench_check_output(&c, p.output, "per-token loss");
+	bench_compare(&c, good, ref, NULL, 4);
+	bench_compare(&c, bad, ref, NULL, 4);
+	ok(!bench_check_finish(&c) && c.violations == 2 && c.checked == 8,
 	   "two of eight values outside: failed");
 	ok(c.out[0].worst == 7, "worst: the largest share of its bound, indexed across calls (7: 0.5 vs 0)");
 	ok(near(c.max_abs, 1.0, 1e-6), "max abs error 1.0");
@@ -89,20 +89,20 @@ static void compare(void)
 	diag("%s", c.message);
 
 	const float nan[] = { 1.0f, NAN, INFINITY, 0.0f };
-	ok(!kx_bench_check_values(&c, &p, "output", nan, ref, 4) && c.nonfinite == 2 && c.out[0].worst == 1,
+	ok(!bench_check_values(&c, &p, "output", nan, ref, 4) && c.nonfinite == 2 && c.out[0].worst == 1,
 	   "non-finite values fail and the first is named");
 	ok(strstr(c.message, "not finite") != NULL, "message names non-finite values");
 
-	kx_bench_check_init(&c, "bf16", "output");
-	ok(!kx_bench_check_finish(&c), "a check that compared nothing does not pass");
+	bench_check_init(&c, "bf16", "output");
+	ok(!bench_check_finish(&c), "a check that compared nothing does not pass");
 	const float loss[] = { 1.0f, 2.0f };
 	const int64_t rows[] = { 0, 1 };
-	ok(!kx_bench_check_losses(&c, &p, loss, 2, 1.5f, rows, loss, NULL, 0) &&
+	ok(!bench_check_losses(&c, &p, loss, 2, 1.5f, rows, loss, NULL, 0) &&
 	   strstr(c.message, "compared no values of the per-row loss"),
 	   "nor one whose loss output compared nothing: %s", c.message);
-	ok(kx_bench_check_losses(&c, &p, loss, 2, 1.5f, rows, loss, NULL, 2) && c.nout == 2 &&
+	ok(bench_check_losses(&c, &p, loss, 2, 1.5f, rows, loss, NULL, 2) && c.nout == 2 &&
 	   c.checked == 3, "a loss check compares the rows and the mean: two outputs, three values");
-	ok(!kx_bench_check_losses(&c, &p, loss, 2, 1.5001f, rows, loss, NULL, 2) &&
+	ok(!bench_check_losses(&c, &p, loss, 2, 1.5001f, rows, loss, NULL, 2) &&
 	   strstr(c.message, "of the mean loss outside bf16 mean tolerance (rtol 1e-05, atol 1e-05)"),
 	   "a mean off by 1e-4 fails at fp32 tolerance: %s", c.message);
 }
@@ -126,11 +126,11 @@ static void allowance(void)
 	float z[1000];
 	for (int j = 0; j < 1000; j++)
 		z[j] = j == 7 ? 100.0f : 0.5f;
-	double a = kx_bench_lse_allowance(z, 1000, 3);
+	double a = bench_lse_allowance(z, 1000, 3);
 	ok(near(a, 0x1p-9 + 0.25, 1e-6), "dominant logit 100 (half ulp 0.25), target 0.5 (2^-9): %g", a);
 	for (int j = 0; j < 1000; j++)
 		z[j] = 1.5f;
-	a = kx_bench_lse_allowance(z, 1000, 0);
+	a = bench_lse_allowance(z, 1000, 0);
 	ok(near(a, 2 * 0x1p-8, 1e-9), "a flat row of 1.5: the target's half ulp twice: %g", a);
 }
 
@@ -146,7 +146,7 @@ struct loss_case {
 	const char *name;
 	bool bf16;      /* logits rounded to bf16 (fused_linear_cross_entropy), else fp32 inputs */
 	size_t m, n, k; /* rows, vocabulary, hidden (bf16 only) */
-	size_t s;       /* rows compared, as kx_bench_case_shape chooses */
+	size_t s;       /* rows compared, as bench_case_shape chooses */
 };
 
 /* The exact logits: fp32 inputs, or X . W^T in fp32 over bf16 X and W (W scaled so the logits
@@ -230,7 +230,7 @@ static void loss_workload(const struct loss_case *lc)
 	   sqrt(var / (double)(m * n)), (double)KX_LOGIT_STD);
 
 	/* the reference: two passes in fp32 over the exact logits (reference.cu's ref_ce_rows) */
-	kx_bench_pick_rows(rows, (int64_t)s, (int64_t)m);
+	bench_pick_rows(rows, (int64_t)s, (int64_t)m);
 	for (size_t i = 0; i < s; i++) {
 		const float *r = z + (size_t)rows[i] * n;
 		float mx = -INFINITY, sum = 0;
@@ -239,16 +239,16 @@ static void loss_workload(const struct loss_case *lc)
 		for (size_t j = 0; j < n; j++)
 			sum += expf(r[j] - mx);
 		ref[i] = mx + logf(sum) - r[t[rows[i]]];
-		allow[i] = (float)kx_bench_lse_allowance(r, n, t[rows[i]]);
+		allow[i] = (float)bench_lse_allowance(r, n, t[rows[i]]);
 	}
 	struct kx_bench_policy p;
-	kx_bench_policy_for(lc->bf16 ? "bf16" : "fp32", &p);
+	bench_policy_for(lc->bf16 ? "bf16" : "fp32", &p);
 	for (int how = CORRECT; how < NWRONG; how++) {
 		float mean;
 		run_loss((enum wrong)how, zi, m, n, t, loss, &mean);
 		struct kx_bench_check c;
-		bool passed = kx_bench_check_losses(&c, &p, loss, m, mean, rows, ref,
-						    lc->bf16 ? allow : NULL, s);
+		bool passed = bench_check_losses(&c, &p, loss, m, mean, rows, ref,
+						 lc->bf16 ? allow : NULL, s);
 		if (how == CORRECT) {
 			ok(passed, "%s, correct: passes (%zu values; worst share of its bound %.3f)",
 			   lc->name, c.checked, c.out[0].worst_share);
@@ -372,19 +372,19 @@ static void out_workload(const struct out_case *oc)
 	int64_t *rows = malloc(s * sizeof(int64_t));
 	if (!ok(out_inputs(oc, &in) && got && ref && tmp && rows, "%s: inputs", oc->name))
 		goto out;
-	kx_bench_pick_rows(rows, (int64_t)s, (int64_t)oc->m);
+	bench_pick_rows(rows, (int64_t)s, (int64_t)oc->m);
 	ok(rows[0] == 0 && rows[s - 1] == (int64_t)oc->m - 1, "%s: the compared rows include the first and last",
 	   oc->name);
 	for (size_t i = 0; i < s; i++)
 		out_row(oc, &in, (size_t)rows[i], CORRECT, false, ref + i * n, tmp);
 	struct kx_bench_policy p;
-	kx_bench_policy_for("bf16", &p);
+	bench_policy_for("bf16", &p);
 	for (int how = CORRECT; how < NO_RESCALE; how++) {
 		for (size_t i = 0; i < s; i++)
 			out_row(oc, &in, (size_t)rows[i], (enum wrong)how, true, got + i * n, tmp);
 		struct kx_bench_check c;
-		bool passed = kx_bench_check_values(&c, &p, s == oc->m ? "output (all rows)" : "output (sampled rows)",
-						    got, ref, s * n);
+		bool passed = bench_check_values(&c, &p, s == oc->m ? "output (all rows)" : "output (sampled rows)",
+						 got, ref, s * n);
 		if (how == CORRECT)
 			ok(passed, "%s, correct: passes (%zu values; worst share of its bound %.3f)", oc->name,
 			   c.checked, c.out[0].worst_share);
@@ -406,7 +406,7 @@ int main(void)
 	policy();
 	compare();
 	allowance();
-	/* the workloads' kinds at small shapes; compared rows as kx_bench_case_shape picks them */
+	/* the workloads' kinds at small shapes; compared rows as bench_case_shape picks them */
 	const struct loss_case losses[] = {
 		{ "cross_entropy/forward", false, 64, 4096, 0, 64 },
 		{ "fused_linear_cross_entropy/forward", true, 300, 8192, 64, 256 },

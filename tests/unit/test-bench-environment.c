@@ -67,9 +67,9 @@ static void slugs(void)
 	kx_slug("Intel(R) Xeon(R) Platinum 8480+", 31, s, sizeof(s));
 	is_str(s, "intel-r-xeon-r-platinum-8480", "CPU product slug: runs of other characters become one '-'");
 	char arch[16];
-	kx_bench_sm_arch(10, 0, arch);
+	bench_sm_arch(10, 0, arch);
 	is_str(arch, "sm_100", "compute capability 10.0 is sm_100");
-	kx_bench_sm_arch(8, 9, arch);
+	bench_sm_arch(8, 9, arch);
 	is_str(arch, "sm_89", "8.9 is sm_89");
 }
 
@@ -84,7 +84,7 @@ static void gpu_documents(void)
 					  .cublas_major = 13, .cublas_minor = 1, .nvcc_major = 13,
 					  .archs = "sm_80 sm_90" };
 		snprintf(gi.name, sizeof(gi.name), "%s", gpus[i].name);
-		struct kx_json *env = kx_bench_gpu_environment(a, &gi, NULL);
+		struct kx_json *env = bench_gpu_environment(a, &gi, NULL);
 		ok(env && !strcmp(str_at(env, "/spec/hardware/vendor"), "nvidia") &&
 		   !strcmp(str_at(env, "/spec/hardware/product"), gpus[i].product) &&
 		   !strcmp(str_at(env, "/spec/hardware/architecture"), gpus[i].arch),
@@ -98,7 +98,7 @@ static void gpu_documents(void)
 				  .runtime_version = 13000, .cublas_major = 13, .cublas_minor = 1,
 				  .cublas_patch = 3, .nvcc_major = 13, .archs = "sm_90" };
 	strcpy(gi.name, "NVIDIA H200");
-	struct kx_json *env = kx_bench_gpu_environment(a, &gi, NULL);
+	struct kx_json *env = bench_gpu_environment(a, &gi, NULL);
 	is_str(str_at(env, "/spec/software/cudaDriver"), "12.8", "driver version 12080 is 12.8");
 	is_str(str_at(env, "/spec/software/cudaRuntime"), "13.0", "runtime 13.0");
 	is_str(str_at(env, "/spec/software/cublas"), "13.1.3", "cuBLAS version");
@@ -110,14 +110,14 @@ static void gpu_documents(void)
 	struct kx_nvml_static nv = { .present = true, .sm_max_mhz = 1980, .mem_max_mhz = 3201,
 				     .power_limit_mw = 700000 };
 	strcpy(nv.driver, "580.95.05");
-	env = kx_bench_gpu_environment(a, &gi, &nv);
+	env = bench_gpu_environment(a, &gi, &nv);
 	is_str(str_at(env, "/spec/software/nvmlDriver"), "580.95.05", "NVML driver version");
 	is_str(str_at(env, "/spec/software/clocks/source"), "nvml", "clocks from NVML");
 	ok(kx_json_pointer(env, "/spec/software/powerLimitW")->number == 700, "power limit in W");
 	is_str(str_at(env, "/kind"), "ExecutionEnvironment", "kind");
 	struct kx_digest d1, d2;
-	ok(kx_bench_gpu_environment(a, &gi, &nv) && kx_digest_document(env, &d1) == 0 &&
-	   kx_digest_document(kx_bench_gpu_environment(a, &gi, &nv), &d2) == 0 && kx_digest_equal(&d1, &d2),
+	ok(bench_gpu_environment(a, &gi, &nv) && kx_digest_document(env, &d1) == 0 &&
+	   kx_digest_document(bench_gpu_environment(a, &gi, &nv), &d2) == 0 && kx_digest_equal(&d1, &d2),
 	   "one machine, one environment digest");
 	kx_arena_free(a);
 }
@@ -129,29 +129,29 @@ static void cpu(void)
 		"model name\t: Intel(R) Xeon(R) Platinum 8480+\nflags\t\t: fpu vme\n\n"
 		"processor\t: 1\nvendor_id\t: GenuineIntel\nmodel name\t: Something Else\n\n";
 	struct kx_bench_cpu_info ci = { 0 };
-	kx_bench_cpuinfo_parse(x86, sizeof(x86) - 1, &ci);
+	bench_cpuinfo_parse(x86, sizeof(x86) - 1, &ci);
 	is_str(ci.vendor, "intel", "GenuineIntel is intel");
 	is_str(ci.product, "Intel(R) Xeon(R) Platinum 8480+", "model name of the first processor");
 
 	static const char amd[] = "vendor_id : AuthenticAMD\nmodel name : AMD EPYC 9654 96-Core Processor\n";
-	kx_bench_cpuinfo_parse(amd, sizeof(amd) - 1, &ci);
+	bench_cpuinfo_parse(amd, sizeof(amd) - 1, &ci);
 	ok(!strcmp(ci.vendor, "amd") && !strcmp(ci.product, "AMD EPYC 9654 96-Core Processor"), "AMD");
 
 	static const char arm[] = "processor\t: 0\nBogoMIPS\t: 2000.00\nCPU implementer\t: 0x41\n"
 				  "CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd0c\n\n";
-	kx_bench_cpuinfo_parse(arm, sizeof(arm) - 1, &ci);
+	bench_cpuinfo_parse(arm, sizeof(arm) - 1, &ci);
 	ok(!strcmp(ci.vendor, "arm") && !strcmp(ci.product, "arm CPU part 0xd0c"),
 	   "arm64 has no model name: vendor arm, product names the part");
-	kx_bench_cpuinfo_parse("", 0, &ci);
+	bench_cpuinfo_parse("", 0, &ci);
 	ok(!strcmp(ci.vendor, "unknown") && !strcmp(ci.product, "unknown CPU"), "nothing known");
 
 	struct kx_bench_cpu_info here;
-	kx_bench_cpu_capture(&here);
+	bench_cpu_capture(&here);
 	ok(here.product[0] && here.arch[0] && here.cpus > 0 && here.llc_bytes > 0,
 	   "this machine: %s, %s, %ld CPUs, %llu B last-level cache", here.product, here.arch,
 	   here.cpus, (unsigned long long)here.llc_bytes);
 	struct kx_arena *a = kx_arena_new();
-	struct kx_json *env = kx_bench_cpu_environment(a, &here);
+	struct kx_json *env = bench_cpu_environment(a, &here);
 	is_str(str_at(env, "/spec/hardware/product"), here.product, "CPU environment: product");
 	is_str(str_at(env, "/spec/hardware/vendor"), here.vendor, "CPU environment: vendor");
 	is_str(str_at(env, "/spec/hardware/architecture"), here.arch, "CPU environment: uname -m");

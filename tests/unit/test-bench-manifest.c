@@ -67,13 +67,13 @@ static void workloads(void)
 {
 	struct kx_arena *a = kx_arena_new();
 	for (size_t i = 0; i < KX_ARRAY_SIZE(liger); i++) {
-		const struct kx_bench_workload *w = kx_bench_workload_find(liger[i].benchmark);
+		const struct kx_bench_workload *w = bench_workload_find(liger[i].benchmark);
 		ok(w != NULL, "%s is a workload", liger[i].benchmark);
 		if (!w)
 			continue;
 		struct kx_bench_case c;
-		kx_bench_case_init(&c, w, &w->impls[0]);
-		struct kx_json *doc = kx_bench_workload_document(a, &c);
+		bench_case_init(&c, w, &w->impls[0]);
+		struct kx_json *doc = bench_workload_document(a, &c);
 		char *spec = jcs(kx_json_get(doc, "spec"));
 		is_str(spec, liger[i].spec, "workload spec is the Liger importer's, byte for byte");
 		free(spec);
@@ -82,42 +82,42 @@ static void workloads(void)
 		is_str(d, liger[i].digest, "workload digest (sha256sum of the JCS text)");
 		is_str(str_at(doc, "/kind"), "Workload", "kind Workload");
 	}
-	ok(kx_bench_workload_find("rms_norm") == kx_bench_workload_find("rms_norm/forward"),
+	ok(bench_workload_find("rms_norm") == bench_workload_find("rms_norm/forward"),
 	   "a kernel name alone means its forward pass");
-	ok(kx_bench_workload_find("rms") == NULL && kx_bench_workload_find("rms_norm/backward") == NULL,
+	ok(bench_workload_find("rms") == NULL && bench_workload_find("rms_norm/backward") == NULL,
 	   "no prefix matching, no unknown passes");
 
-	const struct kx_bench_workload *w = kx_bench_workload_find("fused_linear_cross_entropy");
+	const struct kx_bench_workload *w = bench_workload_find("fused_linear_cross_entropy");
 	struct kx_bench_case c;
-	kx_bench_case_init(&c, w, kx_bench_impl_find(w, "kindex-chunked"));
+	bench_case_init(&c, w, bench_impl_find(w, "kindex-chunked"));
 	char err[256] = "";
-	ok(kx_bench_case_set(&c, "tokens", "8192", err, sizeof(err)) == 0, "--param tokens=8192");
-	char *spec = jcs(kx_json_get(kx_bench_workload_document(a, &c), "spec"));
+	ok(bench_case_set(&c, "tokens", "8192", err, sizeof(err)) == 0, "--param tokens=8192");
+	char *spec = jcs(kx_json_get(bench_workload_document(a, &c), "spec"));
 	is_str(spec, "{\"dtype\":\"bf16\",\"parameters\":{\"hidden\":4096,\"tokens\":8192,\"vocab\":128256}}",
 	       "the parameter lands in the workload as a number");
 	free(spec);
 	struct kx_bench_shape s;
-	kx_bench_case_shape(&c, &s);
+	bench_case_shape(&c, &s);
 	ok(s.kind == KX_KIND_FLCE && s.m == 8192 && s.n == 128256 && s.k == 4096 && s.check_rows == 256,
 	   "FLCE shape: m tokens, n vocab, k hidden, 256 checked rows");
-	ok(kx_bench_case_flops(&c) == 2.0 * 8192 * 128256 * 4096, "FLCE FLOPs 2*BT*V*H");
-	ok(kx_bench_case_set(&c, "nope", "1", err, sizeof(err)) == -ENOENT, "unknown parameter: -ENOENT");
-	ok(kx_bench_case_set(&c, "tokens", "0", err, sizeof(err)) == -EINVAL, "tokens=0 rejected");
-	ok(kx_bench_case_set(&c, "tokens", "1.5", err, sizeof(err)) == -EINVAL &&
+	ok(bench_case_flops(&c) == 2.0 * 8192 * 128256 * 4096, "FLCE FLOPs 2*BT*V*H");
+	ok(bench_case_set(&c, "nope", "1", err, sizeof(err)) == -ENOENT, "unknown parameter: -ENOENT");
+	ok(bench_case_set(&c, "tokens", "0", err, sizeof(err)) == -EINVAL, "tokens=0 rejected");
+	ok(bench_case_set(&c, "tokens", "1.5", err, sizeof(err)) == -EINVAL &&
 	   strstr(err, "positive integer"), "tokens=1.5 rejected: %s", err);
-	ok(kx_bench_case_set(&c, "tokens", "12abc", err, sizeof(err)) == -EINVAL, "tokens=12abc rejected");
+	ok(bench_case_set(&c, "tokens", "12abc", err, sizeof(err)) == -EINVAL, "tokens=12abc rejected");
 
-	w = kx_bench_workload_find("swiglu");
-	kx_bench_case_init(&c, w, &w->impls[0]);
-	ok(kx_bench_case_set(&c, "hidden_act", "gelu", err, sizeof(err)) == -EINVAL &&
+	w = bench_workload_find("swiglu");
+	bench_case_init(&c, w, &w->impls[0]);
+	ok(bench_case_set(&c, "hidden_act", "gelu", err, sizeof(err)) == -EINVAL &&
 	   strstr(err, "only 'silu'"), "swiglu: only silu is implemented (%s)", err);
-	kx_bench_case_shape(&c, &s);
-	ok(s.m == 8192 && s.n == 4096 && s.k == 11008 && kx_bench_case_flops(&c) == 6.0 * 8192 * 4096 * 11008,
+	bench_case_shape(&c, &s);
+	ok(s.m == 8192 && s.n == 4096 && s.k == 11008 && bench_case_flops(&c) == 6.0 * 8192 * 4096 * 11008,
 	   "swiglu shape and FLOPs 6*N*H*I");
-	w = kx_bench_workload_find("rms_norm");
-	kx_bench_case_init(&c, w, &w->impls[0]);
-	ok(kx_bench_case_set(&c, "eps", "1e-5", err, sizeof(err)) == 0 &&
-	   kx_bench_case_num(&c, "eps") == 1e-5, "eps takes a float");
+	w = bench_workload_find("rms_norm");
+	bench_case_init(&c, w, &w->impls[0]);
+	ok(bench_case_set(&c, "eps", "1e-5", err, sizeof(err)) == 0 &&
+	   bench_case_num(&c, "eps") == 1e-5, "eps takes a float");
 	kx_arena_free(a);
 }
 
@@ -125,8 +125,8 @@ static void protocols(void)
 {
 	struct kx_arena *a = kx_arena_new();
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
-	struct kx_json *k = kx_bench_protocol_document(a, &p);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	struct kx_json *k = bench_protocol_document(a, &p);
 	ok(k != NULL, "kindex protocol document");
 	is_str(str_at(k, "/kind"), "BenchmarkProtocol", "kind");
 	is_str(str_at(k, "/spec/measurement/primaryStatistic"), "median", "primary statistic median");
@@ -162,20 +162,20 @@ static void protocols(void)
 
 	char d1[KX_DIGEST_STR_MAX], d2[KX_DIGEST_STR_MAX], d3[KX_DIGEST_STR_MAX];
 	digest_of(k, d1);
-	digest_of(kx_bench_protocol_document(a, &p), d2);
+	digest_of(bench_protocol_document(a, &p), d2);
 	is_str(d1, d2, "the protocol digest is stable");
 	p.timeout_s = 3;
-	digest_of(kx_bench_protocol_document(a, &p), d3);
+	digest_of(bench_protocol_document(a, &p), d3);
 	ok(strcmp(d1, d3) != 0, "changing a parameter changes the protocol digest");
 
-	kx_bench_protocol_init(&p, KX_PROTOCOL_DO_BENCH, KX_TIMER_CUDA_EVENTS);
-	struct kx_json *db = kx_bench_protocol_document(a, &p);
+	bench_protocol_init(&p, KX_PROTOCOL_DO_BENCH, KX_TIMER_CUDA_EVENTS);
+	struct kx_json *db = bench_protocol_document(a, &p);
 	is_str(str_at(db, "/spec/comparability/family"), "triton_do_bench", "do_bench family");
 	ok(num_at(db, "/spec/sampling/cacheFlush/bytes") == 268435456 && num_at(db, "/spec/sampling/warmupMs") == 25 &&
 	   num_at(db, "/spec/sampling/repMs") == 100 && num_at(db, "/spec/sampling/estimateCalls") == 5,
 	   "do_bench: 256 MiB, 25 ms, 100 ms, 5 calls");
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CPU_MONOTONIC);
-	struct kx_json *cpu = kx_bench_protocol_document(a, &p);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CPU_MONOTONIC);
+	struct kx_json *cpu = bench_protocol_document(a, &p);
 	is_str(str_at(cpu, "/spec/comparability/family"), "kindex_bench_cpu", "CPU selftest family");
 	is_str(str_at(cpu, "/spec/measurement/timer"), "clock_monotonic", "CPU timer");
 	kx_arena_free(a);
@@ -189,20 +189,20 @@ static struct kx_json *fake_environment(struct kx_arena *a)
 				  .ecc = 1, .driver_version = 13000, .runtime_version = 13000,
 				  .cublas_major = 13, .nvcc_major = 13, .archs = "sm_90" };
 	strcpy(gi.name, "NVIDIA H200");
-	return kx_bench_gpu_environment(a, &gi, NULL);
+	return bench_gpu_environment(a, &gi, NULL);
 }
 
 static void passed_run(void)
 {
 	struct kx_arena *a = kx_arena_new();
-	const struct kx_bench_workload *w = kx_bench_workload_find("fused_linear_cross_entropy");
+	const struct kx_bench_workload *w = bench_workload_find("fused_linear_cross_entropy");
 	struct kx_bench_case c;
-	kx_bench_case_init(&c, w, kx_bench_impl_find(w, "kindex-chunked"));
+	bench_case_init(&c, w, bench_impl_find(w, "kindex-chunked"));
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
-	struct kx_json *proto = kx_bench_protocol_document(a, &p), *env = fake_environment(a),
-		       *wl = kx_bench_workload_document(a, &c),
-		       *impl = kx_bench_implementation_document(a, "kindex-chunked", NULL, NULL);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	struct kx_json *proto = bench_protocol_document(a, &p), *env = fake_environment(a),
+		       *wl = bench_workload_document(a, &c),
+		       *impl = bench_implementation_document(a, "kindex-chunked", NULL, NULL);
 	uint64_t ns[] = { 25000000, 25100000, 24900000, 25050000, 24950000,
 			  25000000, 25020000, 24980000, 25010000, 24990000 };
 	uint8_t thr[10] = { 0 };
@@ -212,17 +212,17 @@ static void passed_run(void)
 				      .reasons = 0x4 };
 	struct kx_bench_check chk;
 	struct kx_bench_policy pol;
-	kx_bench_policy_for("bf16", &pol);
+	bench_policy_for("bf16", &pol);
 	const float got[] = { 11.5f, 12.0f }, ref[] = { 11.51f, 12.01f }, allow[] = { 0.05f, 0.05f };
 	const int64_t rows[] = { 0, 1 };
-	kx_bench_check_losses(&chk, &pol, got, 2, 11.75f, rows, ref, allow, 2);
+	bench_check_losses(&chk, &pol, got, 2, 11.75f, rows, ref, allow, 2);
 	struct kx_bench_tuning tn = { .parameter = "chunkColumns", .n = 2, .values = { 1024, 1536 },
 				      .median_ns = { 25400000, 24900000 }, .calls = 3, .chosen = 1 };
 	struct kx_bench_result res = { .c = &c, .observed_ns = 1764433556123000000ll, .check = &chk,
 				       .samples = &s, .peak_bytes = 1286000000, .flush_bytes = 52428800,
 				       .clock_source = "nvml", .gpu_slug = "nvidia-h200", .tuning = &tn };
 	struct kx_json *m = NULL;
-	ok(kx_bench_manifest(a, &res, proto, env, wl, impl, &m) == 0, "manifest of a passed run");
+	ok(bench_manifest(a, &res, proto, env, wl, impl, &m) == 0, "manifest of a passed run");
 	struct kx_json *run = kx_json_get(m, "run");
 	is_str(str_at(run, "/kind"), "BenchmarkRun", "run kind");
 	is_str(str_at(run, "/apiVersion"), "kernelindex.dev/v1alpha1", "apiVersion");
@@ -231,7 +231,7 @@ static void passed_run(void)
 	is_str(str_at(run, "/spec/benchmark"), "fused_linear_cross_entropy/forward", "benchmark");
 	is_str(str_at(run, "/spec/timing/primaryStatistic"), "median", "primary statistic");
 	struct kx_bench_stats st;
-	kx_bench_stats_compute(ns, 10, &st);
+	bench_stats_compute(ns, 10, &st);
 	ok(num_at(run, "/spec/timing/latencyNs/median") == round(st.median) &&
 	   num_at(run, "/spec/timing/latencyNs/p20") == round(st.p20) &&
 	   num_at(run, "/spec/timing/latencyNs/p80") == round(st.p80) &&
@@ -241,7 +241,7 @@ static void passed_run(void)
 	   num_at(run, "/spec/timing/latencyNs/stdev") == round(st.stdev),
 	   "latencyNs: median, p20, p80, min, max, mean, stdev in ns");
 	char hex[KX_DIGEST_HEX + 1];
-	kx_bench_samples_sha256(ns, 10, hex);
+	bench_samples_sha256(ns, 10, hex);
 	is_str(str_at(run, "/spec/samples/sha256"), hex, "samples.sha256 pins the raw samples");
 	ok(num_at(run, "/spec/samples/count") == 10 && num_at(run, "/spec/samples/throttled") == 0,
 	   "samples count and throttled");
@@ -316,7 +316,7 @@ static void passed_run(void)
 	free(text);
 
 	char name[256];
-	ok(kx_bench_manifest_filename(m, name, sizeof(name)) == 0 &&
+	ok(bench_manifest_filename(m, name, sizeof(name)) == 0 &&
 	   strncmp(name, "fused_linear_cross_entropy-forward-kindex-chunked-", 50) == 0 &&
 	   strncmp(name + 50, d1 + 7, 12) == 0 && !strcmp(name + 62, ".json"),
 	   "file name: benchmark, impl, 12 hex of the run digest (%s)", name);
@@ -328,22 +328,22 @@ static void passed_run(void)
 static void failed_run(void)
 {
 	struct kx_arena *a = kx_arena_new();
-	const struct kx_bench_workload *w = kx_bench_workload_find("rms_norm");
+	const struct kx_bench_workload *w = bench_workload_find("rms_norm");
 	struct kx_bench_case c;
-	kx_bench_case_init(&c, w, &w->impls[0]);
+	bench_case_init(&c, w, &w->impls[0]);
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	struct kx_bench_check chk;
 	struct kx_bench_policy pol;
-	kx_bench_policy_for("bf16", &pol);
+	bench_policy_for("bf16", &pol);
 	const float got[] = { 1.0f, 5.0f }, ref[] = { 1.0f, 1.0f };
-	kx_bench_check_values(&chk, &pol, "output (all rows)", got, ref, 2);
+	bench_check_values(&chk, &pol, "output (all rows)", got, ref, 2);
 	struct kx_bench_result res = { .c = &c, .observed_ns = 0, .check = &chk, .message = chk.message,
 				       .peak_bytes = 33554432, .gpu_slug = "nvidia-h200" };
 	struct kx_json *m = NULL;
-	ok(kx_bench_manifest(a, &res, kx_bench_protocol_document(a, &p), fake_environment(a),
-			     kx_bench_workload_document(a, &c),
-			     kx_bench_implementation_document(a, "kindex-rowwise", NULL, NULL), &m) == 0,
+	ok(bench_manifest(a, &res, bench_protocol_document(a, &p), fake_environment(a),
+			  bench_workload_document(a, &c),
+			  bench_implementation_document(a, "kindex-rowwise", NULL, NULL), &m) == 0,
 	   "a failed run is still a manifest");
 	struct kx_json *run = kx_json_get(m, "run");
 	is_str(str_at(run, "/spec/status"), "failed", "status failed");
@@ -382,17 +382,17 @@ static void sinks(void)
 	struct kx_bench_sink s;
 
 	snprintf(path, sizeof(path), "%s/out.jsonl", dir);
-	ok(kx_bench_sink_open(&s, KX_SINK_FILE, path, true, err, sizeof(err)) == 0, "file sink");
+	ok(bench_sink_open(&s, KX_SINK_FILE, path, true, err, sizeof(err)) == 0, "file sink");
 	ok(access(path, F_OK) != 0, "nothing under the final name before a manifest");
-	kx_bench_sink_write(&s, m, "x.json", NULL, err, sizeof(err));
+	bench_sink_write(&s, m, "x.json", NULL, err, sizeof(err));
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
 	kx_read_file(path, 0, &b);
 	is_str(b.ptr, "{\"hello\":\"world\"}\n", "the first manifest is in place at once");
 	kx_buf_release(&b);
 	ok(count_files(dir) == 1, "no temporary file between manifests");
-	kx_bench_sink_write(&s, m, "x.json", NULL, err, sizeof(err));
-	kx_bench_sink_close(&s);
+	bench_sink_write(&s, m, "x.json", NULL, err, sizeof(err));
+	bench_sink_close(&s);
 	kx_buf_init(&b, 0);
 	kx_read_file(path, 0, &b);
 	is_str(b.ptr, "{\"hello\":\"world\"}\n{\"hello\":\"world\"}\n", "JSON Lines of JCS");
@@ -400,16 +400,16 @@ static void sinks(void)
 	ok(count_files(dir) == 1, "no temporary file left");
 
 	snprintf(path, sizeof(path), "%s/empty.json", dir);
-	kx_bench_sink_open(&s, KX_SINK_FILE, path, false, err, sizeof(err));
-	kx_bench_sink_close(&s);
+	bench_sink_open(&s, KX_SINK_FILE, path, false, err, sizeof(err));
+	bench_sink_close(&s);
 	ok(access(path, F_OK) != 0 && count_files(dir) == 1, "a file sink without a manifest leaves nothing");
 
 	char inbox[256];
 	snprintf(inbox, sizeof(inbox), "%s/inbox", dir);
 	mkdir(inbox, 0777);
 	char *written = NULL;
-	ok(kx_bench_sink_open(&s, KX_SINK_INBOX, inbox, false, err, sizeof(err)) == 0 &&
-	   kx_bench_sink_write(&s, m, "run-1.json", &written, err, sizeof(err)) == 0, "inbox write");
+	ok(bench_sink_open(&s, KX_SINK_INBOX, inbox, false, err, sizeof(err)) == 0 &&
+	   bench_sink_write(&s, m, "run-1.json", &written, err, sizeof(err)) == 0, "inbox write");
 	snprintf(path, sizeof(path), "%s/run-1.json", inbox);
 	is_str(written, path, "the inbox file has its final name");
 	free(written);
@@ -418,21 +418,21 @@ static void sinks(void)
 	is_str(b.ptr, "{\n  \"hello\": \"world\"\n}\n", "one pretty manifest per inbox file");
 	kx_buf_release(&b);
 	ok(count_files(inbox) == 1, "no .run-1.json.tmp left in the inbox");
-	kx_bench_sink_close(&s);
+	bench_sink_close(&s);
 
 	char spool[256];
 	snprintf(spool, sizeof(spool), "%s/spool", dir);
 	mkdir(spool, 0777);
-	ok(kx_bench_sink_open(&s, KX_SINK_SPOOL, spool, false, err, sizeof(err)) == 0 &&
-	   kx_bench_sink_write(&s, m, "run-2.json", NULL, err, sizeof(err)) == 0, "spool write");
+	ok(bench_sink_open(&s, KX_SINK_SPOOL, spool, false, err, sizeof(err)) == 0 &&
+	   bench_sink_write(&s, m, "run-2.json", NULL, err, sizeof(err)) == 0, "spool write");
 	snprintf(path, sizeof(path), "%s/new/run-2.json", spool);
 	ok(access(path, F_OK) == 0, "maildir: the file is in new/");
 	snprintf(path, sizeof(path), "%s/tmp", spool);
 	ok(count_files(path) == 0, "maildir: tmp/ is empty again");
-	kx_bench_sink_close(&s);
+	bench_sink_close(&s);
 
 	snprintf(path, sizeof(path), "%s/missing", dir);
-	ok(kx_bench_sink_open(&s, KX_SINK_INBOX, path, false, err, sizeof(err)) == -ENOENT &&
+	ok(bench_sink_open(&s, KX_SINK_INBOX, path, false, err, sizeof(err)) == -ENOENT &&
 	   !strncmp(err, "cannot use '", 12), "a missing inbox: %s", err);
 
 	char cmd[700];

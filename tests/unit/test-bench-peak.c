@@ -35,73 +35,73 @@ static double value(const struct kx_json *run, const char *metric, const char *u
 
 static void table(void)
 {
-	const struct kx_bench_peak *p = kx_bench_peak_find("NVIDIA H200");
+	const struct kx_bench_peak *p = bench_peak_find("NVIDIA H200");
 	ok(p && p->bf16_tflops == 989.4 && p->memory_gbps == 4800, "H200: 989.4 TFLOP/s dense bf16, 4800 GB/s");
-	p = kx_bench_peak_find("NVIDIA H100 80GB HBM3");
+	p = bench_peak_find("NVIDIA H100 80GB HBM3");
 	ok(p && p->bf16_tflops == 989.4 && p->memory_gbps == 3350, "H100 SXM5: 989.4 TFLOP/s, 3350 GB/s");
-	p = kx_bench_peak_find("NVIDIA A100-SXM4-80GB");
+	p = bench_peak_find("NVIDIA A100-SXM4-80GB");
 	ok(p && p->bf16_tflops == 312 && p->memory_gbps == 2039, "A100 SXM4 80GB: 312 TFLOP/s, 2039 GB/s");
-	p = kx_bench_peak_find("NVIDIA A100-PCIE-40GB");
+	p = bench_peak_find("NVIDIA A100-PCIE-40GB");
 	ok(p && p->bf16_tflops == 312 && p->memory_gbps == 1555, "A100 PCIe 40GB: 312 TFLOP/s, 1555 GB/s");
 	ok(p && p->source && strstr(p->source, "datasheet"), "each figure names its datasheet: %s",
 	   p ? p->source : "");
-	ok(!kx_bench_peak_find("NVIDIA H200 NVL") && !kx_bench_peak_find("NVIDIA H100 NVL") &&
-	   !kx_bench_peak_find("nvidia h200") && !kx_bench_peak_find("NVIDIA GeForce RTX 4090") &&
-	   !kx_bench_peak_find(NULL), "variants, other spellings and unknown parts have no peak");
+	ok(!bench_peak_find("NVIDIA H200 NVL") && !bench_peak_find("NVIDIA H100 NVL") &&
+	   !bench_peak_find("nvidia h200") && !bench_peak_find("NVIDIA GeForce RTX 4090") &&
+	   !bench_peak_find(NULL), "variants, other spellings and unknown parts have no peak");
 }
 
 static void arithmetic(void)
 {
-	const struct kx_bench_workload *w = kx_bench_workload_find("fused_linear_cross_entropy");
+	const struct kx_bench_workload *w = bench_workload_find("fused_linear_cross_entropy");
 	struct kx_bench_case c;
-	kx_bench_case_init(&c, w, &w->impls[1]);
-	double flops = kx_bench_case_flops(&c), bytes = kx_bench_case_bytes(&c);
+	bench_case_init(&c, w, &w->impls[1]);
+	double flops = bench_case_flops(&c), bytes = bench_case_bytes(&c);
 	ok(flops == 17214228922368.0, "FLCE at 16384 x 4096 x 128256: 2*BT*H*V = 1.72e13 FLOPs (%.0f)", flops);
 	/* X 16384*4096*2 + W 128256*4096*2 + targets and losses 16384*8 */
 	ok(bytes == 1185021952.0, "and at least 1185021952 bytes moved (%.0f)", bytes);
 	struct kx_bench_figures f;
-	kx_bench_figures_of(flops, bytes, 29e6, kx_bench_peak_find("NVIDIA H200"), &f);
+	bench_figures_of(flops, bytes, 29e6, bench_peak_find("NVIDIA H200"), &f);
 	ok(near(f.tflops, 593.5941, 1e-6), "29 ms: 593.63 TFLOP/s (%.4f)", f.tflops);
 	ok(near(f.compute_fraction, 593.5941 / 989.4, 1e-6), "= %.4f of the H200's 989.4: the docs' 60 %% at 29 ms",
 	   f.compute_fraction);
 	ok(near(f.gbps, 40.8628, 1e-5) && near(f.bandwidth_fraction, 40.8628 / 4800, 1e-5),
 	   "and 40.86 GB/s, %.5f of 4800 GB/s", f.bandwidth_fraction);
 
-	w = kx_bench_workload_find("rms_norm");
-	kx_bench_case_init(&c, w, &w->impls[0]);
-	ok(kx_bench_case_flops(&c) == 0 && kx_bench_case_bytes(&c) == 33562624.0,
+	w = bench_workload_find("rms_norm");
+	bench_case_init(&c, w, &w->impls[0]);
+	ok(bench_case_flops(&c) == 0 && bench_case_bytes(&c) == 33562624.0,
 	   "rms_norm 2048 x 4096: no matrix FLOPs, 4*M*H + 2*H bytes");
-	kx_bench_figures_of(0, kx_bench_case_bytes(&c), 20000, kx_bench_peak_find("NVIDIA A100-SXM4-80GB"), &f);
+	bench_figures_of(0, bench_case_bytes(&c), 20000, bench_peak_find("NVIDIA A100-SXM4-80GB"), &f);
 	ok(f.tflops == 0 && f.compute_fraction == 0 && near(f.gbps, 1678.1312, 1e-7) &&
 	   near(f.bandwidth_fraction, 1678.1312 / 2039, 1e-7),
 	   "20 us: 1678.13 GB/s = %.4f of the A100's 2039 GB/s, no compute figure", f.bandwidth_fraction);
 
-	w = kx_bench_workload_find("matmul");
-	kx_bench_case_init(&c, w, &w->impls[0]);
-	ok(kx_bench_case_bytes(&c) == 2.0 * 16384 * 4096 + 2.0 * 128256 * 4096 + 2.0 * 16384 * 128256,
+	w = bench_workload_find("matmul");
+	bench_case_init(&c, w, &w->impls[0]);
+	ok(bench_case_bytes(&c) == 2.0 * 16384 * 4096 + 2.0 * 128256 * 4096 + 2.0 * 16384 * 128256,
 	   "matmul: A and B read, C written");
-	w = kx_bench_workload_find("swiglu");
-	kx_bench_case_init(&c, w, &w->impls[0]);
-	ok(kx_bench_case_flops(&c) == 6.0 * 8192 * 4096 * 11008 &&
-	   kx_bench_case_bytes(&c) == 4.0 * 8192 * 4096 + 6.0 * 4096 * 11008, "swiglu: 3 GEMMs; x, weights, y");
-	w = kx_bench_workload_find("cross_entropy");
-	kx_bench_case_init(&c, w, &w->impls[0]);
-	ok(kx_bench_case_flops(&c) == 0 && kx_bench_case_bytes(&c) == 4.0 * 16384 * 32768 + 8.0 * 16384,
+	w = bench_workload_find("swiglu");
+	bench_case_init(&c, w, &w->impls[0]);
+	ok(bench_case_flops(&c) == 6.0 * 8192 * 4096 * 11008 &&
+	   bench_case_bytes(&c) == 4.0 * 8192 * 4096 + 6.0 * 4096 * 11008, "swiglu: 3 GEMMs; x, weights, y");
+	w = bench_workload_find("cross_entropy");
+	bench_case_init(&c, w, &w->impls[0]);
+	ok(bench_case_flops(&c) == 0 && bench_case_bytes(&c) == 4.0 * 16384 * 32768 + 8.0 * 16384,
 	   "cross_entropy: bytes only");
 
-	kx_bench_figures_of(flops, bytes, 29e6, NULL, &f);
+	bench_figures_of(flops, bytes, 29e6, NULL, &f);
 	ok(f.tflops > 0 && f.compute_fraction == 0 && f.bandwidth_fraction == 0, "no peak: figures, no fractions");
-	kx_bench_figures_of(flops, bytes, 0, kx_bench_peak_find("NVIDIA H200"), &f);
+	bench_figures_of(flops, bytes, 0, bench_peak_find("NVIDIA H200"), &f);
 	ok(f.tflops == 0 && f.gbps == 0 && f.compute_fraction == 0, "no median: nothing");
 }
 
 static struct kx_json *manifest_for(struct kx_arena *a, const char *bench, size_t impl,
 				    const struct kx_bench_peak *peak, struct kx_bench_case *c)
 {
-	const struct kx_bench_workload *w = kx_bench_workload_find(bench);
-	kx_bench_case_init(c, w, &w->impls[impl]);
+	const struct kx_bench_workload *w = bench_workload_find(bench);
+	bench_case_init(c, w, &w->impls[impl]);
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	struct kx_gpu_info gi = { .cc_major = 9, .sm_count = 132, .memory_bytes = 150011707392ull,
 				  .l2_bytes = 52428800, .driver_version = 13000, .runtime_version = 13000,
 				  .archs = "sm_90" };
@@ -114,9 +114,9 @@ static struct kx_json *manifest_for(struct kx_arena *a, const char *bench, size_
 	s = (struct kx_bench_samples){ .ns = ns, .throttled = thr, .n = 10, .stop = KX_STOP_CONVERGED };
 	struct kx_bench_result res = { .c = c, .samples = &s, .gpu_slug = "nvidia-h200", .peak = peak };
 	struct kx_json *m = NULL;
-	if (kx_bench_manifest(a, &res, kx_bench_protocol_document(a, &p), kx_bench_gpu_environment(a, &gi, NULL),
-			      kx_bench_workload_document(a, c),
-			      kx_bench_implementation_document(a, w->impls[impl].name, NULL, NULL), &m) < 0)
+	if (bench_manifest(a, &res, bench_protocol_document(a, &p), bench_gpu_environment(a, &gi, NULL),
+			   bench_workload_document(a, c),
+			   bench_implementation_document(a, w->impls[impl].name, NULL, NULL), &m) < 0)
 		return NULL;
 	return m;
 }
@@ -125,7 +125,7 @@ static void manifests(void)
 {
 	struct kx_arena *a = kx_arena_new();
 	struct kx_bench_case c;
-	struct kx_json *m = manifest_for(a, "fused_linear_cross_entropy", 1, kx_bench_peak_find("NVIDIA H200"), &c);
+	struct kx_json *m = manifest_for(a, "fused_linear_cross_entropy", 1, bench_peak_find("NVIDIA H200"), &c);
 	const struct kx_json *run = kx_json_get(m, "run");
 	ok(run != NULL, "an FLCE run on an H200");
 	struct kx_problems pr;
@@ -155,7 +155,7 @@ static void manifests(void)
 	   !measurement(run, "compute-of-peak", "%") && !measurement(run, "bandwidth-of-peak", "%") &&
 	   !kx_json_pointer(run, "/spec/peak"), "a device without a known peak: figures, no fractions, no peak");
 
-	run = kx_json_get(manifest_for(a, "rms_norm", 0, kx_bench_peak_find("NVIDIA H200"), &c), "run");
+	run = kx_json_get(manifest_for(a, "rms_norm", 0, bench_peak_find("NVIDIA H200"), &c), "run");
 	ok(run && !measurement(run, "throughput", "TFLOP/s") && measurement(run, "throughput", "GB/s") &&
 	   !measurement(run, "compute-of-peak", "%") && measurement(run, "bandwidth-of-peak", "%"),
 	   "rms_norm: GB/s and its fraction only");

@@ -22,7 +22,7 @@ struct fake {
 	struct kx_bench_clock (*clock)(struct fake *f, int poll);
 	uint64_t base;      /* sample value for the generators below */
 	double (*mhz)(struct fake *f); /* the SM clock of timed call f->timed; NULL: unknown */
-	int64_t value;      /* kx_bench_tune: the value set last */
+	int64_t value;      /* bench_tune: the value set last */
 	size_t sets;
 	int set_fails;      /* set() fails with -EINVAL for this value (0 = never) */
 };
@@ -121,115 +121,115 @@ static const struct kx_bench_ops watched_ops = { f_time_calls, f_time_span, f_wa
 static void stop_rule(void)
 {
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	ok(p.min_samples == 10 && p.min_time_s == 0.5 && p.noise_target == 0.005 && p.timeout_s == 15,
 	   "defaults: 10 samples, 0.5 s, 0.5%% noise, 15 s");
-	ok(kx_bench_should_stop(&p, 9, 10, 0, NULL, 1) == KX_STOP_NO, "9 samples never stop, even quiet");
-	ok(kx_bench_should_stop(&p, 9, 100, 1, NULL, 100) == KX_STOP_NO,
+	ok(bench_should_stop(&p, 9, 10, 0, NULL, 1) == KX_STOP_NO, "9 samples never stop, even quiet");
+	ok(bench_should_stop(&p, 9, 100, 1, NULL, 100) == KX_STOP_NO,
 	   "9 samples do not stop at the timeout: the minimum count holds");
-	ok(kx_bench_should_stop(&p, 10, 0.5, 0.005, NULL, 1) == KX_STOP_CONVERGED,
+	ok(bench_should_stop(&p, 10, 0.5, 0.005, NULL, 1) == KX_STOP_CONVERGED,
 	   "10 samples, 0.5 s, noise at the target: converged");
-	ok(kx_bench_should_stop(&p, 10, 0.49, 0.001, NULL, 1) == KX_STOP_NO, "short of 0.5 s: go on");
-	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, NULL, 14.9) == KX_STOP_NO, "noisy before timeout: go on");
-	ok(kx_bench_should_stop(&p, 500, 1, 0.0051, NULL, 15) == KX_STOP_TIMEOUT, "noisy at timeout: stop");
-	ok(kx_bench_should_stop(&p, 100000, 0, INFINITY, NULL, 0) == KX_STOP_MAX_SAMPLES, "cap reached");
-	is_str(kx_bench_stop_name(KX_STOP_CONVERGED), "converged", "stop reason names");
+	ok(bench_should_stop(&p, 10, 0.49, 0.001, NULL, 1) == KX_STOP_NO, "short of 0.5 s: go on");
+	ok(bench_should_stop(&p, 500, 1, 0.0051, NULL, 14.9) == KX_STOP_NO, "noisy before timeout: go on");
+	ok(bench_should_stop(&p, 500, 1, 0.0051, NULL, 15) == KX_STOP_TIMEOUT, "noisy at timeout: stop");
+	ok(bench_should_stop(&p, 100000, 0, INFINITY, NULL, 0) == KX_STOP_MAX_SAMPLES, "cap reached");
+	is_str(bench_stop_name(KX_STOP_CONVERGED), "converged", "stop reason names");
 }
 
 /* nvbench's settled noise: the trailing history of the noise no longer moves */
 static void settle_rule(void)
 {
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	ok(p.settle_history == 64 && p.settle_every == 16 && p.settle_spread == 0.05 &&
 	   KX_BENCH_NOISE_WINDOW == 512, "defaults: more than 64 values of 512, every 16 samples, under 5 %%");
 	struct kx_bench_noise_history h = { 0 };
-	ok(isinf(kx_bench_noise_spread(&h)), "an empty history has no spread");
-	kx_bench_noise_push(&h, INFINITY);
+	ok(isinf(bench_noise_spread(&h)), "an empty history has no spread");
+	bench_noise_push(&h, INFINITY);
 	ok(h.len == 0, "an undefined noise (one sample) is not kept");
 	for (int i = 0; i < 64; i++)
-		kx_bench_noise_push(&h, 0.02);
-	ok(h.len == 64 && kx_bench_noise_spread(&h) == 0, "64 equal values: spread 0");
-	ok(kx_bench_should_stop(&p, 160, 1, 0.02, &h, 1) == KX_STOP_NO,
+		bench_noise_push(&h, 0.02);
+	ok(h.len == 64 && bench_noise_spread(&h) == 0, "64 equal values: spread 0");
+	ok(bench_should_stop(&p, 160, 1, 0.02, &h, 1) == KX_STOP_NO,
 	   "64 values are not enough history (more than 64)");
-	kx_bench_noise_push(&h, 0.02);
-	ok(kx_bench_should_stop(&p, 160, 1, 0.02, &h, 1) == KX_STOP_SETTLED,
+	bench_noise_push(&h, 0.02);
+	ok(bench_should_stop(&p, 160, 1, 0.02, &h, 1) == KX_STOP_SETTLED,
 	   "65 equal values at 2 %% noise, 160 samples: settled");
-	ok(kx_bench_should_stop(&p, 161, 1, 0.02, &h, 1) == KX_STOP_NO, "only every 16 samples");
-	ok(kx_bench_should_stop(&p, 160, 0.4, 0.02, &h, 1) == KX_STOP_NO, "not before 0.5 s measured");
-	ok(kx_bench_should_stop(&p, 160, 1, 0.004, &h, 1) == KX_STOP_CONVERGED, "under the target: converged first");
-	ok(kx_bench_should_stop(&p, 160, 1, 0.02, NULL, 20) == KX_STOP_TIMEOUT, "no history: the timeout");
-	is_str(kx_bench_stop_name(KX_STOP_SETTLED), "noise-settled", "its name");
+	ok(bench_should_stop(&p, 161, 1, 0.02, &h, 1) == KX_STOP_NO, "only every 16 samples");
+	ok(bench_should_stop(&p, 160, 0.4, 0.02, &h, 1) == KX_STOP_NO, "not before 0.5 s measured");
+	ok(bench_should_stop(&p, 160, 1, 0.004, &h, 1) == KX_STOP_CONVERGED, "under the target: converged first");
+	ok(bench_should_stop(&p, 160, 1, 0.02, NULL, 20) == KX_STOP_TIMEOUT, "no history: the timeout");
+	is_str(bench_stop_name(KX_STOP_SETTLED), "noise-settled", "its name");
 
 	/* alternating 2 % and 2.5 %: about the newest (2.5 %) the spread is ~14 % */
 	h = (struct kx_bench_noise_history){ 0 };
 	for (int i = 0; i < 100; i++)
-		kx_bench_noise_push(&h, i % 2 ? 0.025 : 0.02);
-	double spread = kx_bench_noise_spread(&h);
+		bench_noise_push(&h, i % 2 ? 0.025 : 0.02);
+	double spread = bench_noise_spread(&h);
 	ok(spread > 0.13 && spread < 0.15, "a noise still moving by 20 %%: spread %.3f", spread);
-	ok(kx_bench_should_stop(&p, 160, 1, 0.025, &h, 1) == KX_STOP_NO &&
-	   kx_bench_should_stop(&p, 160, 1, 0.025, &h, 15) == KX_STOP_TIMEOUT, "not settled: on to the timeout");
+	ok(bench_should_stop(&p, 160, 1, 0.025, &h, 1) == KX_STOP_NO &&
+	   bench_should_stop(&p, 160, 1, 0.025, &h, 15) == KX_STOP_TIMEOUT, "not settled: on to the timeout");
 	/* the window keeps the newest 512: older values fall out */
 	h = (struct kx_bench_noise_history){ 0 };
 	for (int i = 0; i < 600; i++)
-		kx_bench_noise_push(&h, i < 88 ? 1.0 : 0.5);
-	ok(h.len == 512 && kx_bench_noise_spread(&h) == 0, "600 values: the first 88 have left the window");
-	kx_bench_noise_push(&h, 0.55);
-	ok(near_rel(kx_bench_noise_spread(&h), sqrt(511 * 0.05 * 0.05 / 511) / 0.55, 1e-9),
-	   "spread about the newest value: %.5f", kx_bench_noise_spread(&h));
+		bench_noise_push(&h, i < 88 ? 1.0 : 0.5);
+	ok(h.len == 512 && bench_noise_spread(&h) == 0, "600 values: the first 88 have left the window");
+	bench_noise_push(&h, 0.55);
+	ok(near_rel(bench_noise_spread(&h), sqrt(511 * 0.05 * 0.05 / 511) / 0.55, 1e-9),
+	   "spread about the newest value: %.5f", bench_noise_spread(&h));
 }
 
 static void kindex_protocol(void)
 {
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	struct kx_bench_samples s;
 
 	struct fake f = { .next = constant, .base = 1000000 };
-	ok(kx_bench_measure(&p, &fake_ops, &f, NULL, &s) == 0, "constant 1 ms samples");
+	ok(bench_measure(&p, &fake_ops, &f, NULL, &s) == 0, "constant 1 ms samples");
 	ok(s.warmup_calls >= 100 && s.warmup_calls <= 101, "warmup by time: 0.1 s of 1 ms calls (%zu)",
 	   s.warmup_calls);
 	ok(s.n == 500 && s.stop == KX_STOP_CONVERGED, "quiet: stops at 0.5 s measured (%zu samples)",
 	   s.n);
 	ok(f.last_blocking && f.last_n == 1, "kindex samples one blocking call at a time");
 	ok(!s.clock_watched && s.n_throttled == 0, "no clock op: nothing watched, nothing flagged");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	f = (struct fake){ .next = jitter, .base = 1000000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(s.n == 500 && s.stop == KX_STOP_CONVERGED, "0.1%% jitter is under the noise target");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	f = (struct fake){ .next = alternating, .base = 1000000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(s.stop == KX_STOP_SETTLED && s.n >= 334 && s.n % 16 == 0 && s.n < 1500 && s.wall_s < 2.5,
 	   "33%% noise that no longer moves stops as settled: %zu samples, %.2f s, not the 15 s timeout",
 	   s.n, s.wall_s);
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	p.settle_spread = 0; /* nothing settles: the timeout, as before */
 	f = (struct fake){ .next = alternating, .base = 1000000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(s.stop == KX_STOP_TIMEOUT && s.n > 9900 && s.n < 10100,
 	   "never settling, 33%% noise runs to the 15 s timeout (%zu samples of 1.5 ms on average)", s.n);
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 	p.settle_spread = 0.05;
 
 	p.max_samples = 200;
 	f = (struct fake){ .next = alternating, .base = 1000000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(s.stop == KX_STOP_MAX_SAMPLES && s.n == 200, "the sample cap stops a noisy run");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 	p.max_samples = 100000;
 
 	f = (struct fake){ .next = slow_noisy, .base = 1000000000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(s.stop == KX_STOP_TIMEOUT && s.n == 10,
 	   "1-3 s samples: the timeout passes at 8 but 10 samples are taken");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	f = (struct fake){ .next = constant, .base = 1000000, .fail_at = 20 };
-	ok(kx_bench_measure(&p, &fake_ops, &f, NULL, &s) == -EIO && s.ns == NULL && s.n == 0,
+	ok(bench_measure(&p, &fake_ops, &f, NULL, &s) == -EIO && s.ns == NULL && s.n == 0,
 	   "a failing timer fails the measurement and leaves no samples");
 }
 
@@ -259,18 +259,18 @@ static void clock_watch(void)
 {
 	const float mhz[] = { 1980, 0, 1700, 1800, 1782, 1781.9f };
 	uint8_t flags[6];
-	ok(kx_bench_flag_throttled(mhz, 6, 0.9, flags) == 2 && !flags[0] && !flags[1] && flags[2] &&
+	ok(bench_flag_throttled(mhz, 6, 0.9, flags) == 2 && !flags[0] && !flags[1] && flags[2] &&
 	   !flags[3] && !flags[4] && flags[5],
 	   "a sample below 90 %% of the run's highest clock is throttled; an unknown clock is not");
 	const float none[] = { 0, 0 };
-	ok(kx_bench_flag_throttled(none, 2, 0.9, flags) == 0 && !flags[0] && !flags[1],
+	ok(bench_flag_throttled(none, 2, 0.9, flags) == 0 && !flags[0] && !flags[1],
 	   "no clock measured: nothing flagged");
 
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
+	bench_protocol_init(&p, KX_PROTOCOL_KINDEX, KX_TIMER_CUDA_EVENTS);
 	struct kx_bench_samples s;
 	struct fake f = { .next = constant, .base = 1000000, .mhz = dip };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	size_t warm = s.warmup_calls, want = 0;
 	for (size_t t = 300; t < 350; t++)
 		want += t >= warm;
@@ -281,48 +281,48 @@ static void clock_watch(void)
 	for (size_t i = 0; i < s.n; i++)
 		exact &= s.throttled[i] == (i + warm >= 300 && i + warm < 350);
 	ok(exact, "each flag is its own sample's: none before, none after, 1800 MHz not");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	f = (struct fake){ .next = constant, .base = 1000000, .mhz = steady, .clock = nvml_power_cap };
-	kx_bench_measure(&p, &watched_ops, &f, NULL, &s);
+	bench_measure(&p, &watched_ops, &f, NULL, &s);
 	ok(s.n_throttled == 0 && s.reasons == 0x4,
 	   "NVML's power cap at every poll, the clock steady: recorded, nothing flagged");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	f = (struct fake){ .next = constant, .base = 1000000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(!s.clock_watched && s.n_throttled == 0, "no clocks at all: nothing watched, nothing flagged");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 }
 
 static void dobench(void)
 {
 	struct kx_bench_protocol p;
-	kx_bench_protocol_init(&p, KX_PROTOCOL_DO_BENCH, KX_TIMER_CUDA_EVENTS);
+	bench_protocol_init(&p, KX_PROTOCOL_DO_BENCH, KX_TIMER_CUDA_EVENTS);
 	ok(p.db_warmup_ms == 25 && p.db_rep_ms == 100 && p.db_estimate_calls == 5 &&
 	   p.db_flush_bytes == 268435456, "do_bench: 25 ms, 100 ms, 5 calls, 256 MiB");
 	struct kx_bench_samples s;
 
 	/* 4 ms calls + 1 ms flush: the estimate includes the flush, as do_bench's does */
 	struct fake f = { .next = constant, .base = 4000000, .flush_ns = 1000000 };
-	ok(kx_bench_measure(&p, &fake_ops, &f, NULL, &s) == 0, "do_bench run");
+	ok(bench_measure(&p, &fake_ops, &f, NULL, &s) == 0, "do_bench run");
 	ok(s.estimate_ms == 5 && s.db_warmup == 5 && s.db_repeat == 20,
 	   "estimate 5 ms: 5 warmup calls, 20 repeats");
 	ok(f.warm_calls == 6 && f.span_calls == 1, "one call first, then the 5 warmup calls");
 	ok(f.time_calls_calls == 1 && f.last_n == 20 && !f.last_blocking,
 	   "all 20 repeats enqueued back to back in one batch");
 	ok(s.n == 20 && s.stop == KX_STOP_DO_BENCH, "20 samples, stopped by the repeat count");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	f = (struct fake){ .next = constant, .base = 300000000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(s.db_warmup == 1 && s.db_repeat == 1, "a 300 ms call: max(1, int(...)) gives 1 and 1");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 
 	f = (struct fake){ .next = constant, .base = 300000 };
-	kx_bench_measure(&p, &fake_ops, &f, NULL, &s);
+	bench_measure(&p, &fake_ops, &f, NULL, &s);
 	ok(s.db_warmup == 83 && s.db_repeat == 333, "a 0.3 ms call: int(25/0.3) = 83, int(100/0.3) = 333");
-	kx_bench_samples_release(&s);
+	bench_samples_release(&s);
 }
 
 static void tune(void)
@@ -330,7 +330,7 @@ static void tune(void)
 	struct kx_bench_tunable t = { "chunkColumns", 3, { 1024, 1536, 2048 } };
 	struct kx_bench_tuning tn;
 	struct fake f = { .next = by_value };
-	ok(kx_bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == 0, "tuning runs");
+	ok(bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == 0, "tuning runs");
 	ok(tn.parameter && !strcmp(tn.parameter, "chunkColumns") && tn.n == 3 && tn.calls == 3,
 	   "it names the parameter, the candidates and the calls each");
 	ok(tn.median_ns[0] == 25000000 && tn.median_ns[1] == 24000000 && tn.median_ns[2] == 24000000,
@@ -342,14 +342,14 @@ static void tune(void)
 
 	struct kx_bench_tunable none = { 0 };
 	f = (struct fake){ .next = by_value };
-	ok(kx_bench_tune(&none, f_set, &f, &fake_ops, &f, 3, &tn) == 0 && !tn.parameter && !f.sets &&
+	ok(bench_tune(&none, f_set, &f, &fake_ops, &f, 3, &tn) == 0 && !tn.parameter && !f.sets &&
 	   !f.warm_calls && !f.time_calls_calls, "nothing to tune: nothing is run, nothing chosen");
 
 	f = (struct fake){ .next = by_value, .set_fails = 2048 };
-	ok(kx_bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == -EINVAL && !tn.parameter,
+	ok(bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == -EINVAL && !tn.parameter,
 	   "a value the case refuses is an error, and nothing is chosen");
 	f = (struct fake){ .next = by_value, .fail_at = 5 };
-	ok(kx_bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == -EIO && !tn.parameter,
+	ok(bench_tune(&t, f_set, &f, &fake_ops, &f, 3, &tn) == -EIO && !tn.parameter,
 	   "so is a timed call that fails");
 }
 
