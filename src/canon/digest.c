@@ -140,7 +140,7 @@ static void note_span(void *ctx, const char *key, size_t key_len, size_t start, 
 int kx_digest_document_jcs(const struct kx_json *doc, struct kx_digest *ret, struct kx_buf *full)
 {
 	struct hashed_spans hs = { 0 };
-	int r = kx__jcs_write_object(doc, full, note_span, &hs);
+	int r = canon_jcs_write_object(doc, full, note_span, &hs);
 	if (r < 0)
 		return r;
 	/* the hashed form is those members, in the same (sorted) order, between braces */

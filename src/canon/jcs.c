@@ -258,7 +258,7 @@ int kx_json_write_pretty(const struct kx_json *v, struct kx_buf *out)
 	return r < 0 ? r : kx_buf_putc(out, '\n');
 }
 
-int kx__jcs_write_object(const struct kx_json *obj, struct kx_buf *out, kx__jcs_member_fn fn, void *ctx)
+int canon_jcs_write_object(const struct kx_json *obj, struct kx_buf *out, canon_jcs_member_fn fn, void *ctx)
 {
 	if (!obj || obj->type != KX_JSON_OBJECT)
 		return -EINVAL;
