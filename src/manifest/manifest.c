@@ -41,7 +41,7 @@ static int one(struct kx_manifest_file *f, size_t *cap, struct kx_json *root, un
 	if (kx_json_lint(root, "", pr) < 0)
 		return -ENOMEM;
 	struct kx_manifest m;
-	int r = kx__manifest_check(f->arena, root, &m, pr, true);
+	int r = manifest_check(f->arena, root, &m, pr, true);
 	if (r == -ENOMEM)
 		return r;
 	/* line numbers of a JSON Lines entry are relative to its own line */

@@ -10,7 +10,7 @@
  * validator's per-thread memo keyed by its source text (validate.c) — only for trees straight
  * from the parser, whose source text is still what they hold; the file reader's are.
  */
-int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
-		       struct kx_problems *problems, bool use_memo);
+int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		   struct kx_problems *problems, bool use_memo);
 
 #endif

@@ -761,13 +761,13 @@ static void memo_add(const struct kx_json *doc, const struct kx_digest *d, const
 int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
 		      struct kx_problems *problems)
 {
-	return kx__manifest_check(a, root, ret, problems, false);
+	return manifest_check(a, root, ret, problems, false);
 }
 
 /* use_memo: only for trees straight from the parser — a tree changed after parsing no longer
  * matches its source text, which is what the memo is keyed by */
-int kx__manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
-		       struct kx_problems *problems, bool use_memo)
+int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+		   struct kx_problems *problems, bool use_memo)
 {
 	struct ctx c = { .pr = problems };
 	struct kx_manifest m = { .root = root, .line = root->line };
