@@ -45,9 +45,8 @@ enum kx_doc {
 	KX_DOC__COUNT,
 };
 
-/* "run", "protocol" … (the manifest member) and "BenchmarkRun" … (the kind) */
+/* "run", "protocol" …: the manifest member that holds the document */
 const char *kx_doc_member(enum kx_doc d);
-const char *kx_doc_kind(enum kx_doc d);
 /* The document a kind names, or -1 when it is no KernelIndex kind. */
 int kx_doc_from_kind(const char *kind);
 

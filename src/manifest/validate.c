@@ -28,11 +28,6 @@ const char *kx_doc_member(enum kx_doc d)
 	return d < KX_DOC__COUNT ? members[d] : "?";
 }
 
-const char *kx_doc_kind(enum kx_doc d)
-{
-	return d < KX_DOC__COUNT ? kinds[d] : "?";
-}
-
 int kx_doc_from_kind(const char *kind)
 {
 	for (int i = 0; i < KX_DOC__COUNT; i++)
