@@ -104,8 +104,6 @@ int kx_json_set(struct kx_arena *a, struct kx_json *obj, const char *key, struct
 int kx_json_set_string(struct kx_arena *a, struct kx_json *obj, const char *key, const char *s);
 int kx_json_set_number(struct kx_arena *a, struct kx_json *obj, const char *key, double n);
 int kx_json_append(struct kx_arena *a, struct kx_json *arr, struct kx_json *value);
-/* Remove obj[key] if present; returns true when something was removed. */
-bool kx_json_remove(struct kx_json *obj, const char *key);
 
 /* ---- reading ---------------------------------------------------------------------------------- */
 

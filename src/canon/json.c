@@ -858,18 +858,6 @@ int kx_json_append(struct kx_arena *a, struct kx_json *arr, struct kx_json *valu
 	return 0;
 }
 
-bool kx_json_remove(struct kx_json *obj, const char *key)
-{
-	struct kx_json_member *m = find(obj, key, strlen(key));
-	if (!m)
-		return false;
-	size_t i = (size_t)(m - obj->obj.v);
-	obj->src = NULL;
-	memmove(m, m + 1, (obj->obj.len - i - 1) * sizeof(*m));
-	obj->obj.len--;
-	return true;
-}
-
 /* ---- reading ---------------------------------------------------------------------------------- */
 
 struct kx_json *kx_json_get(const struct kx_json *obj, const char *key)
