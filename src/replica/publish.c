@@ -368,7 +368,7 @@ static void *publisher_main(void *arg)
 	pthread_setname_np(pthread_self(), "kx-publisher"); /* for top -H, perf */
 	struct kx_publisher *p = arg;
 	pthread_mutex_lock(&p->lock);
-	while (!p->stop) {
+	for (;;) {
 		struct timespec until;
 		unsigned wait_ms = next_wait_ms(p);
 		clock_gettime(CLOCK_MONOTONIC, &until);
@@ -380,9 +380,14 @@ static void *publisher_main(void *arg)
 		}
 		while (!p->stop && pthread_cond_timedwait(&p->wake, &p->lock, &until) != ETIMEDOUT)
 			;
+		/* a round, and a last one once stopped, even when stopped before the first: what was
+		 * committed is published */
+		bool last = p->stop;
 		pthread_mutex_unlock(&p->lock);
-		round_logged(p); /* and a last one when stopped: what was committed is published */
+		round_logged(p);
 		pthread_mutex_lock(&p->lock);
+		if (last)
+			break;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
