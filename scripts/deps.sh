@@ -5,7 +5,7 @@
 # `scripts/deps.sh --test` before bench/fuzz.
 set -euo pipefail
 
-pkgs=(gcc meson ninja-build pkg-config libfuse3-dev fuse3 librocksdb-dev libssl-dev
+pkgs=(gcc g++ meson ninja-build pkg-config libfuse3-dev fuse3 librocksdb-dev libssl-dev
       python3 rsync attr tar coreutils findutils procps)
 # --test also: clang and libFuzzer, for the -Dfuzz=true build that bench/fuzz runs; fincore
 [[ ${1:-} == --test ]] && pkgs+=(clang libclang-rt-14-dev util-linux-extra # util-linux-extra: fincore

@@ -179,6 +179,12 @@ int store_names_each(const struct store_names *n, int (*fn)(void *ctx, char leve
 const char *store_names_level(char level); /* "implementations", "GPUs", "kernels", "passes" */
 void store_names_release(struct store_names *n);
 
+/* ---- table.cc ---------------------------------------------------------------------------------- */
+
+/* Read the table file at `path` through, every block's checksum checked: 0; -1 with RocksDB's
+ * status in *ret_err (malloc'd, naming the file; store_errno reads it); -ENOMEM. */
+int store_table_check(const char *path, char **ret_err);
+
 /* ---- upgrade.c --------------------------------------------------------------------------------- */
 
 /* The upgrade from `from` to this kindex's schema, at a writable open. */

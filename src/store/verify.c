@@ -10,6 +10,7 @@
 #include "kx/manifest.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -799,60 +800,35 @@ static int check_records(struct vctx *c, unsigned char tag)
 }
 
 /*
- * Each live table read through, from its smallest key to its largest, unless a scan named it
- * already: a scan that met a damaged table along the way can go on as if nothing were missing (the
- * iteration's end is confirmed, but the memtable's keys, or the next key family's, may come after
- * it), and no scan reads the store's own keys, aliases, directory times and name claims. A table
- * whose largest key is not reached is sought after the last key read, which names its damage. In
- * a verify since a generation, the tables numbered up to since_table were read through before.
+ * Each live table read through, every block's checksum checked (store_table_check: the file's
+ * own blocks, whatever other tables share its key range), unless a scan named it already: a scan
+ * that meets a damaged table goes on past it, and no scan reads the store's own keys, aliases,
+ * directory times and name claims. In a verify since a generation, the tables numbered up to
+ * since_table were read through before (the caller knows: the same files).
  */
 static int check_tables(struct vctx *c)
 {
-	int r = 0;
-	unsigned char last[sizeof(((struct key *)0)->b) + 1];
-	for (int i = 0; r == 0 && i < rocksdb_livefiles_count(c->tables); i++) {
+	for (int i = 0; i < rocksdb_livefiles_count(c->tables); i++) {
 		const char *name = rocksdb_livefiles_name(c->tables, i);
-		if (c->since && c->since_table && name && strtoull(name + strspn(name, "/"), NULL, 10) <= c->since_table)
+		if (!name || c->named[i] ||
+		    (c->since && c->since_table && strtoull(name + strspn(name, "/"), NULL, 10) <= c->since_table))
 			continue;
-		size_t ln, hn, kn, last_len = 0;
-		const char *lo = rocksdb_livefiles_smallestkey(c->tables, i, &ln);
-		const char *hi = rocksdb_livefiles_largestkey(c->tables, i, &hn);
-		char *upper = malloc(hn + 1);
-		if (!upper)
-			return -ENOMEM;
-		memcpy(upper, hi, hn);
-		upper[hn] = 0;
-		rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
-		rocksdb_readoptions_set_fill_cache(ro, 0);
-		rocksdb_readoptions_set_iterate_upper_bound(ro, upper, hn + 1);
-		rocksdb_iterator_t *it = rocksdb_create_iterator(c->s->db, ro);
-		bool reached = false, any = false;
-		for (rocksdb_iter_seek(it, lo, ln); !c->named[i] && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
-			const char *k = rocksdb_iter_key(it, &kn);
-			reached = kn == hn && memcmp(k, hi, hn) == 0;
-			if (kn < sizeof(last)) {
-				memcpy(last, k, kn);
-				last_len = kn;
-				any = true;
+		char path[PATH_MAX], *err = NULL;
+		if (snprintf(path, sizeof(path), "%s/%s", c->s->path, name + strspn(name, "/")) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		int r = store_table_check(path, &err);
+		if (r == -1) {
+			r = store_errno(err);
+			if (r == -EUCLEAN) {
+				damaged_table(c, err);
+				r = 0;
 			}
 		}
-		char *err = NULL;
-		rocksdb_iter_get_error(it, &err);
-		if (!err && !reached && any && !c->named[i]) {
-			last[last_len] = 0;
-			rocksdb_iter_seek(it, (const char *)last, last_len + 1);
-			rocksdb_iter_get_error(it, &err);
-		}
-		if (err && (r = store_errno(err)) == -EUCLEAN) {
-			damaged_table(c, err);
-			r = 0;
-		}
-		rocksdb_free(err);
-		rocksdb_iter_destroy(it);
-		rocksdb_readoptions_destroy(ro);
-		free(upper);
+		free(err);
+		if (r < 0)
+			return r;
 	}
-	return r;
+	return 0;
 }
 
 static int name_collision(void *ctx, char level, const char *comp, const char *a, const char *b)
