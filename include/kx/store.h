@@ -250,8 +250,8 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
  * group's record, rank-index, path-index and current-run entries. Every document, run, group and
  * rank-index entry is still read (RocksDB checks each block's checksum as it reads it) and counted
  * against the counters; the documents of older runs are not hashed again, nor the source-index and
- * current-run entries of older runs read. 0: everything, as kx_store_verify. Every live table is
- * read through from its smallest key to its largest, but for those numbered up to `since_table`
+ * current-run entries of older runs read. 0: everything, as kx_store_verify. Every live table file
+ * is read through, each block's checksum checked, but for those numbered up to `since_table`
  * (their files' names, 000013.sst: 13), which the caller knows were read through before: the
  * same files (0: every table).
  */
