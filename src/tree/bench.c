@@ -148,12 +148,6 @@ static int below_load(struct kx_tree *t, struct kx_view *v, struct below *b, str
 
 int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
 {
-	if (n->file == KX_BF_INDEX_HTML) {
-		struct kx_node dir = *n;
-		dir.type = KX_NODE_BENCH;
-		dir.file = 0;
-		return tree_html(t, v, &dir, out);
-	}
 	char comp[3][KX_NAME_MAX] = { { 0 } };
 	int r = bench_comps(t, n, comp);
 	if (r < 0)

@@ -230,8 +230,14 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		gctx_put(t, g);
 		return r;
 	}
-	case KX_NODE_BENCH_FILE:
-		return bench_file_render(t, v, n, out);
+	case KX_NODE_BENCH_FILE: {
+		if (n->file != KX_BF_INDEX_HTML)
+			return bench_file_render(t, v, n, out);
+		struct kx_node dir = *n;
+		dir.type = KX_NODE_BENCH;
+		dir.file = 0;
+		return tree_html(t, v, &dir, out);
+	}
 	case KX_NODE_INDEX:
 		return top_index(t, v, out);
 	case KX_NODE_REGRESSIONS:

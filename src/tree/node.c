@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The tree's namespace and attributes, the public kx_tree_* operations on nodes: lookup and
- * resolve, inode number to node, parent, readdir, getattr, a run's path, and the xattrs.
+ * The tree's namespace, the public kx_tree_* operations on names and nodes: lookup and resolve,
+ * inode number to node, parent, readdir and a file's name. Attributes are attr.c's, a run's path
+ * run.c's.
  */
 #include "private.h"
 
@@ -493,97 +494,7 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	}
 }
 
-/* ---- attributes ------------------------------------------------------------------------------- */
-
-struct counter {
-	uint32_t n;
-};
-
-static int count_entry(void *ctx, const char *name, const struct kx_node *n)
-{
-	struct counter *c = ctx;
-	c->n++;
-	return 0;
-}
-
-int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret)
-{
-	struct kx_attr a = { .ino = kx_tree_ino(n), .dir = kx_node_is_dir(n), .nlink = 2 };
-	struct kx_store_stats st;
-	struct kx_run_rec x;
-	struct kx_group_rec g;
-	int r = 0;
-	if (n->type >= KX_NODE_GROUP)
-		tree_node_put(t, a.ino, n); /* whoever asks for attributes is about to use the inode number */
-	if (!a.dir) {
-		int64_t stamp;
-		if ((r = tree_stamp_of(t, v, n, &stamp, &a.mtime_ns, &a.nlink)) < 0)
-			return r;
-		a.stamp = stamp;
-		if (!tree_size_get(t, tree_content_key(n), stamp, &a.size) &&
-		    (r = tree_size_of(t, v, n, stamp, &a.size)) < 0)
-			return r;
-		*ret = a;
-		return 0;
-	}
-	a.size = 4096;
-	switch (n->type) {
-	case KX_NODE_ROOT:
-		kx_store_stats(t->s, v, &st);
-		a.mtime_ns = st.changed_ns;
-		a.nlink = 2 + 4;
-		break;
-	case KX_NODE_COMPARE:
-	case KX_NODE_COMPARE_PAIR:
-		if ((r = compare_attr(t, v, n, &a.mtime_ns, &a.nlink)) < 0)
-			return r;
-		a.mtime_ns = compare_mtime(t, v, a.mtime_ns);
-		break;
-	case KX_NODE_RUNS:
-		kx_store_stats(t->s, v, &st);
-		a.mtime_ns = st.changed_ns;
-		a.nlink = (uint32_t)(2 + st.runs);
-		break;
-	case KX_NODE_DIGESTS:
-		kx_store_stats(t->s, v, &st);
-		a.mtime_ns = st.changed_ns;
-		a.nlink = 3;
-		break;
-	case KX_NODE_DIGESTS_SHA:
-		kx_store_stats(t->s, v, &st);
-		a.mtime_ns = st.changed_ns;
-		break;
-	case KX_NODE_BENCHMARKS:
-	case KX_NODE_BENCH: {
-		char comp[3][KX_NAME_MAX] = { { 0 } };
-		uint8_t depth = n->type == KX_NODE_BENCHMARKS ? 0 : n->depth;
-		if (depth && (r = bench_comps(t, n, comp)) < 0)
-			return r;
-		bench_mtime(t, v, depth, comp, &a.mtime_ns);
-		struct counter c = { 0 };
-		struct kx_node f[BENCH_FILES_MAX];
-		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
-			return r;
-		a.nlink = 2 + c.n - bench_files_of(n, f); /* its subdirectories' "..", not its files */
-		break;
-	}
-	case KX_NODE_GROUP:
-		if ((r = tree_get_group(t, v, &n->id, &g, &a.mtime_ns)) < 0)
-			return r;
-		a.nlink = 2 + g.ranked + g.unranked;
-		break;
-	case KX_NODE_RUN:
-	case KX_NODE_RUNS_RUN:
-		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
-			return r;
-		a.mtime_ns = x.observed_ns;
-		break;
-	default:
-		return -ENOENT;
-	}
-	*ret = a;
-	return 0;
-}
+/* ---- names ------------------------------------------------------------------------------------ */
 
 int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap)
 {
@@ -618,87 +529,4 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	default:
 		return kx_node_is_dir(n) ? -EISDIR : -ENOENT;
 	}
-}
-
-int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out, size_t cap)
-{
-	struct kx_run_rec x;
-	int r = tree_get_run(t, v, run, &x);
-	if (r == 0 && x.alias) { /* SPEC §2: an alias is in runs/ only */
-		char id[KX_DIGEST_HEX + 1];
-		if ((r = runs_canonical(t, v, run, id)) == 0)
-			snprintf(out, cap, "runs/%s", id);
-		return r;
-	}
-	struct runv rv;
-	r = r < 0 ? r : runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
-	if (r < 0)
-		return r;
-	snprintf(out, cap, "%s/%s", rv.v.group_path, rv.v.dirname);
-	runv_release(t, &rv);
-	return 0;
-}
-
-/* ---- xattrs ----------------------------------------------------------------------------------- */
-
-static const char *const xattr_names[] = { "user.kindex.digest", "user.kindex.comparison_key",
-					   "user.kindex.rank", "user.kindex.evidence" };
-
-static bool xattr_applies(const struct kx_node *n, int i)
-{
-	switch (n->type) {
-	case KX_NODE_RUN:
-	case KX_NODE_RUNS_RUN:
-	case KX_NODE_RUN_FILE:
-	case KX_NODE_RUNS_FILE:
-		return true;
-	case KX_NODE_GROUP:
-	case KX_NODE_GROUP_FILE:
-		return i <= 1;
-	case KX_NODE_DOC:
-	case KX_NODE_DOC_FILE:
-		return i == 0;
-	default:
-		return false;
-	}
-}
-
-int kx_tree_xattr_list(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
-{
-	for (size_t i = 0; i < KX_ARRAY_SIZE(xattr_names); i++)
-		if (xattr_applies(n, (int)i) && kx_buf_append(out, xattr_names[i], strlen(xattr_names[i]) + 1) < 0)
-			return -ENOMEM;
-	return 0;
-}
-
-int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const char *name,
-		      struct kx_buf *out)
-{
-	int i = -1;
-	for (size_t k = 0; k < KX_ARRAY_SIZE(xattr_names); k++)
-		if (strcmp(xattr_names[k], name) == 0)
-			i = (int)k;
-	if (i < 0 || !xattr_applies(n, i))
-		return -ENODATA;
-	char s[KX_DIGEST_STR_MAX];
-	bool is_run = n->type == KX_NODE_RUN || n->type == KX_NODE_RUNS_RUN || n->type == KX_NODE_RUN_FILE ||
-		      n->type == KX_NODE_RUNS_FILE;
-	if (i == 0 || (i == 1 && !is_run)) {
-		kx_digest_format(&n->id, s);
-		return kx_buf_puts(out, s);
-	}
-	struct runv rv;
-	int r = runv_load(t, v, &n->id, &rv);
-	if (r < 0)
-		return r;
-	if (i == 1) {
-		kx_digest_format(&rv.run.group, s);
-		r = kx_buf_puts(out, s);
-	} else if (i == 2) {
-		r = rv.v.rank ? kx_buf_printf(out, "%u", rv.v.rank) : kx_buf_puts(out, "unranked");
-	} else {
-		r = kx_buf_puts(out, kx_evidence_name((enum kx_evidence)rv.run.evidence));
-	}
-	runv_release(t, &rv);
-	return r;
 }

@@ -609,7 +609,7 @@ size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_
 /* A benchmark directory's file's stamp: the directory's mtime. */
 int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret);
 
-/* The bytes of a benchmark directory's file. */
+/* The bytes of a benchmark directory's file other than its index.html (html.c's). */
 int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
 /* ---- compare.c ------------------------------------------------------------------------ */
 

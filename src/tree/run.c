@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * Run views: what rendering a run needs (its record, its group listing and position, its parsed
- * documents) as one struct runv, a group's as a kx_group_view, and the files a run directory
- * lists.
+ * documents) as one struct runv, a group's as a kx_group_view, the files a run directory
+ * lists, and a run's path in the tree (kx_tree_run_path).
  */
 #include "private.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,4 +150,23 @@ int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const s
 		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
 	}
 	return r;
+}
+
+int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out, size_t cap)
+{
+	struct kx_run_rec x;
+	int r = tree_get_run(t, v, run, &x);
+	if (r == 0 && x.alias) { /* SPEC §2: an alias is in runs/ only */
+		char id[KX_DIGEST_HEX + 1];
+		if ((r = runs_canonical(t, v, run, id)) == 0)
+			snprintf(out, cap, "runs/%s", id);
+		return r;
+	}
+	struct runv rv;
+	r = r < 0 ? r : runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
+	if (r < 0)
+		return r;
+	snprintf(out, cap, "%s/%s", rv.v.group_path, rv.v.dirname);
+	runv_release(t, &rv);
+	return 0;
 }
