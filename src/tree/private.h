@@ -11,13 +11,13 @@
  *     group.c    group listings                           calls cache
  *     shortid.c  the names in runs/                       calls none
  *     run.c      run and group views                      calls group, cache
- *     bench.c    benchmark directories' files and mtimes  calls group, cache
+ *     sweeps.c   benchmark directories' files and mtimes  calls group, cache
  *     compare.c  compare/: pairs, their files and inodes  calls group, cache, inode
  *     top.c      index.tsv and regressions.tsv            calls compare, group, run, cache
- *     content.c  stamps, bytes, sizes, SHA256SUMS         calls top, compare, bench, run, group, cache, inode
- *     node.c     lookup, readdir, getattr, xattrs         calls content, compare, bench, run, shortid, group,
+ *     content.c  stamps, bytes, sizes, SHA256SUMS         calls top, compare, sweeps, run, group, cache, inode
+ *     node.c     lookup, readdir, getattr, xattrs         calls content, compare, sweeps, run, shortid, group,
  *                                                         cache, inode
- *     changes.c  what a store change touched              calls node, content, compare, bench, shortid, group,
+ *     changes.c  what a store change touched              calls node, content, compare, sweeps, shortid, group,
  *                                                         cache, inode
  *
  * The tree of SPEC §3 over the store (see include/kx/tree.h for the node and inode scheme).
@@ -593,7 +593,7 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
 		 kx_dirent_fn fn, void *ctx);
 
-/* ---- bench.c ------------------------------------------------------------------------- */
+/* ---- sweeps.c ------------------------------------------------------------------------ */
 
 /* The mtime of the benchmark directory of path components comp[0..depth) (0: benchmarks/). */
 int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);

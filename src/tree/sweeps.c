@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The files of benchmark directories — gpus.tsv in a pass directory, sweep.tsv and sweep.svg
- * in a gpu directory (docs/views.md) — and those directories' mtimes, which are the files' stamps: every
- * run added below a directory moves its mtime (the store's 'M' records), and so does a workload
- * document stored late for a run below it (which may add a sweep), so the bytes are a function of
- * the stamp. Their bytes are
- * rendered (src/render/bench.c) from the listings of the groups below (group.c), whose ranked
- * prefix is the current runs; each file is rendered on its first read, never at ingest.
+ * The files across the groups of a benchmark directory (docs/views.md) — gpus.tsv in a pass
+ * directory, sweep.tsv and sweep.svg in a gpu directory — and those directories' mtimes, which are
+ * the files' stamps: every run added below a directory moves its mtime (the store's 'M' records),
+ * and so does a workload document stored late for a run below it (which may add a sweep), so the
+ * bytes are a function of the stamp. The bytes are rendered by src/render (kx_render_gpus_tsv,
+ * kx_render_sweep_tsv, kx_render_sweep_svg) from the listings of the groups below (group.c), whose
+ * ranked prefix is the current runs; each file is rendered on its first read, never at ingest.
+ * Also the list of a benchmark directory's files, index.html among them (html.c renders it).
+ * Nothing here is about the bench/ scripts or kindex-bench.
  */
 #include "private.h"
 
