@@ -1,16 +1,53 @@
 // SPDX-License-Identifier: MIT
 /*
- * The tree's caches and its lifetime: kx_tree_new sizes them from one bound and kx_tree_free
- * frees them. The small caches (sizes, decoded inodes, run and group records' slots, documents'
- * existence, benchmark directories), the table of how many runs name each document, the content
- * cache and the parsed documents; their types are in private.h. They read the store, never
- * render: what is cached here is filled by the layers above.
+ * The tree's caches: tree_cache_init sizes them from one bound (kx_tree_new) and
+ * tree_cache_release frees them. The small caches (sizes, decoded inodes, run and group records'
+ * slots, documents' existence, benchmark directories), the table of how many runs name each
+ * document, the content cache with the root's files kept beside it (top slots), and the parsed
+ * documents. They read the store, never render: what is cached here is filled by the layers above.
  */
 #include "private.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * Two direct-mapped caches beside the content cache, each a fixed fraction of its bound: file
+ * sizes by (content key, stamp), so getattr of a file whose bytes were evicted does not render it
+ * again (after a read, the kernel asks for attributes once more) — a group's SHA256SUMS above all,
+ * whose size takes every file of every run of the group: a quarter of the bound (65,536 slots
+ * with the default 8 MiB; with a 32nd, a group listed again after the kernel had forgotten it —
+ * memory pressure, proactive reclaim — was rendered whole again, and `ls -lR` of 20,000 runs
+ * listed again cost as much as the first time); and decoded nodes by inode number, which never
+ * change meaning (inode numbers are never reused), so an operation on a known inode costs no
+ * prefix seek in the store. (The slots other files read too — sizes, the run sizes, group
+ * records and groups' stamps — are declared in private.h.)
+ */
+struct node_slot {
+	uint64_t ino;
+	struct kx_node n;
+};
+
+/*
+ * And run records by digest: a record never changes once stored (ranks live in the group index),
+ * and one file operation reads its run's record several times (stamp, lookup, attributes, render).
+ * An entry serves a view only if the run existed in it (its generation is not newer).
+ */
+struct run_slot {
+	bool used;
+	struct kx_run_rec rec;
+};
+
+/*
+ * And which documents exist (a listing of a run directory asks for its workload and
+ * implementation documents): a document, once stored, is never removed, so "it exists since
+ * generation g" answers every view of generation g or later. Absence is not cached.
+ */
+struct doc_slot {
+	uint64_t generation;
+	struct kx_digest d;
+};
 
 /* ---- caches ----------------------------------------------------------------------------------- */
 
@@ -425,14 +462,27 @@ void tree_node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n)
 	pthread_mutex_unlock(&t->lock);
 }
 
-struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
+
+
+bool tree_unref(struct kx_tree *t, int *refs)
 {
-	struct kx_tree *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->s = s;
-	pthread_mutex_init(&t->health_lock, NULL);
-	t->limit = cache_bytes ? cache_bytes : 32u << 20;
+	pthread_mutex_lock(&t->lock);
+	bool last = --*refs == 0;
+	pthread_mutex_unlock(&t->lock);
+	return last;
+}
+
+
+static void centry_free(struct centry *e)
+{
+	if (e->c.data != e->data)
+		free((char *)e->c.data); /* a large file's bytes, taken from the renderer's buffer */
+	free(e);
+}
+
+/* Size and allocate the small caches from t->limit; -ENOMEM leaves none allocated. */
+int tree_cache_init(struct kx_tree *t)
+{
 	t->nsizes = pow2_floor(t->limit / 4 / sizeof(struct size_slot));
 	t->nrsets = t->limit * 3 / 4 / (RSIZE_WAYS * sizeof(struct rsize_slot)) + 1;
 	t->nnodes = pow2_floor(t->limit / 4 / sizeof(struct node_slot));
@@ -455,111 +505,30 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 		free(t->runs);
 		free(t->groups);
 		free(t->gstamps);
-		free(t);
-		return NULL;
+		return -ENOMEM;
 	}
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_mutex_init(&t->uses_lock, NULL);
-	pthread_mutex_init(&t->cmp_lock, NULL);
-	pthread_mutex_init(&t->top_lock, NULL);
-	return t;
+	return 0;
 }
 
 static void pdocs_free_all(struct kx_tree *t);
 
-void gctx_free(struct gctx *g)
+/* Free what the caches hold, and the caches (kx_tree_free: after the group listings, which hold
+ * parsed documents). */
+void tree_cache_release(struct kx_tree *t)
 {
-	if (!g)
-		return;
-	free(g->runs);
-	free(g->dirnames);
-	free(g->dirptrs);
-	free(g->by_digest);
-	pdoc_put(g->wdoc);
-	free(g);
-}
-
-bool tree_unref(struct kx_tree *t, int *refs)
-{
-	pthread_mutex_lock(&t->lock);
-	bool last = --*refs == 0;
-	pthread_mutex_unlock(&t->lock);
-	return last;
-}
-
-void cmp_free(struct cmp_data *d)
-{
-	if (!d)
-		return;
-	free(d->text);
-	free(d->impls);
-	free(d->impl_order);
-	free(d->gpus);
-	free(d->dirs);
-	free(d->groups);
-	free(d->keys);
-	free(d->runs);
-	free(d->pairs);
-	free(d->files);
-	free(d->ids);
-	free(d);
-}
-
-static void centry_free(struct centry *e)
-{
-	if (e->c.data != e->data)
-		free((char *)e->c.data); /* a large file's bytes, taken from the renderer's buffer */
-	free(e);
-}
-
-void index_state_release(struct index_state *s)
-{
-	for (size_t i = 0; i < s->nnames; i++)
-		free(s->names[i]);
-	free(s->names);
-	free(s->groups);
-	*s = (struct index_state){ 0 };
-}
-
-void reg_state_release(struct reg_state *s)
-{
-	free(s->groups);
-	free(s->rows);
-	free(s->text);
-	*s = (struct reg_state){ 0 };
-}
-
-void kx_tree_free(struct kx_tree *t)
-{
-	if (!t)
-		return;
-	free(t->health);
-	pthread_mutex_destroy(&t->health_lock);
 	for (size_t i = 0; i < KX_ARRAY_SIZE(t->bench); i++)
 		for (struct bench_dir *b = t->bench[i], *n; b; b = n) {
 			n = b->next;
 			free(b);
 		}
-	for (struct kx_link *l = t->glru.head, *n; l; l = n) {
-		n = l->next;
-		gctx_free(kx_entry_of(l, struct gctx, lru));
-	}
 	for (int i = 0; i < TOP__COUNT; i++) /* before the cache: what is cached too is freed there */
 		kx_content_put(t->top[i].c);
-	reg_state_release(&t->reg);
-	index_state_release(&t->index);
-	pthread_mutex_destroy(&t->top_lock);
 	for (struct kx_link *l = t->clru.head, *n; l; l = n) {
 		n = l->next;
 		centry_free(kx_entry_of(l, struct centry, lru));
 	}
 	pdocs_free_all(t);
-	for (size_t i = 0; i < CMP_SLOTS; i++)
-		cmp_free(t->cmp[i]);
-	pthread_mutex_destroy(&t->cmp_lock);
 	uses_free(t->uses);
-	pthread_mutex_destroy(&t->uses_lock);
-	pthread_mutex_destroy(&t->lock);
 	free(t->sizes);
 	free(t->rsizes);
 	free(t->nodes);
@@ -567,12 +536,6 @@ void kx_tree_free(struct kx_tree *t)
 	free(t->groups);
 	free(t->gstamps);
 	free(t->docs);
-	free(t);
-}
-
-struct kx_store *kx_tree_store(struct kx_tree *t)
-{
-	return t->s;
 }
 
 void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret)
@@ -927,16 +890,3 @@ struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_dige
 	return p;
 }
 
-int kx_tree_set_health(struct kx_tree *t, const char *lines)
-{
-	char *copy = lines ? strdup(lines) : NULL;
-	if (lines && !copy)
-		return -ENOMEM;
-	pthread_mutex_lock(&t->health_lock);
-	char *old = t->health;
-	t->health = copy;
-	t->health_serial++;
-	pthread_mutex_unlock(&t->health_lock);
-	free(old);
-	return 0;
-}

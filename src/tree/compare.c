@@ -33,6 +33,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The parts of struct cmp_data (private.h) that only this file reads. */
+struct cmp_run {
+	uint32_t impl;
+	struct kx_compare_run r;
+};
+
+struct cmp_group {
+	uint32_t name;        /* its workload directory's name */
+	uint32_t first, len;  /* its current runs: runs[first..first+len), by impl index */
+};
+
+struct cmp_id {               /* what an inode number's 55 bits name: a pair, its index.html or a gpu file */
+	uint64_t id55;
+	uint32_t pair;
+	int32_t file;         /* a gpu file's index, CMP_SUMMARY or CMP_HTML */
+};
+
 /* ---- building a generation's comparisons ------------------------------------------------------- */
 
 static uint64_t mix64(uint64_t z)
@@ -654,6 +671,25 @@ static int make_pairs(struct cmp_data *d, struct pairs *p)
 	return r;
 }
 
+/* Free a generation's comparisons (their last reference is gone). */
+static void cmp_free(struct cmp_data *d)
+{
+	if (!d)
+		return;
+	free(d->text);
+	free(d->impls);
+	free(d->impl_order);
+	free(d->gpus);
+	free(d->dirs);
+	free(d->groups);
+	free(d->keys);
+	free(d->runs);
+	free(d->pairs);
+	free(d->files);
+	free(d->ids);
+	free(d);
+}
+
 /* A generation's comparisons, built from view v. */
 static int cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 {
@@ -760,6 +796,13 @@ struct cmp_data *cmp_peek(struct kx_tree *t, uint64_t generation)
 		best->refs++;
 	pthread_mutex_unlock(&t->lock);
 	return best;
+}
+
+/* Free the generations kept (kx_tree_free). */
+void tree_compare_release(struct kx_tree *t)
+{
+	for (size_t i = 0; i < CMP_SLOTS; i++)
+		cmp_free(t->cmp[i]);
 }
 
 /* ---- what a generation holds ------------------------------------------------------------------ */

@@ -198,6 +198,19 @@ static int current_first(struct kx_run_rec *runs, uint32_t ranked, uint32_t *ret
 	return 0;
 }
 
+/* Free a listing whose last reference is gone. */
+static void gctx_free(struct gctx *g)
+{
+	if (!g)
+		return;
+	free(g->runs);
+	free(g->dirnames);
+	free(g->dirptrs);
+	free(g->by_digest);
+	pdoc_put(g->wdoc);
+	free(g);
+}
+
 static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_group_rec *g, int64_t stamp,
 		      struct gctx **ret)
 {
@@ -342,4 +355,13 @@ ssize_t gctx_find(const struct gctx *g, const struct kx_digest *run)
 			lo = mid + 1;
 	}
 	return -1;
+}
+
+/* Free every listing the cache holds (kx_tree_free: before the parsed documents, which they hold). */
+void tree_groups_release(struct kx_tree *t)
+{
+	for (struct kx_link *l = t->glru.head, *n; l; l = n) {
+		n = l->next;
+		gctx_free(kx_entry_of(l, struct gctx, lru));
+	}
 }

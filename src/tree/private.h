@@ -1,24 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The private header of src/tree: struct kx_tree, the types its files share and the functions
- * that cross files, each declared with the file that defines it.
+ * The private header of src/tree: struct kx_tree, and what crosses the folder's files — each type
+ * and function under the file that defines it, the files lowest first. A file calls only the files
+ * listed before it, never one after it; scripts/check-layers reads the built objects with nm and
+ * fails on a call that goes the other way (a circle), and on a global that is neither kx_...
+ * (include/kx/tree.h) nor tree_... (here). What only one file uses is static in that file.
  *
- * Who calls whom (lower layers first; a file calls only files above it in this list, never one
- * below, checked with nm: each object's undefined symbols that another tree object defines):
- *
- *     inode.c    the inode codec                          calls none
- *     cache.c    struct kx_tree, the caches, doc uses     calls inode
- *     group.c    group listings                           calls cache
- *     shortid.c  the names in runs/                       calls none
- *     run.c      run and group views                      calls group, cache
- *     sweeps.c   benchmark directories' files and mtimes  calls group, cache
- *     compare.c  compare/: pairs, their files and inodes  calls group, cache, inode
- *     top.c      index.tsv and regressions.tsv            calls compare, group, run, cache
- *     content.c  stamps, bytes, sizes, SHA256SUMS         calls top, compare, sweeps, run, group, cache, inode
- *     node.c     lookup, readdir, getattr, xattrs         calls content, compare, sweeps, run, shortid, group,
- *                                                         cache, inode
- *     changes.c  what a store change touched              calls node, content, compare, sweeps, shortid, group,
- *                                                         cache, inode
+ *     inode.c    the inode codec: a node's number and back, which nodes are directories
+ *     cache.c    the caches: sizes, decoded inodes, run and group records, documents' existence
+ *                and uses, benchmark directories' paths, rendered content (and the root's files
+ *                kept beside it), parsed documents
+ *     group.c    a group's record and stamp, its workload directory name, its listing (gctx)
+ *     sweeps.c   benchmark directories' files (gpus.tsv, sweep.tsv, sweep.svg) and their mtimes
+ *     compare.c  compare/: a generation's comparisons, its pairs, their files, names and inodes
+ *     shortid.c  the names in runs/
+ *     run.c      run views (runv), a group's render view, a run directory's files, a run's path
+ *     node.c     the namespace: lookup, resolve, inode to node, parent, readdir, a file's name
+ *     html.c     index.html of a directory, made from its listing
+ *     top.c      index.tsv and regressions.tsv, and their rows kept between builds
+ *     content.c  a file's stamp, bytes and size, SHA256SUMS
+ *     attr.c     getattr and the xattrs
+ *     tree.c     the tree's lifetime (kx_tree_new, kx_tree_free) and README's health lines
+ *     changes.c  what a store change touched (kx_tree_changes)
  *
  * The tree of SPEC §3 over the store (see include/kx/tree.h for the node and inode scheme).
  *
@@ -28,9 +31,9 @@
  * entry is recognised rather than served — by the mtime of the group's gpu directory, which every
  * ingest below it bumps. Smaller caches, each a fixed fraction of the bound, spare the store the
  * reads one file operation repeats (sizes, inode decoding, run and group records, groups' stamps,
- * document existence, parsed documents); see "caches" below for what keeps each one valid. A FUSE
- * traversal of 100,000 runs (bench/read) is what they are tuned on: it renders each run once, not
- * once per path and file.
+ * document existence, parsed documents); cache.c says what keeps each one valid. A FUSE traversal
+ * of 100,000 runs (bench/read) is what they are tuned on: it renders each run once, not once per
+ * path and file.
  */
 #ifndef KX_TREE_PRIVATE_H
 #define KX_TREE_PRIVATE_H
@@ -46,6 +49,91 @@
 
 #define BITS55 KX_INO_ID_MASK
 
+#define CBUCKETS 4096
+#define GBUCKETS 1024
+#define PBUCKETS 256
+
+#define CMP_SLOTS 2 /* generations of comparisons kept: the newest two asked for (compare.c) */
+
+/*
+ * The root's files made of every group (top.c): index.tsv and regressions.tsv. The newest
+ * rendered version of each is held here whatever its size — the content cache keeps nothing
+ * larger than a quarter of its bound, and index.tsv of 100,000 runs is 33 MB, which every read of
+ * a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it,
+ * or until TOP_IDLE_PUTS other files have been rendered since it was last read: a walk that
+ * stats it (`ls -lR`, `rsync`) then goes on without holding it. Its reader reads it within
+ * microseconds a piece, and the kernel's page cache keeps what was read (keep_cache). The slots
+ * are cache.c's (tree_top_get, tree_top_keep), beside the content cache.
+ */
+enum { TOP_INDEX, TOP_REGRESSIONS, TOP__COUNT };
+#define TOP_IDLE_PUTS 4096
+
+struct top_slot {
+	int64_t stamp;
+	const struct kx_content *c;
+	uint64_t used; /* kx_tree.puts when it was kept or last read */
+};
+
+/* The tree: its store, the bound of its caches, and each file's state, under the locks named. */
+struct kx_tree {
+	struct kx_store *s;
+	size_t limit;
+	pthread_mutex_t lock;
+	/* cache.c */
+	struct bench_dir *bench[256];
+	struct centry *chash[CBUCKETS];
+	struct kx_list clru; /* rendered content, most recently used first */
+	size_t cbytes;
+	struct size_slot *sizes; /* direct-mapped, nsizes a power of two */
+	size_t nsizes;
+	struct rsize_slot *rsizes; /* sets of RSIZE_WAYS, one slot per run */
+	size_t nrsets;
+	struct node_slot *nodes; /* likewise */
+	size_t nnodes;
+	struct run_slot *runs;   /* likewise */
+	size_t nruns;
+	struct group_slot *groups; /* likewise (group.c reads and fills them) */
+	size_t ngroups;
+	struct gstamp_slot *gstamps; /* likewise (group.c) */
+	size_t ngstamps;
+	struct doc_slot *docs;     /* likewise */
+	size_t ndocs;
+	struct kx_list plru; /* parsed documents, most recently used first */
+	struct pdoc *phash[PBUCKETS];
+	size_t npdocs;
+	pthread_mutex_t uses_lock;  /* the table below; held while it is built */
+	struct doc_uses *uses;      /* how many runs name each document (doc_use) */
+	struct top_slot top[TOP__COUNT];
+	uint64_t puts;              /* files rendered into the content cache (tree_cache_put), under lock */
+	struct kx_tree_stats stats;
+	/* group.c */
+	struct kx_list glru; /* group listings, most recently used first */
+	struct gctx *ghash[GBUCKETS];
+	size_t gbytes;
+	/* compare.c */
+	pthread_mutex_t cmp_lock;   /* held while a generation's comparisons are built */
+	struct cmp_data *cmp[CMP_SLOTS];
+	/* top.c */
+	pthread_mutex_t top_lock;   /* held while a file of top.c is built (content.c), and for the two below */
+	struct reg_state *reg;      /* regressions.tsv's rows by group, from its last build (NULL: none yet) */
+	struct index_state *index;  /* index.tsv's likewise */
+	/* tree.c */
+	pthread_mutex_t health_lock; /* the two below (kx_tree_set_health) */
+	char *health;
+	uint64_t health_serial;
+};
+
+/* ---- inode.c ------------------------------------------------------------------------------- */
+
+/* The 55 bits of a digest an inode number carries. */
+uint64_t tree_id55(const struct kx_digest *d);
+
+/* The node type and file of an inode number, into n. */
+void ino_kind(uint64_t ino, struct kx_node *n);
+
+/* ---- cache.c ------------------------------------------------------------------------------- */
+
+/* A benchmark directory's path components by the 55 bits of its id (kx_tree.bench, never evicted). */
 struct bench_dir {
 	uint64_t key;
 	uint8_t depth;
@@ -53,27 +141,7 @@ struct bench_dir {
 	struct bench_dir *next;
 };
 
-/* A group as listed: its runs in rank order with their directory names. Reference-counted. */
-struct gctx {
-	struct kx_digest key;
-	int64_t stamp;
-	struct kx_group_rec group;
-	struct kx_run_rec *runs;
-	char (*dirnames)[KX_NAME_MAX + 32];
-	const char **dirptrs;
-	uint32_t *by_digest; /* indexes of runs sorted by digest */
-	size_t len;
-	uint32_t ranked;
-	char workload_dir[KX_NAME_MAX + 16];
-	char path[5 * KX_NAME_MAX];
-	struct pdoc *wdoc;      /* the workload document, shared (parsed documents, below) */
-	struct kx_json *workload_doc;
-	size_t bytes;
-	int refs;
-	struct kx_link lru;       /* kx_tree.glru */
-	struct gctx *hnext;       /* hash chain (kx_tree.ghash) */
-};
-
+/* A file's rendered bytes in the content cache. */
 struct centry {
 	uint64_t ino;
 	int64_t stamp;
@@ -88,6 +156,7 @@ struct centry {
 		      * one's are their own allocation (tree_cache_put) */
 };
 
+/* A parsed document, shared by its readers. */
 struct pdoc {
 	struct kx_digest d;
 	uint64_t generation; /* of the view it was read in (UINT64_MAX: none) */
@@ -98,214 +167,11 @@ struct pdoc {
 	struct pdoc *hnext;
 };
 
-/*
- * The comparisons of one store generation (compare.c, docs/views.md "/compare/"): every group's
- * current runs, as a comparison needs them, and the pairs of implementations that share a group,
- * with their GPUs and stamps. Built in one pass over every group the first time a view of that
- * generation asks, immutable after; reference-counted (refs under kx_tree.lock). Names are offsets
- * into `text`; indexes into impls are in order of appearance, into gpus in name order.
- */
-struct cmp_run {
-	uint32_t impl;
-	struct kx_compare_run r;
-};
-
-struct cmp_group {
-	uint32_t name;        /* its workload directory's name */
-	uint32_t first, len;  /* its current runs: runs[first..first+len), by impl index */
-};
-
-struct cmp_dir {              /* benchmarks/<kernel>/<pass>/<gpu>, in path order */
-	uint32_t kernel, pass;
-	uint32_t gpu;
-	int64_t mtime;
-	uint32_t first, len;  /* its groups, in workload directory name order */
-};
-
-struct cmp_pair {             /* compare/<cand>..<base>, in name order */
-	uint32_t cand, base;
-	uint32_t name;        /* "<cand>..<base>" */
-	int64_t stamp;        /* its summary.tsv's and index.html's (and mtime): the newest of its gpu files' */
-	struct kx_digest id;
-	struct kx_digest html_id; /* its index.html's: a number of its own (cmp_id) */
-	uint32_t first, len;  /* its gpu files: files[first..first+len), in gpu name order */
-};
-
-struct cmp_file {             /* compare/<cand>..<base>/<gpu>.tsv */
-	uint32_t pair, gpu;
-	int64_t stamp;        /* its mtime: the newest of the gpu directories holding its groups */
-	struct kx_digest id;
-};
-
-/* A pair's files that are not gpu files, as a file index (cmp_id.file and compare.c) */
-#define CMP_SUMMARY (-1) /* summary.tsv, or the pair directory: they share the pair's id */
-#define CMP_HTML (-2)    /* index.html */
-
-struct cmp_id {               /* what an inode number's 55 bits name: a pair, its index.html or a gpu file */
-	uint64_t id55;
-	uint32_t pair;
-	int32_t file;         /* a gpu file's index, CMP_SUMMARY or CMP_HTML */
-};
-
-struct cmp_data {
-	uint64_t generation;
-	int refs;
-	char *text;
-	size_t text_len, text_cap;
-	uint32_t *impls, *impl_order; /* names by index; indexes in name order */
-	size_t nimpls;
-	uint32_t *gpus;
-	size_t ngpus;
-	struct cmp_dir *dirs;
-	size_t ndirs;
-	struct cmp_group *groups;    /* in path order: by dir, then workload directory name */
-	struct kx_digest *keys;      /* each group's comparison key */
-	size_t ngroups;
-	struct cmp_run *runs;
-	size_t nruns;
-	struct cmp_pair *pairs;
-	size_t npairs;
-	struct cmp_file *files;
-	size_t nfiles;
-	struct cmp_id *ids;          /* by id55 */
-	size_t nids;
-	int64_t mtime;               /* compare/'s: the newest of its pairs' (0: none) */
-};
-
-#define CMP_SLOTS 2 /* generations kept: the newest two asked for */
-#define CMP_GROUP_PAIRS_MAX 32 /* a group of more current runs forms no pair by itself (compare.c) */
-
-/*
- * The root's files made of every group (top.c): index.tsv and regressions.tsv. The newest
- * rendered version of each is held here whatever its size — the content cache keeps nothing
- * larger than a quarter of its bound, and index.tsv of 100,000 runs is 33 MB, which every read of
- * a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it,
- * or until TOP_IDLE_PUTS other files have been rendered since it was last read: a walk that
- * stats it (`ls -lR`, `rsync`) then goes on without holding it. Its reader reads it within
- * microseconds a piece, and the kernel's page cache keeps what was read (keep_cache).
- */
-enum { TOP_INDEX, TOP_REGRESSIONS, TOP__COUNT };
-#define TOP_IDLE_PUTS 4096
-
-struct top_slot {
-	int64_t stamp;
-	const struct kx_content *c;
-	uint64_t used; /* kx_tree.puts when it was kept or last read */
-};
-
-/*
- * regressions.tsv's rows as its last build found them, by group (in comparison key order), so
- * that the next build finds the change points of the groups whose stamp moved and of no other.
- * A row is a line of the file, at off in text.
- */
-struct reg_group {
-	struct kx_digest key;
-	int64_t stamp;
-	uint32_t first, len; /* its rows */
-};
-
-struct reg_row {
-	bool worse;
-	double change;
-	size_t off, len;
-};
-
-struct reg_state {
-	struct reg_group *groups;
-	size_t ngroups;
-	struct reg_row *rows;
-	size_t nrows;
-	char *text;
-	size_t text_len;
-};
-
-/*
- * And index.tsv's rows by group as its last build wrote them (in comparison key order): where
- * each group's rows lie in the content of that build's generation (its top slot, while it is
- * still kept), and the parameter names that were its columns. The next build copies the rows of a
- * group whose stamp has not moved, if the columns are the same.
- */
-struct index_group {
-	struct kx_digest key;
-	int64_t stamp;
-	size_t off, len;
-};
-
-struct index_state {
-	int64_t generation;
-	struct index_group *groups;
-	size_t ngroups;
-	char **names;
-	size_t nnames;
-};
-
-#define CBUCKETS 4096
-#define GBUCKETS 1024
-#define PBUCKETS 256
-
-struct kx_tree {
-	struct kx_store *s;
-	size_t limit;
-	pthread_mutex_t lock;
-	struct bench_dir *bench[256];
-	struct kx_list glru; /* group listings, most recently used first */
-	struct gctx *ghash[GBUCKETS];
-	size_t gbytes;
-	struct centry *chash[CBUCKETS];
-	struct kx_list clru; /* rendered content, most recently used first */
-	size_t cbytes;
-	struct size_slot *sizes; /* direct-mapped, nsizes a power of two */
-	size_t nsizes;
-	struct rsize_slot *rsizes; /* sets of RSIZE_WAYS, one slot per run */
-	size_t nrsets;
-	struct node_slot *nodes; /* likewise */
-	size_t nnodes;
-	struct run_slot *runs;   /* likewise */
-	size_t nruns;
-	struct group_slot *groups; /* likewise */
-	size_t ngroups;
-	struct gstamp_slot *gstamps; /* likewise */
-	size_t ngstamps;
-	struct doc_slot *docs;     /* likewise */
-	size_t ndocs;
-	struct kx_list plru; /* parsed documents, most recently used first */
-	struct pdoc *phash[PBUCKETS];
-	size_t npdocs;
-	pthread_mutex_t uses_lock;  /* the table below; held while it is built */
-	struct doc_uses *uses;      /* how many runs name each document (doc_use) */
-	pthread_mutex_t cmp_lock;   /* held while a generation's comparisons are built */
-	struct cmp_data *cmp[CMP_SLOTS];
-	pthread_mutex_t top_lock;   /* held while a file of top.c is built, and for reg */
-	struct top_slot top[TOP__COUNT];
-	uint64_t puts;              /* files rendered into the content cache (tree_cache_put), under lock */
-	struct reg_state reg;
-	struct index_state index;
-	struct kx_tree_stats stats;
-	pthread_mutex_t health_lock; /* the two below (kx_tree_set_health) */
-	char *health;
-	uint64_t health_serial;
-};
-
-/*
- * Two direct-mapped caches beside the content cache, each a fixed fraction of its bound: file
- * sizes by (content key, stamp), so getattr of a file whose bytes were evicted does not render it
- * again (after a read, the kernel asks for attributes once more) — a group's SHA256SUMS above all,
- * whose size takes every file of every run of the group: a quarter of the bound (65,536 slots
- * with the default 8 MiB; with a 32nd, a group listed again after the kernel had forgotten it —
- * memory pressure, proactive reclaim — was rendered whole again, and `ls -lR` of 20,000 runs
- * listed again cost as much as the first time); and decoded nodes by inode number, which never
- * change meaning (inode numbers are never reused), so an operation on a known inode costs no
- * prefix seek in the store.
- */
+/* A file's size by (content key, stamp): the sizes table (cache.c says what it spares). */
 struct size_slot {
 	uint64_t key;
 	int64_t stamp;
 	uint64_t size;
-};
-
-struct node_slot {
-	uint64_t ino;
-	struct kx_node n;
 };
 
 /*
@@ -327,19 +193,9 @@ struct rsize_slot {
 };
 
 /*
- * And run records by digest: a record never changes once stored (ranks live in the group index),
- * and one file operation reads its run's record several times (stamp, lookup, attributes, render).
- * An entry serves a view only if the run existed in it (its generation is not newer).
- */
-struct run_slot {
-	bool used;
-	struct kx_run_rec rec;
-};
-
-/*
- * And group records with their stamp (the gpu directory's mtime), by comparison key and store
- * generation: both change with every run added to the group, so an entry serves exactly the
- * views of its generation — which is every view until the store changes.
+ * Group records with their stamp (the gpu directory's mtime), by comparison key and store
+ * generation (group.c's tree_get_group): both change with every run added to the group, so an
+ * entry serves exactly the views of its generation — which is every view until the store changes.
  */
 struct group_slot {
 	uint64_t generation;
@@ -362,58 +218,11 @@ struct gstamp_slot {
 	int64_t stamp;
 };
 
-/*
- * And which documents exist (a listing of a run directory asks for its workload and
- * implementation documents): a document, once stored, is never removed, so "it exists since
- * generation g" answers every view of generation g or later. Absence is not cached.
- */
-struct doc_slot {
-	uint64_t generation;
-	struct kx_digest d;
-};
+/* Size and allocate the small caches from t->limit (kx_tree_new); -ENOMEM leaves none allocated. */
+int tree_cache_init(struct kx_tree *t);
 
-struct wl_scan {
-	const struct kx_digest *want;
-	char prev_base[KX_NAME_MAX];
-	struct kx_digest prev_w, prev_g;
-	bool prev_cut, have_prev, prev_shared;
-	/* output for a callback that wants names */
-	kx_dirent_fn fn;
-	void *ctx;
-	const char *match; /* lookup by name */
-	struct kx_digest found;
-	char name_out[KX_NAME_MAX + 16];
-	int done;
-};
-
-struct runs_walk {
-	kx_dirent_fn fn;
-	void *ctx;
-	struct kx_digest prev;
-	unsigned prev_common; /* shared with the one before prev */
-	bool have;
-};
-
-struct runv {
-	struct kx_run_view v;
-	struct kx_run_rec run;
-	struct gctx *g;
-	struct pdoc *docs[KX_DOC__COUNT];
-	struct kx_digest *aliases; /* v.aliases (malloc'd) */
-	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
-};
-
-enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4 };
-
-/* ---- inode.c -------------------------------------------------------------------------- */
-
-/* The 55 bits of a digest an inode number carries. */
-uint64_t tree_id55(const struct kx_digest *d);
-
-/* The node type and file of an inode number, into n. */
-void ino_kind(uint64_t ino, struct kx_node *n);
-
-/* ---- cache.c -------------------------------------------------------------------------- */
+/* Free what the caches hold, and the caches (kx_tree_free, after the group listings). */
+void tree_cache_release(struct kx_tree *t);
 
 /* A slot for a key in a direct-mapped table of n slots, n a power of two. */
 size_t tree_slot_of(uint64_t key, size_t n);
@@ -432,6 +241,9 @@ void tree_size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64
 
 /* The node of an inode number from the decoded-nodes cache. */
 bool tree_node_get(struct kx_tree *t, uint64_t ino, struct kx_node *ret);
+
+/* Keep the node of an inode number in the decoded-nodes cache. */
+void tree_node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n);
 
 /* Keep a run record read from the store. */
 void tree_run_put(struct kx_tree *t, const struct kx_run_rec *rec);
@@ -473,17 +285,8 @@ int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, 
 int uses_changed(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
 		 const struct kx_digest *added, size_t n);
 
-/* Keep the node of an inode number in the decoded-nodes cache. */
-void tree_node_put(struct kx_tree *t, uint64_t ino, const struct kx_node *n);
-
-/* Free a group listing (its last reference is gone). */
-void gctx_free(struct gctx *g);
-
 /* Put one of the references counted in *refs (under t->lock); whether it was the last. */
 bool tree_unref(struct kx_tree *t, int *refs);
-
-/* Free the comparisons of a generation (their last reference is gone). */
-void cmp_free(struct cmp_data *d);
 
 /* The id of the benchmark directory of path components comp[0..depth). */
 void bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret);
@@ -516,10 +319,6 @@ void tree_top_drop(struct kx_tree *t, int slot);
 /* Keep content c (the caller keeps its reference) in top slot `slot`, in place of an older one. */
 void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c);
 
-/* Free what a reg_state or an index_state holds, and empty it. */
-void reg_state_release(struct reg_state *s);
-void index_state_release(struct index_state *s);
-
 /* Put a reference to a parsed document. */
 void pdoc_put(struct pdoc *p);
 
@@ -527,7 +326,43 @@ void pdoc_put(struct pdoc *p);
 struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
 		      const struct kx_digest *named_by);
 
-/* ---- group.c -------------------------------------------------------------------------- */
+/* ---- group.c ------------------------------------------------------------------------------- */
+
+/* A group as listed: its runs in rank order with their directory names. Reference-counted. */
+struct gctx {
+	struct kx_digest key;
+	int64_t stamp;
+	struct kx_group_rec group;
+	struct kx_run_rec *runs;
+	char (*dirnames)[KX_NAME_MAX + 32];
+	const char **dirptrs;
+	uint32_t *by_digest; /* indexes of runs sorted by digest */
+	size_t len;
+	uint32_t ranked;
+	char workload_dir[KX_NAME_MAX + 16];
+	char path[5 * KX_NAME_MAX];
+	struct pdoc *wdoc;      /* the workload document, shared (parsed documents, cache.c) */
+	struct kx_json *workload_doc;
+	size_t bytes;
+	int refs;
+	struct kx_link lru;       /* kx_tree.glru */
+	struct gctx *hnext;       /* hash chain (kx_tree.ghash) */
+};
+
+/* A walk of the workload level of a gpu directory (wl_walk), which decides each directory's name. */
+struct wl_scan {
+	const struct kx_digest *want;
+	char prev_base[KX_NAME_MAX];
+	struct kx_digest prev_w, prev_g;
+	bool prev_cut, have_prev, prev_shared;
+	/* output for a callback that wants names */
+	kx_dirent_fn fn;
+	void *ctx;
+	const char *match; /* lookup by name */
+	struct kx_digest found;
+	char name_out[KX_NAME_MAX + 16];
+	int done;
+};
 
 /* A group record and its stamp, through the generation-scoped cache. */
 int tree_get_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct kx_group_rec *ret,
@@ -559,41 +394,10 @@ struct gctx **ghash_slot(struct kx_tree *t, const struct kx_digest *key);
 /* Drop a group listing from the cache; under t->lock. */
 void gcache_drop(struct kx_tree *t, struct gctx *g);
 
-/* ---- shortid.c ------------------------------------------------------------------------ */
+/* Free every listing the cache holds (kx_tree_free). */
+void tree_groups_release(struct kx_tree *t);
 
-/* kx_store_each_digest step of a walk of runs/: names the run before d. */
-int runs_step(void *ctx, const struct kx_digest *d);
-
-/* Name the last run of a walk of runs/ (next_common 0 at the end). */
-int runs_emit(struct runs_walk *w, unsigned next_common);
-
-/* The canonical runs/ name of run d. */
-int runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out);
-
-/* ---- run.c ---------------------------------------------------------------------------- */
-
-/* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
-int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
-		   struct runv *rv);
-
-/* runv_load_with everything. */
-int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv);
-
-/* Put what runv_load_with took. */
-void runv_release(struct kx_tree *t, struct runv *rv);
-
-/* The render view of a group listing. */
-void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
-
-/* html.c: index.html of directory dir (the root, benchmarks/ or one below it, a group, compare/
- * or a pair directory) */
-int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct kx_buf *out);
-
-/* fn(ctx, name, node) for each file a directory of run x lists. */
-int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
-		 kx_dirent_fn fn, void *ctx);
-
-/* ---- sweeps.c ------------------------------------------------------------------------ */
+/* ---- sweeps.c ------------------------------------------------------------------------------ */
 
 /* The mtime of the benchmark directory of path components comp[0..depth) (0: benchmarks/). */
 int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);
@@ -611,7 +415,69 @@ int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node 
 
 /* The bytes of a benchmark directory's file other than its index.html (html.c's). */
 int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
-/* ---- compare.c ------------------------------------------------------------------------ */
+
+/* ---- compare.c ----------------------------------------------------------------------------- */
+
+/*
+ * The comparisons of one store generation (docs/views.md "/compare/"): every group's current runs,
+ * as a comparison needs them, and the pairs of implementations that share a group, with their
+ * GPUs and stamps. Built in one pass over every group the first time a view of that generation
+ * asks, immutable after; reference-counted (refs under kx_tree.lock). Names are offsets into
+ * `text`; indexes into impls are in order of appearance, into gpus in name order. The parts only
+ * compare.c reads (struct cmp_run, cmp_group, cmp_id) are declared there.
+ */
+struct cmp_dir {              /* benchmarks/<kernel>/<pass>/<gpu>, in path order */
+	uint32_t kernel, pass;
+	uint32_t gpu;
+	int64_t mtime;
+	uint32_t first, len;  /* its groups, in workload directory name order */
+};
+
+struct cmp_pair {             /* compare/<cand>..<base>, in name order */
+	uint32_t cand, base;
+	uint32_t name;        /* "<cand>..<base>" */
+	int64_t stamp;        /* its summary.tsv's and index.html's (and mtime): the newest of its gpu files' */
+	struct kx_digest id;
+	struct kx_digest html_id; /* its index.html's: a number of its own (cmp_id) */
+	uint32_t first, len;  /* its gpu files: files[first..first+len), in gpu name order */
+};
+
+struct cmp_file {             /* compare/<cand>..<base>/<gpu>.tsv */
+	uint32_t pair, gpu;
+	int64_t stamp;        /* its mtime: the newest of the gpu directories holding its groups */
+	struct kx_digest id;
+};
+
+/* A pair's files that are not gpu files, as a file index (cmp_file_node, and compare.c) */
+#define CMP_SUMMARY (-1) /* summary.tsv, or the pair directory: they share the pair's id */
+#define CMP_HTML (-2)    /* index.html */
+
+struct cmp_data {
+	uint64_t generation;
+	int refs;
+	char *text;
+	size_t text_len, text_cap;
+	uint32_t *impls, *impl_order; /* names by index; indexes in name order */
+	size_t nimpls;
+	uint32_t *gpus;
+	size_t ngpus;
+	struct cmp_dir *dirs;
+	size_t ndirs;
+	struct cmp_group *groups;    /* in path order: by dir, then workload directory name */
+	struct kx_digest *keys;      /* each group's comparison key */
+	size_t ngroups;
+	struct cmp_run *runs;
+	size_t nruns;
+	struct cmp_pair *pairs;
+	size_t npairs;
+	struct cmp_file *files;
+	size_t nfiles;
+	struct cmp_id *ids;          /* by id55 */
+	size_t nids;
+	int64_t mtime;               /* compare/'s: the newest of its pairs' (0: none) */
+};
+
+#define CMP_GROUP_PAIRS_MAX 32 /* a group of more current runs forms no pair by itself (compare.c) */
 
 /* The comparisons of view v's generation, built on the first call for it, with a reference for the
  * caller (cmp_put). */
@@ -623,6 +489,9 @@ void cmp_put(struct kx_tree *t, struct cmp_data *d);
 /* The newest comparisons kept of a generation no newer than `generation`, with a reference, or
  * NULL: what the kernel may hold of compare/ was looked up in one of them or is no longer named. */
 struct cmp_data *cmp_peek(struct kx_tree *t, uint64_t generation);
+
+/* Free the generations kept (kx_tree_free). */
+void tree_compare_release(struct kx_tree *t);
 
 /* The pair named "<cand>..<base>" (by its name, or its two names), or -1. */
 ssize_t cmp_pair_named(const struct cmp_data *d, const char *name);
@@ -673,13 +542,73 @@ void compare_page_release(struct kx_tree *t, struct cmp_page *p);
 int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap);
 int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
 
-/* ---- top.c ---------------------------------------------------------------------------- */
+/* ---- shortid.c ----------------------------------------------------------------------------- */
 
-/* index.tsv and regressions.tsv of view v. */
+/* A walk of runs/ in digest order, naming each run once the next one is known. */
+struct runs_walk {
+	kx_dirent_fn fn;
+	void *ctx;
+	struct kx_digest prev;
+	unsigned prev_common; /* shared with the one before prev */
+	bool have;
+};
+
+/* kx_store_each_digest step of a walk of runs/: names the run before d. */
+int runs_step(void *ctx, const struct kx_digest *d);
+
+/* Name the last run of a walk of runs/ (next_common 0 at the end). */
+int runs_emit(struct runs_walk *w, unsigned next_common);
+
+/* The canonical runs/ name of run d. */
+int runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out);
+
+/* ---- run.c --------------------------------------------------------------------------------- */
+
+/* What rendering a run needs: its view, with the references it holds. */
+struct runv {
+	struct kx_run_view v;
+	struct kx_run_rec run;
+	struct gctx *g;
+	struct pdoc *docs[KX_DOC__COUNT];
+	struct kx_digest *aliases; /* v.aliases (malloc'd) */
+	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
+};
+
+enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4 };
+
+/* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
+int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
+		   struct runv *rv);
+
+/* runv_load_with everything. */
+int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv);
+
+/* Put what runv_load_with took. */
+void runv_release(struct kx_tree *t, struct runv *rv);
+
+/* The render view of a group listing. */
+void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
+
+/* fn(ctx, name, node) for each file a directory of run x lists. */
+int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
+		 kx_dirent_fn fn, void *ctx);
+
+/* ---- html.c -------------------------------------------------------------------------------- */
+
+/* index.html of directory dir (the root, benchmarks/ or one below it, a group, compare/ or a pair
+ * directory). */
+int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct kx_buf *out);
+
+/* ---- top.c --------------------------------------------------------------------------------- */
+
+/* index.tsv and regressions.tsv of view v; under t->top_lock. */
 int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 int top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 
-/* ---- content.c ------------------------------------------------------------------------ */
+/* Free the rows the last builds kept (kx_tree_free). */
+void tree_top_release(struct kx_tree *t);
+
+/* ---- content.c ----------------------------------------------------------------------------- */
 
 /* The version of a run's manifest.json: which of its late documents are missing in v. */
 int64_t manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x);

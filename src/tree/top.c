@@ -14,6 +14,83 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * regressions.tsv's rows as its last build found them, by group (in comparison key order), so
+ * that the next build finds the change points of the groups whose stamp moved and of no other.
+ * A row is a line of the file, at off in text.
+ */
+struct reg_group {
+	struct kx_digest key;
+	int64_t stamp;
+	uint32_t first, len; /* its rows */
+};
+
+struct reg_row {
+	bool worse;
+	double change;
+	size_t off, len;
+};
+
+struct reg_state {
+	struct reg_group *groups;
+	size_t ngroups;
+	struct reg_row *rows;
+	size_t nrows;
+	char *text;
+	size_t text_len;
+};
+
+/*
+ * index.tsv's rows by group as its last build wrote them (in comparison key order): where
+ * each group's rows lie in the content of that build's generation (its top slot, while it is
+ * still kept), and the parameter names that were its columns. The next build copies the rows of a
+ * group whose stamp has not moved, if the columns are the same.
+ */
+struct index_group {
+	struct kx_digest key;
+	int64_t stamp;
+	size_t off, len;
+};
+
+struct index_state {
+	int64_t generation;
+	struct index_group *groups;
+	size_t ngroups;
+	char **names;
+	size_t nnames;
+};
+
+/* Free what a reg_state or an index_state holds, and empty it. */
+static void reg_state_release(struct reg_state *s)
+{
+	if (!s)
+		return;
+	free(s->groups);
+	free(s->rows);
+	free(s->text);
+	*s = (struct reg_state){ 0 };
+}
+
+static void index_state_release(struct index_state *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nnames; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->groups);
+	*s = (struct index_state){ 0 };
+}
+
+/* What the last builds kept (kx_tree_free). */
+void tree_top_release(struct kx_tree *t)
+{
+	reg_state_release(t->reg);
+	index_state_release(t->index);
+	free(t->reg);
+	free(t->index);
+}
+
 /* ---- index.tsv -------------------------------------------------------------------------------- */
 
 struct names {
@@ -75,7 +152,11 @@ int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	if (r < 0)
 		return r;
 	/* t->top_lock is held (content.c): t->index is this function's alone */
-	struct index_state *prev = &t->index;
+	if (!t->index && !(t->index = calloc(1, sizeof(*t->index)))) {
+		cmp_put(t, d);
+		return -ENOMEM;
+	}
+	struct index_state *prev = t->index;
 	const struct kx_content *prevc = prev->ngroups ? tree_top_get(t, TOP_INDEX, prev->generation) : NULL;
 	const struct index_group **old = calloc(d->ngroups ? d->ngroups : 1, sizeof(*old));
 	int64_t *stamps = malloc((d->ngroups ? d->ngroups : 1) * sizeof(*stamps));
@@ -231,9 +312,13 @@ int top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 		return r;
 	struct reg_build b = { 0 };
 	/* t->top_lock is held (content.c): t->reg is this function's alone */
+	if (!t->reg && !(t->reg = calloc(1, sizeof(*t->reg)))) {
+		cmp_put(t, d);
+		return -ENOMEM;
+	}
 	for (size_t k = 0; k < d->ndirs && r == 0; k++)
 		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len && r == 0; i++)
-			r = group_rows(t, v, &t->reg, &d->keys[i], d->dirs[k].mtime, &b);
+			r = group_rows(t, v, t->reg, &d->keys[i], d->dirs[k].mtime, &b);
 	cmp_put(t, d);
 	if (r == 0) {
 		/* the file's order, on a copy of the rows; the rows stay by group, for the next build */
@@ -253,8 +338,8 @@ int top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	if (r == 0) {
 		if (b.s.ngroups)
 			qsort(b.s.groups, b.s.ngroups, sizeof(*b.s.groups), key_cmp);
-		reg_state_release(&t->reg);
-		t->reg = b.s;
+		reg_state_release(t->reg);
+		*t->reg = b.s;
 	} else {
 		reg_state_release(&b.s);
 	}
