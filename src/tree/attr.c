@@ -50,9 +50,9 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		break;
 	case KX_NODE_COMPARE:
 	case KX_NODE_COMPARE_PAIR:
-		if ((r = compare_attr(t, v, n, &a.mtime_ns, &a.nlink)) < 0)
+		if ((r = tree_compare_attr(t, v, n, &a.mtime_ns, &a.nlink)) < 0)
 			return r;
-		a.mtime_ns = compare_mtime(t, v, a.mtime_ns);
+		a.mtime_ns = tree_compare_mtime(t, v, a.mtime_ns);
 		break;
 	case KX_NODE_RUNS:
 		kx_store_stats(t->s, v, &st);
@@ -72,14 +72,14 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	case KX_NODE_BENCH: {
 		char comp[3][KX_NAME_MAX] = { { 0 } };
 		uint8_t depth = n->type == KX_NODE_BENCHMARKS ? 0 : n->depth;
-		if (depth && (r = bench_comps(t, n, comp)) < 0)
+		if (depth && (r = tree_bench_comps(t, n, comp)) < 0)
 			return r;
-		bench_mtime(t, v, depth, comp, &a.mtime_ns);
+		tree_bench_mtime(t, v, depth, comp, &a.mtime_ns);
 		struct counter c = { 0 };
 		struct kx_node f[BENCH_FILES_MAX];
 		if ((r = kx_tree_readdir(t, v, n, count_entry, &c)) < 0)
 			return r;
-		a.nlink = 2 + c.n - bench_files_of(n, f); /* its subdirectories' "..", not its files */
+		a.nlink = 2 + c.n - tree_bench_files_of(n, f); /* its subdirectories' "..", not its files */
 		break;
 	}
 	case KX_NODE_GROUP:
@@ -149,7 +149,7 @@ int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node
 		return kx_buf_puts(out, s);
 	}
 	struct runv rv;
-	int r = runv_load(t, v, &n->id, &rv);
+	int r = tree_runv_load(t, v, &n->id, &rv);
 	if (r < 0)
 		return r;
 	if (i == 1) {
@@ -160,6 +160,6 @@ int kx_tree_xattr_get(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	} else {
 		r = kx_buf_puts(out, kx_evidence_name((enum kx_evidence)rv.run.evidence));
 	}
-	runv_release(t, &rv);
+	tree_runv_release(t, &rv);
 	return r;
 }

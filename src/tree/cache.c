@@ -87,7 +87,7 @@ bool tree_rank_dependent(int f)
  * the file's index: NULL for other keys, and when the run has no slot — unless `take`, which
  * hands it the set's least recently used one, emptied. Under t->lock.
  */
-struct rsize_slot *rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take)
+struct rsize_slot *tree_rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take)
 {
 	if (kx_ino_type(key) != KX_NODE_RUN_FILE || (*ret_file = (int)kx_ino_file(key)) >= KX_RF__COUNT)
 		return NULL;
@@ -115,7 +115,7 @@ bool tree_size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret
 {
 	int f;
 	pthread_mutex_lock(&t->lock);
-	const struct rsize_slot *r = rsize_slot(t, key, &f, false);
+	const struct rsize_slot *r = tree_rsize_slot(t, key, &f, false);
 	bool hit = r && r->size[f] != RSIZE_UNKNOWN && (!tree_rank_dependent(f) || r->rank_stamp == stamp) &&
 		   (f != KX_RF_MANIFEST || stamp == 0);
 	if (hit) {
@@ -134,7 +134,7 @@ bool tree_size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret
 void tree_size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t size)
 {
 	int f;
-	struct rsize_slot *r = size < RSIZE_UNKNOWN ? rsize_slot(t, key, &f, true) : NULL;
+	struct rsize_slot *r = size < RSIZE_UNKNOWN ? tree_rsize_slot(t, key, &f, true) : NULL;
 	if (r && f == KX_RF_MANIFEST && stamp != 0)
 		r = NULL; /* a version still missing a document: by (key, stamp) like any other file */
 	if (r) {
@@ -305,7 +305,7 @@ const struct kx_digest *tree_run_doc(const struct kx_run_rec *x, int f)
  * inode for every run that names it, as hard links: the kernel keeps one copy of the bytes for
  * all of them.
  */
-struct kx_node run_file_node(uint8_t dir_type, const struct kx_run_rec *x, int f)
+struct kx_node tree_run_file_node(uint8_t dir_type, const struct kx_run_rec *x, int f)
 {
 	if (tree_doc_role(f))
 		return (struct kx_node){ .type = KX_NODE_DOC_FILE, .file = (uint8_t)f, .id = *tree_run_doc(x, f) };
@@ -383,7 +383,7 @@ static uint64_t view_generation(struct kx_tree *t, struct kx_view *v)
 }
 
 /* How many runs name document d in view v, and the earliest observedAt among them. */
-int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
+int tree_doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
 	    int64_t *ret_first_ns, uint32_t *ret_links)
 {
 	uint64_t gen = view_generation(t, v);
@@ -415,11 +415,11 @@ int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uin
  * How many runs of view v name document d, from the table alone (built when missing): -ESTALE
  * when the table counts another view than v.
  */
-int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs)
+int tree_uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs)
 {
 	uint32_t runs;
 	int64_t first;
-	int r = doc_use(t, v, d, &runs, &first, NULL);
+	int r = tree_doc_use(t, v, d, &runs, &first, NULL);
 	if (r < 0 && r != -ENOENT)
 		return r;
 	pthread_mutex_lock(&t->uses_lock);
@@ -432,7 +432,7 @@ int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, 
 }
 
 /* kx_tree_changes: the runs `added` between views `before` and `after` name their documents. */
-int uses_changed(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
+int tree_uses_changed(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
 		 const struct kx_digest *added, size_t n)
 {
 	int r = 0;
@@ -551,7 +551,7 @@ void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret)
 }
 
 /* benchmark directories: path hash → components (a few thousand at most; never evicted) */
-void bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret)
+void tree_bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret)
 {
 	struct kx_buf b = { 0 };
 	kx_buf_printf(&b, "%u", depth);
@@ -563,10 +563,10 @@ void bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret)
 	kx_buf_release(&b);
 }
 
-int bench_node(struct kx_tree *t, uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_node *ret)
+int tree_bench_node(struct kx_tree *t, uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_node *ret)
 {
 	struct kx_node n = { .type = KX_NODE_BENCH, .depth = depth };
-	bench_id(depth, comp, &n.id);
+	tree_bench_id(depth, comp, &n.id);
 	uint64_t key = tree_id55(&n.id);
 	pthread_mutex_lock(&t->lock);
 	struct bench_dir **slot = &t->bench[key & 255], *b;
@@ -586,7 +586,7 @@ int bench_node(struct kx_tree *t, uint8_t depth, char comp[3][KX_NAME_MAX], stru
 	return 0;
 }
 
-int bench_comps(struct kx_tree *t, const struct kx_node *n, char comp[3][KX_NAME_MAX])
+int tree_bench_comps(struct kx_tree *t, const struct kx_node *n, char comp[3][KX_NAME_MAX])
 {
 	uint64_t key = tree_id55(&n->id);
 	int r = -ESTALE;
@@ -677,7 +677,7 @@ static void content_sha256(const struct kx_content *c, uint8_t out[KX_DIGEST_LEN
 }
 
 /* A SHA256SUMS line for content c, named name. */
-int sums_line(struct kx_buf *out, const char *name, const struct kx_content *c)
+int tree_sums_line(struct kx_buf *out, const char *name, const struct kx_content *c)
 {
 	uint8_t d[KX_DIGEST_LEN];
 	content_sha256(c, d);
@@ -814,7 +814,7 @@ static void pdocs_free_all(struct kx_tree *t)
 	}
 }
 
-void pdoc_put(struct pdoc *p)
+void tree_pdoc_put(struct pdoc *p)
 {
 	if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		pdoc_free(p);
@@ -831,7 +831,7 @@ static struct pdoc **phash_slot(struct kx_tree *t, const struct kx_digest *d)
  * view answers an older one only if it was stored then: a late document must not appear in the
  * old version of a file its arrival changed.
  */
-struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
+struct pdoc *tree_pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
 		      const struct kx_digest *named_by)
 {
 	uint64_t gen = v ? kx_view_generation(v) : UINT64_MAX;
@@ -843,7 +843,7 @@ struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_dige
 			bool newer = p->generation > gen;
 			pthread_mutex_unlock(&t->lock);
 			if (newer && !tree_doc_in(t, v, d, named_by)) {
-				pdoc_put(p);
+				tree_pdoc_put(p);
 				return NULL;
 			}
 			if (newer) {

@@ -81,7 +81,7 @@ static int inval_versioned(struct changes *c, enum kx_inval what, const struct k
 static int64_t stamp_before(struct changes *c, const struct kx_digest *key)
 {
 	int64_t stamp;
-	return group_stamp(c->t, c->before, key, &stamp) == 0 ? stamp : KX_STAMP_NONE;
+	return tree_group_stamp(c->t, c->before, key, &stamp) == 0 ? stamp : KX_STAMP_NONE;
 }
 
 /* An ENTRY for every name in one listing of dir and not the other; *ret_differs when any. */
@@ -121,7 +121,7 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 		r = inval_versioned(c, what, &n, before);
 	}
 	struct gctx *x = NULL;
-	if (r != 0 || (r = gctx_get(c->t, c->after, key, &x)) < 0)
+	if (r != 0 || (r = tree_gctx_get(c->t, c->after, key, &x)) < 0)
 		return r;
 	/* only summary.txt, SHA256SUMS and DIGESTS depend on rank, path and aliases (tree_rank_dependent:
 	 * their stamp is the gpu directory's) */
@@ -133,7 +133,7 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 					     .id = x->runs[i].run };
 			r = inval_versioned(c, what, &n, before);
 		}
-	gctx_put(c->t, x);
+	tree_gctx_put(c->t, x);
 	return r;
 }
 
@@ -179,11 +179,11 @@ static int collect_new_names(void *ctx, enum kx_inval what, uint64_t ino, const 
 static int inval_bench_file(struct changes *c, const struct kx_node *dir)
 {
 	struct kx_node f[BENCH_FILES_MAX];
-	size_t nf = bench_files_of(dir, f);
+	size_t nf = tree_bench_files_of(dir, f);
 	int r = 0;
 	for (size_t i = 0; i < nf && r >= 0; i++) {
 		int64_t before;
-		if ((r = bench_file_stamp(c->t, c->before, &f[i], &before)) >= 0)
+		if ((r = tree_bench_file_stamp(c->t, c->before, &f[i], &before)) >= 0)
 			r = inval_versioned(c, KX_INVAL_DATA, &f[i], before);
 	}
 	return r;
@@ -204,7 +204,7 @@ static int changes_gpu(struct changes *c, const struct kx_group_rec *g, const st
 	struct kx_node parent = { .type = KX_NODE_BENCHMARKS }, node;
 	int r = 0;
 	for (uint8_t d = 1; d <= 3 && r == 0; d++) {
-		if ((r = bench_node(c->t, d, comp, &node)) < 0)
+		if ((r = tree_bench_node(c->t, d, comp, &node)) < 0)
 			return r;
 		struct kx_node probe;
 		bool is_new = kx_tree_lookup(c->t, c->before, &parent, comp[d - 1], &probe) == -ENOENT;
@@ -311,7 +311,7 @@ static int touch_group(void *ctx, const char *name, const struct kx_node *n)
 {
 	struct touch_walk *w = ctx;
 	struct gctx *g;
-	int r = gctx_get(w->c->t, w->c->after, &n->id, &g);
+	int r = tree_gctx_get(w->c->t, w->c->after, &n->id, &g);
 	if (r < 0)
 		return r;
 	struct touches *x = w->out;
@@ -332,7 +332,7 @@ static int touch_group(void *ctx, const char *name, const struct kx_node *n)
 	for (size_t i = 0; i < x->big.len; i++)
 		free(x->big.v[i]);
 	x->big.len = 0;
-	gctx_put(w->c->t, g);
+	tree_gctx_put(w->c->t, g);
 	return r;
 }
 
@@ -348,7 +348,7 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 	struct kx_node dir = { .type = KX_NODE_COMPARE };
 	if (!may_hold(c, &dir))
 		return 0;
-	struct cmp_data *d = cmp_peek(c->t, kx_view_generation(c->before));
+	struct cmp_data *d = tree_cmp_peek(c->t, kx_view_generation(c->before));
 	if (!d)
 		return 0;
 	struct touches x = { 0 };
@@ -357,7 +357,7 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 		const char *comp[3] = { gpus[i].kernel, gpus[i].pass, gpus[i].gpu };
 		struct touch_walk tw = { c, d, gpus[i].gpu, &x };
 		struct wl_scan w = { .fn = touch_group, .ctx = &tw };
-		r = wl_walk(c->t, c->after, comp, &w);
+		r = tree_wl_walk(c->t, c->after, comp, &w);
 	}
 	if (r == 0 && x.len)
 		qsort(x.v, x.len, sizeof(*x.v), touch_cmp);
@@ -365,7 +365,7 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 	for (size_t i = 0, j; i < x.len && r == 0; i = j) {
 		for (j = i + 1; j < x.len && !strcmp(x.v[i].cand, x.v[j].cand) && !strcmp(x.v[i].base, x.v[j].base);)
 			j++;
-		ssize_t p = cmp_pair_of(d, x.v[i].cand, x.v[i].base);
+		ssize_t p = tree_cmp_pair_of(d, x.v[i].cand, x.v[i].base);
 		if (p < 0) {
 			char name[2 * KX_NAME_MAX + 4];
 			snprintf(name, sizeof(name), "%s..%s", x.v[i].cand, x.v[i].base);
@@ -373,15 +373,15 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 			r = inval(c, KX_INVAL_ENTRY, &dir, name);
 			continue;
 		}
-		struct kx_node pair = cmp_pair_node(d, (size_t)p);
+		struct kx_node pair = tree_cmp_pair_node(d, (size_t)p);
 		if (!may_hold(c, &pair))
 			continue;
 		bool listing = false;
 		for (size_t k = i; k < j && r == 0; k++) {
 			if (k > i && !strcmp(x.v[k].gpu, x.v[k - 1].gpu))
 				continue;
-			ssize_t f = cmp_file_of(d, (size_t)p, x.v[k].gpu);
-			struct kx_node file = cmp_file_node(d, (size_t)p, f);
+			ssize_t f = tree_cmp_file_of(d, (size_t)p, x.v[k].gpu);
+			struct kx_node file = tree_cmp_file_node(d, (size_t)p, f);
 			char name[KX_NAME_MAX + 8];
 			snprintf(name, sizeof(name), "%s.tsv", x.v[k].gpu);
 			if (f < 0) {
@@ -392,8 +392,8 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 			}
 		}
 		/* summary.tsv and the page, which shows it and links every gpu file */
-		struct kx_node summary = cmp_file_node(d, (size_t)p, CMP_SUMMARY);
-		struct kx_node page = cmp_file_node(d, (size_t)p, CMP_HTML);
+		struct kx_node summary = tree_cmp_file_node(d, (size_t)p, CMP_SUMMARY);
+		struct kx_node page = tree_cmp_file_node(d, (size_t)p, CMP_HTML);
 		if (r == 0)
 			r = inval_versioned(c, KX_INVAL_DATA, &summary, d->pairs[p].stamp);
 		if (r == 0)
@@ -409,7 +409,7 @@ static int changes_compare(struct changes *c, const struct kx_group_rec *gpus, s
 		r = inval(c, new_pairs ? KX_INVAL_DATA : KX_INVAL_ATTR, &dir, NULL);
 	free(x.v);
 	free(x.big.v);
-	cmp_put(c->t, d);
+	tree_cmp_put(c->t, d);
 	return r;
 }
 
@@ -493,7 +493,7 @@ static void purge_run(struct kx_tree *t, const struct kx_digest *run)
 	/* one sizes slot holds all the run's files */
 	int file;
 	struct kx_node n = { .type = KX_NODE_RUN_FILE, .id = *run };
-	struct rsize_slot *rs = rsize_slot(t, kx_tree_ino(&n), &file, false);
+	struct rsize_slot *rs = tree_rsize_slot(t, kx_tree_ino(&n), &file, false);
 	if (rs)
 		rs->id = 0;
 	pthread_mutex_unlock(&t->lock);
@@ -503,9 +503,9 @@ static void purge_run(struct kx_tree *t, const struct kx_digest *run)
 static void purge_group(struct kx_tree *t, const struct kx_digest *key)
 {
 	pthread_mutex_lock(&t->lock);
-	for (struct gctx *g = *ghash_slot(t, key); g; g = g->hnext)
+	for (struct gctx *g = *tree_ghash_slot(t, key); g; g = g->hnext)
 		if (kx_digest_equal(&g->key, key)) {
-			gcache_drop(t, g);
+			tree_gcache_drop(t, g);
 			break;
 		}
 	for (int f = 0; f < KX_GF__COUNT; f++) {
@@ -554,7 +554,7 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
 			int64_t was = before;
 			if (changed[f] == KX_RF_MANIFEST)
-				was = manifest_stamp(c->t, c->before, x);
+				was = tree_manifest_stamp(c->t, c->before, x);
 			r = inval_versioned(c, KX_INVAL_DATA, &n, was);
 		}
 	}
@@ -611,7 +611,7 @@ static int doc_stored(struct kx_tree *t, struct kx_view *before, struct kx_view 
 		return 0;
 	}
 	uint32_t named, named_added = 0, wait_after = 0, wait_before = 0;
-	int r = uses_exact(t, after, d, &named);
+	int r = tree_uses_exact(t, after, d, &named);
 	if (r == -ESTALE) {
 		*ret_after = tree_get_doc(t, after, d, NULL) == 0;
 		*ret_before = *ret_after && tree_get_doc(t, before, d, NULL) == 0;
@@ -665,7 +665,7 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	 * `after`, and a getattr of a document's file meanwhile (one the invalidations below prompt)
 	 * would find a table still counting `before` and build it again from every run. */
 	if (r == 0)
-		r = uses_changed(t, before, after, added.v, added.len);
+		r = tree_uses_changed(t, before, after, added.v, added.len);
 	if (r < 0 || added.len == 0)
 		goto out;
 	if (!(recs = malloc(added.len * sizeof(*recs)))) {
@@ -697,7 +697,7 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 		x = recs[i];
 		char name[KX_DIGEST_HEX + 8];
 		struct kx_node runs_dir = { .type = KX_NODE_RUNS }, sha_dir = { .type = KX_NODE_DIGESTS_SHA };
-		if ((r = runs_canonical(t, after, &x.run, name)) < 0)
+		if ((r = tree_runs_canonical(t, after, &x.run, name)) < 0)
 			break;
 		if (strlen(name) > KX_SHORTID_LEN)
 			runs_renamed = true; /* it shares 12 digits with another run, whose name may have grown */

@@ -10,7 +10,7 @@
  * Names and inode numbers: a pair directory's id is the SHA-256 of its path ("compare/a..b"),
  * a gpu file's and its index.html's of their paths too, summary.tsv has its pair's; an inode
  * number's 55 bits are found among a generation's ids (cmp_data.ids), which say which file they
- * name — not the number's file bits, which a version's number made back lacks (compare_node).
+ * name — not the number's file bits, which a version's number made back lacks (tree_compare_node).
  * Pairs and their GPUs only ever appear (runs are never removed), so a number handed out in one
  * generation decodes in every later one. compare/index.html is one of the tree's pages
  * (KX_NODE_HTML, KX_HTML_COMPARE).
@@ -354,7 +354,7 @@ static int dir_end(struct build *b)
 {
 	struct cmp_data *d = b->d;
 	const char *kernel = b->comp[0], *pass = b->comp[1], *gpu = b->comp[2];
-	int r = wl_end(&b->w);
+	int r = tree_wl_end(&b->w);
 	int64_t k = r < 0 ? r : text_add(d, kernel), p = k < 0 ? k : text_add(d, pass);
 	int64_t gi = p < 0 ? p : intern(d, &b->gpu_map, &d->gpus, &d->ngpus, &b->cap_gpus, gpu);
 	if (gi < 0 || KX_GROW(d->dirs, b->cap_dirs, d->ndirs, 64) < 0)
@@ -391,7 +391,7 @@ static int tree_step(void *ctx, const char *kernel, const char *pass, const char
 		b->w = (struct wl_scan){ .fn = wl_add, .ctx = b };
 		b->in_dir = true;
 	}
-	return wl_feed(&b->w, name, workload, group, cut);
+	return tree_wl_feed(&b->w, name, workload, group, cut);
 }
 
 /* Every gpu directory of the path index and its groups, in path order: one scan. */
@@ -724,7 +724,7 @@ static int cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret
 	return 0;
 }
 
-void cmp_put(struct kx_tree *t, struct cmp_data *d)
+void tree_cmp_put(struct kx_tree *t, struct cmp_data *d)
 {
 	if (d && tree_unref(t, &d->refs))
 		cmp_free(d);
@@ -741,7 +741,7 @@ static struct cmp_data *cached_locked(struct kx_tree *t, uint64_t gen)
 	return NULL;
 }
 
-int cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
+int tree_cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 {
 	if (!v) /* no generation to keep it for */
 		return cmp_build(t, v, ret);
@@ -784,7 +784,7 @@ int cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 	return 0;
 }
 
-struct cmp_data *cmp_peek(struct kx_tree *t, uint64_t generation)
+struct cmp_data *tree_cmp_peek(struct kx_tree *t, uint64_t generation)
 {
 	struct cmp_data *best = NULL;
 	pthread_mutex_lock(&t->lock);
@@ -834,30 +834,31 @@ static ssize_t bisect(const struct cmp_data *d, size_t lo, size_t hi, const char
 	return -1;
 }
 
-ssize_t cmp_pair_named(const struct cmp_data *d, const char *name)
+/* The pair named "<cand>..<base>", or -1. */
+static ssize_t pair_named(const struct cmp_data *d, const char *name)
 {
 	return bisect(d, 0, d->npairs, name, pair_name);
 }
 
-ssize_t cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base)
+ssize_t tree_cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base)
 {
 	char name[2 * KX_NAME_MAX + 4];
 	snprintf(name, sizeof(name), "%s..%s", cand, base);
-	return cmp_pair_named(d, name);
+	return pair_named(d, name);
 }
 
-ssize_t cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu)
+ssize_t tree_cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu)
 {
 	const struct cmp_pair *p = &d->pairs[pair];
 	return bisect(d, p->first, (size_t)p->first + p->len, gpu, file_gpu);
 }
 
-struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair)
+struct kx_node tree_cmp_pair_node(const struct cmp_data *d, size_t pair)
 {
 	return (struct kx_node){ .type = KX_NODE_COMPARE_PAIR, .id = d->pairs[pair].id };
 }
 
-struct kx_node cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file)
+struct kx_node tree_cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file)
 {
 	const struct cmp_pair *p = &d->pairs[pair];
 	if (file == CMP_HTML)
@@ -902,7 +903,8 @@ static int locate(const struct cmp_data *d, const struct kx_node *n, size_t *ret
 	int r = find_id(d, tree_id55(&n->id), &pair, &file);
 	if (r < 0)
 		return r;
-	struct kx_node want = n->type == KX_NODE_COMPARE_PAIR ? cmp_pair_node(d, pair) : cmp_file_node(d, pair, file);
+	struct kx_node want = n->type == KX_NODE_COMPARE_PAIR ? tree_cmp_pair_node(d, pair)
+							      : tree_cmp_file_node(d, pair, file);
 	if (!kx_digest_equal(&want.id, &n->id) || want.type != n->type || want.file != n->file)
 		return -ENOENT;
 	*ret_pair = pair;
@@ -912,16 +914,16 @@ static int locate(const struct cmp_data *d, const struct kx_node *n, size_t *ret
 
 /* ---- the tree's operations on compare/ -------------------------------------------------------- */
 
-int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret)
+int tree_compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret)
 {
 	struct kx_node n = { 0 };
-	ino_kind(ino, &n);
+	tree_ino_kind(ino, &n);
 	if (n.type == KX_NODE_COMPARE) {
 		*ret = n;
 		return (ino & BITS55) || n.file ? -ENOENT : 0;
 	}
 	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
+	int r = tree_cmp_get(t, v, &d);
 	if (r < 0)
 		return r;
 	size_t pair;
@@ -933,12 +935,12 @@ int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	else if (r == 0 && n.file != 0 && n.file != file_kind(file))
 		r = -ENOENT;
 	if (r == 0)
-		*ret = n.type == KX_NODE_COMPARE_PAIR ? cmp_pair_node(d, pair) : cmp_file_node(d, pair, file);
-	cmp_put(t, d);
+		*ret = n.type == KX_NODE_COMPARE_PAIR ? tree_cmp_pair_node(d, pair) : tree_cmp_file_node(d, pair, file);
+	tree_cmp_put(t, d);
 	return r;
 }
 
-/* A node of compare/ in the comparisons of its view: them (a reference: cmp_put), and for a pair
+/* A node of compare/ in the comparisons of its view: them (a reference: tree_cmp_put), and for a pair
  * or a file its pair and file (CMP_SUMMARY: none, or summary.tsv). */
 struct at {
 	struct cmp_data *d;
@@ -949,7 +951,7 @@ struct at {
 static int at_node(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct at *ret)
 {
 	*ret = (struct at){ .file = CMP_SUMMARY };
-	int r = cmp_get(t, v, &ret->d);
+	int r = tree_cmp_get(t, v, &ret->d);
 	if (r < 0) {
 		ret->d = NULL;
 		return r;
@@ -978,7 +980,7 @@ static int file_named(const struct cmp_data *d, size_t pair, const char *name, s
 	if (len < 5 || len - 4 >= sizeof(gpu) || strcmp(name + len - 4, ".tsv") != 0)
 		return -ENOENT;
 	snprintf(gpu, sizeof(gpu), "%.*s", (int)(len - 4), name);
-	if ((file = cmp_file_of(d, pair, gpu)) < 0)
+	if ((file = tree_cmp_file_of(d, pair, gpu)) < 0)
 		return -ENOENT;
 	*ret_file = file;
 	return 0;
@@ -987,7 +989,7 @@ static int file_named(const struct cmp_data *d, size_t pair, const char *name, s
 /* compare/index.html: a page of the tree's, listed after the pairs (files after directories) */
 static const struct kx_node compare_html = { .type = KX_NODE_HTML, .file = KX_HTML_COMPARE };
 
-int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+int tree_compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret)
 {
 	struct at a;
@@ -995,13 +997,13 @@ int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	ssize_t i = -1;
 	if (r == 0 && dir->type == KX_NODE_COMPARE && strcmp(name, "index.html") == 0)
 		*ret = compare_html;
-	else if (r == 0 && dir->type == KX_NODE_COMPARE && (i = cmp_pair_named(a.d, name)) >= 0)
-		*ret = cmp_pair_node(a.d, (size_t)i);
+	else if (r == 0 && dir->type == KX_NODE_COMPARE && (i = pair_named(a.d, name)) >= 0)
+		*ret = tree_cmp_pair_node(a.d, (size_t)i);
 	else if (r == 0 && dir->type == KX_NODE_COMPARE_PAIR && file_named(a.d, a.pair, name, &i) == 0)
-		*ret = cmp_file_node(a.d, a.pair, i);
+		*ret = tree_cmp_file_node(a.d, a.pair, i);
 	else if (r == 0)
 		r = -ENOENT;
-	cmp_put(t, a.d);
+	tree_cmp_put(t, a.d);
 	return r;
 }
 
@@ -1016,14 +1018,14 @@ static void file_name(const struct cmp_data *d, ssize_t file, char *out, size_t 
 		snprintf(out, cap, "%s.tsv", file_gpu(d, (size_t)file));
 }
 
-int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
+int tree_compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
 {
 	struct at a;
 	int r = at_node(t, v, dir, &a);
 	const struct cmp_data *d = a.d;
 	if (r == 0 && dir->type == KX_NODE_COMPARE) {
 		for (size_t i = 0; i < d->npairs && r == 0; i++) {
-			struct kx_node n = cmp_pair_node(d, i);
+			struct kx_node n = tree_cmp_pair_node(d, i);
 			r = fn(ctx, pair_name(d, i), &n);
 		}
 		if (r == 0)
@@ -1039,20 +1041,20 @@ int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			for (; k < KX_ARRAY_SIZE(pair_files) && r == 0; k++) {
 				if (i < end && strcmp(name, pair_files[k].name) < 0)
 					break; /* after this gpu file */
-				struct kx_node n = cmp_file_node(d, a.pair, pair_files[k].file);
+				struct kx_node n = tree_cmp_file_node(d, a.pair, pair_files[k].file);
 				r = fn(ctx, pair_files[k].name, &n);
 			}
 			if (r == 0 && i < end && strcmp(name, "summary.tsv") != 0) {
-				struct kx_node n = cmp_file_node(d, a.pair, (ssize_t)i);
+				struct kx_node n = tree_cmp_file_node(d, a.pair, (ssize_t)i);
 				r = fn(ctx, name, &n);
 			}
 		}
 	}
-	cmp_put(t, a.d);
+	tree_cmp_put(t, a.d);
 	return r;
 }
 
-int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret)
+int tree_compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret)
 {
 	if (n->type != KX_NODE_COMPARE_FILE) {
 		*ret = (struct kx_node){ .type = n->type == KX_NODE_COMPARE ? KX_NODE_ROOT : KX_NODE_COMPARE };
@@ -1061,12 +1063,12 @@ int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	struct at a;
 	int r = at_node(t, v, n, &a);
 	if (r == 0)
-		*ret = cmp_pair_node(a.d, a.pair);
-	cmp_put(t, a.d);
+		*ret = tree_cmp_pair_node(a.d, a.pair);
+	tree_cmp_put(t, a.d);
 	return r;
 }
 
-int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
+int tree_compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
 		 uint32_t *ret_nlink)
 {
 	struct at a;
@@ -1078,11 +1080,11 @@ int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, 
 		*ret_stamp = a.file < 0 ? a.d->pairs[a.pair].stamp : a.d->files[a.file].stamp;
 		*ret_nlink = n->type == KX_NODE_COMPARE_PAIR ? 2 : 1;
 	}
-	cmp_put(t, a.d);
+	tree_cmp_put(t, a.d);
 	return r;
 }
 
-int64_t compare_mtime(struct kx_tree *t, struct kx_view *v, int64_t stamp)
+int64_t tree_compare_mtime(struct kx_tree *t, struct kx_view *v, int64_t stamp)
 {
 	if (stamp)
 		return stamp;
@@ -1091,13 +1093,13 @@ int64_t compare_mtime(struct kx_tree *t, struct kx_view *v, int64_t stamp)
 	return st.created_ns;
 }
 
-int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap)
+int tree_compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap)
 {
 	struct at a;
 	int r = at_node(t, v, n, &a);
 	if (r == 0)
 		file_name(a.d, a.file, out, cap);
-	cmp_put(t, a.d);
+	tree_cmp_put(t, a.d);
 	return r;
 }
 
@@ -1133,7 +1135,7 @@ static int rows_of(const struct cmp_data *d, size_t pair, ssize_t file, struct k
 	return 0;
 }
 
-int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
+int tree_compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
 {
 	struct at a;
 	struct kx_compare_row *rows = NULL;
@@ -1142,7 +1144,7 @@ int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	if (r == 0 && (r = rows_of(a.d, a.pair, a.file, &rows, &len)) == 0)
 		r = a.file < 0 ? kx_render_compare_summary(rows, len, out) : kx_render_compare_gpu(rows, len, out);
 	free(rows);
-	cmp_put(t, a.d);
+	tree_cmp_put(t, a.d);
 	return r;
 }
 
@@ -1170,7 +1172,7 @@ static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
 				for (uint32_t j = 0; j < g->len; j++) {
 					if (i == j)
 						continue;
-					ssize_t p = cmp_pair_of(d, d->text + d->impls[runs[i].impl],
+					ssize_t p = tree_cmp_pair_of(d, d->text + d->impls[runs[i].impl],
 								d->text + d->impls[runs[j].impl]);
 					if (p >= 0)
 						kx_compare_totals_add(&out[p].totals, &runs[i].r, &runs[j].r);
@@ -1179,7 +1181,7 @@ static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
 	}
 }
 
-int compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct cmp_page *ret)
+int tree_compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct cmp_page *ret)
 {
 	struct at a;
 	*ret = (struct cmp_page){ 0 };
@@ -1202,15 +1204,15 @@ int compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir
 	}
 	ret->d = a.d;
 	if (r < 0)
-		compare_page_release(t, ret);
+		tree_compare_page_release(t, ret);
 	return r;
 }
 
-void compare_page_release(struct kx_tree *t, struct cmp_page *p)
+void tree_compare_page_release(struct kx_tree *t, struct cmp_page *p)
 {
 	free(p->rows);
 	free(p->pairs);
-	cmp_put(t, p->d);
+	tree_cmp_put(t, p->d);
 	*p = (struct cmp_page){ 0 };
 }
 
@@ -1220,6 +1222,6 @@ int kx_tree_compare_impls(struct kx_tree *t, struct kx_view *v, int (*fn)(void *
 	int r = at_node(t, v, &(struct kx_node){ .type = KX_NODE_COMPARE }, &a);
 	for (size_t i = 0; r == 0 && i < a.d->nimpls; i++)
 		r = fn(ctx, a.d->text + a.d->impls[a.d->impl_order[i]]);
-	cmp_put(t, a.d);
+	tree_cmp_put(t, a.d);
 	return r;
 }

@@ -55,7 +55,7 @@ static int sums_add(void *ctx, const char *name, const struct kx_node *n)
 		r = read_stamped(s->t, s->v, n, stamp, &c);
 	if (r < 0)
 		return r == -ENOENT ? -EIO : r; /* listed, so it must be there */
-	r = sums_line(s->out, name, c);
+	r = tree_sums_line(s->out, name, c);
 	kx_content_put(c);
 	return r;
 }
@@ -66,7 +66,7 @@ static int run_sums(struct kx_tree *t, struct kx_view *v, const struct kx_run_re
 		    struct kx_buf *out, uint64_t *ret_size)
 {
 	struct sums s = { .t = t, .v = v, .out = out, .stamp = stamp };
-	int r = run_files_of(t, v, KX_NODE_RUN, x, sums_add, &s);
+	int r = tree_run_files_of(t, v, KX_NODE_RUN, x, sums_add, &s);
 	if (ret_size)
 		*ret_size = s.size;
 	return r;
@@ -84,7 +84,7 @@ static int group_sums(struct kx_tree *t, struct kx_view *v, const struct gctx *g
 	}
 	for (size_t i = 0; i < g->len && r == 0; i++) {
 		s.dir = g->dirnames[i];
-		r = run_files_of(t, v, KX_NODE_RUN, &g->runs[i], sums_add, &s);
+		r = tree_run_files_of(t, v, KX_NODE_RUN, &g->runs[i], sums_add, &s);
 	}
 	if (ret_size)
 		*ret_size = s.size;
@@ -110,7 +110,7 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
  * missing in v (0 for nearly every run: both came with it). It changes when such a document is
  * stored late, and only then.
  */
-int64_t manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x)
+int64_t tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x)
 {
 	return (tree_doc_in(t, v, &x->workload, &x->run) ? 0 : 1) |
 	       (tree_doc_in(t, v, &x->implementation, &x->run) ? 0 : 2);
@@ -136,10 +136,10 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	case KX_NODE_REGRESSIONS:
 	case KX_NODE_HTML:
 		if (n->file == KX_HTML_COMPARE) { /* compare/'s mtime, as its directory's (node.c) */
-			r = compare_attr(t, v, &(struct kx_node){ .type = KX_NODE_COMPARE }, ret_stamp, &runs);
+			r = tree_compare_attr(t, v, &(struct kx_node){ .type = KX_NODE_COMPARE }, ret_stamp, &runs);
 			runs = 0;
 			if (r == 0)
-				mtime = compare_mtime(t, v, *ret_stamp);
+				mtime = tree_compare_mtime(t, v, *ret_stamp);
 			break;
 		}
 		/* the root's and benchmarks/' pages: what README says may change with any drop, and
@@ -154,15 +154,15 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		mtime = st.changed_ns;
 		break;
 	case KX_NODE_GROUP_FILE:
-		r = group_stamp(t, v, &n->id, ret_stamp);
+		r = tree_group_stamp(t, v, &n->id, ret_stamp);
 		mtime = *ret_stamp;
 		break;
 	case KX_NODE_BENCH_FILE:
-		r = bench_file_stamp(t, v, n, ret_stamp);
+		r = tree_bench_file_stamp(t, v, n, ret_stamp);
 		mtime = *ret_stamp;
 		break;
 	case KX_NODE_COMPARE_FILE:
-		r = compare_attr(t, v, n, ret_stamp, &runs);
+		r = tree_compare_attr(t, v, n, ret_stamp, &runs);
 		mtime = *ret_stamp;
 		runs = 0;
 		break;
@@ -171,12 +171,12 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
 			return r;
 		if (tree_rank_dependent(n->file)) {
-			r = group_stamp(t, v, &x.group, ret_stamp);
+			r = tree_group_stamp(t, v, &x.group, ret_stamp);
 			mtime = *ret_stamp;
 		} else {
 			/* manifest.json holds the workload and implementation documents once stored */
 			if (n->file == KX_RF_MANIFEST)
-				*ret_stamp = manifest_stamp(t, v, &x);
+				*ret_stamp = tree_manifest_stamp(t, v, &x);
 			mtime = x.observed_ns;
 		}
 		break;
@@ -188,7 +188,7 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		break;
 	case KX_NODE_DOC_FILE:
 		if (ret_mtime || ret_nlink)
-			r = doc_use(t, v, &n->id, &runs, &mtime, &links);
+			r = tree_doc_use(t, v, &n->id, &runs, &mtime, &links);
 		break;
 	default:
 		return -EISDIR;
@@ -224,29 +224,29 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	}
 	case KX_NODE_GROUP_FILE: {
 		struct gctx *g;
-		if ((r = gctx_get(t, v, &n->id, &g)) < 0)
+		if ((r = tree_gctx_get(t, v, &n->id, &g)) < 0)
 			return r;
 		r = render_group(t, v, g, (enum kx_group_file)n->file, out);
-		gctx_put(t, g);
+		tree_gctx_put(t, g);
 		return r;
 	}
 	case KX_NODE_BENCH_FILE: {
 		if (n->file != KX_BF_INDEX_HTML)
-			return bench_file_render(t, v, n, out);
+			return tree_bench_file_render(t, v, n, out);
 		struct kx_node dir = *n;
 		dir.type = KX_NODE_BENCH;
 		dir.file = 0;
 		return tree_html(t, v, &dir, out);
 	}
 	case KX_NODE_INDEX:
-		return top_index(t, v, out);
+		return tree_top_index(t, v, out);
 	case KX_NODE_REGRESSIONS:
-		return top_regressions(t, v, out);
+		return tree_top_regressions(t, v, out);
 	case KX_NODE_HTML:
 	case KX_NODE_COMPARE_FILE: {
 		struct kx_node dir;
 		if (n->type == KX_NODE_COMPARE_FILE && n->file != KX_CF_INDEX_HTML)
-			return compare_render(t, v, n, out);
+			return tree_compare_render(t, v, n, out);
 		if ((r = kx_tree_parent(t, v, n, &dir)) < 0)
 			return r;
 		return tree_html(t, v, &dir, out);
@@ -268,11 +268,11 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		return r;
 	}
 	case KX_NODE_DOC_FILE: {
-		struct pdoc *p = pdoc_get(t, v, &n->id, NULL);
+		struct pdoc *p = tree_pdoc_get(t, v, &n->id, NULL);
 		if (!p)
 			return -ENOENT;
 		r = kx_json_write_pretty(p->json, out);
-		pdoc_put(p);
+		tree_pdoc_put(p);
 		return r;
 	}
 	default:
@@ -305,11 +305,11 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES
 			: f == KX_RF_DIGESTS ? RV_ALIASES : RV_DOCS;
 	struct runv rv;
-	int r = runv_load_with(t, v, &n->id, what, &rv);
+	int r = tree_runv_load_with(t, v, &n->id, what, &rv);
 	if (r < 0)
 		return r;
 	if (!kx_render_run_has(&rv.v, f)) {
-		runv_release(t, &rv);
+		tree_runv_release(t, &rv);
 		return -ENOENT;
 	}
 	struct kx_buf b;
@@ -318,7 +318,7 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		r = kx_render_run_file(&rv.v, f, &b);
 	else
 		r = run_sums(t, v, &rv.run, stamp, &b, NULL);
-	runv_release(t, &rv);
+	tree_runv_release(t, &rv);
 	const struct kx_content *c = NULL;
 	if (r >= 0 && !(c = tree_cache_put(t, tree_content_key(n), stamp, &b)))
 		r = -ENOMEM;
@@ -403,10 +403,10 @@ int tree_size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, 
 	int r;
 	if (n->type == KX_NODE_GROUP_FILE && n->file == KX_GF_SHA256SUMS) {
 		struct gctx *g;
-		if ((r = gctx_get(t, v, &n->id, &g)) < 0)
+		if ((r = tree_gctx_get(t, v, &n->id, &g)) < 0)
 			return r;
 		r = group_sums(t, v, g, NULL, ret);
-		gctx_put(t, g);
+		tree_gctx_put(t, g);
 	} else if ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) && n->file == KX_RF_SHA256SUMS) {
 		struct kx_run_rec x;
 		if ((r = tree_get_run(t, v, &n->id, &x)) == 0)

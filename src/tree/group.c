@@ -62,7 +62,7 @@ int tree_get_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 }
 
 /* A group's stamp alone (tree_get_group's), through the table of stamps before the records'. */
-int group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, int64_t *ret)
+int tree_group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, int64_t *ret)
 {
 	uint64_t k, gen = v ? kx_view_generation(v) : 0;
 	memcpy(&k, key->b, sizeof(k));
@@ -102,7 +102,8 @@ static int wl_emit(struct wl_scan *w, bool next_shares)
 	return 0;
 }
 
-int wl_feed(void *ctx, const char *name, const struct kx_digest *workload, const struct kx_digest *group, bool cut)
+int tree_wl_feed(void *ctx, const char *name, const struct kx_digest *workload, const struct kx_digest *group,
+		 bool cut)
 {
 	struct wl_scan *w = ctx;
 	bool shares = w->have_prev && strcmp(w->prev_base, name) == 0;
@@ -120,15 +121,15 @@ int wl_feed(void *ctx, const char *name, const struct kx_digest *workload, const
 	return 0;
 }
 
-int wl_end(struct wl_scan *w)
+int tree_wl_end(struct wl_scan *w)
 {
 	return w->have_prev ? wl_emit(w, false) : 0;
 }
 
-int wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w)
+int tree_wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w)
 {
-	int r = kx_store_tree_list(t->s, v, comp, 3, wl_feed, w);
-	return r == 0 ? wl_end(w) : r;
+	int r = kx_store_tree_list(t->s, v, comp, 3, tree_wl_feed, w);
+	return r == 0 ? tree_wl_end(w) : r;
 }
 
 static int digest_cmp_idx(const void *x, const void *y, void *arg)
@@ -207,7 +208,7 @@ static void gctx_free(struct gctx *g)
 	free(g->dirnames);
 	free(g->dirptrs);
 	free(g->by_digest);
-	pdoc_put(g->wdoc);
+	tree_pdoc_put(g->wdoc);
 	free(g);
 }
 
@@ -246,12 +247,12 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 	qsort_r(x->by_digest, x->len, sizeof(*x->by_digest), digest_cmp_idx, x->runs);
 	const char *comp[3] = { g->kernel, g->pass, g->gpu };
 	struct wl_scan w = { .want = &g->key };
-	r = wl_walk(t, v, comp, &w);
+	r = tree_wl_walk(t, v, comp, &w);
 	if (r < 0)
 		goto fail;
 	snprintf(x->workload_dir, sizeof(x->workload_dir), "%s", w.name_out[0] ? w.name_out : g->workload_slug);
 	snprintf(x->path, sizeof(x->path), "benchmarks/%s/%s/%s/%s", g->kernel, g->pass, g->gpu, x->workload_dir);
-	if ((x->wdoc = pdoc_get(t, v, &g->workload, x->len ? &x->runs[0].run : NULL)))
+	if ((x->wdoc = tree_pdoc_get(t, v, &g->workload, x->len ? &x->runs[0].run : NULL)))
 		x->workload_doc = x->wdoc->json;
 	x->bytes = sizeof(*x) + c.cap * sizeof(*x->runs) + x->len * (sizeof(*x->dirnames) + sizeof(char *) + 4);
 	*ret = x;
@@ -261,23 +262,23 @@ fail:
 	return r;
 }
 
-void gctx_put(struct kx_tree *t, struct gctx *g)
+void tree_gctx_put(struct kx_tree *t, struct gctx *g)
 {
 	if (g && tree_unref(t, &g->refs))
 		gctx_free(g);
 }
 
-/* The group listing, cached. The caller puts its reference with gctx_put. */
-struct gctx **ghash_slot(struct kx_tree *t, const struct kx_digest *key)
+/* The group listing, cached. The caller puts its reference with tree_gctx_put. */
+struct gctx **tree_ghash_slot(struct kx_tree *t, const struct kx_digest *key)
 {
 	return &t->ghash[(key->b[0] | key->b[1] << 8) % GBUCKETS];
 }
 
 /* Drop a listing from the cache (LRU, hash, byte count) and put the cache's reference. */
-void gcache_drop(struct kx_tree *t, struct gctx *g)
+void tree_gcache_drop(struct kx_tree *t, struct gctx *g)
 {
 	kx_list_unlink(&t->glru, &g->lru);
-	struct gctx **p = ghash_slot(t, &g->key);
+	struct gctx **p = tree_ghash_slot(t, &g->key);
 	while (*p && *p != g)
 		p = &(*p)->hnext;
 	if (*p)
@@ -287,7 +288,7 @@ void gcache_drop(struct kx_tree *t, struct gctx *g)
 		gctx_free(g);
 }
 
-int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret)
+int tree_gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret)
 {
 	struct kx_group_rec g;
 	int64_t stamp;
@@ -295,7 +296,7 @@ int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, 
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&t->lock);
-	for (struct gctx *x = *ghash_slot(t, key); x; x = x->hnext) {
+	for (struct gctx *x = *tree_ghash_slot(t, key); x; x = x->hnext) {
 		if (!kx_digest_equal(&x->key, key))
 			continue;
 		if (x->stamp == stamp && x->group.ranked == g.ranked && x->group.unranked == g.unranked) {
@@ -317,18 +318,18 @@ int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, 
 		return r;
 	pthread_mutex_lock(&t->lock);
 	/* replace any older listing of this group, then trim to the bound */
-	for (struct gctx *o = *ghash_slot(t, key); o; o = o->hnext)
+	for (struct gctx *o = *tree_ghash_slot(t, key); o; o = o->hnext)
 		if (kx_digest_equal(&o->key, key)) {
-			gcache_drop(t, o);
+			tree_gcache_drop(t, o);
 			break;
 		}
 	x->refs++; /* the cache's reference */
 	kx_list_push(&t->glru, &x->lru);
-	x->hnext = *ghash_slot(t, key);
-	*ghash_slot(t, key) = x;
+	x->hnext = *tree_ghash_slot(t, key);
+	*tree_ghash_slot(t, key) = x;
 	t->gbytes += x->bytes;
 	while (t->gbytes > t->limit && t->glru.tail && t->glru.tail != &x->lru)
-		gcache_drop(t, kx_entry_of(t->glru.tail, struct gctx, lru));
+		tree_gcache_drop(t, kx_entry_of(t->glru.tail, struct gctx, lru));
 	pthread_mutex_unlock(&t->lock);
 	*ret = x;
 	return 0;
@@ -341,7 +342,7 @@ static int bsearch_cmp(const void *key, const void *elt, void *arg)
 }
 
 /* position of run in the listing, or -1 */
-ssize_t gctx_find(const struct gctx *g, const struct kx_digest *run)
+ssize_t tree_gctx_find(const struct gctx *g, const struct kx_digest *run)
 {
 	size_t lo = 0, hi = g->len;
 	while (lo < hi) {

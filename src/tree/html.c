@@ -48,7 +48,7 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 	struct cmp_page cp = { 0 };
 	char path[5 * KX_NAME_MAX + 32] = "benchmarks", heading[5 * KX_NAME_MAX + 32], lead[1024];
 	int r = e.a ? kx_tree_readdir(t, v, dir, entry_add, &e) : -ENOMEM;
-	if (r >= 0 && dir->type == KX_NODE_GROUP && (r = gctx_get(t, v, &dir->id, &g)) >= 0) {
+	if (r >= 0 && dir->type == KX_NODE_GROUP && (r = tree_gctx_get(t, v, &dir->id, &g)) >= 0) {
 		tree_group_view(g, &gv);
 		const struct kx_group_rec *gr = gv.group;
 		snprintf(path, sizeof(path), "%s", gv.path);
@@ -61,7 +61,7 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 		p.lead = lead;
 	} else if (r >= 0 && dir->type == KX_NODE_BENCH) {
 		char comp[3][KX_NAME_MAX] = { { 0 } };
-		if ((r = bench_comps(t, dir, comp)) >= 0)
+		if ((r = tree_bench_comps(t, dir, comp)) >= 0)
 			for (int i = 0; i < dir->depth; i++) {
 				size_t l = strlen(path);
 				snprintf(path + l, sizeof(path) - l, "/%s", comp[i]);
@@ -73,7 +73,7 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 			"in one parameter.",
 		};
 		p.lead = dir->depth < KX_ARRAY_SIZE(leads) ? leads[dir->depth] : NULL;
-	} else if (r >= 0 && dir->type == KX_NODE_COMPARE_PAIR && (r = compare_page(t, v, dir, &cp)) >= 0) {
+	} else if (r >= 0 && dir->type == KX_NODE_COMPARE_PAIR && (r = tree_compare_page(t, v, dir, &cp)) >= 0) {
 		snprintf(path, sizeof(path), "compare/%s..%s", cp.cand, cp.base);
 		snprintf(heading, sizeof(heading), "%s against %s", cp.cand, cp.base);
 		snprintf(lead, sizeof(lead),
@@ -86,7 +86,7 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 		p.lead = lead;
 		p.summary = cp.rows;
 		p.nsummary = cp.nrows;
-	} else if (r >= 0 && dir->type == KX_NODE_COMPARE && (r = compare_page(t, v, dir, &cp)) >= 0) {
+	} else if (r >= 0 && dir->type == KX_NODE_COMPARE && (r = tree_compare_page(t, v, dir, &cp)) >= 0) {
 		snprintf(path, sizeof(path), "compare");
 		p.lead = cp.npairs ? "Every two implementations that share a comparison group, each way round: "
 				     "candidate..baseline, over every group they share (a speedup above 1: the "
@@ -112,8 +112,8 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 	if (r >= 0)
 		r = kx_render_index_html(&p, out);
 	if (g)
-		gctx_put(t, g);
-	compare_page_release(t, &cp);
+		tree_gctx_put(t, g);
+	tree_compare_page_release(t, &cp);
 	free(e.v);
 	free(e.pictures);
 	kx_arena_free(e.a);

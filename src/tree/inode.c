@@ -43,7 +43,7 @@ bool kx_tree_ino_linked(uint64_t ino)
 }
 
 /* The node type and file an inode number carries (its top 9 bits; the rest is the digest's 55). */
-void ino_kind(uint64_t ino, struct kx_node *n)
+void tree_ino_kind(uint64_t ino, struct kx_node *n)
 {
 	n->type = (uint8_t)kx_ino_type(ino);
 	n->file = (uint8_t)kx_ino_file(ino);
@@ -70,7 +70,7 @@ bool kx_tree_ino_of_run(uint64_t ino, const struct kx_node *run, struct kx_node 
 	if (!ino_in_runs(ino) || run->type != KX_NODE_RUNS_RUN)
 		return false;
 	struct kx_node n = *run;
-	ino_kind(ino, &n);
+	tree_ino_kind(ino, &n);
 	if (kx_tree_ino(&n) != ino)
 		return false;
 	*ret = n;

@@ -46,7 +46,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 		break;
 	case KX_NODE_COMPARE:
 	case KX_NODE_COMPARE_PAIR:
-		return compare_lookup(t, v, dir, name, ret);
+		return tree_compare_lookup(t, v, dir, name, ret);
 	case KX_NODE_DIGESTS:
 		if (strcmp(name, "sha256") != 0)
 			return -ENOENT;
@@ -56,13 +56,13 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	case KX_NODE_BENCH: {
 		char comp[3][KX_NAME_MAX] = { { 0 } };
 		uint8_t depth = dir->type == KX_NODE_BENCHMARKS ? 0 : dir->depth;
-		if (depth && (r = bench_comps(t, dir, comp)) < 0)
+		if (depth && (r = tree_bench_comps(t, dir, comp)) < 0)
 			return r;
 		if (!valid_component(name))
 			return -ENOENT;
 		struct kx_node f[BENCH_FILES_MAX];
-		size_t nf = bench_files_of(dir, f), i = 0;
-		while (i < nf && strcmp(name, bench_file_name(&f[i])) != 0)
+		size_t nf = tree_bench_files_of(dir, f), i = 0;
+		while (i < nf && strcmp(name, tree_bench_file_name(&f[i])) != 0)
 			i++;
 		if (i < nf) {
 			n = f[i]; /* before any directory of that name (no slug is "sweep.tsv") */
@@ -71,7 +71,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 		if (depth == 3) {
 			const char *c3[3] = { comp[0], comp[1], comp[2] };
 			struct wl_scan w = { .match = name };
-			r = wl_walk(t, v, c3, &w);
+			r = tree_wl_walk(t, v, c3, &w);
 			if (r < 0)
 				return r;
 			if (r == 0)
@@ -87,7 +87,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			return r;
 		if (r == 0)
 			return -ENOENT;
-		return bench_node(t, depth + 1, comp, ret);
+		return tree_bench_node(t, depth + 1, comp, ret);
 	}
 	case KX_NODE_GROUP: {
 		int f = kx_group_file_from_name(name);
@@ -101,7 +101,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 		if (!dash || strlen(dash + 1) != KX_SHORTID_LEN)
 			return -ENOENT;
 		struct gctx *g;
-		if ((r = gctx_get(t, v, &dir->id, &g)) < 0)
+		if ((r = tree_gctx_get(t, v, &dir->id, &g)) < 0)
 			return r;
 		r = -ENOENT;
 		for (size_t i = 0; i < g->len; i++)
@@ -111,7 +111,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 				r = 0;
 				break;
 			}
-		gctx_put(t, g);
+		tree_gctx_put(t, g);
 		if (r < 0)
 			return r;
 		break;
@@ -126,7 +126,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			return r;
 		if (!tree_run_has(t, v, &x, f))
 			return -ENOENT;
-		n = run_file_node(dir->type, &x, f);
+		n = tree_run_file_node(dir->type, &x, f);
 		break;
 	}
 	case KX_NODE_RUNS: {
@@ -138,7 +138,7 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 			return r == -ENOTUNIQ ? -ENOENT : r;
 		/* a unique 12-digit prefix is the canonical name by definition; longer ones are checked */
 		char canon[65];
-		if (len > KX_SHORTID_LEN && (r = runs_canonical(t, v, &d, canon)) < 0)
+		if (len > KX_SHORTID_LEN && (r = tree_runs_canonical(t, v, &d, canon)) < 0)
 			return r;
 		if (len > KX_SHORTID_LEN && strcmp(canon, name) != 0)
 			return -ENOENT;
@@ -205,7 +205,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		*ret = n;
 		return 0;
 	}
-	ino_kind(ino, &n);
+	tree_ino_kind(ino, &n);
 	uint8_t prefix[8];
 	uint64_t bits = (ino & BITS55) << 9;
 	for (int i = 7; i >= 0; i--) {
@@ -236,7 +236,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		for (struct bench_dir *b = t->bench[key & 255]; b; b = b->next)
 			if (b->key == key) {
 				n.depth = b->depth;
-				bench_id(b->depth, b->comp, &n.id);
+				tree_bench_id(b->depth, b->comp, &n.id);
 				r = 0;
 			}
 		pthread_mutex_unlock(&t->lock);
@@ -244,7 +244,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		if (r == 0 && n.type == KX_NODE_BENCH_FILE) {
 			struct kx_node dir = n, f[BENCH_FILES_MAX];
 			dir.type = KX_NODE_BENCH;
-			size_t nf = bench_files_of(&dir, f), i = 0;
+			size_t nf = tree_bench_files_of(&dir, f), i = 0;
 			while (i < nf && f[i].file != n.file)
 				i++;
 			if (i == nf)
@@ -273,7 +273,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	case KX_NODE_COMPARE_FILE:
 		if (tree_node_get(t, ino, ret))
 			return 0;
-		if ((r = compare_node(t, v, ino, &n)) < 0)
+		if ((r = tree_compare_node(t, v, ino, &n)) < 0)
 			return r;
 		tree_node_put(t, ino, &n);
 		*ret = n;
@@ -330,9 +330,9 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 			break;
 		}
 		char comp[3][KX_NAME_MAX] = { { 0 } };
-		if ((r = bench_comps(t, n, comp)) < 0)
+		if ((r = tree_bench_comps(t, n, comp)) < 0)
 			return r;
-		return bench_node(t, (uint8_t)(n->depth - 1), comp, ret);
+		return tree_bench_node(t, (uint8_t)(n->depth - 1), comp, ret);
 	}
 	case KX_NODE_GROUP: {
 		struct kx_group_rec g;
@@ -342,7 +342,7 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		snprintf(comp[0], KX_NAME_MAX, "%s", g.kernel);
 		snprintf(comp[1], KX_NAME_MAX, "%s", g.pass);
 		snprintf(comp[2], KX_NAME_MAX, "%s", g.gpu);
-		return bench_node(t, 3, comp, ret);
+		return tree_bench_node(t, 3, comp, ret);
 	}
 	case KX_NODE_GROUP_FILE:
 		p.type = KX_NODE_GROUP;
@@ -375,7 +375,7 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	case KX_NODE_COMPARE:
 	case KX_NODE_COMPARE_PAIR:
 	case KX_NODE_COMPARE_FILE:
-		return compare_parent(t, v, n, ret);
+		return tree_compare_parent(t, v, n, ret);
 	default:
 		return -ENOENT;
 	}
@@ -398,7 +398,7 @@ static int bench_step(void *ctx, const char *name, const struct kx_digest *w, co
 	struct bench_walk *b = ctx;
 	snprintf(b->comp[b->depth], KX_NAME_MAX, "%s", name);
 	struct kx_node n;
-	int r = bench_node(b->t, b->depth + 1, b->comp, &n);
+	int r = tree_bench_node(b->t, b->depth + 1, b->comp, &n);
 	return r < 0 ? r : b->fn(b->ctx, name, &n);
 }
 
@@ -421,7 +421,7 @@ static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node 
 {
 	struct kx_run_rec x;
 	int r = tree_get_run(t, v, &dir->id, &x);
-	return r < 0 ? r : run_files_of(t, v, dir->type, &x, fn, ctx);
+	return r < 0 ? r : tree_run_files_of(t, v, dir->type, &x, fn, ctx);
 }
 
 int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn,
@@ -443,16 +443,16 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	case KX_NODE_BENCH: {
 		struct bench_walk b = { .t = t, .fn = fn, .ctx = ctx };
 		b.depth = dir->type == KX_NODE_BENCHMARKS ? 0 : dir->depth;
-		if (b.depth && (r = bench_comps(t, dir, b.comp)) < 0)
+		if (b.depth && (r = tree_bench_comps(t, dir, b.comp)) < 0)
 			return r;
 		const char *c[3] = { b.comp[0], b.comp[1], b.comp[2] };
 		struct wl_scan w = { .fn = fn, .ctx = ctx };
-		r = b.depth == 3 ? wl_walk(t, v, c, &w) : kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
+		r = b.depth == 3 ? tree_wl_walk(t, v, c, &w) : kx_store_tree_list(t->s, v, c, b.depth, bench_step, &b);
 		/* its files after its directories */
 		struct kx_node f[BENCH_FILES_MAX];
-		size_t nf = bench_files_of(dir, f);
+		size_t nf = tree_bench_files_of(dir, f);
 		for (size_t i = 0; i < nf && r == 0; i++)
-			r = fn(ctx, bench_file_name(&f[i]), &f[i]);
+			r = fn(ctx, tree_bench_file_name(&f[i]), &f[i]);
 		return r;
 	}
 	case KX_NODE_GROUP: {
@@ -463,13 +463,13 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		if (r)
 			return r;
 		struct gctx *g;
-		if ((r = gctx_get(t, v, &dir->id, &g)) < 0)
+		if ((r = tree_gctx_get(t, v, &dir->id, &g)) < 0)
 			return r;
 		for (size_t i = 0; i < g->len && r == 0; i++) {
 			struct kx_node n = { .type = KX_NODE_RUN, .id = g->runs[i].run };
 			r = fn(ctx, g->dirnames[i], &n);
 		}
-		gctx_put(t, g);
+		tree_gctx_put(t, g);
 		return r;
 	}
 	case KX_NODE_RUN:
@@ -477,12 +477,12 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		return run_files(t, v, dir, fn, ctx);
 	case KX_NODE_COMPARE:
 	case KX_NODE_COMPARE_PAIR:
-		return compare_readdir(t, v, dir, fn, ctx);
+		return tree_compare_readdir(t, v, dir, fn, ctx);
 	case KX_NODE_RUNS: {
 		struct runs_walk w = { .fn = fn, .ctx = ctx };
-		r = kx_store_each_digest(t->s, v, KX_RECORD_RUN, runs_step, &w);
+		r = kx_store_each_digest(t->s, v, KX_RECORD_RUN, tree_runs_step, &w);
 		if (r == 0 && w.have)
-			r = runs_emit(&w, 0);
+			r = tree_runs_emit(&w, 0);
 		return r;
 	}
 	case KX_NODE_DIGESTS_SHA: {
@@ -525,7 +525,7 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 		return 0;
 	}
 	case KX_NODE_COMPARE_FILE:
-		return compare_file_name(t, v, n, out, cap);
+		return tree_compare_file_name(t, v, n, out, cap);
 	default:
 		return kx_node_is_dir(n) ? -EISDIR : -ENOENT;
 	}

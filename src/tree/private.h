@@ -102,7 +102,7 @@ struct kx_tree {
 	struct pdoc *phash[PBUCKETS];
 	size_t npdocs;
 	pthread_mutex_t uses_lock;  /* the table below; held while it is built */
-	struct doc_uses *uses;      /* how many runs name each document (doc_use) */
+	struct doc_uses *uses;      /* how many runs name each document (tree_doc_use) */
 	struct top_slot top[TOP__COUNT];
 	uint64_t puts;              /* files rendered into the content cache (tree_cache_put), under lock */
 	struct kx_tree_stats stats;
@@ -129,7 +129,7 @@ struct kx_tree {
 uint64_t tree_id55(const struct kx_digest *d);
 
 /* The node type and file of an inode number, into n. */
-void ino_kind(uint64_t ino, struct kx_node *n);
+void tree_ino_kind(uint64_t ino, struct kx_node *n);
 
 /* ---- cache.c ------------------------------------------------------------------------------- */
 
@@ -231,7 +231,7 @@ size_t tree_slot_of(uint64_t key, size_t n);
 bool tree_rank_dependent(int f);
 
 /* The run-sizes slot of a run file's key, moved to the front of its set; under t->lock. */
-struct rsize_slot *rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take);
+struct rsize_slot *tree_rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take);
 
 /* A file's size from the sizes caches, by content key and stamp. */
 bool tree_size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret);
@@ -268,34 +268,34 @@ bool tree_doc_role(int f);
 const struct kx_digest *tree_run_doc(const struct kx_run_rec *x, int f);
 
 /* The node of file f of run x in a directory of type dir_type. */
-struct kx_node run_file_node(uint8_t dir_type, const struct kx_run_rec *x, int f);
+struct kx_node tree_run_file_node(uint8_t dir_type, const struct kx_run_rec *x, int f);
 
 /* Whether run x has file f in view v. */
 bool tree_run_has(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int f);
 
 /* How many runs of v name document d, the earliest observedAt among them, and (ret_links not NULL)
  * the links of its file: 2 a run, 1 an alias (in runs/ only). */
-int doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
+int tree_doc_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs,
 	    int64_t *ret_first_ns, uint32_t *ret_links);
 
 /* How many runs of v name document d, from the table alone; -ESTALE if it counts another view. */
-int uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs);
+int tree_uses_exact(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint32_t *ret_runs);
 
 /* Bring the document-use table from view before to after, which added the runs `added`. */
-int uses_changed(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
+int tree_uses_changed(struct kx_tree *t, struct kx_view *before, struct kx_view *after,
 		 const struct kx_digest *added, size_t n);
 
 /* Put one of the references counted in *refs (under t->lock); whether it was the last. */
 bool tree_unref(struct kx_tree *t, int *refs);
 
 /* The id of the benchmark directory of path components comp[0..depth). */
-void bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret);
+void tree_bench_id(uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_digest *ret);
 
 /* The node of a benchmark directory, remembered so that its inode number decodes. */
-int bench_node(struct kx_tree *t, uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_node *ret);
+int tree_bench_node(struct kx_tree *t, uint8_t depth, char comp[3][KX_NAME_MAX], struct kx_node *ret);
 
 /* The path components of a benchmark directory's node; -ESTALE if never seen. */
-int bench_comps(struct kx_tree *t, const struct kx_node *n, char comp[3][KX_NAME_MAX]);
+int tree_bench_comps(struct kx_tree *t, const struct kx_node *n, char comp[3][KX_NAME_MAX]);
 
 /* Drop a content entry from the cache; under t->lock. */
 void tree_cache_drop(struct kx_tree *t, struct centry *e);
@@ -304,7 +304,7 @@ void tree_cache_drop(struct kx_tree *t, struct centry *e);
 const struct kx_content *tree_cache_get(struct kx_tree *t, uint64_t ino, int64_t stamp);
 
 /* Append the SHA256SUMS line of content c, named name, to out. */
-int sums_line(struct kx_buf *out, const char *name, const struct kx_content *c);
+int tree_sums_line(struct kx_buf *out, const char *name, const struct kx_content *c);
 
 /* Cache buf's bytes: a copy of a small file; a large one's buffer is taken, leaving buf empty.
  * Returns the content with a reference for the caller. */
@@ -320,10 +320,10 @@ void tree_top_drop(struct kx_tree *t, int slot);
 void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c);
 
 /* Put a reference to a parsed document. */
-void pdoc_put(struct pdoc *p);
+void tree_pdoc_put(struct pdoc *p);
 
 /* The parsed document d if stored in v, with a reference for the caller, or NULL. */
-struct pdoc *pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
+struct pdoc *tree_pdoc_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d,
 		      const struct kx_digest *named_by);
 
 /* ---- group.c ------------------------------------------------------------------------------- */
@@ -349,7 +349,7 @@ struct gctx {
 	struct gctx *hnext;       /* hash chain (kx_tree.ghash) */
 };
 
-/* A walk of the workload level of a gpu directory (wl_walk), which decides each directory's name. */
+/* A walk of the workload level of a gpu directory (tree_wl_walk), which decides each directory's name. */
 struct wl_scan {
 	const struct kx_digest *want;
 	char prev_base[KX_NAME_MAX];
@@ -369,30 +369,31 @@ int tree_get_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 		   int64_t *ret_stamp);
 
 /* A group's stamp (its gpu directory's mtime) alone. */
-int group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, int64_t *ret);
+int tree_group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, int64_t *ret);
 
 /* Walk the workload level below benchmark path comp, deciding each directory name. */
-int wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w);
+int tree_wl_walk(struct kx_tree *t, struct kx_view *v, const char *const comp[3], struct wl_scan *w);
 
-/* wl_walk's steps, for a caller that lists the workload level itself: each entry in path order
+/* tree_wl_walk's steps, for a caller that lists the workload level itself: each entry in path order
  * (a kx_tree_fn), then the end of the directory. */
-int wl_feed(void *ctx, const char *name, const struct kx_digest *workload, const struct kx_digest *group, bool cut);
-int wl_end(struct wl_scan *w);
+int tree_wl_feed(void *ctx, const char *name, const struct kx_digest *workload, const struct kx_digest *group,
+		 bool cut);
+int tree_wl_end(struct wl_scan *w);
 
-/* A group's listing, cached, with a reference for the caller (gctx_put). */
-int gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret);
+/* A group's listing, cached, with a reference for the caller (tree_gctx_put). */
+int tree_gctx_get(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct gctx **ret);
 
 /* Put a reference to a group listing. */
-void gctx_put(struct kx_tree *t, struct gctx *g);
+void tree_gctx_put(struct kx_tree *t, struct gctx *g);
 
 /* The position of a run in a group listing, or -1. */
-ssize_t gctx_find(const struct gctx *g, const struct kx_digest *run);
+ssize_t tree_gctx_find(const struct gctx *g, const struct kx_digest *run);
 
 /* The hash chain of group listings a key belongs to; under t->lock. */
-struct gctx **ghash_slot(struct kx_tree *t, const struct kx_digest *key);
+struct gctx **tree_ghash_slot(struct kx_tree *t, const struct kx_digest *key);
 
 /* Drop a group listing from the cache; under t->lock. */
-void gcache_drop(struct kx_tree *t, struct gctx *g);
+void tree_gcache_drop(struct kx_tree *t, struct gctx *g);
 
 /* Free every listing the cache holds (kx_tree_free). */
 void tree_groups_release(struct kx_tree *t);
@@ -400,21 +401,21 @@ void tree_groups_release(struct kx_tree *t);
 /* ---- sweeps.c ------------------------------------------------------------------------------ */
 
 /* The mtime of the benchmark directory of path components comp[0..depth) (0: benchmarks/). */
-int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);
+int tree_bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret);
 
 /* The files of benchmark directory dir, or of benchmarks/, in listing order — index.html of every
  * one; gpus.tsv of a pass; sweep.tsv and sweep.svg of a gpu — written to ret (BENCH_FILES_MAX),
  * their count returned (0: none). */
 #define BENCH_FILES_MAX 3
 /* The name of one of them (benchmarks/' page is a KX_NODE_HTML, the others KX_NODE_BENCH_FILE). */
-const char *bench_file_name(const struct kx_node *f);
-size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX]);
+const char *tree_bench_file_name(const struct kx_node *f);
+size_t tree_bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX]);
 
 /* A benchmark directory's file's stamp: the directory's mtime. */
-int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret);
+int tree_bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret);
 
 /* The bytes of a benchmark directory's file other than its index.html (html.c's). */
-int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
+int tree_bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
 
 /* ---- compare.c ----------------------------------------------------------------------------- */
 
@@ -448,7 +449,7 @@ struct cmp_file {             /* compare/<cand>..<base>/<gpu>.tsv */
 	struct kx_digest id;
 };
 
-/* A pair's files that are not gpu files, as a file index (cmp_file_node, and compare.c) */
+/* A pair's files that are not gpu files, as a file index (tree_cmp_file_node, and compare.c) */
 #define CMP_SUMMARY (-1) /* summary.tsv, or the pair directory: they share the pair's id */
 #define CMP_HTML (-2)    /* index.html */
 
@@ -480,52 +481,51 @@ struct cmp_data {
 #define CMP_GROUP_PAIRS_MAX 32 /* a group of more current runs forms no pair by itself (compare.c) */
 
 /* The comparisons of view v's generation, built on the first call for it, with a reference for the
- * caller (cmp_put). */
-int cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret);
+ * caller (tree_cmp_put). */
+int tree_cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret);
 
 /* Put a reference to a generation's comparisons. */
-void cmp_put(struct kx_tree *t, struct cmp_data *d);
+void tree_cmp_put(struct kx_tree *t, struct cmp_data *d);
 
 /* The newest comparisons kept of a generation no newer than `generation`, with a reference, or
  * NULL: what the kernel may hold of compare/ was looked up in one of them or is no longer named. */
-struct cmp_data *cmp_peek(struct kx_tree *t, uint64_t generation);
+struct cmp_data *tree_cmp_peek(struct kx_tree *t, uint64_t generation);
 
 /* Free the generations kept (kx_tree_free). */
 void tree_compare_release(struct kx_tree *t);
 
-/* The pair named "<cand>..<base>" (by its name, or its two names), or -1. */
-ssize_t cmp_pair_named(const struct cmp_data *d, const char *name);
-ssize_t cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base);
+/* The pair "<cand>..<base>" by its two names, or -1. */
+ssize_t tree_cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base);
 
 /* The gpu file of a pair on gpu, or -1. */
-ssize_t cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu);
+ssize_t tree_cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu);
 
 /* The node of a pair's directory; of its gpu file `file`, or its summary.tsv (CMP_SUMMARY) or
  * index.html (CMP_HTML). */
-struct kx_node cmp_pair_node(const struct cmp_data *d, size_t pair);
-struct kx_node cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file);
+struct kx_node tree_cmp_pair_node(const struct cmp_data *d, size_t pair);
+struct kx_node tree_cmp_file_node(const struct cmp_data *d, size_t pair, ssize_t file);
 
 /* The node of an inode number of compare/ (types KX_NODE_COMPARE…_FILE). */
-int compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret);
+int tree_compare_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_node *ret);
 
 /* kx_tree_lookup, kx_tree_readdir and kx_tree_parent in compare/ and its pair directories. */
-int compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+int tree_compare_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret);
-int compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx);
-int compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret);
+int tree_compare_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx);
+int tree_compare_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_node *ret);
 
 /* The stamp of a compare node (a file's; its mtime, a directory's too; 0 for an empty compare/)
  * and its link count. */
-int compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
+int tree_compare_attr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
 		 uint32_t *ret_nlink);
 /* The mtime of compare/, a pair or a page of theirs with stamp `stamp`: the stamp, or the store's
  * creation while nothing is compared yet (stamp 0). */
-int64_t compare_mtime(struct kx_tree *t, struct kx_view *v, int64_t stamp);
+int64_t tree_compare_mtime(struct kx_tree *t, struct kx_view *v, int64_t stamp);
 
 /*
  * What the page of compare/ or of a pair directory shows beside its links (html.c): for a pair, the
  * rows of its summary.tsv and its two names; for compare/, every pair with its totals. Valid until
- * compare_page_release.
+ * tree_compare_page_release.
  */
 struct cmp_page {
 	struct cmp_data *d;
@@ -535,12 +535,12 @@ struct cmp_page {
 	struct kx_html_pair *pairs;
 	size_t npairs;
 };
-int compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct cmp_page *ret);
-void compare_page_release(struct kx_tree *t, struct cmp_page *p);
+int tree_compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct cmp_page *ret);
+void tree_compare_page_release(struct kx_tree *t, struct cmp_page *p);
 
 /* A pair's file's name, and its bytes. */
-int compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap);
-int compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
+int tree_compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char *out, size_t cap);
+int tree_compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out);
 
 /* ---- shortid.c ----------------------------------------------------------------------------- */
 
@@ -554,13 +554,13 @@ struct runs_walk {
 };
 
 /* kx_store_each_digest step of a walk of runs/: names the run before d. */
-int runs_step(void *ctx, const struct kx_digest *d);
+int tree_runs_step(void *ctx, const struct kx_digest *d);
 
 /* Name the last run of a walk of runs/ (next_common 0 at the end). */
-int runs_emit(struct runs_walk *w, unsigned next_common);
+int tree_runs_emit(struct runs_walk *w, unsigned next_common);
 
 /* The canonical runs/ name of run d. */
-int runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out);
+int tree_runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out);
 
 /* ---- run.c --------------------------------------------------------------------------------- */
 
@@ -577,20 +577,20 @@ struct runv {
 enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4 };
 
 /* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
-int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
+int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
 		   struct runv *rv);
 
-/* runv_load_with everything. */
-int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv);
+/* tree_runv_load_with everything. */
+int tree_runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv);
 
-/* Put what runv_load_with took. */
-void runv_release(struct kx_tree *t, struct runv *rv);
+/* Put what tree_runv_load_with took. */
+void tree_runv_release(struct kx_tree *t, struct runv *rv);
 
 /* The render view of a group listing. */
 void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
 
 /* fn(ctx, name, node) for each file a directory of run x lists. */
-int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
+int tree_run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
 		 kx_dirent_fn fn, void *ctx);
 
 /* ---- html.c -------------------------------------------------------------------------------- */
@@ -602,8 +602,8 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 /* ---- top.c --------------------------------------------------------------------------------- */
 
 /* index.tsv and regressions.tsv of view v; under t->top_lock. */
-int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
-int top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
+int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
+int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 
 /* Free the rows the last builds kept (kx_tree_free). */
 void tree_top_release(struct kx_tree *t);
@@ -611,7 +611,7 @@ void tree_top_release(struct kx_tree *t);
 /* ---- content.c ----------------------------------------------------------------------------- */
 
 /* The version of a run's manifest.json: which of its late documents are missing in v. */
-int64_t manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x);
+int64_t tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x);
 
 /* A file's stamp, and where asked for its mtime and link count. */
 int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,

@@ -13,12 +13,12 @@
 
 /* ---- run views -------------------------------------------------------------------------------- */
 
-void runv_release(struct kx_tree *t, struct runv *rv)
+void tree_runv_release(struct kx_tree *t, struct runv *rv)
 {
 	free(rv->aliases);
-	gctx_put(t, rv->g);
+	tree_gctx_put(t, rv->g);
 	for (int d = 0; d < KX_DOC__COUNT; d++)
-		pdoc_put(rv->docs[d]);
+		tree_pdoc_put(rv->docs[d]);
 }
 
 struct alias_list {
@@ -52,7 +52,7 @@ static int load_aliases(struct kx_tree *t, struct kx_view *v, struct runv *rv)
  * RV_ALIASES its aliases (one seek: only summary.txt and DIGESTS show them). An alias (SPEC §2) has
  * no position: RV_GROUP gives the run it is an alias of instead.
  */
-int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
+int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
 		   struct runv *rv)
 {
 	memset(rv, 0, sizeof(*rv));
@@ -62,10 +62,10 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	rv->v.run = &rv->run;
 	if (what & RV_GROUP && rv->run.alias) {
 		/* an alias is in no group's listing: it names the run it is an alias of */
-		if ((r = runs_canonical(t, v, &rv->run.alias_of, rv->alias_of_id)) < 0 ||
+		if ((r = tree_runs_canonical(t, v, &rv->run.alias_of, rv->alias_of_id)) < 0 ||
 		    (r = kx_tree_run_path(t, v, &rv->run.alias_of, rv->alias_of_path, sizeof(rv->alias_of_path))) < 0 ||
-		    (r = gctx_get(t, v, &rv->run.group, &rv->g)) < 0) {
-			runv_release(t, rv);
+		    (r = tree_gctx_get(t, v, &rv->run.group, &rv->g)) < 0) {
+			tree_runv_release(t, rv);
 			return r == -ENOENT ? -EIO : r;
 		}
 		rv->v.alias_of_id = rv->alias_of_id;
@@ -74,12 +74,12 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 		rv->v.group_path = rv->g->path;
 		rv->v.dirname = "";
 	} else if (what & RV_GROUP) {
-		r = gctx_get(t, v, &rv->run.group, &rv->g);
+		r = tree_gctx_get(t, v, &rv->run.group, &rv->g);
 		if (r < 0)
 			return r == -ENOENT ? -EIO : r;
-		ssize_t pos = gctx_find(rv->g, run);
+		ssize_t pos = tree_gctx_find(rv->g, run);
 		if (pos < 0) {
-			runv_release(t, rv);
+			tree_runv_release(t, rv);
 			return -EIO;
 		}
 		rv->v.group = &rv->g->group;
@@ -103,7 +103,7 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 			}
 	}
 	if (what & RV_ALIASES && !rv->run.alias && (r = load_aliases(t, v, rv)) < 0) {
-		runv_release(t, rv);
+		tree_runv_release(t, rv);
 		return r;
 	}
 	if (!(what & RV_DOCS))
@@ -111,15 +111,15 @@ int runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	const struct kx_digest *ds[KX_DOC__COUNT] = { &rv->run.run, &rv->run.protocol, &rv->run.environment,
 						      &rv->run.workload, &rv->run.implementation };
 	for (int d = 0; d < KX_DOC__COUNT; d++) {
-		rv->docs[d] = pdoc_get(t, v, ds[d], &rv->run.run);
+		rv->docs[d] = tree_pdoc_get(t, v, ds[d], &rv->run.run);
 		rv->v.doc[d] = rv->docs[d] ? rv->docs[d]->json : NULL;
 	}
 	return 0;
 }
 
-int runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv)
+int tree_runv_load(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct runv *rv)
 {
-	return runv_load_with(t, v, run, RV_GROUP | RV_DOCS, rv);
+	return tree_runv_load_with(t, v, run, RV_GROUP | RV_DOCS, rv);
 }
 
 void tree_group_view(const struct gctx *g, struct kx_group_view *gv)
@@ -139,14 +139,14 @@ void tree_group_view(const struct gctx *g, struct kx_group_view *gv)
  * whose document is not stored — as fn(ctx, name, node): the one list behind a run directory's
  * listing and the two SHA256SUMS that cover its files.
  */
-int run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
+int tree_run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,
 		 kx_dirent_fn fn, void *ctx)
 {
 	int r = 0;
 	for (int f = 0; f < KX_RF__COUNT && r == 0; f++) {
 		if (!tree_run_has(t, v, x, f))
 			continue;
-		struct kx_node n = run_file_node(dir_type, x, f);
+		struct kx_node n = tree_run_file_node(dir_type, x, f);
 		r = fn(ctx, kx_run_file_name((enum kx_run_file)f), &n);
 	}
 	return r;
@@ -158,15 +158,15 @@ int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_diges
 	int r = tree_get_run(t, v, run, &x);
 	if (r == 0 && x.alias) { /* SPEC §2: an alias is in runs/ only */
 		char id[KX_DIGEST_HEX + 1];
-		if ((r = runs_canonical(t, v, run, id)) == 0)
+		if ((r = tree_runs_canonical(t, v, run, id)) == 0)
 			snprintf(out, cap, "runs/%s", id);
 		return r;
 	}
 	struct runv rv;
-	r = r < 0 ? r : runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
+	r = r < 0 ? r : tree_runv_load_with(t, v, run, RV_GROUP, &rv); /* a path needs no document */
 	if (r < 0)
 		return r;
 	snprintf(out, cap, "%s/%s", rv.v.group_path, rv.v.dirname);
-	runv_release(t, &rv);
+	tree_runv_release(t, &rv);
 	return 0;
 }

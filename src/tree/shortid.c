@@ -35,7 +35,7 @@ static void runs_name(const struct kx_digest *d, unsigned len, char *out)
 	snprintf(out, 65, "%.*s", (int)len, hex);
 }
 
-int runs_emit(struct runs_walk *w, unsigned next_common)
+int tree_runs_emit(struct runs_walk *w, unsigned next_common)
 {
 	unsigned need = (w->prev_common > next_common ? w->prev_common : next_common) + 1;
 	char name[65];
@@ -44,12 +44,12 @@ int runs_emit(struct runs_walk *w, unsigned next_common)
 	return w->fn(w->ctx, name, &n);
 }
 
-int runs_step(void *ctx, const struct kx_digest *d)
+int tree_runs_step(void *ctx, const struct kx_digest *d)
 {
 	struct runs_walk *w = ctx;
 	unsigned c = w->have ? common_hex(&w->prev, d) : 0;
 	if (w->have) {
-		int r = runs_emit(w, c);
+		int r = tree_runs_emit(w, c);
 		if (r)
 			return r;
 	}
@@ -60,7 +60,7 @@ int runs_step(void *ctx, const struct kx_digest *d)
 }
 
 /* The canonical /runs name of a run: 12 hex digits, more when another run shares them. */
-int runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out)
+int tree_runs_canonical(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, char *out)
 {
 	for (unsigned bits = KX_SHORTID_LEN * 4; bits <= 256; bits += 4) {
 		struct kx_digest got;

@@ -19,7 +19,7 @@
 
 /* ---- benchmark directories' files ------------------------------------------------------------- */
 
-int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret)
+int tree_bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3][KX_NAME_MAX], int64_t *ret)
 {
 	char path[4 * KX_NAME_MAX + 16] = "benchmarks";
 	for (int i = 0; i < depth; i++) {
@@ -34,7 +34,7 @@ int bench_mtime(struct kx_tree *t, struct kx_view *v, uint8_t depth, char comp[3
 	return 0;
 }
 
-size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX])
+size_t tree_bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_MAX])
 {
 	static const uint8_t kernel[] = { KX_BF_INDEX_HTML }, pass[] = { KX_BF_GPUS_TSV, KX_BF_INDEX_HTML },
 			     gpu[] = { KX_BF_SWEEP_TSV, KX_BF_SWEEP_SVG, KX_BF_INDEX_HTML };
@@ -52,16 +52,16 @@ size_t bench_files_of(const struct kx_node *dir, struct kx_node ret[BENCH_FILES_
 	return n;
 }
 
-const char *bench_file_name(const struct kx_node *f)
+const char *tree_bench_file_name(const struct kx_node *f)
 {
 	return f->type == KX_NODE_HTML ? "index.html" : kx_bench_file_name((enum kx_bench_file)f->file);
 }
 
-int bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)
+int tree_bench_file_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret)
 {
 	char comp[3][KX_NAME_MAX] = { { 0 } };
-	int r = bench_comps(t, n, comp);
-	return r < 0 ? r : bench_mtime(t, v, n->depth, comp, ret);
+	int r = tree_bench_comps(t, n, comp);
+	return r < 0 ? r : tree_bench_mtime(t, v, n->depth, comp, ret);
 }
 
 /* A group below the directory: where the walk of the path index found it, and its listing. */
@@ -92,7 +92,7 @@ static int below_add(struct below *b, const char *name, const struct kx_digest *
 	return 0;
 }
 
-/* wl_walk's: a group of the gpu directory by its directory name */
+/* tree_wl_walk's: a group of the gpu directory by its directory name */
 static int dir_step(void *ctx, const char *name, const struct kx_node *n)
 {
 	static const struct kx_digest none;
@@ -120,7 +120,7 @@ static int gpu_step(void *ctx, const char *name, const struct kx_digest *workloa
 static void below_release(struct kx_tree *t, struct below *b)
 {
 	for (size_t i = 0; i < b->len; i++)
-		gctx_put(t, b->v[i].x);
+		tree_gctx_put(t, b->v[i].x);
 	free(b->v);
 	free(b->gpus);
 }
@@ -134,7 +134,7 @@ static int below_load(struct kx_tree *t, struct kx_view *v, struct below *b, str
 	int r = 0;
 	for (size_t i = 0; i < b->len && r == 0; i++) {
 		struct below_group *x = &b->v[i];
-		if ((r = gctx_get(t, v, &x->key, &x->x)) < 0)
+		if ((r = tree_gctx_get(t, v, &x->key, &x->x)) < 0)
 			break;
 		g[i] = (struct kx_bench_group){ .workload_dir = x->name, .base = x->name, .workload = x->workload,
 						.cut = x->cut, .gpu = x->gpu, .workload_doc = x->x->workload_doc,
@@ -148,10 +148,10 @@ static int below_load(struct kx_tree *t, struct kx_view *v, struct below *b, str
 	return 0;
 }
 
-int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
+int tree_bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_buf *out)
 {
 	char comp[3][KX_NAME_MAX] = { { 0 } };
-	int r = bench_comps(t, n, comp);
+	int r = tree_bench_comps(t, n, comp);
 	if (r < 0)
 		return r;
 	const char *c[3] = { comp[0], comp[1], comp[2] };
@@ -161,7 +161,7 @@ int bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx_node
 		struct wl_scan w = { .fn = dir_step, .ctx = &b };
 		char title[3 * KX_NAME_MAX + 8];
 		snprintf(title, sizeof(title), "%s %s on %s", comp[0], comp[1], comp[2]);
-		if ((r = wl_walk(t, v, c, &w)) == 0 && (r = below_load(t, v, &b, &g)) == 0)
+		if ((r = tree_wl_walk(t, v, c, &w)) == 0 && (r = below_load(t, v, &b, &g)) == 0)
 			r = n->file == KX_BF_SWEEP_TSV ? kx_render_sweep_tsv(g, b.len, out)
 						       : kx_render_sweep_svg(title, g, b.len, out);
 	} else {

@@ -145,15 +145,15 @@ static const struct index_group *index_prev(const struct index_state *prev, cons
 	return g && g->stamp == stamp && g->off + g->len <= prevc->len ? g : NULL;
 }
 
-int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 {
 	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
+	int r = tree_cmp_get(t, v, &d);
 	if (r < 0)
 		return r;
 	/* t->top_lock is held (content.c): t->index is this function's alone */
 	if (!t->index && !(t->index = calloc(1, sizeof(*t->index)))) {
-		cmp_put(t, d);
+		tree_cmp_put(t, d);
 		return -ENOMEM;
 	}
 	struct index_state *prev = t->index;
@@ -177,10 +177,10 @@ int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 		struct kx_group_rec g;
 		if (old[i] || (r = tree_get_group(t, v, &d->keys[i], &g, NULL)) < 0)
 			continue;
-		struct pdoc *p = pdoc_get(t, v, &g.workload, NULL);
+		struct pdoc *p = tree_pdoc_get(t, v, &g.workload, NULL);
 		if (p)
 			r = kx_render_param_names(p->json, name_add, &names);
-		pdoc_put(p);
+		tree_pdoc_put(p);
 	}
 	names_settle(&names);
 	bool same = prevc && names.n == prev->nnames;
@@ -201,11 +201,11 @@ int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 		} else {
 			struct gctx *g;
 			struct kx_group_view gv;
-			if ((r = gctx_get(t, v, &d->keys[i], &g)) < 0)
+			if ((r = tree_gctx_get(t, v, &d->keys[i], &g)) < 0)
 				break;
 			tree_group_view(g, &gv);
 			r = kx_render_index_rows(&gv, nv, names.n, out);
-			gctx_put(t, g);
+			tree_gctx_put(t, g);
 		}
 		e->len = out->len - e->off;
 	}
@@ -226,7 +226,7 @@ int top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	free(stamps);
 	free(old);
 	kx_content_put(prevc);
-	cmp_put(t, d);
+	tree_cmp_put(t, d);
 	return r;
 }
 
@@ -285,11 +285,11 @@ static int group_rows(struct kx_tree *t, struct kx_view *v, const struct reg_sta
 	} else {
 		struct gctx *c;
 		struct kx_group_view gv;
-		if ((r = gctx_get(t, v, key, &c)) < 0)
+		if ((r = tree_gctx_get(t, v, key, &c)) < 0)
 			return r;
 		tree_group_view(c, &gv);
 		r = kx_render_group_regressions(&gv, row_add, b);
-		gctx_put(t, c);
+		tree_gctx_put(t, c);
 	}
 	b->s.groups[b->s.ngroups - 1].len = (uint32_t)(b->s.nrows - g->first);
 	return r;
@@ -304,22 +304,22 @@ static int row_cmp(const void *x, const void *y, void *arg)
 	return kx_regression_cmp(&ra, &rb);
 }
 
-int top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 {
 	struct cmp_data *d;
-	int r = cmp_get(t, v, &d);
+	int r = tree_cmp_get(t, v, &d);
 	if (r < 0)
 		return r;
 	struct reg_build b = { 0 };
 	/* t->top_lock is held (content.c): t->reg is this function's alone */
 	if (!t->reg && !(t->reg = calloc(1, sizeof(*t->reg)))) {
-		cmp_put(t, d);
+		tree_cmp_put(t, d);
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < d->ndirs && r == 0; k++)
 		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len && r == 0; i++)
 			r = group_rows(t, v, t->reg, &d->keys[i], d->dirs[k].mtime, &b);
-	cmp_put(t, d);
+	tree_cmp_put(t, d);
 	if (r == 0) {
 		/* the file's order, on a copy of the rows; the rows stay by group, for the next build */
 		struct reg_row *sorted = malloc((b.s.nrows ? b.s.nrows : 1) * sizeof(*sorted));
