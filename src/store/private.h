@@ -3,7 +3,7 @@
  * Private to src/store: the handle and the view, and what the files of the folder call in each
  * other, under the file that defines it. The files, each calling only those before it: keys.c
  * (keys.h) and wcache.c (wcache.h), then db.c, follow.c, read.c, scan.c, names.c, upgrade.c,
- * txn.c, verify.c, store.c, recover.c.
+ * txn.c, table.cc, verify.c, store.c, recover.c.
  */
 #ifndef KX_STORE_PRIVATE_H
 #define KX_STORE_PRIVATE_H
