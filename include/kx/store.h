@@ -247,13 +247,15 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
  * The same for what the commits after store generation `since` added, for a copy of a store whose
  * state at `since` was verified (a replica's previous generation, kx_replica_pull): each run they
  * added with every check above, the documents it names and the 'W' index names hashed, its
- * group's record, rank-index, path-index and current-run entries. Every document, run, group and
- * rank-index entry is still read (RocksDB checks each block's checksum as it reads it) and counted
- * against the counters; the documents of older runs are not hashed again, nor the source-index and
- * current-run entries of older runs read. 0: everything, as kx_store_verify. Every live table file
- * is read through, each block's checksum checked, but for those numbered up to `since_table`
- * (their files' names, 000013.sst: 13), which the caller knows were read through before: the
- * same files (0: every table).
+ * group's record, rank-index, path-index and current-run entries; the documents of older runs are
+ * not hashed again, nor the source-index and current-run entries of older runs read. Every live
+ * table file is read through, each block's checksum checked, but for those numbered up to
+ * `since_table` (their files' names, 000013.sst: 13), which the caller knows were read through
+ * before: the same files. With since_table 0, every table, and every document, run, group and
+ * rank-index entry is read and counted against the counters; with since_table, every run and
+ * group is (the new runs are found among them), the new runs' documents and their groups'
+ * rank-index entries by their keys, and the documents are not counted. since 0: everything, as
+ * kx_store_verify.
  */
 int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_table, struct kx_problems *problems,
 			  uint64_t *ret_checked);

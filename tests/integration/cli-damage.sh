@@ -129,6 +129,16 @@ expect 1 "$KINDEX" pull bad dst
 check "an incremental pull whose new table $new is damaged: exit 1, the table named" contains err "$new"
 check "... the damage named as such" contains err "does not verify"
 check "... current still names gen-1" [ "$(readlink dst/current)" = gen-1 ]
+# ... and a document of a new run tampered with (its bytes no longer hash to its key): refused, named
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 40 more2 --seed 7 >/dev/null || die "gen-manifests failed"
+rundoc=$("$KINDEX" digest "more2/$(ls more2 | head -1)" | awk '$1 == "run" { print substr($2, 8) }')
+rm -rf bad && mkdir bad && cp -a pub/gen-2 bad/ && cp pub/PUBLISHED bad/ && mv bad/gen-2/PUBLISHED bad/PUBLISHED.gen
+expect 0 "$KX_CORRUPT" bad/gen-2 "doc=$rundoc"
+mv bad/PUBLISHED.gen bad/gen-2/PUBLISHED
+expect 1 "$KINDEX" pull bad dst
+check "an incremental pull whose new run's document was tampered with: exit 1, the document named" \
+	contains err "sha256:$rundoc"
+check "... current still names gen-1" [ "$(readlink dst/current)" = gen-1 ]
 expect 0 "$KINDEX" pull pub dst
 check "the same pull from a good source links from gen-1 and verifies what was added" \
 	contains out "linked from gen-1, verified what was added after store generation"
