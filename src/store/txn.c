@@ -131,23 +131,7 @@ void kx_txn_rollback(struct kx_txn *t)
 
 static int txn_get(struct kx_txn *t, const void *k, size_t kn, struct kx_buf *out)
 {
-	char *err = NULL;
-	size_t n = 0;
-	char *v = rocksdb_get(t->s->db, t->s->ro, k, kn, &n, &err);
-	if (err) {
-		int r = store_errno(err);
-		rocksdb_free(err);
-		return r;
-	}
-	if (!v)
-		return -ENOENT;
-	int r = 0;
-	if (out) {
-		kx_buf_reset(out);
-		r = kx_buf_append(out, v, n);
-	}
-	rocksdb_free(v);
-	return r;
+	return store_get_in(t->s->db, t->s->ro, k, kn, out);
 }
 
 static int txn_put(struct kx_txn *t, const void *k, size_t kn, const void *v, size_t vn)
