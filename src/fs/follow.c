@@ -43,7 +43,7 @@ struct fs_follower {
 	int inotify, stop[2];
 	pthread_t thread;
 	char failed[NAME_MAX + 1]; /* the target whose switch failed last: logged once */
-	char *dst;                 /* DST, whose PULL-FAILED is read at each look */
+	char *dst;                 /* DST, whose PULL-FAILED and LAST-PUBLISHED are read at each look */
 	char *health;              /* what README says of the pulls now (NULL: nothing) */
 	unsigned stale_after;      /* -o stale_after: the writer's intervals without news */
 	struct kx_heard heard;     /* DST/LAST-PUBLISHED as last seen */
