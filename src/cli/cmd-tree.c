@@ -409,10 +409,23 @@ int cli_cmd_show(struct cli *cli, int argc, char **argv)
 	struct kx_node n = { 0 };
 	r = resolve_run(&rd, arg, &n);
 	int status = EXIT_OK;
-	if (r < 0) {
+	struct kx_node g = { 0 };
+	size_t len = strlen(arg);
+	while (len > 1 && arg[len - 1] == '/')
+		len--;
+	if (r == -ENOTDIR && kx_tree_resolve(t, v, arg, &g) == 0 && g.type == KX_NODE_GROUP_FILE && memrchr(arg, '/', len))
+		len = (size_t)((const char *)memrchr(arg, '/', len) - arg); /* a group's file: the group */
+	if (r == -ENOTDIR && (g.type == KX_NODE_GROUP || g.type == KX_NODE_GROUP_FILE)) {
+		/* a group directory: where its runs are, and how to read them */
+		cli_error("show: %s: a group directory, not a run: its runs in rank order are %.*s/ranking.tsv "
+			  "('kindex cat %.*s/ranking.tsv'); 'kindex show' takes one of its rank directories "
+			  "('kindex ls %.*s' lists them)",
+			  quoted(arg), (int)len, arg, (int)len, arg, (int)len, arg);
+		status = EXIT_REFUSED;
+	} else if (r < 0) {
 		cli_error("show: %s: %s", quoted(arg),
 			  r == -ENOTUNIQ ? "more than one run starts with that; give more digits"
-			  : r == -ENOTDIR ? "not a run directory"
+			  : r == -ENOTDIR ? "not a run directory ('kindex ls' lists what it holds)"
 			  : r == -ENOENT ? "no such run" : strerror(-r));
 		status = r == -EIO ? EXIT_IO : EXIT_REFUSED;
 	} else {

@@ -114,5 +114,17 @@ expect 0 "$KINDEX" cat "runs/$run/manifest.json" "/README" "runs/$run/"manifest.
 check "cat of the same files without the '/' prints them" contains out "generation"
 expect 1 "$KINDEX" show "runs/$run/manifest.json/"
 check "show of a file followed by '/': not a run directory" contains err "not a run directory"
+# show of a group directory, or of one of its files, says where its runs are and how to read them
+group=benchmarks
+for _ in 1 2 3 4; do group=$group/$("$KINDEX" ls "$group" | head -n 1); group=${group%/}; done
+for p in "$group" "$group/" "$group/ranking.tsv"; do
+	expect 1 "$KINDEX" show "$p"
+	check "show '$p': a group directory, not a run" contains err "a group directory, not a run"
+	check "... its ranking.tsv named, with the command that prints it" \
+		contains err "'kindex cat $group/ranking.tsv'"
+	check "... and what show takes" contains err "'kindex ls $group' lists them"
+done
+expect 0 "$KINDEX" cat "$group/ranking.tsv"
+check "the command it names prints the group's ranking" contains out "vs_best"
 
 finish
