@@ -60,9 +60,6 @@ expect 0 "lo: base.c top.c" "the drawing holds again"
 touch -d '+1 minute' "$tmp/t/src/lo/base.c"
 expect 2 "src/lo/base.c is newer than its object): meson compile" "a build older than its sources: exit 2, refused"
 src lo base.c 'int lo_base(void) { return 1; }'
-printf 'int lo_new(void) { return 0; }\n' >"$tmp/t/src/lo/new.c"
-expect 2 "src/lo/new.c has no object" "a source the build has no object for: exit 2, refused"
-rm "$tmp/t/src/lo/new.c"
 
 src extra x.c 'int extra_x(void) { return 0; }'
 expect 1 "src/extra/ is not in the layers line of docs/architecture.md" "a folder the layers line does not name: exit 1"
