@@ -162,6 +162,13 @@ int kx_parse_decimal(const char *s, double min, double max, double *ret);
 enum { KX_QUOTE_CHARS = 80, KX_QUOTE_SIZE = KX_QUOTE_CHARS * 4 + 48 };
 const char *kx_quote(char buf[KX_QUOTE_SIZE], const char *s, size_t len);
 
+/*
+ * Names in the order people read them: each run of digits compares as the number it writes
+ * (n2048 < n16384; leading zeros ignored), the rest byte by byte; names equal that way (n08 and
+ * n8) fall back to strcmp, so the order is total. Every view and page lists names in this order.
+ */
+int kx_name_cmp(const char *a, const char *b);
+
 /* Current wall-clock time in nanoseconds since the Unix epoch. */
 int64_t kx_now_ns(void);
 /* Monotonic seconds, for progress and rates. */

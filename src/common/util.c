@@ -189,3 +189,32 @@ double kx_monotonic(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+int kx_name_cmp(const char *a, const char *b)
+{
+	const char *x = a, *y = b;
+	while (*x && *y) {
+		bool dx = *x >= '0' && *x <= '9', dy = *y >= '0' && *y <= '9';
+		if (!dx || !dy) {
+			if (*x != *y)
+				return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
+			x++, y++;
+			continue;
+		}
+		while (*x == '0')
+			x++;
+		while (*y == '0')
+			y++;
+		size_t nx = strspn(x, "0123456789"), ny = strspn(y, "0123456789");
+		if (nx != ny)
+			return nx < ny ? -1 : 1;
+		int c = memcmp(x, y, nx);
+		if (c)
+			return c < 0 ? -1 : 1;
+		x += nx, y += ny;
+	}
+	if (*x || *y)
+		return *x ? 1 : -1;
+	int c = strcmp(a, b);
+	return c < 0 ? -1 : c > 0;
+}

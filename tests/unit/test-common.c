@@ -100,8 +100,27 @@ static void decimals(void)
 		decimal_case(bad[i], 0, 1e308, -EINVAL, 0);
 }
 
+/* kx_name_cmp: numbers in names compare as numbers, and the order is total */
+static void names(void)
+{
+	static const char *const sorted[] = { "", "a", "a0", "a00", "a01", "a1", "a2", "a10", "a10b", "a10c",
+					      "b", "hidden4096-tokens4096", "hidden4096-tokens16384", "n1024",
+					      "n2048", "n16384", "n99999999999999999999999", "n100000000000000000000000" };
+	size_t n = sizeof(sorted) / sizeof(*sorted);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++) {
+			int c = kx_name_cmp(sorted[i], sorted[k]), want = i < k ? -1 : i > k;
+			if (c != want)
+				ok(false, "name order '%s' vs '%s': %d, want %d", sorted[i], sorted[k], c, want);
+		}
+	ok(true, "name order: %zu names, every pair in order", n);
+	ok(kx_name_cmp("n2048", "n16384") < 0, "n2048 before n16384");
+	ok(kx_name_cmp("eps0.000001", "eps0.00001") < 0, "eps0.000001 before eps0.00001 (1 < 10 after the zeros)");
+}
+
 int main(void)
 {
+	names();
 	sizes();
 	uints();
 	decimals();
