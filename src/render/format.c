@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- numbers and values ----------------------------------------------------------------------- */
@@ -58,6 +59,34 @@ void kx_render_value(double v, const char *unit, char *out, size_t cap)
 	snprintf(out, cap, "%.6g %s", v, unit ? unit : "");
 }
 
+void render_ratio(double v, char out[KX_JCS_NUMBER_MAX])
+{
+	if (isnan(v)) {
+		out[0] = '\0';
+		return;
+	}
+	if (isinf(v)) {
+		snprintf(out, KX_JCS_NUMBER_MAX, v > 0 ? "inf" : "-inf");
+		return;
+	}
+	if (v == 0) {
+		snprintf(out, KX_JCS_NUMBER_MAX, "0");
+		return;
+	}
+	/* 4 significant digits as a plain decimal: 3.588, 0.01235, 58050 (never 5.805e+04) */
+	int exp10 = (int)floor(log10(fabs(v)));
+	int decimals = 3 - exp10;
+	if (decimals < 0) {
+		double unit = pow(10, -decimals);
+		snprintf(out, KX_JCS_NUMBER_MAX, "%.0f", round(v / unit) * unit);
+		return;
+	}
+	snprintf(out, KX_JCS_NUMBER_MAX, "%.*f", decimals > 17 ? 17 : decimals, v);
+	/* rounding can carry into a new digit (9.9996 -> "10.000"): one decimal fewer then */
+	if (decimals > 0 && fabs(strtod(out, NULL)) >= pow(10, exp10 + 1))
+		snprintf(out, KX_JCS_NUMBER_MAX, "%.*f", decimals - 1, v);
+}
+
 /* rank 1 / this, as "how many times worse than the best" (>= 1) */
 double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best)
 {
@@ -78,11 +107,9 @@ double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *bes
 
 void render_field(const char *text, char *out, size_t cap)
 {
-	if (!text || !*text) {
-		snprintf(out, cap, "-");
-		return;
-	}
 	size_t i = 0;
+	if (!text)
+		text = "";
 	for (; text[i] && i + 1 < cap; i++)
 		out[i] = text[i] == '\t' || text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
 	out[i] = '\0';
@@ -90,8 +117,6 @@ void render_field(const char *text, char *out, size_t cap)
 
 int render_tsv_text(struct kx_buf *out, const char *s)
 {
-	if (!*s)
-		return kx_buf_putc(out, '-');
 	int r = 0;
 	for (; *s && r >= 0; s++)
 		r = kx_buf_putc(out, *s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
@@ -146,16 +171,14 @@ bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap)
 void render_cells(const struct kx_run_rec *x, struct render_cells *c)
 {
 	double lo, hi;
-	snprintf(c->value, sizeof(c->value), "-");
-	snprintf(c->p20, sizeof(c->p20), "-");
-	snprintf(c->p80, sizeof(c->p80), "-");
+	c->value[0] = c->p20[0] = c->p80[0] = '\0';
 	if (x->has_value)
 		render_number(x->value, c->value);
 	if (render_spread_in_unit(x, &lo, &hi)) {
 		render_number(lo, c->p20);
 		render_number(hi, c->p80);
 	}
-	c->unit = x->has_value ? x->unit : "-";
+	c->unit = x->has_value ? x->unit : "";
 	render_field(x->version, c->version, sizeof(c->version));
 	kx_time_format(x->observed_ns, c->when);
 }

@@ -28,10 +28,13 @@ void render_number(double v, char out[KX_JCS_NUMBER_MAX]);
 /* The unit a duration of `ns` nanoseconds reads best in: the largest of s, ms, us, ns it reaches,
  * and that unit's nanoseconds in *ret_scale. */
 const char *render_time_unit(double ns, double *ret_scale);
+/* A ratio or a relative change as the TSV files write it: 4 significant digits, a plain decimal
+ * ("3.588", "0.01235", "58050"), "inf" / "-inf", empty for NaN; the .json twins keep full precision. */
+void render_ratio(double v, char out[KX_JCS_NUMBER_MAX]);
 /* #1's value against run's, as "how many times worse than the best" (>= 1); NaN when unknown */
 double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *best);
 
-/* A text field of a TSV file: tabs and line breaks become spaces, nothing becomes "-". */
+/* A text field of a TSV file: tabs and line breaks become spaces, nothing stays empty (a missing value is an empty field). */
 void render_field(const char *text, char *out, size_t cap);
 /* The same for a string s (not NULL), appended to out whole. */
 int render_tsv_text(struct kx_buf *out, const char *s);
@@ -46,11 +49,11 @@ bool render_spread_in_unit(const struct kx_run_rec *x, double *p20, double *p80)
 /* "58.52 ms – 59.10 ms", run x's p20–p80 as people read it; false (out untouched) when not known. */
 bool render_spread_text(const struct kx_run_rec *x, char *out, size_t cap);
 
-/* A run's cells as the TSV files write them: "-" where not known. */
+/* A run's cells as the TSV files write them: empty where not known. */
 struct render_cells {
 	char value[KX_JCS_NUMBER_MAX]; /* the primary value in `unit`, JCS */
 	char p20[KX_JCS_NUMBER_MAX], p80[KX_JCS_NUMBER_MAX]; /* its p20–p80 interval in `unit` */
-	const char *unit;              /* the run's unit, "-" without a value */
+	const char *unit;              /* the run's unit, "" without a value */
 	char version[KX_VERSION_MAX];  /* the implementation's version (a TSV field) */
 	char when[40];                 /* observedAt, RFC 3339 UTC */
 };
