@@ -128,7 +128,7 @@ int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_be
 
 /*
  * The files of /compare/<candidate>..<baseline>/ (docs/views.md): one row for each group where
- * both implementations have a current run, made of the two runs' numbers.
+ * both implementations have a current run, made of the two runs' numbers, versions and dates.
  */
 struct kx_compare_run {
 	double value;              /* the median, in unit */
@@ -136,32 +136,45 @@ struct kx_compare_run {
 	double base_p20, base_p80; /* its p20–p80 interval in the base unit, when has_spread */
 	bool has_spread;
 	uint8_t order;             /* enum kx_order: whether lower is better */
+	int64_t observed_ns;       /* its observedAt */
+	const char *version;       /* the implementation's version; NULL or "" when none or not known */
 	char unit[16];
 };
 
 struct kx_compare_row {
 	const char *kernel, *pass, *gpu, *workload; /* the group: its path components */
+	const char *metric;                         /* and its metric (latency, memory, …) */
 	const struct kx_compare_run *cand, *base;
 };
 
-/* The speedup of cand over base (above 1: cand is better); false when it has no value (a
- * median of 0 or below). */
-bool kx_compare_speedup(const struct kx_compare_run *cand, const struct kx_compare_run *base, double *ret);
-/* "win", "loss", "noise" or "tie"; "-" without a speedup and outside each other's noise. */
+/* The ratio of cand to base (above 1: cand is better, whichever way the metric is better: base /
+ * cand for lower-is-better, cand / base for higher-is-better); false when it has none (a median
+ * of 0 or below). */
+bool kx_compare_ratio(const struct kx_compare_run *cand, const struct kx_compare_run *base, double *ret);
+/* "win", "loss", "noise" or "tie"; "" without a ratio and outside each other's noise. */
 const char *kx_compare_result(const struct kx_compare_run *cand, const struct kx_compare_run *base);
 
-/* <gpu>.tsv of rows sorted by kernel, pass and workload (their gpu is the file's). */
+/* Two runs set side by side lie more than KX_MIXED_NS apart, or differ in version (docs/views.md,
+ * "mixed"): kx_compare_mixed for two implementations' runs (their dates only: two implementations'
+ * versions are not one series); kx_mixed_span for one implementation's runs, from the oldest and
+ * newest observedAt among them and whether two of their known versions differ. */
+#define KX_MIXED_NS (INT64_C(90) * 86400 * 1000000000)
+bool kx_compare_mixed(const struct kx_compare_run *cand, const struct kx_compare_run *base);
+bool kx_mixed_span(int64_t oldest_ns, int64_t newest_ns, bool versions_differ);
+
+/* <gpu>.tsv of the rows of one gpu, in any order: sorted by kernel, pass and workload (names in
+ * kx_name_cmp's order). */
 int kx_render_compare_gpu(const struct kx_compare_row *rows, size_t n, struct kx_buf *out);
-/* summary.tsv of rows sorted by kernel, pass and gpu: one line for each run of rows that share
- * those three. */
+/* summary.tsv of the rows of a pair, in any order: the totals of each gpu and metric, then a line
+ * for each kernel, pass and gpu. */
 int kx_render_compare_summary(const struct kx_compare_row *rows, size_t n, struct kx_buf *out);
 
 /* The counts summary.tsv gives over groups where both have a current run (kx_compare_totals_add
  * adds one group; zeroed: none yet). */
 struct kx_compare_totals {
-	size_t groups, known; /* known: those with a speedup, which the geometric mean is over */
-	size_t wins, losses, noise, ties;
-	double logs;          /* the sum of the known speedups' natural logarithms */
+	size_t groups, known; /* known: those with a ratio, which the geometric mean is over */
+	size_t wins, losses, noise, ties, mixed;
+	double logs;          /* the sum of the known ratios' natural logarithms */
 };
 void kx_compare_totals_add(struct kx_compare_totals *t, const struct kx_compare_run *cand,
 			   const struct kx_compare_run *base);
@@ -174,7 +187,7 @@ struct kx_html_link {
 };
 struct kx_html_pair {
 	const char *name;   /* "<candidate>..<baseline>", its directory */
-	size_t gpus;        /* its <gpu>.tsv files */
+	const char *gpu, *metric; /* the groups its totals are over: of one gpu and metric */
 	struct kx_compare_totals totals;
 };
 struct kx_html_page {
@@ -190,7 +203,8 @@ struct kx_html_page {
 	 * kx_render_compare_summary wants them), or NULL */
 	const struct kx_compare_row *summary;
 	size_t nsummary;
-	/* compare/: every pair with its totals over every group as a table, or NULL */
+	/* compare/: every pair's totals on each gpu and metric as a table (by pair, then gpu and
+	 * metric), or NULL */
 	const struct kx_html_pair *pairs;
 	size_t npairs;
 };

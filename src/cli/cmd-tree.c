@@ -700,7 +700,8 @@ int cli_cmd_compare(struct cli *cli, int argc, char **argv)
 {
 	int i = cli_options(cli, argc, argv,
 			    "Prints compare/CANDIDATE..BASELINE/summary.tsv, or with --gpu GPU that pair's GPU.tsv: the\n"
-			    "bytes the mount serves (docs/views.md). Speedup above 1 means CANDIDATE is better.\n"
+			    "bytes the mount serves (docs/views.md). A ratio above 1 means CANDIDATE is better; mixed: the\n"
+			    "two runs of a row lie more than 90 days apart.\n"
 			    "  --gpu GPU   the groups on one GPU (its directory name, e.g. nvidia-a100-sxm4-80gb)\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;

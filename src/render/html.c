@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A path segment in a URL: RFC 3986's unreserved characters as they are, every other byte %XX. */
@@ -155,12 +156,12 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 	return r < 0 ? r : kx_buf_puts(out, "</table>\n");
 }
 
-/* A comparison's totals as the cells of summary.tsv's columns groups … ties, its bytes for each. */
+/* A comparison's totals as the cells of summary.tsv's columns groups … mixed_groups. */
 static int totals_cells(struct kx_buf *out, const struct kx_compare_totals *t)
 {
 	char geo[KX_JCS_NUMBER_MAX];
 	render_compare_geomean(t, geo);
-	const size_t counts[] = { t->wins, t->losses, t->noise, t->ties };
+	const size_t counts[] = { t->wins, t->losses, t->noise, t->ties, t->mixed };
 	char text[24];
 	snprintf(text, sizeof(text), "%zu", t->groups);
 	int r = cell(out, true, text);
@@ -173,45 +174,47 @@ static int totals_cells(struct kx_buf *out, const struct kx_compare_totals *t)
 	return r;
 }
 
-static const char totals_head[] =
-	"<th>groups</th><th>geomean_speedup</th><th>wins</th><th>losses</th><th>noise</th><th>ties</th></tr>\n";
+static const char totals_head[] = "<th>groups</th><th>geomean_ratio</th><th>wins</th><th>losses</th><th>noise</th>"
+				  "<th>ties</th><th>mixed_groups</th></tr>\n";
 
-/* A pair's summary.tsv as a table: a row per kernel, pass and gpu, its columns and values. */
+/* A pair's summary.tsv as a table: its lines (each gpu's and metric's totals, then a line per
+ * kernel, pass and gpu), its columns and values. */
 static int summary_table(struct kx_buf *out, const struct kx_compare_row *rows, size_t n)
 {
-	int r = kx_buf_printf(out, "<table>\n<tr><th>kernel</th><th>pass</th><th>gpu</th>%s", totals_head);
-	for (size_t i = 0, j; i < n && r >= 0; i = j) {
-		struct kx_compare_totals t;
-		j = render_compare_place(rows, i, n, &t);
+	struct render_compare_line *l;
+	size_t nl;
+	int r = render_compare_lines(rows, n, &l, &nl);
+	if (r >= 0)
+		r = kx_buf_printf(out, "<table>\n<tr><th>kernel</th><th>pass</th><th>metric</th><th>gpu</th>%s",
+				  totals_head);
+	for (size_t i = 0; i < nl && r >= 0; i++) {
+		const char *text[] = { l[i].kernel, l[i].pass, l[i].metric, l[i].gpu };
 		r = kx_buf_puts(out, "<tr>");
+		for (size_t k = 0; k < KX_ARRAY_SIZE(text) && r >= 0; k++)
+			r = cell(out, false, text[k]);
 		if (r >= 0)
-			r = cell(out, false, rows[i].kernel);
-		if (r >= 0)
-			r = cell(out, false, rows[i].pass);
-		if (r >= 0)
-			r = cell(out, false, rows[i].gpu);
-		if (r >= 0)
-			r = totals_cells(out, &t);
+			r = totals_cells(out, &l[i].t);
 		if (r >= 0)
 			r = kx_buf_puts(out, "</tr>\n");
 	}
+	free(l);
 	return r < 0 ? r : kx_buf_puts(out, "</table>\n");
 }
 
-/* compare/'s pairs as a table: each linking its directory, with its totals over every group. */
+/* compare/'s pairs as a table: each pair's totals on each gpu and metric, linking its directory. */
 static int pairs_table(struct kx_buf *out, const struct kx_html_pair *pairs, size_t n)
 {
-	int r = kx_buf_printf(out, "<table>\n<tr><th>pair</th><th>gpus</th>%s", totals_head);
+	int r = kx_buf_printf(out, "<table>\n<tr><th>pair</th><th>gpu</th><th>metric</th>%s", totals_head);
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		char gpus[24];
-		snprintf(gpus, sizeof(gpus), "%zu", pairs[i].gpus);
 		r = kx_buf_puts(out, "<tr><td>");
 		if (r >= 0)
 			r = link(out, pairs[i].name, true, pairs[i].name);
 		if (r >= 0)
 			r = kx_buf_puts(out, "</td>");
 		if (r >= 0)
-			r = cell(out, true, gpus);
+			r = cell(out, false, pairs[i].gpu);
+		if (r >= 0)
+			r = cell(out, false, pairs[i].metric);
 		if (r >= 0)
 			r = totals_cells(out, &pairs[i].totals);
 		if (r >= 0)

@@ -4,7 +4,7 @@
  * it. The files, lowest first; each calls only those above it (scripts/check-layers checks it):
  *
  *     format.c   the formatting they all share: numbers, values, a run's cells, TSV and XML text
- *     compare.c  /compare/'s <gpu>.tsv and summary.tsv, and the rules of a speedup
+ *     compare.c  /compare/'s <gpu>.tsv and summary.tsv, and the rules of a ratio and of mixed
  *     sweeps.c   the benchmark directories' files: their names, gpus.tsv, sweep.tsv and its sweeps
  *     history.c  a group's series and change points: history.tsv, history.json, /regressions.tsv
  *     index.c    /index.tsv: its header and a group's rows
@@ -61,9 +61,15 @@ void render_cells(const struct kx_run_rec *x, struct render_cells *c);
 
 /* ---- compare.c -------------------------------------------------------------------------------- */
 
-/* The totals of rows[i..) that share rows[i]'s kernel, pass and gpu (a line of summary.tsv), and
- * the end of them; the geometric mean of totals as summary.tsv writes it. */
-size_t render_compare_place(const struct kx_compare_row *rows, size_t i, size_t n, struct kx_compare_totals *ret);
+/* A line of summary.tsv: the totals of one gpu and metric (kernel and pass ""), or of one kernel,
+ * pass and gpu (of one metric). */
+struct render_compare_line {
+	const char *kernel, *pass, *metric, *gpu;
+	struct kx_compare_totals t;
+};
+/* summary.tsv's lines of rows[0..n), in its order (*ret to free); the geometric mean of totals as
+ * summary.tsv writes it (empty when no ratio is known). */
+int render_compare_lines(const struct kx_compare_row *rows, size_t n, struct render_compare_line **ret, size_t *ret_n);
 void render_compare_geomean(const struct kx_compare_totals *t, char out[KX_JCS_NUMBER_MAX]);
 
 /* ---- sweeps.c --------------------------------------------------------------------------------- */

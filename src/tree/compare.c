@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@
 /* The parts of struct cmp_data (private.h) that only this file reads. */
 struct cmp_run {
 	uint32_t impl;
+	struct kx_digest run; /* its digest: the run record, which has its version, is read for the rows shown */
 	struct kx_compare_run r;
 };
 
@@ -52,6 +54,12 @@ struct cmp_id {               /* what an inode number's 55 bits name: a pair, it
 	uint64_t id55;
 	uint32_t pair;
 	int32_t file;         /* a gpu file's index, CMP_SUMMARY or CMP_HTML */
+};
+
+/* A run of a row shown with its version (rows_of). */
+struct cmp_versioned {
+	struct kx_compare_run r;
+	char version[KX_VERSION_MAX];
 };
 
 /* ---- building a generation's comparisons ------------------------------------------------------- */
@@ -292,9 +300,10 @@ static int add_current(void *ctx, const struct kx_digest *group, const struct kx
 	if (KX_GROW(p->runs, p->cap_runs, p->nruns, 1024) < 0)
 		return -ENOMEM;
 	struct cmp_run *x = &p->runs[p->nruns++];
-	*x = (struct cmp_run){ .impl = (uint32_t)impl,
+	*x = (struct cmp_run){ .impl = (uint32_t)impl, .run = c->run,
 			       .r = { .value = c->value, .base_value = c->base_value, .base_p20 = c->base_p20,
-				      .base_p80 = c->base_p80, .has_spread = c->has_spread, .order = c->order } };
+				      .base_p80 = c->base_p80, .has_spread = c->has_spread, .order = c->order,
+				      .observed_ns = c->observed_ns } };
 	memcpy(x->r.unit, c->unit, sizeof(x->r.unit));
 	p->groups[p->ngroups - 1].len++;
 	return 0;
@@ -353,6 +362,23 @@ static void part_release(struct part *p)
 	free(p->groups);
 }
 
+/* The index of metric name among d's metrics, added when new (a store has a few). */
+static int64_t metric_of(struct cmp_data *d, const char *name)
+{
+	for (size_t i = 0; i < d->nmetrics; i++)
+		if (strcmp(d->text + d->metrics[i], name) == 0)
+			return (int64_t)i;
+	int64_t off = text_add(d, name);
+	if (off < 0)
+		return off;
+	uint32_t *m = realloc(d->metrics, (d->nmetrics + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	d->metrics = m;
+	m[d->nmetrics] = (uint32_t)off;
+	return (int64_t)d->nmetrics++;
+}
+
 /* The gpu directory whose groups were scanned last, its groups in workload directory name order. */
 static int dir_end(struct build *b)
 {
@@ -365,6 +391,12 @@ static int dir_end(struct build *b)
 		return gi < 0 ? (int)gi : -ENOMEM;
 	struct cmp_dir dir = { .kernel = (uint32_t)k, .pass = (uint32_t)p, .gpu = (uint32_t)gi,
 			       .first = (uint32_t)d->ngroups };
+	/* its metric: its groups', one for them all (the pass directory's name says it) */
+	struct kx_group_rec g;
+	int64_t mi = metric_of(d, b->wl_len && kx_store_get_group(b->t->s, b->v, &b->wl[0].key, &g) == 0 ? g.metric : "");
+	if (mi < 0)
+		return (int)mi;
+	dir.metric = (uint32_t)mi;
 	char path[4 * KX_NAME_MAX + 16];
 	snprintf(path, sizeof(path), "benchmarks/%s/%s/%s", kernel, pass, gpu);
 	if (kx_store_dir_mtime(b->t->s, b->v, path, &dir.mtime) < 0)
@@ -540,8 +572,15 @@ static int by_name_cmp(const void *x, const void *y, void *arg)
 	return strcmp(n->text + n->names[*(const uint32_t *)x], n->text + n->names[*(const uint32_t *)y]);
 }
 
-/* Indexes 0..n into names, in their names' byte order (the caller frees). */
-static uint32_t *name_order(const struct cmp_data *d, const uint32_t *names, size_t n)
+static int by_kx_name_cmp(const void *x, const void *y, void *arg)
+{
+	const struct by_name *n = arg;
+	return kx_name_cmp(n->text + n->names[*(const uint32_t *)x], n->text + n->names[*(const uint32_t *)y]);
+}
+
+/* Indexes 0..n into names, in their names' order by cmp (the caller frees). */
+static uint32_t *name_order(const struct cmp_data *d, const uint32_t *names, size_t n,
+			    int (*cmp)(const void *, const void *, void *))
 {
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)
@@ -549,14 +588,15 @@ static uint32_t *name_order(const struct cmp_data *d, const uint32_t *names, siz
 	for (uint32_t i = 0; i < n; i++)
 		order[i] = i;
 	struct by_name arg = { d->text, names };
-	qsort_r(order, n, sizeof(*order), by_name_cmp, &arg);
+	qsort_r(order, n, sizeof(*order), cmp, &arg);
 	return order;
 }
 
-/* Number the gpus in name order (their files are listed so) and the implementations' order. */
+/* Number the gpus in kx_name_cmp's order (their files and totals are in it) and the
+ * implementations' byte order. */
 static int sort_names(struct cmp_data *d)
 {
-	uint32_t *order = name_order(d, d->gpus, d->ngpus), *rank = malloc((d->ngpus + 1) * sizeof(*rank));
+	uint32_t *order = name_order(d, d->gpus, d->ngpus, by_kx_name_cmp), *rank = malloc((d->ngpus + 1) * sizeof(*rank));
 	uint32_t *names = malloc((d->ngpus + 1) * sizeof(*names));
 	int r = order && rank && names ? 0 : -ENOMEM;
 	for (uint32_t i = 0; i < d->ngpus && r == 0; i++) {
@@ -568,7 +608,7 @@ static int sort_names(struct cmp_data *d)
 	if (r == 0) {
 		if (d->ngpus)
 			memcpy(d->gpus, names, d->ngpus * sizeof(*names));
-		if (!(d->impl_order = name_order(d, d->impls, d->nimpls)))
+		if (!(d->impl_order = name_order(d, d->impls, d->nimpls, by_name_cmp)))
 			r = -ENOMEM;
 	}
 	free(order);
@@ -684,6 +724,7 @@ static void cmp_free(struct cmp_data *d)
 	free(d->impls);
 	free(d->impl_order);
 	free(d->gpus);
+	free(d->metrics);
 	free(d->dirs);
 	free(d->groups);
 	free(d->keys);
@@ -821,13 +862,13 @@ static const char *file_gpu(const struct cmp_data *d, size_t i)
 	return d->text + d->gpus[d->files[i].gpu];
 }
 
-/* The index in [lo, hi) whose name_at is `name`, the names in byte order there; or -1. */
+/* The index in [lo, hi) whose name_at is `name`, the names in cmp's order there; or -1. */
 static ssize_t bisect(const struct cmp_data *d, size_t lo, size_t hi, const char *name,
-		      const char *(*name_at)(const struct cmp_data *d, size_t i))
+		      const char *(*name_at)(const struct cmp_data *d, size_t i), int (*cmp)(const char *, const char *))
 {
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strcmp(name, name_at(d, mid));
+		int c = cmp(name, name_at(d, mid));
 		if (c == 0)
 			return (ssize_t)mid;
 		if (c < 0)
@@ -841,7 +882,7 @@ static ssize_t bisect(const struct cmp_data *d, size_t lo, size_t hi, const char
 /* The pair named "<cand>..<base>", or -1. */
 static ssize_t pair_named(const struct cmp_data *d, const char *name)
 {
-	return bisect(d, 0, d->npairs, name, pair_name);
+	return bisect(d, 0, d->npairs, name, pair_name, strcmp);
 }
 
 ssize_t tree_cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base)
@@ -854,7 +895,7 @@ ssize_t tree_cmp_pair_of(const struct cmp_data *d, const char *cand, const char 
 ssize_t tree_cmp_file_of(const struct cmp_data *d, size_t pair, const char *gpu)
 {
 	const struct cmp_pair *p = &d->pairs[pair];
-	return bisect(d, p->first, (size_t)p->first + p->len, gpu, file_gpu);
+	return bisect(d, p->first, (size_t)p->first + p->len, gpu, file_gpu, kx_name_cmp);
 }
 
 struct kx_node tree_cmp_pair_node(const struct cmp_data *d, size_t pair)
@@ -1107,35 +1148,66 @@ int tree_compare_file_name(struct kx_tree *t, struct kx_view *v, const struct kx
 	return r;
 }
 
-/* The rows of a pair's file: on one gpu (the gpu file's), or every one (summary.tsv). */
-static int rows_of(const struct cmp_data *d, size_t pair, ssize_t file, struct kx_compare_row **ret, size_t *ret_n)
+/* The rows of a pair's file: on one gpu (the gpu file's), or every one (summary.tsv); for a gpu
+ * file with each side's version, read from its run record (*ret_runs holds those copies of the
+ * runs: the caller frees it with the rows). */
+static int rows_of(struct kx_tree *t, struct kx_view *v, const struct cmp_data *d, size_t pair, ssize_t file,
+		   struct kx_compare_row **ret, size_t *ret_n, struct cmp_versioned **ret_runs)
 {
 	const struct cmp_pair *p = &d->pairs[pair];
 	struct kx_compare_row *rows = NULL;
+	struct cmp_versioned *runs = NULL;
 	size_t n = 0, cap = 0;
-	for (size_t di = 0; di < d->ndirs; di++) {
+	int r = 0;
+	for (size_t di = 0; di < d->ndirs && r == 0; di++) {
 		const struct cmp_dir *dir = &d->dirs[di];
 		if (file >= 0 && dir->gpu != d->files[file].gpu)
 			continue;
-		for (uint32_t gi = dir->first; gi < dir->first + dir->len; gi++) {
+		for (uint32_t gi = dir->first; gi < dir->first + dir->len && r == 0; gi++) {
 			const struct cmp_group *g = &d->groups[gi];
 			const struct cmp_run *c = run_of(d, g, p->cand), *b = c ? run_of(d, g, p->base) : NULL;
 			if (!b)
 				continue;
 			if (KX_GROW(rows, cap, n, 64) < 0) {
-				free(rows);
-				return -ENOMEM;
+				r = -ENOMEM;
+				break;
 			}
 			rows[n++] = (struct kx_compare_row){ .kernel = d->text + dir->kernel,
 							     .pass = d->text + dir->pass,
+							     .metric = d->text + d->metrics[dir->metric],
 							     .gpu = d->text + d->gpus[dir->gpu],
 							     .workload = d->text + g->name,
 							     .cand = &c->r,
 							     .base = &b->r };
 		}
 	}
+	if (r == 0 && file >= 0 && n && !(runs = calloc(2 * n, sizeof(*runs))))
+		r = -ENOMEM;
+	for (size_t i = 0; runs && i < 2 * n && r == 0; i++) {
+		/* a run of the view's generation has its record (a failed read: the version is not known) */
+		const struct cmp_run *x = (const struct cmp_run *)((const char *)(i % 2 ? rows[i / 2].base : rows[i / 2].cand) -
+								   offsetof(struct cmp_run, r));
+		struct kx_run_rec rec;
+		runs[i].r = x->r;
+		if (kx_store_get_run(t->s, v, &x->run, &rec) == 0)
+			snprintf(runs[i].version, sizeof(runs[i].version), "%s", rec.version);
+		runs[i].r.version = runs[i].version;
+		if (i % 2)
+			rows[i / 2].base = &runs[i].r;
+		else
+			rows[i / 2].cand = &runs[i].r;
+	}
+	if (r < 0) {
+		free(rows);
+		free(runs);
+		return r;
+	}
 	*ret = rows;
 	*ret_n = n;
+	if (ret_runs)
+		*ret_runs = runs;
+	else
+		free(runs);
 	return 0;
 }
 
@@ -1143,22 +1215,37 @@ int tree_compare_render(struct kx_tree *t, struct kx_view *v, const struct kx_no
 {
 	struct at a;
 	struct kx_compare_row *rows = NULL;
+	struct cmp_versioned *runs = NULL;
 	size_t len;
 	int r = at_node(t, v, n, &a);
-	if (r == 0 && (r = rows_of(a.d, a.pair, a.file, &rows, &len)) == 0)
+	if (r == 0 && (r = rows_of(t, v, a.d, a.pair, a.file, &rows, &len, &runs)) == 0)
 		r = a.file < 0 ? kx_render_compare_summary(rows, len, out) : kx_render_compare_gpu(rows, len, out);
 	free(rows);
+	free(runs);
 	tree_cmp_put(t, a.d);
 	return r;
 }
 
-/* Every pair's totals over every group (its summary.tsv's lines together), into out[npairs]: one
- * pass over the groups, each group adding to the pairs of its current runs in path order — the
- * order rows_of gives a pair's rows in. */
-static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
+/* The index of metric m in the metrics' name order (the order of a pair's totals on one gpu). */
+static uint32_t *metric_order(const struct cmp_data *d)
+{
+	uint32_t *order = name_order(d, d->metrics, d->nmetrics, by_name_cmp), *rank = NULL;
+	if (order && (rank = malloc((d->nmetrics + 1) * sizeof(*rank))))
+		for (uint32_t i = 0; i < d->nmetrics; i++)
+			rank[order[i]] = i;
+	free(order);
+	return rank;
+}
+
+/* Every pair's totals on each of its gpus and each metric (its summary.tsv's total lines), into
+ * out[file * nmetrics + metric in name order]: one pass over the groups, each group adding to the
+ * pairs of its current runs. */
+static void pair_totals(const struct cmp_data *d, const uint32_t *mrank, struct kx_html_pair *out)
 {
 	for (size_t di = 0; di < d->ndirs; di++) {
 		const struct cmp_dir *dir = &d->dirs[di];
+		const char *gpu = d->text + d->gpus[dir->gpu];
+		size_t m = mrank[dir->metric];
 		for (uint32_t gi = dir->first; gi < dir->first + dir->len; gi++) {
 			const struct cmp_group *g = &d->groups[gi];
 			const struct cmp_run *runs = &d->runs[g->first];
@@ -1167,8 +1254,9 @@ static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
 				for (size_t p = 0; p < d->npairs; p++) {
 					const struct cmp_run *c = run_of(d, g, d->pairs[p].cand);
 					const struct cmp_run *b = c ? run_of(d, g, d->pairs[p].base) : NULL;
-					if (b)
-						kx_compare_totals_add(&out[p].totals, &c->r, &b->r);
+					ssize_t f = b ? tree_cmp_file_of(d, p, gpu) : -1;
+					if (f >= 0)
+						kx_compare_totals_add(&out[(size_t)f * d->nmetrics + m].totals, &c->r, &b->r);
 				}
 				continue;
 			}
@@ -1178,8 +1266,10 @@ static void pair_totals(const struct cmp_data *d, struct kx_html_pair *out)
 						continue;
 					ssize_t p = tree_cmp_pair_of(d, d->text + d->impls[runs[i].impl],
 								d->text + d->impls[runs[j].impl]);
-					if (p >= 0)
-						kx_compare_totals_add(&out[p].totals, &runs[i].r, &runs[j].r);
+					ssize_t f = p >= 0 ? tree_cmp_file_of(d, (size_t)p, gpu) : -1;
+					if (f >= 0)
+						kx_compare_totals_add(&out[(size_t)f * d->nmetrics + m].totals, &runs[i].r,
+								      &runs[j].r);
 				}
 		}
 	}
@@ -1194,15 +1284,27 @@ int tree_compare_page(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	if (r == 0 && dir->type == KX_NODE_COMPARE_PAIR) {
 		ret->cand = d->text + d->impls[d->pairs[a.pair].cand];
 		ret->base = d->text + d->impls[d->pairs[a.pair].base];
-		r = rows_of(d, a.pair, CMP_SUMMARY, &ret->rows, &ret->nrows);
+		r = rows_of(t, v, d, a.pair, CMP_SUMMARY, &ret->rows, &ret->nrows, NULL);
 	} else if (r == 0 && dir->type == KX_NODE_COMPARE) {
-		if (!(ret->pairs = calloc(d->npairs + 1, sizeof(*ret->pairs))))
+		/* a slot for each gpu file and metric, in pair, gpu and metric order; the empty ones left out */
+		size_t slots = d->nfiles * d->nmetrics;
+		uint32_t *mrank = metric_order(d), *mname = calloc(d->nmetrics + 1, sizeof(*mname));
+		if (!mrank || !mname || !(ret->pairs = calloc(slots + 1, sizeof(*ret->pairs))))
 			r = -ENOMEM;
-		for (size_t i = 0; i < d->npairs && r == 0; i++)
-			ret->pairs[i] = (struct kx_html_pair){ .name = pair_name(d, i), .gpus = d->pairs[i].len };
-		ret->npairs = d->npairs;
+		for (size_t i = 0; i < d->nmetrics && r == 0; i++)
+			mname[mrank[i]] = d->metrics[i];
 		if (r == 0)
-			pair_totals(d, ret->pairs);
+			pair_totals(d, mrank, ret->pairs);
+		for (size_t i = 0; i < slots && r == 0; i++) {
+			const struct cmp_file *f = &d->files[i / d->nmetrics];
+			if (!ret->pairs[i].totals.groups)
+				continue;
+			ret->pairs[ret->npairs++] = (struct kx_html_pair){
+				.name = pair_name(d, f->pair), .gpu = d->text + d->gpus[f->gpu],
+				.metric = d->text + mname[i % d->nmetrics], .totals = ret->pairs[i].totals };
+		}
+		free(mrank);
+		free(mname);
 	} else if (r == 0) {
 		r = -ENOTDIR;
 	}

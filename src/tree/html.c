@@ -77,10 +77,11 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 		snprintf(path, sizeof(path), "compare/%s..%s", cp.cand, cp.base);
 		snprintf(heading, sizeof(heading), "%s against %s", cp.cand, cp.base);
 		snprintf(lead, sizeof(lead),
-			 "Each group where both have a current run is a row of <gpu>.tsv: the two medians and the "
-			 "speedup (above 1: %s is better). summary.tsv, the table below: per kernel, pass and GPU, "
-			 "the groups, the geometric mean of their speedups and how many %s won, lost, tied or was "
-			 "within noise in.",
+			 "Each group where both have a current run is a row of <gpu>.tsv: the two medians, their "
+			 "ratio (above 1: %s is better), each side's version and date, mixed when they lie more "
+			 "than 90 days apart. summary.tsv, the table below: the totals of each GPU and metric "
+			 "(empty kernel and pass), then per kernel, pass and GPU the groups, the geometric mean of "
+			 "their ratios, how many %s won, lost, tied or was within noise in, and how many are mixed.",
 			 cp.cand, cp.cand);
 		p.heading = heading;
 		p.lead = lead;
@@ -89,8 +90,8 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 	} else if (r >= 0 && dir->type == KX_NODE_COMPARE && (r = tree_compare_page(t, v, dir, &cp)) >= 0) {
 		snprintf(path, sizeof(path), "compare");
 		p.lead = cp.npairs ? "Every two implementations that share a comparison group, each way round: "
-				     "candidate..baseline, over every group they share (a speedup above 1: the "
-				     "candidate is better)."
+				     "candidate..baseline, with its totals on each GPU and metric over the groups they "
+				     "share there (a ratio above 1: the candidate is better)."
 				   : "No two implementations share a comparison group yet.";
 		p.pairs = cp.npairs ? cp.pairs : NULL;
 		p.npairs = cp.npairs;

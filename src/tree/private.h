@@ -424,12 +424,13 @@ int tree_bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx
  * as a comparison needs them, and the pairs of implementations that share a group, with their
  * GPUs and stamps. Built in one pass over every group the first time a view of that generation
  * asks, immutable after; reference-counted (refs under kx_tree.lock). Names are offsets into
- * `text`; indexes into impls are in order of appearance, into gpus in name order. The parts only
+ * `text`; indexes into impls are in order of appearance, into gpus in kx_name_cmp's order. The parts only
  * compare.c reads (struct cmp_run, cmp_group, cmp_id) are declared there.
  */
 struct cmp_dir {              /* benchmarks/<kernel>/<pass>/<gpu>, in path order */
 	uint32_t kernel, pass;
 	uint32_t gpu;
+	uint32_t metric;      /* its groups' metric: an index into metrics */
 	int64_t mtime;
 	uint32_t first, len;  /* its groups, in workload directory name order */
 };
@@ -462,6 +463,8 @@ struct cmp_data {
 	size_t nimpls;
 	uint32_t *gpus;
 	size_t ngpus;
+	uint32_t *metrics;           /* names by index, in order of appearance */
+	size_t nmetrics;
 	struct cmp_dir *dirs;
 	size_t ndirs;
 	struct cmp_group *groups;    /* in path order: by dir, then workload directory name */

@@ -32,8 +32,9 @@ GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "histo
 BENCH_FILES = {"index.html", "gpus.tsv", "sweep.tsv", "sweep.svg"}
 SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
 MISSING = "No such file or directory"
-COMPARE_HEADER = "kernel\tpass\tworkload\tcandidate\tbaseline\tunit\tspeedup\tresult"
-SUMMARY_HEADER = "kernel\tpass\tgpu\tgroups\tgeomean_speedup\twins\tlosses\tnoise\tties"
+COMPARE_HEADER = ("kernel\tpass\tmetric\tworkload\tunit\tcandidate_median\tbaseline_median\tratio\tresult\tmixed"
+                  "\tcandidate_version\tbaseline_version\tcandidate_observed_at\tbaseline_observed_at")
+SUMMARY_HEADER = "kernel\tpass\tmetric\tgpu\tgroups\tgeomean_ratio\twins\tlosses\tnoise\tties\tmixed_groups"
 NUMBER = re.compile(r"^-?[0-9.e+-]+$")
 
 
@@ -154,14 +155,15 @@ def check_html(data):
 
 def check_compare_page(data):
     """compare/'s page or a pair's, read whole: a page with its table, each row whole — for a pair
-    summary.tsv's nine columns, for compare/ the pairs' eight — results that add up."""
+    summary.tsv's eleven columns, for compare/ the pairs' ten — results that add up."""
     root = check_html(data)
     rows = [[(c.text or "") + "".join(x.text or "" for x in c) for c in tr] for tr in root.iter("tr")]
-    need(rows and rows[0][-6:] == ["groups", "geomean_speedup", "wins", "losses", "noise", "ties"], "no table")
+    need(rows and rows[0][-7:] == ["groups", "geomean_ratio", "wins", "losses", "noise", "ties", "mixed_groups"],
+         "no table")
     for r in rows[1:]:
-        n = [int(x) for x in [r[-6]] + r[-4:]]
-        need(len(r) == len(rows[0]) and n[0] >= 1 and sum(n[1:]) <= n[0] and (NUMBER.match(r[-5]) or r[-5] == "-"),
-             "a row that does not add up: %s" % r)
+        n = [int(x) for x in [r[-7]] + r[-5:]]
+        need(len(r) == len(rows[0]) and n[0] >= 1 and sum(n[1:-1]) <= n[0] and n[-1] <= n[0] and
+             (NUMBER.match(r[-6]) or r[-6] == ""), "a row that does not add up: %s" % r)
 
 
 def check_sweep(data):
@@ -180,16 +182,18 @@ def check_gpus(data):
 
 def check_compare_gpu(data):
     """compare/A..B/<gpu>.tsv: a row per group they share there, at least one."""
-    rows = check_view_tsv(data, COMPARE_HEADER, lambda r: NUMBER.match(r[3]) and NUMBER.match(r[4]) and
-                          (NUMBER.match(r[6]) or r[6] == "-") and r[7] in ("win", "loss", "noise", "tie", "-"))
+    rows = check_view_tsv(data, COMPARE_HEADER, lambda r: NUMBER.match(r[5]) and NUMBER.match(r[6]) and
+                          (NUMBER.match(r[7]) or r[7] == "") and r[8] in ("win", "loss", "noise", "tie", "") and
+                          r[9] in ("yes", "no"))
     need(rows, "no row")
 
 
 def check_compare_summary(data):
-    """compare/A..B/summary.tsv: per kernel/pass/gpu, at least one group, results that add up."""
+    """compare/A..B/summary.tsv: per gpu and metric, then per kernel/pass/gpu, at least one group,
+    results that add up."""
     def row(r):
-        n = [int(x) for x in [r[3]] + r[5:]]
-        return n[0] >= 1 and sum(n[1:]) <= n[0] and (NUMBER.match(r[4]) or r[4] == "-")
+        n = [int(x) for x in [r[4]] + r[6:]]
+        return n[0] >= 1 and sum(n[1:-1]) <= n[0] and n[-1] <= n[0] and (NUMBER.match(r[5]) or r[5] == "")
     need(check_view_tsv(data, SUMMARY_HEADER, row), "no row")
 
 

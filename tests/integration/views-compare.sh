@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: MIT
 # compare/ (docs/views.md) on mounts of the bundled Liger data and of the history CSV: compare/
 # lists the pairs the independent oracle (tests/tools/liger_views.py, from the CSV alone) finds,
-# every summary.tsv and <gpu>.tsv holds its rows, a value worked out by hand from the CSV is there,
-# every page shows its directory's files (tests/tools/compare_pages.py: a pair's table is its
-# summary.tsv, compare/'s totals add up), `kindex compare` prints the mount's bytes and the export
-# is the mount; then, on a writable mount, a drop changes a compare file and the pages for a
-# reader who read them before, and a new implementation makes new pair directories where a lookup
-# had failed.
+# every summary.tsv and <gpu>.tsv holds its rows — their ratios, versions, dates and mixed marks,
+# the totals of each GPU and metric —, a row worked out by hand from the CSV is there, every page
+# shows its directory's files (tests/tools/compare_pages.py: a pair's table is its summary.tsv, its
+# totals add up, compare/'s table is every pair's totals per GPU and metric), `kindex compare`
+# prints the mount's bytes and the export is the mount; then, on a writable mount, a drop changes a
+# compare file and the pages for a reader who read them before (a liger run of 2025 against
+# huggingface's of 2024: a mixed row), and a new implementation makes new pair directories where a
+# lookup had failed.
 . "$(dirname "$0")/mount-lib.sh"
 
 # the export goes to tmpfs where there is one: 30,000 small files take 10-30 s on a loaded disk
@@ -47,17 +49,35 @@ for data in newest history; do
 	check "$data: each page's st_size is its bytes' (${sizes:-all})" [ -z "$sizes" ]
 
 	# SPEC §5's known check, by hand from the CSV: fused_linear_simpo_loss forward on the A100,
-	# batch4-hidden4096-seq1024-vocab128256-bf16: huggingface 28.78099250793457 ms (line 585),
-	# liger 58.80876922607422 ms (line 581), each round(ms × 1e6) ns; speedup 28780993 / 58808769
+	# batch4-hidden4096-seq1024-vocab128256-bf16: huggingface 28.78099250793457 ms (line 585,
+	# 2024-11-15 14:27:56, no version: Liger's liger_version is its own), liger 58.80876922607422 ms
+	# (line 581, 2024-11-15 14:27:26, 0.4.1), each round(ms × 1e6) ns; ratio 28780993 / 58808769
+	a100=nvidia-a100-sxm4-80gb
 	row() {
 		awk -F'\t' -v w=batch4-hidden4096-seq1024-vocab128256-bf16 \
-			'$1 == "fused_linear_simpo_loss" && $2 == "forward" && $3 == w' "$mnt/compare/$1/nvidia-a100-sxm4-80gb.tsv"
+			'$1 == "fused_linear_simpo_loss" && $2 == "forward" && $4 == w' "$mnt/compare/$1/$a100.tsv"
 	}
-	check "$data: liger..huggingface, SimPO on the A100: 58808769 ns against 28780993 ns, speedup 0.489, a loss" \
-		[ "$(row liger..huggingface | cut -f4-6,8)" = "58808769${tab}28780993${tab}ns${tab}loss" -a \
-		"$(row liger..huggingface | cut -f7 | cut -c1-6)" = 0.4893 ]
-	check "$data: huggingface..liger: speedup 2.043, a win" \
-		[ "$(row huggingface..liger | cut -f7 | cut -c1-5)$tab$(row huggingface..liger | cut -f8)" = "2.043${tab}win" ]
+	check "$data: <gpu>.tsv's header is the vocabulary's (docs/views.md)" \
+		[ "$(head -1 "$mnt/compare/liger..huggingface/$a100.tsv")" = "$(printf '%s\t' kernel pass metric workload unit \
+		candidate_median baseline_median ratio result mixed candidate_version baseline_version \
+		candidate_observed_at | sed 's/$/baseline_observed_at/')" ]
+	check "$data: liger..huggingface, SimPO on the A100: 58808769 ns against 28780993 ns, ratio 0.4894, a loss" \
+		[ "$(row liger..huggingface | cut -f3,5-10)" = "latency${tab}ns${tab}58808769${tab}28780993${tab}0.4894${tab}loss${tab}no" ]
+	check "$data: each side's version and date, 30 s apart: not mixed" \
+		[ "$(row liger..huggingface | cut -f11-)" = "0.4.1${tab}${tab}2024-11-15T14:27:26.000Z${tab}2024-11-15T14:27:56.000Z" ]
+	check "$data: huggingface..liger: ratio 2.043, a win, the sides swapped" \
+		[ "$(row huggingface..liger | cut -f8,9,11-)" = "2.043${tab}win${tab}${tab}0.4.1${tab}2024-11-15T14:27:56.000Z${tab}2024-11-15T14:27:26.000Z" ]
+	check "$data: summary.tsv's header is the vocabulary's" \
+		[ "$(head -1 "$mnt/compare/liger..huggingface/summary.tsv")" = "$(printf 'kernel\tpass\tmetric\tgpu\tgroups\tgeomean_ratio\twins\tlosses\tnoise\tties\tmixed_groups')" ]
+	# its totals: one line per GPU and metric, latency and memory apart, before the other lines
+	python3 "$oracle" "$csv" compare liger huggingface | awk -F'\t' 'NR > 1 && $1 == "" { print $4 "/" $3 }' >"$work/$data.totals"
+	check "$data: liger..huggingface's summary.tsv begins with a total for each GPU and metric ($(paste -sd' ' "$work/$data.totals"))" \
+		[ -s "$work/$data.totals" -a "$(awk -F'\t' 'NR > 1 && $1 == "" { print $4 "/" $3 }' "$mnt/compare/liger..huggingface/summary.tsv")" = "$(cat "$work/$data.totals")" \
+		-a "$(sed -n "$(($(wc -l <"$work/$data.totals") + 2))p" "$mnt/compare/liger..huggingface/summary.tsv" | cut -f1)" != "" ]
+	# mixed: the oracle's count of rows whose sides lie more than 90 days apart, over every file
+	want_mixed=$(python3 "$oracle" "$csv" mixed | awk -F'\t' '$1 == "compare_rows_mixed" { print $2 }')
+	got_mixed=$(find "$mnt/compare" -name '*.tsv' ! -name summary.tsv -exec cat {} + | awk -F'\t' '$10 == "yes"' | wc -l)
+	check "$data: $got_mixed compare rows are mixed, as the CSV's dates say ($want_mixed)" [ -n "$want_mixed" -a "$got_mixed" = "$want_mixed" ]
 
 	# kindex compare prints the mount's bytes
 	for p in liger..huggingface huggingface..liger liger..torch_compile; do
@@ -133,18 +153,27 @@ json.dump(n, open(sys.argv[3], 'w'))
 EOF
 cp "$work/drop-liger.json" "$work/drop-new.json" "$mnt/inbox/" || fail "cp into the inbox failed"
 check "both drops are accepted" test -f "$mnt/inbox/.accepted/drop-liger.json" -a -f "$mnt/inbox/.accepted/drop-new.json"
-row=$(awk -F'\t' '$1 == "fused_linear_simpo_loss" && $2 == "forward" && $3 == "batch4-hidden4096-seq1024-vocab128256-bf16"' "$file")
+row=$(awk -F'\t' '$1 == "fused_linear_simpo_loss" && $2 == "forward" && $4 == "batch4-hidden4096-seq1024-vocab128256-bf16"' "$file")
 check "the reader reads the new row: liger's newest run, 20 ms against 28.78, a win" \
-	[ "$(cut -f4-6,8 <<<"$row")" = "20000000${tab}28780993${tab}ns${tab}win" ]
+	[ "$(cut -f5-7,9 <<<"$row")" = "ns${tab}20000000${tab}28780993${tab}win" ]
+check "observed 2025-06-01, 198 days after huggingface's: mixed, its date in the row" \
+	[ "$(cut -f10,13,14 <<<"$row")" = "yes${tab}2025-06-01T00:00:00.000Z${tab}2024-11-15T14:27:56.000Z" ]
 check "and the other rows as before" \
 	diff <(grep -v batch4-hidden4096-seq1024-vocab128256-bf16 "$work/before.tsv") <(grep -v batch4-hidden4096-seq1024-vocab128256-bf16 "$file")
 check "stat sees a new size or mtime, and a new inode (a version of its own)" \
 	[ "$(stat -c '%s %Y %i' "$file")" != "$(cat "$work/before.stat")" -a \
 	"$(stat -c %i "$file")" != "$(cut -d' ' -f3 "$work/before.stat")" ]
-check "summary.tsv follows: one win more for liger on fused_linear_simpo_loss forward" \
-	[ "$(awk -F'\t' '$1 == "fused_linear_simpo_loss" && $2 == "forward" && $3 == "nvidia-a100-sxm4-80gb" { print $6 }' "$pair/summary.tsv")" \
-	= $(($(awk -F'\t' '$1 == "fused_linear_simpo_loss" && $2 == "forward" && $3 == "nvidia-a100-sxm4-80gb" { print $6 }' \
-		"$export_dir/newest/compare/liger..huggingface/summary.tsv") + 1)) ]
+# wins and mixed_groups of a summary line: kernel pass (empty: the GPU's total) and metric, on the A100
+wins_mixed() {
+	awk -F'\t' -v k="$1" -v p="$2" -v m="$3" '$1 == k && $2 == p && $3 == m && $4 == "nvidia-a100-sxm4-80gb" { print $7, $11 }' "$4"
+}
+before=$export_dir/newest/compare/liger..huggingface/summary.tsv
+check "summary.tsv follows: one win and one mixed group more for liger on fused_linear_simpo_loss forward" \
+	[ "$(wins_mixed fused_linear_simpo_loss forward latency "$pair/summary.tsv")" = \
+	"$(wins_mixed fused_linear_simpo_loss forward latency "$before" | awk '{ print $1 + 1, $2 + 1 }')" ]
+check "and in the A100's latency total; its memory total as it was" \
+	[ "$(wins_mixed "" "" latency "$pair/summary.tsv")" = "$(wins_mixed "" "" latency "$before" | awk '{ print $1 + 1, $2 + 1 }')" -a \
+	"$(wins_mixed "" "" memory "$pair/summary.tsv")" = "$(wins_mixed "" "" memory "$before")" ]
 check "the pages follow: liger..huggingface's and compare/'s changed for a reader who had read them" \
 	bash -c "! cmp -s '$work/before.pair.html' '$pair/index.html' && ! cmp -s '$work/before.compare.html' '$mnt/compare/index.html'"
 python3 "$pages" "$mnt/compare" >"$work/rw.pages"

@@ -4,10 +4,12 @@
 
 DIR is a tree's compare/ (a mount's or an export's). Each pair directory's index.html must show its
 summary.tsv as a table — the same header and, row by row, the same cells — and link every file the
-directory holds; compare/index.html must link every pair and give each its number of gpu files and
-its totals: groups, wins, losses, noise and ties the sums of its summary.tsv's columns, the geometric
-mean that of every speedup of its <gpu>.tsv files (relative tolerance 1e-12). Prints
-"compare-pages: OK pairs=N rows=M", or each difference and exits 1."""
+directory holds; each summary.tsv's totals (the lines with an empty kernel and pass: one per gpu and
+metric) must add up its other lines of that gpu and metric (groups, wins, losses, noise, ties,
+mixed_groups), the geometric mean that of the ratios of its <gpu>.tsv's rows of that metric (to the
+4 significant digits the files write); compare/index.html must show, pair by pair, those totals
+(pair, gpu, metric, then the counts and the mean, as summary.tsv writes them) and link every pair.
+Prints "compare-pages: OK pairs=N rows=M totals=T", or each difference and exits 1."""
 import html.parser
 import math
 import os
@@ -56,7 +58,7 @@ def main(top):
     bad = []
     pairs = sorted((x for x in os.listdir(top) if os.path.isdir(os.path.join(top, x))), key=lambda s: s.encode())
     rows = 0
-    want = {}
+    want_table = [["pair", "gpu", "metric", "groups", "geomean_ratio", "wins", "losses", "noise", "ties", "mixed_groups"]]
     for pair in pairs:
         d = os.path.join(top, pair)
         p = page(os.path.join(d, "index.html"))
@@ -67,33 +69,47 @@ def main(top):
         files = sorted(os.listdir(d))
         if sorted(h for h in p.links if "/" not in h) != files:
             bad.append("%s/index.html: links %s, the directory holds %s" % (pair, p.links, files))
-        gpus = [f for f in files if f.endswith(".tsv") and f != "summary.tsv"]
-        logs = [math.log(float(r[6])) for g in gpus for r in tsv(os.path.join(d, g))[1:] if r[6] != "-"]
-        sums = [sum(int(r[i]) for r in summary[1:]) for i in (3, 5, 6, 7, 8)]
-        want[pair] = (len(gpus), sums, math.exp(sum(logs) / len(logs)) if logs else None)
+        hdr = summary[0]
+        col = {c: i for i, c in enumerate(hdr)}
+        totals = [r for r in summary[1:] if r[col["kernel"]] == "" and r[col["pass"]] == ""]
+        lines = [r for r in summary[1:] if r[col["kernel"]] != ""]
+        counts = ("groups", "wins", "losses", "noise", "ties", "mixed_groups")
+        for t in totals:
+            gpu, metric = t[col["gpu"]], t[col["metric"]]
+            mine = [r for r in lines if (r[col["gpu"]], r[col["metric"]]) == (gpu, metric)]
+            sums = [sum(int(r[col[c]]) for r in mine) for c in counts]
+            if [int(t[col[c]]) for c in counts] != sums:
+                bad.append("%s/summary.tsv: the total of %s %s is %s, its lines add up to %s" %
+                           (pair, gpu, metric, [t[col[c]] for c in counts], sums))
+            g = tsv(os.path.join(d, gpu + ".tsv")) if os.path.exists(os.path.join(d, gpu + ".tsv")) else [[]]
+            gc = {c: i for i, c in enumerate(g[0])}
+            logs = [math.log(float(r[gc["ratio"]])) for r in g[1:] if r[gc["metric"]] == metric and r[gc["ratio"]] != ""]
+            geo = math.exp(sum(logs) / len(logs)) if logs else None
+            got = t[col["geomean_ratio"]]
+            if (geo is None) != (got == "") or (geo is not None and abs(float(got) / geo - 1) > 1e-3):
+                bad.append("%s/summary.tsv: the geometric mean of %s %s is %s, its <gpu>.tsv's ratios give %s" %
+                           (pair, gpu, metric, got, geo))
+            want_table.append([pair, gpu, metric] + [t[col[c]] for c in hdr[4:]])
+        if not totals:
+            bad.append("%s/summary.tsv: no totals" % pair)
     p = page(os.path.join(top, "index.html"))
     links = [h for h in p.links if h != "../index.html"]
-    if links != [x + "/" for x in pairs] * 2 + ["index.html"]:  # the table's, then every entry
-        bad.append("index.html: links %s" % links)
+    want_links = [r[0] + "/" for r in want_table[1:]] + [x + "/" for x in pairs] + ["index.html"]
+    if links != want_links:  # the table's, then every entry
+        bad.append("index.html: links %s" % links[:8])
     table = p.tables[0] if p.tables else []
-    if table[:1] != [["pair", "gpus", "groups", "geomean_speedup", "wins", "losses", "noise", "ties"]]:
+    if table[:1] != want_table[:1]:
         bad.append("index.html: its table's header is %s" % table[:1])
-    if [r[0] for r in table[1:]] != pairs:
-        bad.append("index.html: its table's pairs are not the directories")
-    for r in table[1:]:
-        if r[0] not in want:
-            continue
-        gpus, sums, geo = want[r[0]]
-        got = [int(r[i]) for i in (2, 4, 5, 6, 7)]
-        if int(r[1]) != gpus or got != sums:
-            bad.append("index.html: %s: gpus, groups, wins, losses, noise, ties %s, not %s" % (r[0], [int(r[1])] + got, [gpus] + sums))
-        if (geo is None) != (r[3] == "-") or (geo is not None and abs(float(r[3]) / geo - 1) > 1e-12):
-            bad.append("index.html: %s: geometric mean %s, not %s" % (r[0], r[3], geo))
+    for i, (w, g) in enumerate(zip(want_table[1:], table[1:])):
+        if w != g:
+            bad.append("index.html: row %d is %s, the pair's summary.tsv says %s" % (i + 1, g, w))
+    if len(table) != len(want_table):
+        bad.append("index.html: %d rows, the summaries have %d totals" % (len(table) - 1, len(want_table) - 1))
     for b in bad[:20]:
         print("# " + b)
     if bad:
         return 1
-    print("compare-pages: OK pairs=%d rows=%d" % (len(pairs), rows))
+    print("compare-pages: OK pairs=%d rows=%d totals=%d" % (len(pairs), rows, len(want_table) - 1))
     return 0
 
 

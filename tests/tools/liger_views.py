@@ -17,6 +17,8 @@ VIEW is one of
   compare CAND BASE [--gpu GPU]  compare/CAND..BASE/summary.tsv, or its GPU.tsv
   pairs                      the names /compare/ lists
   stats                      counts: groups, current and superseded runs, within-noise pairs, ...
+  mixed                      counts of the mixed rows of compare/, gpus.tsv and sweep.tsv, and of
+                             the current runs the first CSV has no run of (group and implementation)
 
 It prints TSV with a header line; numbers at full precision. Workloads are named by their base
 slug: the `~<8 hex>` suffix needs the workload digest, so groups are identified by kernel, pass,
@@ -30,7 +32,7 @@ numbers with a relative tolerance of 1e-9; VIEW is ranking, index, sweep, gpus, 
 (all the tree's files of that view). One line per difference, then 'liger-views: OK ...' or
 'liger-views: FAIL n problems' (exit 1). A file the tree lacks is reported as missing.
 """
-import collections, csv, datetime, json, math, os, re, sys
+import collections, csv, datetime, functools, json, math, os, re, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
 from kxjcs import num as jcs_number  # noqa: E402 — the tests' own RFC 8785, not src/canon
@@ -67,6 +69,56 @@ def fmt(v):
     if isinstance(v, float):
         return repr(v)
     return str(v)
+
+def name_cmp(a, b):
+    """Names in the order people read them (docs/views.md): a run of digits compares as the number
+    it writes (leading zeros aside), anything else byte by byte; names equal that way by their bytes."""
+    x, y = a.encode(), b.encode()
+    i = j = 0
+    while i < len(x) and j < len(y):
+        if chr(x[i]).isdigit() and chr(y[j]).isdigit():
+            i2, j2 = i, j
+            while i2 < len(x) and chr(x[i2]).isdigit():
+                i2 += 1
+            while j2 < len(y) and chr(y[j2]).isdigit():
+                j2 += 1
+            p, q = x[i:i2].lstrip(b'0'), y[j:j2].lstrip(b'0')
+            if (len(p), p) != (len(q), q):
+                return -1 if (len(p), p) < (len(q), q) else 1
+            i, j = i2, j2
+        else:
+            if x[i] != y[j]:
+                return -1 if x[i] < y[j] else 1
+            i += 1
+            j += 1
+    if i < len(x) or j < len(y):        # one is a prefix of the other, that way
+        return -1 if i == len(x) else 1
+    return (x > y) - (x < y)
+
+name_key = functools.cmp_to_key(name_cmp)
+
+MIXED_DAYS = 90
+
+def when(observed):
+    return datetime.datetime.strptime(observed, '%Y-%m-%dT%H:%M:%S.000Z')
+
+def mixed_runs(runs, versions=True):
+    """'yes' when runs set side by side are mixed (docs/views.md): two of their known versions differ
+    (versions=True: runs of one implementation) or they lie more than 90 days apart."""
+    vs = {r.version for r in runs if r.version not in ('-', '')}
+    ts = [when(r.observed) for r in runs]
+    span = max(ts) - min(ts)
+    return 'yes' if (versions and len(vs) > 1) or span > datetime.timedelta(days=MIXED_DAYS) else 'no'
+
+def version_of(r):
+    return '' if r.version == '-' else r.version
+
+def ratio_text_ok(want, got):
+    """A ratio as the TSV views write it: 4 significant digits, a plain decimal."""
+    if not re.fullmatch(r'-?[0-9]+(\.[0-9]+)?', got):
+        return False
+    digits = got.lstrip('-').replace('.', '').lstrip('0')
+    return len(digits.rstrip('0')) <= 4 and abs(float(got) - want) <= 5e-4 * abs(want) * (1 + 1e-9)
 
 # ---- the model: runs and groups from the CSV ----
 
@@ -166,6 +218,7 @@ class Group:
 
 class Model:
     def __init__(self, paths):
+        self.paths = paths
         parts = collections.defaultdict(list)
         for r in load(paths):
             parts[(r.kernel, r.pass_, r.gpu, r.params)].append(r)
@@ -297,25 +350,38 @@ def result(c, b):
     s = speedup(c, b)
     return 'win' if s > 1 else 'loss' if s < 1 else 'tie'
 
+def compare_mixed(c, b):
+    """A candidate's and a baseline's run: two implementations, so their dates alone."""
+    return mixed_runs([c, b], versions=False)
+
 def view_compare(m, cand, base, gpu=None):
     sg = shared_groups(m, cand, base)
     if gpu is not None:
-        hdr = ['kernel', 'pass', 'workload', 'candidate', 'baseline', 'unit', 'speedup', 'result']
-        rows = [((g.kernel.encode(), g.pass_.encode(), g.slug.encode(), g.params),
-                 [g.kernel, g.pass_, g.slug, c.median, in_unit(b.median, b.unit, c.unit),
-                  c.unit, speedup(c, b), result(c, b)]) for g, c, b in sg if g.gpu == gpu]
+        hdr = ['kernel', 'pass', 'metric', 'workload', 'unit', 'candidate_median', 'baseline_median', 'ratio',
+               'result', 'mixed', 'candidate_version', 'baseline_version', 'candidate_observed_at',
+               'baseline_observed_at']
+        rows = [((name_key(g.kernel), name_key(g.pass_), name_key(g.slug), g.params),
+                 [g.kernel, g.pass_, g.metric, g.slug, c.unit, c.median, in_unit(b.median, b.unit, c.unit),
+                  speedup(c, b), result(c, b), compare_mixed(c, b), version_of(c), version_of(b),
+                  c.observed, b.observed]) for g, c, b in sg if g.gpu == gpu]
         rows.sort(key=lambda x: x[0])
         return hdr, [r for _, r in rows]
-    hdr = ['kernel', 'pass', 'gpu', 'groups', 'geomean_speedup', 'wins', 'losses', 'noise', 'ties']
+    hdr = ['kernel', 'pass', 'metric', 'gpu', 'groups', 'geomean_ratio', 'wins', 'losses', 'noise', 'ties',
+           'mixed_groups']
     acc = collections.defaultdict(list)
+    totals = collections.defaultdict(list)
     for g, c, b in sg:
-        acc[(g.kernel, g.pass_, g.gpu)].append((speedup(c, b), result(c, b)))
-    rows = []
-    for k in sorted(acc, key=lambda k: tuple(x.encode() for x in k)):
-        v = acc[k]
-        geo = math.exp(math.fsum(math.log(s) for s, _ in v) / len(v))
-        n = collections.Counter(res for _, res in v)
-        rows.append(list(k) + [len(v), geo, n['win'], n['loss'], n['noise'], n['tie']])
+        x = (speedup(c, b), result(c, b), compare_mixed(c, b))
+        acc[(g.kernel, g.pass_, g.metric, g.gpu)].append(x)
+        totals[('', '', g.metric, g.gpu)].append(x)
+    def line(k, v):
+        geo = math.exp(math.fsum(math.log(s) for s, _, _ in v) / len(v))
+        n = collections.Counter(res for _, res, _ in v)
+        return list(k) + [len(v), geo, n['win'], n['loss'], n['noise'], n['tie'],
+                          sum(1 for _, _, mx in v if mx == 'yes')]
+    # the totals of each gpu and metric first, then a line per kernel, pass and gpu
+    rows = [line(k, totals[k]) for k in sorted(totals, key=lambda k: (name_key(k[3]), name_key(k[2])))]
+    rows += [line(k, acc[k]) for k in sorted(acc, key=lambda k: (name_key(k[0]), name_key(k[1]), name_key(k[3])))]
     return hdr, rows
 
 def pairs(m):
@@ -344,6 +410,41 @@ def view_stats(m):
             ['kernel_pass_gpu', len(kpg)], ['sweeps', nsweeps], ['sweep_files_nonempty', sweep_files],
             ['pairs', len(pairs(m))], ['shared_base_slugs', len(m.shared)],
             ['undecidable', sum(len(g.ambiguous) for g in m.groups)]]
+    return ['stat', 'value'], rows
+
+def view_mixed(m):
+    """Counts of the rows that set runs side by side and are mixed (docs/views.md), and of the current
+    runs the first CSV has no run of (of that group and implementation): runs of an older CSV only."""
+    first = {(r.kernel, r.pass_, r.gpu, r.params, r.impl) for r in load(m.paths[:1])}
+    only = {(g.key(), r.impl) for g in m.groups for r in g.current if g.key() + (r.impl,) not in first}
+    compare_rows = compare_mixed_rows = 0
+    for p in pairs(m):
+        c, b = p.split('..')
+        for g, x, y in shared_groups(m, c, b):
+            compare_rows += 1
+            compare_mixed_rows += compare_mixed(x, y) == 'yes'
+    gpus_rows = gpus_mixed = gpus_mixed_only = 0
+    for k in sorted({(g.kernel, g.pass_) for g in m.groups}):
+        cells = collections.defaultdict(list)
+        for g in m.groups:
+            if (g.kernel, g.pass_) == k:
+                for r in g.current:
+                    cells[(g.params, r.impl)].append((r, (g.key(), r.impl) in only))
+        for rs in cells.values():
+            gpus_rows += 1
+            mx = mixed_runs([r for r, _ in rs]) == 'yes'
+            gpus_mixed += mx
+            gpus_mixed_only += mx and any(o for _, o in rs)
+    sweep_rows = sweep_mixed = 0
+    for k in sorted({(g.kernel, g.pass_, g.gpu) for g in m.groups}):
+        _, rows = view_sweep(m, *k)
+        sweep_rows += len(rows)
+        sweep_mixed += sum(1 for r in rows if r[-1] == 'yes')
+    rows = [['current_runs', sum(len(g.current) for g in m.groups)], ['first_csv_lacks_current', len(only)],
+            ['compare_rows', compare_rows], ['compare_rows_mixed', compare_mixed_rows],
+            ['gpus_rows', gpus_rows], ['gpus_rows_mixed', gpus_mixed],
+            ['gpus_rows_mixed_with_first_csv_lacking', gpus_mixed_only],
+            ['sweep_rows', sweep_rows], ['sweep_rows_mixed', sweep_mixed]]
     return ['stat', 'value'], rows
 
 def print_tsv(hdr, rows, notes=()):
@@ -397,6 +498,8 @@ class Checker:
         self.files += 1
         return path
 
+    RATIO_COLS = ('ratio', 'geomean_ratio')
+
     def compare_file(self, rel, hdr, rows, colmap=None, workload_cols=('workload',), required=None):
         """Compare TREE/rel with (hdr, rows). colmap: oracle column -> tree column name."""
         path = self.present(rel, os.path.isfile)
@@ -422,6 +525,10 @@ class Checker:
                 g = got[i] if i < len(got) else '<none>'
                 if c in workload_cols:
                     g = strip_suffix(g)
+                if c in self.RATIO_COLS and isinstance(w, float):
+                    if not ratio_text_ok(w, g):
+                        self.bad('%s:%d: %s is %r, expected %r to 4 significant digits' % (rel, n, c, g, w))
+                    continue
                 if not same(w, g):
                     self.bad('%s:%d: %s is %r, expected %r' % (rel, n, colmap.get(c, c), g, fmt(w)))
 
@@ -566,7 +673,8 @@ def check(model, tree, views):
     print('liger-views: OK ' + summary)
     return 0
 
-VIEWS = {'ranking': 0, 'index': 0, 'sweep': 3, 'gpus': 2, 'compare': 2, 'pairs': 0, 'stats': 0, 'check': -1}
+VIEWS = {'ranking': 0, 'index': 0, 'sweep': 3, 'gpus': 2, 'compare': 2, 'pairs': 0, 'stats': 0, 'mixed': 0,
+         'check': -1}
 
 def main(argv):
     if len(argv) < 2 or argv[0] in ('-h', '--help'):
@@ -592,7 +700,7 @@ def main(argv):
         print('liger_views.py: %s takes %d arguments (see --help)' % (view, VIEWS[view]), file=sys.stderr)
         return 2
     fn = {'ranking': view_ranking, 'index': view_index, 'sweep': view_sweep, 'gpus': view_gpus,
-          'pairs': view_pairs, 'stats': view_stats}.get(view)
+          'pairs': view_pairs, 'stats': view_stats, 'mixed': view_mixed}.get(view)
     if view == 'compare':
         hdr, rows = view_compare(m, args[0], args[1], gpu)
     else:

@@ -705,79 +705,96 @@ static void gpus_tsv(void)
 	is_str(kx_bench_file_name(KX_BF_SWEEP_TSV), "sweep.tsv", "sweep.tsv is its name");
 }
 
-/* compare/'s files (docs/views.md): speedup, result, the geometric mean, byte for byte. */
+/* compare/'s files (docs/views.md): ratio, result, mixed, the geometric mean, byte for byte. */
 static void compare(void)
 {
 	/* the known check of SPEC §5: huggingface 28.78 ms, liger 58.81 ms (latency, in ns) */
+	const int64_t day = INT64_C(86400000000000), t0 = INT64_C(1725377499000000000); /* 2024-09-03T15:31:39Z */
 	struct kx_compare_run liger = { .value = 58808769, .base_value = 58808769, .base_p20 = 58.5e6, .base_p80 = 59.1e6,
-					.has_spread = true, .unit = "ns" };
+					.has_spread = true, .unit = "ns", .observed_ns = t0, .version = "0.2.1" };
 	struct kx_compare_run hf = { .value = 28780993, .base_value = 28780993, .base_p20 = 28.7e6, .base_p80 = 28.9e6,
-				     .has_spread = true, .unit = "ns" };
+				     .has_spread = true, .unit = "ns", .observed_ns = t0 + 90 * day };
 	double sp = 0;
-	ok(kx_compare_speedup(&liger, &hf, &sp) && fabs(sp - 28780993.0 / 58808769.0) < 1e-15,
-	   "speedup of a lower-is-better metric: baseline / candidate (%.6f)", sp);
+	ok(kx_compare_ratio(&liger, &hf, &sp) && fabs(sp - 28780993.0 / 58808769.0) < 1e-15,
+	   "ratio of a lower-is-better metric: baseline / candidate (%.6f)", sp);
 	ok(strcmp(kx_compare_result(&liger, &hf), "loss") == 0 && strcmp(kx_compare_result(&hf, &liger), "win") == 0,
 	   "slower: loss; faster: win");
+	ok(!kx_compare_mixed(&liger, &hf) && !kx_compare_mixed(&hf, &liger), "90 days apart exactly: not mixed");
+	struct kx_compare_run later = hf;
+	later.observed_ns++;
+	ok(kx_compare_mixed(&liger, &later) && kx_compare_mixed(&later, &liger), "more than 90 days apart: mixed");
+	ok(!kx_mixed_span(t0, t0 + day, false) && kx_mixed_span(t0, t0 + day, true) && kx_mixed_span(t0, t0 + 91 * day, false),
+	   "one implementation's runs: mixed when their versions differ or they span more than 90 days");
 	struct kx_compare_run near = hf;
 	near.base_value = near.value = 28.8e6;
-	ok(strcmp(kx_compare_result(&near, &hf), "noise") == 0, "overlapping p20-p80 intervals: noise, whatever the speedup");
+	ok(strcmp(kx_compare_result(&near, &hf), "noise") == 0, "overlapping p20-p80 intervals: noise, whatever the ratio");
 	struct kx_compare_run bare = hf;
 	bare.has_spread = false;
 	ok(strcmp(kx_compare_result(&bare, &hf), "tie") == 0, "equal medians, an interval unknown: tie");
 	struct kx_compare_run fast = { .value = 200, .base_value = 200e9, .order = KX_ORDER_DESCENDING, .unit = "GB/s" };
 	struct kx_compare_run slow = { .value = 100, .base_value = 100e9, .order = KX_ORDER_DESCENDING, .unit = "GB/s" };
-	ok(kx_compare_speedup(&fast, &slow, &sp) && sp == 2, "higher-is-better: candidate / baseline");
-	struct kx_compare_run zero = { .unit = "ns" };
-	ok(!kx_compare_speedup(&zero, &hf, &sp) && strcmp(kx_compare_result(&zero, &hf), "-") == 0,
-	   "a median of 0: no speedup, result -");
+	ok(kx_compare_ratio(&fast, &slow, &sp) && sp == 2, "higher-is-better: candidate / baseline");
+	struct kx_compare_run zero = { .unit = "ns", .observed_ns = t0 };
+	ok(!kx_compare_ratio(&zero, &hf, &sp) && strcmp(kx_compare_result(&zero, &hf), "") == 0,
+	   "a median of 0: no ratio, an empty result");
 	struct kx_compare_run ms = liger;
 	snprintf(ms.unit, sizeof(ms.unit), "ms");
 	ms.value = 58.808769;
 	struct kx_compare_row rows[] = {
-		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch4-seq1024", &liger, &hf },
-		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch8-seq1024", &hf, &liger },
-		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch16-seq1024", &ms, &hf },
-		{ "rms_norm", "full", "nvidia-h100-80gb-hbm3", "hidden1024", &near, &hf },
-		{ "rms_norm", "full", "nvidia-h100-80gb-hbm3", "hidden2048", &zero, &hf },
+		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch8-seq1024", "latency", &hf, &liger },
+		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch16-seq1024", "latency", &ms, &later },
+		{ "fused_linear_simpo_loss", "forward", "nvidia-a100-sxm4-80gb", "batch4-seq1024", "latency", &liger, &hf },
+		{ "rms_norm", "full", "nvidia-h100-80gb-hbm3", "hidden1024", "latency", &near, &hf },
+		{ "rms_norm", "full", "nvidia-h100-80gb-hbm3", "hidden2048", "latency", &zero, &hf },
+		{ "rms_norm", "full.memory", "nvidia-h100-80gb-hbm3", "hidden2048", "memory", &liger, &hf },
 	};
 	struct kx_buf b = { 0 };
-	ok(kx_render_compare_gpu(rows, 3, &b) == 0 &&
-		   strcmp(b.ptr, "kernel\tpass\tworkload\tcandidate\tbaseline\tunit\tspeedup\tresult\n"
-				 "fused_linear_simpo_loss\tforward\tbatch4-seq1024\t58808769\t28780993\tns\t0.48939968459465627\tloss\n"
-				 "fused_linear_simpo_loss\tforward\tbatch8-seq1024\t28780993\t58808769\tns\t2.043319665864204\twin\n"
-				 "fused_linear_simpo_loss\tforward\tbatch16-seq1024\t58.808769\t28.780993\tms\t0.48939968459465627\tloss\n") == 0,
-	   "<gpu>.tsv: both medians in the candidate's unit, the speedup in full");
+	ok(kx_render_compare_gpu(rows, 3, &b) == 0, "<gpu>.tsv renders");
+	is_str(b.ptr,
+	       "kernel\tpass\tmetric\tworkload\tunit\tcandidate_median\tbaseline_median\tratio\tresult\tmixed"
+	       "\tcandidate_version\tbaseline_version\tcandidate_observed_at\tbaseline_observed_at\n"
+	       "fused_linear_simpo_loss\tforward\tlatency\tbatch4-seq1024\tns\t58808769\t28780993\t0.4894\tloss\tno"
+	       "\t0.2.1\t\t2024-09-03T15:31:39.000Z\t2024-12-02T15:31:39.000Z\n"
+	       "fused_linear_simpo_loss\tforward\tlatency\tbatch8-seq1024\tns\t28780993\t58808769\t2.043\twin\tno"
+	       "\t\t0.2.1\t2024-12-02T15:31:39.000Z\t2024-09-03T15:31:39.000Z\n"
+	       "fused_linear_simpo_loss\tforward\tlatency\tbatch16-seq1024\tms\t58.808769\t28.780993\t0.4894\tloss\tyes"
+	       "\t0.2.1\t\t2024-09-03T15:31:39.000Z\t2024-12-02T15:31:39.000Z\n",
+	       "<gpu>.tsv: workloads in numeric order, both medians in the candidate's unit, the ratio to 4 digits, "
+	       "versions (empty: none), dates, mixed past 90 days");
 	kx_buf_reset(&b);
-	double geo = exp((log(28780993.0 / 58808769.0) * 2 + log(58808769.0 / 28780993.0)) / 3);
-	char line[256], gs[KX_JCS_NUMBER_MAX];
-	kx_jcs_number(geo, gs);
-	snprintf(line, sizeof(line), "fused_linear_simpo_loss\tforward\tnvidia-a100-sxm4-80gb\t3\t%s\t1\t2\t0\t0\n", gs);
-	ok(kx_render_compare_summary(rows, 5, &b) == 0 &&
-		   strncmp(b.ptr, "kernel\tpass\tgpu\tgroups\tgeomean_speedup\twins\tlosses\tnoise\tties\n",
-			   strlen("kernel\tpass\tgpu\tgroups\tgeomean_speedup\twins\tlosses\tnoise\tties\n")) == 0 &&
-		   strstr(b.ptr, line) && strstr(b.ptr, "rms_norm\tfull\tnvidia-h100-80gb-hbm3\t2\t"),
-	   "summary.tsv: a line per kernel/pass/gpu, the geometric mean of its speedups");
-	/* the second line: one known speedup (near/hf), one without (zero): the mean of the one */
-	char sp2[KX_JCS_NUMBER_MAX];
-	kx_jcs_number(28780993.0 / 28.8e6, sp2);
-	snprintf(line, sizeof(line), "rms_norm\tfull\tnvidia-h100-80gb-hbm3\t2\t%s\t0\t0\t1\t0\n", sp2);
-	if (!ok(strstr(b.ptr, line) != NULL, "a group without a speedup counts in groups, not in the mean"))
-		diag("summary.tsv:\n%s", b.ptr);
+	char geo[KX_JCS_NUMBER_MAX], geo2[KX_JCS_NUMBER_MAX];
+	ok(kx_render_compare_summary(rows, KX_ARRAY_SIZE(rows), &b) == 0, "summary.tsv renders");
+	/* the A100's three (two of 0.4894, one of 2.043); the H100's latency: one known ratio (near/hf),
+	 * one without (zero), the mean of the one */
+	double g1 = exp((log(28780993.0 / 58808769.0) * 2 + log(58808769.0 / 28780993.0)) / 3);
+	snprintf(geo, sizeof(geo), "%.4g", g1);
+	snprintf(geo2, sizeof(geo2), "%.4g", 28780993.0 / 28.8e6);
+	is_str(b.ptr,
+	       "kernel\tpass\tmetric\tgpu\tgroups\tgeomean_ratio\twins\tlosses\tnoise\tties\tmixed_groups\n"
+	       "\t\tlatency\tnvidia-a100-sxm4-80gb\t3\t0.7881\t1\t2\t0\t0\t1\n"
+	       "\t\tlatency\tnvidia-h100-80gb-hbm3\t2\t0.9993\t0\t0\t1\t0\t0\n"
+	       "\t\tmemory\tnvidia-h100-80gb-hbm3\t1\t0.4894\t0\t1\t0\t0\t0\n"
+	       "fused_linear_simpo_loss\tforward\tlatency\tnvidia-a100-sxm4-80gb\t3\t0.7881\t1\t2\t0\t0\t1\n"
+	       "rms_norm\tfull\tlatency\tnvidia-h100-80gb-hbm3\t2\t0.9993\t0\t0\t1\t0\t0\n"
+	       "rms_norm\tfull.memory\tmemory\tnvidia-h100-80gb-hbm3\t1\t0.4894\t0\t1\t0\t0\t0\n",
+	       "summary.tsv: the totals of each gpu and metric (memory apart), then a line per kernel/pass/gpu; a "
+	       "group without a ratio counts in groups, not in the mean");
+	ok(strcmp(geo, "0.7881") == 0 && strcmp(geo2, "0.9993") == 0, "(the means worked out here: %s %s)", geo, geo2);
 	kx_buf_release(&b);
 }
 
 /* The pages of compare/ (docs/views.md): a pair's summary.tsv as a table, cell for cell; compare/'s
- * pairs with their totals; odd bytes in a name escaped for a URL and for HTML. */
+ * pairs with their totals on each gpu and metric; odd bytes in a name escaped for a URL and for HTML. */
 static void compare_pages(void)
 {
 	struct kx_compare_run fast = { .value = 1000, .base_value = 1000, .unit = "ns" };
 	struct kx_compare_run slow = { .value = 4000, .base_value = 4000, .unit = "ns" };
 	struct kx_compare_run zero = { .unit = "ns" };
 	struct kx_compare_row rows[] = {
-		{ "k<1>", "forward", "gpu&a", "w1", &fast, &slow },
-		{ "k<1>", "forward", "gpu&a", "w2", &slow, &fast },
-		{ "k<1>", "forward", "gpu&a", "w3", &fast, &slow },
-		{ "k2", "full", "gpu-b", "w1", &zero, &slow },
+		{ "k<1>", "forward", "gpu&a", "w1", "latency", &fast, &slow },
+		{ "k<1>", "forward", "gpu&a", "w2", "latency", &slow, &fast },
+		{ "k<1>", "forward", "gpu&a", "w3", "latency", &fast, &slow },
+		{ "k2", "full", "gpu-b", "w1", "latency", &zero, &slow },
 	};
 	static const struct kx_html_link links[] = { { "gpu&a.tsv", false }, { "index.html", false },
 						     { "summary.tsv", false } };
@@ -816,32 +833,35 @@ static void compare_pages(void)
 			kx_buf_putc(&plain, *c);
 		}
 	}
-	ok(rows_seen == 3, "its table: a header and a row per kernel, pass and gpu (%d rows)", rows_seen);
+	ok(rows_seen == 5, "its table: a header, a total per gpu and metric, a row per kernel, pass and gpu (%d rows)",
+	   rows_seen);
 	is_str(plain.ptr, tsv.ptr, "its table is summary.tsv, cell for cell");
-	ok(strstr(b.ptr, "<td>k&lt;1&gt;</td><td>forward</td><td>gpu&amp;a</td><td class=\"n\">3</td>") != NULL,
+	ok(strstr(b.ptr, "<td>k&lt;1&gt;</td><td>forward</td><td>latency</td><td>gpu&amp;a</td><td class=\"n\">3</td>") != NULL,
 	   "names in the table escaped, numbers right-aligned");
 	kx_buf_release(&b);
 	kx_buf_release(&tsv);
 	kx_buf_release(&back);
 	kx_buf_release(&plain);
 
-	/* compare/: every pair linked, with its totals over every group */
-	struct kx_html_pair pairs[2] = { { .name = "a <b>..c\"d", .gpus = 2 }, { .name = "c\"d..a <b>", .gpus = 2 } };
-	for (size_t i = 0; i < KX_ARRAY_SIZE(rows); i++) {
+	/* compare/: every pair linked, with its totals on each gpu and metric */
+	struct kx_html_pair pairs[2] = { { .name = "a <b>..c\"d", .gpu = "gpu&a", .metric = "latency" },
+					 { .name = "c\"d..a <b>", .gpu = "gpu&a", .metric = "latency" } };
+	for (size_t i = 0; i < 3; i++) {
 		kx_compare_totals_add(&pairs[0].totals, rows[i].cand, rows[i].base);
 		kx_compare_totals_add(&pairs[1].totals, rows[i].base, rows[i].cand);
 	}
 	static const struct kx_html_link dirs[] = { { "a <b>..c\"d", true }, { "c\"d..a <b>", true }, { "index.html", false } };
 	struct kx_html_page c = { .path = "compare", .links = dirs, .nlinks = 3, .pairs = pairs, .npairs = 2 };
 	char geo[KX_JCS_NUMBER_MAX], row[512];
-	kx_jcs_number(exp((log(4.0) * 2 + log(0.25)) / 3), geo); /* w1 w2 w3 of k<1>; k2's has no speedup */
+	snprintf(geo, sizeof(geo), "1.587"); /* w1 w2 w3 of k<1>: (4 × 4 × 0.25)^(1/3) = 1.5874… */
 	snprintf(row, sizeof(row),
-		 "<tr><td><a href=\"a%%20%%3Cb%%3E..c%%22d/\">a &lt;b&gt;..c&quot;d</a></td><td class=\"n\">2</td>"
-		 "<td class=\"n\">4</td><td class=\"n\">%s</td><td class=\"n\">2</td><td class=\"n\">1</td>"
-		 "<td class=\"n\">0</td><td class=\"n\">0</td></tr>\n", geo);
-	ok(pairs[0].totals.groups == 4 && pairs[0].totals.known == 3 && kx_render_index_html(&c, &b) == 0 &&
-		   strstr(b.ptr, "<tr><th>pair</th><th>gpus</th><th>groups</th><th>geomean_speedup</th>") && strstr(b.ptr, row),
-	   "compare/: a row per pair, its directory linked, its totals (groups 4, the mean of 3 speedups)");
+		 "<tr><td><a href=\"a%%20%%3Cb%%3E..c%%22d/\">a &lt;b&gt;..c&quot;d</a></td><td>gpu&amp;a</td>"
+		 "<td>latency</td><td class=\"n\">3</td><td class=\"n\">%s</td><td class=\"n\">2</td><td class=\"n\">1</td>"
+		 "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">0</td></tr>\n", geo);
+	ok(pairs[0].totals.groups == 3 && pairs[0].totals.known == 3 && kx_render_index_html(&c, &b) == 0 &&
+		   strstr(b.ptr, "<tr><th>pair</th><th>gpu</th><th>metric</th><th>groups</th><th>geomean_ratio</th>") &&
+		   strstr(b.ptr, row),
+	   "compare/: a row per pair, gpu and metric, its directory linked, its totals (the mean of 3 ratios)");
 	ok(strstr(b.ptr, "<nav><a href=\"../index.html\">kindex</a> / compare</nav>") &&
 		   strstr(b.ptr, "<li><a href=\"c%22d..a%20%3Cb%3E/\">c&quot;d..a &lt;b&gt;/</a></li>") && !strstr(b.ptr, "<script"),
 	   "its breadcrumb, every entry linked, no script");

@@ -941,16 +941,19 @@ static void test_compare(void)
 	   "a pair lists its page, its gpu's file and summary.tsv, in name order");
 	const char *gpath = "compare/alpha..beta/nvidia-a100-sxm4-80gb.tsv";
 	char *bytes = read_path(t, v0, gpath, &gpu_file);
-	ok(bytes &&
-		   strcmp(bytes,
-			  "kernel\tpass\tworkload\tcandidate\tbaseline\tunit\tspeedup\tresult\n"
-			  "cmp_kernel\tforward\thidden4096-tokens16384-vocab128256-bf16\t2000000\t1000000\tns\t0.5\tloss\n") ==
-			   0,
-	   "alpha against beta: speedup 0.5, a loss");
+	if (!ok(bytes &&
+			strcmp(bytes,
+			       "kernel\tpass\tmetric\tworkload\tunit\tcandidate_median\tbaseline_median\tratio\tresult\tmixed"
+			       "\tcandidate_version\tbaseline_version\tcandidate_observed_at\tbaseline_observed_at\n"
+			       "cmp_kernel\tforward\tlatency\thidden4096-tokens16384-vocab128256-bf16\tns\t2000000\t1000000\t0.5000"
+			       "\tloss\tno\t\t\t2024-11-22T17:44:01.000Z\t2024-11-22T17:44:02.000Z\n") == 0,
+		"alpha against beta: ratio 0.5, a loss, each side's version and date"))
+		diag("%s", bytes ? bytes : "(null)");
 	free(bytes);
 	bytes = read_path(t, v0, "compare/beta..alpha/summary.tsv", &summary);
-	ok(bytes && strstr(bytes, "\ncmp_kernel\tforward\tnvidia-a100-sxm4-80gb\t1\t2\t1\t0\t0\t0\n") != NULL,
-	   "beta against alpha: one group, geometric mean 2, one win");
+	ok(bytes && strstr(bytes, "\n\t\tlatency\tnvidia-a100-sxm4-80gb\t1\t2.000\t1\t0\t0\t0\t0\n"
+				  "cmp_kernel\tforward\tlatency\tnvidia-a100-sxm4-80gb\t1\t2.000\t1\t0\t0\t0\t0\n") != NULL,
+	   "beta against alpha: the gpu's latency total, then its one group: geometric mean 2, one win");
 	free(bytes);
 	ok(kx_tree_resolve(t, v0, "compare/alpha..gamma", &x) == -ENOENT &&
 		   kx_tree_resolve(t, v0, "compare/alpha..alpha", &x) == -ENOENT &&
@@ -1004,8 +1007,8 @@ static void test_compare(void)
 	   "a pair's index.html: its own inode number, decoded back, its parent the pair, versioned");
 	ok(pbytes && kx_tree_getattr(t, v0, &page, &pa) == 0 && pa.size == strlen(pbytes) && pa.mtime_ns == fa.mtime_ns &&
 		   kx_tree_stamp(t, v0, &page, &pst) == 0 && pst == sum0 &&
-		   strstr(pbytes, "<td>cmp_kernel</td><td>forward</td><td>nvidia-a100-sxm4-80gb</td><td class=\"n\">1</td>"
-				  "<td class=\"n\">0.5</td><td class=\"n\">0</td><td class=\"n\">1</td>") &&
+		   strstr(pbytes, "<td>cmp_kernel</td><td>forward</td><td>latency</td><td>nvidia-a100-sxm4-80gb</td>"
+				  "<td class=\"n\">1</td><td class=\"n\">0.5000</td><td class=\"n\">0</td><td class=\"n\">1</td>") &&
 		   strstr(pbytes, "<a href=\"nvidia-a100-sxm4-80gb.tsv\">"),
 	   "its size is its bytes', its stamp summary.tsv's; its table the summary, its gpu file linked");
 	ok(cbytes && cpage.type == KX_NODE_HTML && cpage.file == KX_HTML_COMPARE &&
@@ -1014,9 +1017,9 @@ static void test_compare(void)
 		   parent.type == KX_NODE_COMPARE && kx_tree_getattr(t, v0, &cpage, &ca) == 0 && ca.size == strlen(cbytes) &&
 		   kx_tree_getattr(t, v0, &dir, &da) == 0 && ca.mtime_ns == da.mtime_ns &&
 		   kx_tree_stamp(t, v0, &cpage, &cst) == 0 && cst == da.mtime_ns &&
-		   strstr(cbytes, "<a href=\"alpha..beta/\">alpha..beta</a></td><td class=\"n\">1</td><td class=\"n\">1</td>"
-				  "<td class=\"n\">0.5</td>"),
-	   "compare/index.html: decoded back, its size exact, stamp and mtime compare/'s, a row per pair");
+		   strstr(cbytes, "<a href=\"alpha..beta/\">alpha..beta</a></td><td>nvidia-a100-sxm4-80gb</td>"
+				  "<td>latency</td><td class=\"n\">1</td><td class=\"n\">0.5000</td>"),
+	   "compare/index.html: decoded back, its size exact, stamp and mtime compare/'s, a row per pair, gpu and metric");
 	free(pbytes);
 	free(cbytes);
 
@@ -1052,7 +1055,7 @@ static void test_compare(void)
 		   !has(&got2, KX_INVAL_DATA, cdir, NULL),
 	   "reported with its stamp in v1; no new pair, so compare/'s listing stays");
 	bytes = read_path(t, v2, gpath, NULL);
-	ok(bytes && strstr(bytes, "\t500000\t1000000\tns\t2\twin\n") != NULL,
+	ok(bytes && strstr(bytes, "\tns\t500000\t1000000\t2.000\twin\t") != NULL,
 	   "alpha's current run is its newest: a win now");
 	free(bytes);
 
@@ -1072,7 +1075,7 @@ static void test_compare(void)
 		   kx_tree_resolve(t, v3, "compare/many00..many01", &x) == -ENOENT,
 	   "it adds no pair to compare/ (%zu)", f3.len);
 	bytes = read_path(t, v3, "compare/alpha..beta/summary.tsv", NULL);
-	ok(bytes && strstr(bytes, "\nbig_kernel\tforward\tnvidia-a100-sxm4-80gb\t1\t2\t1\t0\t0\t0\n") != NULL,
+	ok(bytes && strstr(bytes, "\nbig_kernel\tforward\tlatency\tnvidia-a100-sxm4-80gb\t1\t2.000\t1\t0\t0\t0\t0\n") != NULL,
 	   "but a row to alpha..beta, which a smaller group made");
 	free(bytes);
 	free(got.v);
