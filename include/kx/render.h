@@ -121,8 +121,8 @@ struct kx_bench_group {
 int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf *out);
 /* sweep.svg of the same groups: a panel per sweep of sweep.tsv; `title` names the directory. */
 int kx_render_sweep_svg(const char *title, const struct kx_bench_group *g, size_t n, struct kx_buf *out);
-/* gpus.tsv of the n groups of one pass directory, whose gpu directories are gpus[0..ngpus) in name
- * order (the columns). */
+/* gpus.tsv of the n groups of one pass directory, whose gpu directories are gpus[0..ngpus) in the
+ * order of its columns (kx_name_cmp's); the rows in workload (kx_name_cmp) and implementation order. */
 int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_bench_group *g, size_t n,
 		       struct kx_buf *out);
 

@@ -97,7 +97,7 @@ struct sweep_point {
 /* A sweep (docs/views.md): groups of one gpu directory whose workloads differ in `axis` alone. */
 struct sweep {
 	const char *axis;
-	const char *fixed;  /* the other parameters, "name=value" joined by ",", or "-" */
+	const char *fixed;  /* the other parameters, "name=value" joined by ",", or "" */
 	bool numeric;       /* every value is a number: they sort numerically */
 	const struct sweep_point *points; /* by value, implementation, workload directory */
 	size_t len;

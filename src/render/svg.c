@@ -445,7 +445,7 @@ static int sweep_panel(void *ctx, const struct sweep *s)
 	if (r >= 0)
 		r = text_at(out, px + 8, py + 18, "font-weight=\"bold\"", label);
 	/* the fixed parameters, on two lines at most, broken after a comma, cut to the panel's width */
-	const char *fixed = strcmp(s->fixed, "-") == 0 ? "nothing else set" : s->fixed;
+	const char *fixed = !*s->fixed ? "nothing else set" : s->fixed;
 	size_t room = (size_t)((SW_PANEL_W - 16) / 6.8);
 	for (int line = 0; line < 2 && *fixed && r >= 0; line++) {
 		size_t len = strlen(fixed), cut = len;

@@ -20,12 +20,40 @@ const char *kx_bench_file_name(enum kx_bench_file f)
 	return f < KX_BF__COUNT ? bench_files[f] : "?";
 }
 
-/* The median, p20, p80 and unit cells of run x. */
-static int value_cells(struct kx_buf *out, const struct kx_run_rec *x)
+/* The median, p20, p80, unit, version and observed_at cells of run x, then mixed. */
+static int value_cells(struct kx_buf *out, const struct kx_run_rec *x, bool mixed)
 {
 	struct render_cells c;
 	render_cells(x, &c);
-	return kx_buf_printf(out, "\t%s\t%s\t%s\t%s\n", c.value, c.p20, c.p80, c.unit);
+	return kx_buf_printf(out, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.value, c.p20, c.p80, c.unit, c.version, c.when,
+			     mixed ? "yes" : "no");
+}
+
+/* Runs of one implementation set side by side (docs/views.md, "mixed"): two of their known
+ * versions differ, or they span more than 90 days. */
+struct span {
+	int64_t oldest, newest;
+	const char *version;  /* the first known version, NULL: none yet */
+	bool differ;
+	bool any;
+};
+
+static void span_add(struct span *s, const struct kx_run_rec *x)
+{
+	if (!s->any || x->observed_ns < s->oldest)
+		s->oldest = x->observed_ns;
+	if (!s->any || x->observed_ns > s->newest)
+		s->newest = x->observed_ns;
+	s->any = true;
+	if (*x->version && s->version && strcmp(s->version, x->version) != 0)
+		s->differ = true;
+	if (*x->version && !s->version)
+		s->version = x->version;
+}
+
+static bool span_mixed(const struct span *s)
+{
+	return s->any && kx_mixed_span(s->oldest, s->newest, s->differ);
 }
 
 static int impl_cmp(const struct kx_run_rec *a, const struct kx_run_rec *b)
@@ -112,7 +140,7 @@ static int part_cmp(const void *x, const void *y, void *arg)
 	const struct member *m = arg;
 	int c = strcmp(a->axis, b->axis);
 	if (!c)
-		c = strcmp(a->fixed, b->fixed);
+		c = kx_name_cmp(a->fixed, b->fixed);
 	return c ? c : others_cmp(&m[a->from], &m[b->from]);
 }
 
@@ -123,6 +151,8 @@ static int row_cmp(const void *x, const void *y, void *arg)
 	int c = 0;
 	if (*(const bool *)arg && va->number != vb->number)
 		c = va->number < vb->number ? -1 : 1;
+	if (!c && !*(const bool *)arg)
+		c = kx_name_cmp(va->text, vb->text);
 	if (!c)
 		c = value_cmp(va, vb);
 	if (!c)
@@ -205,7 +235,7 @@ static const char *fixed_of(struct kx_arena *a, const struct member *m, struct k
 	}
 	if (r < 0)
 		return NULL;
-	return kx_arena_strndup(a, b->len ? b->ptr : "-", b->len ? b->len : 1);
+	return kx_arena_strndup(a, b->len ? b->ptr : "", b->len);
 }
 
 /*
@@ -330,26 +360,31 @@ int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx,
 	return r < 0 ? r : 0;
 }
 
-/* sweep.tsv's rows of one sweep */
+/* sweep.tsv's rows of one sweep; a row is mixed when its implementation's runs in the sweep are */
 static int sweep_tsv_rows(void *ctx, const struct sweep *s)
 {
 	struct kx_buf *out = ctx;
 	int r = 0;
 	for (size_t i = 0; i < s->len && r >= 0; i++) {
 		const struct sweep_point *x = &s->points[i];
+		struct span sp = { 0 };
+		for (size_t k = 0; k < s->len; k++)
+			if (impl_cmp(s->points[k].run, x->run) == 0)
+				span_add(&sp, s->points[k].run);
 		if ((r = render_tsv_text(out, s->axis)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 &&
 		    (r = render_tsv_text(out, x->value)) >= 0 &&
 		    (r = kx_buf_putc(out, '\t')) >= 0 && (r = render_tsv_text(out, s->fixed)) >= 0)
 			r = kx_buf_printf(out, "\t%s\t%s", x->workload_dir, x->run->impl);
 		if (r >= 0)
-			r = value_cells(out, x->run);
+			r = value_cells(out, x->run, span_mixed(&sp));
 	}
 	return r;
 }
 
 int kx_render_sweep_tsv(const struct kx_bench_group *g, size_t n, struct kx_buf *out)
 {
-	int r = kx_buf_puts(out, "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n");
+	int r = kx_buf_puts(out, "axis\taxis_value\tfixed\tworkload\timplementation\tmedian\tp20\tp80\tunit\tversion"
+				 "\tobserved_at\tmixed\n");
 	return r < 0 ? r : render_sweeps(g, n, sweep_tsv_rows, out);
 }
 
@@ -387,7 +422,7 @@ static int wl_base_cmp(const void *x, const void *y)
 static int cell_cmp(const void *x, const void *y)
 {
 	const struct cell *a = x, *b = y;
-	int c = a->wl == b->wl ? 0 : strcmp(a->wl->name, b->wl->name);
+	int c = a->wl == b->wl ? 0 : kx_name_cmp(a->wl->name, b->wl->name);
 	if (!c && a->wl != b->wl)
 		c = memcmp(a->wl->d->b, b->wl->d->b, KX_DIGEST_LEN);
 	if (!c)
@@ -395,12 +430,12 @@ static int cell_cmp(const void *x, const void *y)
 	return c ? c : a->gpu < b->gpu ? -1 : a->gpu > b->gpu;
 }
 
-/* The median of x in `unit` (of the same kind as x's own), "-" when not known. */
+/* The median of x in `unit` (of the same kind as x's own), empty when not known. */
 static void median_in(const struct kx_run_rec *x, const char *unit, char out[KX_JCS_NUMBER_MAX])
 {
 	struct kx_run_rec y = *x;
 	double factor;
-	strcpy(out, "-");
+	out[0] = '\0';
 	if (!x->has_value)
 		return;
 	if (strcmp(x->unit, unit) != 0) {
@@ -414,24 +449,41 @@ static void median_in(const struct kx_run_rec *x, const char *unit, char out[KX_
 	strcpy(out, c.value);
 }
 
-/* One row: the cells c[0..n) of one workload and implementation. */
+/* One row: the cells c[0..n) of one workload and implementation — its median, version and date
+ * on each GPU, and whether those runs are mixed. */
 static int gpus_row(const struct cell *c, size_t n, size_t ngpus, const struct kx_run_rec **by_gpu,
 		    struct kx_buf *out)
 {
+	struct span sp = { 0 };
 	memset(by_gpu, 0, ngpus * sizeof(*by_gpu));
 	for (size_t i = 0; i < n; i++)
-		if (c[i].gpu < ngpus && !by_gpu[c[i].gpu])
+		if (c[i].gpu < ngpus && !by_gpu[c[i].gpu]) {
 			by_gpu[c[i].gpu] = c[i].x;
-	const char *unit = "-";
-	for (size_t k = 0; k < ngpus && unit[0] == '-'; k++)
+			span_add(&sp, c[i].x);
+		}
+	const char *unit = NULL;
+	for (size_t k = 0; k < ngpus && !unit; k++)
 		if (by_gpu[k] && by_gpu[k]->has_value)
 			unit = by_gpu[k]->unit;
-	int r = kx_buf_printf(out, "%s\t%s\t%s", c->wl->name, c->x->impl, unit);
+	int r = kx_buf_printf(out, "%s\t%s\t%s\t%s", c->wl->name, c->x->impl, unit ? unit : "",
+			      span_mixed(&sp) ? "yes" : "no");
 	for (size_t k = 0; k < ngpus && r >= 0; k++) {
-		char v[KX_JCS_NUMBER_MAX] = "-";
-		if (by_gpu[k])
+		char v[KX_JCS_NUMBER_MAX] = "";
+		if (by_gpu[k] && unit)
 			median_in(by_gpu[k], unit, v);
 		r = kx_buf_printf(out, "\t%s", v);
+	}
+	for (size_t k = 0; k < ngpus && r >= 0; k++) {
+		char v[KX_VERSION_MAX] = "";
+		if (by_gpu[k])
+			render_field(by_gpu[k]->version, v, sizeof(v));
+		r = kx_buf_printf(out, "\t%s", v);
+	}
+	for (size_t k = 0; k < ngpus && r >= 0; k++) {
+		char when[40] = "";
+		if (by_gpu[k])
+			kx_time_format(by_gpu[k]->observed_ns, when);
+		r = kx_buf_printf(out, "\t%s", when);
 	}
 	return r < 0 ? r : kx_buf_putc(out, '\n');
 }
@@ -439,9 +491,13 @@ static int gpus_row(const struct cell *c, size_t n, size_t ngpus, const struct k
 int kx_render_gpus_tsv(const char *const *gpus, size_t ngpus, const struct kx_bench_group *g, size_t n,
 		       struct kx_buf *out)
 {
-	int r = kx_buf_puts(out, "workload\timpl\tunit");
-	for (size_t k = 0; k < ngpus && r >= 0; k++)
-		r = kx_buf_printf(out, "\t%s", gpus[k]);
+	int r = kx_buf_puts(out, "workload\timplementation\tunit\tmixed");
+	static const char *const family[] = { "median", "version", "observed_at" };
+	for (size_t f = 0; f < KX_ARRAY_SIZE(family) && r >= 0; f++)
+		for (size_t k = 0; k < ngpus && r >= 0; k++) {
+			if ((r = kx_buf_printf(out, "\t%s.", family[f])) >= 0)
+				r = render_tsv_text(out, gpus[k]);
+		}
 	if (r >= 0)
 		r = kx_buf_putc(out, '\n');
 	const struct kx_bench_group **by = malloc((n ? n : 1) * sizeof(*by));

@@ -117,6 +117,11 @@ static int gpu_step(void *ctx, const char *name, const struct kx_digest *workloa
 	return 0;
 }
 
+static int gpu_name_cmp(const void *x, const void *y)
+{
+	return kx_name_cmp((const char *)x, (const char *)y);
+}
+
 static void below_release(struct kx_tree *t, struct below *b)
 {
 	for (size_t i = 0; i < b->len; i++)
@@ -165,7 +170,10 @@ int tree_bench_file_render(struct kx_tree *t, struct kx_view *v, const struct kx
 			r = n->file == KX_BF_SWEEP_TSV ? kx_render_sweep_tsv(g, b.len, out)
 						       : kx_render_sweep_svg(title, g, b.len, out);
 	} else {
+		/* the gpu directories in kx_name_cmp's order: gpus.tsv's columns */
 		r = kx_store_tree_list(t->s, v, c, 2, gpu_step, &b);
+		if (r == 0 && b.ngpus > 1)
+			qsort(b.gpus, b.ngpus, sizeof(*b.gpus), gpu_name_cmp);
 		for (size_t i = 0; i < b.ngpus && r == 0; i++) {
 			const char *cg[3] = { comp[0], comp[1], b.gpus[i] };
 			b.gpu = (uint32_t)i;

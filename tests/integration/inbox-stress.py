@@ -30,7 +30,7 @@ GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "histo
                "history.svg", "index.html"}
 # of every benchmark directory, a pass directory, a gpu directory (docs/views.md)
 BENCH_FILES = {"index.html", "gpus.tsv", "sweep.tsv", "sweep.svg"}
-SWEEP_HEADER = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit"
+SWEEP_HEADER = "axis\taxis_value\tfixed\tworkload\timplementation\tmedian\tp20\tp80\tunit\tversion\tobserved_at\tmixed"
 MISSING = "No such file or directory"
 COMPARE_HEADER = ("kernel\tpass\tmetric\tworkload\tunit\tcandidate_median\tbaseline_median\tratio\tresult\tmixed"
                   "\tcandidate_version\tbaseline_version\tcandidate_observed_at\tbaseline_observed_at")
@@ -167,8 +167,9 @@ def check_compare_page(data):
 
 
 def check_sweep(data):
-    # median p20 p80 of a current run: numbers (p20, p80 "-" when unknown), never a failed run's
-    rows = check_view_tsv(data, SWEEP_HEADER, lambda r: NUMBER.match(r[5]) and all(NUMBER.match(x) or x == "-" for x in r[6:8]))
+    # median p20 p80 of a current run: numbers (p20, p80 empty when unknown), never a failed run's
+    rows = check_view_tsv(data, SWEEP_HEADER, lambda r: NUMBER.match(r[5]) and all(NUMBER.match(x) or x == "" for x in r[6:8])
+                          and r[11] in ("yes", "no"))
     # one sweep's rows: each axis value at least twice over the sweep (two values or more)
     values = {}
     for r in rows:
@@ -177,7 +178,9 @@ def check_sweep(data):
 
 
 def check_gpus(data):
-    check_view_tsv(data, "workload\timpl\tunit", lambda r: any(x != "-" for x in r[3:]))
+    # a median on one GPU at least: the columns after mixed are median.<gpu>…, version.<gpu>…, observed_at.<gpu>…
+    check_view_tsv(data, "workload\timplementation\tunit\tmixed",
+                   lambda r: r[3] in ("yes", "no") and any(NUMBER.match(x) for x in r[4:4 + (len(r) - 4) // 3]))
 
 
 def check_compare_gpu(data):

@@ -285,18 +285,25 @@ def sweeps(m, kernel, pass_, gpu):
     return out
 
 def view_sweep(m, kernel, pass_, gpu):
-    hdr = ['axis', 'value', 'fixed', 'workload', 'impl', 'median', 'p20', 'p80', 'unit']
+    hdr = ['axis', 'axis_value', 'fixed', 'workload', 'implementation', 'median', 'p20', 'p80', 'unit',
+           'version', 'observed_at', 'mixed']
     rows = []
     for axis, fixed, members in sweeps(m, kernel, pass_, gpu):
-        fixed_s = ','.join('%s=%s' % kv for kv in fixed) or '-'
+        fixed_s = ','.join('%s=%s' % kv for kv in fixed)
         values = [dict(g.params)[axis] for g in members]
         numeric = all(is_number(v) for v in values)
+        # an implementation's runs along the axis: mixed in versions or dates, every row of it
+        by_impl = collections.defaultdict(list)
+        for g in members:
+            for r in g.current:
+                by_impl[r.impl].append(r)
         for g in members:
             v = dict(g.params)[axis]
-            vkey = (float(v),) if numeric else (v.encode(),)
+            vkey = (float(v),) if numeric else (name_key(v),)
             for r in g.current:
-                rows.append(((axis.encode(), fixed_s.encode(), vkey, r.impl.encode()),
-                             [axis, v, fixed_s, g.slug, r.impl, r.median, r.p20, r.p80, r.unit]))
+                rows.append(((axis.encode(), name_key(fixed_s), vkey, r.impl.encode()),
+                             [axis, v, fixed_s, g.slug, r.impl, r.median, r.p20, r.p80, r.unit,
+                              version_of(r), r.observed, mixed_runs(by_impl[r.impl])]))
     rows.sort(key=lambda x: x[0])
     return hdr, [r for _, r in rows]
 
@@ -306,8 +313,7 @@ def in_unit(v, unit, to):
     return v if unit == to else v * UNIT_FACTOR[unit] / UNIT_FACTOR[to]
 
 def gpus_of(m, kernel, pass_):
-    return sorted({g.gpu for g in m.groups if (g.kernel, g.pass_) == (kernel, pass_)},
-                  key=lambda s: s.encode())
+    return sorted({g.gpu for g in m.groups if (g.kernel, g.pass_) == (kernel, pass_)}, key=name_key)
 
 def view_gpus(m, kernel, pass_):
     gpus = gpus_of(m, kernel, pass_)
@@ -319,15 +325,16 @@ def view_gpus(m, kernel, pass_):
         slugs[g.params] = g.slug
         for r in g.current:
             cells[(g.params, r.impl)][g.gpu] = r
-    hdr = ['workload', 'impl', 'unit'] + gpus
+    hdr = (['workload', 'implementation', 'unit', 'mixed'] + ['median.' + x for x in gpus] +
+           ['version.' + x for x in gpus] + ['observed_at.' + x for x in gpus])
     rows = []
     for (params, impl), by_gpu in cells.items():
         first = next(by_gpu[x] for x in gpus if x in by_gpu)
-        line = [slugs[params], impl, first.unit]
-        for x in gpus:
-            r = by_gpu.get(x)
-            line.append('-' if r is None else in_unit(r.median, r.unit, first.unit))
-        rows.append(((slugs[params].encode(), impl.encode(), params), line))
+        line = [slugs[params], impl, first.unit, mixed_runs(list(by_gpu.values()))]
+        line += ['' if x not in by_gpu else in_unit(by_gpu[x].median, by_gpu[x].unit, first.unit) for x in gpus]
+        line += ['' if x not in by_gpu else version_of(by_gpu[x]) for x in gpus]
+        line += ['' if x not in by_gpu else by_gpu[x].observed for x in gpus]
+        rows.append(((name_key(slugs[params]), impl.encode(), params), line))
     rows.sort(key=lambda x: x[0])
     return hdr, [r for _, r in rows]
 

@@ -607,6 +607,11 @@ static void sweep_tsv(void)
 	r[1].has_spread = true;
 	r[1].base_p20 = 1.5e6;
 	r[1].base_p80 = 2.5e6;
+	/* mixed: liger's runs of the tokens sweep in two versions (one run without a version does not
+	 * count), the mode sweep's 91 days apart; the hidden sweep's one version and one unknown */
+	snprintf(r[2].version, sizeof(r[2].version), "0.2");
+	snprintf(r[3].version, sizeof(r[3].version), "0.3");
+	r[5].observed_ns = INT64_C(91) * 86400 * 1000000000;
 	/* a tokens sweep (4096 < 8192 < 16384, not in byte order) at hidden 4096, a hidden sweep at tokens
 	 * 8192, a string axis, a dtype sweep, a group alone at its point (no sweep) and one without a
 	 * document */
@@ -621,21 +626,28 @@ static void sweep_tsv(void)
 		{ .workload_dir = "alone", .workload_doc = workload_of(a, "{\"hidden\":1,\"seq\":2}", "bf16"), .runs = &r[7], .len = 1 },
 		{ .workload_dir = "nodoc", .runs = &r[7], .len = 1 },
 	};
-	const char *want = "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n"
-			   "dtype\tbf16\thidden=4096,tokens=4096\tt4096\tliger\t2\t1.5\t2.5\tms\n"
-			   "dtype\tbf16\thidden=4096,tokens=4096\tt4096\ttorch\t1\t-\t-\tms\n"
-			   "dtype\tfp32\thidden=4096,tokens=4096\tt4096f\tliger\t9\t-\t-\tms\n"
-			   "hidden\t1024\tdtype=bf16,tokens=8192\th1024\tliger\t5\t-\t-\tms\n"
-			   "hidden\t4096\tdtype=bf16,tokens=8192\tt8192\tliger\t4\t-\t-\tms\n"
-			   "mode\ta x\tdtype=bf16\tma\tliger\t7\t-\t-\tms\n"
-			   "mode\tb\tdtype=bf16\tmb\tliger\t6\t-\t-\tms\n"
-			   "tokens\t4096\tdtype=bf16,hidden=4096\tt4096\tliger\t2\t1.5\t2.5\tms\n"
-			   "tokens\t4096\tdtype=bf16,hidden=4096\tt4096\ttorch\t1\t-\t-\tms\n"
-			   "tokens\t8192\tdtype=bf16,hidden=4096\tt8192\tliger\t4\t-\t-\tms\n"
-			   "tokens\t16384\tdtype=bf16,hidden=4096\tt16384\tliger\t3\t-\t-\tms\n";
+#define T0 "\t1970-01-01T00:00:00.000Z\t"
+	const char *head = "axis\taxis_value\tfixed\tworkload\timplementation\tmedian\tp20\tp80\tunit\tversion"
+			   "\tobserved_at\tmixed\n";
+	const char *rows = "dtype\tbf16\thidden=4096,tokens=4096\tt4096\tliger\t2\t1.5\t2.5\tms\t" T0 "no\n"
+			   "dtype\tbf16\thidden=4096,tokens=4096\tt4096\ttorch\t1\t\t\tms\t" T0 "no\n"
+			   "dtype\tfp32\thidden=4096,tokens=4096\tt4096f\tliger\t9\t\t\tms\t" T0 "no\n"
+			   "hidden\t1024\tdtype=bf16,tokens=8192\th1024\tliger\t5\t\t\tms\t" T0 "no\n"
+			   "hidden\t4096\tdtype=bf16,tokens=8192\tt8192\tliger\t4\t\t\tms\t0.3" T0 "no\n"
+			   "mode\ta x\tdtype=bf16\tma\tliger\t7\t\t\tms\t" T0 "yes\n"
+			   "mode\tb\tdtype=bf16\tmb\tliger\t6\t\t\tms\t\t1970-04-02T00:00:00.000Z\tyes\n"
+			   "tokens\t4096\tdtype=bf16,hidden=4096\tt4096\tliger\t2\t1.5\t2.5\tms\t" T0 "yes\n"
+			   "tokens\t4096\tdtype=bf16,hidden=4096\tt4096\ttorch\t1\t\t\tms\t" T0 "no\n"
+			   "tokens\t8192\tdtype=bf16,hidden=4096\tt8192\tliger\t4\t\t\tms\t0.3" T0 "yes\n"
+			   "tokens\t16384\tdtype=bf16,hidden=4096\tt16384\tliger\t3\t\t\tms\t0.2" T0 "yes\n";
+#undef T0
+	char want[4096];
+	snprintf(want, sizeof(want), "%s%s", head, rows);
 	struct kx_buf b = { 0 }, again = { 0 };
 	ok(kx_render_sweep_tsv(g, KX_ARRAY_SIZE(g), &b) == 0, "sweep.tsv renders");
-	is_str(b.ptr, want, "sweep.tsv: axes in name order, numeric axes numerically, dtype a parameter, a tab as a space");
+	is_str(b.ptr, want, "sweep.tsv: axes in name order, numeric axes numerically, dtype a parameter, a tab as a space, "
+			    "missing values empty, an implementation's rows mixed where its runs of the sweep differ in "
+			    "version or span more than 90 days");
 	/* the same groups in another order give the same bytes */
 	struct kx_bench_group rev[KX_ARRAY_SIZE(g)];
 	for (size_t i = 0; i < KX_ARRAY_SIZE(g); i++)
@@ -643,7 +655,7 @@ static void sweep_tsv(void)
 	ok(kx_render_sweep_tsv(rev, KX_ARRAY_SIZE(rev), &again) == 0 && strcmp(b.ptr, again.ptr) == 0,
 	   "sweep.tsv does not depend on the order of its groups");
 	kx_buf_reset(&b);
-	ok(kx_render_sweep_tsv(g + 7, 2, &b) == 0 && strcmp(b.ptr, "axis\tvalue\tfixed\tworkload\timpl\tmedian\tp20\tp80\tunit\n") == 0,
+	ok(kx_render_sweep_tsv(g + 7, 2, &b) == 0 && strcmp(b.ptr, head) == 0,
 	   "no sweep: the header alone");
 	/* sweep.svg draws the same sweeps: a panel each, in that order, a dot per row */
 	kx_buf_reset(&b);
@@ -673,11 +685,18 @@ static void sweep_tsv(void)
 static void gpus_tsv(void)
 {
 	struct kx_run_rec r[] = { run_of("liger", 2, "ms"), run_of("liger", 3e6, "ns"), run_of("torch", 4, "ms"),
-				  run_of("liger", 5, "ms"), run_of("liger", 6, "ms") };
-	struct kx_digest d1, d2, d3;
+				  run_of("liger", 5, "ms"), run_of("liger", 6, "ms"), run_of("liger", 7, "ms"),
+				  run_of("liger", 8, "ms") };
+	struct kx_digest d1, d2, d3, d4;
 	kx_sha256("1", 1, d1.b);
 	kx_sha256("2", 1, d2.b);
 	kx_sha256("3", 1, d3.b);
+	kx_sha256("4", 1, d4.b);
+	/* liger at w1: 0.2.1 on the a100, 0.6.0 on the h100 (Liger's layer_norm): mixed; at w10 one
+	 * version, 91 days apart: mixed too */
+	snprintf(r[0].version, sizeof(r[0].version), "0.2.1");
+	snprintf(r[1].version, sizeof(r[1].version), "0.6.0");
+	r[6].observed_ns = INT64_C(91) * 86400 * 1000000000;
 	char hex2[KX_DIGEST_HEX + 1], hex3[KX_DIGEST_HEX + 1];
 	kx_digest_hex(&d2, hex2);
 	kx_digest_hex(&d3, hex3);
@@ -687,20 +706,28 @@ static void gpus_tsv(void)
 		{ .base = "w1", .workload = d1, .gpu = 0, .runs = &r[0], .len = 1 },
 		{ .base = "w2", .workload = d2, .gpu = 0, .runs = &r[3], .len = 1 },
 		{ .base = "w2", .workload = d3, .gpu = 1, .runs = &r[4], .len = 1 },
+		{ .base = "w10", .workload = d4, .gpu = 0, .runs = &r[5], .len = 1 },
+		{ .base = "w10", .workload = d4, .gpu = 1, .runs = &r[6], .len = 1 },
 	};
 	const char *gpus[] = { "a100", "h100" };
-	char want[1024];
+	char want[2048];
 	bool two_first = strcmp(hex2, hex3) < 0;
+#define T0 "1970-01-01T00:00:00.000Z"
+	const char *a100 = "no\t5\t\t\t\t" T0 "\t", *h100 = "no\t\t6\t\t\t\t" T0;
 	snprintf(want, sizeof(want),
-		 "workload\timpl\tunit\ta100\th100\n"
-		 "w1\tliger\tms\t2\t3\n"
-		 "w1\ttorch\tms\t-\t4\n"
+		 "workload\timplementation\tunit\tmixed\tmedian.a100\tmedian.h100\tversion.a100\tversion.h100"
+		 "\tobserved_at.a100\tobserved_at.h100\n"
+		 "w1\tliger\tms\tyes\t2\t3\t0.2.1\t0.6.0\t" T0 "\t" T0 "\n"
+		 "w1\ttorch\tms\tno\t\t4\t\t\t\t" T0 "\n"
 		 "w2~%.8s\tliger\tms\t%s\n"
-		 "w2~%.8s\tliger\tms\t%s\n",
-		 two_first ? hex2 : hex3, two_first ? "5\t-" : "-\t6", two_first ? hex3 : hex2, two_first ? "-\t6" : "5\t-");
+		 "w2~%.8s\tliger\tms\t%s\n"
+		 "w10\tliger\tms\tyes\t7\t8\t\t\t" T0 "\t1970-04-02T00:00:00.000Z\n",
+		 two_first ? hex2 : hex3, two_first ? a100 : h100, two_first ? hex3 : hex2, two_first ? h100 : a100);
+#undef T0
 	struct kx_buf b = { 0 };
 	ok(kx_render_gpus_tsv(gpus, 2, g, KX_ARRAY_SIZE(g), &b) == 0, "gpus.tsv renders");
-	is_str(b.ptr, want, "gpus.tsv: a column per GPU, values in the row's unit, a shared base slug suffixed");
+	is_str(b.ptr, want, "gpus.tsv: medians, versions and dates per GPU, values in the row's unit, a shared base "
+			    "slug suffixed, workloads in numeric order (w2 < w10), mixed across versions or past 90 days");
 	kx_buf_release(&b);
 	is_str(kx_bench_file_name(KX_BF_SWEEP_TSV), "sweep.tsv", "sweep.tsv is its name");
 }
