@@ -715,7 +715,7 @@ def regression_checks(store, export, runs):
           "missing: " + " ".join(sorted(pairs - set(lst))))
     # (e) a GPU keyed 'summary': the pair's summary.tsv and that GPU's table are two files
     rc, out, err = kindex(store, "compare", "liger", "torch", "--gpu", "summary")
-    check(rc == 0 and out.startswith("kernel\tpass\tworkload\t"),
+    check(rc == 0 and out.startswith("kernel\tpass\tmetric\tworkload\t"),
           "(e) kindex compare liger torch --gpu summary: the table of GPU 'summary', not the pair's summary",
           f"exit {rc}; first line: {out.splitlines()[0] if out else ''!r}; {err[-300:]}")
     # (c) kernel index.html, GPU gpus.tsv, workload {"sweep": ".tsv"}
