@@ -885,6 +885,11 @@ static ssize_t pair_named(const struct cmp_data *d, const char *name)
 	return bisect(d, 0, d->npairs, name, pair_name, strcmp);
 }
 
+const char *tree_cmp_group_name(const struct cmp_data *d, size_t i)
+{
+	return d->text + d->groups[i].name;
+}
+
 ssize_t tree_cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base)
 {
 	char name[2 * KX_NAME_MAX + 4];

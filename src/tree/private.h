@@ -497,6 +497,9 @@ struct cmp_data *tree_cmp_peek(struct kx_tree *t, uint64_t generation);
 /* Free the generations kept (kx_tree_free). */
 void tree_compare_release(struct kx_tree *t);
 
+/* Group i's workload directory name (top.c orders index.tsv's groups by it). */
+const char *tree_cmp_group_name(const struct cmp_data *d, size_t i);
+
 /* The pair "<cand>..<base>" by its two names, or -1. */
 ssize_t tree_cmp_pair_of(const struct cmp_data *d, const char *cand, const char *base);
 

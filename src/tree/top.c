@@ -134,6 +134,46 @@ static int key_cmp(const void *a, const void *b)
 	return memcmp(a, b, KX_DIGEST_LEN);
 }
 
+/*
+ * index.tsv's order: the groups of d by kernel, pass, gpu and workload directory name, each
+ * compared as people read names (kx_name_cmp: n1024 < n2048 < n16384), not byte by byte as d
+ * holds them. Into order[0..d->ngroups).
+ */
+static int dir_cmp(const void *x, const void *y, void *arg)
+{
+	const struct cmp_data *d = arg;
+	const struct cmp_dir *a = &d->dirs[*(const uint32_t *)x], *b = &d->dirs[*(const uint32_t *)y];
+	int c = kx_name_cmp(d->text + a->kernel, d->text + b->kernel);
+	if (!c)
+		c = kx_name_cmp(d->text + a->pass, d->text + b->pass);
+	return c ? c : kx_name_cmp(d->text + d->gpus[a->gpu], d->text + d->gpus[b->gpu]);
+}
+
+static int workload_cmp(const void *x, const void *y, void *arg)
+{
+	return kx_name_cmp(tree_cmp_group_name(arg, *(const uint32_t *)x), tree_cmp_group_name(arg, *(const uint32_t *)y));
+}
+
+static int index_order(const struct cmp_data *d, uint32_t *order)
+{
+	uint32_t *dirs = malloc((d->ndirs ? d->ndirs : 1) * sizeof(*dirs));
+	if (!dirs)
+		return -ENOMEM;
+	for (size_t k = 0; k < d->ndirs; k++)
+		dirs[k] = (uint32_t)k;
+	qsort_r(dirs, d->ndirs, sizeof(*dirs), dir_cmp, (void *)d);
+	size_t n = 0;
+	for (size_t k = 0; k < d->ndirs; k++) {
+		const struct cmp_dir *dir = &d->dirs[dirs[k]];
+		for (uint32_t i = 0; i < dir->len; i++)
+			order[n + i] = dir->first + i;
+		qsort_r(order + n, dir->len, sizeof(*order), workload_cmp, (void *)d);
+		n += dir->len;
+	}
+	free(dirs);
+	return 0;
+}
+
 /* Group i of d's rows in the previous build, if its stamp has not moved since and that build's
  * bytes are at hand. */
 static const struct index_group *index_prev(const struct index_state *prev, const struct kx_content *prevc,
@@ -163,8 +203,8 @@ int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	struct index_state next = { .generation = v ? (int64_t)kx_view_generation(v) : 0 };
 	struct names names = { 0 };
 	size_t cap_groups = 0;
-	if (!old || !stamps)
-		r = -ENOMEM;
+	uint32_t *order = malloc((d->ngroups ? d->ngroups : 1) * sizeof(*order));
+	r = !old || !stamps || !order ? -ENOMEM : index_order(d, order);
 	for (size_t k = 0; k < d->ndirs && r == 0; k++)
 		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len; i++) {
 			stamps[i] = d->dirs[k].mtime;
@@ -189,7 +229,8 @@ int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	const char *const *nv = (const char *const *)names.v;
 	if (r == 0)
 		r = kx_render_index_header(nv, names.n, out);
-	for (size_t i = 0; i < d->ngroups && r == 0; i++) {
+	for (size_t o = 0; o < d->ngroups && r == 0; o++) {
+		size_t i = order[o];
 		if (KX_GROW(next.groups, cap_groups, next.ngroups, 256) < 0) {
 			r = -ENOMEM;
 			break;
@@ -226,6 +267,7 @@ int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	free(stamps);
 	free(old);
 	kx_content_put(prevc);
+	free(order);
 	tree_cmp_put(t, d);
 	return r;
 }

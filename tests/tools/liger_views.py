@@ -165,6 +165,23 @@ def load(paths):
                                 conv(r['y_value_80']), unit, p, i))
     return runs
 
+def name_key(s):
+    """Names in the order people read them (docs/views.md): each run of digits as the number it
+    writes (n2048 < n16384), any other byte as itself; then the bytes, so n08 and n8 differ."""
+    b = s.encode()
+    key, i = [], 0
+    while i < len(b):
+        if 0x30 <= b[i] <= 0x39:
+            j = i
+            while j < len(b) and 0x30 <= b[j] <= 0x39:
+                j += 1
+            key.append((0x30, int(b[i:j])))
+            i = j
+        else:
+            key.append((b[i],))
+            i += 1
+    return (key, b)
+
 def workload_slug(params):
     parts = [k + v for k, v in params if k != 'dtype']
     parts += [v for k, v in params if k == 'dtype']
@@ -223,8 +240,9 @@ class Model:
         for r in load(paths):
             parts[(r.kernel, r.pass_, r.gpu, r.params)].append(r)
         self.groups = [Group(k, v) for k, v in parts.items()]
-        self.groups.sort(key=lambda g: (g.kernel.encode(), g.pass_.encode(), g.gpu.encode(),
-                                        g.slug.encode(), g.params))
+        # tree order, names as people read them (n1024 < n2048 < n16384)
+        self.groups.sort(key=lambda g: (name_key(g.kernel), name_key(g.pass_), name_key(g.gpu),
+                                        name_key(g.slug), g.params))
         # base slugs shared by two workloads of one pass (the tree gives both a ~suffix)
         seen = collections.defaultdict(set)
         for g in self.groups:
