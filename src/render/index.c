@@ -2,8 +2,9 @@
 /*
  * /index.tsv (docs/views.md "/index.tsv — every run, one row"): the header, with a column per
  * workload parameter name the tree knows, and one group's rows, each run in listing order with
- * the numbers ranking.tsv writes (render_cells). The tree puts the groups together in path order
- * (src/tree/index.c). Pure: the same group and names give the same bytes.
+ * the numbers and cells ranking.tsv writes (render_cells, render_rank_cells, both empty where a
+ * value is not known or does not apply). The tree puts the groups together in the numeric order of
+ * their names (src/tree/top.c). Pure: the same group and names give the same bytes.
  */
 #include "private.h"
 
@@ -25,6 +26,23 @@ int kx_render_param_names(const struct kx_json *workload_doc, int (*fn)(void *ct
 	return r < 0 ? r : 0;
 }
 
+/* The cells ranking.tsv and /index.tsv share for run i of g (docs/views.md "One vocabulary"):
+ * rank, vs_best and within_noise, empty where they do not apply; display, empty without a value. */
+void render_rank_cells(const struct kx_group_view *g, size_t i, struct render_rank_cells *c)
+{
+	const struct kx_run_rec *x = &g->runs[i];
+	c->rank[0] = c->vs_best[0] = c->display[0] = '\0';
+	c->within_noise = "";
+	if (i < g->ranked) {
+		snprintf(c->rank, sizeof(c->rank), "%zu", i + 1);
+		render_ratio(render_vs_best(x, &g->runs[0]), c->vs_best);
+		if (i > 0)
+			c->within_noise = kx_rank_within_noise(x, &g->runs[i - 1]) ? "yes" : "no";
+	}
+	if (x->has_value)
+		kx_render_value(x->value, x->unit, c->display, sizeof(c->display));
+}
+
 int kx_render_index_header(const char *const *names, size_t n, struct kx_buf *out)
 {
 	int r = kx_buf_puts(out, "kernel\tpass\tmetric\tgpu\tworkload");
@@ -32,8 +50,8 @@ int kx_render_index_header(const char *const *names, size_t n, struct kx_buf *ou
 		if ((r = kx_buf_puts(out, "\tp.")) >= 0)
 			r = render_tsv_text(out, names[i]);
 	if (r >= 0)
-		r = kx_buf_puts(out, "\timpl\tversion\tstatus\trank\tcurrent\tmedian\tp20\tp80\tunit\tevidence"
-				     "\tobservedAt\tshortid\tpath\n");
+		r = kx_buf_puts(out, "\timplementation\tversion\tstatus\trank\tcurrent\tmedian\tp20\tp80\tunit\tevidence"
+				     "\tobserved_at\tshortid\tpath\twithin_noise\tvs_best\tdisplay\n");
 	return r < 0 ? r : 0;
 }
 
@@ -46,9 +64,9 @@ static int param_cells(const struct render_param *p, size_t np, const char *cons
 	for (size_t i = 0, k = 0; i < n && r >= 0; i++) {
 		while (k < np && strcmp(p[k].name, names[i]) < 0)
 			k++;
-		if ((r = kx_buf_putc(out, '\t')) >= 0)
-			r = k < np && strcmp(p[k].name, names[i]) == 0 ? render_tsv_text(out, p[k].text)
-								     : kx_buf_putc(out, '-');
+		r = kx_buf_putc(out, '\t'); /* empty where this workload lacks the parameter */
+		if (r >= 0 && k < np && strcmp(p[k].name, names[i]) == 0)
+			r = render_tsv_text(out, p[k].text);
 	}
 	return r;
 }
@@ -72,18 +90,18 @@ int kx_render_index_rows(const struct kx_group_view *g, const char *const *names
 		const struct kx_run_rec *x = &g->runs[i];
 		uint32_t rank = i < g->ranked ? (uint32_t)i + 1 : 0;
 		struct render_cells c;
-		char rank_s[16] = "-", shortid[KX_SHORTID_LEN + 1];
+		struct render_rank_cells rc;
+		char shortid[KX_SHORTID_LEN + 1];
 		render_cells(x, &c);
-		if (rank)
-			snprintf(rank_s, sizeof(rank_s), "%u", rank);
+		render_rank_cells(g, i, &rc);
 		kx_hex(x->run.b, KX_SHORTID_LEN / 2, shortid);
 		if ((r = kx_buf_append(out, cells.ptr, cells.len)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0)
 			r = render_tsv_text(out, x->impl);
 		if (r >= 0)
-			r = kx_buf_printf(out, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", c.version,
-					  kx_rank_status(x, rank), rank_s, rank ? "yes" : "no", c.value, c.p20, c.p80,
-					  c.unit, kx_evidence_name((enum kx_evidence)x->evidence), c.when, shortid,
-					  g->path, g->dirnames[i]);
+			r = kx_buf_printf(out, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n",
+					  c.version, kx_rank_status(x, rank), rc.rank, rank ? "yes" : "no", c.value, c.p20,
+					  c.p80, c.unit, kx_evidence_name((enum kx_evidence)x->evidence), c.when, shortid,
+					  g->path, g->dirnames[i], rc.within_noise, rc.vs_best, rc.display);
 	}
 	kx_buf_release(&cells);
 	kx_arena_free(a);

@@ -7,7 +7,7 @@
  *     compare.c  /compare/'s <gpu>.tsv and summary.tsv, and the rules of a ratio and of mixed
  *     sweeps.c   the benchmark directories' files: their names, gpus.tsv, sweep.tsv and its sweeps
  *     history.c  a group's series and change points: history.tsv, history.json, /regressions.tsv
- *     index.c    /index.tsv: its header and a group's rows
+ *     index.c    /index.tsv: its header and a group's rows; the cells it shares with ranking.tsv
  *     svg.c      the pictures: ranking.svg, history.svg, sweep.svg
  *     html.c     index.html, the page of a directory
  *     render.c   the run and group files and their names, SHA256SUMS lines, the README
@@ -130,7 +130,18 @@ int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const
 int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_json(const struct kx_group_view *g, struct kx_buf *out);
 
-/* ---- index.c: nothing crosses; its functions are public (kx_render_index_*, kx/render.h) ------ */
+/* ---- index.c: and the public kx_render_index_* (kx/render.h) ---------------------------------- */
+
+/* The cells of run i of group g that ranking.tsv and /index.tsv share (docs/views.md): its rank,
+ * vs_best (4 significant digits) and within_noise (yes/no below #1), each empty where it does not
+ * apply (an unranked run; #1's within_noise), and its display, empty without a value. */
+struct render_rank_cells {
+	char rank[16];
+	char vs_best[KX_JCS_NUMBER_MAX];
+	const char *within_noise; /* "yes", "no" or "" */
+	char display[64];
+};
+void render_rank_cells(const struct kx_group_view *g, size_t i, struct render_rank_cells *c);
 
 /* ---- svg.c ------------------------------------------------------------------------------------ */
 

@@ -158,15 +158,6 @@ static int value_line(struct kx_buf *out, const char *label, double v, const cha
 	return line(out, label, "%s  (%s)", human, raw);
 }
 
-/* Run x's value as people read it, in its unit ("58.81 ms"). */
-static void display(const struct kx_run_rec *x, char *out, size_t cap)
-{
-	if (x->has_value)
-		kx_render_value(x->value, x->unit, out, cap);
-	else
-		snprintf(out, cap, "-");
-}
-
 /* "spread      58.52 ms – 59.10 ms  (p20–p80)" */
 static int spread_line(struct kx_buf *out, const struct kx_run_rec *x)
 {
@@ -413,41 +404,42 @@ int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct k
 
 static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 {
-	int r = kx_buf_puts(out, "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
-			       "\tversion\tp20\tp80\tdisplay\twithin_noise\n");
+	int r = kx_buf_puts(out, "rank\tdir\timplementation\tmedian\tunit\tvs_best\tobserved_at\tevidence\tfamily"
+			       "\tcross_protocol\tstatus\trun\tversion\tp20\tp80\tdisplay\twithin_noise\n");
 	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
 	for (size_t i = 0; i < g->len && r >= 0; i++) {
 		const struct kx_run_rec *x = &g->runs[i];
-		char rank[16] = "-", vs[32] = "-", ds[KX_DIGEST_STR_MAX], human[64];
+		char ds[KX_DIGEST_STR_MAX];
 		struct render_cells c;
-		if (i < g->ranked) {
-			snprintf(rank, sizeof(rank), "%zu", i + 1);
-			snprintf(vs, sizeof(vs), "%.4f", render_vs_best(x, best));
-		}
+		struct render_rank_cells rc;
 		render_cells(x, &c);
-		display(x, human, sizeof(human));
+		render_rank_cells(g, i, &rc);
 		kx_digest_format(&x->run, ds);
-		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rank,
-				  g->dirnames[i], x->impl, c.value, c.unit, vs, c.when,
+		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rc.rank,
+				  g->dirnames[i], x->impl, c.value, c.unit, rc.vs_best, c.when,
 				  kx_evidence_name((enum kx_evidence)x->evidence), x->family,
 				  i < g->ranked && cross_protocol(x, best) ? "yes" : "no",
-				  kx_rank_status(x, i < g->ranked ? (uint32_t)i + 1 : 0), ds, c.version, c.p20, c.p80, human,
-				  i == 0 || i >= g->ranked ? "-" : kx_rank_within_noise(x, &g->runs[i - 1]) ? "yes" : "no");
+				  kx_rank_status(x, i < g->ranked ? (uint32_t)i + 1 : 0), ds, c.version, c.p20, c.p80, rc.display,
+				  rc.within_noise);
 	}
 	return r;
 }
 
+/* ranking.json: ranking.tsv's columns as keys (the same names), numbers at full precision, null
+ * where the TSV has an empty field, yes/no as true/false. */
 static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struct kx_buf *out)
 {
 	const struct kx_group_rec *gr = g->group;
 	struct kx_json *root = kx_json_new(a, KX_JSON_OBJECT), *runs = kx_json_new(a, KX_JSON_ARRAY);
 	char ds[KX_DIGEST_STR_MAX], when[40];
 	kx_digest_format(&gr->key, ds);
-	kx_json_set_string(a, root, "comparisonKey", ds);
-	kx_json_set_string(a, root, "benchmark", gr->benchmark);
+	kx_json_set_string(a, root, "comparison_key", ds);
+	kx_json_set_string(a, root, "kernel", gr->kernel);
+	kx_json_set_string(a, root, "pass", gr->pass);
 	kx_json_set_string(a, root, "metric", gr->metric);
 	kx_json_set_string(a, root, "gpu", gr->gpu);
 	kx_json_set_string(a, root, "workload", g->workload_dir);
+	kx_json_set_string(a, root, "group", g->path);
 	kx_json_set_string(a, root, "order", gr->order == KX_ORDER_DESCENDING ? "descending" : "ascending");
 	kx_json_set_number(a, root, "ranked", g->ranked);
 	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
@@ -458,15 +450,15 @@ static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struc
 		kx_json_set(a, o, "rank", ranked ? kx_json_new_number(a, (double)(i + 1)) : kx_json_new(a, KX_JSON_NULL));
 		kx_json_set_string(a, o, "dir", g->dirnames[i]);
 		kx_json_set_string(a, o, "implementation", x->impl);
-		kx_json_set(a, o, "value", x->has_value ? kx_json_new_number(a, x->value) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set(a, o, "median", x->has_value ? kx_json_new_number(a, x->value) : kx_json_new(a, KX_JSON_NULL));
 		kx_json_set_string(a, o, "unit", x->unit);
 		double q = ranked ? render_vs_best(x, best) : NAN;
-		kx_json_set(a, o, "vsBest", isfinite(q) ? kx_json_new_number(a, round(q * 1e6) / 1e6) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set(a, o, "vs_best", isfinite(q) ? kx_json_new_number(a, q) : kx_json_new(a, KX_JSON_NULL));
 		kx_time_format(x->observed_ns, when);
-		kx_json_set_string(a, o, "observedAt", when);
+		kx_json_set_string(a, o, "observed_at", when);
 		kx_json_set_string(a, o, "evidence", kx_evidence_name((enum kx_evidence)x->evidence));
 		kx_json_set_string(a, o, "family", x->family);
-		kx_json_set(a, o, "crossProtocol", kx_json_new_bool(a, ranked && cross_protocol(x, best)));
+		kx_json_set(a, o, "cross_protocol", kx_json_new_bool(a, ranked && cross_protocol(x, best)));
 		kx_json_set_string(a, o, "status", kx_rank_status(x, ranked ? (uint32_t)i + 1 : 0));
 		kx_digest_format(&x->run, ds);
 		kx_json_set_string(a, o, "run", ds);
@@ -475,11 +467,11 @@ static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struc
 		bool spread = render_spread_in_unit(x, &lo, &hi);
 		kx_json_set(a, o, "p20", spread ? kx_json_new_number(a, lo) : kx_json_new(a, KX_JSON_NULL));
 		kx_json_set(a, o, "p80", spread ? kx_json_new_number(a, hi) : kx_json_new(a, KX_JSON_NULL));
-		char human[64];
-		display(x, human, sizeof(human));
-		kx_json_set_string(a, o, "display", human);
-		kx_json_set(a, o, "withinNoise", !ranked ? kx_json_new(a, KX_JSON_NULL)
-					: kx_json_new_bool(a, i > 0 && kx_rank_within_noise(x, &g->runs[i - 1])));
+		struct render_rank_cells rc;
+		render_rank_cells(g, i, &rc);
+		kx_json_set(a, o, "display", rc.display[0] ? kx_json_new_string(a, rc.display) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set(a, o, "within_noise", !rc.within_noise[0] ? kx_json_new(a, KX_JSON_NULL)
+					: kx_json_new_bool(a, strcmp(rc.within_noise, "yes") == 0));
 		kx_json_append(a, runs, o);
 	}
 	kx_json_set(a, root, "runs", runs);

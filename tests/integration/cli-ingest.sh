@@ -102,9 +102,9 @@ g=$(dirname "$tsv")
 nruns=$(($(wc -l <"$tsv") - 1))
 check "the big group holds 120 runs or more ($nruns)" test "$nruns" -ge 120
 check "its ranks have three digits" test -d "$(ls -d "$g"/001-* | head -1)"
-check "ls order is rank order" diff <(cd "$g" && ls -d [0-9]*-*) <(awk -F'\t' 'NR > 1 && $1 != "-" { print $2 }' "$tsv")
+check "ls order is rank order" diff <(cd "$g" && ls -d [0-9]*-*) <(awk -F'\t' 'NR > 1 && $1 != "" { print $2 }' "$tsv")
 check "unranked runs are the failed-<impl>-<id> directories" \
-	diff <(cd "$g" && ls -d failed-* 2>/dev/null) <(awk -F'\t' 'NR > 1 && $1 == "-" { print $2 }' "$tsv" | sort)
-check "ranks in ranking.tsv are 1..n, values ascending" awk -F'\t' 'NR > 1 && $1 != "-" { if ($1 != NR - 1 || (NR > 2 && $4 + 0 < prev)) exit 1; prev = $4 + 0 }' "$tsv"
+	diff <(cd "$g" && ls -d failed-* 2>/dev/null) <(awk -F'\t' 'NR > 1 && $1 == "" { print $2 }' "$tsv" | sort)
+check "ranks in ranking.tsv are 1..n, values ascending" awk -F'\t' 'NR > 1 && $1 != "" { if ($1 != NR - 1 || (NR > 2 && $4 + 0 < prev)) exit 1; prev = $4 + 0 }' "$tsv"
 expect 0 "$KINDEX" --store bigstore verify
 finish

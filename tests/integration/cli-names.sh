@@ -18,17 +18,17 @@ expect 0 "$KINDEX" --store new cat "$group/ranking.tsv"
 cp out ranking.tsv
 # one rank per exact name: ライガー 50, Liger 70 (its newer run, 60, is current), liger 80, a 11,
 # b..c 21, a..b 31, c 41, カーネル 100
-check "ranking.tsv ranks 8 implementations, one row each (ranked rows: $(awk -F'\t' 'NR > 1 && $1 != "-"' ranking.tsv | wc -l))" \
-	test "$(awk -F'\t' 'NR > 1 && $1 != "-"' ranking.tsv | wc -l)" = 8
+check "ranking.tsv ranks 8 implementations, one row each (ranked rows: $(awk -F'\t' 'NR > 1 && $1 != ""' ranking.tsv | wc -l))" \
+	test "$(awk -F'\t' 'NR > 1 && $1 != ""' ranking.tsv | wc -l)" = 8
 check "... no implementation twice among them" \
-	test "$(awk -F'\t' 'NR > 1 && $1 != "-" { print $3 }' ranking.tsv | sort | uniq -d | wc -l)" = 0
+	test "$(awk -F'\t' 'NR > 1 && $1 != "" { print $3 }' ranking.tsv | sort | uniq -d | wc -l)" = 0
 check "... 'a' (11 ns) ranks 1" awk -F'\t' 'NR == 2 && $3 == "a" && $4 == 11 { f = 1 } END { exit !f }' ranking.tsv
 check "... 'ライガー' (50 ns) ranks 5, as unnamed~5d5d915a, and 'カーネル' (100 ns) ranks 8, as unnamed~3a596a69" \
 	awk -F'\t' '$1 == 5 && $3 == "unnamed~5d5d915a" && $4 == 50 { a = 1 } $1 == 8 && $3 == "unnamed~3a596a69" && $4 == 100 { b = 1 } END { exit !(a && b) }' ranking.tsv
 check "... 'Liger' (60 ns, newest) and 'liger' (80 ns) are two" \
-	awk -F'\t' '$3 == "liger~7b02f2a0" && $1 != "-" && $4 == 60 { a = 1 } $3 == "liger" && $4 == 80 { b = 1 } END { exit !(a && b) }' ranking.tsv
+	awk -F'\t' '$3 == "liger~7b02f2a0" && $1 != "" && $4 == 60 { a = 1 } $3 == "liger" && $4 == 80 { b = 1 } END { exit !(a && b) }' ranking.tsv
 check "... Liger's older run (70 ns) is its history, not a rank" \
-	awk -F'\t' '$1 == "-" && $3 == "liger~7b02f2a0" && $4 == 70 { f = 1 } END { exit !f }' ranking.tsv
+	awk -F'\t' '$1 == "" && $3 == "liger~7b02f2a0" && $4 == 70 { f = 1 } END { exit !f }' ranking.tsv
 
 expect 0 "$KINDEX" --store new ls compare
 check "compare/ lists every pair once ($(wc -l <out) pairs)" test "$(sort out | uniq -d | wc -l)" = 0

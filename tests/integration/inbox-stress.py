@@ -21,7 +21,7 @@ import kxjcs  # noqa: E402 — this directory's JCS, shared with bench-lib.sh
 from collections import Counter
 import xml.etree.ElementTree as ET
 
-TSV_HEADER = ("rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
+TSV_HEADER = ("rank\tdir\timplementation\tmedian\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
               "\tversion\tp20\tp80\tdisplay\twithin_noise")
 RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789ab: moves with its rank
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
@@ -67,16 +67,16 @@ def check_tsv(data):
         f = line.split("\t")
         need(len(f) == 17, "ranking.tsv line of %d fields: %r" % (len(f), line[:80]))
         need(re.fullmatch(r"sha256:[0-9a-f]{64}", f[11]) is not None, "ranking.tsv run %r" % f[11])
-        m = RANKDIR.match(f[1]) if f[0] != "-" else UNRANKED.match(f[1])
+        m = RANKDIR.match(f[1]) if f[0] != "" else UNRANKED.match(f[1])
         need(m is not None and m.group(3) == f[11][7:19], "ranking.tsv dir %r for run %s" % (f[1], f[11]))
-        if f[0] != "-":
+        if f[0] != "":
             need(int(m.group(1)) == int(f[0]), "ranking.tsv: rank %s in directory %s" % (f[0], f[1]))
             ranks.append(int(f[0]))
         dirs.append(f[1])
         rows.append(f)
     need(ranks == list(range(1, len(ranks) + 1)), "ranking.tsv ranks are not 1..k: %s" % ranks[:20])
     # one current run per implementation is ranked (SPEC §2); its older ones are superseded
-    current = {f[2]: f for f in rows if f[0] != "-"}
+    current = {f[2]: f for f in rows if f[0] != ""}
     need(len(current) == len(ranks), "ranking.tsv ranks an implementation twice")
     for f in rows:
         if f[10] == "superseded":
@@ -127,12 +127,12 @@ def check_index(data):
     lines = data.decode().split("\n")
     need(lines[-1] == "", "no final newline")
     head = lines[0].split("\t")
-    need(head[:5] == ["kernel", "pass", "metric", "gpu", "workload"] and head[-2:] == ["shortid", "path"],
-         "index.tsv: not its header")
+    need(head[:5] == ["kernel", "pass", "metric", "gpu", "workload"] and
+         head[-5:] == ["shortid", "path", "within_noise", "vs_best", "display"], "index.tsv: not its header")
     for l in lines[1:-1]:
         r = l.split("\t")
         need(len(r) == len(head), "index.tsv: a row of %d fields, the header has %d" % (len(r), len(head)))
-        need(r[-1].startswith("benchmarks/") and r[-1].endswith(r[-2]), "index.tsv: a row's path %r" % r[-1])
+        need(r[-4].startswith("benchmarks/") and r[-4].endswith(r[-5]), "index.tsv: a row's path %r" % r[-4])
     return lines[1:-1]
 
 

@@ -684,7 +684,7 @@ def regression_checks(store, export, runs):
     check(len(ranked) == 2, f"(a) ライガー and カーネル in one group: two ranked directories {ranked}")
     rows = ranking_rows(os.path.join(d, "ranking.tsv")) if d else []
     first = rows[0] if rows else {}
-    check(first.get("rank") == "1" and first.get("value") == "50" and first.get("run") == "sha256:" + ra.digest
+    check(first.get("rank") == "1" and first.get("median") == "50" and first.get("run") == "sha256:" + ra.digest
           and ranked and ranked[0].startswith("01-") and ra.digest.startswith(ranked[0].rsplit("-", 1)[1]),
           "(a) ranking.tsv's first row and 01- are the 50 ns run (ライガー)", f"first row: {first}")
     # (b) 'a', 'b..c', 'a..b', 'c'

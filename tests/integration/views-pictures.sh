@@ -53,7 +53,7 @@ with open(oracle) as f:
     hdr = f.readline().rstrip("\n").split("\t")
     for line in f:
         r = dict(zip(hdr, line.rstrip("\n").split("\t")))
-        if r["rank"] != "-":
+        if r["rank"] != "":
             want["/".join((r["kernel"], r["pass"], r["gpu"], r["workload"]))].append(r)
 bad = collections.Counter()
 checked = 0
@@ -72,7 +72,7 @@ for group in open(sys.argv[3]).read().split():
     # the oracle cannot know, so positions holding one median must hold the same implementations
     ties = lambda seq: [(m, sorted(i for mm, i in seq if mm == m)) for m in sorted({m for m, _ in seq})]
     if [n[0] for n in names] != [r["rank"] for r in rows] or \
-            ties([(r["median"], n[1]) for r, n in zip(rows, names)]) != ties([(r["median"], r["impl"]) for r in rows]):
+            ties([(r["median"], n[1]) for r, n in zip(rows, names)]) != ties([(r["median"], r["implementation"]) for r in rows]):
         bad["labels"] += 1
         continue
     if len(bars) != len(rows):
@@ -150,9 +150,9 @@ with open(oracle) as f:
     for line in f:
         r = dict(zip(hdr, line.rstrip("\n").split("\t")))
         key = "/".join((r["kernel"], r["pass"], r["gpu"], r["workload"]))
-        if r["status"] in ("passed", "superseded") and r["median"] != "-":
+        if r["status"] in ("passed", "superseded") and r["median"] != "":
             want[key] += 1
-            if r["version"] != "-":
+            if r["version"] != "":
                 versions[key].add(r["version"])
 bad, checked = collections.Counter(), 0
 for group in open(sys.argv[3]).read().split():

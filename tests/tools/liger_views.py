@@ -65,7 +65,7 @@ def num(s):
 
 def fmt(v):
     if v is None:
-        return '-'
+        return ''
     if isinstance(v, float):
         return repr(v)
     return str(v)
@@ -156,7 +156,7 @@ def load(paths):
                 else:
                     raise SystemExit('%s:%d: unknown metric_name %r' % (p, i, r['metric_name']))
                 impl = slug(r['kernel_provider'])
-                version = r['liger_version'] if impl.startswith('liger') and r['liger_version'] else '-'
+                version = r['liger_version'] if impl.startswith('liger') and r['liger_version'] else ''
                 ts = datetime.datetime.strptime(r['timestamp'], '%Y-%m-%d %H:%M:%S')
                 observed = ts.strftime('%Y-%m-%dT%H:%M:%S.000Z')
                 ptuple = tuple(sorted((k, text_value(v)) for k, v in params.items()))
@@ -181,6 +181,22 @@ def name_key(s):
             key.append((b[i],))
             i += 1
     return (key, b)
+
+def vs_best(r, best):
+    """How many times worse than #1 (>= 1): latency and memory are lower-is-better."""
+    if r.median == best.median:
+        return 1.0
+    return float('inf') if best.median == 0 else r.median / best.median
+
+def four_digits(x):
+    """A ratio as the TSV views write it: 4 significant digits, a plain decimal."""
+    if x == 0 or math.isinf(x) or math.isnan(x):
+        return {0: '0'}.get(x, '' if math.isnan(x) else ('inf' if x > 0 else '-inf'))
+    d = 3 - math.floor(math.log10(abs(x)))
+    s = '%.*f' % (max(d, 0), round(x, d))
+    if d > 0 and abs(float(s)) >= 10 ** (4 - d):   # 9.9996 rounds to 10.000: one decimal fewer
+        s = '%.*f' % (d - 1, x)
+    return s
 
 def workload_slug(params):
     parts = [k + v for k, v in params if k != 'dtype']
@@ -228,9 +244,9 @@ class Group:
         """(rank, status, within_noise, run) in listing order."""
         out = []
         for i, r in enumerate(self.current):
-            wn = '-' if i == 0 else ('yes' if overlap(r, self.current[i - 1]) else 'no')
+            wn = '' if i == 0 else ('yes' if overlap(r, self.current[i - 1]) else 'no')
             out.append((i + 1, 'passed', wn, r))
-        out += [('-', 'superseded', '-', r) for r in self.superseded]
+        out += [('', 'superseded', '', r) for r in self.superseded]
         return out
 
 class Model:
@@ -260,8 +276,8 @@ class Model:
 # ---- the views ----
 
 def view_ranking(m):
-    hdr = ['kernel', 'pass', 'gpu', 'workload', 'rank', 'impl', 'version', 'status', 'median', 'p20',
-           'p80', 'unit', 'within_noise', 'observedAt']
+    hdr = ['kernel', 'pass', 'gpu', 'workload', 'rank', 'implementation', 'version', 'status', 'median',
+           'p20', 'p80', 'unit', 'within_noise', 'observed_at']
     rows = []
     for g in m.groups:
         for rank, status, wn, r in g.listing():
@@ -269,21 +285,26 @@ def view_ranking(m):
                          r.p20, r.p80, r.unit, wn, r.observed])
     return hdr, rows
 
+def rank_cells(g, rank, r):
+    """vs_best, as ranking.tsv and index.tsv write it: for ranked runs only."""
+    return four_digits(vs_best(r, g.current[0])) if rank != '' else ''
+
 def param_names(m):
     return sorted({k for g in m.groups for k, _ in g.params}, key=lambda s: s.encode())
 
 def view_index(m):
     names = param_names(m)
     hdr = (['kernel', 'pass', 'metric', 'gpu', 'workload'] + ['p.' + n for n in names] +
-           ['impl', 'version', 'status', 'rank', 'current', 'median', 'p20', 'p80', 'unit',
-            'evidence', 'observedAt', 'key'])
+           ['implementation', 'version', 'status', 'rank', 'current', 'median', 'p20', 'p80', 'unit',
+            'evidence', 'observed_at', 'within_noise', 'vs_best', 'key'])
     rows = []
     for g in m.groups:
         p = dict(g.params)
         for rank, status, wn, r in g.listing():
-            rows.append([g.kernel, g.pass_, g.metric, g.gpu, g.slug] + [p.get(n, '-') for n in names] +
+            rows.append([g.kernel, g.pass_, g.metric, g.gpu, g.slug] + [p.get(n, '') for n in names] +
                         [r.impl, r.version, status, rank, 'yes' if status == 'passed' else 'no',
-                         r.median, r.p20, r.p80, r.unit, 'source-native', r.observed,
+                         r.median, r.p20, r.p80, r.unit, 'source-native', r.observed, wn,
+                         rank_cells(g, rank, r),
                          '/'.join([g.kernel, g.pass_, g.gpu, g.slug, r.impl, r.observed])])
     return hdr, rows
 
@@ -560,7 +581,7 @@ class Checker:
     def ranking(self):
         # tree group dirs by (kernel, pass, gpu, base slug); two workloads sharing a base slug are
         # told apart by their runs (impl and observedAt)
-        cols = {'rank': 'rank', 'impl': 'implementation', 'median': 'value'}
+        cols = {}
         for g in self.m.groups:
             gdir = os.path.join('benchmarks', g.kernel, g.pass_, g.gpu)
             cands = [g.slug]
@@ -585,13 +606,32 @@ class Checker:
                     g.tiebreak([x[h.index('implementation')] for x in rs])
                 except (OSError, ValueError):
                     pass
-            hdr = ['rank', 'impl', 'median', 'unit', 'observed_at', 'status', 'version', 'p20', 'p80',
-                   'within_noise']
-            rows = [[rank, r.impl, r.median, r.unit, r.observed, status, r.version, r.p20, r.p80, wn]
-                    for rank, status, wn, r in g.listing()]
-            # the columns ranking.tsv has today are checked; its twelve old ones must be there
-            self.compare_file(os.path.join(gdir, cands[0], 'ranking.tsv'), hdr, rows, cols,
-                              required={'rank', 'impl', 'median', 'unit', 'observed_at', 'status'})
+            hdr = ['rank', 'implementation', 'median', 'unit', 'observed_at', 'status', 'version', 'p20',
+                   'p80', 'within_noise', 'vs_best']
+            rows = [[rank, r.impl, r.median, r.unit, r.observed, status, r.version, r.p20, r.p80, wn,
+                     rank_cells(g, rank, r)] for rank, status, wn, r in g.listing()]
+            rel = os.path.join(gdir, cands[0], 'ranking.tsv')
+            self.compare_file(rel, hdr, rows, cols, required=set(hdr))
+            if os.path.isfile(os.path.join(self.tree, rel)):
+                self.display(rel, rows)
+
+    def display(self, rel, rows):
+        """A ranking.tsv's display column says its median: the number, in the unit it names."""
+        try:
+            h, rs = read_tsv(os.path.join(self.tree, rel))
+            i = h.index('display')
+        except (OSError, ValueError):
+            return self.bad('%s: no column display' % rel)
+        scale = {'ns': 1, 'us': 1e3, 'ms': 1e6, 's': 1e9, 'MB': 1}
+        for n, (want, got) in enumerate(zip(rows, rs), start=2):
+            m = re.fullmatch(r'(-?[0-9.]+) (ns|us|ms|s|MB)', got[i] if i < len(got) else '')
+            unit_scale = scale[want[3]] if want[3] in scale else None
+            if not m or unit_scale is None or want[2] in ('', None):
+                self.bad('%s:%d: display %r does not read as a value' % (rel, n, got[i] if i < len(got) else None))
+                continue
+            v = float(m.group(1)) * scale[m.group(2)] / unit_scale
+            if abs(v - want[2]) > 6e-4 * abs(want[2]):
+                self.bad('%s:%d: display %r, the median is %r %s' % (rel, n, got[i], want[2], want[3]))
 
     def index(self):
         hdr, rows = view_index(self.m)
@@ -599,19 +639,19 @@ class Checker:
         if not path:
             return
         thdr, trows = read_tsv(path)
-        want_hdr = hdr[:-1] + ['shortid', 'path']
+        want_hdr = hdr[:-3] + ['shortid', 'path'] + hdr[-3:-1] + ['display']
         if thdr != want_hdr:
             self.bad('index.tsv: header %r, expected %r' % (thdr, want_hdr))
         if len(trows) != len(rows):
             self.bad('index.tsv: %d rows, expected %d' % (len(trows), len(rows)))
         # rows are matched by key (the order is checked too: within a group it is listing order)
         ti = {c: i for i, c in enumerate(thdr)}
-        if not all(c in ti for c in ('kernel', 'pass', 'gpu', 'workload', 'impl', 'observedAt')):
+        if not all(c in ti for c in ('kernel', 'pass', 'gpu', 'workload', 'implementation', 'observed_at')):
             self.bad('index.tsv: cannot key its rows')
             return
         def tkey(r):
             return '/'.join([r[ti['kernel']], r[ti['pass']], r[ti['gpu']], strip_suffix(r[ti['workload']]),
-                             r[ti['impl']], r[ti['observedAt']]])
+                             r[ti['implementation']], r[ti['observed_at']]])
         got_keys = [tkey(r) for r in trows]
         for g in self.m.groups:
             if g.ambiguous:

@@ -214,32 +214,32 @@ static void ranking_tsv(struct fixture *f)
 	char *ln[16];
 	size_t n = lines(b.ptr, ln, 16);
 	ok(n == 5, "a header and one line per run (got %zu)", n);
-	is_str(ln[0], "rank\tdir\timplementation\tvalue\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
+	is_str(ln[0], "rank\tdir\timplementation\tmedian\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
 		      "\tversion\tp20\tp80\tdisplay\twithin_noise",
 	       "the header names the columns: the first twelve in their old order");
 	static const struct {
 		const char *rank, *impl, *value, *vs, *cross, *status, *p20, *p80, *display, *noise;
 	} want[] = {
-		{ "1", "liger", "100", "1.0000", "no", "passed", "90", "110", "100 ns", "-" },
-		{ "2", "torch", "200", "2.0000", "no", "passed", "105", "210", "200 ns", "yes" },
-		{ "3", "triton", "250", "2.5000", "yes", "passed", "-", "-", "250 ns", "no" },
-		{ "-", "broken", NULL, "-", "no", "failed", "-", "-", "-", "-" },
+		{ "1", "liger", "100", "1.000", "no", "passed", "90", "110", "100 ns", "" },
+		{ "2", "torch", "200", "2.000", "no", "passed", "105", "210", "200 ns", "yes" },
+		{ "3", "triton", "250", "2.500", "yes", "passed", "", "", "250 ns", "no" },
+		{ "", "broken", NULL, "", "no", "failed", "", "", NULL, "" },
 	};
 	for (size_t i = 1; i < n && i <= 4; i++) {
 		char *c[24];
 		size_t k = fields(ln[i], c, 24);
 		if (!ok(k == 17, "row %zu has 17 columns (got %zu)", i, k))
 			continue;
-		ok(strcmp(c[12], f->runs[i - 1].version[0] ? f->runs[i - 1].version : "-") == 0 && strcmp(c[13], want[i - 1].p20) == 0 && strcmp(c[14], want[i - 1].p80) == 0 &&
-			   (!want[i - 1].value || strcmp(c[15], want[i - 1].display) == 0) && strcmp(c[16], want[i - 1].noise) == 0,
-		   "row %zu: version, p20 %s, p80 %s, display %s, within_noise %s", i, want[i - 1].p20, want[i - 1].p80,
-		   want[i - 1].display, want[i - 1].noise);
+		ok(strcmp(c[12], f->runs[i - 1].version) == 0 && strcmp(c[13], want[i - 1].p20) == 0 && strcmp(c[14], want[i - 1].p80) == 0 &&
+			   (!want[i - 1].display || strcmp(c[15], want[i - 1].display) == 0) && strcmp(c[16], want[i - 1].noise) == 0,
+		   "row %zu: version, p20 '%s', p80 '%s', display '%s', within_noise '%s' (empty: missing)", i, want[i - 1].p20, want[i - 1].p80,
+		   want[i - 1].display ? want[i - 1].display : "*", want[i - 1].noise);
 		char ds[KX_DIGEST_STR_MAX];
 		kx_digest_format(&f->runs[i - 1].run, ds);
 		ok(strcmp(c[0], want[i - 1].rank) == 0 && strcmp(c[2], want[i - 1].impl) == 0 &&
 			   (!want[i - 1].value || strcmp(c[3], want[i - 1].value) == 0) && strcmp(c[5], want[i - 1].vs) == 0 &&
 			   strcmp(c[9], want[i - 1].cross) == 0 && strcmp(c[10], want[i - 1].status) == 0,
-		   "row %zu: rank %s, %s, value %s, vs_best %s, cross_protocol %s, %s", i, want[i - 1].rank, want[i - 1].impl,
+		   "row %zu: rank '%s', %s, median '%s', vs_best '%s', cross_protocol %s, %s", i, want[i - 1].rank, want[i - 1].impl,
 		   want[i - 1].value ? want[i - 1].value : "*", want[i - 1].vs, want[i - 1].cross, want[i - 1].status);
 		ok(strcmp(c[1], f->dirnames[i - 1]) == 0 && strcmp(c[11], ds) == 0, "row %zu: dir %s and the run digest", i, f->dirnames[i - 1]);
 		ok(strcmp(c[4], "ns") == 0 && strcmp(c[6], TM_OBSERVED) == 0 && strcmp(c[7], "submitted") == 0,
@@ -268,14 +268,22 @@ static void ranking_json(struct fixture *f)
 		is_str(kx_json_get_string(v, "order"), "ascending", "order ascending");
 		char ks[KX_DIGEST_STR_MAX];
 		kx_digest_format(&f->g.key, ks);
-		is_str(kx_json_get_string(v, "comparisonKey"), ks, "the comparison key");
+		is_str(kx_json_get_string(v, "comparison_key"), ks, "the comparison key");
 		if (runs && runs->arr.len == 4) {
-			ok(kx_json_get(runs->arr.v[0], "rank")->number == 1 && kx_json_get(runs->arr.v[1], "vsBest")->number == 2,
-			   "rank 1 first; #2 is 2x #1");
+			ok(kx_json_get(runs->arr.v[0], "rank")->number == 1 && kx_json_get(runs->arr.v[1], "vs_best")->number == 2 &&
+				   kx_json_get(runs->arr.v[1], "median")->number == 200,
+			   "rank 1 first; #2 is 2x #1 (vs_best), median 200");
 			ok(kx_json_get(runs->arr.v[3], "rank")->type == KX_JSON_NULL &&
-				   kx_json_get(runs->arr.v[3], "vsBest")->type == KX_JSON_NULL,
-			   "the failed run has rank null and vsBest null");
-			ok(kx_json_get(runs->arr.v[2], "crossProtocol")->type == KX_JSON_TRUE, "the other family is marked crossProtocol");
+				   kx_json_get(runs->arr.v[3], "vs_best")->type == KX_JSON_NULL &&
+				   kx_json_get(runs->arr.v[3], "within_noise")->type == KX_JSON_NULL,
+			   "the failed run has rank, vs_best and within_noise null");
+			ok(kx_json_get(runs->arr.v[1], "within_noise")->type == KX_JSON_TRUE &&
+				   kx_json_get(runs->arr.v[0], "within_noise")->type == KX_JSON_NULL,
+			   "within_noise: true for torch, null for #1 (as ranking.tsv's empty field)");
+			ok(kx_json_get(runs->arr.v[2], "cross_protocol")->type == KX_JSON_TRUE, "the other family is marked cross_protocol");
+			ok(kx_json_get(runs->arr.v[0], "observed_at") && !kx_json_get(runs->arr.v[0], "observedAt") &&
+				   !kx_json_get(runs->arr.v[0], "value"),
+			   "ranking.json's keys are ranking.tsv's names: observed_at, not observedAt; median, not value");
 		}
 	}
 	/* pretty output is its own canonical pretty form */
@@ -992,20 +1000,21 @@ static void history_and_index(void)
 	none.n = 0;
 	rr = kx_render_group_regressions(&gs, collect_row, &none);
 	ok(rr == 0 && none.n == 0, "two observedAt values are two observations: no change point (%zu rows)", none.n);
-	/* index.tsv: the columns of every name, "-" where this workload lacks one */
+	/* index.tsv: the columns of every name, empty where this workload lacks one */
 	const char *names[] = { "batch", "dtype", "hidden", "seq" };
 	kx_buf_reset(&b);
 	ok(kx_render_index_header(names, 4, &b) == 0 &&
-		   STARTS(b.ptr, "kernel\tpass\tmetric\tgpu\tworkload\tp.batch\tp.dtype\tp.hidden\tp.seq\timpl\t"),
+		   STARTS(b.ptr, "kernel\tpass\tmetric\tgpu\tworkload\tp.batch\tp.dtype\tp.hidden\tp.seq\timplementation\t") &&
+		   strstr(b.ptr, "\tobserved_at\tshortid\tpath\twithin_noise\tvs_best\tdisplay\n"),
 	   "index.tsv's header: a p.<name> column per parameter name");
 	g.len = 1;
 	g.ranked = 1;
 	kx_buf_reset(&b);
 	if (!ok(kx_render_index_rows(&g, names, 4, &b) == 0 &&
-			strcmp(b.ptr, "rms_norm\tforward\tlatency\tnvidia-h100\th4096\t8\tbf16\t4096\t-\taaa\t-\tpassed\t1\tyes\t100\t-\t-"
+			strcmp(b.ptr, "rms_norm\tforward\tlatency\tnvidia-h100\th4096\t8\tbf16\t4096\t\taaa\t\tpassed\t1\tyes\t100\t\t"
 				      "\tms\tsubmitted\t1970-01-02T00:00:00.000Z\t000000000000\tbenchmarks/rms_norm/forward/nvidia-h100/"
-				      "h4096/superseded-aaa-00\n") == 0,
-		"an index.tsv row: the group, its parameters, the run"))
+				      "h4096/superseded-aaa-00\t\t1.000\t100 ms\n") == 0,
+		"an index.tsv row: the group, its parameters, the run; empty where missing; vs_best, display"))
 		diag("the row: %s", b.ptr ? b.ptr : "");
 	kx_buf_release(&b);
 	kx_arena_free(a);
