@@ -68,8 +68,9 @@ int kx_changepoints(const double *x, size_t n, enum kx_order order, struct kx_ch
 int kx_mann_whitney(const double *a, size_t na, const double *b, size_t nb, bool upper, double *ret_p);
 
 /*
- * The rule, its parameters and its reasons as a few lines each starting with "# " (the top of
- * every history.tsv). The same bytes every call. 0, or what kx_buf_printf returns.
+ * The rule, its parameters and its reasons as a few lines of text (the "rule" of history.json and
+ * regressions.json, one string per line; docs/history.md quotes them). The same bytes every
+ * call. 0, or what kx_buf_printf returns.
  */
 int kx_changepoint_rule(struct kx_buf *out);
 

@@ -220,21 +220,26 @@ int kx_render_index_header(const char *const *names, size_t n, struct kx_buf *ou
 int kx_render_index_rows(const struct kx_group_view *g, const char *const *names, size_t n, struct kx_buf *out);
 
 /*
- * /regressions.tsv (docs/history.md): every open change point of every series, worst first. A
- * series' open change point is its last one: the start of the segment its newest results are in.
- * kx_render_group_regressions gives fn one row (a line of the file, with its newline) for each
- * series of group g that has one, with what the file sorts them by; the header comes from
- * kx_render_regressions_header, the rows then sorted by kx_regression_cmp.
+ * /regressions.tsv and /regressions.json (docs/history.md): every open change point of every
+ * series, worst first. A series' open change point is its last one: the start of the segment its
+ * newest results are in. kx_render_group_regressions gives fn one row for each series of group g
+ * that has one: a line of the TSV file (with its newline), the same row as a JSON object (JCS
+ * bytes) and what the files sort them by. regressions.tsv is kx_render_regressions_header and the
+ * lines sorted by kx_regression_cmp; regressions.json is kx_render_regressions_json of the rows
+ * in that order: the rule, its parameters and the rows.
  */
 struct kx_regression {
 	bool worse;    /* a regression; else an improvement */
 	double change; /* after / before - 1 */
 	const char *line;
 	size_t len;
+	const char *json;
+	size_t json_len;
 };
 int kx_render_regressions_header(struct kx_buf *out);
 int kx_render_group_regressions(const struct kx_group_view *g,
 				int (*fn)(void *ctx, const struct kx_regression *row), void *ctx);
+int kx_render_regressions_json(const struct kx_regression *rows, size_t n, struct kx_buf *out);
 /* Regressions first, each kind by the size of the move, largest first; then by the line's bytes. */
 int kx_regression_cmp(const struct kx_regression *a, const struct kx_regression *b);
 

@@ -61,7 +61,8 @@ enum kx_node_type {
 	KX_NODE_COMPARE_FILE = 20, /* a pair's file: file KX_CF_SUMMARY (summary.tsv, id = the pair's),
 				    * KX_CF_GPU (<gpu>.tsv, id = a hash of the names and the gpu) or
 				    * KX_CF_INDEX_HTML (index.html, id = a hash of the names and the page) */
-	KX_NODE_REGRESSIONS = 21,  /* /regressions.tsv: every series' open change point */
+	KX_NODE_REGRESSIONS = 21,  /* /regressions.tsv and .json: every series' open change point
+				    * (file = enum kx_regressions_file) */
 	KX_NODE_HTML = 22,         /* index.html of the root, benchmarks/ or compare/: file = enum kx_html_file */
 	/* 23: free, for the tree's node types to come */
 	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
@@ -113,6 +114,12 @@ enum kx_html_file {
 	KX_HTML_ROOT,
 	KX_HTML_BENCHMARKS,
 	KX_HTML_COMPARE,
+};
+
+/* The two forms of /regressions (KX_NODE_REGRESSIONS's file). */
+enum kx_regressions_file {
+	KX_REG_TSV,
+	KX_REG_JSON,
 };
 
 struct kx_node {

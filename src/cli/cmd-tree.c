@@ -492,17 +492,14 @@ int cli_cmd_cat(struct cli *cli, int argc, char **argv)
 	return status;
 }
 
-/* history.tsv's lines for one implementation: the rule, the header and its rows */
+/* history.tsv's lines for one implementation: the header and its rows */
 static int print_series(const struct kx_content *c, const char *impl)
 {
 	size_t ilen = strlen(impl);
-	bool header = false;
 	for (const char *p = c->data, *end = c->data + c->len; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-		bool keep = (len >= 2 && p[0] == '#' && p[1] == ' ') || !header ||
-			    (len > ilen && memcmp(p, impl, ilen) == 0 && p[ilen] == '\t');
-		header |= !(len >= 2 && p[0] == '#' && p[1] == ' ');
+		bool keep = p == c->data || (len > ilen && memcmp(p, impl, ilen) == 0 && p[ilen] == '\t');
 		if (keep && fwrite(p, 1, len, stdout) != len)
 			return -errno;
 		p += len;

@@ -233,19 +233,19 @@ int kx_changepoints(const double *x, size_t n, enum kx_order order, struct kx_ch
 int kx_changepoint_rule(struct kx_buf *out)
 {
 	return kx_buf_printf(out,
-		"# change points (SPEC 6, docs/history.md): per implementation, its passed runs in time order,"
+		"change points (SPEC 6, docs/history.md): per implementation, its passed runs in time order,"
 		" one median each\n"
-		"# a change point at run k: the %d runs k..k+%d against the up to %d before them since the last"
+		"a change point at run k: the %d runs k..k+%d against the up to %d before them since the last"
 		" change point,\n"
-		"#   when a one-sided exact Mann-Whitney test gives p < %g (tied values at their midranks, exact"
+		"  when a one-sided exact Mann-Whitney test gives p < %g (tied values at their midranks, exact"
 		" given the ties),\n"
-		"#   all %d lie beyond the earlier median, and their median moved by at least %g %% from it;"
+		"  all %d lie beyond the earlier median, and their median moved by at least %g %% from it;"
 		" a new segment starts at k\n"
-		"# why: %d runs must agree, so one spike or one bad night raises nothing; a rank test, because"
+		"why: %d runs must agree, so one spike or one bad night raises nothing; a rank test, because"
 		" benchmark noise is\n"
-		"#   spiky and bimodal, not Gaussian; all beyond the median and a %g %% floor keep tiny but"
+		"  spiky and bimodal, not Gaussian; all beyond the median and a %g %% floor keep tiny but"
 		" significant moves out\n"
-		"# a series of fewer than %d runs has none; worse = slower (higher for lower-is-better metrics,"
+		"a series of fewer than %d runs has none; worse = slower (higher for lower-is-better metrics,"
 		" lower for higher-is-better)\n",
 		KX_CP_CONFIRM, KX_CP_CONFIRM - 1, KX_CP_WINDOW, KX_CP_ALPHA, KX_CP_CONFIRM, 100 * KX_CP_MIN_MOVE,
 		KX_CP_CONFIRM, 100 * KX_CP_MIN_MOVE, KX_CP_MIN_SERIES);

@@ -3,21 +3,24 @@
  * The history of a group (SPEC §6, docs/history.md, docs/views.md): history.tsv and history.json,
  * every passed run of each implementation in time order — its series — with the change points of
  * that series found by the rule of src/history (kx_changepoints, on the medians in the metric's
- * base unit), the rule and its parameters at their top; and the rows of /regressions.tsv, each
- * series' open change point. Pure: the same group gives the same bytes.
+ * base unit), the rule and its parameters at history.json's top (docs/history.md states them
+ * for history.tsv, which is a header and rows only); and the rows of /regressions.tsv and
+ * /regressions.json, each series' open change point. Pure: the same group gives the same bytes.
  */
 #include "private.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* time order within an implementation: observedAt, then the digest (as the tree picks the newest) */
+/* implementations in name order (kx_name_cmp), each in time order: observedAt, then the digest
+ * (as the tree picks the newest) */
 static int series_cmp(const void *x, const void *y, void *arg)
 {
 	const struct kx_run_rec *runs = arg, *a = &runs[*(const uint32_t *)x], *b = &runs[*(const uint32_t *)y];
-	int c = strcmp(a->impl, b->impl);
+	int c = kx_name_cmp(a->impl, b->impl);
 	if (c)
 		return c;
 	if (a->observed_ns != b->observed_ns)
@@ -88,29 +91,57 @@ int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const
 	return r < 0 ? r : 0;
 }
 
-/* a base-unit value in run x's unit (as it is where the unit is not known), JCS */
-static void in_unit(const struct kx_run_rec *x, double base, char out[KX_JCS_NUMBER_MAX])
+/* a base-unit value in run x's unit (as it is where the unit is not known) */
+static double in_unit(const struct kx_run_rec *x, double base)
 {
 	double v = base;
 	render_in_unit(x, base, &v);
-	if (!kx_jcs_number(v, out))
-		snprintf(out, KX_JCS_NUMBER_MAX, "-");
+	return v;
 }
 
-/* A change point's cells: its move, relative change, p-value, and medians before and after in the
- * unit of run x (the first of the new segment). */
+/* A change point's cells as the TSV files write them: its move, the change in percent and the
+ * p-value (4 significant digits), and the medians before and after in the unit of run x (the
+ * first of the new segment), JCS; all empty on a row without one. */
 struct change_cells {
 	const char *move;
-	char change[KX_JCS_NUMBER_MAX], p[KX_JCS_NUMBER_MAX], before[KX_JCS_NUMBER_MAX], after[KX_JCS_NUMBER_MAX];
+	char change_pct[KX_JCS_NUMBER_MAX], p[KX_JCS_NUMBER_MAX], before[KX_JCS_NUMBER_MAX], after[KX_JCS_NUMBER_MAX];
 };
 
 static int change_cells(const struct kx_run_rec *x, const struct kx_change *cp, struct change_cells *c)
 {
-	if (!kx_jcs_number(cp->change, c->change) || !kx_jcs_number(cp->p, c->p))
+	if (!isfinite(cp->change) || !isfinite(cp->p) || !kx_jcs_number(in_unit(x, cp->before), c->before) ||
+	    !kx_jcs_number(in_unit(x, cp->after), c->after))
 		return -EINVAL;
-	in_unit(x, cp->before, c->before);
-	in_unit(x, cp->after, c->after);
+	render_ratio(100 * cp->change, c->change_pct);
+	render_ratio(cp->p, c->p);
 	c->move = cp->worse ? "regression" : "improvement";
+	return 0;
+}
+
+/* The rule and its parameters, as history.json and regressions.json give them: "rule", its text
+ * a string per line (kx_changepoint_rule, docs/history.md), and "parameters". */
+static int rule_json(struct kx_arena *a, struct kx_json *root)
+{
+	struct kx_buf rule = { 0 };
+	struct kx_json *lines = kx_json_new(a, KX_JSON_ARRAY), *p = kx_json_new(a, KX_JSON_OBJECT);
+	int r = lines && p ? kx_changepoint_rule(&rule) : -ENOMEM;
+	for (const char *l = rule.ptr, *e; r >= 0 && l && *l && (e = strchr(l, '\n')); l = e + 1) {
+		struct kx_json *line = kx_json_new_stringn(a, l, (size_t)(e - l));
+		if (!line)
+			r = -ENOMEM;
+		else
+			kx_json_append(a, lines, line);
+	}
+	kx_buf_release(&rule);
+	if (r < 0)
+		return r;
+	kx_json_set(a, root, "rule", lines);
+	kx_json_set_number(a, p, "confirm", KX_CP_CONFIRM);
+	kx_json_set_number(a, p, "window", KX_CP_WINDOW);
+	kx_json_set_number(a, p, "alpha", KX_CP_ALPHA);
+	kx_json_set_number(a, p, "min_move", KX_CP_MIN_MOVE);
+	kx_json_set_number(a, p, "min_before", KX_CP_MIN_BEFORE);
+	kx_json_set(a, root, "parameters", p);
 	return 0;
 }
 
@@ -125,28 +156,27 @@ static int series_rows(void *ctx, const struct render_series *s)
 	for (size_t i = 0; i < s->n && r >= 0; i++) {
 		const struct kx_run_rec *run = &g->runs[s->runs[i]];
 		struct render_cells c;
-		struct change_cells cc = { .move = "-", .change = "-", .p = "-", .before = "-", .after = "-" };
+		struct change_cells cc = { .move = "" };
 		render_cells(run, &c);
 		if (next < s->ncp && s->cp[next].at == i) {
 			segment++;
 			if ((r = change_cells(run, &s->cp[next++], &cc)) < 0)
 				return r;
 		}
-		bool current = s->runs[i] < g->ranked; /* the ranked prefix: each implementation's current run */
+		/* status as ranking.tsv says it: the ranked prefix holds each implementation's current run */
+		uint32_t rank = s->runs[i] < g->ranked ? s->runs[i] + 1 : 0;
 		r = kx_buf_printf(out, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%s\n", run->impl,
 				  i + 1, c.when, c.version, c.value, c.p20, c.p80, c.unit,
-				  kx_evidence_name((enum kx_evidence)run->evidence), current ? "current" : "superseded",
-				  segment, cc.move, cc.change, cc.p, cc.before, cc.after, g->dirnames[s->runs[i]]);
+				  kx_evidence_name((enum kx_evidence)run->evidence), kx_rank_status(run, rank),
+				  segment, cc.move, cc.change_pct, cc.p, cc.before, cc.after, g->dirnames[s->runs[i]]);
 	}
 	return r;
 }
 
 int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out)
 {
-	int r = kx_changepoint_rule(out);
-	if (r >= 0)
-		r = kx_buf_puts(out, "implementation\tn\tobserved_at\tversion\tmedian\tp20\tp80\tunit\tevidence\tstatus"
-				     "\tsegment\tmove\tchange\tp\tbefore\tafter\tdir\n");
+	int r = kx_buf_puts(out, "implementation\tn\tobserved_at\tversion\tmedian\tp20\tp80\tunit\tevidence\tstatus"
+				 "\tsegment\tmove\tchange_pct\tp\tbefore\tafter\tdir\n");
 	return r < 0 ? r : render_each_series(g, series_rows, out);
 }
 
@@ -167,9 +197,9 @@ static int series_json(void *ctx, const struct render_series *s)
 	struct json_history *h = ctx;
 	struct kx_arena *a = h->a;
 	const struct kx_group_view *g = s->g;
-	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT), *results = kx_json_new(a, KX_JSON_ARRAY),
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT), *runs = kx_json_new(a, KX_JSON_ARRAY),
 		       *changes = kx_json_new(a, KX_JSON_ARRAY);
-	if (!o || !results || !changes)
+	if (!o || !runs || !changes)
 		return -ENOMEM;
 	kx_json_set_string(a, o, "implementation", s->impl);
 	size_t segment = 1, next = 0;
@@ -184,27 +214,24 @@ static int series_json(void *ctx, const struct render_series *s)
 		if (next < s->ncp && s->cp[next].at == i) {
 			const struct kx_change *cp = &s->cp[next++];
 			struct kx_json *c = kx_json_new(a, KX_JSON_OBJECT);
-			double before = cp->before, after = cp->after;
 			if (!c)
 				return -ENOMEM;
-			render_in_unit(x, cp->before, &before);
-			render_in_unit(x, cp->after, &after);
 			segment++;
 			kx_json_set_number(a, c, "n", (double)(i + 1));
 			kx_time_format(x->observed_ns, when);
-			kx_json_set_string(a, c, "observedAt", when);
+			kx_json_set_string(a, c, "observed_at", when);
 			kx_json_set_string(a, c, "move", cp->worse ? "regression" : "improvement");
-			kx_json_set_number(a, c, "change", cp->change);
+			kx_json_set_number(a, c, "change_pct", 100 * cp->change);
 			kx_json_set_number(a, c, "p", cp->p);
-			kx_json_set_number(a, c, "before", before);
-			kx_json_set_number(a, c, "after", after);
+			kx_json_set_number(a, c, "before", in_unit(x, cp->before));
+			kx_json_set_number(a, c, "after", in_unit(x, cp->after));
 			kx_json_set_string(a, c, "unit", x->unit);
-			kx_json_set_number(a, c, "earlierResults", (double)cp->n_before);
+			kx_json_set_number(a, c, "earlier_results", (double)cp->n_before);
 			kx_json_append(a, changes, c);
 		}
 		kx_json_set_number(a, e, "n", (double)(i + 1));
 		kx_time_format(x->observed_ns, when);
-		kx_json_set_string(a, e, "observedAt", when);
+		kx_json_set_string(a, e, "observed_at", when);
 		kx_json_set(a, e, "version",
 			    x->version[0] ? kx_json_new_string(a, x->version) : kx_json_new(a, KX_JSON_NULL));
 		kx_json_set_number(a, e, "median", x->value);
@@ -212,15 +239,15 @@ static int series_json(void *ctx, const struct render_series *s)
 		kx_json_set(a, e, "p80", number_or_null(a, spread, hi));
 		kx_json_set_string(a, e, "unit", x->unit);
 		kx_json_set_string(a, e, "evidence", kx_evidence_name((enum kx_evidence)x->evidence));
-		kx_json_set_string(a, e, "status", s->runs[i] < g->ranked ? "current" : "superseded");
+		kx_json_set_string(a, e, "status", kx_rank_status(x, s->runs[i] < g->ranked ? s->runs[i] + 1 : 0));
 		kx_json_set_number(a, e, "segment", (double)segment);
 		kx_json_set_string(a, e, "dir", g->dirnames[s->runs[i]]);
 		kx_digest_format(&x->run, ds);
 		kx_json_set_string(a, e, "run", ds);
-		kx_json_append(a, results, e);
+		kx_json_append(a, runs, e);
 	}
-	kx_json_set(a, o, "results", results);
-	kx_json_set(a, o, "changes", changes);
+	kx_json_set(a, o, "runs", runs);
+	kx_json_set(a, o, "change_points", changes);
 	kx_json_append(a, h->series, o);
 	return 0;
 }
@@ -228,70 +255,81 @@ static int series_json(void *ctx, const struct render_series *s)
 int render_history_json(const struct kx_group_view *g, struct kx_buf *out)
 {
 	struct json_history h = { .a = kx_arena_new() };
-	struct kx_buf rule = { 0 };
-	struct kx_json *root = NULL, *p = NULL, *lines = NULL;
+	struct kx_json *root = NULL;
 	int r = h.a ? 0 : -ENOMEM;
 	if (r == 0) {
 		root = kx_json_new(h.a, KX_JSON_OBJECT);
-		p = kx_json_new(h.a, KX_JSON_OBJECT);
-		lines = kx_json_new(h.a, KX_JSON_ARRAY);
 		h.series = kx_json_new(h.a, KX_JSON_ARRAY);
-		r = root && p && lines && h.series ? kx_changepoint_rule(&rule) : -ENOMEM;
-	}
-	/* the rule as history.tsv states it, a string per line, without the "# " */
-	for (const char *l = rule.ptr, *e; r >= 0 && l && *l; l = e + 1) {
-		e = strchr(l, '\n');
-		if (!e)
-			break;
-		struct kx_json *line = kx_json_new_stringn(h.a, l + 2, (size_t)(e - l - 2));
-		if (!line)
-			r = -ENOMEM;
-		else
-			kx_json_append(h.a, lines, line);
+		r = root && h.series ? rule_json(h.a, root) : -ENOMEM;
 	}
 	if (r >= 0) {
 		char ds[KX_DIGEST_STR_MAX];
 		kx_digest_format(&g->group->key, ds);
-		kx_json_set_string(h.a, root, "comparisonKey", ds);
-		kx_json_set_string(h.a, root, "path", g->path);
+		kx_json_set_string(h.a, root, "comparison_key", ds);
+		kx_json_set_string(h.a, root, "group", g->path);
 		kx_json_set_string(h.a, root, "order",
 				   g->group->order == KX_ORDER_DESCENDING ? "descending" : "ascending");
-		kx_json_set(h.a, root, "rule", lines);
-		kx_json_set_number(h.a, p, "confirm", KX_CP_CONFIRM);
-		kx_json_set_number(h.a, p, "window", KX_CP_WINDOW);
-		kx_json_set_number(h.a, p, "alpha", KX_CP_ALPHA);
-		kx_json_set_number(h.a, p, "minMove", KX_CP_MIN_MOVE);
-		kx_json_set_number(h.a, p, "minBefore", KX_CP_MIN_BEFORE);
-		kx_json_set(h.a, root, "parameters", p);
 		r = render_each_series(g, series_json, &h);
 	}
 	if (r >= 0) {
 		kx_json_set(h.a, root, "series", h.series);
 		r = kx_json_write_pretty(root, out);
 	}
-	kx_buf_release(&rule);
 	kx_arena_free(h.a);
 	return r < 0 ? r : 0;
 }
 
-/* ---- /regressions.tsv ------------------------------------------------------------------------- */
+/* ---- /regressions.tsv and /regressions.json ------------------------------------------------- */
 
 int kx_render_regressions_header(struct kx_buf *out)
 {
-	int r = kx_changepoint_rule(out);
-	if (r >= 0)
-		r = kx_buf_puts(out, "# each series' open change point (its last): regressions first, the largest"
-				     " move first\n"
-				     "move\tchange\tp\tbefore\tafter\tunit\timplementation\tsince\tversion\twas"
-				     "\tresults\tkernel\tpass\tgpu\tworkload\tgroup\n");
+	int r = kx_buf_puts(out, "move\tchange_pct\tp\tbefore\tafter\tunit\timplementation\tsince\tversion\twas"
+				 "\tresults\tkernel\tpass\tgpu\tworkload\tgroup\n");
 	return r < 0 ? r : 0;
 }
 
 struct regressions {
 	int (*fn)(void *ctx, const struct kx_regression *row);
 	void *ctx;
-	struct kx_buf line;
+	struct kx_buf line, json;
+	struct kx_arena *a;
 };
+
+static struct kx_json *string_or_null(struct kx_arena *a, const char *s)
+{
+	return s[0] ? kx_json_new_string(a, s) : kx_json_new(a, KX_JSON_NULL);
+}
+
+/* A row of /regressions.json: the TSV line's columns as keys, numbers at full precision, null
+ * where the line has an empty field; JCS, so that it can be kept as bytes between builds. */
+static int regression_json(struct regressions *x, const struct render_series *s, const struct kx_change *cp,
+			   const struct render_cells *c)
+{
+	const struct kx_group_view *g = s->g;
+	const struct kx_run_rec *at = &g->runs[s->runs[cp->at]];
+	struct kx_arena *a = x->a;
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
+	if (!o)
+		return -ENOMEM;
+	kx_json_set_string(a, o, "move", cp->worse ? "regression" : "improvement");
+	kx_json_set_number(a, o, "change_pct", 100 * cp->change);
+	kx_json_set_number(a, o, "p", cp->p);
+	kx_json_set_number(a, o, "before", in_unit(at, cp->before));
+	kx_json_set_number(a, o, "after", in_unit(at, cp->after));
+	kx_json_set_string(a, o, "unit", c->unit);
+	kx_json_set_string(a, o, "implementation", s->impl);
+	kx_json_set_string(a, o, "since", c->when);
+	kx_json_set(a, o, "version", string_or_null(a, at->version));
+	kx_json_set(a, o, "was", string_or_null(a, g->runs[s->runs[cp->at - 1]].version));
+	kx_json_set_number(a, o, "results", (double)(s->n - cp->at));
+	kx_json_set_string(a, o, "kernel", g->group->kernel);
+	kx_json_set_string(a, o, "pass", g->group->pass);
+	kx_json_set_string(a, o, "gpu", g->group->gpu);
+	kx_json_set_string(a, o, "workload", g->workload_dir);
+	kx_json_set_string(a, o, "group", g->path);
+	kx_buf_reset(&x->json);
+	return kx_jcs_write(o, &x->json);
+}
 
 static int series_regression(void *ctx, const struct render_series *s)
 {
@@ -308,8 +346,8 @@ static int series_regression(void *ctx, const struct render_series *s)
 	render_cells(was, &w);
 	kx_buf_reset(&x->line);
 	if (r >= 0)
-		r = kx_buf_printf(&x->line, "%s\t%s\t%s\t%s\t%s\t%s\t", cc.move, cc.change, cc.p, cc.before, cc.after,
-				  c.unit);
+		r = kx_buf_printf(&x->line, "%s\t%s\t%s\t%s\t%s\t%s\t", cc.move, cc.change_pct, cc.p, cc.before,
+				  cc.after, c.unit);
 	const char *text[] = { s->impl, c.when, c.version, w.version };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(text) && r >= 0; i++)
 		if ((r = render_tsv_text(&x->line, text[i])) >= 0)
@@ -320,9 +358,13 @@ static int series_regression(void *ctx, const struct render_series *s)
 	for (size_t i = 0; i < KX_ARRAY_SIZE(group) && r >= 0; i++)
 		if ((r = kx_buf_putc(&x->line, '\t')) >= 0)
 			r = render_tsv_text(&x->line, group[i]);
-	if (r >= 0 && (r = kx_buf_putc(&x->line, '\n')) >= 0) {
+	if (r >= 0)
+		r = kx_buf_putc(&x->line, '\n');
+	if (r >= 0)
+		r = regression_json(x, s, cp, &c);
+	if (r >= 0) {
 		struct kx_regression row = { .worse = cp->worse, .change = cp->change, .line = x->line.ptr,
-					     .len = x->line.len };
+					     .len = x->line.len, .json = x->json.ptr, .json_len = x->json.len };
 		r = x->fn(x->ctx, &row);
 	}
 	return r;
@@ -331,10 +373,31 @@ static int series_regression(void *ctx, const struct render_series *s)
 int kx_render_group_regressions(const struct kx_group_view *g,
 				int (*fn)(void *ctx, const struct kx_regression *row), void *ctx)
 {
-	struct regressions x = { .fn = fn, .ctx = ctx };
-	int r = render_each_series(g, series_regression, &x);
+	struct regressions x = { .fn = fn, .ctx = ctx, .a = kx_arena_new() };
+	int r = x.a ? render_each_series(g, series_regression, &x) : -ENOMEM;
 	kx_buf_release(&x.line);
+	kx_buf_release(&x.json);
+	kx_arena_free(x.a);
 	return r;
+}
+
+int kx_render_regressions_json(const struct kx_regression *rows, size_t n, struct kx_buf *out)
+{
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *root = a ? kx_json_new(a, KX_JSON_OBJECT) : NULL, *list = a ? kx_json_new(a, KX_JSON_ARRAY) : NULL;
+	int r = root && list ? rule_json(a, root) : -ENOMEM;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct kx_json *v = NULL;
+		struct kx_json_error e;
+		if ((r = kx_json_parse(a, rows[i].json, rows[i].json_len, 0, &v, NULL, &e)) >= 0)
+			kx_json_append(a, list, v);
+	}
+	if (r >= 0) {
+		kx_json_set(a, root, "change_points", list);
+		r = kx_json_write_pretty(root, out);
+	}
+	kx_arena_free(a);
+	return r < 0 ? r : 0;
 }
 
 int kx_regression_cmp(const struct kx_regression *a, const struct kx_regression *b)

@@ -568,7 +568,7 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"index.html                                  here and in every directory of benchmarks/: a static site,\n"
 		"                                            served by any HTTP server over the mount\n"
 		"index.tsv                                   every run, one row: a column per workload parameter\n"
-		"regressions.tsv                             every series' open change point, regressions first\n"
+		"regressions.tsv regressions.json            every series' open change point, regressions first\n"
 		"runs/<short id>/                            the same files at a path that never moves\n"
 		"digests/sha256/<hex>.json                   every document by digest (sha256sum of the file = its name)\n"
 		"inbox/                                      drop manifests here to add runs (when mounted read-write)\n"

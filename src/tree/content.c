@@ -241,7 +241,7 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	case KX_NODE_INDEX:
 		return tree_top_index(t, v, out);
 	case KX_NODE_REGRESSIONS:
-		return tree_top_regressions(t, v, out);
+		return n->file == KX_REG_JSON ? tree_top_regressions_json(t, v, out) : tree_top_regressions(t, v, out);
 	case KX_NODE_HTML:
 	case KX_NODE_COMPARE_FILE: {
 		struct kx_node dir;
@@ -341,7 +341,9 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 	}
 	if (n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE)
 		return read_run(t, v, n, stamp, ret);
-	int top = n->type == KX_NODE_INDEX ? TOP_INDEX : n->type == KX_NODE_REGRESSIONS ? TOP_REGRESSIONS : -1;
+	int top = n->type == KX_NODE_INDEX ? TOP_INDEX
+		  : n->type == KX_NODE_REGRESSIONS ? (n->file == KX_REG_JSON ? TOP_REGRESSIONS_JSON : TOP_REGRESSIONS)
+						   : -1;
 	if (top >= 0) {
 		/* one builder at a time; the others wait for what it keeps (struct top_slot) */
 		pthread_mutex_lock(&t->top_lock);

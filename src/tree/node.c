@@ -25,11 +25,16 @@ static bool valid_component(const char *name)
 /* The root's entries, in listing order (index.html is the root's page, KX_NODE_HTML KX_HTML_ROOT). */
 static const struct {
 	const char *name;
-	uint8_t type;
-} root_entries[] = { { "README", KX_NODE_README },     { "benchmarks", KX_NODE_BENCHMARKS },
-		     { "compare", KX_NODE_COMPARE },   { "digests", KX_NODE_DIGESTS },
-		     { "index.html", KX_NODE_HTML },   { "index.tsv", KX_NODE_INDEX },
-		     { "regressions.tsv", KX_NODE_REGRESSIONS }, { "runs", KX_NODE_RUNS } };
+	uint8_t type, file;
+} root_entries[] = { { "README", KX_NODE_README, 0 },
+		     { "benchmarks", KX_NODE_BENCHMARKS, 0 },
+		     { "compare", KX_NODE_COMPARE, 0 },
+		     { "digests", KX_NODE_DIGESTS, 0 },
+		     { "index.html", KX_NODE_HTML, KX_HTML_ROOT },
+		     { "index.tsv", KX_NODE_INDEX, 0 },
+		     { "regressions.json", KX_NODE_REGRESSIONS, KX_REG_JSON },
+		     { "regressions.tsv", KX_NODE_REGRESSIONS, KX_REG_TSV },
+		     { "runs", KX_NODE_RUNS, 0 } };
 
 int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret)
@@ -39,8 +44,10 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	switch (dir->type) {
 	case KX_NODE_ROOT:
 		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries) && !n.type; i++)
-			if (strcmp(name, root_entries[i].name) == 0)
+			if (strcmp(name, root_entries[i].name) == 0) {
 				n.type = root_entries[i].type;
+				n.file = root_entries[i].file;
+			}
 		if (!n.type)
 			return -ENOENT;
 		break;
@@ -218,9 +225,12 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		if (n.file > KX_HTML_COMPARE || (ino & BITS55))
 			return -ESTALE;
 		break;
+	case KX_NODE_REGRESSIONS:
+		if (n.file > KX_REG_JSON || (ino & BITS55))
+			return -ESTALE;
+		break;
 	case KX_NODE_README:
 	case KX_NODE_INDEX:
-	case KX_NODE_REGRESSIONS:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:
 	case KX_NODE_DIGESTS:
@@ -431,7 +441,7 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	switch (dir->type) {
 	case KX_NODE_ROOT:
 		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries) && r == 0; i++) {
-			struct kx_node n = { .type = root_entries[i].type };
+			struct kx_node n = { .type = root_entries[i].type, .file = root_entries[i].file };
 			r = fn(ctx, root_entries[i].name, &n);
 		}
 		return r;
@@ -504,7 +514,8 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	case KX_NODE_INDEX:
 	case KX_NODE_REGRESSIONS:
 		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries); i++)
-			if (root_entries[i].type == n->type)
+			if (root_entries[i].type == n->type &&
+			    (n->type != KX_NODE_REGRESSIONS || root_entries[i].file == n->file))
 				snprintf(out, cap, "%s", root_entries[i].name);
 		return 0;
 	case KX_NODE_GROUP_FILE:

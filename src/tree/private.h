@@ -17,7 +17,7 @@
  *     run.c      run views (runv), a group's render view, a run directory's files, a run's path
  *     node.c     the namespace: lookup, resolve, inode to node, parent, readdir, a file's name
  *     html.c     index.html of a directory, made from its listing
- *     top.c      index.tsv and regressions.tsv, and their rows kept between builds
+ *     top.c      index.tsv, regressions.tsv and .json, and their rows kept between builds
  *     content.c  a file's stamp, bytes and size, SHA256SUMS
  *     attr.c     getattr and the xattrs
  *     tree.c     the tree's lifetime (kx_tree_new, kx_tree_free) and README's health lines
@@ -56,7 +56,7 @@
 #define CMP_SLOTS 2 /* generations of comparisons kept: the newest two asked for (compare.c) */
 
 /*
- * The root's files made of every group (top.c): index.tsv and regressions.tsv. The newest
+ * The root's files made of every group (top.c): index.tsv, regressions.tsv and .json. The newest
  * rendered version of each is held here whatever its size — the content cache keeps nothing
  * larger than a quarter of its bound, and index.tsv of 100,000 runs is 33 MB, which every read of
  * a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it,
@@ -65,7 +65,7 @@
  * microseconds a piece, and the kernel's page cache keeps what was read (keep_cache). The slots
  * are cache.c's (tree_top_get, tree_top_keep), beside the content cache.
  */
-enum { TOP_INDEX, TOP_REGRESSIONS, TOP__COUNT };
+enum { TOP_INDEX, TOP_REGRESSIONS, TOP_REGRESSIONS_JSON, TOP__COUNT };
 #define TOP_IDLE_PUTS 4096
 
 struct top_slot {
@@ -607,9 +607,10 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 
 /* ---- top.c --------------------------------------------------------------------------------- */
 
-/* index.tsv and regressions.tsv of view v; under t->top_lock. */
+/* index.tsv, regressions.tsv and regressions.json of view v; under t->top_lock. */
 int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
+int tree_top_regressions_json(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 
 /* Free the rows the last builds kept (kx_tree_free). */
 void tree_top_release(struct kx_tree *t);

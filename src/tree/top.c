@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The root's files made of every group, in path order (docs/views.md, docs/history.md):
- * index.tsv, every run one row, and regressions.tsv, every series' open change point. Both walk
- * the groups of a generation's comparisons (compare.c lists every group of every gpu directory
- * with its key, in path order) and render each group's part with src/render; content.c keeps the
- * newest of each whole (struct top_slot). regressions.tsv keeps its rows by group between builds
- * (struct reg_state): a drop recomputes the change points of the groups under the gpu directory
- * it changed, and reuses the rest.
+ * The root's files made of every group (docs/views.md, docs/history.md): index.tsv, every run one
+ * row, its groups in the numeric order of their names (index_order), and regressions.tsv and
+ * regressions.json, every series' open change point. They walk the groups of a generation's
+ * comparisons (compare.c lists every group of every gpu directory with its key, in path order)
+ * and render each group's part with src/render; content.c keeps the newest of each whole (struct
+ * top_slot). The regressions files keep their rows by group between builds (struct reg_state): a
+ * drop recomputes the change points of the groups under the gpu directory it changed, and reuses
+ * the rest.
  */
 #include "private.h"
 
@@ -15,9 +16,10 @@
 #include <string.h>
 
 /*
- * regressions.tsv's rows as its last build found them, by group (in comparison key order), so
- * that the next build finds the change points of the groups whose stamp moved and of no other.
- * A row is a line of the file, at off in text.
+ * regressions.tsv's and regressions.json's rows as their last build found them, by group (in
+ * comparison key order), so that the next build finds the change points of the groups whose stamp
+ * moved and of no other. A row is a line of the TSV file, at off in text, and the same row as a
+ * JSON object, at json_off.
  */
 struct reg_group {
 	struct kx_digest key;
@@ -29,6 +31,7 @@ struct reg_row {
 	bool worse;
 	double change;
 	size_t off, len;
+	size_t json_off, json_len;
 };
 
 struct reg_state {
@@ -284,7 +287,7 @@ static int row_add(void *ctx, const struct kx_regression *row)
 	struct reg_build *b = ctx;
 	if (KX_GROW(b->s.rows, b->cap_rows, b->s.nrows, 64) < 0)
 		return -ENOMEM;
-	while (b->cap_text < b->s.text_len + row->len) {
+	while (b->cap_text < b->s.text_len + row->len + row->json_len) {
 		size_t cap = b->cap_text ? 2 * b->cap_text : 4096;
 		char *p = realloc(b->s.text, cap);
 		if (!p)
@@ -293,9 +296,11 @@ static int row_add(void *ctx, const struct kx_regression *row)
 		b->cap_text = cap;
 	}
 	memcpy(b->s.text + b->s.text_len, row->line, row->len);
+	memcpy(b->s.text + b->s.text_len + row->len, row->json, row->json_len);
 	b->s.rows[b->s.nrows++] = (struct reg_row){ .worse = row->worse, .change = row->change,
-						    .off = b->s.text_len, .len = row->len };
-	b->s.text_len += row->len;
+						    .off = b->s.text_len, .len = row->len,
+						    .json_off = b->s.text_len + row->len, .json_len = row->json_len };
+	b->s.text_len += row->len + row->json_len;
 	return 0;
 }
 
@@ -321,7 +326,7 @@ static int group_rows(struct kx_tree *t, struct kx_view *v, const struct reg_sta
 		for (uint32_t i = 0; i < old->len && r == 0; i++) {
 			const struct reg_row *x = &prev->rows[old->first + i];
 			struct kx_regression row = { .worse = x->worse, .change = x->change, .line = prev->text + x->off,
-						     .len = x->len };
+						     .len = x->len, .json = prev->text + x->json_off, .json_len = x->json_len };
 			r = row_add(b, &row);
 		}
 	} else {
@@ -341,12 +346,14 @@ static int row_cmp(const void *x, const void *y, void *arg)
 {
 	const char *text = arg;
 	const struct reg_row *a = x, *b = y;
-	struct kx_regression ra = { a->worse, a->change, text + a->off, a->len },
-			     rb = { b->worse, b->change, text + b->off, b->len };
+	struct kx_regression ra = { .worse = a->worse, .change = a->change, .line = text + a->off, .len = a->len },
+			     rb = { .worse = b->worse, .change = b->change, .line = text + b->off, .len = b->len };
 	return kx_regression_cmp(&ra, &rb);
 }
 
-int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+/* regressions.tsv (json false) or regressions.json of view v: the rows of every group, from the
+ * last build's where a group's stamp has not moved, in the files' order. */
+static int regressions(struct kx_tree *t, struct kx_view *v, bool json, struct kx_buf *out)
 {
 	struct cmp_data *d;
 	int r = tree_cmp_get(t, v, &d);
@@ -365,17 +372,28 @@ int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *ou
 	if (r == 0) {
 		/* the file's order, on a copy of the rows; the rows stay by group, for the next build */
 		struct reg_row *sorted = malloc((b.s.nrows ? b.s.nrows : 1) * sizeof(*sorted));
-		if (!sorted) {
+		struct kx_regression *rows = malloc((b.s.nrows ? b.s.nrows : 1) * sizeof(*rows));
+		if (!sorted || !rows) {
 			r = -ENOMEM;
 		} else {
 			if (b.s.nrows)
 				memcpy(sorted, b.s.rows, b.s.nrows * sizeof(*sorted));
 			qsort_r(sorted, b.s.nrows, sizeof(*sorted), row_cmp, b.s.text);
-			r = kx_render_regressions_header(out);
-			for (size_t i = 0; i < b.s.nrows && r == 0; i++)
-				r = kx_buf_append(out, b.s.text + sorted[i].off, sorted[i].len) < 0 ? -ENOMEM : 0;
-			free(sorted);
+			for (size_t i = 0; i < b.s.nrows; i++)
+				rows[i] = (struct kx_regression){ .worse = sorted[i].worse, .change = sorted[i].change,
+								  .line = b.s.text + sorted[i].off, .len = sorted[i].len,
+								  .json = b.s.text + sorted[i].json_off,
+								  .json_len = sorted[i].json_len };
+			if (json) {
+				r = kx_render_regressions_json(rows, b.s.nrows, out);
+			} else {
+				r = kx_render_regressions_header(out);
+				for (size_t i = 0; i < b.s.nrows && r == 0; i++)
+					r = kx_buf_append(out, rows[i].line, rows[i].len) < 0 ? -ENOMEM : 0;
+			}
 		}
+		free(rows);
+		free(sorted);
 	}
 	if (r == 0) {
 		if (b.s.ngroups)
@@ -386,4 +404,14 @@ int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *ou
 		reg_state_release(&b.s);
 	}
 	return r;
+}
+
+int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+{
+	return regressions(t, v, false, out);
+}
+
+int tree_top_regressions_json(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+{
+	return regressions(t, v, true, out);
 }

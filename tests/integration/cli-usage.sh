@@ -84,11 +84,14 @@ expect 0 "$KINDEX" --store s init
 check "init reports an empty store" contains out "0 runs"
 expect 0 "$KINDEX" --store s init
 expect 0 "$KINDEX" --store=s ls
-check "an empty store lists README benchmarks/ compare/ digests/ index.html index.tsv regressions.tsv runs/" \
-	diff <(printf 'README\nbenchmarks/\ncompare/\ndigests/\nindex.html\nindex.tsv\nregressions.tsv\nruns/\n') out
+check "an empty store lists README benchmarks/ compare/ digests/ index.html index.tsv regressions.json regressions.tsv runs/" \
+	diff <(printf 'README\nbenchmarks/\ncompare/\ndigests/\nindex.html\nindex.tsv\nregressions.json\nregressions.tsv\nruns/\n') out
 expect 0 "$KINDEX" --store=s cat index.tsv regressions.tsv
-check "an empty store's index.tsv is its header alone, regressions.tsv the rule and its header" \
-	bash -c "[ \"\$(grep -v '^# ' '$tmp/out' | cut -f1,2 | tr '\t\n' ' ;')\" = 'kernel pass;move change;' ]"
+check "an empty store's index.tsv and regressions.tsv are their headers alone" \
+	bash -c "[ \"\$(cut -f1,2 '$tmp/out' | tr '\t\n' ' ;')\" = 'kernel pass;move change_pct;' ]"
+expect 0 "$KINDEX" --store=s cat regressions.json
+check "an empty store's regressions.json: the rule, its parameters, no change point" \
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(not (j["change_points"] == [] and j["rule"] and j["parameters"]["confirm"] == 5))' "$tmp/out"
 expect 0 "$KINDEX" -q --store s verify
 check "-q: verify of an empty store prints nothing" test ! -s out
 expect 0 "$KINDEX" --store s verify

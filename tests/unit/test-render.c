@@ -906,18 +906,20 @@ static void compare_pages(void)
 /* The rows kx_render_group_regressions gives, copied. */
 struct rows {
 	struct kx_regression v[8];
-	char text[8][512];
+	char text[8][512], json[8][1024];
 	size_t n;
 };
 
 static int collect_row(void *ctx, const struct kx_regression *row)
 {
 	struct rows *x = ctx;
-	if (x->n == 8 || row->len >= sizeof(x->text[0]))
+	if (x->n == 8 || row->len >= sizeof(x->text[0]) || row->json_len >= sizeof(x->json[0]))
 		return -ENOSPC;
 	memcpy(x->text[x->n], row->line, row->len);
+	memcpy(x->json[x->n], row->json, row->json_len);
 	x->v[x->n] = *row;
 	x->v[x->n].line = x->text[x->n];
+	x->v[x->n].json = x->json[x->n];
 	x->n++;
 	return 0;
 }
@@ -962,10 +964,14 @@ static void history_and_index(void)
 			rows.v[j - 1] = t;
 		}
 #define STARTS(s, lit) (strncmp((s), lit, sizeof(lit) - 1) == 0)
-	ok(rows.n == 3 && STARTS(rows.v[0].line, "regression\t0.3") && strstr(rows.v[0].line, "\tccc\t") &&
-		   STARTS(rows.v[1].line, "regression\t0.1") && strstr(rows.v[1].line, "\taaa\t") &&
-		   STARTS(rows.v[2].line, "improvement\t-0.19") && strstr(rows.v[2].line, "\tbbb\t"),
-	   "worst first: +30 %%, +10 %%, then the -20 %% improvement (placed a result early: -19.9 %%)");
+	if (!ok(rows.n == 3 && STARTS(rows.v[0].line, "regression\t30.00\t0.0003330\t100\t130\tms\t") &&
+			strstr(rows.v[0].line, "\tccc\t") && STARTS(rows.v[1].line, "regression\t10.00\t") &&
+			strstr(rows.v[1].line, "\taaa\t") && STARTS(rows.v[2].line, "improvement\t-19.92\t") &&
+			strstr(rows.v[2].line, "\tbbb\t"),
+	   "worst first: +30 %%, +10 %%, then the -20 %% improvement (placed a result early: -19.9 %%); "
+	   "change_pct and p to 4 significant digits"))
+		for (size_t i = 0; i < rows.n; i++)
+			diag("row %zu: %.*s", i, (int)rows.v[i].len, rows.v[i].line);
 	if (!ok(rows.n == 3 && strstr(rows.v[0].line, "\t5\trms_norm\tforward\tnvidia-h100\th4096\tbenchmarks/rms_norm/forward/nvidia-h100/h4096\n"),
 		"a row names the segment's 5 results and the group"))
 		diag("the row: %.*s", rows.n ? (int)rows.v[0].len : 0, rows.n ? rows.v[0].line : "");
@@ -975,10 +981,28 @@ static void history_and_index(void)
 	ok(kx_render_group_file(&g, KX_GF_HISTORY_JSON, &b) == 0 && kx_json_parse(a, b.ptr, b.len, 0, &doc, NULL, &e) == 0,
 	   "history.json renders and parses");
 	const struct kx_json *sv = doc ? kx_json_get(doc, "series") : NULL;
-	const struct kx_json *changes = sv && sv->arr.len == 3 ? kx_json_get(sv->arr.v[2], "changes") : NULL;
+	const struct kx_json *changes = sv && sv->arr.len == 3 ? kx_json_get(sv->arr.v[2], "change_points") : NULL;
 	ok(changes && changes->arr.len == 1 && kx_json_get(changes->arr.v[0], "n")->number == 11 &&
-		   strcmp(kx_json_get_string(changes->arr.v[0], "move"), "regression") == 0,
-	   "history.json: ccc's one change point, a regression at its 11th result");
+		   strcmp(kx_json_get_string(changes->arr.v[0], "move"), "regression") == 0 &&
+		   kx_json_get(changes->arr.v[0], "change_pct") &&
+		   kx_json_get(changes->arr.v[0], "change_pct")->number > 29.99 &&
+		   kx_json_get(changes->arr.v[0], "change_pct")->number < 30.01 && kx_json_get(changes->arr.v[0], "observed_at"),
+	   "history.json: ccc's one change point, a regression at its 11th result, change_pct 30, observed_at");
+	ok(doc && kx_json_get(doc, "rule") && kx_json_get(doc, "rule")->type == KX_JSON_ARRAY &&
+		   kx_json_get(doc, "parameters") && kx_json_get(kx_json_get(doc, "parameters"), "min_move") &&
+		   kx_json_get_string(doc, "group") && !kx_json_get(doc, "comparisonKey") && kx_json_get(doc, "comparison_key"),
+	   "history.json: the rule, its parameters, snake_case keys (comparison_key, group)");
+	kx_buf_reset(&b);
+	ok(kx_render_regressions_json(rows.v, rows.n, &b) == 0, "regressions.json renders");
+	struct kx_json *rj = NULL;
+	const struct kx_json *cps = kx_json_parse(a, b.ptr, b.len, 0, &rj, NULL, &e) == 0 ? kx_json_get(rj, "change_points") : NULL;
+	ok(cps && cps->arr.len == 3 && strcmp(kx_json_get_string(cps->arr.v[0], "implementation"), "ccc") == 0 &&
+		   kx_json_get(cps->arr.v[2], "change_pct")->number < -19.91 &&
+		   kx_json_get(cps->arr.v[2], "change_pct")->number > -19.93 &&
+		   kx_json_get(cps->arr.v[2], "change_pct")->number != -19.92 &&
+		   kx_json_get(cps->arr.v[0], "results")->number == 5 && kx_json_get(cps->arr.v[0], "was")->type == KX_JSON_NULL &&
+		   strcmp(kx_json_get_string(cps->arr.v[0], "group"), g.path) == 0 && kx_json_get(rj, "rule"),
+	   "regressions.json: the rule and the rows in the file's order, change_pct at full precision, was null");
 	kx_buf_reset(&b);
 	ok(kx_render_group_file(&g, KX_GF_HISTORY_SVG, &b) == 0 && strstr(b.ptr, ">regression +30.0 %<") &&
 		   strstr(b.ptr, ">improvement -19.9 %<"),
