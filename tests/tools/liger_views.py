@@ -11,7 +11,7 @@ usage: liger_views.py CSV... VIEW [ARGS]
 VIEW is one of
   ranking                    every group: its current runs in rank order, then superseded runs
   index                      the rows of /index.tsv (without shortid and path, which need digests;
-                             a column 'key' names each row: kernel/pass/gpu/workload/impl/observedAt)
+                             a column 'key' names each row: kernel/pass/gpu/workload/implementation/observed_at)
   sweep KERNEL PASS GPU      the rows of benchmarks/KERNEL/PASS/GPU/sweep.tsv
   gpus KERNEL PASS           the rows of benchmarks/KERNEL/PASS/gpus.tsv
   compare CAND BASE [--gpu GPU]  compare/CAND..BASE/summary.tsv, or its GPU.tsv
@@ -20,7 +20,9 @@ VIEW is one of
   mixed                      counts of the mixed rows of compare/, gpus.tsv and sweep.tsv, and of
                              the current runs the first CSV has no run of (group and implementation)
 
-It prints TSV with a header line; numbers at full precision. Workloads are named by their base
+It prints TSV with a header line, the names of docs/views.md's vocabulary; numbers at full
+precision (vs_best to 4 significant digits, as the views), an empty field where a value is
+missing or does not apply. Workloads are named by their base
 slug: the `~<8 hex>` suffix needs the workload digest, so groups are identified by kernel, pass,
 gpu and parameters, and a line '# same base slug: ...' on standard error says where two workloads
 share one. Runs that tie on median and observedAt are ordered by digest in the tree; the oracle
