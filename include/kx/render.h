@@ -212,8 +212,9 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out);
 
 /*
  * /index.tsv (docs/views.md): a header with a column "p.<name>" for each of names[0..n) (every
- * workload parameter name of the tree, in byte order), then each group's rows, the groups in path
- * order. kx_render_param_names: a workload document's parameter names, to fn in byte order.
+ * workload parameter name of the tree, in byte order), then each group's rows, the groups in the
+ * numeric order of their names (the tree orders them: src/tree/top.c). kx_render_param_names: a
+ * workload document's parameter names, to fn in byte order.
  */
 int kx_render_param_names(const struct kx_json *workload_doc, int (*fn)(void *ctx, const char *name), void *ctx);
 int kx_render_index_header(const char *const *names, size_t n, struct kx_buf *out);

@@ -112,8 +112,8 @@ int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx,
 /*
  * A series (docs/history.md): one implementation's passed runs with a value in a group, in time
  * order (observedAt, then the digest), and their change points. render_each_series gives fn each
- * series of group g, implementations in byte order; stops at fn's first negative return, which it
- * returns. The arrays are valid during the call.
+ * series of group g, implementations in name order (kx_name_cmp); stops at fn's first negative
+ * return, which it returns. The arrays are valid during the call.
  */
 struct render_series {
 	const struct kx_group_view *g;
