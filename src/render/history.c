@@ -118,6 +118,18 @@ static int change_cells(const struct kx_run_rec *x, const struct kx_change *cp, 
 	return 0;
 }
 
+/* A change point's keys in history.json and regressions.json, the cells change_cells writes at
+ * full precision: move, change_pct, p, and the medians before and after in the unit of run x. */
+static void change_json(struct kx_arena *a, struct kx_json *o, const struct kx_run_rec *x, const struct kx_change *cp)
+{
+	kx_json_set_string(a, o, "move", cp->worse ? "regression" : "improvement");
+	kx_json_set_number(a, o, "change_pct", 100 * cp->change);
+	kx_json_set_number(a, o, "p", cp->p);
+	kx_json_set_number(a, o, "before", in_unit(x, cp->before));
+	kx_json_set_number(a, o, "after", in_unit(x, cp->after));
+	kx_json_set_string(a, o, "unit", x->unit);
+}
+
 /* The rule and its parameters, as history.json and regressions.json give them: "rule", its text
  * a string per line (kx_changepoint_rule, docs/history.md), and "parameters". */
 static int rule_json(struct kx_arena *a, struct kx_json *root)
@@ -220,12 +232,7 @@ static int series_json(void *ctx, const struct render_series *s)
 			kx_json_set_number(a, c, "n", (double)(i + 1));
 			kx_time_format(x->observed_ns, when);
 			kx_json_set_string(a, c, "observed_at", when);
-			kx_json_set_string(a, c, "move", cp->worse ? "regression" : "improvement");
-			kx_json_set_number(a, c, "change_pct", 100 * cp->change);
-			kx_json_set_number(a, c, "p", cp->p);
-			kx_json_set_number(a, c, "before", in_unit(x, cp->before));
-			kx_json_set_number(a, c, "after", in_unit(x, cp->after));
-			kx_json_set_string(a, c, "unit", x->unit);
+			change_json(a, c, x, cp);
 			kx_json_set_number(a, c, "earlier_results", (double)cp->n_before);
 			kx_json_append(a, changes, c);
 		}
@@ -311,12 +318,7 @@ static int regression_json(struct regressions *x, const struct render_series *s,
 	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
 	if (!o)
 		return -ENOMEM;
-	kx_json_set_string(a, o, "move", cp->worse ? "regression" : "improvement");
-	kx_json_set_number(a, o, "change_pct", 100 * cp->change);
-	kx_json_set_number(a, o, "p", cp->p);
-	kx_json_set_number(a, o, "before", in_unit(at, cp->before));
-	kx_json_set_number(a, o, "after", in_unit(at, cp->after));
-	kx_json_set_string(a, o, "unit", c->unit);
+	change_json(a, o, at, cp);
 	kx_json_set_string(a, o, "implementation", s->impl);
 	kx_json_set_string(a, o, "since", c->when);
 	kx_json_set(a, o, "version", string_or_null(a, at->version));
