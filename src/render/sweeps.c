@@ -360,24 +360,40 @@ int render_sweeps(const struct kx_bench_group *g, size_t n, int (*fn)(void *ctx,
 	return r < 0 ? r : 0;
 }
 
+/* An implementation's runs in one sweep, together (sweep_tsv_rows). */
+struct impl_span {
+	const struct kx_run_rec *run; /* one of them: its impl names them */
+	struct span sp;
+};
+
 /* sweep.tsv's rows of one sweep; a row is mixed when its implementation's runs in the sweep are */
 static int sweep_tsv_rows(void *ctx, const struct sweep *s)
 {
 	struct kx_buf *out = ctx;
-	int r = 0;
+	/* each implementation's span, once: a sweep holds a few implementations, each at many points */
+	struct impl_span *is = malloc((s->len ? s->len : 1) * sizeof(*is));
+	size_t nis = 0, *of = malloc((s->len ? s->len : 1) * sizeof(*of));
+	int r = is && of ? 0 : -ENOMEM;
+	for (size_t i = 0; i < s->len && r >= 0; i++) {
+		size_t k = 0;
+		while (k < nis && impl_cmp(is[k].run, s->points[i].run) != 0)
+			k++;
+		if (k == nis)
+			is[nis++] = (struct impl_span){ .run = s->points[i].run };
+		span_add(&is[k].sp, s->points[i].run);
+		of[i] = k;
+	}
 	for (size_t i = 0; i < s->len && r >= 0; i++) {
 		const struct sweep_point *x = &s->points[i];
-		struct span sp = { 0 };
-		for (size_t k = 0; k < s->len; k++)
-			if (impl_cmp(s->points[k].run, x->run) == 0)
-				span_add(&sp, s->points[k].run);
 		if ((r = render_tsv_text(out, s->axis)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0 &&
 		    (r = render_tsv_text(out, x->value)) >= 0 &&
 		    (r = kx_buf_putc(out, '\t')) >= 0 && (r = render_tsv_text(out, s->fixed)) >= 0)
 			r = kx_buf_printf(out, "\t%s\t%s", x->workload_dir, x->run->impl);
 		if (r >= 0)
-			r = value_cells(out, x->run, span_mixed(&sp));
+			r = value_cells(out, x->run, span_mixed(&is[of[i]].sp));
 	}
+	free(is);
+	free(of);
 	return r;
 }
 
