@@ -32,6 +32,7 @@ enum kx_group_file {
 	KX_GF_HISTORY_JSON,
 	KX_GF_RANKING_SVG,
 	KX_GF_HISTORY_SVG,
+	KX_GF_CHANGES_TSV, /* the steps of every series (docs/views.md) */
 	KX_GF_INDEX_HTML, /* rendered by the tree, which lists the directory (src/tree/html.c) */
 	KX_GF_SHA256SUMS, /* last: it lists the files before it */
 	KX_GF__COUNT,
@@ -82,7 +83,7 @@ struct kx_group_view {
 	struct kx_json *workload_doc; /* when stored, else NULL */
 };
 
-/* ranking.tsv, ranking.json, GROUP.json, history.tsv, history.json, ranking.svg, history.svg (not
+/* ranking.tsv, ranking.json, GROUP.json, history.tsv, history.json, ranking.svg, history.svg, changes.tsv (not
  * SHA256SUMS, index.html). */
 int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, struct kx_buf *out);
 
@@ -243,6 +244,15 @@ int kx_render_group_regressions(const struct kx_group_view *g,
 int kx_render_regressions_json(const struct kx_regression *rows, size_t n, struct kx_buf *out);
 /* Regressions first, each kind by the size of the move, largest first; then by the line's bytes. */
 int kx_regression_cmp(const struct kx_regression *a, const struct kx_regression *b);
+
+/*
+ * /changes.tsv and a group's changes.tsv (docs/views.md, "changes.tsv — steps"): every step of
+ * every series, two consecutive runs of one implementation in a group. The header, then each
+ * group's rows (kx_render_group_changes: a line per step, series in render order, each in time
+ * order), the groups in tree order; a group's own changes.tsv is the header and its rows.
+ */
+int kx_render_changes_header(struct kx_buf *out);
+int kx_render_group_changes(const struct kx_group_view *g, struct kx_buf *out);
 
 struct kx_readme_info {
 	const char *store_path;

@@ -7,6 +7,7 @@
  *     compare.c  /compare/'s <gpu>.tsv and summary.tsv, and the rules of a ratio and of mixed
  *     sweeps.c   the benchmark directories' files: their names, gpus.tsv, sweep.tsv and its sweeps
  *     history.c  a group's series and change points: history.tsv, history.json, /regressions.tsv
+ *     steps.c    the steps of a group's series: changes.tsv, and the rows of /changes.tsv
  *     index.c    /index.tsv: its header and a group's rows; the cells it shares with ranking.tsv
  *     svg.c      the pictures: ranking.svg, history.svg, sweep.svg
  *     html.c     index.html, the page of a directory
@@ -129,6 +130,11 @@ int render_each_series(const struct kx_group_view *g, int (*fn)(void *ctx, const
 /* history.tsv and history.json of a group */
 int render_history_tsv(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_json(const struct kx_group_view *g, struct kx_buf *out);
+
+/* ---- steps.c ---------------------------------------------------------------------------------- */
+
+/* changes.tsv of a group: the header and its steps (kx_render_group_changes) */
+int render_changes_tsv(const struct kx_group_view *g, struct kx_buf *out);
 
 /* ---- index.c: and the public kx_render_index_* (kx/render.h) ---------------------------------- */
 

@@ -19,7 +19,7 @@ static const char *const run_files[KX_RF__COUNT] = {
 };
 static const char *const group_files[KX_GF__COUNT] = {
 	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "history.json",
-	"ranking.svg", "history.svg", "index.html", "SHA256SUMS",
+	"ranking.svg", "history.svg", "changes.tsv", "index.html", "SHA256SUMS",
 };
 
 const char *kx_run_file_name(enum kx_run_file f)
@@ -518,6 +518,8 @@ int kx_render_group_file(const struct kx_group_view *g, enum kx_group_file f, st
 		return render_history_json(g, out);
 	if (f == KX_GF_HISTORY_SVG)
 		return render_history_svg(g, out);
+	if (f == KX_GF_CHANGES_TSV)
+		return render_changes_tsv(g, out);
 	if (f != KX_GF_RANKING_JSON && f != KX_GF_GROUP_JSON)
 		return -ENOENT;
 	struct kx_arena *a = kx_arena_new();
@@ -556,7 +558,7 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"\n"
 		"benchmarks/<kernel>/<pass>/<gpu>/<workload>/   one comparison group, ranked\n"
 		"    ranking.tsv ranking.json GROUP.json history.tsv history.json ranking.svg history.svg\n"
-		"    index.html SHA256SUMS\n"
+		"    changes.tsv index.html SHA256SUMS\n"
 		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
 		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
 		"    superseded-<implementation>-<short id>/  an older run of an implementation (its newest is ranked)\n"
@@ -569,6 +571,7 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"                                            served by any HTTP server over the mount\n"
 		"index.tsv                                   every run, one row: a column per workload parameter\n"
 		"regressions.tsv regressions.json            every series' open change point, regressions first\n"
+		"changes.tsv                                 every step of every series: two consecutive runs, the change\n"
 		"runs/<short id>/                            the same files at a path that never moves\n"
 		"digests/sha256/<hex>.json                   every document by digest (sha256sum of the file = its name)\n"
 		"inbox/                                      drop manifests here to add runs (when mounted read-write)\n"

@@ -27,7 +27,7 @@ RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
 GROUP_FILES = {"GROUP.json", "SHA256SUMS", "ranking.json", "ranking.tsv", "history.tsv", "history.json", "ranking.svg",
-               "history.svg", "index.html"}
+               "history.svg", "changes.tsv", "index.html"}
 # of every benchmark directory, a pass directory, a gpu directory (docs/views.md)
 BENCH_FILES = {"index.html", "gpus.tsv", "sweep.tsv", "sweep.svg"}
 SWEEP_HEADER = "axis\taxis_value\tfixed\tworkload\timplementation\tmedian\tp20\tp80\tunit\tversion\tobserved_at\tmixed"

@@ -175,7 +175,7 @@ RANKDIR = re.compile(r"^(\d+|superseded|failed)-(.+)-([0-9a-f]{12,64})$")
 RESERVED_WORDS = ["benchmarks", "compare", "digests", "runs", "inbox", "sha256", "attestations", "artifacts",
                   "signatures", "index.html", "index.tsv", "gpus.tsv", "sweep.tsv", "sweep.svg", "ranking.tsv",
                   "ranking.json", "ranking.svg", "history.tsv", "history.json", "history.svg", "summary.txt",
-                  "summary.tsv", "regressions.tsv", "manifest.json", "run.json", "x.cff", "y.csv", "README",
+                  "summary.tsv", "regressions.tsv", "changes.tsv", "manifest.json", "run.json", "x.cff", "y.csv", "README",
                   "SHA256SUMS", "DIGESTS", "GROUP.json", "CITATION.cff"]
 IMPL_NAMES = (["ライガー", "カーネル", "café", "Café", "CAFÉ", "cafe", "Liger", "liger", "LIGER", "liger-kernel",
                "Liger Kernel", "a/b", "a-b", "a_b", "/", ".", "..", "...", "a..b", "b..c", "a.b", "a", "c", ".hidden",
