@@ -64,7 +64,7 @@ enum kx_node_type {
 	KX_NODE_REGRESSIONS = 21,  /* /regressions.tsv and .json: every series' open change point
 				    * (file = enum kx_regressions_file) */
 	KX_NODE_HTML = 22,         /* index.html of the root, benchmarks/ or compare/: file = enum kx_html_file */
-	/* 23: free, for the tree's node types to come */
+	KX_NODE_CHANGES = 23,      /* /changes.tsv: every step of every series */
 	KX_NODE__FS = 24,      /* 24..31 belong to the daemon: 24 numbers the inbox's files, */
 	KX_NODE__VERSION = 31, /* 31 the versions of the files whose bytes change (src/fs/versions.c) */
 };
@@ -98,7 +98,7 @@ static inline uint64_t kx_ino_of(unsigned type, unsigned file)
 	return (uint64_t)type << KX_INO_TYPE_SHIFT | ((uint64_t)file & KX_INO_FILE_MASK) << KX_INO_FILE_SHIFT;
 }
 
-_Static_assert(KX_NODE_HTML < KX_NODE__FS, "the tree's node types stay below the daemon's");
+_Static_assert(KX_NODE_HTML < KX_NODE__FS && KX_NODE_CHANGES < KX_NODE__FS, "the tree's node types stay below the daemon's");
 _Static_assert(KX_NODE__VERSION > KX_NODE__FS && KX_NODE__VERSION < 32, "a type is 5 bits, the daemon's distinct");
 _Static_assert(KX_RF__COUNT <= 16 && KX_GF__COUNT <= 16, "a run's or a group's file is 4 bits");
 
@@ -183,7 +183,7 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, struct kx_attr *ret);
 
 /*
- * Versioned files: the README, index.tsv, regressions.tsv, the files that follow a group's ranks (its ranking.tsv,
+ * Versioned files: the README, index.tsv, regressions.tsv, changes.tsv, the files that follow a group's ranks (its ranking.tsv,
  * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
  * the benchmark directories' gpus.tsv and sweep.tsv and the files of compare/ change content when
  * runs are added; no other file does (but for the rare late document, which changes some files of

@@ -683,6 +683,7 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 					  { KX_NODE_HTML, KX_HTML_BENCHMARKS, KX_INVAL_DATA },
 					  { KX_NODE_INDEX, 0, KX_INVAL_DATA },      { KX_NODE_REGRESSIONS, 0, KX_INVAL_DATA },
 					  { KX_NODE_REGRESSIONS, KX_REG_JSON, KX_INVAL_DATA },
+					  { KX_NODE_CHANGES, 0, KX_INVAL_DATA },
 					  { KX_NODE_BENCHMARKS, 0, KX_INVAL_DATA }, { KX_NODE_RUNS, 0, KX_INVAL_DATA },
 					  { KX_NODE_DIGESTS, 0, KX_INVAL_ATTR },    { KX_NODE_DIGESTS_SHA, 0, KX_INVAL_DATA } };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(top) && r == 0; i++) {

@@ -134,6 +134,7 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	case KX_NODE_README:
 	case KX_NODE_INDEX:
 	case KX_NODE_REGRESSIONS:
+	case KX_NODE_CHANGES:
 	case KX_NODE_HTML:
 		if (n->file == KX_HTML_COMPARE) { /* compare/'s mtime, as its directory's (node.c) */
 			r = tree_compare_attr(t, v, &(struct kx_node){ .type = KX_NODE_COMPARE }, ret_stamp, &runs);
@@ -242,6 +243,8 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		return tree_top_index(t, v, out);
 	case KX_NODE_REGRESSIONS:
 		return n->file == KX_REG_JSON ? tree_top_regressions_json(t, v, out) : tree_top_regressions(t, v, out);
+	case KX_NODE_CHANGES:
+		return tree_top_changes(t, v, out);
 	case KX_NODE_HTML:
 	case KX_NODE_COMPARE_FILE: {
 		struct kx_node dir;
@@ -343,6 +346,7 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 		return read_run(t, v, n, stamp, ret);
 	int top = n->type == KX_NODE_INDEX ? TOP_INDEX
 		  : n->type == KX_NODE_REGRESSIONS ? (n->file == KX_REG_JSON ? TOP_REGRESSIONS_JSON : TOP_REGRESSIONS)
+		  : n->type == KX_NODE_CHANGES	   ? TOP_CHANGES
 						   : -1;
 	if (top >= 0) {
 		/* one builder at a time; the others wait for what it keeps (struct top_slot) */
@@ -385,6 +389,7 @@ int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 bool kx_node_versioned(const struct kx_node *n)
 {
 	return n->type == KX_NODE_README || n->type == KX_NODE_INDEX || n->type == KX_NODE_REGRESSIONS ||
+	       n->type == KX_NODE_CHANGES ||
 	       n->type == KX_NODE_HTML || n->type == KX_NODE_GROUP_FILE ||
 	       n->type == KX_NODE_BENCH_FILE || n->type == KX_NODE_COMPARE_FILE ||
 	       ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) &&

@@ -25,6 +25,7 @@ uint64_t kx_tree_ino(const struct kx_node *n)
 	case KX_NODE_README:
 	case KX_NODE_INDEX:
 	case KX_NODE_REGRESSIONS:
+	case KX_NODE_CHANGES:
 	case KX_NODE_HTML:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:

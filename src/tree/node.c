@@ -28,6 +28,7 @@ static const struct {
 	uint8_t type, file;
 } root_entries[] = { { "README", KX_NODE_README, 0 },
 		     { "benchmarks", KX_NODE_BENCHMARKS, 0 },
+		     { "changes.tsv", KX_NODE_CHANGES, 0 },
 		     { "compare", KX_NODE_COMPARE, 0 },
 		     { "digests", KX_NODE_DIGESTS, 0 },
 		     { "index.html", KX_NODE_HTML, KX_HTML_ROOT },
@@ -231,6 +232,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		break;
 	case KX_NODE_README:
 	case KX_NODE_INDEX:
+	case KX_NODE_CHANGES:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:
 	case KX_NODE_DIGESTS:
@@ -319,6 +321,7 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 	case KX_NODE_README:
 	case KX_NODE_INDEX:
 	case KX_NODE_REGRESSIONS:
+	case KX_NODE_CHANGES:
 	case KX_NODE_BENCHMARKS:
 	case KX_NODE_RUNS:
 	case KX_NODE_DIGESTS:
@@ -513,6 +516,7 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	case KX_NODE_HTML: /* the root's page, benchmarks/' or compare/' (the same name) */
 	case KX_NODE_INDEX:
 	case KX_NODE_REGRESSIONS:
+	case KX_NODE_CHANGES:
 		for (size_t i = 0; i < KX_ARRAY_SIZE(root_entries); i++)
 			if (root_entries[i].type == n->type &&
 			    (n->type != KX_NODE_REGRESSIONS || root_entries[i].file == n->file))

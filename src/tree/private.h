@@ -17,7 +17,7 @@
  *     run.c      run views (runv), a group's render view, a run directory's files, a run's path
  *     node.c     the namespace: lookup, resolve, inode to node, parent, readdir, a file's name
  *     html.c     index.html of a directory, made from its listing
- *     top.c      index.tsv, regressions.tsv and .json, and their rows kept between builds
+ *     top.c      index.tsv, regressions.tsv and .json, changes.tsv, and their rows kept between builds
  *     content.c  a file's stamp, bytes and size, SHA256SUMS
  *     attr.c     getattr and the xattrs
  *     tree.c     the tree's lifetime (kx_tree_new, kx_tree_free) and README's health lines
@@ -56,16 +56,16 @@
 #define CMP_SLOTS 2 /* generations of comparisons kept: the newest two asked for (compare.c) */
 
 /*
- * The root's files made of every group (top.c): index.tsv, regressions.tsv and .json. The newest
- * rendered version of each is held here whatever its size — the content cache keeps nothing
- * larger than a quarter of its bound, and index.tsv of 100,000 runs is 33 MB, which every read of
- * a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it,
+ * The root's files made of every group (top.c): index.tsv, regressions.tsv and .json, changes.tsv.
+ * The newest rendered version of each is held here whatever its size — the content cache keeps
+ * nothing larger than a quarter of its bound, and index.tsv of 100,000 runs is 33 MB, which every
+ * read of a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it,
  * or until TOP_IDLE_PUTS other files have been rendered since it was last read: a walk that
  * stats it (`ls -lR`, `rsync`) then goes on without holding it. Its reader reads it within
  * microseconds a piece, and the kernel's page cache keeps what was read (keep_cache). The slots
  * are cache.c's (tree_top_get, tree_top_keep), beside the content cache.
  */
-enum { TOP_INDEX, TOP_REGRESSIONS, TOP_REGRESSIONS_JSON, TOP__COUNT };
+enum { TOP_INDEX, TOP_REGRESSIONS, TOP_REGRESSIONS_JSON, TOP_CHANGES, TOP__COUNT };
 #define TOP_IDLE_PUTS 4096
 
 struct top_slot {
@@ -114,9 +114,10 @@ struct kx_tree {
 	pthread_mutex_t cmp_lock;   /* held while a generation's comparisons are built */
 	struct cmp_data *cmp[CMP_SLOTS];
 	/* top.c */
-	pthread_mutex_t top_lock;   /* held while a file of top.c is built (content.c), and for the two below */
+	pthread_mutex_t top_lock;   /* held while a file of top.c is built (content.c), and for the three below */
 	struct reg_state *reg;      /* regressions.tsv's rows by group, from its last build (NULL: none yet) */
-	struct index_state *index;  /* index.tsv's likewise */
+	struct rows_state *index;   /* index.tsv's likewise */
+	struct rows_state *changes; /* changes.tsv's likewise */
 	/* tree.c */
 	pthread_mutex_t health_lock; /* the two below (kx_tree_set_health) */
 	char *health;
@@ -607,10 +608,11 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 
 /* ---- top.c --------------------------------------------------------------------------------- */
 
-/* index.tsv, regressions.tsv and regressions.json of view v; under t->top_lock. */
+/* index.tsv, regressions.tsv, regressions.json and changes.tsv of view v; under t->top_lock. */
 int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 int tree_top_regressions_json(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
+int tree_top_changes(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 
 /* Free the rows the last builds kept (kx_tree_free). */
 void tree_top_release(struct kx_tree *t);

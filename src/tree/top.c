@@ -7,7 +7,8 @@
  * and render each group's part with src/render; content.c keeps the newest of each whole (struct
  * top_slot). The regressions files keep their rows by group between builds (struct reg_state): a
  * drop recomputes the change points of the groups under the gpu directory it changed, and reuses
- * the rest.
+ * the rest. changes.tsv, every step of every series, is in tree order (names in numeric order)
+ * and copies the rows of the groups a drop did not touch, as index.tsv does (struct rows_state).
  */
 #include "private.h"
 
@@ -44,26 +45,27 @@ struct reg_state {
 };
 
 /*
- * index.tsv's rows by group as its last build wrote them (in comparison key order): where
- * each group's rows lie in the content of that build's generation (its top slot, while it is
- * still kept), and the parameter names that were its columns. The next build copies the rows of a
- * group whose stamp has not moved, if the columns are the same.
+ * index.tsv's or changes.tsv's rows by group as its last build wrote them (in comparison key
+ * order): where each group's rows lie in the content of that build's generation (its top slot,
+ * while it is still kept), and for index.tsv the parameter names that were its columns. The next
+ * build copies the rows of a group whose stamp has not moved (and for index.tsv, if the columns
+ * are the same).
  */
-struct index_group {
+struct rows_group {
 	struct kx_digest key;
 	int64_t stamp;
 	size_t off, len;
 };
 
-struct index_state {
+struct rows_state {
 	int64_t generation;
-	struct index_group *groups;
+	struct rows_group *groups;
 	size_t ngroups;
 	char **names;
 	size_t nnames;
 };
 
-/* Free what a reg_state or an index_state holds, and empty it. */
+/* Free what a reg_state or a rows_state holds, and empty it. */
 static void reg_state_release(struct reg_state *s)
 {
 	if (!s)
@@ -74,7 +76,7 @@ static void reg_state_release(struct reg_state *s)
 	*s = (struct reg_state){ 0 };
 }
 
-static void index_state_release(struct index_state *s)
+static void rows_state_release(struct rows_state *s)
 {
 	if (!s)
 		return;
@@ -82,19 +84,21 @@ static void index_state_release(struct index_state *s)
 		free(s->names[i]);
 	free(s->names);
 	free(s->groups);
-	*s = (struct index_state){ 0 };
+	*s = (struct rows_state){ 0 };
 }
 
 /* What the last builds kept (kx_tree_free). */
 void tree_top_release(struct kx_tree *t)
 {
 	reg_state_release(t->reg);
-	index_state_release(t->index);
+	rows_state_release(t->index);
+	rows_state_release(t->changes);
 	free(t->reg);
 	free(t->index);
+	free(t->changes);
 }
 
-/* ---- index.tsv -------------------------------------------------------------------------------- */
+/* ---- index.tsv and changes.tsv: the rows of every group in tree order -------------------------------------------------------------------------------- */
 
 struct names {
 	char **v;
@@ -131,14 +135,14 @@ static void names_settle(struct names *x)
 	x->n = k;
 }
 
-/* The comparison key first: index_group's and reg_group's order. */
+/* The comparison key first: rows_group's and reg_group's order. */
 static int key_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, KX_DIGEST_LEN);
 }
 
 /*
- * index.tsv's order: the groups of d by kernel, pass, gpu and workload directory name, each
+ * Tree order: the groups of d by kernel, pass, gpu and workload directory name, each
  * compared as people read names (kx_name_cmp: n1024 < n2048 < n16384), not byte by byte as d
  * holds them. Into order[0..d->ngroups).
  */
@@ -177,48 +181,125 @@ static int index_order(const struct cmp_data *d, uint32_t *order)
 	return 0;
 }
 
-/* Group i of d's rows in the previous build, if its stamp has not moved since and that build's
- * bytes are at hand. */
-static const struct index_group *index_prev(const struct index_state *prev, const struct kx_content *prevc,
-					    const struct kx_digest *key, int64_t stamp)
+/* A group's rows in the previous build, if its stamp has not moved since and that build's bytes
+ * are at hand. */
+static const struct rows_group *rows_prev(const struct rows_state *prev, const struct kx_content *prevc,
+					  const struct kx_digest *key, int64_t stamp)
 {
-	const struct index_group *g = prevc && prev->ngroups ? bsearch(key, prev->groups, prev->ngroups,
-								       sizeof(*prev->groups), key_cmp)
-							     : NULL;
+	const struct rows_group *g = prevc && prev->ngroups ? bsearch(key, prev->groups, prev->ngroups,
+								      sizeof(*prev->groups), key_cmp)
+							    : NULL;
 	return g && g->stamp == stamp && g->off + g->len <= prevc->len ? g : NULL;
+}
+
+/*
+ * One build of index.tsv or changes.tsv: the generation's comparisons (d), the state its last
+ * build left (prev, and the bytes it wrote, prevc) and the one this build leaves (next), the
+ * groups of d in tree order, each group's stamp (its gpu directory's) and its rows in prevc where
+ * they can be copied (old, NULL where not).
+ */
+struct rows_build {
+	struct cmp_data *d;
+	struct rows_state *prev, next;
+	const struct kx_content *prevc;
+	uint32_t *order;
+	int64_t *stamps;
+	const struct rows_group **old;
+};
+
+/* Begin a build of the top file `top`, whose state is *state (t->index or t->changes). */
+static int rows_begin(struct kx_tree *t, struct kx_view *v, struct rows_state **state, int top, struct rows_build *b)
+{
+	*b = (struct rows_build){ .next.generation = v ? (int64_t)kx_view_generation(v) : 0 };
+	int r = tree_cmp_get(t, v, &b->d);
+	if (r < 0)
+		return r;
+	/* t->top_lock is held (content.c): the state is this build's alone */
+	if (!*state && !(*state = calloc(1, sizeof(**state))))
+		return -ENOMEM;
+	b->prev = *state;
+	b->prevc = b->prev->ngroups ? tree_top_get(t, top, b->prev->generation) : NULL;
+	const struct cmp_data *d = b->d;
+	size_t n = d->ngroups ? d->ngroups : 1;
+	b->order = malloc(n * sizeof(*b->order));
+	b->stamps = malloc(n * sizeof(*b->stamps));
+	b->old = calloc(n, sizeof(*b->old));
+	if (!b->order || !b->stamps || !b->old)
+		return -ENOMEM;
+	for (size_t k = 0; k < d->ndirs; k++)
+		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len; i++) {
+			b->stamps[i] = d->dirs[k].mtime;
+			b->old[i] = rows_prev(b->prev, b->prevc, &d->keys[i], b->stamps[i]);
+		}
+	return index_order(d, b->order);
+}
+
+/* Every group's rows into out in tree order, each group's place kept in b->next: copied from the
+ * previous build where b->old has them and reuse allows, written by fn otherwise. */
+static int rows_write(struct kx_tree *t, struct kx_view *v, struct rows_build *b, bool reuse,
+		      int (*fn)(const struct kx_group_view *g, void *ctx, struct kx_buf *out), void *ctx,
+		      struct kx_buf *out)
+{
+	size_t cap = 0;
+	int r = 0;
+	for (size_t o = 0; o < b->d->ngroups && r == 0; o++) {
+		size_t i = b->order[o];
+		if (KX_GROW(b->next.groups, cap, b->next.ngroups, 256) < 0)
+			return -ENOMEM;
+		struct rows_group *e = &b->next.groups[b->next.ngroups++];
+		*e = (struct rows_group){ .key = b->d->keys[i], .stamp = b->stamps[i], .off = out->len };
+		if (reuse && b->old[i]) {
+			r = kx_buf_append(out, b->prevc->data + b->old[i]->off, b->old[i]->len) < 0 ? -ENOMEM : 0;
+		} else {
+			struct gctx *g;
+			struct kx_group_view gv;
+			if ((r = tree_gctx_get(t, v, &b->d->keys[i], &g)) < 0)
+				break;
+			tree_group_view(g, &gv);
+			r = fn(&gv, ctx, out);
+			tree_gctx_put(t, g);
+		}
+		e->len = out->len - e->off;
+	}
+	return r;
+}
+
+/* End a build: its state replaces the last one's if it is to be kept (whole, and of a view). */
+static void rows_end(struct kx_tree *t, struct rows_build *b, bool keep)
+{
+	if (keep && b->prev) {
+		if (b->next.ngroups)
+			qsort(b->next.groups, b->next.ngroups, sizeof(*b->next.groups), key_cmp);
+		rows_state_release(b->prev);
+		*b->prev = b->next;
+	} else {
+		rows_state_release(&b->next);
+	}
+	free(b->old);
+	free(b->stamps);
+	free(b->order);
+	kx_content_put(b->prevc);
+	if (b->d)
+		tree_cmp_put(t, b->d);
+}
+
+static int index_rows(const struct kx_group_view *g, void *ctx, struct kx_buf *out)
+{
+	const struct names *names = ctx;
+	return kx_render_index_rows(g, (const char *const *)names->v, names->n, out);
 }
 
 int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 {
-	struct cmp_data *d;
-	int r = tree_cmp_get(t, v, &d);
-	if (r < 0)
-		return r;
-	/* t->top_lock is held (content.c): t->index is this function's alone */
-	if (!t->index && !(t->index = calloc(1, sizeof(*t->index)))) {
-		tree_cmp_put(t, d);
-		return -ENOMEM;
-	}
-	struct index_state *prev = t->index;
-	const struct kx_content *prevc = prev->ngroups ? tree_top_get(t, TOP_INDEX, prev->generation) : NULL;
-	const struct index_group **old = calloc(d->ngroups ? d->ngroups : 1, sizeof(*old));
-	int64_t *stamps = malloc((d->ngroups ? d->ngroups : 1) * sizeof(*stamps));
-	struct index_state next = { .generation = v ? (int64_t)kx_view_generation(v) : 0 };
+	struct rows_build b;
 	struct names names = { 0 };
-	size_t cap_groups = 0;
-	uint32_t *order = malloc((d->ngroups ? d->ngroups : 1) * sizeof(*order));
-	r = !old || !stamps || !order ? -ENOMEM : index_order(d, order);
-	for (size_t k = 0; k < d->ndirs && r == 0; k++)
-		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len; i++) {
-			stamps[i] = d->dirs[k].mtime;
-			old[i] = index_prev(prev, prevc, &d->keys[i], stamps[i]);
-		}
+	int r = rows_begin(t, v, &t->index, TOP_INDEX, &b);
 	/* the columns: the previous build's names and those of every group it does not cover */
-	for (size_t i = 0; prevc && i < prev->nnames && r == 0; i++)
-		r = name_add(&names, prev->names[i]);
-	for (size_t i = 0; i < d->ngroups && r == 0; i++) {
+	for (size_t i = 0; b.prevc && i < b.prev->nnames && r == 0; i++)
+		r = name_add(&names, b.prev->names[i]);
+	for (size_t i = 0; r == 0 && i < b.d->ngroups; i++) {
 		struct kx_group_rec g;
-		if (old[i] || (r = tree_get_group(t, v, &d->keys[i], &g, NULL)) < 0)
+		if (b.old[i] || (r = tree_get_group(t, v, &b.d->keys[i], &g, NULL)) < 0)
 			continue;
 		struct pdoc *p = tree_pdoc_get(t, v, &g.workload, NULL);
 		if (p)
@@ -226,52 +307,40 @@ int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 		tree_pdoc_put(p);
 	}
 	names_settle(&names);
-	bool same = prevc && names.n == prev->nnames;
+	bool same = b.prevc && names.n == b.prev->nnames;
 	for (size_t i = 0; same && i < names.n; i++)
-		same = strcmp(names.v[i], prev->names[i]) == 0;
-	const char *const *nv = (const char *const *)names.v;
+		same = strcmp(names.v[i], b.prev->names[i]) == 0;
 	if (r == 0)
-		r = kx_render_index_header(nv, names.n, out);
-	for (size_t o = 0; o < d->ngroups && r == 0; o++) {
-		size_t i = order[o];
-		if (KX_GROW(next.groups, cap_groups, next.ngroups, 256) < 0) {
-			r = -ENOMEM;
-			break;
-		}
-		struct index_group *e = &next.groups[next.ngroups++];
-		*e = (struct index_group){ .key = d->keys[i], .stamp = stamps[i], .off = out->len };
-		if (same && old[i]) {
-			r = kx_buf_append(out, prevc->data + old[i]->off, old[i]->len) < 0 ? -ENOMEM : 0;
-		} else {
-			struct gctx *g;
-			struct kx_group_view gv;
-			if ((r = tree_gctx_get(t, v, &d->keys[i], &g)) < 0)
-				break;
-			tree_group_view(g, &gv);
-			r = kx_render_index_rows(&gv, nv, names.n, out);
-			tree_gctx_put(t, g);
-		}
-		e->len = out->len - e->off;
-	}
-	if (r == 0 && v) {
-		if (next.ngroups)
-			qsort(next.groups, next.ngroups, sizeof(*next.groups), key_cmp);
-		next.names = names.v;
-		next.nnames = names.n;
+		r = kx_render_index_header((const char *const *)names.v, names.n, out);
+	if (r == 0)
+		r = rows_write(t, v, &b, same, index_rows, &names, out);
+	if (r == 0) {
+		b.next.names = names.v;
+		b.next.nnames = names.n;
 		names = (struct names){ 0 };
-		index_state_release(prev);
-		*prev = next;
-	} else {
-		index_state_release(&next);
 	}
+	rows_end(t, &b, r == 0 && v);
 	for (size_t i = 0; i < names.n; i++)
 		free(names.v[i]);
 	free(names.v);
-	free(stamps);
-	free(old);
-	kx_content_put(prevc);
-	free(order);
-	tree_cmp_put(t, d);
+	return r;
+}
+
+static int changes_rows(const struct kx_group_view *g, void *ctx, struct kx_buf *out)
+{
+	(void)ctx;
+	return kx_render_group_changes(g, out);
+}
+
+int tree_top_changes(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+{
+	struct rows_build b;
+	int r = rows_begin(t, v, &t->changes, TOP_CHANGES, &b);
+	if (r == 0)
+		r = kx_render_changes_header(out);
+	if (r == 0)
+		r = rows_write(t, v, &b, true, changes_rows, NULL, out);
+	rows_end(t, &b, r == 0 && v);
 	return r;
 }
 

@@ -84,8 +84,8 @@ expect 0 "$KINDEX" --store s init
 check "init reports an empty store" contains out "0 runs"
 expect 0 "$KINDEX" --store s init
 expect 0 "$KINDEX" --store=s ls
-check "an empty store lists README benchmarks/ compare/ digests/ index.html index.tsv regressions.json regressions.tsv runs/" \
-	diff <(printf 'README\nbenchmarks/\ncompare/\ndigests/\nindex.html\nindex.tsv\nregressions.json\nregressions.tsv\nruns/\n') out
+check "an empty store lists README benchmarks/ changes.tsv compare/ digests/ index.html index.tsv regressions.json regressions.tsv runs/" \
+	diff <(printf 'README\nbenchmarks/\nchanges.tsv\ncompare/\ndigests/\nindex.html\nindex.tsv\nregressions.json\nregressions.tsv\nruns/\n') out
 expect 0 "$KINDEX" --store=s cat index.tsv regressions.tsv
 check "an empty store's index.tsv and regressions.tsv are their headers alone" \
 	bash -c "[ \"\$(cut -f1,2 '$tmp/out' | tr '\t\n' ' ;')\" = 'kernel pass;move change_pct;' ]"
