@@ -19,6 +19,10 @@ VIEW is one of
   stats                      counts: groups, current and superseded runs, within-noise pairs, ...
   mixed                      counts of the mixed rows of compare/, gpus.tsv and sweep.tsv, and of
                              the current runs the first CSV has no run of (group and implementation)
+  changes                    the rows of /changes.tsv: every step (two consecutive runs of one
+                             implementation in a group), groups in tree order (names in numeric
+                             order), then implementation, then time; before_shortid and
+                             after_shortid are left empty (they need digests)
 
 It prints TSV with a header line, the names of docs/views.md's vocabulary; numbers at full
 precision (vs_best to 4 significant digits, as the views), an empty field where a value is
@@ -31,7 +35,8 @@ cannot, and says so on standard error ('# undecidable ...'); 'check' takes the t
 'check TREE VIEW...' reads an exported or mounted tree (TREE/index.tsv, TREE/benchmarks/.../
 ranking.tsv, sweep.tsv, gpus.tsv, TREE/compare/...) and compares it with the oracle: text exactly,
 numbers with a relative tolerance of 1e-9; VIEW is ranking, index, sweep, gpus, compare or pairs
-(all the tree's files of that view). One line per difference, then 'liger-views: OK ...' or
+(all the tree's files of that view), or changes (/changes.tsv and every group's changes.tsv; the
+short ids are checked to name a run directory of the row's group). One line per difference, then 'liger-views: OK ...' or
 'liger-views: FAIL n problems' (exit 1). A file the tree lacks is reported as missing.
 """
 import collections, csv, datetime, functools, json, math, os, re, sys
@@ -503,6 +508,99 @@ def print_tsv(hdr, rows, notes=()):
     for r in rows:
         out.write('\t'.join(fmt(v) for v in r) + '\n')
 
+def name_cmp(a, b):
+    """Names in the order people read them (docs/views.md): each run of digits compares as the
+    number it writes, leading zeros ignored; the rest byte by byte; names equal that way compare
+    bytewise. The tests' own implementation of the rule, from its documentation."""
+    x, y = a.encode(), b.encode()
+    i = j = 0
+    digit = lambda c: 48 <= c <= 57
+    while i < len(x) and j < len(y):
+        if not (digit(x[i]) and digit(y[j])):
+            if x[i] != y[j]:
+                return -1 if x[i] < y[j] else 1
+            i += 1
+            j += 1
+            continue
+        ei, ej = i, j
+        while ei < len(x) and digit(x[ei]):
+            ei += 1
+        while ej < len(y) and digit(y[ej]):
+            ej += 1
+        nx, ny = x[i:ei].lstrip(b'0'), y[j:ej].lstrip(b'0')
+        if len(nx) != len(ny):
+            return -1 if len(nx) < len(ny) else 1
+        if nx != ny:
+            return -1 if nx < ny else 1
+        i, j = ei, ej
+    if i < len(x) or j < len(y):
+        return 1 if i < len(x) else -1
+    return (x > y) - (x < y)
+
+name_key = functools.cmp_to_key(name_cmp)
+
+CHANGES_HEADER = ['kernel', 'pass', 'metric', 'gpu', 'workload', 'implementation', 'before_median',
+                  'after_median', 'unit', 'change_pct', 'move', 'separated', 'before_version',
+                  'after_version', 'before_observed_at', 'after_observed_at', 'before_p20', 'before_p80',
+                  'after_p20', 'after_p80', 'before_shortid', 'after_shortid', 'group']
+
+def series_of(g):
+    """{impl: [run, ...] in time order}: every passed run of the group once (a row that both CSVs
+    hold, or one CSV twice, is one observation: the tree keeps the second as an alias), and the
+    ambiguities the oracle cannot order without digests."""
+    by_impl, notes = collections.defaultdict(dict), []
+    for r in g.current + g.superseded:
+        by_impl[r.impl].setdefault((r.observed, r.median, r.p20, r.p80, r.version), r)
+    out = {}
+    for impl, rs in by_impl.items():
+        rs = sorted(rs.values(), key=lambda r: r.observed)
+        for a, b in zip(rs, rs[1:]):
+            if a.observed == b.observed:
+                notes.append('# undecidable without digests: %s/%s/%s/%s: %s: two runs observed at %s'
+                             % (g.kernel, g.pass_, g.gpu, g.slug, impl, a.observed))
+        out[impl] = rs
+    return out, notes
+
+def change_rows(g):
+    """The steps of group g, as /changes.tsv writes them (short ids empty). Every Liger metric is
+    lower-is-better (latency, memory): a larger median is a regression."""
+    series, _ = series_of(g)
+    rows = []
+    for impl in sorted(series, key=name_key):
+        rs = series[impl]
+        for b, a in zip(rs, rs[1:]):
+            pct = (a.median / b.median - 1) * 100 if b.median else (0.0 if a.median == 0 else math.inf)
+            move = '' if a.median == b.median else 'regression' if a.median > b.median else 'improvement'
+            sep = 'no' if overlap(a, b) else 'yes'
+            rows.append([g.kernel, g.pass_, g.metric, g.gpu, g.slug, impl, b.median, a.median, a.unit, pct,
+                         move, sep, '' if b.version == '-' else b.version, '' if a.version == '-' else a.version,
+                         b.observed, a.observed, b.p20, b.p80, a.p20, a.p80, '', '',
+                         '/'.join(['benchmarks', g.kernel, g.pass_, g.gpu, g.slug])])
+    return rows
+
+def tree_order(m):
+    return sorted(m.groups, key=lambda g: (name_key(g.kernel), name_key(g.pass_), name_key(g.gpu),
+                                           name_key(g.slug)))
+
+def view_changes(m):
+    rows = []
+    for g in tree_order(m):
+        rows += change_rows(g)
+    return CHANGES_HEADER, rows
+
+def changes_notes(m):
+    return [n for g in m.groups for n in series_of(g)[1]]
+
+def same_pct(want, got):
+    """A relative change as the TSV writes it: the oracle's value to 4 significant digits."""
+    if not is_number(got):
+        return got == ('inf' if want == math.inf else None)
+    g = float(got)
+    if want == 0:
+        return g == 0
+    ulp = 10 ** (math.floor(math.log10(abs(want))) - 3)
+    return abs(g - want) <= ulp / 2 * (1 + 1e-6)
+
 # ---- check: compare a tree's files with the oracle ----
 
 def strip_suffix(s):
@@ -723,12 +821,60 @@ class Checker:
         for x in sorted(set(got) - set(want)):
             self.bad('compare/%s: not expected' % x)
 
+def _changes_file(ch, rel, rows, group_dirs):
+    """Compare TREE/rel (a changes.tsv) with the oracle's rows, in order; the short ids must name
+    run directories of the row's group (group_dirs: group path -> its entries)."""
+    path = ch.present(rel, os.path.isfile)
+    if not path:
+        return None
+    thdr, trows = read_tsv(path)
+    if thdr != CHANGES_HEADER:
+        ch.bad('%s: header %r, expected %r' % (rel, thdr, CHANGES_HEADER))
+        return None
+    if len(trows) != len(rows):
+        ch.bad('%s: %d rows, expected %d' % (rel, len(trows), len(rows)))
+    for n, (want, got) in enumerate(zip(rows, trows), start=2):
+        ch.rows += 1
+        if len(got) != len(CHANGES_HEADER):
+            ch.bad('%s:%d: %d fields, expected %d' % (rel, n, len(got), len(CHANGES_HEADER)))
+            continue
+        for c, w, g in zip(CHANGES_HEADER, want, got):
+            if c in ('workload', 'group'):
+                g = strip_suffix(g)
+            if c in ('before_shortid', 'after_shortid'):
+                entries = group_dirs.get(got[-1])
+                if entries is None:
+                    try:
+                        entries = group_dirs[got[-1]] = os.listdir(os.path.join(ch.tree, got[-1]))
+                    except OSError:
+                        entries = group_dirs[got[-1]] = []
+                if not re.fullmatch(r'[0-9a-f]{12}', g) or not any(e.endswith('-' + g) for e in entries):
+                    ch.bad('%s:%d: %s %r names no run directory of %s' % (rel, n, c, g, got[-1]))
+                continue
+            ok = same_pct(w, g) if c == 'change_pct' else same(w, g)
+            if not ok:
+                ch.bad('%s:%d: %s is %r, expected %r' % (rel, n, c, g, fmt(w)))
+    return trows
+
+def check_changes(ch):
+    """/changes.tsv against the oracle, then every group's changes.tsv: the root's rows of that
+    group, with the same header."""
+    hdr, rows = view_changes(ch.m)
+    group_dirs = {}
+    _changes_file(ch, 'changes.tsv', rows, group_dirs)
+    for g in tree_order(ch.m):
+        rel = os.path.join('benchmarks', g.kernel, g.pass_, g.gpu, g.slug, 'changes.tsv')
+        _changes_file(ch, rel, change_rows(g), group_dirs)
+
 def check(model, tree, views):
     ch = Checker(tree, model)
     for v in views:
-        if v not in ('ranking', 'index', 'sweep', 'gpus', 'compare', 'pairs'):
+        if v not in ('ranking', 'index', 'sweep', 'gpus', 'compare', 'pairs', 'changes'):
             raise SystemExit('liger_views.py: check: unknown view %r' % v)
-        getattr(ch, v)()
+        if v == 'changes':
+            check_changes(ch)
+        else:
+            getattr(ch, v)()
     for p in ch.problems[:200]:
         print(p)
     if len(ch.problems) > 200:
@@ -741,7 +887,7 @@ def check(model, tree, views):
     return 0
 
 VIEWS = {'ranking': 0, 'index': 0, 'sweep': 3, 'gpus': 2, 'compare': 2, 'pairs': 0, 'stats': 0, 'mixed': 0,
-         'check': -1}
+         'changes': 0, 'check': -1}
 
 def main(argv):
     if len(argv) < 2 or argv[0] in ('-h', '--help'):
@@ -767,12 +913,13 @@ def main(argv):
         print('liger_views.py: %s takes %d arguments (see --help)' % (view, VIEWS[view]), file=sys.stderr)
         return 2
     fn = {'ranking': view_ranking, 'index': view_index, 'sweep': view_sweep, 'gpus': view_gpus,
-          'pairs': view_pairs, 'stats': view_stats, 'mixed': view_mixed}.get(view)
+          'pairs': view_pairs, 'stats': view_stats, 'mixed': view_mixed, 'changes': view_changes}.get(view)
     if view == 'compare':
         hdr, rows = view_compare(m, args[0], args[1], gpu)
     else:
         hdr, rows = fn(m, *args)
-    print_tsv(hdr, rows, m.notes() if view in ('ranking', 'index', 'gpus', 'stats') else ())
+    notes = m.notes() if view in ('ranking', 'index', 'gpus', 'stats') else changes_notes(m) if view == 'changes' else ()
+    print_tsv(hdr, rows, notes)
     return 0
 
 if __name__ == '__main__':
