@@ -1044,6 +1044,88 @@ static void history_and_index(void)
 	kx_arena_free(a);
 }
 
+/* A run for steps(): its value, spread (lo == hi == 0: none) and unit, version, day and digest byte */
+static struct kx_run_rec step_run(const char *impl, double value, double lo, double hi, const char *unit,
+				  const char *version, int day, uint8_t id)
+{
+	struct kx_run_rec x = run_of(impl, value, unit);
+	double factor = 1;
+	kx_unit_metric(unit, &factor);
+	x.has_spread = lo != 0 || hi != 0;
+	x.base_p20 = lo * factor;
+	x.base_p80 = hi * factor;
+	snprintf(x.version, sizeof(x.version), "%s", version);
+	x.observed_ns = (int64_t)day * 86400 * INT64_C(1000000000);
+	memset(x.run.b, id, sizeof(x.run.b));
+	return x;
+}
+
+/* changes.tsv (docs/views.md, "changes.tsv — steps"): a row per step, its cells */
+static void steps(void)
+{
+	struct kx_run_rec r[] = {
+		/* aaa: 10 ms, then 4000 us (-60 %, apart), then 4 ms again (no move), then 0 (a series
+		 * never has a value of 0 in practice; a step from it is infinite) */
+		step_run("aaa", 10, 9.9, 10.1, "ms", "0.1", 3, 1), step_run("aaa", 4000, 3990, 4010, "us", "0.2", 4, 2),
+		step_run("aaa", 4, 0, 0, "ms", "", 5, 3), step_run("aaa", 0, 0, 0, "ms", "", 6, 4),
+		step_run("aaa", 1, 0.9, 1.1, "ms", "", 7, 5),
+		/* bbb: one run, no step; ccc: failed, in no series */
+		step_run("bbb", 1, 0.9, 1.1, "ms", "1.0", 1, 6), step_run("ccc", 1, 0.9, 1.1, "ms", "", 1, 7),
+		step_run("ccc", 2, 1.9, 2.1, "ms", "", 2, 8),
+	};
+	r[6].passed = r[7].passed = false;
+	const char *dirp[KX_ARRAY_SIZE(r)] = { 0 };
+	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
+	snprintf(gr.kernel, sizeof(gr.kernel), "kto_loss");
+	snprintf(gr.pass, sizeof(gr.pass), "forward");
+	snprintf(gr.metric, sizeof(gr.metric), "latency");
+	snprintf(gr.gpu, sizeof(gr.gpu), "h100");
+	struct kx_group_view g = { .group = &gr, .path = "benchmarks/kto_loss/forward/h100/b2", .runs = r, .dirnames = dirp,
+				   .len = KX_ARRAY_SIZE(r), .workload_dir = "b2" };
+	struct kx_buf b = { 0 };
+	is_str(kx_group_file_name(KX_GF_CHANGES_TSV), "changes.tsv", "a group's file changes.tsv");
+	ok(kx_render_group_file(&g, KX_GF_CHANGES_TSV, &b) == 0, "changes.tsv renders");
+	char *lines[8] = { 0 };
+	size_t n = 0;
+	for (char *p = b.ptr, *e; p && *p && n < 8; p = e + 1) {
+		if (!(e = strchr(p, '\n')))
+			break;
+		*e = '\0';
+		lines[n++] = p;
+	}
+	ok(n == 5 && STARTS(lines[0], "kernel\tpass\tmetric\tgpu\tworkload\timplementation\tbefore_median\tafter_median\tunit\t"
+				      "change_pct\tmove\tseparated\t"),
+	   "a header and four steps: aaa's five runs; bbb's one run and ccc's failed runs make none (%zu lines)", n);
+	static const char *const want[] = {
+		/* ms -> us: the earlier run's values in the later one's unit */
+		"kto_loss\tforward\tlatency\th100\tb2\taaa\t10000\t4000\tus\t-60.00\timprovement\tyes\t0.1\t0.2\t"
+		"1970-01-04T00:00:00.000Z\t1970-01-05T00:00:00.000Z\t9900\t10100\t3990\t4010\t010101010101\t020202020202\t"
+		"benchmarks/kto_loss/forward/h100/b2",
+		/* the same median: no move; an interval not known: separated empty */
+		"kto_loss\tforward\tlatency\th100\tb2\taaa\t4\t4\tms\t0\t\t\t0.2\t\t1970-01-05T00:00:00.000Z\t"
+		"1970-01-06T00:00:00.000Z\t3.99\t4.01\t\t\t020202020202\t030303030303\tbenchmarks/kto_loss/forward/h100/b2",
+		"kto_loss\tforward\tlatency\th100\tb2\taaa\t4\t0\tms\t-100.0\timprovement\t\t",
+		"kto_loss\tforward\tlatency\th100\tb2\taaa\t0\t1\tms\tinf\tregression\t\t",
+	};
+	for (size_t i = 0; i < KX_ARRAY_SIZE(want); i++)
+		if (!ok(n == 5 && strncmp(lines[i + 1], want[i], strlen(want[i])) == 0,
+			"step %zu: its cells", i + 1))
+			diag("got:  %s\nwant: %s", n > i + 1 ? lines[i + 1] : "", want[i]);
+	/* a higher-is-better metric: up is an improvement; overlapping intervals are not apart */
+	gr.order = KX_ORDER_DESCENDING;
+	struct kx_run_rec t[] = { step_run("aaa", 100, 90, 110, "GB/s", "", 1, 1), step_run("aaa", 105, 95, 115, "GB/s", "", 2, 2) };
+	g.runs = t;
+	g.len = 2;
+	kx_buf_reset(&b);
+	ok(kx_render_group_file(&g, KX_GF_CHANGES_TSV, &b) == 0 && strstr(b.ptr, "\taaa\t100\t105\tGB/s\t5.000\timprovement\tno\t"),
+	   "bandwidth 100 -> 105 GB/s: +5.000 %%, an improvement, within the intervals");
+	g.len = 1;
+	kx_buf_reset(&b);
+	ok(kx_render_group_file(&g, KX_GF_CHANGES_TSV, &b) == 0 && strchr(b.ptr, '\n') == b.ptr + b.len - 1,
+	   "no step: the header alone");
+	kx_buf_release(&b);
+}
+
 int main(void)
 {
 	names();
@@ -1053,6 +1135,7 @@ int main(void)
 	compare();
 	compare_pages();
 	history_and_index();
+	steps();
 	struct fixture f;
 	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {
 		ranking_tsv(&f);
