@@ -146,6 +146,22 @@ def check_regressions(data):
     return body
 
 
+def check_changes(data):
+    """/changes.tsv read whole: its header, then rows of its 23 fields, each naming its group."""
+    lines = data.decode().split("\n")
+    need(lines[-1] == "", "no final newline")
+    head = lines[0].split("\t")
+    need(len(head) == 23 and head[:6] == ["kernel", "pass", "metric", "gpu", "workload", "implementation"] and
+         head[-1] == "group", "changes.tsv: not its header")
+    for l in lines[1:-1]:
+        r = l.split("\t")
+        need(len(r) == len(head), "changes.tsv: a row of %d fields, the header has %d" % (len(r), len(head)))
+        need(r[-1] == "/".join(["benchmarks"] + r[0:2] + r[3:5]), "changes.tsv: a row's group %r" % r[-1])
+        need(r[10] in ("regression", "improvement", "") and r[11] in ("yes", "no", ""),
+             "changes.tsv: a row's move %r or separated %r" % (r[10], r[11]))
+    return lines[1:-1]
+
+
 def check_html(data):
     """A page read whole: one document, well-formed, ending where it should (not torn)."""
     root = ET.fromstring(data.split(b"\n", 1)[1])  # after <!DOCTYPE html>
@@ -392,12 +408,13 @@ class Reader:
         self.stats["sweep.tsv, sweep.svg and gpus.tsv of a written directory read whole"] += 3
 
     def top_files(self):
-        """/index.tsv and /regressions.tsv, made of every group, while drops change them: whole, one
-        version each."""
-        for name, check in (("index.tsv", check_index), ("regressions.tsv", check_regressions)):
+        """/index.tsv, /regressions.tsv and /changes.tsv, made of every group, while drops change them:
+        whole, one version each."""
+        for name, check in (("index.tsv", check_index), ("regressions.tsv", check_regressions),
+                            ("changes.tsv", check_changes)):
             p = self.p(name)
             self.checked(p, self.read_whole(p), check)
-        self.stats["/index.tsv and /regressions.tsv read whole"] += 2
+        self.stats["/index.tsv, /regressions.tsv and /changes.tsv read whole"] += 3
 
     def compare_files(self):
         """A pair's summary.tsv, one of its gpu files and its page, and compare/'s page: whole, one
