@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char header[] = "kernel\tpass\tmetric\tgpu\tworkload\timplementation\tbefore_median\tafter_median\tunit"
@@ -106,18 +107,52 @@ static int step_row(struct kx_buf *out, const struct kx_group_view *g, const cha
 	return r < 0 ? -ENOMEM : 0;
 }
 
+/* The rows of a group's series, each series' at [off, off + len) of text, for ordering them */
+struct series_rows {
+	const char *impl; /* valid while the group view is */
+	size_t off, len;
+};
+
+struct group_steps {
+	struct kx_buf text;
+	struct series_rows *v;
+	size_t n, cap;
+};
+
 static int series_steps(void *ctx, const struct render_series *s)
 {
-	struct kx_buf *out = ctx;
+	struct group_steps *x = ctx;
+	if (s->n < 2)
+		return 0;
+	if (KX_GROW(x->v, x->cap, x->n, 8) < 0)
+		return -ENOMEM;
+	/* s->impl is the name in one of the group's run records, which outlive the walk */
+	struct series_rows e = { .impl = s->g->runs[s->runs[0]].impl, .off = x->text.len };
 	int r = 0;
 	for (size_t i = 1; i < s->n && r >= 0; i++)
-		r = step_row(out, s->g, s->impl, &s->g->runs[s->runs[i - 1]], &s->g->runs[s->runs[i]]);
+		r = step_row(&x->text, s->g, s->impl, &s->g->runs[s->runs[i - 1]], &s->g->runs[s->runs[i]]);
+	e.len = x->text.len - e.off;
+	x->v[x->n++] = e;
 	return r;
+}
+
+static int series_rows_cmp(const void *a, const void *b)
+{
+	return kx_name_cmp(((const struct series_rows *)a)->impl, ((const struct series_rows *)b)->impl);
 }
 
 int kx_render_group_changes(const struct kx_group_view *g, struct kx_buf *out)
 {
-	return render_each_series(g, series_steps, out);
+	struct group_steps x = { 0 };
+	int r = render_each_series(g, series_steps, &x);
+	/* implementations in numeric order of their names (kx_name_cmp), whatever order the walk took */
+	if (r >= 0 && x.n > 1)
+		qsort(x.v, x.n, sizeof(*x.v), series_rows_cmp);
+	for (size_t i = 0; i < x.n && r >= 0; i++)
+		r = kx_buf_append(out, x.text.ptr + x.v[i].off, x.v[i].len) < 0 ? -ENOMEM : 0;
+	kx_buf_release(&x.text);
+	free(x.v);
+	return r < 0 ? r : 0;
 }
 
 int render_changes_tsv(const struct kx_group_view *g, struct kx_buf *out)

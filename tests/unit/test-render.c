@@ -1123,6 +1123,19 @@ static void steps(void)
 	kx_buf_reset(&b);
 	ok(kx_render_group_file(&g, KX_GF_CHANGES_TSV, &b) == 0 && strchr(b.ptr, '\n') == b.ptr + b.len - 1,
 	   "no step: the header alone");
+	/* implementations in numeric order of their names: v9 before v10 (bytewise, v10 comes first) */
+	struct kx_run_rec u[] = { step_run("v10", 1, 0, 0, "ms", "", 1, 1), step_run("v10", 2, 0, 0, "ms", "", 2, 2),
+				  step_run("v9", 1, 0, 0, "ms", "", 1, 3), step_run("v9", 2, 0, 0, "ms", "", 2, 4) };
+	gr.order = KX_ORDER_ASCENDING;
+	g.runs = u;
+	g.len = 4;
+	kx_buf_reset(&b);
+	const char *v9 = NULL, *v10 = NULL;
+	if (kx_render_group_file(&g, KX_GF_CHANGES_TSV, &b) == 0) {
+		v9 = strstr(b.ptr, "\tv9\t");
+		v10 = strstr(b.ptr, "\tv10\t");
+	}
+	ok(v9 && v10 && v9 < v10, "implementations in numeric order: v9's step before v10's");
 	kx_buf_release(&b);
 }
 
