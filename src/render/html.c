@@ -33,6 +33,27 @@ static int url_segment(struct kx_buf *out, const char *s)
 	return r;
 }
 
+/*
+ * Text that may break across lines: escaped as render_markup_text does, with a <wbr/> after each
+ * '_', '/' and ',' (and '.' where `dots`: a column head such as median.<gpu>; and between an RFC
+ * 3339 time's date and its time), where a reader expects a long name to break, before the browser
+ * breaks it anywhere.
+ */
+static int break_text(struct kx_buf *out, const char *s, size_t len, bool dots)
+{
+	int r = 0;
+	for (size_t i = 0; i < len && r >= 0; i++) {
+		char one[2] = { s[i], 0 };
+		bool after = s[i] == '_' || s[i] == '/' || s[i] == ',' || (dots && s[i] == '.') ||
+			     (s[i] == 'T' && i > 0 && i + 1 < len && s[i - 1] >= '0' && s[i - 1] <= '9' && s[i + 1] >= '0' &&
+			      s[i + 1] <= '9');
+		r = s[i] ? render_markup_text(out, one) : kx_buf_putc(out, ' ');
+		if (r >= 0 && after && i + 1 < len)
+			r = kx_buf_puts(out, "<wbr/>");
+	}
+	return r;
+}
+
 /* <a href="NAME[/]">text</a> */
 static int link(struct kx_buf *out, const char *name, bool dir, const char *text)
 {
@@ -46,11 +67,21 @@ static int link(struct kx_buf *out, const char *name, bool dir, const char *text
 	return r < 0 ? r : kx_buf_puts(out, "</a>");
 }
 
+/*
+ * The page's look, inline: it fits a window 1,280 px wide (tests/integration/views-site.sh measures
+ * it in a browser). Text breaks anywhere it must (long names, paths, RFC 3339 times), at the
+ * <wbr/> that break_text places first; numbers stay whole and right-aligned; a table wider than
+ * the page all the same (a TSV of many numeric columns) scrolls inside its own box; pictures
+ * shrink to the page's width.
+ */
 static const char style[] =
 	"body{font-family:sans-serif;margin:1.5em;color:#24292f;max-width:72em}"
 	"h1{font-size:1.3em;margin:.2em 0}nav{color:#57606a;margin-bottom:1em}"
-	"table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .7em;text-align:left;white-space:nowrap;"
-	"border-bottom:1px solid #d0d7de}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"h1,h2,nav,p,li,th,td{overflow-wrap:anywhere}"
+	"div.t{max-width:100%;overflow-x:auto}"
+	"table{border-collapse:collapse;margin:1em 0;max-width:100%}"
+	"th,td{padding:.25em .7em;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de}"
+	"td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
 	"tr.first td{font-weight:bold}img{max-width:100%;height:auto;display:block;margin:1em 0}"
 	"ul.files{columns:3 18em;padding-left:1.2em}";
 
@@ -95,7 +126,7 @@ static int breadcrumb(struct kx_buf *out, const char *path)
 	return r < 0 ? r : kx_buf_puts(out, "</nav>\n");
 }
 
-/* <td class="n">text</td> or <td>text</td> */
+/* <td class="n">text</td> (kept on one line) or <td>text</td> */
 static int cell(struct kx_buf *out, bool number, const char *text)
 {
 	int r = kx_buf_puts(out, number ? "<td class=\"n\">" : "<td>");
@@ -104,18 +135,28 @@ static int cell(struct kx_buf *out, bool number, const char *text)
 	return r < 0 ? r : kx_buf_puts(out, "</td>");
 }
 
-/* A group's ranking.tsv as a table: every run, ranked first, each row linking its directory. */
+/* <td>text</td>, breaking where break_text says */
+static int break_cell(struct kx_buf *out, const char *text)
+{
+	int r = kx_buf_puts(out, "<td>");
+	if (r >= 0)
+		r = break_text(out, text, strlen(text), false);
+	return r < 0 ? r : kx_buf_puts(out, "</td>");
+}
+
+/* A group's ranking.tsv as a table: every run, ranked first, each row linking its directory; the
+ * columns named as ranking.tsv names them, a value shown as its display, a missing one empty. */
 static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 {
-	int r = kx_buf_puts(out, "<table>\n<tr><th>rank</th><th>implementation</th><th>version</th><th>median</th>"
-				 "<th>p20–p80</th><th>vs #1</th><th>noise</th><th>status</th><th>observed</th>"
-				 "<th>run</th></tr>\n");
+	int r = kx_buf_puts(out, "<div class=\"t\"><table>\n<tr><th>rank</th><th>implementation</th><th>version</th>"
+				 "<th>median</th><th>p20–p80</th><th>vs_<wbr/>best</th><th>within_<wbr/>noise</th>"
+				 "<th>status</th><th>observed_<wbr/>at</th><th>dir</th></tr>\n");
 	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
 	for (size_t i = 0; i < g->len && r >= 0; i++) {
 		const struct kx_run_rec *x = &g->runs[i];
 		bool ranked = i < g->ranked;
 		struct render_cells c;
-		char rank[16] = "-", value[64] = "-", spread[160] = "-", vs[32] = "-", noise[32] = "";
+		char rank[16] = "", value[64] = "", spread[160] = "", vs[32] = "", noise[32] = "";
 		render_cells(x, &c);
 		if (ranked)
 			snprintf(rank, sizeof(rank), "%zu", i + 1);
@@ -145,7 +186,7 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 		if (r >= 0)
 			r = cell(out, false, kx_rank_status(x, ranked ? (uint32_t)i + 1 : 0));
 		if (r >= 0)
-			r = cell(out, false, c.when);
+			r = break_cell(out, c.when);
 		if (r >= 0)
 			r = kx_buf_puts(out, "<td>");
 		if (r >= 0)
@@ -153,7 +194,7 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 		if (r >= 0)
 			r = kx_buf_puts(out, "</td></tr>\n");
 	}
-	return r < 0 ? r : kx_buf_puts(out, "</table>\n");
+	return r < 0 ? r : kx_buf_puts(out, "</table></div>\n");
 }
 
 /* A comparison's totals as the cells of summary.tsv's columns groups … mixed_groups. */

@@ -117,6 +117,36 @@ check "and valid HTML for tidy ($bad_html with errors)" [ "$bad_html" = 0 ]
 check "and the export's bytes ($bad_export differ)" [ "$bad_export" = 0 ]
 check "no page has a script" bash -c "! grep -l '<script' '$mnt/index.html' '$mnt/benchmarks/index.html' $(awk 'NR % 50 == 1 { printf "'"'"'%s'"'"' ", "'"$mnt"'" $0 }' "$work/pages")"
 
+# every page fits a window 1,280 px wide: document.documentElement.scrollWidth, asked of the browser
+# (tests/tools/page_width.py), at most 1280 — for each kind of page (root, benchmarks/, kernel, pass,
+# gpu, group, compare/, a pair), its three largest pages and three spread over the crawl
+python3 - "$mnt" "$work/pages" "$base" <<'EOF' >"$work/sample"
+import os, sys
+mnt, pages, base = sys.argv[1], open(sys.argv[2]).read().split(), sys.argv[3]
+def kind(p):
+    if p.startswith("/compare/"):
+        return "compare/" if p == "/compare/index.html" else "pair"
+    if p == "/index.html":
+        return "root"
+    return ["benchmarks/", "kernel", "pass", "gpu", "group"][p.count("/") - 2]
+by = {}
+for p in pages:
+    by.setdefault(kind(p), []).append(p)
+for k, ps in sorted(by.items()):
+    big = sorted(ps, key=lambda p: -os.stat(mnt + p).st_size)[:3]
+    spread = [ps[i * len(ps) // 3] for i in range(min(3, len(ps)))]
+    for p in sorted(set(big + spread)):
+        print(k, base + p)
+EOF
+cut -d' ' -f2 "$work/sample" | xargs timeout 300 python3 "$KX_SOURCE_ROOT/tests/tools/page_width.py" --width 1280 \
+	>"$work/widths" 2>"$work/widths.err"
+kinds=$(cut -d' ' -f1 "$work/sample" | sort -u | tr '\n' ' ')
+wide=$(awk '$1 > 1280 { n++ } END { print n + 0 }' "$work/widths")
+widest=$(sort -n "$work/widths" | tail -1)
+check "every kind of page fits 1,280 px (${kinds% }): $(wc -l <"$work/widths") of $(wc -l <"$work/sample") measured, $wide wider (widest: ${widest/"$base"/})" \
+	[ "$(wc -l <"$work/widths")" = "$(wc -l <"$work/sample")" -a "$wide" = 0 -a "$(cut -d' ' -f1 "$work/sample" | sort -u | wc -l)" = 8 ]
+[ -s "$work/widths.err" ] && sed 's/^/# /' "$work/widths.err"
+
 # a browser: a group page and a gpu page
 flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb
 for page in "$flce/hidden4096-tokens16384-vocab128256-bf16/index.html" "$flce/index.html"; do
