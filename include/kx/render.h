@@ -180,8 +180,16 @@ struct kx_compare_totals {
 void kx_compare_totals_add(struct kx_compare_totals *t, const struct kx_compare_run *cand,
 			   const struct kx_compare_run *base);
 
-/* index.html of a directory (docs/views.md): its entries linked, its pictures embedded, and a
- * group's ranking, a pair's summary or compare/'s pairs as a table. */
+/* index.html of a directory (docs/views.md): its entries linked, its pictures embedded, a
+ * group's ranking, a pair's summary or compare/'s pairs as a table, and TSV views of the directory
+ * each as a table of their bytes (the header line's names as column heads; the first
+ * KX_HTML_TSV_ROWS rows, then a line saying how many more the file has). */
+#define KX_HTML_TSV_ROWS 200
+struct kx_html_tsv {
+	const char *name; /* the file's name in the directory, linked */
+	const char *bytes;
+	size_t len;
+};
 struct kx_html_link {
 	const char *name;
 	bool dir;
@@ -208,6 +216,9 @@ struct kx_html_page {
 	 * metric), or NULL */
 	const struct kx_html_pair *pairs;
 	size_t npairs;
+	/* TSV views of the directory shown as tables, in this order, after its pictures */
+	const struct kx_html_tsv *tables;
+	size_t ntables;
 };
 int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out);
 

@@ -69,15 +69,17 @@ static int link(struct kx_buf *out, const char *name, bool dir, const char *text
 
 /*
  * The page's look, inline: it fits a window 1,280 px wide (tests/integration/views-site.sh measures
- * it in a browser). Text breaks anywhere it must (long names, paths, RFC 3339 times), at the
- * <wbr/> that break_text places first; numbers stay whole and right-aligned; a table wider than
- * the page all the same (a TSV of many numeric columns) scrolls inside its own box; pictures
+ * it in a browser). Text breaks where it can (long names, paths, RFC 3339 times: at the <wbr/>
+ * that break_text places, at hyphens and spaces), headings and lists anywhere they must; in a
+ * table a word is never cut while its column can be as wide as it (break-word, not anywhere,
+ * which would cut "rank" to fit a narrower column); numbers stay whole and right-aligned; a table
+ * wider than the page all the same (a TSV of many columns) scrolls inside its own box; pictures
  * shrink to the page's width.
  */
 static const char style[] =
 	"body{font-family:sans-serif;margin:1.5em;color:#24292f;max-width:72em}"
 	"h1{font-size:1.3em;margin:.2em 0}nav{color:#57606a;margin-bottom:1em}"
-	"h1,h2,nav,p,li,th,td{overflow-wrap:anywhere}"
+	"h1,h2,nav,p,li{overflow-wrap:anywhere}th,td{overflow-wrap:break-word}"
 	"div.t{max-width:100%;overflow-x:auto}"
 	"table{border-collapse:collapse;margin:1em 0;max-width:100%}"
 	"th,td{padding:.25em .7em;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de}"
@@ -197,6 +199,86 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 	return r < 0 ? r : kx_buf_puts(out, "</table></div>\n");
 }
 
+/* A TSV field that is a plain number ("-12", "0.5", "1e-3"): right-aligned in its column. */
+static bool is_number(const char *s, size_t len)
+{
+	size_t i = 0, digits = 0;
+	if (i < len && (s[i] == '-' || s[i] == '+'))
+		i++;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+		digits++;
+	if (i < len && s[i] == '.')
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			digits++;
+	if (digits && i < len && (s[i] == 'e' || s[i] == 'E')) {
+		size_t e = 0;
+		if (++i < len && (s[i] == '-' || s[i] == '+'))
+			i++;
+		for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			e++;
+		digits = e ? digits : 0;
+	}
+	return digits && i == len;
+}
+
+/* One line of a TSV as a table row: each field a <th> (the header) or a <td>. */
+static int tsv_row(struct kx_buf *out, const char *line, size_t len, bool head)
+{
+	int r = kx_buf_puts(out, "<tr>");
+	for (size_t i = 0; i <= len && r >= 0;) {
+		const char *tab = memchr(line + i, '\t', len - i);
+		size_t end = tab ? (size_t)(tab - line) : len;
+		bool number = !head && is_number(line + i, end - i);
+		r = kx_buf_puts(out, head ? "<th>" : number ? "<td class=\"n\">" : "<td>");
+		if (r >= 0)
+			r = break_text(out, line + i, end - i, head);
+		if (r >= 0)
+			r = kx_buf_puts(out, head ? "</th>" : "</td>");
+		i = end + 1;
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</tr>\n");
+}
+
+/*
+ * A TSV view of the directory as a table, from its bytes alone: whatever its columns, the header
+ * line's names head them, a number is right-aligned; the first KX_HTML_TSV_ROWS rows, then how many
+ * more the file has, linked — a page stays small over any number of runs.
+ */
+static int tsv_table(struct kx_buf *out, const struct kx_html_tsv *t)
+{
+	size_t rows = 0;
+	for (size_t i = 0; i < t->len; i++)
+		rows += t->bytes[i] == '\n';
+	if (t->len && t->bytes[t->len - 1] != '\n')
+		rows++; /* a last line without its newline */
+	rows -= rows > 0; /* the header */
+	int r = kx_buf_puts(out, "<h2>");
+	if (r >= 0)
+		r = link(out, t->name, false, t->name);
+	if (r >= 0)
+		r = kx_buf_printf(out, "</h2>\n<p>%zu row%s.</p>\n", rows, rows == 1 ? "" : "s");
+	if (r < 0 || !rows)
+		return r;
+	r = kx_buf_puts(out, "<div class=\"t\"><table>\n");
+	const char *p = t->bytes, *end = t->bytes + t->len;
+	for (size_t n = 0; p < end && n <= KX_HTML_TSV_ROWS && r >= 0; n++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		r = tsv_row(out, p, len, n == 0);
+		p += len + 1;
+	}
+	if (r >= 0)
+		r = kx_buf_puts(out, "</table></div>\n");
+	if (r >= 0 && rows > KX_HTML_TSV_ROWS) {
+		r = kx_buf_printf(out, "<p>%zu more rows: ", rows - KX_HTML_TSV_ROWS);
+		if (r >= 0)
+			r = link(out, t->name, false, t->name);
+		if (r >= 0)
+			r = kx_buf_puts(out, "</p>\n");
+	}
+	return r;
+}
+
 /* A comparison's totals as the cells of summary.tsv's columns groups … mixed_groups. */
 static int totals_cells(struct kx_buf *out, const struct kx_compare_totals *t)
 {
@@ -295,6 +377,8 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 		if (r >= 0)
 			r = kx_buf_puts(out, "\"/></p>\n");
 	}
+	for (size_t i = 0; i < p->ntables && r >= 0; i++)
+		r = tsv_table(out, &p->tables[i]);
 	if (r >= 0)
 		r = kx_buf_printf(out, "<h2>%zu entries</h2>\n<ul class=\"files\">\n", p->nlinks);
 	for (size_t i = 0; i < p->nlinks && r >= 0; i++) {

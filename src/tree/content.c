@@ -98,7 +98,7 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 		return group_sums(t, v, g, out, NULL);
 	if (f == KX_GF_INDEX_HTML) {
 		struct kx_node dir = { .type = KX_NODE_GROUP, .id = g->key };
-		return tree_html(t, v, &dir, out);
+		return tree_html(t, v, &dir, kx_tree_read, out);
 	}
 	struct kx_group_view gv;
 	tree_group_view(g, &gv);
@@ -237,7 +237,7 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 		struct kx_node dir = *n;
 		dir.type = KX_NODE_BENCH;
 		dir.file = 0;
-		return tree_html(t, v, &dir, out);
+		return tree_html(t, v, &dir, kx_tree_read, out);
 	}
 	case KX_NODE_INDEX:
 		return tree_top_index(t, v, out);
@@ -252,7 +252,7 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 			return tree_compare_render(t, v, n, out);
 		if ((r = kx_tree_parent(t, v, n, &dir)) < 0)
 			return r;
-		return tree_html(t, v, &dir, out);
+		return tree_html(t, v, &dir, kx_tree_read, out);
 	}
 	case KX_NODE_DOC: {
 		struct kx_buf b = { 0 };

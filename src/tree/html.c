@@ -4,7 +4,9 @@
  * the page follows the tree by construction — a file added to a directory's listing is linked from
  * its page with nothing to add here. The directory's pictures (its *.svg entries) are embedded in
  * listing order; a group's page shows its ranking as a table, a compare/ pair's its summary.tsv
- * and compare/'s every pair's totals (src/render/html.c writes the bytes). Its stamp is its
+ * and compare/'s every pair's totals (src/render/html.c writes the bytes), and the TSV views named
+ * in `shown` as tables of their bytes, read through the reader its caller passes (content.c's:
+ * the bytes `cat` reads, from the content cache). Its stamp is its
  * directory's: a group's, a benchmark directory's mtime, a pair's summary.tsv's, compare/'s mtime,
  * or — the root's and benchmarks/' — the store's generation.
  */
@@ -15,12 +17,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The TSV views a page shows as tables, where its directory lists them: the root's regressions.tsv
+ * (not index.tsv, every run; nor changes.tsv, every step: the groups' pages show theirs), a
+ * pass's gpus.tsv, a gpu's sweep.tsv, a group's history.tsv and changes.tsv (its ranking has a
+ * table of its own). A view added to a directory is shown by naming it here.
+ */
+static const struct {
+	uint8_t dir; /* the directory's node type */
+	const char *name;
+} shown[] = {
+	{ KX_NODE_ROOT, "regressions.tsv" }, { KX_NODE_BENCH, "gpus.tsv" },     { KX_NODE_BENCH, "sweep.tsv" },
+	{ KX_NODE_GROUP, "history.tsv" },    { KX_NODE_GROUP, "changes.tsv" },
+};
+#define TABLES_MAX KX_ARRAY_SIZE(shown)
+
 struct entries {
 	struct kx_arena *a;
 	struct kx_html_link *v;
 	size_t len, cap;
 	const char **pictures;
 	size_t npictures, cappictures;
+	uint8_t dir;                       /* the directory's node type */
+	struct kx_node tables[TABLES_MAX]; /* the nodes of the files of `shown` it lists, in listing order */
+	const char *table_names[TABLES_MAX];
+	size_t ntables;
 };
 
 static int entry_add(void *ctx, const char *name, const struct kx_node *n)
@@ -36,12 +57,21 @@ static int entry_add(void *ctx, const char *name, const struct kx_node *n)
 			return -ENOMEM;
 		e->pictures[e->npictures++] = copy;
 	}
+	for (size_t i = 0; i < TABLES_MAX && !kx_node_is_dir(n); i++)
+		if (shown[i].dir == e->dir && strcmp(name, shown[i].name) == 0 && e->ntables < TABLES_MAX) {
+			e->tables[e->ntables] = *n;
+			e->table_names[e->ntables++] = shown[i].name;
+		}
 	return 0;
 }
 
-int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct kx_buf *out)
+int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir,
+	      int (*read)(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const struct kx_content **ret),
+	      struct kx_buf *out)
 {
-	struct entries e = { .a = kx_arena_new() };
+	struct entries e = { .a = kx_arena_new(), .dir = dir->type };
+	const struct kx_content *bytes[TABLES_MAX] = { NULL };
+	struct kx_html_tsv tables[TABLES_MAX];
 	struct kx_html_page p = { 0 };
 	struct gctx *g = NULL;
 	struct kx_group_view gv;
@@ -105,6 +135,13 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 			 "this one.";
 		path[0] = '\0';
 	}
+	for (size_t i = 0; i < e.ntables && r >= 0; i++) {
+		r = read(t, v, &e.tables[i], &bytes[i]);
+		if (r >= 0)
+			tables[i] = (struct kx_html_tsv){ .name = e.table_names[i], .bytes = bytes[i]->data, .len = bytes[i]->len };
+	}
+	p.tables = tables;
+	p.ntables = e.ntables;
 	p.path = path;
 	p.links = e.v;
 	p.nlinks = e.len;
@@ -115,6 +152,8 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, s
 	if (g)
 		tree_gctx_put(t, g);
 	tree_compare_page_release(t, &cp);
+	for (size_t i = 0; i < e.ntables; i++)
+		kx_content_put(bytes[i]);
 	free(e.v);
 	free(e.pictures);
 	kx_arena_free(e.a);

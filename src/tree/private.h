@@ -603,8 +603,11 @@ int tree_run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, co
 /* ---- html.c -------------------------------------------------------------------------------- */
 
 /* index.html of directory dir (the root, benchmarks/ or one below it, a group, compare/ or a pair
- * directory). */
-int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, struct kx_buf *out);
+ * directory); `read` gives the bytes of a file of it that the page shows as a table (content.c's
+ * reader: html.c cannot call content.c, which calls it), with a reference it puts. */
+int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir,
+	      int (*read)(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, const struct kx_content **ret),
+	      struct kx_buf *out);
 
 /* ---- top.c --------------------------------------------------------------------------------- */
 

@@ -147,6 +147,66 @@ check "every kind of page fits 1,280 px (${kinds% }): $(wc -l <"$work/widths") o
 	[ "$(wc -l <"$work/widths")" = "$(wc -l <"$work/sample")" -a "$wide" = 0 -a "$(cut -d' ' -f1 "$work/sample" | sort -u | wc -l)" = 8 ]
 [ -s "$work/widths.err" ] && sed 's/^/# /' "$work/widths.err"
 
+# the TSV views a page shows as tables (the root's regressions.tsv, a pass's gpus.tsv, a gpu's
+# sweep.tsv, a group's history.tsv and changes.tsv): the table after the heading that links the
+# file has the file's lines, header first, cell for cell (its first 200 rows, then "N more rows")
+python3 - "$mnt" "$work/pages" <<'EOF' >"$work/tables"
+import html.parser, os, sys
+mnt, pages = sys.argv[1], open(sys.argv[2]).read().split()
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.heading, self.tables, self.cell, self.more, self.text = None, {}, None, {}, ""
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "h2":
+            self.heading, self.text = "", ""
+        elif tag == "a" and self.heading == "":
+            self.heading = a["href"]
+        elif tag == "table" and self.heading:
+            self.tables[self.heading] = []
+        elif tag == "tr" and self.heading in self.tables:
+            self.tables[self.heading].append([])
+        elif tag in ("td", "th") and self.heading in self.tables:
+            self.cell = ""
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[self.heading][-1].append(self.cell)
+            self.cell = None
+        elif tag == "p" and self.heading and self.text.endswith("more rows: "):
+            self.more[self.heading] = int(self.text.split()[0])
+        if tag in ("p", "h2"):
+            self.text = ""
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+        self.text += data
+shown = {0: ["regressions.tsv"], 3: ["gpus.tsv"], 4: ["sweep.tsv"], 5: ["history.tsv", "changes.tsv"]}
+checked, bad = {}, []
+for page in pages:
+    if page.startswith("/compare/"):
+        continue
+    d = os.path.dirname(mnt + page)
+    for name in shown.get(page.count("/") - 1, []):
+        if not os.path.exists(os.path.join(d, name)):
+            continue
+        p = Page()
+        p.feed(open(mnt + page, encoding="utf-8").read())
+        lines = [l.split("\t") for l in open(os.path.join(d, name), encoding="utf-8").read().splitlines()]
+        rows = max(len(lines) - 1, 0)
+        want = lines[:201] if rows else None
+        got = p.tables.get(name)
+        if got != want or p.more.get(name, 0) != max(rows - 200, 0):
+            bad.append("%s: %s" % (page, name))
+        checked[name] = checked.get(name, 0) + 1
+print(" ".join("%s=%d" % kv for kv in sorted(checked.items())), len(bad))
+for b in bad[:5]:
+    print("# differs:", b)
+EOF
+tail -n +2 "$work/tables"
+check "the TSV views shown as tables on their pages, cell for cell ($(head -1 "$work/tables"))" \
+	bash -c "head -1 '$work/tables' | grep -Eq '^gpus.tsv=[0-9]+ history.tsv=[0-9]+ regressions.tsv=1 sweep.tsv=[0-9]+ 0\$'"
+
 # a browser: a group page and a gpu page
 flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb
 for page in "$flce/hidden4096-tokens16384-vocab128256-bf16/index.html" "$flce/index.html"; do
