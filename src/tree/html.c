@@ -6,7 +6,9 @@
  * listing order; a group's page shows its ranking as a table, a compare/ pair's its summary.tsv
  * and compare/'s every pair's totals (src/render/html.c writes the bytes), and the TSV views named
  * in `shown` as tables of their bytes, read through the reader its caller passes (content.c's:
- * the bytes `cat` reads, from the content cache). Its stamp is its
+ * the bytes `cat` reads, from the content cache). Directories are linked in numeric name order
+ * (kx_name_cmp: n1024 before n16384) in the places the listing gives directories; a group's run
+ * directories keep their order (rank order). Its stamp is its
  * directory's: a group's, a benchmark directory's mtime, a pair's summary.tsv's, compare/'s mtime,
  * or — the root's and benchmarks/' — the store's generation.
  */
@@ -62,6 +64,32 @@ static int entry_add(void *ctx, const char *name, const struct kx_node *n)
 			e->tables[e->ntables] = *n;
 			e->table_names[e->ntables++] = shown[i].name;
 		}
+	return 0;
+}
+
+static int link_cmp(const void *a, const void *b)
+{
+	return kx_name_cmp(((const struct kx_html_link *)a)->name, ((const struct kx_html_link *)b)->name);
+}
+
+/* The directories of the listing in kx_name_cmp order, in the places directories have in it. */
+static int sort_dirs(struct kx_html_link *v, size_t n)
+{
+	size_t nd = 0;
+	for (size_t i = 0; i < n; i++)
+		nd += v[i].dir;
+	struct kx_html_link *d = nd ? malloc(nd * sizeof(*d)) : NULL;
+	if (nd && !d)
+		return -ENOMEM;
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (v[i].dir)
+			d[k++] = v[i];
+	if (nd)
+		qsort(d, nd, sizeof(*d), link_cmp);
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (v[i].dir)
+			v[i] = d[k++];
+	free(d);
 	return 0;
 }
 
@@ -135,6 +163,9 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir,
 			 "this one.";
 		path[0] = '\0';
 	}
+	/* a group's run directories in rank order, as listed; elsewhere in the order people read names */
+	if (r >= 0 && dir->type != KX_NODE_GROUP)
+		r = sort_dirs(e.v, e.len);
 	for (size_t i = 0; i < e.ntables && r >= 0; i++) {
 		r = read(t, v, &e.tables[i], &bytes[i]);
 		if (r >= 0)

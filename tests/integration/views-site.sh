@@ -207,6 +207,39 @@ tail -n +2 "$work/tables"
 check "the TSV views shown as tables on their pages, cell for cell ($(head -1 "$work/tables"))" \
 	bash -c "head -1 '$work/tables' | grep -Eq '^gpus.tsv=[0-9]+ history.tsv=[0-9]+ regressions.tsv=1 sweep.tsv=[0-9]+ 0\$'"
 
+# numeric order: every page but a group's (its runs in rank order) links its directories with the
+# numbers in their names read as numbers (tokens4096 before tokens16384), as `sort -V` would
+python3 - "$mnt" "$work/pages" <<'EOF' >"$work/order"
+import html.parser, re, sys
+mnt, pages = sys.argv[1], open(sys.argv[2]).read().split()
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.dirs, self.in_list = [], False
+    def handle_starttag(self, tag, attrs):
+        self.in_list |= tag == "ul"
+        href = dict(attrs).get("href", "")
+        if tag == "a" and self.in_list and href.endswith("/"):
+            self.dirs.append(href[:-1])
+def key(name):  # digit runs as numbers, the rest as it is
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p]
+checked = bad = numeric = 0
+for page in pages:
+    if page.count("/") == 6 and page.startswith("/benchmarks/"):
+        continue  # a group: rank order
+    p = Links()
+    p.feed(open(mnt + page, encoding="utf-8").read())
+    checked += 1
+    numeric += p.dirs != sorted(p.dirs)  # byte order would differ here
+    bad += p.dirs != sorted(p.dirs, key=key)
+    if p.dirs != sorted(p.dirs, key=key) and bad < 4:
+        print("# out of order:", page, file=sys.stderr)
+print(checked, numeric, bad)
+EOF
+read -r order_pages order_numeric order_bad <"$work/order"
+check "directories linked in numeric order on $order_pages pages ($order_numeric of them not byte order), $order_bad out of order" \
+	[ "${order_bad:-1}" = 0 -a "${order_numeric:-0}" -gt 10 ]
+
 # a browser: a group page and a gpu page
 flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb
 for page in "$flce/hidden4096-tokens16384-vocab128256-bf16/index.html" "$flce/index.html"; do
