@@ -715,26 +715,212 @@ static int history_series(void *ctx, const struct render_series *s)
 	return r;
 }
 
-/* The time axis: a tick and its date (YYYY-MM-DD) at up to six evenly spaced times. */
+/*
+ * The time axis. Its ticks fall on round times of one step of a ladder — 1, 2, 5, 10, 15, 30 s,
+ * 1, 2, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, 1, 2, 7, 14 days (weeks from Monday), 1, 2, 3, 6
+ * months, 1, 2, 5, 10, … years — the smallest step whose labels, each as wide as its characters
+ * (text_width), keep clear of each other: as many ticks as the axis can read, at any span, from
+ * seconds to years. A label is written to the step's resolution: HH:MM:SS under a minute,
+ * HH:MM under a day, MM-DD under a month, YYYY-MM under a year, else YYYY; with the date (MM-DD,
+ * or YYYY-MM-DD for days) in front when the ticks do not all fall on one day (one year), so no two
+ * labels read the same. Under the first label, the rest of its date (the day, or the year) for
+ * context. All UTC.
+ */
+enum { T_SECONDS, T_MONTHS, T_YEARS };
+
+struct time_step {
+	int kind;
+	int64_t n; /* seconds, months or years */
+};
+
+static const struct time_step time_ladder[] = {
+	{ T_SECONDS, 1 },	  { T_SECONDS, 2 },	   { T_SECONDS, 5 },	     { T_SECONDS, 10 },
+	{ T_SECONDS, 15 },	  { T_SECONDS, 30 },	   { T_SECONDS, 60 },	     { T_SECONDS, 120 },
+	{ T_SECONDS, 300 },	  { T_SECONDS, 600 },	   { T_SECONDS, 900 },	     { T_SECONDS, 1800 },
+	{ T_SECONDS, 3600 },	  { T_SECONDS, 7200 },	   { T_SECONDS, 10800 },     { T_SECONDS, 21600 },
+	{ T_SECONDS, 43200 },	  { T_SECONDS, 86400 },	   { T_SECONDS, 172800 },    { T_SECONDS, 604800 },
+	{ T_SECONDS, 1209600 },	  { T_MONTHS, 1 },	   { T_MONTHS, 2 },	     { T_MONTHS, 3 },
+	{ T_MONTHS, 6 },	  { T_YEARS, 1 },	   { T_YEARS, 2 },	     { T_YEARS, 5 },
+};
+
+#define TIME_TICKS_MAX 10
+
+/* Days since 1970-01-01 of a proleptic Gregorian date, and back (H. Hinnant's civil algorithms). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400, yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d)
+{
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097, doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/* The ticks of step st in [t0, t1] (seconds), in order: their count, or cap + 1 when more. */
+static size_t time_ticks(int64_t t0, int64_t t1, const struct time_step *st, int64_t *ticks, size_t cap)
+{
+	size_t n = 0;
+	if (st->kind == T_SECONDS) {
+		int64_t off = st->n % 604800 == 0 ? 4 * 86400 : 0; /* weeks from a Monday: 1970-01-05 */
+		for (int64_t t = -floor_div(-(t0 - off), st->n) * st->n + off; t <= t1; t += st->n) {
+			if (n == cap)
+				return cap + 1;
+			ticks[n++] = t;
+		}
+		return n;
+	}
+	int64_t y, m, d, months = st->kind == T_MONTHS ? st->n : 12 * st->n;
+	civil_from_days(floor_div(t0, 86400), &y, &m, &d);
+	int64_t k = -floor_div(-(y * 12 + m - 1), months) * months; /* the first month index >= t0's month */
+	for (;; k += months) {
+		int64_t t = days_from_civil(floor_div(k, 12), k - floor_div(k, 12) * 12 + 1, 1) * 86400;
+		if (t < t0)
+			continue;
+		if (t > t1)
+			break;
+		if (n == cap)
+			return cap + 1;
+		ticks[n++] = t;
+	}
+	return n;
+}
+
+/* The fields of a time: "YYYY-MM-DD HH:MM:SS" in parts. */
+struct civil {
+	int64_t y, mo, d, h, mi, s;
+};
+
+static void civil_of(int64_t t, struct civil *c)
+{
+	int64_t days = floor_div(t, 86400), sec = t - days * 86400;
+	civil_from_days(days, &c->y, &c->mo, &c->d);
+	c->h = sec / 3600;
+	c->mi = sec / 60 % 60;
+	c->s = sec % 60;
+}
+
+/* The label of tick t for step st; `dated`: the date in front (the ticks span more than a day or,
+ * for days, a year). */
+static void time_label(int64_t t, const struct time_step *st, bool dated, char *out, size_t cap)
+{
+	struct civil c;
+	civil_of(t, &c);
+	char date[32] = "";
+	if (st->kind == T_YEARS) {
+		snprintf(out, cap, "%04lld", (long long)c.y);
+	} else if (st->kind == T_MONTHS) {
+		snprintf(out, cap, "%04lld-%02lld", (long long)c.y, (long long)c.mo);
+	} else if (st->n >= 86400) {
+		if (dated)
+			snprintf(out, cap, "%04lld-%02lld-%02lld", (long long)c.y, (long long)c.mo, (long long)c.d);
+		else
+			snprintf(out, cap, "%02lld-%02lld", (long long)c.mo, (long long)c.d);
+	} else {
+		if (dated)
+			snprintf(date, sizeof(date), "%02lld-%02lld ", (long long)c.mo, (long long)c.d);
+		if (st->n >= 60)
+			snprintf(out, cap, "%s%02lld:%02lld", date, (long long)c.h, (long long)c.mi);
+		else
+			snprintf(out, cap, "%s%02lld:%02lld:%02lld", date, (long long)c.h, (long long)c.mi, (long long)c.s);
+	}
+}
+
+/* What the first label leaves out of its date, written under it: the day (YYYY-MM-DD) under a
+ * time of day, the year under a date without one; "" when the label holds it all. */
+static void time_context(int64_t t, const struct time_step *st, bool dated, char *out, size_t cap)
+{
+	struct civil c;
+	civil_of(t, &c);
+	out[0] = '\0';
+	if (st->kind != T_SECONDS || (st->n >= 86400 && dated))
+		return;
+	if (st->n < 86400 && !dated)
+		snprintf(out, cap, "%04lld-%02lld-%02lld", (long long)c.y, (long long)c.mo, (long long)c.d);
+	else
+		snprintf(out, cap, "%04lld", (long long)c.y);
+}
+
+/* Whether the ticks need their date in front: they fall on more than one day (more than one year,
+ * for a step of days). */
+static bool time_dated(const int64_t *ticks, size_t n, const struct time_step *st)
+{
+	struct civil a, b;
+	if (st->kind != T_SECONDS || n < 2)
+		return false;
+	civil_of(ticks[0], &a);
+	civil_of(ticks[n - 1], &b);
+	return st->n >= 86400 ? a.y != b.y : a.y != b.y || a.mo != b.mo || a.d != b.d;
+}
+
 static int time_axis(struct kx_buf *out, const struct history_svg *h)
 {
-	int r = 0, n = h->t1 - h->t0 > 0 ? 5 : 0;
-	for (int i = 0; i <= n && r >= 0; i++) {
-		int64_t t = h->t0 + (h->t1 - h->t0) / 5 * i;
-		char when[40];
-		double x = time_x(h, t);
-		kx_time_format(t, when);
-		when[10] = '\0';
+	int64_t t0 = -floor_div(-h->t0, INT64_C(1000000000)), t1 = floor_div(h->t1, INT64_C(1000000000));
+	int64_t ticks[TIME_TICKS_MAX];
+	size_t n = 0;
+	const struct time_step *st = NULL;
+	struct time_step big = { T_YEARS, 0 };
+	bool dated = false;
+	/* the smallest step of the ladder (then 10, 20, 50, … years) whose labels keep clear */
+	for (size_t i = 0; !st && t1 > t0 && i < KX_ARRAY_SIZE(time_ladder) + 48; i++) {
+		if (i >= KX_ARRAY_SIZE(time_ladder)) { /* 10, 20, 50, 100, … years */
+			size_t j = i - KX_ARRAY_SIZE(time_ladder);
+			big.n = (int64_t[]){ 1, 2, 5 }[j % 3];
+			for (size_t e = 0; e <= j / 3; e++)
+				big.n *= 10;
+		}
+		const struct time_step *cand = i < KX_ARRAY_SIZE(time_ladder) ? &time_ladder[i] : &big;
+		size_t k = time_ticks(t0, t1, cand, ticks, TIME_TICKS_MAX);
+		if (k <= TIME_TICKS_MAX) {
+			bool d = time_dated(ticks, k, cand);
+			double widest = 0, gap = INFINITY;
+			for (size_t j = 0; j < k; j++) {
+				char label[40];
+				time_label(ticks[j], cand, d, label, sizeof(label));
+				widest = fmax(widest, text_width(label));
+				if (j)
+					gap = fmin(gap, time_x(h, ticks[j] * INT64_C(1000000000)) -
+								time_x(h, ticks[j - 1] * INT64_C(1000000000)));
+			}
+			if (gap >= 1.5 * widest + 16 || k == 1) {
+				st = cand, n = k, dated = d;
+				break;
+			}
+		}
+	}
+	int r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		char label[40];
+		double x = time_x(h, ticks[i] * INT64_C(1000000000));
+		time_label(ticks[i], st, dated, label, sizeof(label));
 		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", x, h->y1,
 				  x, h->y1 + 4);
 		if (r >= 0)
-			r = text_at(out, x, h->y1 + 16, "text-anchor=\"middle\" fill=\"#57606a\"", when);
+			r = text_at(out, x, h->y1 + 16, "text-anchor=\"middle\" fill=\"#57606a\"", label);
+		if (r >= 0 && i == 0) {
+			time_context(ticks[i], st, dated, label, sizeof(label));
+			if (*label)
+				r = text_at(out, x, h->y1 + 29, "text-anchor=\"middle\" fill=\"#57606a\" font-size=\"11\"", label);
+		}
 	}
 	if (r >= 0)
 		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", h->x0,
 				  h->y1, h->x1, h->y1);
 	if (r >= 0)
-		r = text_at(out, (h->x0 + h->x1) / 2, h->y1 + 34, "text-anchor=\"middle\"", "observedAt (UTC)");
+		r = text_at(out, (h->x0 + h->x1) / 2, h->y1 + 44, "text-anchor=\"middle\"", "observed_at (UTC)");
 	return r;
 }
 
@@ -755,8 +941,10 @@ int render_history_svg(const struct kx_group_view *g, struct kx_buf *out)
 	bool drawn = r >= 0 && e.unit && e.vmax > 0;
 	if (drawn) {
 		axis_fit(&ay, e.vmin, e.vmax, e.unit);
-		/* a day either side of a single time, 3 % of the span otherwise: dots clear of the axes */
+		/* a day either side of a single time, 3 % of the span otherwise (2 s at least, so that the
+		 * axis holds a tick or two): dots clear of the axes */
 		int64_t pad = e.tmax > e.tmin ? (e.tmax - e.tmin) / 32 : INT64_C(86400000000000);
+		pad = pad > INT64_C(2000000000) ? pad : INT64_C(2000000000);
 		h.t0 = e.tmin - pad;
 		h.t1 = e.tmax + pad;
 		r = draw_y_axis(&body, &ay, h.x0, h.x1, h.y0, h.y1, 24, e.unit);
@@ -765,7 +953,7 @@ int render_history_svg(const struct kx_group_view *g, struct kx_buf *out)
 		if (r >= 0)
 			r = render_each_series(g, history_series, &h);
 	}
-	double height = drawn ? h.y1 + 48 : 100;
+	double height = drawn ? h.y1 + 60 : 100;
 	if (r >= 0)
 		r = picture_open(out, width, height, title,
 				 "each implementation's medians over time, p20–p80 bars, versions where they change; "
