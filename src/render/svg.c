@@ -37,8 +37,8 @@ static double text_width(const char *s)
 
 /*
  * An axis over values in a metric's base unit: its domain, whether it is logarithmic (the values
- * span more than a decade), and the unit its labels are written in (ns shown as ms when the
- * values are milliseconds).
+ * span a decade or more: the largest at least 10 times the smallest), and the unit its labels are
+ * written in (ns shown as ms when the values are milliseconds).
  */
 struct axis {
 	double lo, hi; /* the domain, base unit */
@@ -70,7 +70,7 @@ static double nice_step(double x)
 static void axis_fit(struct axis *ax, double min, double max, const char *unit)
 {
 	axis_unit(ax, unit, max);
-	ax->log = min > 0 && max / min > 10;
+	ax->log = min > 0 && max / min >= 10;
 	if (ax->log) {
 		ax->lo = pow(10, floor(log10(min)));
 		ax->hi = pow(10, ceil(log10(max)));
@@ -429,6 +429,31 @@ static double point_x(const struct sweep *s, const struct axis *ax, size_t nd, s
 	return nd > 1 ? (double)k / (double)(nd - 1) : 0.5;
 }
 
+/*
+ * Whether a numeric sweep's x axis is logarithmic: when its values (all above zero) span a decade
+ * or more, as a value axis; or when there are three or more and each is the smallest times a power
+ * of two (4096, 8192, 16384, 32768: a doubling ladder, gaps allowed), which a linear axis would
+ * crowd at its low end — on a log axis they fall evenly.
+ */
+static bool sweep_log_x(const struct sweep *s, double xmin, double xmax)
+{
+	if (!(xmin > 0))
+		return false;
+	if (xmax / xmin >= 10)
+		return true;
+	size_t distinct = 0;
+	for (size_t i = 0; i < s->len; i++) {
+		if (i && strcmp(s->points[i].value, s->points[i - 1].value) == 0)
+			continue;
+		int e;
+		double f = frexp(s->points[i].number / xmin, &e);
+		if (f != 0.5) /* not a power of two times the smallest */
+			return false;
+		distinct++;
+	}
+	return distinct >= 3;
+}
+
 static int sweep_panel(void *ctx, const struct sweep *s)
 {
 	struct sweep_svg *c = ctx;
@@ -484,23 +509,29 @@ static int sweep_panel(void *ctx, const struct sweep *s)
 	axis_fit(&ay, vmin, vmax, unit);
 	if (r >= 0)
 		r = draw_y_axis(out, &ay, x0, x1, y0, y1, px + 16, unit);
-	/* the x axis: the sweep's values, by number (linear, or log past a decade) or in order */
+	/* the x axis: the sweep's values, by number (linear, or log: sweep_log_x) or in order */
 	if (s->numeric) {
-		ax.log = xmin > 0 && xmax / xmin > 10;
+		ax.log = sweep_log_x(s, xmin, xmax);
 		ax.lo = xmin;
 		ax.hi = xmax > xmin ? xmax : xmin + 1;
 		if (!ax.log && xmax == xmin) /* one value: in the middle */
 			ax.lo = xmin - 0.5, ax.hi = xmin + 0.5;
 	}
-	size_t every = distinct > 8 ? (distinct + 7) / 8 : 1, nth = 0;
+	/* a tick at every value; a label where it keeps clear of the one before (widths by characters,
+	 * text_width), the last value's always, the label before it dropped if they would touch */
+	double right = -INFINITY, last_x = x0 + point_x(s, &ax, distinct, s->len - 1) * (x1 - x0);
+	double last_left = last_x - text_width(s->points[s->len - 1].value) / 2;
 	for (size_t i = 0; i < s->len && r >= 0; i++) {
 		if (i && strcmp(s->points[i].value, s->points[i - 1].value) == 0)
 			continue;
-		double x = x0 + point_x(s, &ax, distinct, i) * (x1 - x0);
+		double x = x0 + point_x(s, &ax, distinct, i) * (x1 - x0), half = text_width(s->points[i].value) / 2;
+		bool last = strcmp(s->points[i].value, s->points[s->len - 1].value) == 0;
 		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", x, y1, x,
 				  y1 + 4);
-		if (r >= 0 && nth++ % every == 0)
+		if (r >= 0 && (last || (x - half >= right + 6 && x + half + 6 <= last_left))) {
 			r = text_at(out, x, y1 + 16, "text-anchor=\"middle\" fill=\"#57606a\"", s->points[i].value);
+			right = x + half;
+		}
 	}
 	if (r >= 0)
 		r = kx_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\"/>\n", x0, y1,
