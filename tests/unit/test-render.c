@@ -1139,6 +1139,34 @@ static void steps(void)
 	kx_buf_release(&b);
 }
 
+/* A TSV view as a table on its page: any columns (none known to the page code), the header's names
+ * as <th>, numbers right-aligned, text escaped; the first KX_HTML_TSV_ROWS rows, then how many more */
+static void index_html_tables(void)
+{
+	struct kx_buf tsv = { 0 }, b = { 0 };
+	kx_buf_printf(&tsv, "zeta\tmedian.gpu_a\tnote\n");
+	for (int i = 0; i < 250; i++)
+		kx_buf_printf(&tsv, "row%d\t%d.5\t%s\n", i, 1000 + i, i == 0 ? "a<b" : "");
+	struct kx_html_tsv tables[] = { { "many.tsv", tsv.ptr, tsv.len }, { "none.tsv", "zeta\n", 5 } };
+	struct kx_html_page p = { .path = "x", .tables = tables, .ntables = 2 };
+	ok(kx_render_index_html(&p, &b) == 0, "a page with two TSV views renders");
+	size_t rows = 0;
+	for (const char *q = b.ptr; (q = strstr(q, "<tr><td>row")); q++)
+		rows++;
+	ok(strstr(b.ptr, "<h2><a href=\"many.tsv\">many.tsv</a></h2>\n<p>250 rows.</p>") &&
+		   strstr(b.ptr, "<tr><th>zeta</th><th>median.<wbr/>gpu_<wbr/>a</th><th>note</th></tr>"),
+	   "its heading links the file and counts its rows; the header's names head the columns");
+	ok(strstr(b.ptr, "<tr><td>row0</td><td class=\"n\">1000.5</td><td>a&lt;b</td></tr>") &&
+		   strstr(b.ptr, "<td>row199</td>") && !strstr(b.ptr, "<td>row200</td>") && rows == KX_HTML_TSV_ROWS,
+	   "numbers right-aligned, text escaped, the first %d rows (%zu)", KX_HTML_TSV_ROWS, rows);
+	ok(strstr(b.ptr, "<p>50 more rows: <a href=\"many.tsv\">many.tsv</a></p>") != NULL, "then how many more, linked");
+	ok(strstr(b.ptr, "<a href=\"none.tsv\">none.tsv</a></h2>\n<p>0 rows.</p>\n") &&
+		   !strstr(strstr(b.ptr, "none.tsv"), "<table>"),
+	   "a view with a header alone: no table, 0 rows");
+	kx_buf_release(&tsv);
+	kx_buf_release(&b);
+}
+
 int main(void)
 {
 	names();
@@ -1149,6 +1177,7 @@ int main(void)
 	compare_pages();
 	history_and_index();
 	steps();
+	index_html_tables();
 	struct fixture f;
 	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {
 		ranking_tsv(&f);
