@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,17 +74,17 @@ static int link(struct kx_buf *out, const char *name, bool dir, const char *text
  * that break_text places, at hyphens and spaces), headings and lists anywhere they must; in a
  * table a word is never cut while its column can be as wide as it (break-word, not anywhere,
  * which would cut "rank" to fit a narrower column); numbers stay whole and right-aligned; a table
- * wider than the page all the same (a TSV of many columns) scrolls inside its own box; pictures
- * shrink to the page's width.
+ * wider than the page all the same (a TSV view of many columns: div.v) scrolls inside its own box;
+ * pictures shrink to the page's width.
  */
 static const char style[] =
-	"body{font-family:sans-serif;margin:1.5em;color:#24292f;max-width:72em}"
+	"body{font-family:sans-serif;margin:1.5em;color:#24292f;max-width:80em}"
 	"h1{font-size:1.3em;margin:.2em 0}nav{color:#57606a;margin-bottom:1em}"
 	"h1,h2,nav,p,li{overflow-wrap:anywhere}th,td{overflow-wrap:break-word}"
 	"div.t{max-width:100%;overflow-x:auto}"
 	"table{border-collapse:collapse;margin:1em 0;max-width:100%}"
-	"th,td{padding:.25em .7em;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de}"
-	"td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+	"th,td{padding:.25em .5em;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de}"
+	"td.n,td.s{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}"
 	"tr.first td{font-weight:bold}img{max-width:100%;height:auto;display:block;margin:1em 0}"
 	"ul.files{columns:3 18em;padding-left:1.2em}";
 
@@ -137,6 +138,20 @@ static int cell(struct kx_buf *out, bool number, const char *text)
 	return r < 0 ? r : kx_buf_puts(out, "</td>");
 }
 
+/* <td class="s">a – b</td>: two values, each kept whole (a no-break space before its unit), the
+ * line free to break at the dash between them */
+static int spread_cell(struct kx_buf *out, const char *text)
+{
+	int r = kx_buf_puts(out, "<td class=\"s\">");
+	for (const char *p = text; *p && r >= 0; p++) {
+		bool by_dash = strncmp(p + 1, "–", strlen("–")) == 0 || (p > text && p - text >= (ptrdiff_t)strlen("–") &&
+									 strncmp(p - strlen("–"), "–", strlen("–")) == 0);
+		char one[2] = { *p, 0 };
+		r = *p == ' ' && !by_dash ? kx_buf_puts(out, "&#160;") : render_markup_text(out, one);
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</td>");
+}
+
 /* <td>text</td>, breaking where break_text says */
 static int break_cell(struct kx_buf *out, const char *text)
 {
@@ -180,7 +195,7 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 		if (r >= 0)
 			r = cell(out, true, value);
 		if (r >= 0)
-			r = cell(out, true, spread);
+			r = spread_cell(out, spread);
 		if (r >= 0)
 			r = cell(out, true, vs);
 		if (r >= 0)
@@ -259,7 +274,7 @@ static int tsv_table(struct kx_buf *out, const struct kx_html_tsv *t)
 		r = kx_buf_printf(out, "</h2>\n<p>%zu row%s.</p>\n", rows, rows == 1 ? "" : "s");
 	if (r < 0 || !rows)
 		return r;
-	r = kx_buf_puts(out, "<div class=\"t\"><table>\n");
+	r = kx_buf_puts(out, "<div class=\"t v\"><table>\n");
 	const char *p = t->bytes, *end = t->bytes + t->len;
 	for (size_t n = 0; p < end && n <= KX_HTML_TSV_ROWS && r >= 0; n++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -4,8 +4,10 @@
 
 Starts chromium-headless-shell with a DevTools port, sets a window WIDTH CSS pixels wide (1280 by
 default, 900 high), loads each URL in turn (pictures included: it waits for the load event) and
-prints one line per URL: "<document.documentElement.scrollWidth> <URL>". A page wider than its
-window scrolls sideways: its scrollWidth is more than WIDTH. The pages of the index have no
+prints one line per URL: "<document.documentElement.scrollWidth> <cut> <URL>". A page wider than
+its window scrolls sideways: its scrollWidth is more than WIDTH. <cut> is how many pixels of the
+page's own tables are hidden in their scrolling boxes (div.t; the boxes of TSV views, div.v, may
+scroll): the widest such overflow, 0 when every one fits. The pages of the index have no
 script; the width is asked from outside, through the Chrome DevTools Protocol (Runtime.evaluate)
 over a WebSocket written here with the standard library alone (RFC 6455: a client's frames
 masked, a server's not). Exits 1 when the browser cannot be started or a page does not load."""
@@ -79,6 +81,10 @@ class WebSocket:
                     return json.loads(message)
 
 
+MEASURE = """[document.documentElement.scrollWidth,
+  Math.max(0, ...Array.from(document.querySelectorAll("div.t:not(.v)"), d => d.scrollWidth - d.clientWidth))]"""
+
+
 class Browser:
     def __init__(self, width, height, timeout=60):
         self.profile = tempfile.mkdtemp(prefix="page_width.")
@@ -126,7 +132,7 @@ class Browser:
             raise OSError("page_width: %s: %s" % (url, nav["errorText"]))
         while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
             self.events.append(self.ws.recv())
-        r = self.call("Runtime.evaluate", session=True, expression="document.documentElement.scrollWidth")
+        r = self.call("Runtime.evaluate", session=True, returnByValue=True, expression=MEASURE)
         return r["result"]["value"]
 
     def close(self):
@@ -148,7 +154,8 @@ def main(argv):
     b = Browser(width, 900)
     try:
         for url in argv:
-            print(b.width_of(url), url, flush=True)
+            width, cut = b.width_of(url)
+            print(width, cut, url, flush=True)
     finally:
         b.close()
 
