@@ -207,7 +207,7 @@ for b in bad[:5]:
 EOF
 tail -n +2 "$work/tables"
 check "the TSV views shown as tables on their pages, cell for cell ($(head -1 "$work/tables"))" \
-	bash -c "head -1 '$work/tables' | grep -Eq '^gpus.tsv=[0-9]+ history.tsv=[0-9]+ regressions.tsv=1 sweep.tsv=[0-9]+ 0\$'"
+	bash -c "head -1 '$work/tables' | grep -Eq '^changes.tsv=[0-9]+ gpus.tsv=[0-9]+ history.tsv=[0-9]+ regressions.tsv=1 sweep.tsv=[0-9]+ 0\$'"
 
 # numeric order: every page but a group's (its runs in rank order) links its directories with the
 # numbers in their names read as numbers (tokens4096 before tokens16384), as `sort -V` would
