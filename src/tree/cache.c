@@ -757,6 +757,7 @@ const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp
 	if (t->top[slot].c && t->top[slot].stamp == stamp) {
 		c = t->top[slot].c;
 		t->top[slot].used = t->puts;
+		t->top[slot].read = ++t->top_reads;
 		__atomic_add_fetch(&kx_entry_of(c, struct centry, c)->refs, 1, __ATOMIC_ACQ_REL);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -772,19 +773,36 @@ void tree_top_drop(struct kx_tree *t, int slot)
 	kx_content_put(old);
 }
 
-void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c)
+uint64_t tree_top_mark(struct kx_tree *t)
 {
-	const struct kx_content *old = NULL;
+	pthread_mutex_lock(&t->lock);
+	uint64_t mark = ++t->top_reads;
+	pthread_mutex_unlock(&t->lock);
+	return mark;
+}
+
+void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c, uint64_t mark)
+{
+	const struct kx_content *old[TOP__COUNT + 1] = { NULL };
 	__atomic_add_fetch(&kx_entry_of(c, struct centry, c)->refs, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_lock(&t->lock);
 	if (!t->top[slot].c || t->top[slot].stamp <= stamp) {
-		old = t->top[slot].c;
-		t->top[slot] = (struct top_slot){ .stamp = stamp, .c = c, .used = t->puts };
+		old[TOP__COUNT] = t->top[slot].c;
+		t->top[slot] = (struct top_slot){ .stamp = stamp, .c = c, .used = t->puts, .read = ++t->top_reads };
 	} else {
-		old = c; /* an older view's, built late: the newer one stays */
+		old[TOP__COUNT] = c; /* an older view's, built late: the newer one stays */
 	}
+	size_t bytes = 0;
+	for (int i = 0; i < TOP__COUNT; i++)
+		bytes += t->top[i].c ? t->top[i].c->len : 0;
+	for (int i = 0; i < TOP__COUNT && bytes > TOP_KEEP_BYTES; i++)
+		if (i != slot && t->top[i].c && t->top[i].read < mark) {
+			old[i] = t->top[i].c;
+			t->top[i] = (struct top_slot){ 0 };
+		}
 	pthread_mutex_unlock(&t->lock);
-	kx_content_put(old);
+	for (int i = 0; i <= TOP__COUNT; i++)
+		kx_content_put(old[i]);
 }
 
 /* ---- parsed documents ------------------------------------------------------------------------- */

@@ -357,6 +357,7 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 			return 0;
 		}
 	}
+	uint64_t mark = top >= 0 ? tree_top_mark(t) : 0;
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
 	int r = render_node(t, v, n, &b);
@@ -365,7 +366,7 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 	c = r < 0 ? NULL : tree_cache_put(t, key, stamp, &b);
 	kx_buf_release(&b);
 	if (c && top >= 0)
-		tree_top_keep(t, top, stamp, c);
+		tree_top_keep(t, top, stamp, c, mark);
 	if (top >= 0)
 		pthread_mutex_unlock(&t->top_lock);
 	if (r < 0)

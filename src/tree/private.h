@@ -59,19 +59,24 @@
  * The root's files made of every group (top.c): index.tsv, regressions.tsv and .json, changes.tsv.
  * The newest rendered version of each is held here whatever its size — the content cache keeps
  * nothing larger than a quarter of its bound, and index.tsv of 100,000 runs is 33 MB, which every
- * read of a `cat` would otherwise render again — until a newer stamp (the store's generation) replaces it,
- * or until TOP_IDLE_PUTS other files have been rendered since it was last read: a walk that
- * stats it (`ls -lR`, `rsync`) then goes on without holding it. Its reader reads it within
- * microseconds a piece, and the kernel's page cache keeps what was read (keep_cache). The slots
- * are cache.c's (tree_top_get, tree_top_keep), beside the content cache.
+ * read of a `cat` would otherwise render again — until a newer stamp (the store's generation)
+ * replaces it, until TOP_IDLE_PUTS other files have been rendered since it was last read (a walk
+ * that stats it, `ls -lR` or `rsync`, then goes on without holding it), or, once the slots hold
+ * more than TOP_KEEP_BYTES, until another of them is built while nobody reads it: at 100,000 runs
+ * `cat index.tsv changes.tsv` holds one whole file at a time, not both (34 and 31 MB), while two
+ * readers reading both at once keep both. Its reader reads it within microseconds a piece, and the
+ * kernel's page cache keeps what was read (keep_cache). The slots are cache.c's (tree_top_get,
+ * tree_top_keep), beside the content cache.
  */
 enum { TOP_INDEX, TOP_REGRESSIONS, TOP_REGRESSIONS_JSON, TOP_CHANGES, TOP__COUNT };
 #define TOP_IDLE_PUTS 4096
+#define TOP_KEEP_BYTES (48u << 20)
 
 struct top_slot {
 	int64_t stamp;
 	const struct kx_content *c;
 	uint64_t used; /* kx_tree.puts when it was kept or last read */
+	uint64_t read; /* kx_tree.top_reads when it was kept or last read */
 };
 
 /* The tree: its store, the bound of its caches, and each file's state, under the locks named. */
@@ -105,6 +110,7 @@ struct kx_tree {
 	struct doc_uses *uses;      /* how many runs name each document (tree_doc_use) */
 	struct top_slot top[TOP__COUNT];
 	uint64_t puts;              /* files rendered into the content cache (tree_cache_put), under lock */
+	uint64_t top_reads;         /* reads of the top slots (tree_top_get, tree_top_mark), under lock */
 	struct kx_tree_stats stats;
 	/* group.c */
 	struct kx_list glru; /* group listings, most recently used first */
@@ -317,8 +323,12 @@ const struct kx_content *tree_top_get(struct kx_tree *t, int slot, int64_t stamp
 /* Let go of what top slot `slot` keeps (readers who hold it keep their references). */
 void tree_top_drop(struct kx_tree *t, int slot);
 
-/* Keep content c (the caller keeps its reference) in top slot `slot`, in place of an older one. */
-void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c);
+/* A mark taken before a build (tree_top_keep lets go of the slots not read since). */
+uint64_t tree_top_mark(struct kx_tree *t);
+
+/* Keep content c (the caller keeps its reference) in top slot `slot`, in place of an older one,
+ * built since `mark`; past TOP_KEEP_BYTES, the other slots that nobody read since are let go. */
+void tree_top_keep(struct kx_tree *t, int slot, int64_t stamp, const struct kx_content *c, uint64_t mark);
 
 /* Put a reference to a parsed document. */
 void tree_pdoc_put(struct pdoc *p);
