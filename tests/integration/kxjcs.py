@@ -46,3 +46,21 @@ def digest(doc):
     """'sha256:<hex>' of a document's apiVersion, kind and spec in JCS form."""
     hashed = {k: doc[k] for k in ('apiVersion', 'kind', 'spec') if k in doc}
     return 'sha256:' + hashlib.sha256(jcs(hashed).encode()).hexdigest()
+
+def series_run(base, name, i, external_id, observed_at, ns):
+    """A copy of manifest base as run i of a series: implementation name at version 1.i, its
+    externalId and observedAt, and a latency of ns (median, p20 and p80 alike), its digests
+    re-derived. The tests that draw series (views-history.sh, views-axes.sh) share it."""
+    m = json.loads(json.dumps(base))
+    m["implementation"]["spec"] = {"name": name, "version": "1.%d" % i}
+    m["implementation"]["metadata"] = {"name": "%s-1.%d" % (name, i)}
+    spec = m["run"]["spec"]
+    spec["workloadDigest"] = digest(m["workload"])
+    spec["implementationDigest"] = digest(m["implementation"])
+    spec["sourceNative"]["externalId"] = external_id
+    spec["observedAt"] = observed_at
+    spec["timing"]["latencyNs"]["median"] = ns
+    for x in spec["measurements"]:
+        x["value"] = ns
+    spec["sourceNative"]["metrics"] = {"ms_20": ns / 1e6, "ms_50": ns / 1e6, "ms_80": ns / 1e6}
+    return m

@@ -41,22 +41,12 @@ series = {
 }
 for name, (tokens, start, step, n) in series.items():
     for i in range(n):
-        m = json.loads(json.dumps(base))
-        m["workload"]["spec"]["parameters"]["tokens"] = tokens
-        m["workload"]["metadata"]["name"] = "workload-axes-%d" % tokens
-        m["implementation"]["spec"] = {"name": name, "version": "1.%d" % i}
-        m["implementation"]["metadata"] = {"name": "%s-1.%d" % (name, i)}
-        spec = m["run"]["spec"]
-        spec["workloadDigest"] = kxjcs.digest(m["workload"])
-        spec["implementationDigest"] = kxjcs.digest(m["implementation"])
-        spec["sourceNative"]["externalId"] = "axes-test/%s/%d" % (name, i)
+        w = json.loads(json.dumps(base))
+        w["workload"]["spec"]["parameters"]["tokens"] = tokens
+        w["workload"]["metadata"]["name"] = "workload-axes-%d" % tokens
         when = start + i * step if start else datetime.datetime(2019 + i, 6, 1)
-        spec["observedAt"] = when.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        ns = 100_000_000 + 1_000_000 * i
-        spec["timing"]["latencyNs"]["median"] = ns
-        for x in spec["measurements"]:
-            x["value"] = ns
-        spec["sourceNative"]["metrics"] = {"ms_20": ns / 1e6, "ms_50": ns / 1e6, "ms_80": ns / 1e6}
+        m = kxjcs.series_run(w, name, i, "axes-test/%s/%d" % (name, i), when.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                             100_000_000 + 1_000_000 * i)
         out.write(json.dumps(m, separators=(",", ":")) + "\n")
 EOF
 expect 0 "$KINDEX" ingest "$tmp/series.jsonl"

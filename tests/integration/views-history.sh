@@ -88,18 +88,8 @@ out = open(sys.argv[2], "w")
 wiggle = [0.000, 0.002, -0.003, 0.001, -0.001, 0.003, -0.002, 0.0005, -0.0005, 0.000]
 for name, step in (("steptest", 1.10), ("gaintest", 0.90), ("flattest", 1.00), ("bigstep", 1.25)):
     for i in range(15):
-        m = json.loads(json.dumps(base))
-        m["implementation"]["spec"] = {"name": name, "version": "1.%d" % i}
-        m["implementation"]["metadata"] = {"name": "%s-1.%d" % (name, i)}
-        spec = m["run"]["spec"]
-        spec["implementationDigest"] = kxjcs.digest(m["implementation"])
-        spec["sourceNative"]["externalId"] = "history-test/%s/%d" % (name, i)
-        spec["observedAt"] = "2025-01-%02dT00:00:00.000Z" % (i + 1)
         ns = round(100e6 * (step if i >= 10 else 1.0) * (1 + wiggle[i % 10]))
-        spec["timing"]["latencyNs"]["median"] = ns
-        for x in spec["measurements"]:
-            x["value"] = ns
-        spec["sourceNative"]["metrics"] = {"ms_20": ns / 1e6, "ms_50": ns / 1e6, "ms_80": ns / 1e6}
+        m = kxjcs.series_run(base, name, i, "history-test/%s/%d" % (name, i), "2025-01-%02dT00:00:00.000Z" % (i + 1), ns)
         out.write(json.dumps(m, separators=(",", ":")) + "\n")
 EOF
 cp "$work/steps.jsonl" "$mnt/inbox/steps.jsonl" || fail "the drop is accepted (cp exits $?)"
