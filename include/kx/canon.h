@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Canonical bytes and digests: the JSON Canonicalization Scheme (RFC 8785), the pretty form the
- * tree serves, and SHA-256 digests of documents. This module is the only user of libcrypto.
+ * tree serves, SHA-256 digests of documents, and Ed25519 signatures. This module is the only user
+ * of libcrypto.
  *
  * JCS: object members sorted by their keys' UTF-16 code units, no insignificant whitespace,
  * strings with the minimal escapes of RFC 8785 §3.2.2.2, numbers as ECMAScript's
@@ -9,6 +10,9 @@
  *
  * Digest rule (SPEC §1): digest(doc) = "sha256:" + hex(SHA-256(JCS({apiVersion, kind, spec}))).
  * `metadata` is not hashed.
+ *
+ * Signatures (SPEC §10): Ed25519 key pairs, a key's id, signing a message and checking a
+ * signature, base64.
  *
  * All functions are thread-safe (no shared state).
  */
@@ -80,5 +84,42 @@ void kx_digest_hex(const struct kx_digest *d, char out[KX_DIGEST_HEX + 1]);
 /* Parse "sha256:<64 lowercase hex>"; anything else (uppercase, other algorithms, length) -EINVAL. */
 int kx_digest_parse(const char *s, size_t len, struct kx_digest *ret);
 bool kx_digest_equal(const struct kx_digest *a, const struct kx_digest *b);
+
+/* ---- signatures (SPEC §10; sign.c) -------------------------------------------------------------- */
+
+#define KX_ED25519_PUB_LEN 32
+#define KX_ED25519_SIG_LEN 64
+#define KX_BASE64_LEN(n) (4 * (((n) + 2) / 3)) /* without the NUL */
+
+/* A key's id: the SHA-256 of its 32 raw public bytes (written "sha256:<hex>"). */
+void kx_key_id(const uint8_t pub[KX_ED25519_PUB_LEN], struct kx_digest *ret);
+
+/*
+ * Make an Ed25519 key pair: the private key as PKCS #8 PEM at priv_path (mode 0600), the public key
+ * as SubjectPublicKeyInfo PEM at pub_path; neither file may exist. Its id into *ret_id. On failure
+ * nothing is left behind and err says why (-EINVAL, -EEXIST and other errnos).
+ */
+int kx_key_generate(const char *priv_path, const char *pub_path, struct kx_digest *ret_id, char *err, size_t err_cap);
+
+/* A private key to sign with: a regular file no one else may read (mode 0600 or stricter), PEM,
+ * Ed25519. -EINVAL with err saying which rule the file breaks. */
+struct kx_signer;
+int kx_signer_open(const char *path, struct kx_signer **ret, char *err, size_t err_cap);
+void kx_signer_free(struct kx_signer *s);
+const uint8_t *kx_signer_public(const struct kx_signer *s); /* its 32 raw public bytes */
+int kx_sign(const struct kx_signer *s, const void *msg, size_t len, uint8_t sig[KX_ED25519_SIG_LEN]);
+
+/* Whether sig is pub's Ed25519 signature of msg. */
+bool kx_verify(const uint8_t pub[KX_ED25519_PUB_LEN], const void *msg, size_t len,
+	       const uint8_t sig[KX_ED25519_SIG_LEN]);
+
+/* A public key: read from a PEM file (Ed25519 only; -EINVAL with err), or written as PEM. */
+int kx_pubkey_read(const char *path, uint8_t pub[KX_ED25519_PUB_LEN], char *err, size_t err_cap);
+int kx_pubkey_pem(const uint8_t pub[KX_ED25519_PUB_LEN], struct kx_buf *out);
+
+/* Base64 with padding (RFC 4648 §4). encode writes KX_BASE64_LEN(len) characters and a NUL, and
+ * returns the count; decode takes exactly the encoding of `want` bytes (at most 3 KiB), else -EINVAL. */
+size_t kx_base64_encode(const void *data, size_t len, char *out);
+int kx_base64_decode(const char *s, size_t len, uint8_t *out, size_t want);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * SHA-256 (OpenSSL libcrypto's EVP interface; SHA-NI where the CPU has it) and the document
- * digest rule of SPEC §1. The only file that includes OpenSSL headers.
+ * digest rule of SPEC §1. With sign.c, the only files that include OpenSSL headers.
  */
 #include "private.h"
 

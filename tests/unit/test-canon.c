@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * The canon module: the strict parser, JCS against the RFC 8785 reference vectors
- * (tests/data/jcs), the pretty form, and the digests of the published fixture record.
+ * (tests/data/jcs), the pretty form, the digests of the published fixture record, and Ed25519
+ * signatures (RFC 8032's first test vector, a key pair made and used, keys refused).
  */
 #include "kx/canon.h"
 #include "tap.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* tests/data of the source tree (KX_SOURCE_ROOT, set by tests/meson.build) */
 static const char *data_dir(void)
@@ -174,10 +178,89 @@ static void parser(void)
 	kx_arena_free(a);
 }
 
+static void unhex(const char *h, uint8_t *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sscanf(h + 2 * i, "%2hhx", &out[i]);
+}
+
+/* An EC P-256 key: PEM, but not Ed25519 */
+static const char ec_key[] = "-----BEGIN PRIVATE KEY-----\n"
+			     "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgZjzHSPa4zUGDoUz+\n"
+			     "EFd4MadO6w3zjBsz/mI3kNob1F+hRANCAAQJUm0RZDDrZuvAOyvPdQTP3vbGDyqG\n"
+			     "ZDmPxff5EvujqYdfp7LqxcP7Fpok4+ERSk/mM5++Bs3RIFiPVzc3Ji4N\n"
+			     "-----END PRIVATE KEY-----\n";
+
+static void signatures(void)
+{
+	/* RFC 8032 §7.1, TEST 1: the empty message */
+	uint8_t pub[KX_ED25519_PUB_LEN], sig[KX_ED25519_SIG_LEN];
+	unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", pub, sizeof(pub));
+	unhex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+	      "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
+	      sig, sizeof(sig));
+	ok(kx_verify(pub, "", 0, sig), "RFC 8032 test 1: its signature verifies");
+	sig[10] ^= 0x04;
+	ok(!kx_verify(pub, "", 0, sig), "with one bit flipped it does not");
+	sig[10] ^= 0x04;
+	ok(!kx_verify(pub, "x", 1, sig), "nor over another message");
+
+	char dir[] = "/tmp/kx-test-sign.XXXXXX", priv[64], pubp[64], ec[64], err[512] = "";
+	if (!ok(mkdtemp(dir) != NULL, "a scratch directory"))
+		return;
+	snprintf(priv, sizeof(priv), "%s/k", dir);
+	snprintf(pubp, sizeof(pubp), "%s/k.pub", dir);
+	snprintf(ec, sizeof(ec), "%s/ec", dir);
+	struct kx_digest id, id2;
+	ok(kx_key_generate(priv, pubp, &id, err, sizeof(err)) == 0, "a key pair is made (%s)", err);
+	struct stat st;
+	ok(stat(priv, &st) == 0 && (st.st_mode & 0777) == 0600, "the private key has mode 0600");
+	ok(kx_key_generate(priv, pubp, &id2, err, sizeof(err)) == -EEXIST && strstr(err, priv),
+	   "a second keygen to the same files is refused, naming the file (%s)", err);
+	struct kx_signer *s = NULL;
+	ok(kx_signer_open(priv, &s, err, sizeof(err)) == 0, "the private key opens (%s)", err);
+	uint8_t raw[KX_ED25519_PUB_LEN];
+	ok(kx_pubkey_read(pubp, raw, err, sizeof(err)) == 0 && s && memcmp(raw, kx_signer_public(s), sizeof(raw)) == 0,
+	   "the public key file holds the private key's public half");
+	kx_key_id(raw, &id2);
+	ok(kx_digest_equal(&id, &id2), "the key id is sha256 of the 32 raw bytes");
+	const char *msg = "sha256:272e401936bf2f8f5c1e0c6ad0a5b0a3c6b9d2ee8b1f0e7a6d5c4b3a2918070605";
+	ok(s && kx_sign(s, msg, strlen(msg), sig) == 0 && kx_verify(raw, msg, strlen(msg), sig),
+	   "a signature it makes verifies with the public key");
+	char b64[KX_BASE64_LEN(KX_ED25519_SIG_LEN) + 1];
+	uint8_t back[KX_ED25519_SIG_LEN];
+	ok(kx_base64_encode(sig, sizeof(sig), b64) == 88 && kx_base64_decode(b64, 88, back, sizeof(back)) == 0 &&
+		   memcmp(back, sig, sizeof(sig)) == 0,
+	   "base64: 88 characters, and back");
+	ok(kx_base64_decode(b64, 87, back, sizeof(back)) == -EINVAL && kx_base64_decode("!!!!", 4, back, 3) == -EINVAL,
+	   "base64: a wrong length or alphabet is refused");
+	kx_signer_free(s);
+	s = NULL;
+
+	chmod(priv, 0644);
+	ok(kx_signer_open(priv, &s, err, sizeof(err)) == -EINVAL && strstr(err, "chmod 600"),
+	   "a private key others may read is refused: %s", err);
+	FILE *f = fopen(ec, "w");
+	if (f) {
+		fputs(ec_key, f);
+		fclose(f);
+	}
+	chmod(ec, 0600);
+	ok(kx_signer_open(ec, &s, err, sizeof(err)) == -EINVAL && strstr(err, "not Ed25519"),
+	   "an EC key is refused: %s", err);
+	ok(kx_pubkey_read(priv, raw, err, sizeof(err)) == -EINVAL && strstr(err, "not a PEM public key"),
+	   "a private key where a public one is expected is refused: %s", err);
+	unlink(priv);
+	unlink(pubp);
+	unlink(ec);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	jcs_vectors();
 	fixture_digests();
 	parser();
+	signatures();
 	return tap_done();
 }
