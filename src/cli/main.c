@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	  cli_cmd_compare },
 	{ "canon", "print the JCS (RFC 8785) form of JSON", "[FILE]", cli_cmd_canon },
 	{ "digest", "print the digest of each document of a manifest", "FILE", cli_cmd_digest },
+	{ "keygen", "make an Ed25519 key pair for signing runs (NAME.key, NAME.pub)", "NAME", cli_cmd_keygen },
 	{ NULL, NULL, NULL, NULL },
 };
 
