@@ -77,6 +77,16 @@ struct kx_run_facts {
 	bool has_correctness;   /* run.spec.correctness present (kindex-bench) */
 };
 
+/* A verified signature of the manifest's run (SPEC §10): by the Ed25519 key pub, whose id is
+ * key_id, over the run's digest string. */
+#define KX_SIGNATURES_MEMBER "signatures"
+#define KX_SIGNATURES_MAX 16
+struct kx_signature {
+	struct kx_digest key_id;
+	uint8_t pub[KX_ED25519_PUB_LEN];
+	uint8_t sig[KX_ED25519_SIG_LEN];
+};
+
 struct kx_manifest {
 	unsigned line;                        /* where it starts in the file (1-based) */
 	struct kx_json *root;
@@ -85,6 +95,8 @@ struct kx_manifest {
 	const char *jcs[KX_DOC__COUNT];       /* JCS of each included whole document (in the arena) */
 	size_t jcs_len[KX_DOC__COUNT];
 	struct kx_run_facts facts;
+	struct kx_signature *sigs; /* its signatures, each verified (in the arena; none: NULL, 0) */
+	size_t nsigs;
 };
 
 struct kx_manifest_file {

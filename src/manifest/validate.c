@@ -759,6 +759,105 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
 	return manifest_check(a, root, ret, problems, false);
 }
 
+/*
+ * The manifest's signatures (SPEC §10, docs/manifest.md "Signatures"): an array of at most
+ * KX_SIGNATURES_MAX objects {keyId, algorithm: "ed25519", publicKey, value}, each the Ed25519
+ * signature by publicKey (whose sha256: is keyId) of the run's digest string "sha256:<hex>". One
+ * that does not verify is refused (rule `signature`); so is a key named twice. `run` is NULL when
+ * the run could not be hashed (reported already): the signatures are then only checked for shape.
+ */
+static void check_signatures(struct ctx *c, struct kx_arena *a, const struct kx_json *sigs,
+			     const struct kx_digest *run, struct kx_manifest *m)
+{
+	if (sigs->type != KX_JSON_ARRAY) {
+		add(c, sigs, "/" KX_SIGNATURES_MEMBER, "type", "'signatures' must be an array, found %s",
+		    kx_json_type_name(sigs->type));
+		return;
+	}
+	if (sigs->arr.len > KX_SIGNATURES_MAX) {
+		add(c, sigs, "/" KX_SIGNATURES_MEMBER, "signatures", "at most %d signatures, found %zu",
+		    KX_SIGNATURES_MAX, sigs->arr.len);
+		return;
+	}
+	char msg[KX_DIGEST_STR_MAX] = "";
+	if (run)
+		kx_digest_format(run, msg);
+	struct kx_signature *out = a && sigs->arr.len ? kx_arena_zalloc(a, sigs->arr.len * sizeof(*out)) : NULL;
+	if (a && sigs->arr.len && !out) {
+		c->oom = 1;
+		return;
+	}
+	struct kx_digest seen[KX_SIGNATURES_MAX];
+	size_t n = 0, nseen = 0;
+	for (size_t i = 0; i < sigs->arr.len; i++) {
+		const struct kx_json *s = sigs->arr.v[i];
+		char base[48], ptr[64];
+		snprintf(base, sizeof(base), "/%s/%zu", KX_SIGNATURES_MEMBER, i);
+		if (s->type != KX_JSON_OBJECT) {
+			add(c, s, base, "type", "a signature must be an object {keyId, algorithm, publicKey, value}, found %s",
+			    kx_json_type_name(s->type));
+			continue;
+		}
+		const char *id = string_field(c, s, base, "keyId", true);
+		const char *alg = string_field(c, s, base, "algorithm", true);
+		const struct kx_json *pub = field(c, s, base, "publicKey", KX_JSON_STRING, true);
+		const struct kx_json *val = field(c, s, base, "value", KX_JSON_STRING, true);
+		struct kx_signature x = { 0 };
+		bool good = id && alg && pub && val;
+		if (id && kx_digest_parse(id, strlen(id), &x.key_id) < 0) {
+			snprintf(ptr, sizeof(ptr), "%s/keyId", base);
+			add(c, kx_json_get(s, "keyId"), ptr, "signature", "keyId must be sha256:<64 lowercase hex>");
+			good = false;
+		}
+		if (alg && strcmp(alg, "ed25519") != 0) {
+			char q[KX_QUOTE_SIZE];
+			snprintf(ptr, sizeof(ptr), "%s/algorithm", base);
+			add(c, kx_json_get(s, "algorithm"), ptr, "signature",
+			    "algorithm %s is not supported: signatures are \"ed25519\"", Q(q, alg));
+			good = false;
+		}
+		if (pub && kx_base64_decode(pub->str.ptr, pub->str.len, x.pub, sizeof(x.pub)) < 0) {
+			snprintf(ptr, sizeof(ptr), "%s/publicKey", base);
+			add(c, pub, ptr, "signature", "publicKey must be the base64 of a 32-byte Ed25519 public key");
+			good = false;
+		}
+		if (val && kx_base64_decode(val->str.ptr, val->str.len, x.sig, sizeof(x.sig)) < 0) {
+			snprintf(ptr, sizeof(ptr), "%s/value", base);
+			add(c, val, ptr, "signature", "value must be the base64 of a 64-byte Ed25519 signature");
+			good = false;
+		}
+		if (!good)
+			continue;
+		struct kx_digest derived;
+		kx_key_id(x.pub, &derived);
+		if (!kx_digest_equal(&derived, &x.key_id)) {
+			char d[KX_DIGEST_STR_MAX];
+			kx_digest_format(&derived, d);
+			snprintf(ptr, sizeof(ptr), "%s/keyId", base);
+			add(c, kx_json_get(s, "keyId"), ptr, "signature",
+			    "keyId is not the id of publicKey (sha256: of its 32 bytes is %s)", d);
+			continue;
+		}
+		for (size_t k = 0; k < nseen; k++)
+			if (kx_digest_equal(&seen[k], &x.key_id)) {
+				snprintf(ptr, sizeof(ptr), "%s/keyId", base);
+				add(c, kx_json_get(s, "keyId"), ptr, "signature", "key %s signs the run twice", id);
+				good = false;
+			}
+		seen[nseen++] = x.key_id;
+		if (good && run && !kx_verify(x.pub, msg, strlen(msg), x.sig)) {
+			snprintf(ptr, sizeof(ptr), "%s/value", base);
+			add(c, val, ptr, "signature",
+			    "the signature does not verify: it is not key %s's signature of the run digest %s", id, msg);
+			good = false;
+		}
+		if (good && out)
+			out[n++] = x;
+	}
+	m->sigs = out;
+	m->nsigs = n;
+}
+
 /* use_memo: only for trees straight from the parser — a tree changed after parsing no longer
  * matches its source text, which is what the memo is keyed by */
 int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
@@ -766,6 +865,7 @@ int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest 
 {
 	struct ctx c = { .pr = problems };
 	struct kx_manifest m = { .root = root, .line = root->line };
+	const struct kx_json *sigs = NULL;
 	m.facts.metric = "latency";
 	if (root->type != KX_JSON_OBJECT) {
 		add(&c, root, "", "type", "a manifest must be a JSON object with run, protocol and environment, found %s",
@@ -778,11 +878,17 @@ int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest 
 		for (int k = 0; k < KX_DOC__COUNT; k++)
 			if (strlen(members[k]) == mm->key_len && memcmp(members[k], mm->key, mm->key_len) == 0)
 				d = k;
+		if (mm->key_len == strlen(KX_SIGNATURES_MEMBER) &&
+		    memcmp(mm->key, KX_SIGNATURES_MEMBER, mm->key_len) == 0) {
+			sigs = mm->value; /* checked once the run's digest is known */
+			continue;
+		}
 		if (d < 0 || mm->value->type != KX_JSON_OBJECT) {
 			char q[KX_QUOTE_SIZE], *ptr = pointer("", mm->key, mm->key_len);
 			if (d < 0)
 				add(&c, mm->value, ptr, "unknown-member",
-				    "unknown member %s: a manifest holds run, protocol, environment, workload, implementation",
+				    "unknown member %s: a manifest holds run, protocol, environment, workload, "
+				    "implementation, signatures",
 				    kx_quote(q, mm->key, mm->key_len));
 			else
 				add(&c, mm->value, ptr, "type", "'%s' must be an object (%s %s document), found %s",
@@ -862,6 +968,8 @@ int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest 
 			}
 		}
 	}
+	if (sigs)
+		check_signatures(&c, a, sigs, hashed[KX_DOC_RUN] ? &m.digest[KX_DOC_RUN] : NULL, &m);
 	const char *metric = m.facts.metric;
 	m.facts.order = strcmp(metric, "throughput") == 0 || strcmp(metric, "bandwidth") == 0
 				? KX_ORDER_DESCENDING

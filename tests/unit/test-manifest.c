@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- small tools ------------------------------------------------------------------------------ */
 
@@ -1262,6 +1263,138 @@ static void future_times(void)
 	}
 }
 
+/* ---- signatures (SPEC §10) ------------------------------------------------------------------- */
+
+/* The fixture with `signatures: [sig]` added, sig given as JSON text (malloc'd). */
+static char *with_signatures(const struct kx_buf *fixture, const char *sigs)
+{
+	const char *end = strrchr(fixture->ptr, '}');
+	size_t head = (size_t)(end - fixture->ptr);
+	char *out = malloc(head + strlen(sigs) + 32);
+	if (out)
+		sprintf(out, "%.*s, \"signatures\": %s}\n", (int)head, fixture->ptr, sigs);
+	return out;
+}
+
+/* {keyId, algorithm, publicKey, value} of key s signing msg, as JSON; flip: a bit of the value */
+static void signature_json(const struct kx_signer *s, const char *msg, const char *alg, bool flip, char *out,
+			   size_t cap)
+{
+	uint8_t sig[KX_ED25519_SIG_LEN];
+	char v[KX_BASE64_LEN(KX_ED25519_SIG_LEN) + 1], pub[KX_BASE64_LEN(KX_ED25519_PUB_LEN) + 1], id[KX_DIGEST_STR_MAX];
+	struct kx_digest d;
+	kx_sign(s, msg, strlen(msg), sig);
+	if (flip)
+		sig[17] ^= 0x20;
+	kx_base64_encode(sig, sizeof(sig), v);
+	kx_base64_encode(kx_signer_public(s), KX_ED25519_PUB_LEN, pub);
+	kx_key_id(kx_signer_public(s), &d);
+	kx_digest_format(&d, id);
+	snprintf(out, cap, "{\"keyId\": \"%s\", \"algorithm\": \"%s\", \"publicKey\": \"%s\", \"value\": \"%s\"}", id, alg,
+		 pub, v);
+}
+
+static void signatures(void)
+{
+	struct kx_buf b = { 0 };
+	char dir[] = "/tmp/kx-test-manifest-sign.XXXXXX", k1[64], p1[64], k2[64], p2[64], err[256];
+	struct kx_digest id;
+	struct kx_signer *s1 = NULL, *s2 = NULL;
+	if (!ok(read_data("fixtures/flce-forward-a100.manifest.json", &b) && mkdtemp(dir), "the fixture and a scratch directory"))
+		return;
+	snprintf(k1, sizeof(k1), "%s/a.key", dir);
+	snprintf(p1, sizeof(p1), "%s/a.pub", dir);
+	snprintf(k2, sizeof(k2), "%s/b.key", dir);
+	snprintf(p2, sizeof(p2), "%s/b.pub", dir);
+	if (!ok(kx_key_generate(k1, p1, &id, err, sizeof(err)) == 0 && kx_key_generate(k2, p2, &id, err, sizeof(err)) == 0 &&
+		   kx_signer_open(k1, &s1, err, sizeof(err)) == 0 && kx_signer_open(k2, &s2, err, sizeof(err)) == 0,
+	   "two signing keys"))
+		goto out;
+	const char *run = "sha256:b3b20f4a454b2a9a71a2c91dea53d4cb06282e6d0ef2e64b450eb134df0002fe";
+	char a[512], c[512], arr[1200];
+	struct kx_problems p;
+	kx_problems_init(&p);
+	struct kx_manifest_file *f = NULL;
+
+	signature_json(s1, run, "ed25519", false, a, sizeof(a));
+	signature_json(s2, run, "ed25519", false, c, sizeof(c));
+	snprintf(arr, sizeof(arr), "[%s, %s]", a, c);
+	char *t = with_signatures(&b, arr);
+	int r = parse(t, strlen(t), NULL, &f, &p);
+	struct kx_digest want;
+	kx_key_id(kx_signer_public(s2), &want);
+	ok(r == 0 && f && f->v[0].nsigs == 2 && kx_digest_equal(&f->v[0].sigs[1].key_id, &want),
+	   "two keys' signatures of the run digest: valid, both kept in order");
+	if (r < 0)
+		dump_problems(&p);
+	kx_manifest_file_free(f);
+	f = NULL;
+	free(t);
+
+	static const struct {
+		const char *what, *pointer;
+	} bad[] = {
+		{ "one bit of the signature flipped", "/signatures/0/value" },
+		{ "a signature of another run's digest", "/signatures/0/value" },
+		{ "the keyId of another key", "/signatures/0/keyId" },
+		{ "an algorithm other than ed25519", "/signatures/0/algorithm" },
+		{ "the same key twice", "/signatures/1/keyId" },
+		{ "a value that is not base64 of 64 bytes", "/signatures/0/value" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		switch (i) {
+		case 0: signature_json(s1, run, "ed25519", true, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s]", a); break;
+		case 1:
+			signature_json(s1, "sha256:272e401936bf2f8f5c1e0c6ad0a5b0a3c6b9d2ee8b1f0e7a6d5c4b3a29180706", "ed25519",
+				       false, a, sizeof(a));
+			snprintf(arr, sizeof(arr), "[%s]", a);
+			break;
+		case 2: {
+			signature_json(s1, run, "ed25519", false, a, sizeof(a));
+			char mine[KX_DIGEST_STR_MAX], other[KX_DIGEST_STR_MAX];
+			struct kx_digest d1;
+			kx_key_id(kx_signer_public(s1), &d1);
+			kx_digest_format(&d1, mine);
+			kx_digest_format(&want, other); /* s2's id on s1's key */
+			char *x = replace(a, mine, other);
+			snprintf(arr, sizeof(arr), "[%s]", x);
+			free(x);
+			break;
+		}
+		case 3: signature_json(s1, run, "rsa", false, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s]", a); break;
+		case 4: signature_json(s1, run, "ed25519", false, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s, %s]", a, a); break;
+		case 5: {
+			signature_json(s1, run, "ed25519", false, a, sizeof(a));
+			char *v = strstr(a, "\"value\": \"") + 10;
+			memcpy(v, "AAAA", 4);
+			v[4] = '"';
+			v[5] = '}';
+			v[6] = '\0';
+			snprintf(arr, sizeof(arr), "[%s]", a);
+			break;
+		}
+		}
+		t = with_signatures(&b, arr);
+		kx_problems_release(&p);
+		kx_problems_init(&p);
+		refused(t, strlen(t), NULL, &p, bad[i].what);
+		expect_problem(&p, bad[i].pointer, "signature", bad[i].what);
+		free(t);
+	}
+	t = with_signatures(&b, "{}");
+	kx_problems_release(&p);
+	kx_problems_init(&p);
+	refused(t, strlen(t), NULL, &p, "signatures that are not an array");
+	expect_problem(&p, "/signatures", "type", "signatures that are not an array");
+	free(t);
+	kx_problems_release(&p);
+out:
+	kx_signer_free(s1);
+	kx_signer_free(s2);
+	unlink(k1), unlink(p1), unlink(k2), unlink(p2), rmdir(dir);
+	kx_buf_release(&b);
+}
+
 int main(void)
 {
 	valid_fixture();
@@ -1285,5 +1418,6 @@ int main(void)
 	workload_text_limit();
 	name_bounds();
 	future_times();
+	signatures();
 	return tap_done();
 }
