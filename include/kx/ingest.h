@@ -33,12 +33,14 @@ struct kx_ingest_item {
 	enum kx_ingest_outcome outcome;
 	struct kx_digest alias_of; /* KX_INGEST_ALIAS */
 	unsigned line; /* where the manifest starts in its file */
+	unsigned signatures; /* its signatures stored now (SPEC §10; those stored before not counted) */
 };
 
 struct kx_ingest_result {
 	struct kx_ingest_item *items; /* one per manifest, in file order (malloc'd) */
 	size_t len;
 	size_t added, present, aliases;
+	size_t signatures; /* signatures stored (of new runs and of runs stored before) */
 	uint64_t generation; /* the store generation this commit created (no commit: the current one) */
 };
 

@@ -169,6 +169,10 @@ int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx
 /* The aliases of run `run` (SPEC §2: the same observation published again), in digest order. */
 int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_digest_fn fn,
 			void *ctx);
+/* The signatures stored for run `run`, by key id (SPEC §10): fn(ctx, key id, public key, signature). */
+typedef int (*kx_signature_fn)(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig);
+int kx_store_each_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_signature_fn fn,
+			    void *ctx);
 
 /*
  * The runs of a group in rank order: ranked ones first (best first), then unranked, each with its
@@ -311,5 +315,12 @@ int kx_txn_add_alias(struct kx_txn *t, const struct kx_run_rec *alias);
  */
 int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct kx_group_rec *group,
 		   const char *source, const char *external_id);
+/*
+ * Store a verified signature of stored run `run` by key `key` (SPEC §10: Ed25519 over the run's
+ * digest string; the caller has checked it). The run's group changes at ns (its files show the
+ * signature). 1 when that key's signature of the run is stored already (nothing written).
+ */
+int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const struct kx_digest *key,
+			 const uint8_t pub[KX_ED25519_PUB_LEN], const uint8_t sig[KX_ED25519_SIG_LEN], int64_t ns);
 
 #endif

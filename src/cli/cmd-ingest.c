@@ -305,8 +305,8 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	bool threaded = pthread_create(&th, NULL, reader_main, &rd) == 0;
 	struct progress pg;
 	cli_progress_init(&pg, "ingest", paths->len, cli->quiet);
-	size_t refused = 0, failed = 0, added = 0, present = 0, aliases = 0;
-	size_t staged_added = 0, staged_present = 0, staged_aliases = 0, staged_bytes = 0;
+	size_t refused = 0, failed = 0, added = 0, present = 0, aliases = 0, signatures = 0;
+	size_t staged_added = 0, staged_present = 0, staged_aliases = 0, staged_signatures = 0, staged_bytes = 0;
 	int status = EXIT_OK;
 	/* files are staged into batches committed every BATCH_FILES files or BATCH_BYTES bytes:
 	 * each file is still one decision, the commit is shared (--sync commits every file) */
@@ -327,8 +327,9 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 				added += staged_added;
 				present += staged_present;
 				aliases += staged_aliases;
+				signatures += staged_signatures;
 			}
-			staged_added = staged_present = staged_aliases = staged_bytes = 0;
+			staged_added = staged_present = staged_aliases = staged_signatures = staged_bytes = 0;
 		}
 		if (k == paths->len)
 			break;
@@ -348,6 +349,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			staged_added += res.added;
 			staged_present += res.present;
 			staged_aliases += res.aliases;
+			staged_signatures += res.signatures;
 			staged_bytes += it->bytes;
 			kx_ingest_result_release(&res);
 		}
@@ -384,13 +386,15 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	if (!opts.sync)
 		kx_store_sync(s);
 	kx_store_close(s);
-	char also[64] = "";
+	char also[64] = "", sigs[64] = "";
 	if (aliases) /* SPEC §2: the same observation published again */
 		snprintf(also, sizeof(also), ", %zu alias%s", aliases, aliases == 1 ? "" : "es");
+	if (signatures) /* SPEC §10 */
+		snprintf(sigs, sizeof(sigs), "; %zu signature%s stored", signatures, plural(signatures));
 	if (!cli->quiet)
-		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added%s, %zu already present), %zu refused%s\n",
+		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added%s, %zu already present%s), %zu refused%s\n",
 			paths->len, plural(paths->len), paths->len - refused - failed, added, plural(added), also, present,
-			refused, failed ? ", some unreadable" : "");
+			sigs, refused, failed ? ", some unreadable" : "");
 	return status;
 }
 

@@ -281,9 +281,9 @@ static int claim_names(struct kx_txn *t, const struct kx_manifest *m, const stru
 	return r;
 }
 
-static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const struct prep *q,
-	       const char *label, int64_t now, struct kx_ingest_item *item, struct kx_problems *pr,
-	       struct kx_buf *scratch)
+static int place(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const struct prep *q,
+		 const char *label, int64_t now, struct kx_ingest_item *item, struct kx_problems *pr,
+		 struct kx_buf *scratch)
 {
 	item->run = m->digest[KX_DOC_RUN];
 	item->line = m->line;
@@ -383,6 +383,24 @@ static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m
 	return 0;
 }
 
+/* A manifest's run placed (added, an alias, or present already), then its signatures stored: each
+ * verified by the validator, each new one counted. 1: refused (problems appended). */
+static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const struct prep *q,
+	       const char *label, int64_t now, struct kx_ingest_item *item, struct kx_problems *pr,
+	       struct kx_buf *scratch)
+{
+	int r = place(t, a, m, q, label, now, item, pr, scratch);
+	for (size_t i = 0; r == 0 && i < m->nsigs; i++) {
+		const struct kx_signature *x = &m->sigs[i];
+		int added = kx_txn_add_signature(t, &m->digest[KX_DOC_RUN], &x->key_id, x->pub, x->sig, now);
+		if (added < 0)
+			r = added;
+		else
+			item->signatures += added == 0;
+	}
+	return r;
+}
+
 struct kx_ingest_batch {
 	struct kx_store *s;
 	struct kx_txn *t;
@@ -435,7 +453,7 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 	if (!items)
 		return -ENOMEM;
 	kx_txn_savepoint(b->t);
-	size_t failed = 0, added = 0, aliases = 0;
+	size_t failed = 0, added = 0, aliases = 0, signatures = 0;
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		r = one(b->t, a, &v[i], q ? &q[i] : NULL, labels ? labels[i] : NULL, b->now, &items[i], pr,
@@ -446,6 +464,7 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 		} else if (r == 0) {
 			added += items[i].outcome == KX_INGEST_ADDED;
 			aliases += items[i].outcome == KX_INGEST_ALIAS;
+			signatures += items[i].signatures;
 		}
 	}
 	if (r < 0 || failed) {
@@ -454,12 +473,13 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 		return r < 0 ? r : -EINVAL;
 	}
 	b->files++;
-	b->added += added + aliases; /* what the commit writes */
+	b->added += added + aliases + signatures; /* what the commit writes */
 	if (result) {
 		result->items = items;
 		result->len = n;
 		result->added = added;
 		result->aliases = aliases;
+		result->signatures = signatures;
 		result->present = n - added - aliases;
 	} else {
 		free(items);

@@ -30,8 +30,11 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 	char also[64] = "";
 	if (res->aliases)
 		snprintf(also, sizeof(also), ", %zu alias%s", res->aliases, res->aliases == 1 ? "" : "es");
-	int r = kx_buf_printf(out, "accepted %s at %s: %zu run%s (%zu added%s, %zu already present)\n", name, when,
-			      res->len, res->len == 1 ? "" : "s", res->added, also, res->present);
+	char sigs[64] = "";
+	if (res->signatures) /* SPEC §10 */
+		snprintf(sigs, sizeof(sigs), "; %zu signature%s stored", res->signatures, res->signatures == 1 ? "" : "s");
+	int r = kx_buf_printf(out, "accepted %s at %s: %zu run%s (%zu added%s, %zu already present%s)\n", name, when,
+			      res->len, res->len == 1 ? "" : "s", res->added, also, res->present, sigs);
 	struct kx_view *v = kx_store_view(kx_tree_store(t));
 	for (size_t i = 0; i < res->len && r >= 0; i++) {
 		char hex[KX_DIGEST_HEX + 1], path[8 * KX_NAME_MAX];

@@ -136,11 +136,16 @@ void store_key_current(struct key *k, const struct kx_digest *group, const char 
 	append(k, impl, strnlen(impl, KX_NAME_MAX - 1)); /* a slug: fits, with room to spare */
 }
 
+void store_key_pair(struct key *k, char tag, const struct kx_digest *a, const struct kx_digest *b)
+{
+	store_key_digest(k, tag, a);
+	memcpy(k->b + 33, b->b, 32);
+	k->len = PAIR_KEY_LEN;
+}
+
 void store_key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias)
 {
-	store_key_digest(k, T_ALIAS, run);
-	memcpy(k->b + 33, alias->b, 32);
-	k->len = 65;
+	store_key_pair(k, T_ALIAS, run, alias);
 }
 
 int store_key_name(struct key *k, char level, const char *component)

@@ -23,6 +23,9 @@
  *                                      'R', flagged, and in no other index)
  *   'N' level[1] component             the exact name that owns this path component at this level
  *                                      ('i' implementation, 'g' GPU, 'k' kernel, 'p' pass; schema 4)
+ *   'Y' run[32] key[32]                public key[32] signature[64] — a verified Ed25519 signature
+ *                                      of the run's digest string by the key (SPEC §10)
+ *   'X' key[32] run[32]                "" — the runs a key signed (for what trusting it changes)
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is
@@ -67,6 +70,8 @@ enum {
 	T_CURRENT = 'C',
 	T_NAME = 'N',
 	T_ALIAS = 'A',
+	T_SIGNATURE = 'Y',
+	T_SIGNED = 'X',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)
@@ -90,6 +95,10 @@ void store_key_wait(struct key *k, const struct kx_digest *doc, const struct kx_
 void store_key_current(struct key *k, const struct kx_digest *group, const char *impl);
 int store_key_name(struct key *k, char level, const char *component);
 void store_key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias);
+/* 'Y' run key and 'X' key run: a pair of digests under a tag (65 bytes) */
+void store_key_pair(struct key *k, char tag, const struct kx_digest *a, const struct kx_digest *b);
+#define PAIR_KEY_LEN 65
+#define SIGNATURE_VALUE_LEN (KX_ED25519_PUB_LEN + KX_ED25519_SIG_LEN)
 
 void store_put_u64(unsigned char *p, uint64_t v);
 uint64_t store_get_u64(const unsigned char *p);

@@ -314,7 +314,7 @@ int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx
 	return each_digest_key(s, v, T_WAIT, doc, WAIT_KEY_LEN, waiting_key, &e);
 }
 
-#define ALIAS_KEY_LEN 65
+#define ALIAS_KEY_LEN PAIR_KEY_LEN
 
 static int alias_key(void *ctx, const unsigned char *key, const struct kx_digest *alias, const char *val, size_t vn)
 {
@@ -327,6 +327,22 @@ int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_d
 {
 	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
 	return each_digest_key(s, v, T_ALIAS, run, ALIAS_KEY_LEN, alias_key, &e);
+}
+
+static int signature_key(void *ctx, const unsigned char *key, const struct kx_digest *id, const char *val, size_t vn)
+{
+	struct each_ctx *e = ctx;
+	if (vn != SIGNATURE_VALUE_LEN)
+		return -EBADMSG;
+	const uint8_t *v = (const uint8_t *)val;
+	return ((kx_signature_fn)e->fn)(e->ctx, id, v, v + KX_ED25519_PUB_LEN);
+}
+
+int kx_store_each_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_signature_fn fn,
+			    void *ctx)
+{
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
+	return each_digest_key(s, v, T_SIGNATURE, run, PAIR_KEY_LEN, signature_key, &e);
 }
 
 int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,

@@ -642,3 +642,30 @@ out:
 	return r < 0 ? r : 0;
 }
 
+int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const struct kx_digest *key,
+			 const uint8_t pub[KX_ED25519_PUB_LEN], const uint8_t sig[KX_ED25519_SIG_LEN], int64_t ns)
+{
+	struct key k;
+	store_key_pair(&k, T_SIGNATURE, run, key);
+	int r = txn_get(t, k.b, k.len, NULL);
+	if (r == 0)
+		return 1; /* stored already */
+	if (r != -ENOENT)
+		return r;
+	struct kx_run_rec x;
+	struct kx_group_rec g;
+	if ((r = kx_txn_get_run(t, run, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)
+		return r;
+	/* the run's SIGNATURES, summary.txt and manifest.json change: its group does, as for a drop */
+	unsigned char v[SIGNATURE_VALUE_LEN];
+	memcpy(v, pub, KX_ED25519_PUB_LEN);
+	memcpy(v + KX_ED25519_PUB_LEN, sig, KX_ED25519_SIG_LEN);
+	bool bump;
+	if ((r = touch_group(t, &g, ns, &bump)) == 0 && (r = txn_put(t, k.b, k.len, v, sizeof(v))) == 0) {
+		store_key_pair(&k, T_SIGNED, key, run);
+		r = txn_put(t, k.b, k.len, "", 0);
+	}
+	if (r == 0 && bump)
+		r = bump_dirs(t, &g, ns);
+	return r;
+}

@@ -93,6 +93,8 @@ static void key_name_of(char *out, size_t cap, const unsigned char *k, size_t n)
 		{ T_CURRENT, "current-run entry of group" },
 		{ T_WAIT, "waiting-index entry of document" },
 		{ T_ALIAS, "alias entry of run" },
+		{ T_SIGNATURE, "signature entry of run" },
+		{ T_SIGNED, "signed-runs entry of key" },
 	};
 	for (size_t i = 0; n >= 33 && i < KX_ARRAY_SIZE(digest_keys); i++) {
 		if (k[0] != digest_keys[i].tag)
@@ -135,6 +137,8 @@ static void families(char *out, size_t cap, unsigned char lo, unsigned char hi)
 		{ T_SOURCE, "source-index entries" },
 		{ T_TREE, "path-index entries" },
 		{ T_WAIT, "waiting-index entries" },
+		{ T_SIGNED, "signed-runs entries" },
+		{ T_SIGNATURE, "signatures" },
 	};
 	size_t n = 0;
 	out[0] = '\0';
@@ -795,11 +799,103 @@ static int check_waiting(struct vctx *c)
 	return r;
 }
 
+/* One stored signature of run by key: pub[32] sig[64] (SPEC §10). */
+static void check_signature(struct vctx *c, const struct kx_digest *run, const struct kx_digest *key, const uint8_t *pub)
+{
+	const uint8_t *sig = pub + KX_ED25519_PUB_LEN;
+	char msg[KX_DIGEST_STR_MAX], kid[KX_DIGEST_STR_MAX];
+	struct kx_digest id;
+	kx_digest_format(run, msg);
+	kx_digest_format(key, kid);
+	kx_key_id(pub, &id);
+	struct key x;
+	store_key_digest(&x, T_RUN, run);
+	if (!exists(c, &x))
+		problem(c, "run", run, "store-index", "a signature by key %s is stored for it, but it is not stored", kid);
+	if (!kx_digest_equal(&id, key))
+		problem(c, "run", run, "signature", "the public key stored as key %s's is another key's", kid);
+	else if (!kx_verify(pub, msg, strlen(msg), sig))
+		problem(c, "run", run, "signature", "key %s's stored signature does not verify", kid);
+	store_key_pair(&x, T_SIGNED, key, run);
+	if (!exists(c, &x))
+		problem(c, "run", run, "store-index", "the signed-runs index lacks key %s's entry for it", kid);
+}
+
+struct sig_check {
+	struct vctx *c;
+	const struct kx_digest *run;
+};
+
+static int check_one_signature(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
+{
+	struct sig_check *x = ctx;
+	x->c->checked++;
+	check_signature(x->c, x->run, key, pub);
+	return 0;
+}
+
+/*
+ * Every 'Y' entry (SPEC §10) is a signature of a stored run by the key its public key names,
+ * checked again over the run's digest string, with its 'X' entry (check_signed: every 'X' entry
+ * has its 'Y').
+ */
+static int check_signatures(struct vctx *c)
+{
+	unsigned char tag = T_SIGNATURE;
+	struct vscan vs;
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
+		const char *v = rocksdb_iter_value(vs.sc.it, &vn);
+		c->checked++;
+		if (kn != PAIR_KEY_LEN || vn != SIGNATURE_VALUE_LEN) {
+			problem(c, "signature index", NULL, "store-index", "an entry has a %zu-byte key and a %zu-byte value",
+				kn, vn);
+			continue;
+		}
+		struct kx_digest run, key;
+		memcpy(run.b, k + 1, 32);
+		memcpy(key.b, k + 33, 32);
+		check_signature(c, &run, &key, (const uint8_t *)v);
+	}
+	if (r == 0 && at < 0)
+		r = at;
+	store_scan_close(&vs.sc);
+	return r;
+}
+
+static int check_signed(struct vctx *c)
+{
+	unsigned char tag = T_SIGNED;
+	struct vscan vs;
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
+		c->checked++;
+		struct kx_digest run, key;
+		memcpy(key.b, k + 1, 32);
+		memcpy(run.b, k + 33, 32);
+		struct key x;
+		store_key_pair(&x, T_SIGNATURE, &run, &key);
+		if (kn != PAIR_KEY_LEN || !exists(c, &x))
+			problem(c, "signed-runs index", &key, "store-index", "names a run it holds no signature of");
+	}
+	if (r == 0 && at < 0)
+		r = at;
+	store_scan_close(&vs.sc);
+	return r;
+}
+
 /* A run a verify since a generation checks: checked now, its documents and group later. */
 static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
 {
 	const struct kx_digest *docs[] = { &x->run, &x->protocol, &x->environment, &x->workload, &x->implementation };
 	int r = check_run(c, x);
+	struct sig_check sc = { c, &x->run };
+	if (r == 0) /* its signatures (a full verify checks every one: check_signatures) */
+		r = kx_store_each_signature(c->s, NULL, &x->run, check_one_signature, &sc);
 	for (size_t i = 0; i < KX_ARRAY_SIZE(docs) && r == 0; i++)
 		r = dset_add(&c->new_docs, docs[i]);
 	return r == 0 ? dset_add(&c->new_groups, &x->group) : r;
@@ -936,6 +1032,10 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 		r = check_waiting(&c);
 	if (r >= 0 && s->current_index && !since)
 		r = check_current_groups(&c);
+	if (r >= 0 && !since) /* a verify since: the new runs' signatures, each with its run */
+		r = check_signatures(&c);
+	if (r >= 0 && !since)
+		r = check_signed(&c);
 	if (r >= 0)
 		r = check_tables(&c);
 	if (r >= 0)

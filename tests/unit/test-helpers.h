@@ -321,4 +321,35 @@ __attribute__((unused)) static void scratch_remove(char *dir)
 	free(dir);
 }
 
+/* ---- signatures (SPEC §10) ---- */
+
+/* The fixture with `signatures: [sig]` added, sig given as JSON text (malloc'd). */
+__attribute__((unused)) static char *tm_with_signatures(const struct kx_buf *fixture, const char *sigs)
+{
+	const char *end = strrchr(fixture->ptr, '}');
+	size_t head = (size_t)(end - fixture->ptr);
+	char *out = malloc(head + strlen(sigs) + 32);
+	if (out)
+		sprintf(out, "%.*s, \"signatures\": %s}\n", (int)head, fixture->ptr, sigs);
+	return out;
+}
+
+/* {keyId, algorithm, publicKey, value} of key s signing msg, as JSON; flip: a bit of the value */
+__attribute__((unused)) static void tm_signature_json(const struct kx_signer *s, const char *msg, const char *alg, bool flip, char *out,
+			   size_t cap)
+{
+	uint8_t sig[KX_ED25519_SIG_LEN];
+	char v[KX_BASE64_LEN(KX_ED25519_SIG_LEN) + 1], pub[KX_BASE64_LEN(KX_ED25519_PUB_LEN) + 1], id[KX_DIGEST_STR_MAX];
+	struct kx_digest d;
+	kx_sign(s, msg, strlen(msg), sig);
+	if (flip)
+		sig[17] ^= 0x20;
+	kx_base64_encode(sig, sizeof(sig), v);
+	kx_base64_encode(kx_signer_public(s), KX_ED25519_PUB_LEN, pub);
+	kx_key_id(kx_signer_public(s), &d);
+	kx_digest_format(&d, id);
+	snprintf(out, cap, "{\"keyId\": \"%s\", \"algorithm\": \"%s\", \"publicKey\": \"%s\", \"value\": \"%s\"}", id, alg,
+		 pub, v);
+}
+
 #endif

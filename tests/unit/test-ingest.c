@@ -435,6 +435,95 @@ static void trees(void)
 	scratch_remove(dir);
 }
 
+struct sig_list {
+	struct kx_digest id[4];
+	size_t n;
+	bool verified;
+};
+
+static int sig_add(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
+{
+	struct sig_list *l = ctx;
+	const char *msg = "sha256:b3b20f4a454b2a9a71a2c91dea53d4cb06282e6d0ef2e64b450eb134df0002fe";
+	struct kx_digest id;
+	kx_key_id(pub, &id);
+	l->verified = (l->n == 0 || l->verified) && kx_digest_equal(&id, key) && kx_verify(pub, msg, strlen(msg), sig);
+	if (l->n < 4)
+		l->id[l->n++] = *key;
+	return 0;
+}
+
+/* SPEC §10: a manifest's verified signatures are stored with its run, each once; a run stored
+ * before gains the signatures of a later copy, in a commit of their own. */
+static void signed_runs(void)
+{
+	char *dir, *kdir = scratch_dir("ingest-keys"), k1[512], p1[512], k2[512], p2[512], err[512];
+	struct kx_store *s = open_new(&dir, "ingest-signed");
+	struct kx_buf fx = { 0 };
+	struct kx_signer *a = NULL, *b = NULL;
+	struct kx_digest ida, idb;
+	snprintf(k1, sizeof(k1), "%s/a.key", kdir);
+	snprintf(p1, sizeof(p1), "%s/a.pub", kdir);
+	snprintf(k2, sizeof(k2), "%s/b.key", kdir);
+	snprintf(p2, sizeof(p2), "%s/b.pub", kdir);
+	if (!ok(read_data("fixtures/flce-forward-a100.manifest.json", &fx) &&
+			kx_key_generate(k1, p1, &ida, err, sizeof(err)) == 0 &&
+			kx_key_generate(k2, p2, &idb, err, sizeof(err)) == 0 && kx_signer_open(k1, &a, err, sizeof(err)) == 0 &&
+			kx_signer_open(k2, &b, err, sizeof(err)) == 0,
+		"the fixture and two keys"))
+		goto out;
+	const char *run = "sha256:b3b20f4a454b2a9a71a2c91dea53d4cb06282e6d0ef2e64b450eb134df0002fe";
+	char sa[512], sb[512], arr[1100];
+	tm_signature_json(a, run, "ed25519", false, sa, sizeof(sa));
+	tm_signature_json(b, run, "ed25519", false, sb, sizeof(sb));
+	snprintf(arr, sizeof(arr), "[%s]", sa);
+	char *one = tm_with_signatures(&fx, arr);
+	snprintf(arr, sizeof(arr), "[%s, %s]", sb, sa);
+	char *two = tm_with_signatures(&fx, arr);
+	struct kx_ingest_result res = { 0 };
+	struct kx_problems p;
+	kx_problems_init(&p);
+	int r = ingest(s, one, &res, &p);
+	ok(r == 0 && res.added == 1 && res.signatures == 1 && res.items[0].signatures == 1,
+	   "a signed run: added, with its signature stored");
+	struct kx_digest id = res.items[0].run;
+	kx_ingest_result_release(&res);
+	struct sig_list l = { 0 };
+	ok(kx_store_each_signature(s, NULL, &id, sig_add, &l) == 0 && l.n == 1 && kx_digest_equal(&l.id[0], &ida) &&
+		   l.verified,
+	   "the store lists it: key a's, which verifies over the run digest");
+	struct kx_store_stats before = stats(s);
+	r = ingest(s, one, &res, &p);
+	ok(r == 0 && res.present == 1 && res.signatures == 0 && same_stats(before, stats(s)),
+	   "the same signed manifest again: present, no signature new, no commit");
+	kx_ingest_result_release(&res);
+	r = ingest(s, two, &res, &p);
+	struct kx_store_stats after = stats(s);
+	ok(r == 0 && res.present == 1 && res.signatures == 1 && after.generation == before.generation + 1 &&
+		   after.runs == before.runs,
+	   "a copy signed by a and b: present, b's signature stored in a commit of its own, no run added");
+	kx_ingest_result_release(&res);
+	l = (struct sig_list){ 0 };
+	struct kx_digest lo = memcmp(ida.b, idb.b, 32) < 0 ? ida : idb, hi = memcmp(ida.b, idb.b, 32) < 0 ? idb : ida;
+	ok(kx_store_each_signature(s, NULL, &id, sig_add, &l) == 0 && l.n == 2 && kx_digest_equal(&l.id[0], &lo) &&
+		   kx_digest_equal(&l.id[1], &hi) && l.verified,
+	   "both keys' signatures listed, in key id order");
+	ok(p.len == 0, "no problems");
+	if (p.len)
+		dump_problems(&p);
+	kx_problems_release(&p);
+	verify_clean(s, "with signed runs");
+	free(one);
+	free(two);
+out:
+	kx_signer_free(a);
+	kx_signer_free(b);
+	kx_buf_release(&fx);
+	kx_store_close(s);
+	scratch_remove(dir);
+	scratch_remove(kdir);
+}
+
 int main(void)
 {
 	idempotent();
@@ -443,5 +532,6 @@ int main(void)
 	references();
 	refusals();
 	trees();
+	signed_runs();
 	return tap_done();
 }

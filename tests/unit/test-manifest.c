@@ -1265,35 +1265,6 @@ static void future_times(void)
 
 /* ---- signatures (SPEC §10) ------------------------------------------------------------------- */
 
-/* The fixture with `signatures: [sig]` added, sig given as JSON text (malloc'd). */
-static char *with_signatures(const struct kx_buf *fixture, const char *sigs)
-{
-	const char *end = strrchr(fixture->ptr, '}');
-	size_t head = (size_t)(end - fixture->ptr);
-	char *out = malloc(head + strlen(sigs) + 32);
-	if (out)
-		sprintf(out, "%.*s, \"signatures\": %s}\n", (int)head, fixture->ptr, sigs);
-	return out;
-}
-
-/* {keyId, algorithm, publicKey, value} of key s signing msg, as JSON; flip: a bit of the value */
-static void signature_json(const struct kx_signer *s, const char *msg, const char *alg, bool flip, char *out,
-			   size_t cap)
-{
-	uint8_t sig[KX_ED25519_SIG_LEN];
-	char v[KX_BASE64_LEN(KX_ED25519_SIG_LEN) + 1], pub[KX_BASE64_LEN(KX_ED25519_PUB_LEN) + 1], id[KX_DIGEST_STR_MAX];
-	struct kx_digest d;
-	kx_sign(s, msg, strlen(msg), sig);
-	if (flip)
-		sig[17] ^= 0x20;
-	kx_base64_encode(sig, sizeof(sig), v);
-	kx_base64_encode(kx_signer_public(s), KX_ED25519_PUB_LEN, pub);
-	kx_key_id(kx_signer_public(s), &d);
-	kx_digest_format(&d, id);
-	snprintf(out, cap, "{\"keyId\": \"%s\", \"algorithm\": \"%s\", \"publicKey\": \"%s\", \"value\": \"%s\"}", id, alg,
-		 pub, v);
-}
-
 static void signatures(void)
 {
 	struct kx_buf b = { 0 };
@@ -1316,10 +1287,10 @@ static void signatures(void)
 	kx_problems_init(&p);
 	struct kx_manifest_file *f = NULL;
 
-	signature_json(s1, run, "ed25519", false, a, sizeof(a));
-	signature_json(s2, run, "ed25519", false, c, sizeof(c));
+	tm_signature_json(s1, run, "ed25519", false, a, sizeof(a));
+	tm_signature_json(s2, run, "ed25519", false, c, sizeof(c));
 	snprintf(arr, sizeof(arr), "[%s, %s]", a, c);
-	char *t = with_signatures(&b, arr);
+	char *t = tm_with_signatures(&b, arr);
 	int r = parse(t, strlen(t), NULL, &f, &p);
 	struct kx_digest want;
 	kx_key_id(kx_signer_public(s2), &want);
@@ -1343,14 +1314,14 @@ static void signatures(void)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		switch (i) {
-		case 0: signature_json(s1, run, "ed25519", true, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s]", a); break;
+		case 0: tm_signature_json(s1, run, "ed25519", true, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s]", a); break;
 		case 1:
-			signature_json(s1, "sha256:272e401936bf2f8f5c1e0c6ad0a5b0a3c6b9d2ee8b1f0e7a6d5c4b3a29180706", "ed25519",
+			tm_signature_json(s1, "sha256:272e401936bf2f8f5c1e0c6ad0a5b0a3c6b9d2ee8b1f0e7a6d5c4b3a29180706", "ed25519",
 				       false, a, sizeof(a));
 			snprintf(arr, sizeof(arr), "[%s]", a);
 			break;
 		case 2: {
-			signature_json(s1, run, "ed25519", false, a, sizeof(a));
+			tm_signature_json(s1, run, "ed25519", false, a, sizeof(a));
 			char mine[KX_DIGEST_STR_MAX], other[KX_DIGEST_STR_MAX];
 			struct kx_digest d1;
 			kx_key_id(kx_signer_public(s1), &d1);
@@ -1361,10 +1332,10 @@ static void signatures(void)
 			free(x);
 			break;
 		}
-		case 3: signature_json(s1, run, "rsa", false, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s]", a); break;
-		case 4: signature_json(s1, run, "ed25519", false, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s, %s]", a, a); break;
+		case 3: tm_signature_json(s1, run, "rsa", false, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s]", a); break;
+		case 4: tm_signature_json(s1, run, "ed25519", false, a, sizeof(a)); snprintf(arr, sizeof(arr), "[%s, %s]", a, a); break;
 		case 5: {
-			signature_json(s1, run, "ed25519", false, a, sizeof(a));
+			tm_signature_json(s1, run, "ed25519", false, a, sizeof(a));
 			char *v = strstr(a, "\"value\": \"") + 10;
 			memcpy(v, "AAAA", 4);
 			v[4] = '"';
@@ -1374,14 +1345,14 @@ static void signatures(void)
 			break;
 		}
 		}
-		t = with_signatures(&b, arr);
+		t = tm_with_signatures(&b, arr);
 		kx_problems_release(&p);
 		kx_problems_init(&p);
 		refused(t, strlen(t), NULL, &p, bad[i].what);
 		expect_problem(&p, bad[i].pointer, "signature", bad[i].what);
 		free(t);
 	}
-	t = with_signatures(&b, "{}");
+	t = tm_with_signatures(&b, "{}");
 	kx_problems_release(&p);
 	kx_problems_init(&p);
 	refused(t, strlen(t), NULL, &p, "signatures that are not an array");
