@@ -36,6 +36,7 @@ struct options {
 	const char *params[MAX_PARAMS];
 	size_t nparams;
 	const char *output, *inbox, *spool, *samples_dir;
+	const char *key; /* --key: the private key every manifest is signed with */
 	bool jsonl, quiet;
 	enum kx_bench_protocol_kind protocol;
 	int device;
@@ -58,6 +59,7 @@ struct session {
 	struct kx_gpu *gpu;
 	struct kx_gpu_info gpu_info;
 	struct kx_nvml *nvml;
+	struct kx_signer *key; /* --key */
 	const struct kx_bench_peak *peak; /* the device's datasheet peak; NULL when not in the table */
 	bool tty;
 	size_t failed;
@@ -106,6 +108,8 @@ static void usage(FILE *f)
 	      "  --spool DIR            one file per manifest into a maildir spool (tmp/, then new/)\n"
 	      "  --jsonl                JSON Lines even for a single manifest\n"
 	      "  --samples-dir DIR      also write each run's raw samples as DIR/NAME.samples\n"
+	      "  --key FILE             sign every run with this Ed25519 private key (kindex keygen):\n"
+	      "                         a store that trusts its public key shows the runs as measured\n"
 	      "  -q, --quiet            no progress and no summaries on stderr\n"
 	      "\n"
 	      "protocol (each changes the published protocol document and so its digest):\n"
@@ -446,6 +450,10 @@ static int emit(struct session *S, struct kx_arena *a, const struct kx_bench_res
 			       bench_workload_document(a, res->c),
 			       bench_implementation_document(a, res->c->impl->name, project, version),
 			       &m);
+	if (r == 0 && S->key && (r = bench_manifest_sign(a, m, S->key)) < 0) {
+		fail("cannot sign the manifest: %s", strerror(-r));
+		return r;
+	}
 	if (r < 0) {
 		fail("cannot build the manifest: %s", strerror(-r));
 		return r;
@@ -883,7 +891,7 @@ enum {
 	OPT_LIST = 256, OPT_RUN, OPT_SELFTEST, OPT_RECORD, OPT_IMPL, OPT_PARAM, OPT_INBOX, OPT_SPOOL,
 	OPT_JSONL, OPT_PROTOCOL, OPT_DEVICE, OPT_SEED, OPT_WARMUP, OPT_MIN_SAMPLES, OPT_MIN_TIME,
 	OPT_NOISE, OPT_TIMEOUT, OPT_MAX_SAMPLES, OPT_SAMPLES_DIR, OPT_SAMPLES, OPT_IMPL_PROJECT,
-	OPT_IMPL_VERSION, OPT_CORRECTNESS, OPT_MEMORY, OPT_ENVIRONMENT,
+	OPT_IMPL_VERSION, OPT_CORRECTNESS, OPT_MEMORY, OPT_ENVIRONMENT, OPT_KEY,
 };
 
 /* The numbers of the options below, each with its range (kindex-bench(1)): kx_parse_uint and
@@ -950,6 +958,7 @@ static const struct option longopts[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ "samples-dir", required_argument, NULL, OPT_SAMPLES_DIR },
+	{ "key", required_argument, NULL, OPT_KEY },
 	{ "samples", required_argument, NULL, OPT_SAMPLES },
 	{ "impl-project", required_argument, NULL, OPT_IMPL_PROJECT },
 	{ "impl-version", required_argument, NULL, OPT_IMPL_VERSION },
@@ -1025,6 +1034,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_SPOOL: o->spool = optarg; break;
 		case OPT_JSONL: o->jsonl = true; break;
 		case OPT_SAMPLES_DIR: o->samples_dir = optarg; break;
+		case OPT_KEY: o->key = optarg; break;
 		case 'q': o->quiet = true; break;
 		case OPT_PROTOCOL:
 			if (strcmp(optarg, "kindex") == 0)
@@ -1119,6 +1129,12 @@ int main(int argc, char **argv)
 		fail("out of memory");
 		return EXIT_ERROR;
 	}
+	char kerr[512];
+	if (o.key && kx_signer_open(o.key, &S.key, kerr, sizeof(kerr)) < 0) {
+		fail("--key: %s", kerr);
+		kx_arena_free(S.arena);
+		return EXIT_USAGE;
+	}
 	struct kx_bench_case *cases = calloc(MAX_CASES, sizeof(*cases));
 	int r = cases ? 0 : -ENOMEM, status = EXIT_ERROR;
 	size_t n = 0;
@@ -1168,6 +1184,7 @@ out:
 		fputs("\r\033[K", stderr);
 	bench_nvml_close(S.nvml);
 	bench_gpu_close(S.gpu);
+	kx_signer_free(S.key);
 	free(cases);
 	kx_arena_free(S.arena);
 	return status;
