@@ -169,6 +169,20 @@ int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx
 /* The aliases of run `run` (SPEC §2: the same observation published again), in digest order. */
 int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_digest_fn fn,
 			void *ctx);
+/* A key the store knows (SPEC §10): trusted from added_ns, and until revoked_ns when that is not 0. */
+#define KX_KEY_NAME_MAX 128
+struct kx_key_rec {
+	struct kx_digest id;
+	uint8_t pub[KX_ED25519_PUB_LEN];
+	char name[KX_KEY_NAME_MAX];
+	int64_t added_ns, revoked_ns;
+};
+int kx_store_get_key(struct kx_store *s, struct kx_view *v, const struct kx_digest *id, struct kx_key_rec *ret);
+typedef int (*kx_key_fn)(void *ctx, const struct kx_key_rec *k);
+int kx_store_each_key(struct kx_store *s, struct kx_view *v, kx_key_fn fn, void *ctx); /* in id order */
+/* Whether run `run` has a stored signature by a key the store trusts and has not revoked. */
+int kx_store_trusted_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, bool *ret);
+
 /* The signatures stored for run `run`, by key id (SPEC §10): fn(ctx, key id, public key, signature). */
 typedef int (*kx_signature_fn)(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig);
 int kx_store_each_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_signature_fn fn,
@@ -315,6 +329,16 @@ int kx_txn_add_alias(struct kx_txn *t, const struct kx_run_rec *alias);
  */
 int kx_txn_add_run(struct kx_txn *t, const struct kx_run_rec *run, const struct kx_group_rec *group,
 		   const char *source, const char *external_id);
+/*
+ * Trust key `pub` under `name` (SPEC §10: 'kindex trust add'), or revoke key `id` ('trust revoke':
+ * recorded, never deleted; a revoked key is never trusted again). The groups of the runs the key
+ * signed change at ns: their evidence may. trust: 0 trusted now, 1 trusted already (its name
+ * kept), -EPERM revoked before. revoke: 0 revoked now, 1 revoked already, -ENOENT not a key the
+ * store knows.
+ */
+int kx_txn_trust_key(struct kx_txn *t, const uint8_t pub[KX_ED25519_PUB_LEN], const char *name, int64_t ns);
+int kx_txn_revoke_key(struct kx_txn *t, const struct kx_digest *id, int64_t ns);
+
 /*
  * Store a verified signature of stored run `run` by key `key` (SPEC §10: Ed25519 over the run's
  * digest string; the caller has checked it). The run's group changes at ns (its files show the

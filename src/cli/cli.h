@@ -81,6 +81,7 @@ int cli_cmd_show(struct cli *cli, int argc, char **argv);
 int cli_cmd_canon(struct cli *cli, int argc, char **argv);
 int cli_cmd_digest(struct cli *cli, int argc, char **argv);
 int cli_cmd_keygen(struct cli *cli, int argc, char **argv);
+int cli_cmd_trust(struct cli *cli, int argc, char **argv);
 int cli_cmd_watch(struct cli *cli, int argc, char **argv);
 int cli_cmd_pull(struct cli *cli, int argc, char **argv);
 

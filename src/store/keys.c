@@ -242,6 +242,36 @@ static void r_digest(struct rd *r, struct kx_digest *d)
 		memcpy(d->b, q, 32);
 }
 
+#define KEY_VERSION 1
+
+int store_key_rec_encode(const struct kx_key_rec *k, struct kx_buf *b)
+{
+	int r = w_u8(b, KEY_VERSION);
+	if (r == 0)
+		r = kx_buf_append(b, k->pub, KX_ED25519_PUB_LEN);
+	if (r == 0)
+		r = w_u64(b, (uint64_t)k->added_ns);
+	if (r == 0)
+		r = w_u64(b, (uint64_t)k->revoked_ns);
+	if (r == 0)
+		r = w_str(b, k->name);
+	return r < 0 ? -ENOMEM : 0;
+}
+
+int store_key_rec_decode(const char *p, size_t n, struct kx_key_rec *k)
+{
+	struct rd r = { (const unsigned char *)p, (const unsigned char *)p + n, 0 };
+	if (r_u8(&r) != KEY_VERSION)
+		return -EBADMSG;
+	const unsigned char *pub = take(&r, KX_ED25519_PUB_LEN);
+	if (pub)
+		memcpy(k->pub, pub, KX_ED25519_PUB_LEN);
+	k->added_ns = (int64_t)r_u64(&r);
+	k->revoked_ns = (int64_t)r_u64(&r);
+	r_str(&r, k->name, sizeof(k->name));
+	return r.bad || r.p != r.end ? -EBADMSG : 0;
+}
+
 int store_run_encode(const struct kx_run_rec *x, struct kx_buf *b)
 {
 	int r = w_u8(b, RUN_VERSION);

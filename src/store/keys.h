@@ -26,12 +26,16 @@
  *   'Y' run[32] key[32]                public key[32] signature[64] — a verified Ed25519 signature
  *                                      of the run's digest string by the key (SPEC §10)
  *   'X' key[32] run[32]                "" — the runs a key signed (for what trusting it changes)
+ *   'K' key[32]                        a key the store trusts or trusted (record below)
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is
  * better"): flip the sign bit of non-negative doubles, all bits of negative ones, big-endian.
  * observed is observedAt in ns with the sign bit flipped, big-endian. Ties therefore break by
  * earlier observedAt, then by run digest — SPEC §2 — with no comparator code at all.
+ *
+ * A key record: version[1] public key[32] added[8] revoked[8] (i64 ns, 0: not revoked) name
+ * (u16 length, bytes).
  *
  * A current record: version[1] run[32] observed[8] order[1] has_spread[1] value base_value
  * base_p20 base_p80 (f64 bits, big-endian) unit (u16 length, bytes) — about 80 bytes, against a run
@@ -72,6 +76,7 @@ enum {
 	T_ALIAS = 'A',
 	T_SIGNATURE = 'Y',
 	T_SIGNED = 'X',
+	T_KEY = 'K',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)
@@ -103,6 +108,8 @@ void store_key_pair(struct key *k, char tag, const struct kx_digest *a, const st
 void store_put_u64(unsigned char *p, uint64_t v);
 uint64_t store_get_u64(const unsigned char *p);
 
+int store_key_rec_encode(const struct kx_key_rec *k, struct kx_buf *out);
+int store_key_rec_decode(const char *p, size_t n, struct kx_key_rec *k); /* all but k->id */
 int store_run_encode(const struct kx_run_rec *r, struct kx_buf *out);
 int store_run_decode(const char *p, size_t n, struct kx_run_rec *r);
 int store_group_encode(const struct kx_group_rec *g, struct kx_buf *out);

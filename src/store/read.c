@@ -147,3 +147,15 @@ int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, 
 	kx_buf_release(&b);
 	return r;
 }
+
+int kx_store_get_key(struct kx_store *s, struct kx_view *v, const struct kx_digest *id, struct kx_key_rec *ret)
+{
+	struct key k;
+	store_key_digest(&k, T_KEY, id);
+	struct kx_buf b = { 0 };
+	int r = store_get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
+	if (r == 0 && (r = store_key_rec_decode(b.ptr, b.len, ret)) == 0)
+		ret->id = *id;
+	kx_buf_release(&b);
+	return r;
+}

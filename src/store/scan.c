@@ -345,6 +345,48 @@ int kx_store_each_signature(struct kx_store *s, struct kx_view *v, const struct 
 	return each_digest_key(s, v, T_SIGNATURE, run, PAIR_KEY_LEN, signature_key, &e);
 }
 
+static int key_record(void *ctx, const uint8_t key[32], const char *val, size_t vn)
+{
+	struct each_ctx *e = ctx;
+	struct kx_key_rec k;
+	if (store_key_rec_decode(val, vn, &k) < 0)
+		return -EBADMSG;
+	memcpy(k.id.b, key, 32);
+	return ((kx_key_fn)e->fn)(e->ctx, &k);
+}
+
+int kx_store_each_key(struct kx_store *s, struct kx_view *v, kx_key_fn fn, void *ctx)
+{
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
+	return store_each_record(s, v, T_KEY, key_record, &e);
+}
+
+struct trusted {
+	struct kx_store *s;
+	struct kx_view *v;
+	bool found;
+};
+
+static int trusted_key(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
+{
+	struct trusted *x = ctx;
+	struct kx_key_rec k;
+	int r = kx_store_get_key(x->s, x->v, key, &k);
+	if (r == -ENOENT)
+		return 0;
+	if (r == 0 && !k.revoked_ns)
+		x->found = true;
+	return r < 0 ? r : x->found; /* 1: stop, found */
+}
+
+int kx_store_trusted_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, bool *ret)
+{
+	struct trusted x = { s, v, false };
+	int r = kx_store_each_signature(s, v, run, trusted_key, &x);
+	*ret = x.found;
+	return r < 0 ? r : 0;
+}
+
 int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
 		       size_t depth, kx_tree_fn fn, void *ctx)
 {

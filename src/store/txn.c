@@ -669,3 +669,92 @@ int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const st
 		r = bump_dirs(t, &g, ns);
 	return r;
 }
+
+/* The groups of the runs key `id` signed change at ns: the evidence their files show may. */
+struct touch_signed {
+	struct kx_txn *t;
+	int64_t ns;
+};
+
+static int touch_signed_run(struct touch_signed *x, const struct kx_digest *run)
+{
+	struct kx_run_rec rec;
+	struct kx_group_rec g;
+	int r = kx_txn_get_run(x->t, run, &rec);
+	if (r == 0)
+		r = kx_txn_get_group(x->t, &rec.group, &g);
+	bool bump;
+	if (r == 0 && (r = touch_group(x->t, &g, x->ns, &bump)) == 0 && bump)
+		r = bump_dirs(x->t, &g, x->ns);
+	return r;
+}
+
+static int touch_signed(struct kx_txn *t, const struct kx_digest *id, int64_t ns)
+{
+	struct touch_signed x = { t, ns };
+	unsigned char p[33] = { T_SIGNED };
+	memcpy(p + 1, id->b, 32);
+	struct kx_digest *runs = NULL;
+	size_t n = 0, cap = 0;
+	struct scan sc;
+	int r = store_scan_open(&sc, t->s, NULL, p, sizeof(p));
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		if (kn != PAIR_KEY_LEN || KX_GROW(runs, cap, n, 64) < 0) {
+			r = kn != PAIR_KEY_LEN ? -EIO : -ENOMEM;
+			break;
+		}
+		memcpy(runs[n++].b, k + 33, 32);
+	}
+	if (r == 0)
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = touch_signed_run(&x, &runs[i]);
+	free(runs);
+	return r;
+}
+
+static int put_key(struct kx_txn *t, const struct kx_key_rec *k)
+{
+	struct key kk;
+	struct kx_buf b = { 0 };
+	store_key_digest(&kk, T_KEY, &k->id);
+	int r = store_key_rec_encode(k, &b);
+	if (r == 0)
+		r = txn_put(t, kk.b, kk.len, b.ptr, b.len);
+	kx_buf_release(&b);
+	return r;
+}
+
+int kx_txn_trust_key(struct kx_txn *t, const uint8_t pub[KX_ED25519_PUB_LEN], const char *name, int64_t ns)
+{
+	struct kx_key_rec k = { .added_ns = ns };
+	kx_key_id(pub, &k.id);
+	struct kx_key_rec old;
+	int r = kx_store_get_key(t->s, NULL, &k.id, &old);
+	if (r == 0)
+		return old.revoked_ns ? -EPERM : 1;
+	if (r != -ENOENT)
+		return r;
+	memcpy(k.pub, pub, KX_ED25519_PUB_LEN);
+	snprintf(k.name, sizeof(k.name), "%s", name);
+	if ((r = put_key(t, &k)) == 0)
+		r = touch_signed(t, &k.id, ns);
+	return r;
+}
+
+int kx_txn_revoke_key(struct kx_txn *t, const struct kx_digest *id, int64_t ns)
+{
+	struct kx_key_rec k;
+	int r = kx_store_get_key(t->s, NULL, id, &k);
+	if (r < 0)
+		return r;
+	if (k.revoked_ns)
+		return 1;
+	k.revoked_ns = ns > k.added_ns ? ns : k.added_ns + 1;
+	if ((r = put_key(t, &k)) == 0)
+		r = touch_signed(t, id, ns);
+	return r;
+}

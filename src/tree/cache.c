@@ -188,13 +188,22 @@ int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d
 	if (hit)
 		*ret = x->rec;
 	pthread_mutex_unlock(&t->lock);
-	if (hit)
-		return 0;
-	int r = kx_store_get_run(t->s, v, d, ret);
-	if (r < 0)
-		return r;
-	tree_run_put(t, ret);
+	if (!hit) {
+		int r = kx_store_get_run(t->s, v, d, ret);
+		if (r < 0)
+			return r;
+		tree_run_put(t, ret);
+	}
+	tree_evidence(t, v, ret);
 	return 0;
+}
+
+void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x)
+{
+	bool trusted = false;
+	if (x->evidence == KX_EVIDENCE_MEASURED &&
+	    (kx_store_trusted_signature(t->s, v, &x->run, &trusted) < 0 || !trusted))
+		x->evidence = KX_EVIDENCE_SUBMITTED;
 }
 
 /* Every document the tree reads, counted: a document is one store value, read whole however

@@ -140,6 +140,7 @@ static int digest_cmp_idx(const void *x, const void *y, void *arg)
 
 struct collect {
 	struct kx_tree *t;
+	struct kx_view *v;
 	struct kx_run_rec *runs;
 	size_t len, cap;
 	uint32_t ranked;
@@ -150,9 +151,10 @@ static int collect_run(void *ctx, const struct kx_run_rec *run, bool ranked)
 	struct collect *c = ctx;
 	if (KX_GROW(c->runs, c->cap, c->len, 16) < 0)
 		return -ENOMEM;
-	c->runs[c->len++] = *run;
+	c->runs[c->len] = *run;
 	c->ranked += ranked;
 	tree_run_put(c->t, run); /* its run directory, listed next, needs it again */
+	tree_evidence(c->t, c->v, &c->runs[c->len++]);
 	return 0;
 }
 
@@ -222,7 +224,7 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 	x->group = *g;
 	x->stamp = stamp;
 	x->refs = 1;
-	struct collect c = { t, NULL, 0, 0, 0 };
+	struct collect c = { t, v, NULL, 0, 0, 0 };
 	int r = kx_store_group_runs(t->s, v, &g->key, collect_run, &c);
 	x->runs = c.runs;
 	x->len = c.len;

@@ -257,6 +257,11 @@ void tree_run_put(struct kx_tree *t, const struct kx_run_rec *rec);
 
 /* A run record, through the run-records cache. */
 int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_run_rec *ret);
+/* SPEC §10: a run whose record claims measured evidence (kindex-bench's protocol and correctness
+ * check) shows it only while a stored signature of it is by a key the store trusts; otherwise it
+ * is submitted. Records are cached as stored; what they show is worked out as they are read
+ * (tree_get_run, a group's listing), in view v. */
+void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x);
 
 /* A document's stored bytes (out NULL: whether it is stored), counted in the stats. */
 int tree_get_doc(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_buf *out);
