@@ -21,6 +21,7 @@ enum kx_run_file {
 	KX_RF_SUMMARY,        /* summary.txt */
 	KX_RF_DIGESTS,        /* DIGESTS */
 	KX_RF_SHA256SUMS,     /* SHA256SUMS */
+	KX_RF_SIGNATURES,     /* SIGNATURES: the run's signatures and whether the store trusts their keys */
 	KX_RF__COUNT,
 };
 
@@ -44,6 +45,15 @@ int kx_run_file_from_name(const char *name);   /* -1 when none */
 int kx_group_file_from_name(const char *name); /* -1 when none */
 
 /* One run as the tree shows it: its record, position and the documents that are stored. */
+/* A stored signature of a run as its files show it (SPEC §10): the key, what the store knows of
+ * it (name, when revoked: 0 when not, or unknown to the store), and whether it verifies. */
+struct kx_run_signature {
+	struct kx_digest key_id;
+	char key_name[128];
+	bool known, valid;
+	int64_t revoked_ns;
+};
+
 struct kx_run_view {
 	const struct kx_run_rec *run;
 	const struct kx_group_rec *group;
@@ -64,6 +74,9 @@ struct kx_run_view {
 	const char *alias_of_id, *alias_of_path;
 	const struct kx_digest *aliases;
 	size_t n_aliases;
+	/* SPEC §10: its stored signatures, in key id order (SIGNATURES, summary.txt) */
+	const struct kx_run_signature *signatures;
+	size_t n_signatures;
 };
 
 /* Whether the file exists for this run (workload.json and implementation.json may not). */

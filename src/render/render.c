@@ -15,7 +15,7 @@
 
 static const char *const run_files[KX_RF__COUNT] = {
 	"manifest.json", "run.json", "protocol.json", "environment.json", "workload.json",
-	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS",
+	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS", "SIGNATURES",
 };
 static const char *const group_files[KX_GF__COUNT] = {
 	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "history.json",
@@ -376,6 +376,31 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	return r;
 }
 
+/*
+ * SIGNATURES (SPEC §10, docs/signatures.md): a header and a row per stored signature of the run —
+ * its key id, the key's name where the store knows it, the algorithm, whether it verifies over
+ * the run's digest, whether the store trusts the key now, and when it revoked it. The run is
+ * measured (if it claims to be) while one row says valid yes and trusted yes.
+ */
+static int signatures(const struct kx_run_view *v, struct kx_buf *out)
+{
+	int r = kx_buf_puts(out, "key_id\tkey_name\talgorithm\tvalid\ttrusted\trevoked_at\n");
+	for (size_t i = 0; i < v->n_signatures && r >= 0; i++) {
+		const struct kx_run_signature *x = &v->signatures[i];
+		char id[KX_DIGEST_STR_MAX], when[40] = "";
+		kx_digest_format(&x->key_id, id);
+		if (x->revoked_ns)
+			kx_time_format(x->revoked_ns, when);
+		r = kx_buf_printf(out, "%s\t", id);
+		if (r >= 0)
+			r = render_tsv_text(out, x->known ? x->key_name : "");
+		if (r >= 0)
+			r = kx_buf_printf(out, "\ted25519\t%s\t%s\t%s\n", x->valid ? "yes" : "no",
+					  x->known && x->valid && !x->revoked_ns ? "yes" : "no", when);
+	}
+	return r < 0 ? r : 0;
+}
+
 int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct kx_buf *out)
 {
 	switch (f) {
@@ -395,6 +420,8 @@ int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct k
 		return summary(v, out);
 	case KX_RF_DIGESTS:
 		return digests(v, out);
+	case KX_RF_SIGNATURES:
+		return signatures(v, out);
 	default:
 		return -ENOENT;
 	}

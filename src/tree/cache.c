@@ -78,8 +78,9 @@ size_t tree_slot_of(uint64_t key, size_t n)
 
 bool tree_rank_dependent(int f)
 {
-	/* DIGESTS: a run's names its aliases (SPEC §2), which arrive as its group changes */
-	return f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS || f == KX_RF_DIGESTS;
+	/* DIGESTS: a run's names its aliases (SPEC §2), SIGNATURES its signatures and whether their
+	 * keys are trusted (§10): both change as its group does */
+	return f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS || f == KX_RF_DIGESTS || f == KX_RF_SIGNATURES;
 }
 
 /*
@@ -140,7 +141,8 @@ void tree_size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64
 	if (r) {
 		if (tree_rank_dependent(f) && r->rank_stamp != stamp) {
 			r->rank_stamp = stamp;
-			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = r->size[KX_RF_DIGESTS] = RSIZE_UNKNOWN;
+			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = r->size[KX_RF_DIGESTS] =
+				r->size[KX_RF_SIGNATURES] = RSIZE_UNKNOWN;
 		}
 		r->size[f] = (uint16_t)size;
 		return;

@@ -123,9 +123,9 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 	struct gctx *x = NULL;
 	if (r != 0 || (r = tree_gctx_get(c->t, c->after, key, &x)) < 0)
 		return r;
-	/* only summary.txt, SHA256SUMS and DIGESTS depend on rank, path and aliases (tree_rank_dependent:
-	 * their stamp is the gpu directory's) */
-	static const uint8_t files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS };
+	/* only summary.txt, SHA256SUMS, DIGESTS and SIGNATURES depend on rank, path, aliases and
+	 * signatures (tree_rank_dependent: their stamp is the gpu directory's) */
+	static const uint8_t files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS, KX_RF_SIGNATURES };
 	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
 	for (size_t i = 0; i < x->len && r == 0; i++)
 		for (size_t k = 0; k < KX_ARRAY_SIZE(types) * KX_ARRAY_SIZE(files) && r == 0; k++) {

@@ -593,10 +593,11 @@ struct runv {
 	struct gctx *g;
 	struct pdoc *docs[KX_DOC__COUNT];
 	struct kx_digest *aliases; /* v.aliases (malloc'd) */
+	struct kx_run_signature *signatures; /* v.signatures (malloc'd) */
 	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
 };
 
-enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4 };
+enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8 };
 
 /* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
 int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,

@@ -16,6 +16,7 @@
 void tree_runv_release(struct kx_tree *t, struct runv *rv)
 {
 	free(rv->aliases);
+	free(rv->signatures);
 	tree_gctx_put(t, rv->g);
 	for (int d = 0; d < KX_DOC__COUNT; d++)
 		tree_pdoc_put(rv->docs[d]);
@@ -43,6 +44,47 @@ static int load_aliases(struct kx_tree *t, struct kx_view *v, struct runv *rv)
 	rv->aliases = l.v;
 	rv->v.aliases = l.v;
 	rv->v.n_aliases = l.len;
+	return r;
+}
+
+struct sig_list {
+	struct kx_tree *t;
+	struct kx_view *v;
+	const struct kx_digest *run;
+	struct kx_run_signature *x;
+	size_t len, cap;
+};
+
+static int signature_add(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
+{
+	struct sig_list *l = ctx;
+	if (KX_GROW(l->x, l->cap, l->len, 4) < 0)
+		return -ENOMEM;
+	struct kx_run_signature *x = &l->x[l->len++];
+	*x = (struct kx_run_signature){ .key_id = *key };
+	char msg[KX_DIGEST_STR_MAX];
+	kx_digest_format(l->run, msg);
+	struct kx_digest id;
+	kx_key_id(pub, &id);
+	x->valid = kx_digest_equal(&id, key) && kx_verify(pub, msg, strlen(msg), sig);
+	struct kx_key_rec k;
+	int r = kx_store_get_key(l->t->s, l->v, key, &k);
+	if (r == 0) {
+		x->known = true;
+		x->revoked_ns = k.revoked_ns;
+		snprintf(x->key_name, sizeof(x->key_name), "%s", k.name);
+	}
+	return r == -ENOENT ? 0 : r;
+}
+
+/* The run's signatures (SPEC §10), each checked again, with what the store knows of its key. */
+static int load_signatures(struct kx_tree *t, struct kx_view *v, struct runv *rv)
+{
+	struct sig_list l = { t, v, &rv->run.run, NULL, 0, 0 };
+	int r = kx_store_each_signature(t->s, v, &rv->run.run, signature_add, &l);
+	rv->signatures = l.x;
+	rv->v.signatures = l.x;
+	rv->v.n_signatures = l.len;
 	return r;
 }
 
@@ -103,6 +145,10 @@ int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_di
 			}
 	}
 	if (what & RV_ALIASES && !rv->run.alias && (r = load_aliases(t, v, rv)) < 0) {
+		tree_runv_release(t, rv);
+		return r;
+	}
+	if (what & RV_SIGNATURES && (r = load_signatures(t, v, rv)) < 0) {
 		tree_runv_release(t, rv);
 		return r;
 	}
