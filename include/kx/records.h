@@ -23,6 +23,7 @@ struct kx_run_rec {
 	bool passed;
 	bool has_value;
 	uint8_t evidence;    /* enum kx_evidence (kx/rank.h) */
+	bool unbacked;       /* not stored: it claims measured evidence no trusted key's signature backs (SPEC §10) */
 	uint8_t order;       /* enum kx_order */
 	double value;        /* primary value in `unit` */
 	double base_value;   /* in the metric's base unit: the ranked value */

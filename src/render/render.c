@@ -252,8 +252,12 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		if (src)
 			r = line(out, "evidence", "%s (%s: %s)", kx_evidence_name((enum kx_evidence)x->evidence), src,
 				 ext ? ext : "");
+		else if (x->unbacked) /* SPEC §10 */
+			r = line(out, "evidence", "submitted (it claims kindex-bench's measured evidence, but no key this "
+						  "store trusts signed it: SIGNATURES)");
 		else
-			r = line(out, "evidence", "%s", kx_evidence_name((enum kx_evidence)x->evidence));
+			r = line(out, "evidence", "%s%s", kx_evidence_name((enum kx_evidence)x->evidence),
+				 x->evidence == KX_EVIDENCE_MEASURED ? " (signed by a key this store trusts: SIGNATURES)" : "");
 	}
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nidentity\n");

@@ -204,8 +204,10 @@ void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x)
 {
 	bool trusted = false;
 	if (x->evidence == KX_EVIDENCE_MEASURED &&
-	    (kx_store_trusted_signature(t->s, v, &x->run, &trusted) < 0 || !trusted))
+	    (kx_store_trusted_signature(t->s, v, &x->run, &trusted) < 0 || !trusted)) {
 		x->evidence = KX_EVIDENCE_SUBMITTED;
+		x->unbacked = true;
+	}
 }
 
 /* Every document the tree reads, counted: a document is one store value, read whole however
