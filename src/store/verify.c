@@ -95,6 +95,7 @@ static void key_name_of(char *out, size_t cap, const unsigned char *k, size_t n)
 		{ T_ALIAS, "alias entry of run" },
 		{ T_SIGNATURE, "signature entry of run" },
 		{ T_SIGNED, "signed-runs entry of key" },
+		{ T_KEY, "key" },
 	};
 	for (size_t i = 0; n >= 33 && i < KX_ARRAY_SIZE(digest_keys); i++) {
 		if (k[0] != digest_keys[i].tag)
@@ -139,6 +140,7 @@ static void families(char *out, size_t cap, unsigned char lo, unsigned char hi)
 		{ T_WAIT, "waiting-index entries" },
 		{ T_SIGNED, "signed-runs entries" },
 		{ T_SIGNATURE, "signatures" },
+		{ T_KEY, "trusted keys" },
 	};
 	size_t n = 0;
 	out[0] = '\0';
@@ -865,6 +867,36 @@ static int check_signatures(struct vctx *c)
 	return r;
 }
 
+/* Every 'K' record (SPEC §10) decodes, and its public key is the key its id names. */
+static int check_keys(struct vctx *c)
+{
+	unsigned char tag = T_KEY;
+	struct vscan vs;
+	int r = 0, at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
+		const char *v = rocksdb_iter_value(vs.sc.it, &vn);
+		c->checked++;
+		struct kx_key_rec rec;
+		struct kx_digest id, named;
+		if (kn != 33 || store_key_rec_decode(v, vn, &rec) < 0) {
+			problem(c, "trusted keys", NULL, "store-record", "a key record of %zu bytes does not decode", vn);
+			continue;
+		}
+		memcpy(named.b, k + 1, 32);
+		kx_key_id(rec.pub, &id);
+		if (!kx_digest_equal(&id, &named))
+			problem(c, "key", &named, "store-record", "its record holds another key's public bytes");
+		else if (rec.revoked_ns && rec.revoked_ns < rec.added_ns)
+			problem(c, "key", &named, "store-record", "revoked before it was added");
+	}
+	if (r == 0 && at < 0)
+		r = at;
+	store_scan_close(&vs.sc);
+	return r;
+}
+
 static int check_signed(struct vctx *c)
 {
 	unsigned char tag = T_SIGNED;
@@ -1036,6 +1068,8 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 		r = check_signatures(&c);
 	if (r >= 0 && !since)
 		r = check_signed(&c);
+	if (r >= 0)
+		r = check_keys(&c);
 	if (r >= 0)
 		r = check_tables(&c);
 	if (r >= 0)
