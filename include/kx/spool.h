@@ -70,10 +70,37 @@ struct kx_spool_counts {
 };
 
 /*
+ * A spool of other requests than manifests (SPEC §10's trust requests, kx_trust_apply): each
+ * file's bytes go to fn instead of ingest. fn returns 0 with the receipt (accepted/NAME.receipt)
+ * and the generation its commit made (0: none), -EINVAL with problems (rejected/NAME.error), or
+ * another negative errno (the file stays in new/).
+ */
+typedef int (*kx_spool_fn)(void *ctx, struct kx_store *s, const char *bytes, size_t len, struct kx_buf *receipt,
+			   struct kx_problems *p, uint64_t *ret_generation);
+void kx_spool_set_handler(struct kx_spool *sp, kx_spool_fn fn, void *ctx);
+
+/*
  * Ingest every file now in DIR/new (oldest name first) with `opts` (sync is forced on). Also
  * drains pending inotify events. `log` (may be NULL) receives one line per file decided.
  */
 int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		     const struct kx_ingest_opts *opts, struct kx_spool_counts *counts, FILE *log);
+
+/* ---- trust requests (SPEC §10; trust.c) ------------------------------------------------------- */
+
+/*
+ * A trust request, one JSON object: {"trust": "add", "name": NAME, "publicKey": BASE64 of the 32
+ * raw bytes} or {"trust": "revoke", "key": "sha256:<hex>" or a NAME}. Applied to the store in a
+ * commit of its own (kx_txn_trust_key, kx_txn_revoke_key); the receipt says what changed, in one
+ * line ("trusted sha256:... lab-a", "revoked sha256:... lab-a", or "... already"). -EINVAL with
+ * problems for a request that is malformed or cannot be done (a revoked key trusted again, a key
+ * or name the store does not know, a name that is several keys'). `kindex trust` applies it to an
+ * unmounted store; a mounted store's daemon applies the files `kindex trust` drops in
+ * STORE/trust/ (kx_spool_set_handler).
+ */
+int kx_trust_apply(void *ctx, struct kx_store *s, const char *bytes, size_t len, struct kx_buf *receipt,
+		   struct kx_problems *p, uint64_t *ret_generation);
+/* The request's text for `kindex trust add` (pub, name) or `trust revoke` (key: id or name). */
+int kx_trust_request(const uint8_t *pub, const char *name, const char *key, struct kx_buf *out);
 
 #endif

@@ -246,6 +246,9 @@ typedef int (*kx_tree_group_fn)(void *ctx, const char *kernel, const char *pass,
 int kx_store_tree_groups(struct kx_store *s, struct kx_view *v, kx_tree_group_fn fn, void *ctx);
 /* mtime of a directory of the path index ("benchmarks/<k>", "benchmarks/<k>/<p>" …). -ENOENT. */
 int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns);
+/* Every directory time ('M'), in path order: fn(ctx, path, ns). */
+typedef int (*kx_mtime_fn)(void *ctx, const char *path, int64_t ns);
+int kx_store_each_dir_mtime(struct kx_store *s, struct kx_view *v, kx_mtime_fn fn, void *ctx);
 
 /*
  * Every run record. One that does not decode (a damaged value) is passed over, and the walk

@@ -6,10 +6,14 @@
  */
 #include "cli.h"
 
+#include "kx/spool.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_cmd_keygen(struct cli *cli, int argc, char **argv)
 {
@@ -76,50 +80,49 @@ static int print_key(void *ctx, const struct kx_key_rec *k)
 	return 0;
 }
 
-struct by_name {
-	const char *name;
-	struct kx_digest id;
-	int n;
-};
-
-static int match_name(void *ctx, const struct kx_key_rec *k)
+/*
+ * A request for a mounted store: dropped into STORE/trust/ (tmp/, then new/), where its daemon
+ * applies it (kx_trust_apply, as below) and files the receipt; waited for, up to 30 s.
+ */
+static int trust_by_daemon(struct cli *cli, const struct kx_buf *req, struct kx_buf *answer, bool *ret_accepted)
 {
-	struct by_name *b = ctx;
-	if (strcmp(k->name, b->name) == 0) {
-		b->id = k->id;
-		b->n++;
+	char *dir = NULL, *tmp = NULL, *dst = NULL, *ok = NULL, *bad = NULL, name[96];
+	snprintf(name, sizeof(name), "trust-%d-%lld.json", (int)getpid(), (long long)kx_now_ns());
+	int r = asprintf(&dir, "%s/trust", cli->store) < 0 || asprintf(&tmp, "%s/tmp/%s", dir, name) < 0 ||
+			asprintf(&dst, "%s/new/%s", dir, name) < 0 || asprintf(&ok, "%s/accepted/%s.receipt", dir, name) < 0 ||
+			asprintf(&bad, "%s/rejected/%s.error", dir, name) < 0
+		? -ENOMEM
+		: 0;
+	struct stat st;
+	if (r == 0 && stat(dir, &st) < 0)
+		r = -errno; /* the daemon makes it when it mounts the store */
+	if (r == 0) {
+		FILE *f = fopen(tmp, "wx");
+		if (!f || fwrite(req->ptr, 1, req->len, f) != req->len || fflush(f) != 0 || fsync(fileno(f)) != 0)
+			r = -errno ? -errno : -EIO;
+		if (f && fclose(f) != 0 && r == 0)
+			r = -errno;
+		if (r == 0 && rename(tmp, dst) < 0)
+			r = -errno;
+		if (r < 0)
+			unlink(tmp);
 	}
-	return 0;
-}
-
-/* The one key the store knows by name: -ENOENT none, -EEXIST several. */
-static int key_by_name(struct kx_store *s, const char *name, struct kx_digest *ret)
-{
-	struct by_name b = { .name = name };
-	int r = kx_store_each_key(s, NULL, match_name, &b);
-	if (r < 0)
-		return r;
-	if (b.n != 1)
-		return b.n ? -EEXIST : -ENOENT;
-	*ret = b.id;
-	return 0;
-}
-
-/* Apply a trust change in a transaction of its own: the store's groups move on as for a drop. */
-static int trust_commit(struct kx_store *s, const uint8_t *pub, const char *name, const struct kx_digest *revoke,
-			int *ret_outcome)
-{
-	struct kx_txn *t;
-	int r = kx_store_txn_begin(s, &t);
-	if (r < 0)
-		return r;
-	int64_t now = kx_now_ns();
-	r = pub ? kx_txn_trust_key(t, pub, name, now) : kx_txn_revoke_key(t, revoke, now);
-	*ret_outcome = r;
-	if (r == 0)
-		return kx_txn_commit_gen(t, true, NULL);
-	kx_txn_abort(t);
-	return r > 0 ? 0 : r;
+	r = r == 0 ? -ETIMEDOUT : r;
+	for (int i = 0; i < 600 && r == -ETIMEDOUT; i++) { /* 30 s, every 50 ms */
+		if (kx_read_file(ok, 1 << 16, answer) == 0) {
+			*ret_accepted = true;
+			r = 0;
+		} else if (kx_read_file(bad, 1 << 16, answer) == 0) {
+			*ret_accepted = false;
+			r = 0;
+		} else {
+			usleep(50000);
+		}
+	}
+	if (r == -ETIMEDOUT)
+		unlink(dst); /* not taken: nothing changed, and nothing is left to change it later */
+	free(dir), free(tmp), free(dst), free(ok), free(bad);
+	return r;
 }
 
 int cli_cmd_trust(struct cli *cli, int argc, char **argv)
@@ -174,12 +177,12 @@ int cli_cmd_trust(struct cli *cli, int argc, char **argv)
 		return EXIT_REFUSED;
 	}
 	struct kx_store *s;
-	int r = cli_open(cli, list ? KX_STORE_READONLY : 0, &s);
-	if (r < 0)
-		return -r;
-	int status = EXIT_OK;
+	int r;
 	if (list) {
+		if ((r = cli_open(cli, KX_STORE_READONLY, &s)) < 0)
+			return -r;
 		printf("key_id\tname\tstate\tadded\trevoked\n");
+		int status = EXIT_OK;
 		if ((r = kx_store_each_key(s, NULL, print_key, NULL)) < 0) {
 			cli_error("trust list: cannot read the keys: %s", strerror(-r));
 			status = EXIT_IO;
@@ -187,36 +190,50 @@ int cli_cmd_trust(struct cli *cli, int argc, char **argv)
 		kx_store_close(s);
 		return status;
 	}
-	struct kx_digest id;
-	if (add)
-		kx_key_id(pub, &id);
-	else if (kx_digest_parse(arg, strlen(arg), &id) < 0 && (r = key_by_name(s, arg, &id)) < 0) {
-		cli_error(r == -EEXIST ? "trust revoke: %s names more than one key: give its id (kindex trust list)"
-				       : "trust revoke: %s is neither a key id (sha256:...) nor the name of a key the store knows",
-			  quoted(arg));
-		kx_store_close(s);
-		return EXIT_REFUSED;
-	}
-	char ids[KX_DIGEST_STR_MAX];
-	kx_digest_format(&id, ids);
-	int outcome = 0;
-	r = trust_commit(s, add ? pub : NULL, name, &id, &outcome);
-	kx_store_close(s);
-	if (r < 0 && r != -EPERM && r != -ENOENT) {
-		cli_error("trust %s: cannot write to the store: %s", sub, strerror(-r));
+	struct kx_buf req = { 0 }, answer = { 0 };
+	struct kx_problems p;
+	kx_problems_init(&p);
+	bool accepted = false, mounted = false;
+	if ((r = kx_trust_request(add ? pub : NULL, name, arg, &req)) < 0) {
+		cli_error("trust %s: out of memory", sub);
 		return EXIT_IO;
 	}
-	if (outcome == -EPERM) {
-		cli_error("trust add: key %s was revoked: a revoked key is not trusted again (make a new one: kindex keygen)",
-			  ids);
-		return EXIT_REFUSED;
+	char *msg = NULL;
+	if (!cli->store) {
+		cli_error("no store: give --store DIR or set KINDEX_STORE");
+		kx_buf_release(&req);
+		return EXIT_USAGE;
 	}
-	if (outcome == -ENOENT) {
-		cli_error("trust revoke: the store knows no key %s (kindex trust list)", ids);
-		return EXIT_REFUSED;
+	r = kx_store_open(cli->store, 0, &s, &msg);
+	if (r == -EBUSY) { /* mounted: its daemon is the one writer */
+		mounted = true;
+		r = trust_by_daemon(cli, &req, &answer, &accepted);
+		if (r < 0)
+			cli_error("trust %s: the store is mounted, and its daemon did not take the request in %s/trust: %s",
+				  sub, quoted(cli->store), r == -ETIMEDOUT ? "no answer in 30 s" : strerror(-r));
+	} else if (r < 0) {
+		cli_error("%s", msg ? msg : strerror(-r));
+	} else {
+		uint64_t gen;
+		r = kx_trust_apply(NULL, s, req.ptr, req.len, &answer, &p, &gen);
+		accepted = r == 0;
+		if (r == -EINVAL) {
+			kx_problems_format(&p, "trust", &answer);
+			r = 0;
+		}
+		kx_store_close(s);
+		if (r < 0)
+			cli_error("trust %s: cannot write to the store: %s", sub, strerror(-r));
 	}
-	if (!cli->quiet)
-		printf("%s %s%s\n", add ? "trusted" : "revoked", ids,
-		       outcome == 1 ? add ? " (trusted already: its name is kept)" : " (revoked already)" : "");
-	return EXIT_OK;
+	free(msg);
+	int status = r < 0 ? (mounted ? EXIT_IO : cli_exit_for(r)) : accepted ? EXIT_OK : EXIT_REFUSED;
+	if (r == 0 && accepted && !cli->quiet)
+		fwrite(answer.ptr, 1, answer.len, stdout);
+	else if (r == 0 && !accepted)
+		cli_error("trust %s refused: %.*s", sub, (int)answer.len - (answer.len && answer.ptr[answer.len - 1] == '\n'),
+			  answer.ptr ? answer.ptr : "");
+	kx_buf_release(&req);
+	kx_buf_release(&answer);
+	kx_problems_release(&p);
+	return status;
 }

@@ -34,6 +34,7 @@
 #define KX_FS_H
 
 #include "kx/tree.h"
+#include "kx/spool.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -78,6 +79,7 @@ struct fs {
 	size_t max_manifest;       /* -o max_manifest: the inbox's size cap per file, bytes */
 	struct fs_inbox *inbox;    /* NULL on read-only mounts */
 	struct fs_spooler *spooler; /* -o spool=DIR (spooler.c) */
+	struct fs_spooler *trust;   /* STORE/trust/: kindex trust's requests while mounted (spooler.c) */
 	struct fs_follower *follower; /* -o follow=DST/current (follow.c) */
 	struct fs_versions *versions; /* versioned inodes the kernel holds (versions.c) */
 	struct fs_pusher *pusher;  /* files put in the page cache ahead of a reader (pusher.c) */
@@ -278,10 +280,11 @@ int fs_inbox_name_check(const char *name);
 
 /* ---- the spool thread (spooler.c) ------------------------------------------------------------- */
 
-/* Start watching DIR (kx_spool_open) on a thread of its own; *ret_err names a failure. */
-int fs_spooler_start(struct fs *fs, const char *dir, char **ret_err);
-/* Stop and join it (NULL-safe); a file being ingested is finished first. */
-void fs_spooler_stop(struct fs *fs);
+/* Start watching DIR (kx_spool_open) on a thread of its own, into *slot; `trust`: its files are
+ * kindex trust's requests (kx_trust_apply), not manifests. *ret_err names a failure. */
+int fs_spooler_start(struct fs *fs, const char *dir, bool trust, struct fs_spooler **slot, char **ret_err);
+/* Stop and join it (NULL-safe); a file being handled is finished first. */
+void fs_spooler_stop(struct fs_spooler **slot);
 
 /* ---- the follower (follow.c) ------------------------------------------------------------------ */
 

@@ -642,10 +642,23 @@ static int mount_and_start(struct daemon *d)
 		return EXIT_FAIL;
 	}
 	char *msg = NULL;
-	if (d->cfg.spool && (r = fs_spooler_start(fs, d->spool_path, &msg)) < 0) {
+	if (d->cfg.spool && (r = fs_spooler_start(fs, d->spool_path, false, &fs->spooler, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
 		free(msg);
 		return EXIT_FAIL;
+	}
+	/* a mount that holds the store is its one writer: it applies kindex trust's requests (SPEC §10) */
+	char *trust_dir = NULL;
+	if (!d->cfg.follow && !(d->cfg.rw_given && !d->cfg.rw)) {
+		r = asprintf(&trust_dir, "%s/trust", d->store_path) < 0 ? -ENOMEM : 0;
+		if (r == 0 && (r = fs_spooler_start(fs, trust_dir, true, &fs->trust, &msg)) == 0)
+			chmod(trust_dir, 0700); /* the store's owner's: never an inbox writer's (docs/signatures.md) */
+		free(trust_dir);
+		if (r < 0) {
+			fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
+			free(msg);
+			return EXIT_FAIL;
+		}
 	}
 	if (d->cfg.follow && (r = fs_follower_start(fs, d->store_path, d->follow_target, d->stale_after, &msg)) < 0) {
 		fprintf(stderr, "kindexfs: %s\n", msg ? msg : strerror(-r));
@@ -713,7 +726,8 @@ static void stop(struct daemon *d, int status)
 {
 	struct fs *fs = &d->fs;
 	fs_pusher_stop(fs);  /* first: it reads the views and caches the others tear down */
-	fs_spooler_stop(fs); /* before the notifier: it reports its commits there */
+	fs_spooler_stop(&fs->spooler); /* before the notifier: they report their commits there */
+	fs_spooler_stop(&fs->trust);
 	fs_follower_stop(fs); /* so does the follower its switches */
 	fs_inbox_stop(fs);   /* so does the inbox's decider */
 	fs_notifier_stop(fs);

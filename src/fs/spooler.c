@@ -37,6 +37,7 @@
 struct fs_spooler {
 	struct fs *fs;
 	struct kx_spool *sp;
+	bool trust; /* STORE/trust/: kindex trust's requests, not manifests (kx_spool_set_handler) */
 	char *dir;
 	int stop[2];
 	pthread_t thread;
@@ -71,6 +72,19 @@ static void forward(struct fs_spooler *s, char *lines)
 	}
 }
 
+/* A request of kindex trust (SPEC §10): applied, then the tree and the kernel told, before its
+ * receipt is filed — `kindex trust` returns when it sees the receipt, and the mount shows the change
+ * by then. */
+static int trust_request(void *ctx, struct kx_store *st, const char *bytes, size_t len, struct kx_buf *receipt,
+			 struct kx_problems *p, uint64_t *ret_generation)
+{
+	struct fs *fs = ctx;
+	int r = kx_trust_apply(NULL, st, bytes, len, receipt, p, ret_generation);
+	if (r == 0 && *ret_generation)
+		fs_wait_round(fs, fs_changed(fs, NULL, 0, *ret_generation));
+	return r;
+}
+
 static void *spooler_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kx-spooler"); /* for top -H, perf */
@@ -82,6 +96,8 @@ static void *spooler_main(void *arg)
 			struct kx_spool *fresh = NULL;
 			char *err = NULL;
 			if (kx_spool_open(s->dir, &fresh, &err) == 0) {
+				if (s->trust)
+					kx_spool_set_handler(fresh, trust_request, s->fs);
 				kx_spool_close(s->sp);
 				s->sp = fresh;
 				same_new(s, true);
@@ -116,14 +132,17 @@ static void *spooler_main(void *arg)
 	return NULL;
 }
 
-int fs_spooler_start(struct fs *fs, const char *dir, char **ret_err)
+int fs_spooler_start(struct fs *fs, const char *dir, bool trust, struct fs_spooler **slot, char **ret_err)
 {
 	struct fs_spooler *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->fs = fs;
+	s->trust = trust;
 	s->stop[0] = s->stop[1] = -1;
 	int r = kx_spool_open(dir, &s->sp, ret_err);
+	if (r == 0 && trust)
+		kx_spool_set_handler(s->sp, trust_request, fs);
 	if (r == 0 && !(s->dir = strdup(dir)))
 		r = -ENOMEM;
 	if (r == 0)
@@ -131,7 +150,7 @@ int fs_spooler_start(struct fs *fs, const char *dir, char **ret_err)
 	if (r == 0 && pipe2(s->stop, O_CLOEXEC) < 0)
 		r = -errno;
 	if (r == 0 && (r = -pthread_create(&s->thread, NULL, spooler_main, s)) == 0) {
-		fs->spooler = s;
+		*slot = s;
 		return 0;
 	}
 	if (ret_err && !*ret_err && asprintf(ret_err, "cannot watch spool '%s': %s", dir, strerror(-r)) < 0)
@@ -146,9 +165,9 @@ int fs_spooler_start(struct fs *fs, const char *dir, char **ret_err)
 	return r;
 }
 
-void fs_spooler_stop(struct fs *fs)
+void fs_spooler_stop(struct fs_spooler **slot)
 {
-	struct fs_spooler *s = fs->spooler;
+	struct fs_spooler *s = *slot;
 	if (!s)
 		return;
 	if (write(s->stop[1], "x", 1) < 0)
@@ -159,5 +178,5 @@ void fs_spooler_stop(struct fs *fs)
 	close(s->stop[1]);
 	free(s->dir);
 	free(s);
-	fs->spooler = NULL;
+	*slot = NULL;
 }

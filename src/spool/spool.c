@@ -96,7 +96,15 @@ struct kx_spool {
 	char *dir;
 	int dfd[4]; /* tmp new accepted rejected */
 	int ino;    /* inotify */
+	kx_spool_fn fn; /* not NULL: requests, not manifests (kx_spool_set_handler) */
+	void *fn_ctx;
 };
+
+void kx_spool_set_handler(struct kx_spool *sp, kx_spool_fn fn, void *ctx)
+{
+	sp->fn = fn;
+	sp->fn_ctx = ctx;
+}
 
 enum { D_TMP, D_NEW, D_ACCEPTED, D_REJECTED };
 static const char *const subdirs[] = { "tmp", "new", "accepted", "rejected" };
@@ -336,11 +344,14 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		} else if (rr == -EISDIR) {
 			kx_problems_add(&p, 0, 0, "", "type", "not a regular file");
 			rr = -EINVAL;
+		} else if (rr == 0 && sp->fn) {
+			rr = sp->fn(sp->fn_ctx, s, bytes.ptr ? bytes.ptr : "", bytes.len, &receipt, &p, &res.generation);
 		} else if (rr == 0) {
 			rr = kx_ingest_bytes(s, bytes.ptr ? bytes.ptr : "", bytes.len, &o, &res, &p);
 		}
 		if (rr == 0) {
-			kx_receipt_accepted(t, name, &res, &receipt);
+			if (!sp->fn)
+				kx_receipt_accepted(t, name, &res, &receipt);
 			rr = file_away(sp, D_ACCEPTED, name, ".receipt", &receipt, final);
 			if (rr == 0) {
 				counts->accepted++;

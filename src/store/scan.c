@@ -387,6 +387,30 @@ int kx_store_trusted_signature(struct kx_store *s, struct kx_view *v, const stru
 	return r < 0 ? r : 0;
 }
 
+int kx_store_each_dir_mtime(struct kx_store *s, struct kx_view *v, kx_mtime_fn fn, void *ctx)
+{
+	unsigned char tag = T_MTIME;
+	struct scan sc;
+	int r = store_scan_open(&sc, s, v, &tag, 1);
+	char path[4096];
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn, vn;
+		const char *k = rocksdb_iter_key(sc.it, &kn);
+		const char *val = rocksdb_iter_value(sc.it, &vn);
+		if (vn != 8 || kn < 2 || kn > sizeof(path)) {
+			r = -EIO;
+			break;
+		}
+		memcpy(path, k + 1, kn - 1);
+		path[kn - 1] = '\0';
+		r = fn(ctx, path, (int64_t)store_get_u64((const unsigned char *)val));
+	}
+	if (r == 0)
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
+	return r;
+}
+
 int kx_store_tree_list(struct kx_store *s, struct kx_view *v, const char *const *prefix,
 		       size_t depth, kx_tree_fn fn, void *ctx)
 {

@@ -477,6 +477,46 @@ static int group_set_add(struct group_set *gs, struct kx_tree *t, struct kx_view
 	return 0;
 }
 
+/*
+ * The gpu directories whose time moved with no run added below them: a commit that only touched
+ * groups (SPEC §10: a signature added to a stored run, a key trusted or revoked, which changes
+ * the evidence the runs it signed show). Each such directory's groups join the set, as if runs
+ * had come: their files and listings are told again. One scan of the directory times ('M').
+ */
+struct moved {
+	struct kx_tree *t;
+	struct kx_view *before, *after;
+	struct group_set *gs;
+};
+
+static int moved_group(void *ctx, const char *name, const struct kx_digest *workload, const struct kx_digest *group,
+		       bool cut)
+{
+	struct moved *m = ctx;
+	return group_set_add(m->gs, m->t, m->after, group);
+}
+
+static int moved_dir(void *ctx, const char *path, int64_t ns)
+{
+	struct moved *m = ctx;
+	char copy[4096], *comp[4], *save = NULL;
+	snprintf(copy, sizeof(copy), "%s", path);
+	size_t n = 0;
+	for (char *p = strtok_r(copy, "/", &save); p && n < 4; p = strtok_r(NULL, "/", &save))
+		comp[n++] = p;
+	if (n != 4 || strtok_r(NULL, "/", &save) || strcmp(comp[0], "benchmarks") != 0)
+		return 0; /* only benchmarks/<kernel>/<pass>/<gpu> */
+	int64_t was = 0;
+	if (kx_store_dir_mtime(m->t->s, m->before, path, &was) == 0 && was == ns)
+		return 0;
+	for (size_t k = 0; k < m->gs->n_gpus; k++)
+		if (!strcmp(m->gs->gpus[k].kernel, comp[1]) && !strcmp(m->gs->gpus[k].pass, comp[2]) &&
+		    !strcmp(m->gs->gpus[k].gpu, comp[3]))
+			return 0; /* runs came: its groups are in the set */
+	const char *const prefix[] = { comp[1], comp[2], comp[3] };
+	return kx_store_tree_list(m->t->s, m->after, prefix, 3, moved_group, m);
+}
+
 /* Forget a run's files in this tree's own caches (content and sizes, both paths). */
 static void purge_run(struct kx_tree *t, const struct kx_digest *run)
 {
@@ -666,9 +706,11 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	 * would find a table still counting `before` and build it again from every run. */
 	if (r == 0)
 		r = tree_uses_changed(t, before, after, added.v, added.len);
-	if (r < 0 || added.len == 0)
+	/* no run added: a commit of the same generation's runs can still have moved the evidence a
+	 * group shows (SPEC §10), which the directory times below tell */
+	if (r < 0 || (added.len == 0 && kx_view_generation(before) == kx_view_generation(after)))
 		goto out;
-	if (!(recs = malloc(added.len * sizeof(*recs)))) {
+	if (!(recs = malloc((added.len ? added.len : 1) * sizeof(*recs)))) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -738,6 +780,10 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	}
 	if (r == 0 && late.len)
 		r = changes_late(&c, &added, &late, &gs);
+	if (r == 0 && kx_view_generation(before) != kx_view_generation(after)) {
+		struct moved m = { t, before, after, &gs };
+		r = kx_store_each_dir_mtime(t->s, after, moved_dir, &m);
+	}
 
 	/* benchmarks/: each gpu directory that received runs, with every group below it */
 	for (size_t i = 0; i < gs.n_gpus && r == 0; i++) {
