@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Signatures and trust through a mounted store (SPEC §10, docs/signatures.md): runs signed by
+# kindex-bench dropped into the inbox are submitted; `kindex trust add` while the store is mounted
+# (its daemon applies the request) makes them measured on the mount at once, without a remount;
+# `kindex trust revoke` makes them submitted again. ranking.tsv, SIGNATURES, summary.txt and
+# index.tsv follow, and the group's SHA256SUMS verifies after each change (nothing stale is served).
+. "$(dirname "$0")/mount-lib.sh"
+
+: "${KINDEX_BENCH:?KINDEX_BENCH must name kindex-bench}"
+store="$work/store"
+mnt="$work/mnt"
+"$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
+"$KINDEX" -q keygen "$work/lab" || die "kindex keygen failed"
+"$KINDEX_BENCH" --selftest -q --key "$work/lab.key" -o "$work/signed.json" || die "kindex-bench --key failed"
+mount_fg "$store" "$mnt" -o rw,nopush
+
+cp "$work/signed.json" "$mnt/inbox/" || die "cp signed.json into the inbox failed"
+check "the signed runs are accepted, their signatures stored" \
+	grep -q '^accepted signed.json .*(2 added, 0 already present; 2 signatures stored)$' "$mnt/inbox/.accepted/signed.json"
+path=$(awk '$1 == "added" { print $3; exit }' "$mnt/inbox/.accepted/signed.json")
+group=$mnt/$(dirname "$path")
+run=$(basename "$path")
+evidence() { awk -F'\t' 'NR > 1 { print $8 }' "$group/ranking.tsv" | sort -u | xargs; }
+sums() { (cd "$group" && sha256sum -c --quiet SHA256SUMS 2>&1); }
+check "before trust: submitted ($(evidence))" [ "$(evidence)" = submitted ]
+check "summary.txt says why" grep -q "submitted (it claims kindex-bench's measured evidence" "$group/$run/summary.txt"
+check "SIGNATURES: valid, not trusted" bash -c "sed -n 2p '$group/$run/SIGNATURES' | cut -f2,4,5 | grep -qx '	yes	no'"
+
+"$KINDEX" --store "$store" trust add "$work/lab.pub" --name lab >"$work/out" 2>&1
+check "kindex trust add on the mounted store: the daemon applies it ($(cat "$work/out"))" grep -q '^trusted sha256:.* lab$' "$work/out"
+check "on the mount at once: measured ($(evidence))" [ "$(evidence)" = measured ]
+check "SIGNATURES: lab, valid, trusted" bash -c "sed -n 2p '$group/$run/SIGNATURES' | cut -f2,4,5 | grep -qx 'lab	yes	yes'"
+check "summary.txt: measured" grep -q "measured (signed by a key this store trusts" "$group/$run/summary.txt"
+check "index.tsv: both runs measured" [ "$(grep -c $'\tmeasured\t' "$mnt/index.tsv")" = 2 ]
+check "the group's SHA256SUMS verifies ($(sums))" [ -z "$(sums)" ]
+check "STORE/trust is the owner's alone (mode 700)" [ "$(stat -c %a "$store/trust")" = 700 ]
+
+"$KINDEX" --store "$store" trust revoke lab >"$work/out" 2>&1
+check "kindex trust revoke on the mounted store ($(cat "$work/out"))" grep -q '^revoked sha256:.* lab$' "$work/out"
+check "on the mount at once: submitted again ($(evidence))" [ "$(evidence)" = submitted ]
+check "SIGNATURES: no longer trusted, with the revocation's time" \
+	bash -c "sed -n 2p '$group/$run/SIGNATURES' | cut -f2,4,5 | grep -qx 'lab	yes	no'"
+check "the group's SHA256SUMS verifies ($(sums))" [ -z "$(sums)" ]
+"$KINDEX" --store "$store" trust add "$work/lab.pub" --name lab >"$work/out" 2>&1
+check "the revoked key is not trusted again, through the mount too" grep -q 'was revoked' "$work/out"
+unmount "$mnt"
+"$KINDEX" --store "$store" verify >"$work/out" 2>&1
+check "the store verifies clean after the mount" grep -q 'no problems' "$work/out"
+finish
