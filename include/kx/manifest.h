@@ -87,6 +87,13 @@ struct kx_signature {
 	uint8_t sig[KX_ED25519_SIG_LEN];
 };
 
+/*
+ * Sign manifest's run with key (SPEC §10): its Ed25519 signature of the run digest string, added to
+ * the manifest's signatures array (made when missing; a signature by the same key replaced). The
+ * run document is untouched. -EINVAL: no run object, or signatures is not an array.
+ */
+int kx_manifest_sign(struct kx_arena *a, struct kx_json *manifest, const struct kx_signer *key);
+
 struct kx_manifest {
 	unsigned line;                        /* where it starts in the file (1-based) */
 	struct kx_json *root;

@@ -374,9 +374,6 @@ struct kx_bench_result {
 int bench_manifest(struct kx_arena *a, const struct kx_bench_result *r,
 		   struct kx_json *protocol, struct kx_json *environment, struct kx_json *workload,
 		   struct kx_json *implementation, struct kx_json **ret);
-/* Sign the manifest's run (SPEC §10): the key's Ed25519 signature of the run digest string, as
- * manifest.signatures [{keyId, algorithm, publicKey, value}], beside the documents. */
-int bench_manifest_sign(struct kx_arena *a, struct kx_json *manifest, const struct kx_signer *key);
 /* A file name for the manifest: "<kernel>-<pass>-<impl>-<12 hex of the run digest>.json". */
 int bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen);
 

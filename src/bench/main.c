@@ -450,7 +450,7 @@ static int emit(struct session *S, struct kx_arena *a, const struct kx_bench_res
 			       bench_workload_document(a, res->c),
 			       bench_implementation_document(a, res->c->impl->name, project, version),
 			       &m);
-	if (r == 0 && S->key && (r = bench_manifest_sign(a, m, S->key)) < 0) {
+	if (r == 0 && S->key && (r = kx_manifest_sign(a, m, S->key)) < 0) {
 		fail("cannot sign the manifest: %s", strerror(-r));
 		return r;
 	}

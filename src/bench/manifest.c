@@ -309,34 +309,6 @@ int bench_manifest(struct kx_arena *a, const struct kx_bench_result *res,
 	return 0;
 }
 
-int bench_manifest_sign(struct kx_arena *a, struct kx_json *manifest, const struct kx_signer *key)
-{
-	struct kx_digest d, id;
-	char msg[KX_DIGEST_STR_MAX], kid[KX_DIGEST_STR_MAX];
-	char pub[KX_BASE64_LEN(KX_ED25519_PUB_LEN) + 1], val[KX_BASE64_LEN(KX_ED25519_SIG_LEN) + 1];
-	uint8_t sig[KX_ED25519_SIG_LEN];
-	int r = kx_digest_document(kx_json_get(manifest, "run"), &d);
-	if (r < 0)
-		return r;
-	kx_digest_format(&d, msg);
-	if ((r = kx_sign(key, msg, strlen(msg), sig)) < 0)
-		return r;
-	kx_key_id(kx_signer_public(key), &id);
-	kx_digest_format(&id, kid);
-	kx_base64_encode(kx_signer_public(key), KX_ED25519_PUB_LEN, pub);
-	kx_base64_encode(sig, sizeof(sig), val);
-	struct kx_json *arr = kx_json_new(a, KX_JSON_ARRAY), *o = kx_json_new(a, KX_JSON_OBJECT);
-	if (!arr || !o)
-		return -ENOMEM;
-	r |= kx_bench_set_str(a, o, "keyId", kid);
-	r |= kx_bench_set_str(a, o, "algorithm", "ed25519");
-	r |= kx_bench_set_str(a, o, "publicKey", pub);
-	r |= kx_bench_set_str(a, o, "value", val);
-	r |= kx_json_append(a, arr, o);
-	r |= kx_json_set(a, manifest, KX_SIGNATURES_MEMBER, arr);
-	return r < 0 ? -ENOMEM : 0;
-}
-
 int bench_manifest_filename(const struct kx_json *manifest, char *out, size_t outlen)
 {
 	const struct kx_json *run = kx_json_get(manifest, "run");

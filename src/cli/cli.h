@@ -53,6 +53,12 @@ int cli_options(struct cli *cli, int argc, char **argv, const char *extra_help);
 int cli_bad_number(const char *cmd, const char *opt, const char *value, const char *what, uint64_t min, uint64_t max);
 /* Open the store; on failure print why and return the exit code (as a negative number). */
 int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret);
+/* All of a file's bytes (path NULL or "-": standard input). */
+int cli_read_all(const char *path, struct kx_buf *b);
+/* Each JSON text in the input (one, or one per line), in order, linted; errors printed with
+ * name:line:col, -EINVAL. */
+typedef int (*cli_json_fn)(void *ctx, struct kx_json *v, unsigned line);
+int cli_each_json(const char *name, const char *bytes, size_t len, cli_json_fn fn, void *ctx);
 int cli_exit_for(int err);
 
 /* Progress on a terminal: "\r<what>: n/total, rate/s, ETA". No-op when stderr is not a tty. */
@@ -82,6 +88,7 @@ int cli_cmd_canon(struct cli *cli, int argc, char **argv);
 int cli_cmd_digest(struct cli *cli, int argc, char **argv);
 int cli_cmd_keygen(struct cli *cli, int argc, char **argv);
 int cli_cmd_trust(struct cli *cli, int argc, char **argv);
+int cli_cmd_sign(struct cli *cli, int argc, char **argv);
 int cli_cmd_watch(struct cli *cli, int argc, char **argv);
 int cli_cmd_pull(struct cli *cli, int argc, char **argv);
 

@@ -10,57 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int read_all(const char *path, struct kx_buf *b)
-{
-	if (path && strcmp(path, "-") != 0)
-		return kx_read_file(path, 0, b);
-	char chunk[65536];
-	ssize_t n;
-	while ((n = read(STDIN_FILENO, chunk, sizeof(chunk))) > 0)
-		if (kx_buf_append(b, chunk, (size_t)n) < 0)
-			return -ENOMEM;
-	return n < 0 ? -errno : 0;
-}
-
-/* Each JSON text in the input (one, or one per line), in order. */
-typedef int (*value_fn)(void *ctx, struct kx_json *v, unsigned line);
-
-static int each_value(const char *name, const char *bytes, size_t len, value_fn fn, void *ctx)
-{
-	struct kx_arena *a = kx_arena_new();
-	size_t pos = 0;
-	unsigned line = 1;
-	int r = 0;
-	while (pos < len && r == 0) {
-		struct kx_json *v = NULL;
-		struct kx_json_error e;
-		size_t end = 0;
-		r = kx_json_parse(a, bytes + pos, len - pos, 0, &v, &end, &e);
-		if (r < 0) {
-			cli_error("%s:%u:%u: %s: %s", name, e.line + line - 1, e.col, e.rule, e.message);
-			r = -EINVAL;
-			break;
-		}
-		struct kx_problems p;
-		kx_problems_init(&p);
-		if (kx_json_lint(v, "", &p) > 0) {
-			for (size_t i = 0; i < p.len; i++)
-				cli_error("%s:%u:%u: %s: %s: %s", name, p.v[i].line + line - 1, p.v[i].col, p.v[i].pointer,
-					  p.v[i].rule, p.v[i].message);
-			kx_problems_release(&p);
-			r = -EINVAL;
-			break;
-		}
-		kx_problems_release(&p);
-		r = fn(ctx, v, v->line + line - 1);
-		for (size_t i = pos; i < pos + end; i++)
-			line += bytes[i] == '\n';
-		pos += end;
-	}
-	kx_arena_free(a);
-	return r;
-}
-
 static int print_canon(void *ctx, struct kx_json *v, unsigned line)
 {
 	struct kx_buf b = { 0 };
@@ -87,12 +36,12 @@ int cli_cmd_canon(struct cli *cli, int argc, char **argv)
 	}
 	const char *path = i < argc ? argv[i] : NULL;
 	struct kx_buf b = { 0 };
-	int r = read_all(path, &b);
+	int r = cli_read_all(path, &b);
 	if (r < 0) {
 		cli_error("canon: cannot read %s: %s", path ? quoted(path) : "(stdin)", strerror(-r));
 		return EXIT_IO;
 	}
-	r = each_value(path ? path : "(stdin)", b.ptr ? b.ptr : "", b.len, print_canon, NULL);
+	r = cli_each_json(path ? path : "(stdin)", b.ptr ? b.ptr : "", b.len, print_canon, NULL);
 	kx_buf_release(&b);
 	return r < 0 ? EXIT_REFUSED : EXIT_OK;
 }
@@ -148,12 +97,12 @@ int cli_cmd_digest(struct cli *cli, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	struct kx_buf b = { 0 };
-	int r = read_all(argv[i], &b);
+	int r = cli_read_all(argv[i], &b);
 	if (r < 0) {
 		cli_error("digest: cannot read %s: %s", quoted(argv[i]), strerror(-r));
 		return EXIT_IO;
 	}
-	r = each_value(argv[i], b.ptr ? b.ptr : "", b.len, print_digests, argv[i]);
+	r = cli_each_json(argv[i], b.ptr ? b.ptr : "", b.len, print_digests, argv[i]);
 	kx_buf_release(&b);
 	return r < 0 ? EXIT_REFUSED : EXIT_OK;
 }

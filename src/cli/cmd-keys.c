@@ -237,3 +237,120 @@ int cli_cmd_trust(struct cli *cli, int argc, char **argv)
 	kx_problems_release(&p);
 	return status;
 }
+
+/* ---- kindex sign ------------------------------------------------------------------------------- */
+
+struct signing {
+	const struct kx_signer *key;
+	struct kx_buf *out;
+	const char *name;
+	size_t n;
+};
+
+static int sign_one(void *ctx, struct kx_json *v, unsigned line)
+{
+	struct signing *s = ctx;
+	struct kx_arena *a = kx_arena_new();
+	int r = a ? kx_manifest_sign(a, v, s->key) : -ENOMEM;
+	if (r == -EINVAL)
+		cli_error("sign: %s:%u: not a manifest: it needs a run document (and 'signatures', if any, an array)",
+			  s->name, line);
+	if (r == 0)
+		r = kx_jcs_write(v, s->out);
+	if (r == 0)
+		r = kx_buf_putc(s->out, '\n') < 0 ? -ENOMEM : 0;
+	s->n += r == 0;
+	kx_arena_free(a);
+	return r;
+}
+
+int cli_cmd_sign(struct cli *cli, int argc, char **argv)
+{
+	int i = cli_options(cli, argc, argv,
+			    "Signs the run of each manifest in FILE... (one manifest, or JSON Lines of many; - for\n"
+			    "stdin) with the Ed25519 private key in KEY (from 'kindex keygen', mode 0600): its\n"
+			    "signature of the run digest is added to the manifest's signatures array (one by the\n"
+			    "same key is replaced); no document changes. Writes JSON Lines to standard output, or\n"
+			    "atomically to -o OUT. For results a harness other than kindex-bench produced: a store\n"
+			    "shows them as measured only if they claim kindex-bench's protocol and correctness check\n"
+			    "and it trusts KEY (docs/signatures.md).\n"
+			    "\n"
+			    "  --key KEY    the private key\n"
+			    "  -o OUT       write here (OUT.tmp, then renamed) instead of standard output\n");
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_USAGE;
+	const char *key = NULL, *out = NULL;
+	char **files = calloc((size_t)argc, sizeof(*files));
+	size_t nfiles = 0;
+	if (!files) {
+		cli_error("sign: out of memory");
+		return EXIT_IO;
+	}
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--key") == 0 && i + 1 < argc)
+			key = argv[++i];
+		else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			out = argv[++i];
+		else if (strcmp(argv[i], "-") == 0 || argv[i][0] != '-')
+			files[nfiles++] = argv[i];
+		else {
+			cli_error("sign: unexpected argument %s", quoted(argv[i]));
+			free(files);
+			return EXIT_USAGE;
+		}
+	}
+	if (!key || !nfiles) {
+		cli_error("sign: give --key KEY and one FILE or more");
+		free(files);
+		return EXIT_USAGE;
+	}
+	char err[512];
+	struct kx_signer *signer = NULL;
+	if (kx_signer_open(key, &signer, err, sizeof(err)) < 0) {
+		cli_error("sign: %s", err);
+		free(files);
+		return EXIT_REFUSED;
+	}
+	struct kx_buf text = { 0 }, b = { 0 };
+	struct signing s = { .key = signer, .out = &text };
+	int status = EXIT_OK;
+	for (size_t k = 0; k < nfiles && status == EXIT_OK; k++) {
+		kx_buf_reset(&b);
+		int r = cli_read_all(files[k], &b);
+		s.name = strcmp(files[k], "-") == 0 ? "(stdin)" : files[k];
+		if (r < 0) {
+			cli_error("sign: cannot read %s: %s", quoted(s.name), strerror(-r));
+			status = EXIT_IO;
+		} else if ((r = cli_each_json(s.name, b.ptr ? b.ptr : "", b.len, sign_one, &s)) < 0) {
+			status = r == -EINVAL ? EXIT_REFUSED : EXIT_IO;
+		}
+	}
+	if (status == EXIT_OK) {
+		if (!out) {
+			if (fwrite(text.ptr, 1, text.len, stdout) != text.len || fflush(stdout) != 0) {
+				cli_error("sign: cannot write to standard output: %s", strerror(errno));
+				status = EXIT_IO;
+			}
+		} else {
+			char *tmp = NULL;
+			FILE *f = asprintf(&tmp, "%s.tmp", out) < 0 ? NULL : fopen(tmp, "w");
+			bool ok = f && fwrite(text.ptr, 1, text.len, f) == text.len && fflush(f) == 0 && fsync(fileno(f)) == 0;
+			if (f && fclose(f) != 0)
+				ok = false;
+			if (!ok || rename(tmp, out) < 0) {
+				cli_error("sign: cannot write %s: %s", quoted(out), strerror(errno));
+				if (tmp)
+					unlink(tmp);
+				status = EXIT_IO;
+			}
+			free(tmp);
+		}
+	}
+	if (status == EXIT_OK && !cli->quiet && out)
+		fprintf(stderr, "signed %zu manifest%s into %s\n", s.n, plural(s.n), out);
+	kx_buf_release(&text);
+	kx_buf_release(&b);
+	kx_signer_free(signer);
+	free(files);
+	return status;
+}

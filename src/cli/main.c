@@ -34,6 +34,8 @@ static const struct command commands[] = {
 	{ "canon", "print the JCS (RFC 8785) form of JSON", "[FILE]", cli_cmd_canon },
 	{ "digest", "print the digest of each document of a manifest", "FILE", cli_cmd_digest },
 	{ "keygen", "make an Ed25519 key pair for signing runs (NAME.key, NAME.pub)", "NAME", cli_cmd_keygen },
+	{ "sign", "sign the runs of manifests with an Ed25519 key (JSON Lines out)", "--key KEY [-o OUT] FILE...",
+	  cli_cmd_sign },
 	{ "trust", "the keys whose signatures make runs measured", "add PUBKEY --name NAME | list | revoke KEYID",
 	  cli_cmd_trust },
 	{ NULL, NULL, NULL, NULL },

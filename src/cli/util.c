@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void cli_error(const char *fmt, ...)
 {
@@ -103,4 +104,52 @@ void cli_print_problems(const char *file, const struct kx_problems *p)
 		s += n + (nl ? 1 : 0);
 	}
 	kx_buf_release(&b);
+}
+
+int cli_read_all(const char *path, struct kx_buf *b)
+{
+	if (path && strcmp(path, "-") != 0)
+		return kx_read_file(path, 0, b);
+	char chunk[65536];
+	ssize_t n;
+	while ((n = read(STDIN_FILENO, chunk, sizeof(chunk))) > 0)
+		if (kx_buf_append(b, chunk, (size_t)n) < 0)
+			return -ENOMEM;
+	return n < 0 ? -errno : 0;
+}
+
+int cli_each_json(const char *name, const char *bytes, size_t len, cli_json_fn fn, void *ctx)
+{
+	struct kx_arena *a = kx_arena_new();
+	size_t pos = 0;
+	unsigned line = 1;
+	int r = 0;
+	while (pos < len && r == 0) {
+		struct kx_json *v = NULL;
+		struct kx_json_error e;
+		size_t end = 0;
+		r = kx_json_parse(a, bytes + pos, len - pos, 0, &v, &end, &e);
+		if (r < 0) {
+			cli_error("%s:%u:%u: %s: %s", name, e.line + line - 1, e.col, e.rule, e.message);
+			r = -EINVAL;
+			break;
+		}
+		struct kx_problems p;
+		kx_problems_init(&p);
+		if (kx_json_lint(v, "", &p) > 0) {
+			for (size_t i = 0; i < p.len; i++)
+				cli_error("%s:%u:%u: %s: %s: %s", name, p.v[i].line + line - 1, p.v[i].col, p.v[i].pointer,
+					  p.v[i].rule, p.v[i].message);
+			kx_problems_release(&p);
+			r = -EINVAL;
+			break;
+		}
+		kx_problems_release(&p);
+		r = fn(ctx, v, v->line + line - 1);
+		for (size_t i = pos; i < pos + end; i++)
+			line += bytes[i] == '\n';
+		pos += end;
+	}
+	kx_arena_free(a);
+	return r;
 }

@@ -173,3 +173,44 @@ out:
 	*ret_file = f;
 	return 0;
 }
+
+int kx_manifest_sign(struct kx_arena *a, struct kx_json *manifest, const struct kx_signer *key)
+{
+	struct kx_digest d, id;
+	char msg[KX_DIGEST_STR_MAX], kid[KX_DIGEST_STR_MAX];
+	char pub[KX_BASE64_LEN(KX_ED25519_PUB_LEN) + 1], val[KX_BASE64_LEN(KX_ED25519_SIG_LEN) + 1];
+	uint8_t sig[KX_ED25519_SIG_LEN];
+	struct kx_json *run = kx_json_get(manifest, "run"), *arr = kx_json_get(manifest, KX_SIGNATURES_MEMBER);
+	if (!run || run->type != KX_JSON_OBJECT || (arr && arr->type != KX_JSON_ARRAY))
+		return -EINVAL;
+	int r = kx_digest_document(run, &d);
+	if (r < 0)
+		return r;
+	kx_digest_format(&d, msg);
+	if ((r = kx_sign(key, msg, strlen(msg), sig)) < 0)
+		return r;
+	kx_key_id(kx_signer_public(key), &id);
+	kx_digest_format(&id, kid);
+	kx_base64_encode(kx_signer_public(key), KX_ED25519_PUB_LEN, pub);
+	kx_base64_encode(sig, sizeof(sig), val);
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
+	if (!o)
+		return -ENOMEM;
+	r |= kx_json_set_string(a, o, "keyId", kid);
+	r |= kx_json_set_string(a, o, "algorithm", "ed25519");
+	r |= kx_json_set_string(a, o, "publicKey", pub);
+	r |= kx_json_set_string(a, o, "value", val);
+	if (r < 0)
+		return -ENOMEM;
+	/* the key's earlier signature of this run, if any, is replaced: a key signs a run once */
+	for (size_t i = 0; arr && i < arr->arr.len; i++) {
+		const char *k = kx_json_get_string(arr->arr.v[i], "keyId");
+		if (k && strcmp(k, kid) == 0) {
+			arr->arr.v[i] = o;
+			return 0;
+		}
+	}
+	if (!arr && (!(arr = kx_json_new(a, KX_JSON_ARRAY)) || kx_json_set(a, manifest, KX_SIGNATURES_MEMBER, arr) < 0))
+		return -ENOMEM;
+	return kx_json_append(a, arr, o) < 0 ? -ENOMEM : 0;
+}
