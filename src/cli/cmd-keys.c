@@ -138,7 +138,8 @@ int cli_cmd_trust(struct cli *cli, int argc, char **argv)
 			    "                           recorded, never deleted: a revoked key is not trusted again\n"
 			    "\n"
 			    "The runs the key signed show the change at once (their directories' times move on);\n"
-			    "the runs themselves never change. The store must not be mounted (docs/signatures.md).\n");
+			    "the runs themselves never change. On a mounted store, its daemon applies the change\n"
+			    "(through STORE/trust/) before this returns (docs/signatures.md).\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	const char *sub = i < argc ? argv[i++] : NULL;
