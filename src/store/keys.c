@@ -320,6 +320,7 @@ int store_run_decode(const char *p, size_t n, struct kx_run_rec *x)
 	unsigned version = r_u8(&r);
 	if (version != 1 && version != RUN_VERSION)
 		return -EIO;
+	x->unbacked = false; /* not stored: worked out as the tree reads the record (tree_evidence) */
 	struct kx_digest *ds[] = { &x->group, &x->protocol, &x->environment, &x->workload,
 				   &x->implementation };
 	for (size_t i = 0; i < KX_ARRAY_SIZE(ds); i++)
