@@ -836,88 +836,67 @@ static int check_one_signature(void *ctx, const struct kx_digest *key, const uin
 	return 0;
 }
 
-/*
- * Every 'Y' entry (SPEC §10) is a signature of a stored run by the key its public key names,
- * checked again over the run's digest string, with its 'X' entry (check_signed: every 'X' entry
- * has its 'Y').
- */
-static int check_signatures(struct vctx *c)
+/* Each entry of the key family `tag`, given to fn (one per entry, counted as checked). */
+static int each_entry(struct vctx *c, unsigned char tag,
+		      void (*fn)(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn))
 {
-	unsigned char tag = T_SIGNATURE;
 	struct vscan vs;
-	int r = 0, at;
-	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
+	int at;
+	for (at = vscan_open(c, &vs, &tag, 1); at > 0; at = vscan_next(c, &vs)) {
 		size_t kn, vn;
 		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
 		const char *v = rocksdb_iter_value(vs.sc.it, &vn);
 		c->checked++;
-		if (kn != PAIR_KEY_LEN || vn != SIGNATURE_VALUE_LEN) {
-			problem(c, "signature index", NULL, "store-index", "an entry has a %zu-byte key and a %zu-byte value",
-				kn, vn);
-			continue;
-		}
-		struct kx_digest run, key;
-		memcpy(run.b, k + 1, 32);
-		memcpy(key.b, k + 33, 32);
-		check_signature(c, &run, &key, (const uint8_t *)v);
+		fn(c, k, kn, v, vn);
 	}
-	if (r == 0 && at < 0)
-		r = at;
 	store_scan_close(&vs.sc);
-	return r;
+	return at < 0 ? at : 0;
 }
 
-/* Every 'K' record (SPEC §10) decodes, and its public key is the key its id names. */
-static int check_keys(struct vctx *c)
+/* A 'Y' entry (SPEC §10): a signature of a stored run by the key its public key names, checked
+ * again over the run's digest string, with its 'X' entry. */
+static void signature_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
 {
-	unsigned char tag = T_KEY;
-	struct vscan vs;
-	int r = 0, at;
-	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
-		size_t kn, vn;
-		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
-		const char *v = rocksdb_iter_value(vs.sc.it, &vn);
-		c->checked++;
-		struct kx_key_rec rec;
-		struct kx_digest id, named;
-		if (kn != 33 || store_key_rec_decode(v, vn, &rec) < 0) {
-			problem(c, "trusted keys", NULL, "store-record", "a key record of %zu bytes does not decode", vn);
-			continue;
-		}
-		memcpy(named.b, k + 1, 32);
-		kx_key_id(rec.pub, &id);
-		if (!kx_digest_equal(&id, &named))
-			problem(c, "key", &named, "store-record", "its record holds another key's public bytes");
-		else if (rec.revoked_ns && rec.revoked_ns < rec.added_ns)
-			problem(c, "key", &named, "store-record", "revoked before it was added");
+	if (kn != PAIR_KEY_LEN || vn != SIGNATURE_VALUE_LEN) {
+		problem(c, "signature index", NULL, "store-index", "an entry has a %zu-byte key and a %zu-byte value", kn, vn);
+		return;
 	}
-	if (r == 0 && at < 0)
-		r = at;
-	store_scan_close(&vs.sc);
-	return r;
+	struct kx_digest run, key;
+	memcpy(run.b, k + 1, 32);
+	memcpy(key.b, k + 33, 32);
+	check_signature(c, &run, &key, (const uint8_t *)v);
 }
 
-static int check_signed(struct vctx *c)
+/* A 'K' record (SPEC §10): it decodes, and its public key is the key its id names. */
+static void key_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
 {
-	unsigned char tag = T_SIGNED;
-	struct vscan vs;
-	int r = 0, at;
-	for (at = vscan_open(c, &vs, &tag, 1); at > 0 && r == 0; at = vscan_next(c, &vs)) {
-		size_t kn;
-		const char *k = rocksdb_iter_key(vs.sc.it, &kn);
-		c->checked++;
-		struct kx_digest run, key;
+	struct kx_key_rec rec;
+	struct kx_digest id, named;
+	if (kn != 33 || store_key_rec_decode(v, vn, &rec) < 0) {
+		problem(c, "trusted keys", NULL, "store-record", "a key record of %zu bytes does not decode", vn);
+		return;
+	}
+	memcpy(named.b, k + 1, 32);
+	kx_key_id(rec.pub, &id);
+	if (!kx_digest_equal(&id, &named))
+		problem(c, "key", &named, "store-record", "its record holds another key's public bytes");
+	else if (rec.revoked_ns && rec.revoked_ns < rec.added_ns)
+		problem(c, "key", &named, "store-record", "revoked before it was added");
+}
+
+/* An 'X' entry: the signature it stands for is stored. */
+static void signed_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct kx_digest run, key;
+	struct key x;
+	if (kn == PAIR_KEY_LEN) {
 		memcpy(key.b, k + 1, 32);
 		memcpy(run.b, k + 33, 32);
-		struct key x;
 		store_key_pair(&x, T_SIGNATURE, &run, &key);
-		if (kn != PAIR_KEY_LEN || !exists(c, &x))
-			problem(c, "signed-runs index", &key, "store-index", "names a run it holds no signature of");
 	}
-	if (r == 0 && at < 0)
-		r = at;
-	store_scan_close(&vs.sc);
-	return r;
+	if (kn != PAIR_KEY_LEN || !exists(c, &x))
+		problem(c, "signed-runs index", kn == PAIR_KEY_LEN ? &key : NULL, "store-index",
+			"names a run it holds no signature of");
 }
 
 /* A run a verify since a generation checks: checked now, its documents and group later. */
@@ -926,7 +905,7 @@ static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
 	const struct kx_digest *docs[] = { &x->run, &x->protocol, &x->environment, &x->workload, &x->implementation };
 	int r = check_run(c, x);
 	struct sig_check sc = { c, &x->run };
-	if (r == 0) /* its signatures (a full verify checks every one: check_signatures) */
+	if (r == 0) /* its signatures (a full verify checks every one: signature_entry) */
 		r = kx_store_each_signature(c->s, NULL, &x->run, check_one_signature, &sc);
 	for (size_t i = 0; i < KX_ARRAY_SIZE(docs) && r == 0; i++)
 		r = dset_add(&c->new_docs, docs[i]);
@@ -1065,11 +1044,11 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 	if (r >= 0 && s->current_index && !since)
 		r = check_current_groups(&c);
 	if (r >= 0 && !since) /* a verify since: the new runs' signatures, each with its run */
-		r = check_signatures(&c);
+		r = each_entry(&c, T_SIGNATURE, signature_entry);
 	if (r >= 0 && !since)
-		r = check_signed(&c);
+		r = each_entry(&c, T_SIGNED, signed_entry);
 	if (r >= 0)
-		r = check_keys(&c);
+		r = each_entry(&c, T_KEY, key_entry);
 	if (r >= 0)
 		r = check_tables(&c);
 	if (r >= 0)
