@@ -29,6 +29,8 @@
  *        cli-corrupt STORE current-drop  delete the first current-run entry
  *        cli-corrupt STORE schema2  make it a store of schema 2: no 'C' entries at all, and
  *                                   "\0schema" = "kindexfs-store 2" (prints the entries removed)
+ *        cli-corrupt STORE signature  flip a bit of the first stored signature ('Y' run key: the
+ *                                   last byte of its value), which then no longer verifies
  *        cli-corrupt STORE tables   write the log to table files and compact them into tables of
  *                                   about 64 KiB, each holding its own key range (for cli-damage.sh,
  *                                   which flips bytes in one); prints a line per table: its file
@@ -114,7 +116,7 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "usage: cli-corrupt STORE "
 				"doc|doc=HEX|doc-garbage|index|index-copy|index-garbage|index-nocopy|bare-index|source|waiting|schema1|"
-				"runs3|current|current-drop|schema2|tables\n");
+				"runs3|current|current-drop|schema2|signature|tables\n");
 		return 2;
 	}
 	char tag, where[33] = { 'D' };
@@ -145,6 +147,8 @@ int main(int argc, char **argv)
 	else if (strcmp(argv[2], "current") == 0 || strcmp(argv[2], "current-drop") == 0 ||
 		 strcmp(argv[2], "schema2") == 0)
 		tag = 'C';
+	else if (strcmp(argv[2], "signature") == 0)
+		tag = 'Y';
 	else if (strcmp(argv[2], "tables") == 0)
 		return tables(argv[1]);
 	else {
@@ -240,6 +244,15 @@ int main(int argc, char **argv)
 					char *nv = malloc(vn);
 					memcpy(nv, v, vn);
 					nv[1] ^= 1;
+					rocksdb_put(db, wo, key, kn, nv, vn, &err);
+					free(nv);
+					status = err ? 2 : 0;
+				}
+			} else if (strcmp(argv[2], "signature") == 0) {
+				if (vn > 0) {
+					char *nv = malloc(vn);
+					memcpy(nv, v, vn);
+					nv[vn - 1] ^= 1;
 					rocksdb_put(db, wo, key, kn, nv, vn, &err);
 					free(nv);
 					status = err ? 2 : 0;

@@ -110,6 +110,15 @@ check "a revoked key is not trusted again" contains err "was revoked"
 expect 0 "$KINDEX" --store trusting verify
 check "the store verifies clean, every signature checked again" contains out "no problems"
 
+# a stored signature damaged on disk: verify says so, SIGNATURES shows it invalid
+cp -r trusting damaged
+expect 0 "$KX_CORRUPT" damaged signature
+expect 1 "$KINDEX" --store damaged verify
+check "verify finds the damaged signature: rule signature, does not verify" contains err "signature does not verify"
+"$KINDEX" --store damaged cat "$grp/ranking.tsv" | awk -F'\t' 'NR > 1 { print $2 }' | while read -r d; do
+	"$KINDEX" --store damaged cat "$grp/$d/SIGNATURES" | sed 1d; done >all-sigs
+check "and SIGNATURES of the run it belongs to says valid no" grep -q '	ed25519	no	no	' all-sigs
+
 # ---- refused: a flipped bit, another run's digest, keys that cannot sign ----
 cat >bad.py <<'PY'
 import base64, json, sys
