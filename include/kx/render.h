@@ -11,6 +11,8 @@
 #include "kx/rank.h"
 #include "kx/records.h"
 
+#include <sys/types.h>
+
 enum kx_run_file {
 	KX_RF_MANIFEST,       /* manifest.json */
 	KX_RF_RUN,            /* run.json */
@@ -74,6 +76,10 @@ struct kx_run_view {
 	const char *alias_of_id, *alias_of_path;
 	const struct kx_digest *aliases;
 	size_t n_aliases;
+	/* SPEC §10: the measured run of its implementation in its group that reruns it (kx_render_rerun;
+	 * NULL: none), for summary.txt */
+	const struct kx_run_rec *rerun;
+	const char *rerun_dirname;
 	/* SPEC §10: its stored signatures, in key id order (SIGNATURES, summary.txt) */
 	const struct kx_run_signature *signatures;
 	size_t n_signatures;
@@ -83,6 +89,13 @@ struct kx_run_view {
 bool kx_render_run_has(const struct kx_run_view *v, enum kx_run_file f);
 /* Render one run file, except SHA256SUMS (see kx_render_sha256sums). -ENOENT when absent. */
 int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct kx_buf *out);
+
+/*
+ * A run's controlled rerun (SPEC §10): of runs[0..n), the newest measured run (by observedAt, then
+ * the greater digest) of run i's implementation, when run i is not measured itself and both have a
+ * value; its index, or -1.
+ */
+ssize_t kx_render_rerun(const struct kx_run_rec *runs, size_t n, size_t i);
 
 /* A group as the tree shows it: its record, path and runs in rank order. */
 struct kx_group_view {

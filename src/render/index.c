@@ -9,8 +9,10 @@
 #include "private.h"
 
 #include "kx/canon.h"
+#include "kx/store.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,11 +30,38 @@ int kx_render_param_names(const struct kx_json *workload_doc, int (*fn)(void *ct
 
 /* The cells ranking.tsv and /index.tsv share for run i of g (docs/views.md "One vocabulary"):
  * rank, vs_best and within_noise, empty where they do not apply; display, empty without a value. */
+ssize_t kx_render_rerun(const struct kx_run_rec *runs, size_t n, size_t i)
+{
+	const struct kx_run_rec *x = &runs[i];
+	ssize_t best = -1;
+	if (x->evidence == KX_EVIDENCE_MEASURED || !x->has_value)
+		return -1;
+	for (size_t j = 0; j < n; j++) {
+		const struct kx_run_rec *y = &runs[j];
+		if (j == i || y->evidence != KX_EVIDENCE_MEASURED || !y->has_value || !y->passed || strcmp(y->impl, x->impl))
+			continue;
+		if (best < 0 || kx_run_newer(y->observed_ns, &y->run, runs[best].observed_ns, &runs[best].run))
+			best = (ssize_t)j;
+	}
+	return best;
+}
+
 void render_rank_cells(const struct kx_group_view *g, size_t i, struct render_rank_cells *c)
 {
 	const struct kx_run_rec *x = &g->runs[i];
-	c->rank[0] = c->vs_best[0] = c->display[0] = '\0';
-	c->within_noise = "";
+	c->rank[0] = c->vs_best[0] = c->display[0] = c->rerun[0] = c->rerun_ratio[0] = '\0';
+	c->within_noise = c->rerun_within_noise = "";
+	c->rerun_q = NAN;
+	ssize_t j = kx_render_rerun(g->runs, g->len, i);
+	if (j >= 0) {
+		const struct kx_run_rec *y = &g->runs[j];
+		char hex[KX_DIGEST_HEX + 1];
+		kx_digest_hex(&y->run, hex);
+		snprintf(c->rerun, sizeof(c->rerun), "%.*s", KX_SHORTID_LEN, hex);
+		c->rerun_q = x->base_value != 0 ? y->base_value / x->base_value : NAN;
+		render_ratio(c->rerun_q, c->rerun_ratio);
+		c->rerun_within_noise = kx_rank_within_noise(x, y) ? "yes" : "no";
+	}
 	if (i < g->ranked) {
 		snprintf(c->rank, sizeof(c->rank), "%zu", i + 1);
 		render_ratio(render_vs_best(x, &g->runs[0]), c->vs_best);
@@ -51,7 +80,8 @@ int kx_render_index_header(const char *const *names, size_t n, struct kx_buf *ou
 			r = render_tsv_text(out, names[i]);
 	if (r >= 0)
 		r = kx_buf_puts(out, "\timplementation\tversion\tstatus\trank\tcurrent\tmedian\tp20\tp80\tunit\tevidence"
-				     "\tobserved_at\tshortid\tpath\twithin_noise\tvs_best\tdisplay\n");
+				     "\tobserved_at\tshortid\tpath\twithin_noise\tvs_best\tdisplay\trerun\trerun_ratio"
+				     "\trerun_within_noise\n");
 	return r < 0 ? r : 0;
 }
 
@@ -98,10 +128,11 @@ int kx_render_index_rows(const struct kx_group_view *g, const char *const *names
 		if ((r = kx_buf_append(out, cells.ptr, cells.len)) >= 0 && (r = kx_buf_putc(out, '\t')) >= 0)
 			r = render_tsv_text(out, x->impl);
 		if (r >= 0)
-			r = kx_buf_printf(out, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n",
+			r = kx_buf_printf(out, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 					  c.version, kx_rank_status(x, rank), rc.rank, rank ? "yes" : "no", c.value, c.p20,
 					  c.p80, c.unit, kx_evidence_name((enum kx_evidence)x->evidence), c.when, shortid,
-					  g->path, g->dirnames[i], rc.within_noise, rc.vs_best, rc.display);
+					  g->path, g->dirnames[i], rc.within_noise, rc.vs_best, rc.display, rc.rerun,
+					  rc.rerun_ratio, rc.rerun_within_noise);
 	}
 	kx_buf_release(&cells);
 	kx_arena_free(a);

@@ -140,12 +140,18 @@ int render_changes_tsv(const struct kx_group_view *g, struct kx_buf *out);
 
 /* The cells of run i of group g that ranking.tsv and /index.tsv share (docs/views.md): its rank,
  * vs_best (4 significant digits) and within_noise (yes/no below #1), each empty where it does not
- * apply (an unranked run; #1's within_noise), and its display, empty without a value. */
+ * apply (an unranked run; #1's within_noise), and its display, empty without a value; and its
+ * controlled rerun (SPEC §10: kx_render_rerun), its short id, the ratio of its median to this
+ * run's (4 significant digits) and whether their intervals overlap, empty without one. */
 struct render_rank_cells {
 	char rank[16];
 	char vs_best[KX_JCS_NUMBER_MAX];
 	const char *within_noise; /* "yes", "no" or "" */
 	char display[64];
+	char rerun[KX_SHORTID_LEN + 1];
+	char rerun_ratio[KX_JCS_NUMBER_MAX];
+	const char *rerun_within_noise; /* "yes", "no" or "" */
+	double rerun_q;                 /* the ratio at full precision (NAN without a rerun) */
 };
 void render_rank_cells(const struct kx_group_view *g, size_t i, struct render_rank_cells *c);
 

@@ -259,6 +259,13 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 			r = line(out, "evidence", "%s%s", kx_evidence_name((enum kx_evidence)x->evidence),
 				 x->evidence == KX_EVIDENCE_MEASURED ? " (signed by a key this store trusts: SIGNATURES)" : "");
 	}
+	if (r >= 0 && v->rerun) { /* SPEC §10: a controlled rerun */
+		const struct kx_run_rec *y = v->rerun;
+		char q[KX_JCS_NUMBER_MAX];
+		render_ratio(x->base_value != 0 ? y->base_value / x->base_value : NAN, q);
+		r = line(out, "rerun", "measured by %s: %sx this run's median, %s", v->rerun_dirname, q,
+			 kx_rank_within_noise(x, y) ? "within noise" : "outside the noise (p20-p80 apart)");
+	}
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nidentity\n");
 	if (r >= 0) {
@@ -436,7 +443,8 @@ int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct k
 static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 {
 	int r = kx_buf_puts(out, "rank\tdir\timplementation\tmedian\tunit\tvs_best\tobserved_at\tevidence\tfamily"
-			       "\tcross_protocol\tstatus\trun\tversion\tp20\tp80\tdisplay\twithin_noise\n");
+			       "\tcross_protocol\tstatus\trun\tversion\tp20\tp80\tdisplay\twithin_noise\trerun\trerun_ratio"
+			       "\trerun_within_noise\n");
 	const struct kx_run_rec *best = g->ranked ? &g->runs[0] : NULL;
 	for (size_t i = 0; i < g->len && r >= 0; i++) {
 		const struct kx_run_rec *x = &g->runs[i];
@@ -446,12 +454,12 @@ static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 		render_cells(x, &c);
 		render_rank_cells(g, i, &rc);
 		kx_digest_format(&x->run, ds);
-		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rc.rank,
-				  g->dirnames[i], x->impl, c.value, c.unit, rc.vs_best, c.when,
+		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				  rc.rank, g->dirnames[i], x->impl, c.value, c.unit, rc.vs_best, c.when,
 				  kx_evidence_name((enum kx_evidence)x->evidence), x->family,
 				  i < g->ranked && cross_protocol(x, best) ? "yes" : "no",
 				  kx_rank_status(x, i < g->ranked ? (uint32_t)i + 1 : 0), ds, c.version, c.p20, c.p80, rc.display,
-				  rc.within_noise);
+				  rc.within_noise, rc.rerun, rc.rerun_ratio, rc.rerun_within_noise);
 	}
 	return r;
 }
@@ -503,6 +511,11 @@ static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struc
 		kx_json_set(a, o, "display", rc.display[0] ? kx_json_new_string(a, rc.display) : kx_json_new(a, KX_JSON_NULL));
 		kx_json_set(a, o, "within_noise", !rc.within_noise[0] ? kx_json_new(a, KX_JSON_NULL)
 					: kx_json_new_bool(a, strcmp(rc.within_noise, "yes") == 0));
+		kx_json_set(a, o, "rerun", rc.rerun[0] ? kx_json_new_string(a, rc.rerun) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set(a, o, "rerun_ratio",
+			    isfinite(rc.rerun_q) ? kx_json_new_number(a, rc.rerun_q) : kx_json_new(a, KX_JSON_NULL));
+		kx_json_set(a, o, "rerun_within_noise", !rc.rerun_within_noise[0] ? kx_json_new(a, KX_JSON_NULL)
+					: kx_json_new_bool(a, strcmp(rc.rerun_within_noise, "yes") == 0));
 		kx_json_append(a, runs, o);
 	}
 	kx_json_set(a, root, "runs", runs);

@@ -137,6 +137,12 @@ int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_di
 			rv->v.above = &rv->g->runs[pos - 1];
 			rv->v.above_dirname = rv->g->dirnames[pos - 1];
 		}
+		/* SPEC §10: the measured run of its implementation that reruns it */
+		ssize_t j = kx_render_rerun(rv->g->runs, rv->g->len, (size_t)pos);
+		if (j >= 0) {
+			rv->v.rerun = &rv->g->runs[j];
+			rv->v.rerun_dirname = rv->g->dirnames[j];
+		}
 		/* a superseded run: its implementation's current run, ranked once */
 		for (size_t i = 0; !rv->v.rank && rv->run.passed && !rv->v.current && i < rv->g->ranked; i++)
 			if (strcmp(rv->g->runs[i].impl, rv->run.impl) == 0) {

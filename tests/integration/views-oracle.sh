@@ -70,7 +70,7 @@ check "ranking.tsv of every group and /index.tsv agree with the oracle" contains
 # the checker notices: a doctored value and within_noise (a copy of one group), a file not there
 G=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
 mkdir -p doctored/$G
-sed 's/\t76391426\t/\t76391427\t/; s/\tno$/\tyes/' tree/$G/ranking.tsv >doctored/$G/ranking.tsv
+sed 's/\t76391426\t/\t76391427\t/; s/\tno\t\t\t$/\tyes\t\t\t/' tree/$G/ranking.tsv >doctored/$G/ranking.tsv
 expect 1 python3 "$oracle" "$history" check doctored ranking
 check "check reports a changed median" contains out "ranking.tsv:2: median is '76391427', expected '76391426'"
 check "check reports a changed within_noise" contains out "ranking.tsv:3: within_noise is 'yes', expected 'no'"

@@ -739,9 +739,16 @@ class Checker:
         if not path:
             return
         thdr, trows = read_tsv(path)
-        want_hdr = hdr[:-3] + ['shortid', 'path'] + hdr[-3:-1] + ['display']
+        want_hdr = hdr[:-3] + ['shortid', 'path'] + hdr[-3:-1] + ['display', 'rerun', 'rerun_ratio',
+                                                                    'rerun_within_noise']
         if thdr != want_hdr:
             self.bad('index.tsv: header %r, expected %r' % (thdr, want_hdr))
+        # a CSV's runs are source-native, never measured: no run has a controlled rerun (SPEC §10)
+        rerun_cols = [thdr.index(c) for c in ('rerun', 'rerun_ratio', 'rerun_within_noise') if c in thdr]
+        for n, r in enumerate(trows, start=2):
+            if any(i < len(r) and r[i] for i in rerun_cols):
+                self.bad('index.tsv:%d: a rerun of a source-native run, but no run is measured' % n)
+                break
         if len(trows) != len(rows):
             self.bad('index.tsv: %d rows, expected %d' % (len(trows), len(rows)))
         # rows are matched by key (the order is checked too: within a group it is listing order)

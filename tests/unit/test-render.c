@@ -215,7 +215,7 @@ static void ranking_tsv(struct fixture *f)
 	size_t n = lines(b.ptr, ln, 16);
 	ok(n == 5, "a header and one line per run (got %zu)", n);
 	is_str(ln[0], "rank\tdir\timplementation\tmedian\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
-		      "\tversion\tp20\tp80\tdisplay\twithin_noise",
+		      "\tversion\tp20\tp80\tdisplay\twithin_noise\trerun\trerun_ratio\trerun_within_noise",
 	       "the header names the columns: the first twelve in their old order");
 	static const struct {
 		const char *rank, *impl, *value, *vs, *cross, *status, *p20, *p80, *display, *noise;
@@ -228,7 +228,7 @@ static void ranking_tsv(struct fixture *f)
 	for (size_t i = 1; i < n && i <= 4; i++) {
 		char *c[24];
 		size_t k = fields(ln[i], c, 24);
-		if (!ok(k == 17, "row %zu has 17 columns (got %zu)", i, k))
+		if (!ok(k == 20, "row %zu has 20 columns (got %zu)", i, k))
 			continue;
 		ok(strcmp(c[12], f->runs[i - 1].version) == 0 && strcmp(c[13], want[i - 1].p20) == 0 && strcmp(c[14], want[i - 1].p80) == 0 &&
 			   (!want[i - 1].display || strcmp(c[15], want[i - 1].display) == 0) && strcmp(c[16], want[i - 1].noise) == 0,
@@ -1029,7 +1029,8 @@ static void history_and_index(void)
 	kx_buf_reset(&b);
 	ok(kx_render_index_header(names, 4, &b) == 0 &&
 		   STARTS(b.ptr, "kernel\tpass\tmetric\tgpu\tworkload\tp.batch\tp.dtype\tp.hidden\tp.seq\timplementation\t") &&
-		   strstr(b.ptr, "\tobserved_at\tshortid\tpath\twithin_noise\tvs_best\tdisplay\n"),
+		   strstr(b.ptr, "\tobserved_at\tshortid\tpath\twithin_noise\tvs_best\tdisplay\trerun\trerun_ratio"
+				 "\trerun_within_noise\n"),
 	   "index.tsv's header: a p.<name> column per parameter name");
 	g.len = 1;
 	g.ranked = 1;
@@ -1037,7 +1038,7 @@ static void history_and_index(void)
 	if (!ok(kx_render_index_rows(&g, names, 4, &b) == 0 &&
 			strcmp(b.ptr, "rms_norm\tforward\tlatency\tnvidia-h100\th4096\t8\tbf16\t4096\t\taaa\t\tpassed\t1\tyes\t100\t\t"
 				      "\tms\tsubmitted\t1970-01-02T00:00:00.000Z\t000000000000\tbenchmarks/rms_norm/forward/nvidia-h100/"
-				      "h4096/superseded-aaa-00\t\t1.000\t100 ms\n") == 0,
+				      "h4096/superseded-aaa-00\t\t1.000\t100 ms\t\t\t\n") == 0,
 		"an index.tsv row: the group, its parameters, the run; empty where missing; vs_best, display"))
 		diag("the row: %s", b.ptr ? b.ptr : "");
 	kx_buf_release(&b);
@@ -1139,6 +1140,42 @@ static void steps(void)
 	kx_buf_release(&b);
 }
 
+/* Controlled reruns (SPEC §10): a submitted or source-native run shows the newest measured run of
+ * its implementation in its group — short id, ratio of medians, whether the intervals overlap */
+static void reruns(void)
+{
+	struct kx_run_rec r[] = {
+		step_run("aaa", 100, 95, 105, "ms", "", 1, 1), /* source-native */
+		step_run("bbb", 110, 100, 120, "ms", "", 1, 2), /* submitted, never rerun */
+		step_run("aaa", 104, 99, 109, "ms", "", 3, 3),  /* measured: the newer rerun */
+		step_run("aaa", 150, 140, 160, "ms", "", 2, 4), /* measured, older */
+	};
+	r[0].evidence = KX_EVIDENCE_SOURCE_NATIVE;
+	r[1].evidence = KX_EVIDENCE_SUBMITTED;
+	r[2].evidence = r[3].evidence = KX_EVIDENCE_MEASURED;
+	const char *dirp[] = { "01-aaa-01", "02-bbb-02", "superseded-aaa-03", "superseded-aaa-04" };
+	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
+	snprintf(gr.kernel, sizeof(gr.kernel), "k");
+	snprintf(gr.pass, sizeof(gr.pass), "forward");
+	snprintf(gr.metric, sizeof(gr.metric), "latency");
+	snprintf(gr.gpu, sizeof(gr.gpu), "h100");
+	struct kx_group_view g = { .group = &gr, .path = "benchmarks/k/forward/h100/w", .runs = r, .dirnames = dirp,
+				   .len = 4, .ranked = 2, .workload_dir = "w" };
+	ok(kx_render_rerun(r, 4, 0) == 2 && kx_render_rerun(r, 4, 1) == -1 && kx_render_rerun(r, 4, 2) == -1,
+	   "aaa's source-native run is rerun by its newest measured run; bbb has none; a measured run reruns nothing");
+	struct kx_buf b = { 0 };
+	ok(kx_render_group_file(&g, KX_GF_RANKING_TSV, &b) == 0, "ranking.tsv renders");
+	char *ln[8];
+	size_t n = lines(b.ptr, ln, 8);
+	char *c[24];
+	size_t k = n > 1 ? fields(ln[1], c, 24) : 0;
+	ok(k == 20 && strcmp(c[17], "030303030303") == 0 && strcmp(c[18], "1.040") == 0 && strcmp(c[19], "yes") == 0,
+	   "its row: the rerun's short id, 1.040 (104 / 100 ms), within noise");
+	k = n > 2 ? fields(ln[2], c, 24) : 0;
+	ok(k == 20 && !c[17][0] && !c[18][0] && !c[19][0], "bbb's row: the three rerun cells empty");
+	kx_buf_release(&b);
+}
+
 /* A TSV view as a table on its page: any columns (none known to the page code), the header's names
  * as <th>, numbers right-aligned, text escaped; the first KX_HTML_TSV_ROWS rows, then how many more */
 static void index_html_tables(void)
@@ -1177,6 +1214,7 @@ int main(void)
 	compare_pages();
 	history_and_index();
 	steps();
+	reruns();
 	index_html_tables();
 	struct fixture f;
 	if (ok(setup(&f), "a group of four runs (three ranked, one failed) in a store")) {
