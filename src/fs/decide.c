@@ -175,7 +175,8 @@ static bool decide_start(struct fs_inbox *ib, struct ient *e, pid_t pid, struct 
 		for (size_t i = 0; runs && i < d->res.len; i++)
 			if (d->res.items[i].outcome != KX_INGEST_PRESENT)
 				runs[n++] = d->res.items[i].run;
-		if (d->res.added || d->res.aliases)
+		/* a signature added to a stored run (SPEC §10) changes its group: told too, with no run */
+		if (d->res.added || d->res.aliases || d->res.signatures)
 			d->ticket = fs_changed(fs, runs, runs ? n : 0, d->res.generation);
 		free(runs);
 		d->w = kx_receipt_accepted(fs->tree, d->name, &d->res, &d->receipt);

@@ -740,8 +740,13 @@ static void test_changes(void)
 	/* nothing changed, nothing to say */
 	struct invals none = { 0 };
 	ok(kx_tree_changes(t, v1, v1, NULL, 0, collect, NULL, &none) == 0 && none.len == 0, "no change, no invalidation");
-	ok(kx_tree_changes(t, v0, v1, &a, 1, collect, NULL, &none) == 0 && none.len == 0,
+	/* told of a run that was already there, with nothing else new (a view of the same generation):
+	 * nothing. (Between v0 and v1 the directory times moved with b, which is reported whatever
+	 * the list says: a commit can change groups without adding a run, SPEC §10.) */
+	struct kx_view *v1b = kx_store_view(s);
+	ok(kx_tree_changes(t, v1, v1b, &a, 1, collect, NULL, &none) == 0 && none.len == 0,
 	   "a run that was already there changes nothing");
+	kx_view_release(v1b);
 
 	/* a new kernel appears under benchmarks/ */
 	ok(add_run(s, "other_kernel", "alpha", 3000000, 3, &c) == 0, "store a run of another kernel");
