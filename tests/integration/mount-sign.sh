@@ -20,6 +20,7 @@ cp "$work/signed.json" "$mnt/inbox/" || die "cp signed.json into the inbox faile
 check "the signed runs are accepted, their signatures stored" \
 	grep -q '^accepted signed.json .*(2 added, 0 already present; 2 signatures stored)$' "$mnt/inbox/.accepted/signed.json"
 path=$(awk '$1 == "added" { print $3; exit }' "$mnt/inbox/.accepted/signed.json")
+id=$(awk '$1 == "added" { print $2; exit }' "$mnt/inbox/.accepted/signed.json") # runs/<shortid>: a path that never moves
 group=$mnt/$(dirname "$path")
 run=$(basename "$path")
 evidence() { awk -F'\t' 'NR > 1 { print $8 }' "$group/ranking.tsv" | sort -u | xargs; }
@@ -37,15 +38,29 @@ check "index.tsv: both runs measured" [ "$(grep -c $'\tmeasured\t' "$mnt/index.t
 check "the group's SHA256SUMS verifies ($(sums))" [ -z "$(sums)" ]
 check "STORE/trust is the owner's alone (mode 700)" [ "$(stat -c %a "$store/trust")" = 700 ]
 
+# a run stored unsigned, then signed by a later copy: the signature alone arrives, and the mount shows it
+"$KINDEX_BENCH" --selftest -q -o "$work/plain.json" || die "kindex-bench failed"
+cp "$work/plain.json" "$mnt/inbox/" || die "cp plain.json into the inbox failed"
+path2=$(awk '$1 == "added" { print $3; exit }' "$mnt/inbox/.accepted/plain.json")
+ev2() { awk -F'\t' -v d="$(basename "$path2")" '$2 == d { print $8 }' "$mnt/$(dirname "$path2")/ranking.tsv"; }
+check "an unsigned run: submitted ($(ev2))" [ "$(ev2)" = submitted ]
+"$KINDEX" -q sign --key "$work/lab.key" -o "$work/plain-signed.json" "$work/plain.json" || die "kindex sign failed"
+cp "$work/plain-signed.json" "$mnt/inbox/" || die "cp plain-signed.json into the inbox failed"
+check "the signed copy: present, its signatures stored" \
+	grep -q '(0 added, 2 already present; 2 signatures stored)$' "$mnt/inbox/.accepted/plain-signed.json"
+check "the same run on the mount: measured now ($(ev2))" [ "$(ev2)" = measured ]
+check "its SIGNATURES lists lab's" bash -c "sed -n 2p '$mnt/$path2/SIGNATURES' | cut -f2,4,5 | grep -qx 'lab	yes	yes'"
+
 "$KINDEX" --store "$store" trust revoke lab >"$work/out" 2>&1
 check "kindex trust revoke on the mounted store ($(cat "$work/out"))" grep -q '^revoked sha256:.* lab$' "$work/out"
 check "on the mount at once: submitted again ($(evidence))" [ "$(evidence)" = submitted ]
+check "the run signed later too ($(ev2))" [ "$(ev2)" = submitted ]
 check "SIGNATURES: no longer trusted, with the revocation's time" \
-	bash -c "sed -n 2p '$group/$run/SIGNATURES' | cut -f2,4,5 | grep -qx 'lab	yes	no'"
+	bash -c "sed -n 2p '$mnt/$id/SIGNATURES' | cut -f2,4,5,6 | grep -Eqx 'lab	yes	no	20[0-9-]+T[0-9:.]+Z'"
 check "the group's SHA256SUMS verifies ($(sums))" [ -z "$(sums)" ]
 "$KINDEX" --store "$store" trust add "$work/lab.pub" --name lab >"$work/out" 2>&1
 check "the revoked key is not trusted again, through the mount too" grep -q 'was revoked' "$work/out"
-unmount "$mnt"
+unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 "$KINDEX" --store "$store" verify >"$work/out" 2>&1
 check "the store verifies clean after the mount" grep -q 'no problems' "$work/out"
 finish
