@@ -22,7 +22,7 @@ from collections import Counter
 import xml.etree.ElementTree as ET
 
 TSV_HEADER = ("rank\tdir\timplementation\tmedian\tunit\tvs_best\tobserved_at\tevidence\tfamily\tcross_protocol\tstatus\trun"
-              "\tversion\tp20\tp80\tdisplay\twithin_noise")
+              "\tversion\tp20\tp80\tdisplay\twithin_noise\trerun\trerun_ratio\trerun_within_noise")
 RANKDIR = re.compile(r"^(\d+)-(.+)-([0-9a-f]{12})$")       # 07-torch-0123456789ab: moves with its rank
 UNRANKED = re.compile(r"^([a-z]+)-(.+)-([0-9a-f]{12})$")   # failed-torch-0123456789ab: never moves
 SUMLINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
@@ -65,7 +65,7 @@ def check_tsv(data):
     ranks, dirs, rows = [], [], []
     for line in lines[1:]:
         f = line.split("\t")
-        need(len(f) == 17, "ranking.tsv line of %d fields: %r" % (len(f), line[:80]))
+        need(len(f) == 20, "ranking.tsv line of %d fields: %r" % (len(f), line[:80]))
         need(re.fullmatch(r"sha256:[0-9a-f]{64}", f[11]) is not None, "ranking.tsv run %r" % f[11])
         m = RANKDIR.match(f[1]) if f[0] != "" else UNRANKED.match(f[1])
         need(m is not None and m.group(3) == f[11][7:19], "ranking.tsv dir %r for run %s" % (f[1], f[11]))
@@ -128,11 +128,12 @@ def check_index(data):
     need(lines[-1] == "", "no final newline")
     head = lines[0].split("\t")
     need(head[:5] == ["kernel", "pass", "metric", "gpu", "workload"] and
-         head[-5:] == ["shortid", "path", "within_noise", "vs_best", "display"], "index.tsv: not its header")
+         head[-8:] == ["shortid", "path", "within_noise", "vs_best", "display", "rerun", "rerun_ratio",
+                       "rerun_within_noise"], "index.tsv: not its header")
     for l in lines[1:-1]:
         r = l.split("\t")
         need(len(r) == len(head), "index.tsv: a row of %d fields, the header has %d" % (len(r), len(head)))
-        need(r[-4].startswith("benchmarks/") and r[-4].endswith(r[-5]), "index.tsv: a row's path %r" % r[-4])
+        need(r[-7].startswith("benchmarks/") and r[-7].endswith(r[-8]), "index.tsv: a row's path %r" % r[-7])
     return lines[1:-1]
 
 

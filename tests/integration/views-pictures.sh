@@ -172,7 +172,8 @@ check "each history.svg draws a dot per passed run of the oracle's, its versions
 # As a viewer sees them: five rendered to PNG, not blank, in their colours.
 flce=benchmarks/fused_linear_cross_entropy/forward/nvidia-a100-sxm4-80gb/hidden4096-tokens16384-vocab128256-bf16
 simpo=benchmarks/fused_linear_simpo_loss/forward/nvidia-a100-sxm4-80gb/batch4-hidden4096-seq1024-vocab128256-bf16
-noisy=$(cd "$export_dir" && grep -l $'\tyes$' $(sed 's|$|/ranking.tsv|' "$work/svgs") | head -1 | sed 's|/ranking.tsv$||')
+# (a group with a run within noise of the one above: within_noise, then the three empty rerun cells)
+noisy=$(cd "$export_dir" && grep -l $'\tyes\t\t\t$' $(sed 's|$|/ranking.tsv|' "$work/svgs") | head -1 | sed 's|/ranking.tsv$||')
 for f in "$flce/ranking.svg" "$simpo/ranking.svg" "$noisy/ranking.svg" "${flce%/*}/sweep.svg" "$flce/history.svg"; do
 	rsvg-convert "$mnt/$f" -o "$work/shot.png" 2>"$work/rsvg.err"
 	# the colour a reader must see: #1's bar in a ranking, the first implementation's line in a
