@@ -248,18 +248,10 @@ int main(int argc, char **argv)
 					free(nv);
 					status = err ? 2 : 0;
 				}
-			} else if (strcmp(argv[2], "signature") == 0) {
+			} else if (strcmp(argv[2], "index-copy") == 0 || strcmp(argv[2], "signature") == 0) {
 				if (vn > 0) {
-					char *nv = malloc(vn);
-					memcpy(nv, v, vn);
-					nv[vn - 1] ^= 1;
-					rocksdb_put(db, wo, key, kn, nv, vn, &err);
-					free(nv);
-					status = err ? 2 : 0;
-				}
-			} else if (strcmp(argv[2], "index-copy") == 0) {
-				if (vn > 0) {
-					/* the last byte: the end of the implementation's family name */
+					/* the last byte: the end of the implementation's family name, or of the
+					 * signature */
 					char *nv = malloc(vn);
 					memcpy(nv, v, vn);
 					nv[vn - 1] ^= 1;
