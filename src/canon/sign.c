@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -151,15 +153,68 @@ int kx_sign(const struct kx_signer *s, const void *msg, size_t len, uint8_t sig[
 	return ok ? 0 : -EINVAL;
 }
 
+/*
+ * The key last verified with, kept per thread: making an EVP_PKEY takes libcrypto's global locks,
+ * at which threads checking runs signed by one key would otherwise queue.
+ */
+struct last_key {
+	uint8_t pub[KX_ED25519_PUB_LEN];
+	EVP_PKEY *k;
+};
+static pthread_key_t last_key;
+static bool have_last_key;
+
+static void last_key_free(void *p)
+{
+	struct last_key *c = p;
+	EVP_PKEY_free(c->k);
+	free(c);
+}
+
+static void last_key_init(void)
+{
+	have_last_key = pthread_key_create(&last_key, last_key_free) == 0;
+}
+
+/* The public key pub as an EVP_PKEY: the thread's kept one (*owned false), or a new one. */
+static EVP_PKEY *public_key(const uint8_t pub[KX_ED25519_PUB_LEN], bool *owned)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, last_key_init);
+	struct last_key *c = have_last_key ? pthread_getspecific(last_key) : NULL;
+	if (c && memcmp(c->pub, pub, KX_ED25519_PUB_LEN) == 0) {
+		*owned = false;
+		return c->k;
+	}
+	EVP_PKEY *k = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, KX_ED25519_PUB_LEN);
+	*owned = true;
+	if (!k || !have_last_key)
+		return k;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c || pthread_setspecific(last_key, c) != 0) {
+			free(c);
+			return k;
+		}
+	}
+	EVP_PKEY_free(c->k);
+	memcpy(c->pub, pub, KX_ED25519_PUB_LEN);
+	c->k = k;
+	*owned = false;
+	return k;
+}
+
 bool kx_verify(const uint8_t pub[KX_ED25519_PUB_LEN], const void *msg, size_t len,
 	       const uint8_t sig[KX_ED25519_SIG_LEN])
 {
-	EVP_PKEY *k = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, KX_ED25519_PUB_LEN);
+	bool owned;
+	EVP_PKEY *k = public_key(pub, &owned);
 	EVP_MD_CTX *ctx = k ? EVP_MD_CTX_new() : NULL;
 	bool ok = ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k) == 1 &&
 		  EVP_DigestVerify(ctx, sig, KX_ED25519_SIG_LEN, msg, len) == 1;
 	EVP_MD_CTX_free(ctx);
-	EVP_PKEY_free(k);
+	if (owned)
+		EVP_PKEY_free(k);
 	return ok;
 }
 
