@@ -67,16 +67,25 @@ int kx_ingest_batch_begin(struct kx_store *s, const struct kx_ingest_opts *opts,
 int kx_ingest_batch_add(struct kx_ingest_batch *b, const char *bytes, size_t len,
 			struct kx_ingest_result *result, struct kx_problems *problems);
 /*
+ * Threads that check signatures (SPEC §10) beside the store's writes: an Ed25519 verification
+ * costs about what the rest of a run's ingest does. threads 0: the stager checks them all.
+ */
+struct kx_verify_pool;
+int kx_verify_pool_new(unsigned threads, struct kx_verify_pool **ret);
+void kx_verify_pool_free(struct kx_verify_pool *p); /* after every file prepared with it is freed */
+
+/*
  * The store-independent half of an ingest — parse, validate, digest, place, canonicalize — as a
  * separate step, so it can run on another thread than the one that writes (kindex ingest reads
- * ahead). 0 with *ret set, -EINVAL with problems appended, -ENOMEM.
+ * ahead). With a pool, the file's signatures are queued there rather than checked here; staging
+ * the file waits for them. 0 with *ret set, -EINVAL with problems appended, -ENOMEM.
  */
 struct kx_prepared;
 int kx_ingest_prepare(const char *bytes, size_t len, const struct kx_manifest_limits *limits,
-		      struct kx_prepared **ret, struct kx_problems *problems);
+		      struct kx_verify_pool *pool, struct kx_prepared **ret, struct kx_problems *problems);
 void kx_prepared_free(struct kx_prepared *p);
-/* Stage a prepared file (the batch does not take ownership). */
-int kx_ingest_batch_add_prepared(struct kx_ingest_batch *b, const struct kx_prepared *p,
+/* Stage a prepared file (the batch does not take ownership): -EINVAL also for a bad signature. */
+int kx_ingest_batch_add_prepared(struct kx_ingest_batch *b, struct kx_prepared *p,
 				 struct kx_ingest_result *result, struct kx_problems *problems);
 size_t kx_ingest_batch_files(const struct kx_ingest_batch *b);
 /* Commit what is staged (frees the batch); the generation after it in *ret_generation. */

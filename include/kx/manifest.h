@@ -85,6 +85,7 @@ struct kx_signature {
 	struct kx_digest key_id;
 	uint8_t pub[KX_ED25519_PUB_LEN];
 	uint8_t sig[KX_ED25519_SIG_LEN];
+	unsigned at; /* its index in the manifest's signatures array */
 };
 
 /*
@@ -102,9 +103,17 @@ struct kx_manifest {
 	const char *jcs[KX_DOC__COUNT];       /* JCS of each included whole document (in the arena) */
 	size_t jcs_len[KX_DOC__COUNT];
 	struct kx_run_facts facts;
-	struct kx_signature *sigs; /* its signatures, each verified (in the arena; none: NULL, 0) */
+	struct kx_signature *sigs; /* its signatures, each verified unless left to the caller (in the arena; none: NULL, 0) */
 	size_t nsigs;
 };
+
+/*
+ * For a parse that leaves signatures to its caller (kx_manifest_limits.on_deferred): whether x is
+ * its key's signature of the run digest `run` — the Ed25519 check, safe on any thread — and the
+ * problem (rule `signature`) that a signature x of m that is not makes its file.
+ */
+bool kx_signature_good(const struct kx_digest *run, const struct kx_signature *x);
+int kx_signature_refuse(const struct kx_manifest *m, const struct kx_signature *x, struct kx_problems *problems);
 
 struct kx_manifest_file {
 	struct kx_arena *arena;
@@ -116,6 +125,14 @@ struct kx_manifest_file {
 struct kx_manifest_limits {
 	size_t max_bytes;   /* 0 = KX_MANIFEST_MAX_BYTES_DEFAULT */
 	unsigned max_depth; /* 0 = KX_JSON_MAX_DEPTH_DEFAULT */
+	/*
+	 * Set: signatures are left to the caller. Each manifest of a valid file is handed over with
+	 * its signatures unchecked as it is taken into the file (index: its place in v), for the
+	 * caller to check with kx_signature_good, on other threads while parsing goes on, and to
+	 * refuse the file for a bad one. A file refused anyway has them checked here.
+	 */
+	int (*on_deferred)(void *ctx, size_t index, const struct kx_manifest *m); /* < 0: fail (errno) */
+	void *deferred_ctx;
 };
 
 /*

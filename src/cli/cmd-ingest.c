@@ -149,6 +149,7 @@ struct parsed {
 struct reader {
 	struct paths *paths;
 	struct kx_manifest_limits limits;
+	struct kx_verify_pool *pool; /* checks signatures while the store is written */
 	size_t limit;
 	struct kx_buf buf;
 	pthread_mutex_t lock;
@@ -202,7 +203,8 @@ static struct parsed *reader_parse(struct reader *rd, size_t k)
 		p->read_failed = true;
 	} else {
 		p->bytes = rd->buf.len;
-		p->err = kx_ingest_prepare(rd->buf.ptr ? rd->buf.ptr : "", rd->buf.len, &rd->limits, &p->f, &p->problems);
+		p->err = kx_ingest_prepare(rd->buf.ptr ? rd->buf.ptr : "", rd->buf.len, &rd->limits, rd->pool, &p->f,
+					   &p->problems);
 	}
 	return p;
 }
@@ -299,6 +301,12 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 		return -r;
 	size_t limit = opts.limits.max_bytes ? opts.limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
 	struct reader rd = { .paths = paths, .limits = opts.limits, .limit = limit };
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	if ((r = kx_verify_pool_new(cores > 1 ? (unsigned)cores : 1, &rd.pool)) < 0) {
+		cli_error("cannot start the threads that check signatures: %s", strerror(-r));
+		kx_store_close(s);
+		return EXIT_IO;
+	}
 	pthread_mutex_init(&rd.lock, NULL);
 	pthread_cond_init(&rd.cond, NULL);
 	pthread_t th;
@@ -379,6 +387,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	}
 	for (size_t q = 0; q < READAHEAD; q++)
 		parsed_free(rd.ring[q]);
+	kx_verify_pool_free(rd.pool);
 	kx_buf_release(&rd.buf);
 	pthread_mutex_destroy(&rd.lock);
 	pthread_cond_destroy(&rd.cond);

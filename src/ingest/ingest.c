@@ -6,7 +6,7 @@
  * into one transaction. The transaction reads its own writes, so two manifests of one file that
  * conflict with each other are caught like a conflict with the store.
  */
-#include "kx/ingest.h"
+#include "private.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -96,28 +96,38 @@ struct prep {
 struct kx_prepared {
 	struct kx_manifest_file *f;
 	struct prep *v;
+	struct verify_job sigs;
 };
 
 void kx_prepared_free(struct kx_prepared *p)
 {
 	if (!p)
 		return;
+	ingest_verify_cancel(&p->sigs);
 	free(p->v);
 	kx_manifest_file_free(p->f);
 	free(p);
 }
 
 int kx_ingest_prepare(const char *bytes, size_t len, const struct kx_manifest_limits *limits,
-		      struct kx_prepared **ret, struct kx_problems *problems)
+		      struct kx_verify_pool *pool, struct kx_prepared **ret, struct kx_problems *problems)
 {
 	struct kx_prepared *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	int r = kx_manifest_parse(bytes, len, limits, &p->f, problems);
+	struct kx_manifest_limits lim = limits ? *limits : (struct kx_manifest_limits){ 0 };
+	if (pool) {
+		p->sigs.pool = pool;
+		lim.on_deferred = ingest_verify_add;
+		lim.deferred_ctx = &p->sigs;
+	}
+	int r = kx_manifest_parse(bytes, len, &lim, &p->f, problems);
 	if (r < 0) {
+		ingest_verify_cancel(&p->sigs);
 		free(p);
 		return r;
 	}
+	ingest_verify_seal(&p->sigs);
 	p->v = calloc(p->f->len ? p->f->len : 1, sizeof(*p->v));
 	if (!p->v) {
 		kx_prepared_free(p);
@@ -444,10 +454,11 @@ size_t kx_ingest_batch_files(const struct kx_ingest_batch *b)
 	return b->files;
 }
 
-/* Stage validated manifests: all of them, or (rolled back) none. */
+/* Stage validated manifests: all of them, or (rolled back) none. `sigs`: their deferred signature
+ * checks, NULL when there are none; they are final before the file is decided. */
 static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_manifest *v,
-		 const struct prep *q, size_t n, const char *const *labels, struct kx_ingest_result *result,
-		 struct kx_problems *pr)
+		 const struct prep *q, size_t n, const char *const *labels, struct verify_job *sigs,
+		 struct kx_ingest_result *result, struct kx_problems *pr)
 {
 	struct kx_ingest_item *items = calloc(n ? n : 1, sizeof(*items));
 	if (!items)
@@ -466,6 +477,15 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 			aliases += items[i].outcome == KX_INGEST_ALIAS;
 			signatures += items[i].signatures;
 		}
+	}
+	if (r >= 0 && sigs && sigs->pool) {
+		ingest_verify_finish(sigs);
+		for (const struct verify_block *bl = sigs->first; r >= 0 && bl; bl = bl->next)
+			for (size_t k = 0; r >= 0 && k < bl->n; k++)
+				if (bl->v[k].bad) {
+					r = kx_signature_refuse(&v[bl->v[k].manifest], &bl->v[k].x, pr);
+					failed++;
+				}
 	}
 	if (r < 0 || failed) {
 		kx_txn_rollback(b->t);
@@ -487,17 +507,17 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 	return 0;
 }
 
-int kx_ingest_batch_add_prepared(struct kx_ingest_batch *b, const struct kx_prepared *p,
+int kx_ingest_batch_add_prepared(struct kx_ingest_batch *b, struct kx_prepared *p,
 				 struct kx_ingest_result *result, struct kx_problems *problems)
 {
-	return stage(b, p->f->arena, p->f->v, p->v, p->f->len, NULL, result, problems);
+	return stage(b, p->f->arena, p->f->v, p->v, p->f->len, NULL, &p->sigs, result, problems);
 }
 
 int kx_ingest_batch_add(struct kx_ingest_batch *b, const char *bytes, size_t len,
 			struct kx_ingest_result *result, struct kx_problems *problems)
 {
 	struct kx_prepared *p;
-	int r = kx_ingest_prepare(bytes, len, &b->opts.limits, &p, problems);
+	int r = kx_ingest_prepare(bytes, len, &b->opts.limits, NULL, &p, problems);
 	if (r < 0)
 		return r;
 	r = kx_ingest_batch_add_prepared(b, p, result, problems);
@@ -552,7 +572,7 @@ static int ingest(struct kx_store *s, struct kx_arena *a, const struct kx_manife
 	if (r < 0)
 		return r;
 	struct kx_ingest_result res = { 0 };
-	return commit_single(b, stage(b, a, v, NULL, n, labels, &res, pr), &res, result);
+	return commit_single(b, stage(b, a, v, NULL, n, labels, NULL, &res, pr), &res, result);
 }
 
 int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,

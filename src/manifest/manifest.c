@@ -35,13 +35,14 @@ static void syntax_problem(struct kx_problems *pr, const struct kx_json_error *e
 
 /* Validate one parsed value; appends to f on success. Returns problems added (>= 0) or -ENOMEM. */
 static int one(struct kx_manifest_file *f, size_t *cap, struct kx_json *root, unsigned line_base,
-	       struct kx_problems *pr)
+	       const struct kx_manifest_limits *limits, struct kx_problems *pr)
 {
 	size_t before = pr->len;
 	if (kx_json_lint(root, "", pr) < 0)
 		return -ENOMEM;
 	struct kx_manifest m;
-	int r = manifest_check(f->arena, root, &m, pr, true);
+	bool defer = limits && limits->on_deferred;
+	int r = manifest_check(f->arena, root, &m, pr, CHECK_MEMO | (defer ? CHECK_DEFER_SIGNATURES : 0));
 	if (r == -ENOMEM)
 		return r;
 	/* line numbers of a JSON Lines entry are relative to its own line */
@@ -52,8 +53,37 @@ static int one(struct kx_manifest_file *f, size_t *cap, struct kx_json *root, un
 		m.line = root->line + line_base;
 		if (push(f, cap, &m) < 0)
 			return -ENOMEM;
+		if (defer && m.nsigs && (r = limits->on_deferred(limits->deferred_ctx, f->len - 1, &m)) < 0)
+			return r;
 	}
 	return (int)(pr->len - before);
+}
+
+/*
+ * A file refused for other problems gets its deferred signatures checked here, so that every
+ * problem is reported at once, merged in line order with the others (from problem `from` on). Such
+ * a file is JSON Lines (a lone manifest with problems has its signatures checked at once), whose
+ * problems come line by line.
+ */
+static int refuse_deferred(struct kx_manifest_file *f, struct kx_problems *pr, size_t from)
+{
+	size_t mid = pr->len;
+	for (size_t i = 0; i < f->len; i++)
+		for (size_t k = 0; k < f->v[i].nsigs; k++)
+			if (!kx_signature_good(&f->v[i].digest[KX_DOC_RUN], &f->v[i].sigs[k]) &&
+			    kx_signature_refuse(&f->v[i], &f->v[i].sigs[k], pr) < 0)
+				return -ENOMEM;
+	if (mid == pr->len)
+		return 0;
+	struct kx_problem *v = malloc((pr->len - from) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	size_t a = from, b = mid, o = 0;
+	while (a < mid || b < pr->len)
+		v[o++] = b == pr->len || (a < mid && pr->v[a].line <= pr->v[b].line) ? pr->v[a++] : pr->v[b++];
+	memcpy(pr->v + from, v, o * sizeof(*v));
+	free(v);
+	return 0;
 }
 
 static bool blank(const char *s, size_t n)
@@ -130,7 +160,7 @@ int kx_manifest_parse(const char *bytes, size_t len, const struct kx_manifest_li
 	if (r == -ENOMEM)
 		goto out;
 	if (r == 0) {
-		r = one(f, &cap, root, 0, problems);
+		r = one(f, &cap, root, 0, limits, problems);
 		goto out;
 	}
 	if (!looks_like_json_lines(f->arena, bytes, len, depth)) {
@@ -155,7 +185,7 @@ int kx_manifest_parse(const char *bytes, size_t len, const struct kx_manifest_li
 				goto out;
 			if (r < 0)
 				syntax_problem(problems, &e, lineno - 1);
-			else if ((r = one(f, &cap, v, lineno - 1, problems)) < 0)
+			else if ((r = one(f, &cap, v, lineno - 1, limits, problems)) < 0)
 				goto out;
 		}
 		pos += n + 1;
@@ -166,9 +196,11 @@ out:
 		kx_manifest_file_free(f);
 		return r;
 	}
+	if (problems->len > nprob && limits && limits->on_deferred)
+		r = refuse_deferred(f, problems, nprob);
 	if (problems->len > nprob || r < 0) {
 		kx_manifest_file_free(f);
-		return -EINVAL;
+		return r == -ENOMEM ? r : -EINVAL;
 	}
 	*ret_file = f;
 	return 0;

@@ -756,7 +756,40 @@ static void memo_add(const struct kx_json *doc, const struct kx_digest *d, const
 int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
 		      struct kx_problems *problems)
 {
-	return manifest_check(a, root, ret, problems, false);
+	return manifest_check(a, root, ret, problems, 0);
+}
+
+bool kx_signature_good(const struct kx_digest *run, const struct kx_signature *x)
+{
+	char msg[KX_DIGEST_STR_MAX];
+	kx_digest_format(run, msg);
+	return kx_verify(x->pub, msg, strlen(msg), x->sig);
+}
+
+/* The problem of signature x of m (an element of its root's signatures array) not verifying. */
+static void bad_signature(struct ctx *c, const struct kx_manifest *m, const struct kx_signature *x, const char *run)
+{
+	const struct kx_json *sigs = kx_json_get(m->root, KX_SIGNATURES_MEMBER);
+	const struct kx_json *val = kx_json_get(sigs->arr.v[x->at], "value");
+	char ptr[64], id[KX_DIGEST_STR_MAX];
+	snprintf(ptr, sizeof(ptr), "/%s/%u/value", KX_SIGNATURES_MEMBER, x->at);
+	kx_digest_format(&x->key_id, id);
+	add(c, val, ptr, "signature", "the signature does not verify: it is not key %s's signature of the run digest %s",
+	    id, run);
+}
+
+int kx_signature_refuse(const struct kx_manifest *m, const struct kx_signature *x, struct kx_problems *problems)
+{
+	struct ctx c = { .pr = problems };
+	char run[KX_DIGEST_STR_MAX];
+	size_t before = problems->len;
+	kx_digest_format(&m->digest[KX_DOC_RUN], run);
+	bad_signature(&c, m, x, run);
+	/* a JSON Lines entry's nodes count lines from its own line */
+	for (size_t i = before; i < problems->len; i++)
+		if (problems->v[i].line)
+			problems->v[i].line += m->line - m->root->line;
+	return c.oom ? -ENOMEM : 0;
 }
 
 /*
@@ -765,9 +798,10 @@ int kx_manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manife
  * signature by publicKey (whose sha256: is keyId) of the run's digest string "sha256:<hex>". One
  * that does not verify is refused (rule `signature`); so is a key named twice. `run` is NULL when
  * the run could not be hashed (reported already): the signatures are then only checked for shape.
+ * `defer`: a manifest otherwise valid keeps its signatures unchecked, for the caller's threads.
  */
 static void check_signatures(struct ctx *c, struct kx_arena *a, const struct kx_json *sigs,
-			     const struct kx_digest *run, struct kx_manifest *m)
+			     const struct kx_digest *run, struct kx_manifest *m, bool defer)
 {
 	if (sigs->type != KX_JSON_ARRAY) {
 		add(c, sigs, "/" KX_SIGNATURES_MEMBER, "type", "'signatures' must be an array, found %s",
@@ -789,6 +823,8 @@ static void check_signatures(struct ctx *c, struct kx_arena *a, const struct kx_
 	}
 	struct kx_digest seen[KX_SIGNATURES_MAX];
 	size_t n = 0, nseen = 0;
+	/* the Ed25519 checks, unless the caller runs them (kx_signature_good) on its threads */
+	bool deferring = defer && out && c->count == 0;
 	for (size_t i = 0; i < sigs->arr.len; i++) {
 		const struct kx_json *s = sigs->arr.v[i];
 		char base[48], ptr[64];
@@ -845,23 +881,26 @@ static void check_signatures(struct ctx *c, struct kx_arena *a, const struct kx_
 				good = false;
 			}
 		seen[nseen++] = x.key_id;
-		if (good && run && !kx_verify(x.pub, msg, strlen(msg), x.sig)) {
-			snprintf(ptr, sizeof(ptr), "%s/value", base);
-			add(c, val, ptr, "signature",
-			    "the signature does not verify: it is not key %s's signature of the run digest %s", id, msg);
+		x.at = (unsigned)i;
+		if (good && run && !deferring && !kx_signature_good(run, &x)) {
+			bad_signature(c, m, &x, msg);
 			good = false;
 		}
 		if (good && out)
 			out[n++] = x;
 	}
+	if (deferring && run && c->count) /* refused anyway: checked now, so that every problem is told */
+		for (size_t i = 0; i < n; i++)
+			if (!kx_signature_good(run, &out[i]))
+				bad_signature(c, m, &out[i], msg);
 	m->sigs = out;
 	m->nsigs = n;
 }
 
-/* use_memo: only for trees straight from the parser — a tree changed after parsing no longer
+/* CHECK_MEMO: only for trees straight from the parser — a tree changed after parsing no longer
  * matches its source text, which is what the memo is keyed by */
 int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
-		   struct kx_problems *problems, bool use_memo)
+		   struct kx_problems *problems, unsigned flags)
 {
 	struct ctx c = { .pr = problems };
 	struct kx_manifest m = { .root = root, .line = root->line };
@@ -929,13 +968,13 @@ int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest 
 			continue;
 		const char *bytes;
 		size_t len;
-		if (!use_memo || memo_find(m.doc[d], &m.digest[d], &bytes, &len) < 0) {
+		if (!(flags & CHECK_MEMO) || memo_find(m.doc[d], &m.digest[d], &bytes, &len) < 0) {
 			kx_buf_reset(&jcs);
 			if (kx_digest_document_jcs(m.doc[d], &m.digest[d], &jcs) < 0)
 				continue; /* duplicate keys or non-finite numbers: the linter said so */
 			bytes = jcs.ptr;
 			len = jcs.len;
-			if (use_memo)
+			if (flags & CHECK_MEMO)
 				memo_add(m.doc[d], &m.digest[d], bytes, len);
 		}
 		hashed[d] = true;
@@ -969,7 +1008,8 @@ int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest 
 		}
 	}
 	if (sigs)
-		check_signatures(&c, a, sigs, hashed[KX_DOC_RUN] ? &m.digest[KX_DOC_RUN] : NULL, &m);
+		check_signatures(&c, a, sigs, hashed[KX_DOC_RUN] ? &m.digest[KX_DOC_RUN] : NULL, &m,
+				 flags & CHECK_DEFER_SIGNATURES);
 	const char *metric = m.facts.metric;
 	m.facts.order = strcmp(metric, "throughput") == 0 || strcmp(metric, "bandwidth") == 0
 				? KX_ORDER_DESCENDING

@@ -272,7 +272,7 @@ static void batches(void)
 
 	/* prepare on one side, stage on the other (kindex ingest's reader thread) */
 	struct kx_prepared *pp;
-	ok(kx_ingest_prepare(f2good, strlen(f2good), NULL, &pp, &p) == 0, "kx_ingest_prepare");
+	ok(kx_ingest_prepare(f2good, strlen(f2good), NULL, NULL, &pp, &p) == 0, "kx_ingest_prepare");
 	ok(kx_ingest_batch_begin(s, NULL, &b) == 0, "a second batch");
 	ok(kx_ingest_batch_add_prepared(b, pp, &r2, &p) == 0 && r2.added == 1, "stage the prepared file");
 	ok(kx_ingest_batch_commit(b, &gen) == 0 && gen == 2 && stats(s).runs == 3, "commit: 3 runs, generation 2");
@@ -524,6 +524,109 @@ out:
 	scratch_remove(kdir);
 }
 
+/* JSON Lines of n runs (implementations p0…), each signed by key k; line `bad` (1-based; 0: none)
+ * with its signature's first character changed, line `broken` cut short. */
+static char *signed_lines(const struct kx_signer *k, int n, int bad, int broken)
+{
+	struct kx_buf out = { 0 };
+	for (int i = 1; i <= n; i++) {
+		struct kx_arena *a = kx_arena_new();
+		char impl[16];
+		snprintf(impl, sizeof(impl), "p%d", i - 1);
+		struct kx_json *m = tm_build(a, &(struct tm_opts){ .impl = impl });
+		if (kx_manifest_sign(a, m, k) < 0) {
+			printf("Bail out! cannot sign test line %d\n", i);
+			exit(2);
+		}
+		char *t = tm_text(m, false), *v = strstr(t, "\"value\":\"");
+		if (i == bad && v)
+			v[9] = v[9] == 'A' ? 'B' : 'A';
+		kx_buf_append(&out, t, i == broken ? strlen(t) / 2 : strlen(t));
+		kx_buf_append(&out, "\n", 1);
+		free(t);
+		kx_arena_free(a);
+	}
+	return kx_buf_detach(&out, NULL);
+}
+
+/* Prepare text with the pool's threads checking signatures, and stage it in a batch of its own. */
+static int pooled(struct kx_store *s, struct kx_verify_pool *pool, const char *text, struct kx_ingest_result *res,
+		  struct kx_problems *p)
+{
+	struct kx_prepared *pp;
+	struct kx_ingest_batch *b;
+	int r = kx_ingest_prepare(text, strlen(text), NULL, pool, &pp, p);
+	if (r < 0)
+		return r;
+	if ((r = kx_ingest_batch_begin(s, NULL, &b)) == 0) {
+		r = kx_ingest_batch_add_prepared(b, pp, res, p);
+		r = r < 0 ? (kx_ingest_batch_abort(b), r) : kx_ingest_batch_commit(b, NULL);
+	}
+	kx_prepared_free(pp);
+	return r;
+}
+
+/* kindex ingest's way: signatures checked on a pool's threads while the file is staged. */
+static void pooled_signatures(void)
+{
+	char *dir, *kdir = scratch_dir("ingest-pool-keys"), kp[512], pp[512], err[512];
+	struct kx_store *s = open_new(&dir, "ingest-pool");
+	struct kx_signer *k = NULL;
+	struct kx_digest id;
+	snprintf(kp, sizeof(kp), "%s/k.key", kdir);
+	snprintf(pp, sizeof(pp), "%s/k.pub", kdir);
+	if (!ok(kx_key_generate(kp, pp, &id, err, sizeof(err)) == 0 && kx_signer_open(kp, &k, err, sizeof(err)) == 0,
+		"a key"))
+		return;
+	struct kx_verify_pool *pool, *none;
+	ok(kx_verify_pool_new(3, &pool) == 0 && kx_verify_pool_new(0, &none) == 0, "pools of 3 threads and of none");
+	struct kx_problems p;
+	kx_problems_init(&p);
+	struct kx_ingest_result res = { 0 };
+
+	char *bad = signed_lines(k, 300, 201, 0);
+	int r = pooled(s, pool, bad, &res, &p);
+	const struct kx_problem *q = find_problem(&p, "/signatures/0/value", "signature");
+	ok(r == -EINVAL && p.len == 1 && q && q->line == 201 && strstr(q->message, "does not verify"),
+	   "300 signed lines, line 201's signature damaged: refused for that line alone (got %d, %zu problems)", r, p.len);
+	ok(stats(s).runs == 0, "nothing stored: the 200 lines before it were staged and rolled back");
+	kx_problems_release(&p);
+
+	char *both = signed_lines(k, 300, 201, 7);
+	r = pooled(s, pool, both, &res, &p);
+	ok(r == -EINVAL && p.len >= 2 && p.v[0].line == 7 && strcmp(p.v[p.len - 1].rule, "signature") == 0 &&
+		   p.v[p.len - 1].line == 201,
+	   "line 7 broken as well: refused at once with both problems, in line order");
+	if (p.len < 2)
+		dump_problems(&p);
+	kx_problems_release(&p);
+
+	char *good = signed_lines(k, 300, 0, 0);
+	r = pooled(s, pool, good, &res, &p);
+	ok(r == 0 && res.added == 300 && res.signatures == 300 && p.len == 0, "300 good lines: added, each signature stored");
+	kx_ingest_result_release(&res);
+	r = pooled(s, none, bad, &res, &p);
+	ok(r == -EINVAL && find_problem(&p, "/signatures/0/value", "signature"),
+	   "a pool with no threads: the stager checks, and refuses the damaged line too");
+	kx_problems_release(&p);
+
+	/* a prepared file freed unstaged takes its checks off the queue */
+	struct kx_prepared *left;
+	ok(kx_ingest_prepare(good, strlen(good), NULL, pool, &left, &p) == 0, "prepared, never staged");
+	kx_prepared_free(left);
+	verify_clean(s, "after pooled signature checks");
+	kx_verify_pool_free(pool);
+	kx_verify_pool_free(none);
+	kx_verify_pool_free(NULL);
+	kx_signer_free(k);
+	free(bad);
+	free(both);
+	free(good);
+	kx_store_close(s);
+	scratch_remove(dir);
+	scratch_remove(kdir);
+}
+
 int main(void)
 {
 	idempotent();
@@ -533,5 +636,6 @@ int main(void)
 	refusals();
 	trees();
 	signed_runs();
+	pooled_signatures();
 	return tap_done();
 }
