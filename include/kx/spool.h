@@ -100,6 +100,8 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
  */
 int kx_trust_apply(void *ctx, struct kx_store *s, const char *bytes, size_t len, struct kx_buf *receipt,
 		   struct kx_problems *p, uint64_t *ret_generation);
+/* A key's name: 1 to KX_KEY_NAME_MAX - 1 bytes of printable text (SIGNATURES and receipts show it). */
+bool kx_key_name_valid(const char *name);
 /* The request's text for `kindex trust add` (pub, name) or `trust revoke` (key: id or name). */
 int kx_trust_request(const uint8_t *pub, const char *name, const char *key, struct kx_buf *out);
 

@@ -57,18 +57,6 @@ int cli_cmd_keygen(struct cli *cli, int argc, char **argv)
 
 /* ---- kindex trust ------------------------------------------------------------------------------ */
 
-/* A key's name: 1 to KX_KEY_NAME_MAX - 1 bytes of printable text (it is shown in SIGNATURES). */
-static bool good_key_name(const char *s)
-{
-	size_t n = strlen(s);
-	if (!n || n >= KX_KEY_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return false;
-	return true;
-}
-
 static int print_key(void *ctx, const struct kx_key_rec *k)
 {
 	char id[KX_DIGEST_STR_MAX], added[40], revoked[40] = "";
@@ -167,7 +155,7 @@ int cli_cmd_trust(struct cli *cli, int argc, char **argv)
 								     : "trust revoke: give one KEYID");
 		return EXIT_USAGE;
 	}
-	if (add && !good_key_name(name)) {
+	if (add && !kx_key_name_valid(name)) {
 		cli_error("trust add: --name %s: 1 to %d bytes of printable text", quoted(name), KX_KEY_NAME_MAX - 1);
 		return EXIT_USAGE;
 	}

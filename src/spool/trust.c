@@ -18,6 +18,17 @@
 #include <stdio.h>
 #include <string.h>
 
+bool kx_key_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+	if (!n || n >= KX_KEY_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return false;
+	return true;
+}
+
 int kx_trust_request(const uint8_t *pub, const char *name, const char *key, struct kx_buf *out)
 {
 	struct kx_arena *a = kx_arena_new();
@@ -95,8 +106,9 @@ int kx_trust_apply(void *ctx, struct kx_store *s, const char *bytes, size_t len,
 	uint8_t pub[KX_ED25519_PUB_LEN];
 	if (b64 && kx_base64_decode(b64, strlen(b64), pub, sizeof(pub)) < 0)
 		kx_problems_add(p, 0, 0, "/publicKey", "signature", "publicKey is not base64 of a 32-byte Ed25519 key");
-	if (name && (!*name || strlen(name) >= KX_KEY_NAME_MAX))
-		kx_problems_add(p, 0, 0, "/name", "name-length", "a key's name has 1 to %d bytes", KX_KEY_NAME_MAX - 1);
+	if (name && !kx_key_name_valid(name))
+		kx_problems_add(p, 0, 0, "/name", "name", "a key's name is 1 to %d bytes of printable text",
+				KX_KEY_NAME_MAX - 1);
 	if (p->len) {
 		r = -EINVAL;
 		goto out;

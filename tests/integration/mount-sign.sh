@@ -38,6 +38,19 @@ check "index.tsv: both runs measured" [ "$(grep -c $'\tmeasured\t' "$mnt/index.t
 check "the group's SHA256SUMS verifies ($(sums))" [ -z "$(sums)" ]
 check "STORE/trust is the owner's alone (mode 700)" [ "$(stat -c %a "$store/trust")" = 700 ]
 
+# a request dropped by hand is held to kindex trust's rules: here a name with an escape sequence
+python3 -c 'import base64, json, subprocess, sys
+der = subprocess.run(["openssl", "pkey", "-pubin", "-in", sys.argv[1], "-outform", "DER"],
+                     capture_output=True, check=True).stdout
+json.dump({"trust": "add", "publicKey": base64.b64encode(der[-32:]).decode(), "name": "lab\x1b[2J"},
+          open(sys.argv[2], "w"))' "$work/lab.pub" "$store/trust/tmp/by-hand.json" || die "writing the request failed"
+mv "$store/trust/tmp/by-hand.json" "$store/trust/new/by-hand.json"
+answer=$store/trust/rejected/by-hand.json.error
+deadline=$((SECONDS + 20))
+until [ -e "$answer" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+check "refused with rule name ($(head -c 300 "$answer" 2>/dev/null))" grep -q "name.*printable text" "$answer"
+check "the key keeps its name, lab" bash -c "'$KINDEX' --store '$store' trust list 2>/dev/null | grep -q \$'\tlab\ttrusted\t'"
+
 # a run stored unsigned, then signed by a later copy: the signature alone arrives, and the mount shows it
 "$KINDEX_BENCH" --selftest -q -o "$work/plain.json" || die "kindex-bench failed"
 cp "$work/plain.json" "$mnt/inbox/" || die "cp plain.json into the inbox failed"
