@@ -76,7 +76,7 @@ struct kx_run_view {
 	const char *alias_of_id, *alias_of_path;
 	const struct kx_digest *aliases;
 	size_t n_aliases;
-	/* SPEC §10: the measured run of its implementation in its group that reruns it (kx_render_rerun;
+	/* SPEC §10: the measured run of its implementation in its group that reruns it (kx_render_reruns;
 	 * NULL: none), for summary.txt */
 	const struct kx_run_rec *rerun;
 	const char *rerun_dirname;
@@ -91,11 +91,12 @@ bool kx_render_run_has(const struct kx_run_view *v, enum kx_run_file f);
 int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct kx_buf *out);
 
 /*
- * A run's controlled rerun (SPEC §10): of runs[0..n), the newest measured run (by observedAt, then
- * the greater digest) of run i's implementation, when run i is not measured itself and both have a
- * value; its index, or -1.
+ * Each run's controlled rerun (SPEC §10) into out[0..n): of runs[0..n), the index of the newest
+ * measured run (by observedAt, then the greater digest) of run i's implementation that passed,
+ * when run i is not measured itself and both have a value; else -1. One sort of the measured
+ * runs, O(n log n). 0 or -ENOMEM.
  */
-ssize_t kx_render_rerun(const struct kx_run_rec *runs, size_t n, size_t i);
+int kx_render_reruns(const struct kx_run_rec *runs, size_t n, int32_t *out);
 
 /* A group as the tree shows it: its record, path and runs in rank order. */
 struct kx_group_view {
@@ -103,6 +104,7 @@ struct kx_group_view {
 	const char *path;          /* "benchmarks/…/<workload dir>" */
 	const struct kx_run_rec *runs; /* rank order: ranked first, then unranked */
 	const char *const *dirnames;   /* per run */
+	const int32_t *reruns;         /* per run: kx_render_reruns (NULL: no run has one) */
 	size_t len;
 	uint32_t ranked;
 	const char *workload_dir;  /* the workload directory name */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int kx_render_param_names(const struct kx_json *workload_doc, int (*fn)(void *ctx, const char *name), void *ctx)
@@ -30,20 +31,58 @@ int kx_render_param_names(const struct kx_json *workload_doc, int (*fn)(void *ct
 
 /* The cells ranking.tsv and /index.tsv share for run i of g (docs/views.md "One vocabulary"):
  * rank, vs_best and within_noise, empty where they do not apply; display, empty without a value. */
-ssize_t kx_render_rerun(const struct kx_run_rec *runs, size_t n, size_t i)
+/* Measured runs by implementation, the newest of each first. */
+static int rerun_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct kx_run_rec *x = &runs[i];
-	ssize_t best = -1;
-	if (x->evidence == KX_EVIDENCE_MEASURED || !x->has_value)
-		return -1;
+	const struct kx_run_rec *runs = ctx, *x = &runs[*(const int32_t *)a], *y = &runs[*(const int32_t *)b];
+	int c = strcmp(x->impl, y->impl);
+	if (c || x == y)
+		return c;
+	return kx_run_newer(x->observed_ns, &x->run, y->observed_ns, &y->run) ? -1 : 1;
+}
+
+int kx_render_reruns(const struct kx_run_rec *runs, size_t n, int32_t *out)
+{
+	size_t m = 0;
 	for (size_t j = 0; j < n; j++) {
 		const struct kx_run_rec *y = &runs[j];
-		if (j == i || y->evidence != KX_EVIDENCE_MEASURED || !y->has_value || !y->passed || strcmp(y->impl, x->impl))
-			continue;
-		if (best < 0 || kx_run_newer(y->observed_ns, &y->run, runs[best].observed_ns, &runs[best].run))
-			best = (ssize_t)j;
+		out[j] = -1;
+		m += y->evidence == KX_EVIDENCE_MEASURED && y->has_value && y->passed;
 	}
-	return best;
+	if (!m)
+		return 0;
+	int32_t *c = malloc(m * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	m = 0;
+	for (size_t j = 0; j < n; j++)
+		if (runs[j].evidence == KX_EVIDENCE_MEASURED && runs[j].has_value && runs[j].passed)
+			c[m++] = (int32_t)j;
+	qsort_r(c, m, sizeof(*c), rerun_cmp, (void *)runs);
+	size_t k = 0; /* the newest of each implementation */
+	for (size_t j = 0; j < m; j++)
+		if (!k || strcmp(runs[c[k - 1]].impl, runs[c[j]].impl) != 0)
+			c[k++] = c[j];
+	for (size_t i = 0; i < n; i++) {
+		const struct kx_run_rec *x = &runs[i];
+		if (x->evidence == KX_EVIDENCE_MEASURED || !x->has_value)
+			continue;
+		size_t lo = 0, hi = k;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int d = strcmp(runs[c[mid]].impl, x->impl);
+			if (d == 0) {
+				out[i] = c[mid];
+				break;
+			}
+			if (d < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	free(c);
+	return 0;
 }
 
 void render_rank_cells(const struct kx_group_view *g, size_t i, struct render_rank_cells *c)
@@ -52,7 +91,7 @@ void render_rank_cells(const struct kx_group_view *g, size_t i, struct render_ra
 	c->rank[0] = c->vs_best[0] = c->display[0] = c->rerun[0] = c->rerun_ratio[0] = '\0';
 	c->within_noise = c->rerun_within_noise = "";
 	c->rerun_q = NAN;
-	ssize_t j = kx_render_rerun(g->runs, g->len, i);
+	int32_t j = g->reruns ? g->reruns[i] : -1;
 	if (j >= 0) {
 		const struct kx_run_rec *y = &g->runs[j];
 		char hex[KX_DIGEST_HEX + 1];

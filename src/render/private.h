@@ -141,7 +141,7 @@ int render_changes_tsv(const struct kx_group_view *g, struct kx_buf *out);
 /* The cells of run i of group g that ranking.tsv and /index.tsv share (docs/views.md): its rank,
  * vs_best (4 significant digits) and within_noise (yes/no below #1), each empty where it does not
  * apply (an unranked run; #1's within_noise), and its display, empty without a value; and its
- * controlled rerun (SPEC §10: kx_render_rerun), its short id, the ratio of its median to this
+ * controlled rerun (SPEC §10: kx_render_reruns), its short id, the ratio of its median to this
  * run's (4 significant digits) and whether their intervals overlap, empty without one. */
 struct render_rank_cells {
 	char rank[16];

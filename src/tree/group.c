@@ -210,6 +210,7 @@ static void gctx_free(struct gctx *g)
 	free(g->dirnames);
 	free(g->dirptrs);
 	free(g->by_digest);
+	free(g->reruns);
 	tree_pdoc_put(g->wdoc);
 	free(g);
 }
@@ -235,7 +236,9 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 	x->dirnames = calloc(x->len ? x->len : 1, sizeof(*x->dirnames));
 	x->dirptrs = calloc(x->len ? x->len : 1, sizeof(*x->dirptrs));
 	x->by_digest = calloc(x->len ? x->len : 1, sizeof(*x->by_digest));
-	if (!x->dirnames || !x->dirptrs || !x->by_digest) {
+	x->reruns = calloc(x->len ? x->len : 1, sizeof(*x->reruns));
+	if (!x->dirnames || !x->dirptrs || !x->by_digest || !x->reruns ||
+	    (r = kx_render_reruns(x->runs, x->len, x->reruns)) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -256,7 +259,7 @@ static int gctx_build(struct kx_tree *t, struct kx_view *v, const struct kx_grou
 	snprintf(x->path, sizeof(x->path), "benchmarks/%s/%s/%s/%s", g->kernel, g->pass, g->gpu, x->workload_dir);
 	if ((x->wdoc = tree_pdoc_get(t, v, &g->workload, x->len ? &x->runs[0].run : NULL)))
 		x->workload_doc = x->wdoc->json;
-	x->bytes = sizeof(*x) + c.cap * sizeof(*x->runs) + x->len * (sizeof(*x->dirnames) + sizeof(char *) + 4);
+	x->bytes = sizeof(*x) + c.cap * sizeof(*x->runs) + x->len * (sizeof(*x->dirnames) + sizeof(char *) + 4 + 4);
 	*ret = x;
 	return 0;
 fail:

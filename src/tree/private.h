@@ -353,6 +353,7 @@ struct gctx {
 	char (*dirnames)[KX_NAME_MAX + 32];
 	const char **dirptrs;
 	uint32_t *by_digest; /* indexes of runs sorted by digest */
+	int32_t *reruns;     /* each run's controlled rerun (kx_render_reruns) */
 	size_t len;
 	uint32_t ranked;
 	char workload_dir[KX_NAME_MAX + 16];

@@ -138,7 +138,7 @@ int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_di
 			rv->v.above_dirname = rv->g->dirnames[pos - 1];
 		}
 		/* SPEC §10: the measured run of its implementation that reruns it */
-		ssize_t j = kx_render_rerun(rv->g->runs, rv->g->len, (size_t)pos);
+		int32_t j = rv->g->reruns[pos];
 		if (j >= 0) {
 			rv->v.rerun = &rv->g->runs[j];
 			rv->v.rerun_dirname = rv->g->dirnames[j];
@@ -180,6 +180,7 @@ void tree_group_view(const struct gctx *g, struct kx_group_view *gv)
 	gv->path = g->path;
 	gv->runs = g->runs;
 	gv->dirnames = g->dirptrs;
+	gv->reruns = g->reruns;
 	gv->len = g->len;
 	gv->ranked = g->ranked;
 	gv->workload_dir = g->workload_dir;

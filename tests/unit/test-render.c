@@ -1149,20 +1149,27 @@ static void reruns(void)
 		step_run("bbb", 110, 100, 120, "ms", "", 1, 2), /* submitted, never rerun */
 		step_run("aaa", 104, 99, 109, "ms", "", 3, 3),  /* measured: the newer rerun */
 		step_run("aaa", 150, 140, 160, "ms", "", 2, 4), /* measured, older */
+		step_run("bbb", 90, 85, 95, "ms", "", 4, 5),    /* measured, newest, failed: reruns nothing */
+		step_run("ccc", 50, 45, 55, "ms", "", 2, 6),    /* measured: ccc's rerun, not aaa's */
+		step_run("ccc", 60, 55, 65, "ms", "", 1, 7),    /* submitted */
 	};
 	r[0].evidence = KX_EVIDENCE_SOURCE_NATIVE;
-	r[1].evidence = KX_EVIDENCE_SUBMITTED;
-	r[2].evidence = r[3].evidence = KX_EVIDENCE_MEASURED;
-	const char *dirp[] = { "01-aaa-01", "02-bbb-02", "superseded-aaa-03", "superseded-aaa-04" };
+	r[1].evidence = r[6].evidence = KX_EVIDENCE_SUBMITTED;
+	r[2].evidence = r[3].evidence = r[4].evidence = r[5].evidence = KX_EVIDENCE_MEASURED;
+	r[4].passed = false;
+	const char *dirp[] = { "01-aaa-01", "02-bbb-02", "superseded-aaa-03", "superseded-aaa-04", "failed-bbb-05",
+			       "superseded-ccc-06", "superseded-ccc-07" };
+	int32_t rr[7];
 	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
 	snprintf(gr.kernel, sizeof(gr.kernel), "k");
 	snprintf(gr.pass, sizeof(gr.pass), "forward");
 	snprintf(gr.metric, sizeof(gr.metric), "latency");
 	snprintf(gr.gpu, sizeof(gr.gpu), "h100");
 	struct kx_group_view g = { .group = &gr, .path = "benchmarks/k/forward/h100/w", .runs = r, .dirnames = dirp,
-				   .len = 4, .ranked = 2, .workload_dir = "w" };
-	ok(kx_render_rerun(r, 4, 0) == 2 && kx_render_rerun(r, 4, 1) == -1 && kx_render_rerun(r, 4, 2) == -1,
-	   "aaa's source-native run is rerun by its newest measured run; bbb has none; a measured run reruns nothing");
+				   .reruns = rr, .len = 7, .ranked = 2, .workload_dir = "w" };
+	ok(kx_render_reruns(r, 7, rr) == 0 && rr[0] == 2 && rr[1] == -1 && rr[6] == 5,
+	   "aaa's source-native run is rerun by its newest measured run, ccc's by ccc's; bbb's measured run failed");
+	ok(rr[2] == -1 && rr[3] == -1 && rr[4] == -1 && rr[5] == -1, "a measured run reruns nothing");
 	struct kx_buf b = { 0 };
 	ok(kx_render_group_file(&g, KX_GF_RANKING_TSV, &b) == 0, "ranking.tsv renders");
 	char *ln[8];
