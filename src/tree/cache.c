@@ -36,6 +36,8 @@ struct node_slot {
  */
 struct run_slot {
 	bool used;
+	bool trusted;       /* SPEC §10: a trusted key's signature is stored, as of trust_gen */
+	uint64_t trust_gen; /* 0: not known (a signature or a key's trust changes with the generation) */
 	struct kx_run_rec rec;
 };
 
@@ -177,6 +179,7 @@ void tree_run_put(struct kx_tree *t, const struct kx_run_rec *rec)
 	size_t i = run_slot_of(t, &rec->run);
 	pthread_mutex_lock(&t->lock);
 	t->runs[i].used = true;
+	t->runs[i].trust_gen = 0;
 	t->runs[i].rec = *rec;
 	pthread_mutex_unlock(&t->lock);
 }
@@ -200,11 +203,33 @@ int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d
 	return 0;
 }
 
+/*
+ * A run that claims measured evidence is shown so only while a trusted key's signature of it is
+ * stored (SPEC §10). The answer costs a seek and a key read; it is kept in the run's slot for the
+ * view's generation, since every change to a signature or a key's trust is a commit.
+ */
 void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x)
 {
-	bool trusted = false;
-	if (x->evidence == KX_EVIDENCE_MEASURED &&
-	    (kx_store_trusted_signature(t->s, v, &x->run, &trusted) < 0 || !trusted)) {
+	if (x->evidence != KX_EVIDENCE_MEASURED)
+		return;
+	uint64_t gen = v ? kx_view_generation(v) : 0;
+	struct run_slot *slot = &t->runs[run_slot_of(t, &x->run)];
+	bool trusted = false, known = false;
+	pthread_mutex_lock(&t->lock);
+	if (gen && slot->used && slot->trust_gen == gen && kx_digest_equal(&slot->rec.run, &x->run)) {
+		trusted = slot->trusted;
+		known = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!known && kx_store_trusted_signature(t->s, v, &x->run, &trusted) == 0 && gen) {
+		pthread_mutex_lock(&t->lock);
+		if (slot->used && kx_digest_equal(&slot->rec.run, &x->run)) {
+			slot->trust_gen = gen;
+			slot->trusted = trusted;
+		}
+		pthread_mutex_unlock(&t->lock);
+	}
+	if (!trusted) {
 		x->evidence = KX_EVIDENCE_SUBMITTED;
 		x->unbacked = true;
 	}
