@@ -77,6 +77,9 @@ struct kx_group_rec {
 
 struct kx_store_stats {
 	uint64_t runs, documents, groups, generation;
+	/* the last commit that changed what runs stored before it show, adding no run: a signature,
+	 * a key trusted or revoked (SPEC §10); 0 for none */
+	uint64_t evidence_generation;
 	int64_t changed_ns; /* last commit */
 	int64_t created_ns; /* kindex init */
 	char id[33];        /* the store's id, 32 hex digits, kept by every checkpoint; "" for none yet */

@@ -61,6 +61,8 @@ int store_readable_schema(const char *schema, const char *want);
 #define K_COUNT_RUNS "\0count/runs"
 #define K_COUNT_DOCS "\0count/docs"
 #define K_COUNT_GROUPS "\0count/groups"
+#define K_EVIDENCE "\0evidence" /* the generation of the last commit that changed what stored runs show
+				  * without adding runs: a signature, a key trusted or revoked (SPEC §10) */
 
 enum {
 	T_DOC = 'D',

@@ -120,6 +120,7 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 	ret->documents = store_get_u64_in(db, ro, KEYLIT(K_COUNT_DOCS));
 	ret->groups = store_get_u64_in(db, ro, KEYLIT(K_COUNT_GROUPS));
 	ret->generation = store_get_u64_in(db, ro, KEYLIT(K_GEN));
+	ret->evidence_generation = store_get_u64_in(db, ro, KEYLIT(K_EVIDENCE));
 	ret->changed_ns = (int64_t)store_get_u64_in(db, ro, KEYLIT(K_CHANGED));
 	ret->created_ns = (int64_t)store_get_u64_in(db, ro, KEYLIT(K_CREATED));
 	struct kx_buf id = { 0 };

@@ -44,9 +44,10 @@ struct kx_txn {
 	struct wmap *dirty;    /* groups changed: their records are written once, at commit */
 	struct wmap *stamped;  /* sha256(directory path): directories whose mtime this transaction set */
 	int64_t delta_runs, delta_docs, delta_groups;
+	bool evidence; /* what runs stored before show changed without runs added (K_EVIDENCE) */
 	struct undo *undo;
 	/* the savepoint */
-	bool has_save;
+	bool has_save, save_evidence;
 	size_t save_undo, save_ops, save_bytes;
 	int64_t save_runs, save_docs, save_groups;
 };
@@ -114,6 +115,7 @@ void kx_txn_savepoint(struct kx_txn *t)
 	t->save_runs = t->delta_runs;
 	t->save_docs = t->delta_docs;
 	t->save_groups = t->delta_groups;
+	t->save_evidence = t->evidence;
 }
 
 void kx_txn_rollback(struct kx_txn *t)
@@ -126,6 +128,7 @@ void kx_txn_rollback(struct kx_txn *t)
 	t->delta_runs = t->save_runs;
 	t->delta_docs = t->save_docs;
 	t->delta_groups = t->save_groups;
+	t->evidence = t->save_evidence;
 	t->has_save = false;
 }
 
@@ -205,6 +208,8 @@ int kx_txn_commit_gen(struct kx_txn *t, bool sync, uint64_t *ret_generation)
 		pr = txn_put_u64(t, KEYLIT(K_COUNT_DOCS), s->n_docs + (uint64_t)t->delta_docs);
 	if (pr == 0 && t->delta_groups)
 		pr = txn_put_u64(t, KEYLIT(K_COUNT_GROUPS), s->n_groups + (uint64_t)t->delta_groups);
+	if (pr == 0 && t->evidence)
+		pr = txn_put_u64(t, KEYLIT(K_EVIDENCE), s->gen + 1);
 	if (pr < 0) {
 		kx_txn_abort(t);
 		return pr;
@@ -656,7 +661,9 @@ int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const st
 	struct kx_group_rec g;
 	if ((r = kx_txn_get_run(t, run, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)
 		return r;
-	/* the run's SIGNATURES, summary.txt and manifest.json change: its group does, as for a drop */
+	/* the run's SIGNATURES, summary.txt and manifest.json change: its group does, as for a drop;
+	 * a run stored before changes with no run added, which the commit records (K_EVIDENCE) */
+	t->evidence |= !store_wmap_get(t->runs, run->b);
 	unsigned char v[SIGNATURE_VALUE_LEN];
 	memcpy(v, pub, KX_ED25519_PUB_LEN);
 	memcpy(v + KX_ED25519_PUB_LEN, sig, KX_ED25519_SIG_LEN);
@@ -742,6 +749,7 @@ int kx_txn_trust_key(struct kx_txn *t, const uint8_t pub[KX_ED25519_PUB_LEN], co
 	snprintf(k.name, sizeof(k.name), "%s", name);
 	if ((r = put_key(t, &k)) == 0)
 		r = touch_signed(t, &k.id, ns);
+	t->evidence = true;
 	return r;
 }
 
@@ -756,5 +764,6 @@ int kx_txn_revoke_key(struct kx_txn *t, const struct kx_digest *id, int64_t ns)
 	k.revoked_ns = ns > k.added_ns ? ns : k.added_ns + 1;
 	if ((r = put_key(t, &k)) == 0)
 		r = touch_signed(t, id, ns);
+	t->evidence = true;
 	return r;
 }

@@ -706,9 +706,12 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	 * would find a table still counting `before` and build it again from every run. */
 	if (r == 0)
 		r = tree_uses_changed(t, before, after, added.v, added.len);
-	/* no run added: a commit of the same generation's runs can still have moved the evidence a
-	 * group shows (SPEC §10), which the directory times below tell */
-	if (r < 0 || (added.len == 0 && kx_view_generation(before) == kx_view_generation(after)))
+	/* no run added: a commit since `before` can still have moved the evidence a group shows
+	 * (SPEC §10), which the store records, and the directory times below tell where */
+	struct kx_store_stats st = { 0 };
+	kx_store_stats(t->s, after, &st);
+	bool evidence = st.evidence_generation > kx_view_generation(before);
+	if (r < 0 || (added.len == 0 && !evidence))
 		goto out;
 	if (!(recs = malloc((added.len ? added.len : 1) * sizeof(*recs)))) {
 		r = -ENOMEM;
@@ -780,7 +783,7 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	}
 	if (r == 0 && late.len)
 		r = changes_late(&c, &added, &late, &gs);
-	if (r == 0 && kx_view_generation(before) != kx_view_generation(after)) {
+	if (r == 0 && evidence) {
 		struct moved m = { t, before, after, &gs };
 		r = kx_store_each_dir_mtime(t->s, after, moved_dir, &m);
 	}
