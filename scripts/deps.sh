@@ -9,10 +9,11 @@ pkgs=(gcc g++ meson ninja-build pkg-config libfuse3-dev fuse3 librocksdb-dev lib
       python3 rsync attr tar coreutils findutils procps)
 # --test also: clang and libFuzzer, for the -Dfuzz=true build that bench/fuzz runs; fincore
 [[ ${1:-} == --test ]] && pkgs+=(clang libclang-rt-14-dev util-linux-extra # util-linux-extra: fincore
-	libxml2-utils librsvg2-bin tidy chromium-headless-shell wget python3-pandas) # the pictures
-# parsed and drawn, the site checked and looked at in a browser (xmllint, rsvg-convert, tidy,
-# chromium-headless-shell), crawled by bench/site (wget), and every TSV view read as a data user
-# reads it (python3-pandas: tests/integration/views-vocabulary.sh)
+	libxml2-utils librsvg2-bin tidy chromium-headless-shell wget python3-pandas python3-yaml) # the
+# pictures parsed and drawn, the site checked and looked at in a browser (xmllint, rsvg-convert,
+# tidy, chromium-headless-shell), crawled by bench/site (wget), every TSV view read as a data user
+# reads it (python3-pandas: tests/integration/views-vocabulary.sh), and each CITATION.cff read as
+# YAML (python3-yaml: tests/integration/cli-cite.sh)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -24,6 +24,7 @@ enum kx_run_file {
 	KX_RF_DIGESTS,        /* DIGESTS */
 	KX_RF_SHA256SUMS,     /* SHA256SUMS */
 	KX_RF_SIGNATURES,     /* SIGNATURES: the run's signatures and whether the store trusts their keys */
+	KX_RF_CITATION,       /* CITATION.cff: how to cite the run (Citation File Format 1.2.0) */
 	KX_RF__COUNT,
 };
 

@@ -3,15 +3,26 @@
  * The formatting every generated file shares, below the files that write them: a number in its
  * JCS form (exact, locale-free) for the machine-readable files, a value as people read it
  * ("274.1 ms") for the human ones, a run's values in its own unit and its cells as the TSV files
- * write them (render_cells), how many times worse than the best a run is, and text made safe for
- * a TSV field or for XML. Pure: nothing here reads the store or the clock.
+ * write them (render_cells), how many times worse than the best a run is, text made safe for a
+ * TSV field or for XML, and a document's string at a JSON pointer. Pure: nothing here reads the
+ * store or the clock.
  */
 #include "private.h"
+
+#include "kx/json.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- documents -------------------------------------------------------------------------------- */
+
+const char *render_str_at(const struct kx_json *doc, const char *ptr)
+{
+	const struct kx_json *v = doc ? kx_json_pointer(doc, ptr) : NULL;
+	return v && v->type == KX_JSON_STRING && strlen(v->str.ptr) == v->str.len ? v->str.ptr : NULL;
+}
 
 /* ---- numbers and values ----------------------------------------------------------------------- */
 

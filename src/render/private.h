@@ -39,6 +39,11 @@ double render_vs_best(const struct kx_run_rec *run, const struct kx_run_rec *bes
 void render_field(const char *text, char *out, size_t cap);
 /* The same for a string s (not NULL), appended to out whole. */
 int render_tsv_text(struct kx_buf *out, const char *s);
+/* The string at JSON pointer ptr of doc (NULL: none, not a string, or holding a NUL). */
+const char *render_str_at(const struct kx_json *doc, const char *ptr);
+
+/* CITATION.cff of a run (citation.c; SPEC §8): needs the run's group and documents. */
+int render_citation(const struct kx_run_view *v, struct kx_buf *out);
 /* s with XML's five special characters escaped, for text and attribute values alike of the
  * pictures and the pages; control characters (which XML 1.0 text cannot hold) as spaces */
 int render_markup_text(struct kx_buf *out, const char *s);

@@ -15,7 +15,7 @@
 
 static const char *const run_files[KX_RF__COUNT] = {
 	"manifest.json", "run.json", "protocol.json", "environment.json", "workload.json",
-	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS", "SIGNATURES",
+	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS", "SIGNATURES", "CITATION.cff",
 };
 static const char *const group_files[KX_GF__COUNT] = {
 	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "history.json",
@@ -126,12 +126,6 @@ static int digests(const struct kx_run_view *v, struct kx_buf *out)
 	return r;
 }
 
-static const char *str_at(const struct kx_json *doc, const char *ptr)
-{
-	const struct kx_json *v = doc ? kx_json_pointer(doc, ptr) : NULL;
-	return v && v->type == KX_JSON_STRING && strlen(v->str.ptr) == v->str.len ? v->str.ptr : NULL;
-}
-
 static int line(struct kx_buf *out, const char *label, const char *fmt, ...) KX_PRINTF(3, 4);
 
 static int line(struct kx_buf *out, const char *label, const char *fmt, ...)
@@ -180,7 +174,7 @@ static int params_text(const struct kx_json *wl, struct kx_buf *out)
 		if (r >= 0)
 			r = kx_buf_printf(out, "%s%s=%s", i ? " " : "", p->obj.v[i].key, tmp.ptr ? tmp.ptr : "");
 	}
-	const char *dt = str_at(wl, "/spec/dtype");
+	const char *dt = render_str_at(wl, "/spec/dtype");
 	if (r >= 0 && dt)
 		r = kx_buf_printf(out, " dtype=%s", dt);
 	kx_buf_release(&tmp);
@@ -196,9 +190,9 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	const struct kx_json *rs = v->doc[KX_DOC_RUN];
 	int r = kx_buf_printf(out, "%s · %s · %s\n", g->benchmark, x->impl, g->gpu);
 	if (r >= 0)
-		r = kx_buf_printf(out, "%s\n\n", str_at(rs, "/metadata/title") ? str_at(rs, "/metadata/title") : g->workload_slug);
+		r = kx_buf_printf(out, "%s\n\n", render_str_at(rs, "/metadata/title") ? render_str_at(rs, "/metadata/title") : g->workload_slug);
 	const char *order = x->order == KX_ORDER_DESCENDING ? "higher is better" : "lower is better";
-	const char *stat = str_at(rs, "/spec/timing/primaryStatistic");
+	const char *stat = render_str_at(rs, "/spec/timing/primaryStatistic");
 	if (r >= 0 && x->has_value) {
 		char label[320];
 		snprintf(label, sizeof(label), "%s %s", stat ? stat : "primary", g->metric);
@@ -238,17 +232,17 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	}
 	if (r >= 0)
 		r = line(out, "status", "%s", x->passed ? "passed" : "failed");
-	const char *msg = str_at(rs, "/spec/message");
+	const char *msg = render_str_at(rs, "/spec/message");
 	if (r >= 0 && msg)
 		r = line(out, "message", "%s", msg);
 	if (r >= 0) {
-		const char *obs = str_at(rs, "/spec/observedAt");
+		const char *obs = render_str_at(rs, "/spec/observedAt");
 		kx_time_format(x->observed_ns, when);
 		r = line(out, "observed", "%s", obs ? obs : when);
 	}
 	if (r >= 0) {
-		const char *src = str_at(rs, "/spec/sourceNative/source");
-		const char *ext = str_at(rs, "/spec/sourceNative/externalId");
+		const char *src = render_str_at(rs, "/spec/sourceNative/source");
+		const char *ext = render_str_at(rs, "/spec/sourceNative/externalId");
 		if (src)
 			r = line(out, "evidence", "%s (%s: %s)", kx_evidence_name((enum kx_evidence)x->evidence), src,
 				 ext ? ext : "");
@@ -312,8 +306,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = kx_buf_puts(out, "\nimplementation\n");
 	const struct kx_json *im = v->doc[KX_DOC_IMPLEMENTATION];
 	if (r >= 0) {
-		const char *ver = str_at(im, "/spec/version"), *prov = str_at(im, "/spec/provider");
-		r = line(out, "name", "%s%s%s%s%s", im ? str_at(im, "/spec/name") : x->impl, ver ? " " : "",
+		const char *ver = render_str_at(im, "/spec/version"), *prov = render_str_at(im, "/spec/provider");
+		r = line(out, "name", "%s%s%s%s%s", im ? render_str_at(im, "/spec/name") : x->impl, ver ? " " : "",
 			 ver ? ver : "", prov ? " by " : "", prov ? prov : "");
 	}
 	if (r >= 0) {
@@ -325,8 +319,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = kx_buf_puts(out, "\nprotocol\n");
 	const struct kx_json *pr = v->doc[KX_DOC_PROTOCOL];
 	if (r >= 0) {
-		const char *title = str_at(pr, "/metadata/title"), *timer = str_at(pr, "/spec/measurement/timer");
-		const char *harness = str_at(pr, "/spec/harness/name");
+		const char *title = render_str_at(pr, "/metadata/title"), *timer = render_str_at(pr, "/spec/measurement/timer");
+		const char *harness = render_str_at(pr, "/spec/harness/name");
 		if (title)
 			r = line(out, "title", "%s", title);
 		if (r >= 0 && harness)
@@ -335,7 +329,7 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 			r = line(out, "family", "%s", x->family);
 		if (r >= 0 && timer)
 			r = line(out, "timer", "%s", timer);
-		const char *notes = str_at(pr, "/spec/comparability/notes");
+		const char *notes = render_str_at(pr, "/spec/comparability/notes");
 		if (r >= 0 && notes)
 			r = line(out, "notes", "%s", notes);
 	}
@@ -348,8 +342,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = kx_buf_puts(out, "\nenvironment\n");
 	const struct kx_json *env = v->doc[KX_DOC_ENVIRONMENT];
 	if (r >= 0) {
-		const char *prod = str_at(env, "/spec/hardware/product"), *ff = str_at(env, "/spec/hardware/formFactor");
-		const char *arch = str_at(env, "/spec/hardware/architecture");
+		const char *prod = render_str_at(env, "/spec/hardware/product"), *ff = render_str_at(env, "/spec/hardware/formFactor");
+		const char *arch = render_str_at(env, "/spec/hardware/architecture");
 		r = line(out, "hardware", "%s%s%s%s%s%s", prod ? prod : g->gpu, ff ? " " : "", ff ? ff : "",
 			 arch ? " (" : "", arch ? arch : "", arch ? ")" : "");
 	}
@@ -433,6 +427,8 @@ int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct k
 		return digests(v, out);
 	case KX_RF_SIGNATURES:
 		return signatures(v, out);
+	case KX_RF_CITATION:
+		return render_citation(v, out);
 	default:
 		return -ENOENT;
 	}
