@@ -187,6 +187,8 @@ int kx_store_trusted_signature(struct kx_store *s, struct kx_view *v, const stru
 typedef int (*kx_signature_fn)(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig);
 int kx_store_each_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_signature_fn fn,
 			    void *ctx);
+/* Whether any run of view v has a stored signature: one seek, whatever the size of the store. */
+int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret);
 
 /*
  * The runs of a group in rank order: ranked ones first (best first), then unranked, each with its

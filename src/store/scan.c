@@ -361,6 +361,20 @@ int kx_store_each_key(struct kx_store *s, struct kx_view *v, kx_key_fn fn, void 
 	return store_each_record(s, v, T_KEY, key_record, &e);
 }
 
+int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret)
+{
+	unsigned char tag = T_SIGNATURE;
+	struct scan sc;
+	int r = store_scan_open(&sc, s, v, &tag, 1);
+	bool any = r == 0 && rocksdb_iter_valid(sc.it);
+	if (r == 0)
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
+	if (r == 0)
+		*ret = any;
+	return r;
+}
+
 struct trusted {
 	struct kx_store *s;
 	struct kx_view *v;
