@@ -49,12 +49,15 @@ int kx_group_file_from_name(const char *name); /* -1 when none */
 
 /* One run as the tree shows it: its record, position and the documents that are stored. */
 /* A stored signature of a run as its files show it (SPEC §10): the key, what the store knows of
- * it (name, when revoked: 0 when not, or unknown to the store), and whether it verifies. */
+ * it (name, when revoked: 0 when not, or unknown to the store), whether it verifies, and the bytes
+ * stored (manifest.json gives them back as the manifest carried them). */
 struct kx_run_signature {
 	struct kx_digest key_id;
 	char key_name[128];
 	bool known, valid;
 	int64_t revoked_ns;
+	uint8_t pub[KX_ED25519_PUB_LEN];
+	uint8_t sig[KX_ED25519_SIG_LEN];
 };
 
 struct kx_run_view {
@@ -81,7 +84,7 @@ struct kx_run_view {
 	 * NULL: none), for summary.txt */
 	const struct kx_run_rec *rerun;
 	const char *rerun_dirname;
-	/* SPEC §10: its stored signatures, in key id order (SIGNATURES, summary.txt) */
+	/* SPEC §10: its stored signatures, in key id order (SIGNATURES, summary.txt, manifest.json) */
 	const struct kx_run_signature *signatures;
 	size_t n_signatures;
 };

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const run_files[KX_RF__COUNT] = {
@@ -81,17 +82,68 @@ bool kx_render_run_has(const struct kx_run_view *v, enum kx_run_file f)
 	return f < KX_RF__COUNT;
 }
 
+/* One stored signature as a manifest carries it (docs/signatures.md): built in place, no arena. */
+struct sig_json {
+	struct kx_json obj, val[4];
+	struct kx_json_member m[4];
+	char key_id[KX_DIGEST_STR_MAX], pub[KX_BASE64_LEN(KX_ED25519_PUB_LEN) + 1],
+		sig[KX_BASE64_LEN(KX_ED25519_SIG_LEN) + 1];
+};
+
+static void sig_json_init(struct sig_json *j, const struct kx_run_signature *x)
+{
+	kx_digest_format(&x->key_id, j->key_id);
+	kx_base64_encode(x->pub, sizeof(x->pub), j->pub);
+	kx_base64_encode(x->sig, sizeof(x->sig), j->sig);
+	const char *const keys[4] = { "keyId", "algorithm", "publicKey", "value" };
+	const char *const vals[4] = { j->key_id, "ed25519", j->pub, j->sig };
+	j->obj = (struct kx_json){ .type = KX_JSON_OBJECT };
+	j->obj.obj.v = j->m;
+	j->obj.obj.len = j->obj.obj.cap = 4;
+	for (int i = 0; i < 4; i++) {
+		j->val[i] = (struct kx_json){ .type = KX_JSON_STRING };
+		j->val[i].str.ptr = vals[i];
+		j->val[i].str.len = strlen(vals[i]);
+		j->m[i] = (struct kx_json_member){ keys[i], strlen(keys[i]), &j->val[i] };
+	}
+}
+
+/*
+ * The documents as one manifest, and the run's stored signatures beside them as the manifest that
+ * brought them carried them, so that the file ingests again to the same run and signatures. No
+ * signature, no member: the bytes of an unsigned run's manifest.json stay what was published.
+ */
 static int manifest(const struct kx_run_view *v, struct kx_buf *out)
 {
-	struct kx_json_member m[KX_DOC__COUNT];
+	struct kx_json_member m[KX_DOC__COUNT + 1];
 	struct kx_json root = { .type = KX_JSON_OBJECT };
 	root.obj.v = m;
 	for (int d = 0; d < KX_DOC__COUNT; d++)
 		if (v->doc[d])
 			m[root.obj.len++] = (struct kx_json_member){ kx_doc_member((enum kx_doc)d),
 								      strlen(kx_doc_member((enum kx_doc)d)), v->doc[d] };
+	struct kx_json sigs = { .type = KX_JSON_ARRAY };
+	struct sig_json *js = NULL;
+	if (v->n_signatures) {
+		js = malloc(v->n_signatures * sizeof(*js));
+		sigs.arr.v = malloc(v->n_signatures * sizeof(*sigs.arr.v));
+		if (!js || !sigs.arr.v) {
+			free(js);
+			free(sigs.arr.v);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < v->n_signatures; i++) {
+			sig_json_init(&js[i], &v->signatures[i]);
+			sigs.arr.v[i] = &js[i].obj;
+		}
+		sigs.arr.len = sigs.arr.cap = v->n_signatures;
+		m[root.obj.len++] = (struct kx_json_member){ "signatures", strlen("signatures"), &sigs };
+	}
 	root.obj.cap = root.obj.len;
-	return kx_json_write_pretty(&root, out);
+	int r = kx_json_write_pretty(&root, out);
+	free(js);
+	free(sigs.arr.v);
+	return r;
 }
 
 static int digests(const struct kx_run_view *v, struct kx_buf *out)

@@ -38,6 +38,8 @@ struct run_slot {
 	bool used;
 	bool trusted;       /* SPEC §10: a trusted key's signature is stored, as of trust_gen */
 	uint64_t trust_gen; /* 0: not known (a signature or a key's trust changes with the generation) */
+	uint32_t sigs;      /* how many signatures of the run are stored, as of sig_gen (manifest.json's stamp) */
+	uint64_t sig_gen;   /* 0: not known (likewise) */
 	struct kx_run_rec rec;
 };
 
@@ -180,6 +182,7 @@ void tree_run_put(struct kx_tree *t, const struct kx_run_rec *rec)
 	pthread_mutex_lock(&t->lock);
 	t->runs[i].used = true;
 	t->runs[i].trust_gen = 0;
+	t->runs[i].sig_gen = 0;
 	t->runs[i].rec = *rec;
 	pthread_mutex_unlock(&t->lock);
 }
@@ -200,6 +203,82 @@ int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d
 		tree_run_put(t, ret);
 	}
 	tree_evidence(t, v, ret);
+	return 0;
+}
+
+/*
+ * Whether view v holds any signature. Signatures are never deleted, so "signed since generation g"
+ * answers every later view, and "none in generation g" that one: a store nobody signed answers
+ * with one seek per generation, and its runs' manifest.json stamps with none.
+ */
+int tree_store_signed(struct kx_tree *t, struct kx_view *v, bool *ret)
+{
+	uint64_t gen = v ? kx_view_generation(v) : 0;
+	pthread_mutex_lock(&t->lock);
+	bool hit = gen && ((t->signed_since && gen >= t->signed_since) || gen == t->unsigned_at);
+	bool any = hit && t->signed_since && gen >= t->signed_since;
+	pthread_mutex_unlock(&t->lock);
+	if (hit) {
+		*ret = any;
+		return 0;
+	}
+	int r = kx_store_any_signature(t->s, v, &any);
+	if (r < 0)
+		return r;
+	if (gen) {
+		pthread_mutex_lock(&t->lock);
+		if (any && (!t->signed_since || gen < t->signed_since))
+			t->signed_since = gen;
+		else if (!any)
+			t->unsigned_at = gen;
+		pthread_mutex_unlock(&t->lock);
+	}
+	*ret = any;
+	return 0;
+}
+
+static int count_signature(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
+{
+	(*(uint32_t *)ctx)++;
+	return 0;
+}
+
+/*
+ * How many signatures of run `run` view v stores: none without a read in a store nobody signed;
+ * else one seek, kept beside the run's record for the rest of that generation (a stat, a read and
+ * a SHA256SUMS each ask).
+ */
+int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret)
+{
+	bool any;
+	int r = tree_store_signed(t, v, &any);
+	if (r < 0 || !any) {
+		if (r == 0)
+			*ret = 0;
+		return r;
+	}
+	uint64_t gen = v ? kx_view_generation(v) : 0;
+	struct run_slot *x = &t->runs[run_slot_of(t, run)];
+	pthread_mutex_lock(&t->lock);
+	bool hit = gen && x->used && kx_digest_equal(&x->rec.run, run) && x->sig_gen == gen;
+	uint32_t n = x->sigs;
+	pthread_mutex_unlock(&t->lock);
+	if (hit) {
+		*ret = n;
+		return 0;
+	}
+	n = 0;
+	if ((r = kx_store_each_signature(t->s, v, run, count_signature, &n)) < 0)
+		return r;
+	if (gen) {
+		pthread_mutex_lock(&t->lock);
+		if (x->used && kx_digest_equal(&x->rec.run, run)) {
+			x->sig_gen = gen;
+			x->sigs = n;
+		}
+		pthread_mutex_unlock(&t->lock);
+	}
+	*ret = n;
 	return 0;
 }
 

@@ -594,8 +594,9 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
 			int64_t was = before;
 			if (changed[f] == KX_RF_MANIFEST)
-				was = tree_manifest_stamp(c->t, c->before, x);
-			r = inval_versioned(c, KX_INVAL_DATA, &n, was);
+				r = tree_manifest_stamp(c->t, c->before, x, &was);
+			if (r == 0)
+				r = inval_versioned(c, KX_INVAL_DATA, &n, was);
 		}
 	}
 	return r ? r : group_set_add(w->gs, c->t, c->after, &x->group);

@@ -107,13 +107,19 @@ static int render_group(struct kx_tree *t, struct kx_view *v, const struct gctx 
 
 /*
  * The version of a run's manifest.json: which of its workload and implementation documents are
- * missing in v (0 for nearly every run: both came with it). It changes when such a document is
- * stored late, and only then.
+ * missing in v, and how many signatures it carries (0 and 0 for nearly every run: both documents
+ * came with it, and nobody signed it). It changes when such a document is stored late, or a
+ * signature is added (they are never removed: the count names the set), and only then.
  */
-int64_t tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x)
+int tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int64_t *ret)
 {
-	return (tree_doc_in(t, v, &x->workload, &x->run) ? 0 : 1) |
-	       (tree_doc_in(t, v, &x->implementation, &x->run) ? 0 : 2);
+	uint32_t sigs;
+	int r = tree_signature_count(t, v, &x->run, &sigs);
+	if (r < 0)
+		return r;
+	*ret = (tree_doc_in(t, v, &x->workload, &x->run) ? 0 : 1) |
+	       (tree_doc_in(t, v, &x->implementation, &x->run) ? 0 : 2) | (int64_t)sigs << 2;
+	return 0;
 }
 
 /*
@@ -175,9 +181,10 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 			r = tree_group_stamp(t, v, &x.group, ret_stamp);
 			mtime = *ret_stamp;
 		} else {
-			/* manifest.json holds the workload and implementation documents once stored */
+			/* manifest.json holds the workload and implementation documents once stored,
+			 * and the signatures */
 			if (n->file == KX_RF_MANIFEST)
-				*ret_stamp = tree_manifest_stamp(t, v, &x);
+				r = tree_manifest_stamp(t, v, &x, ret_stamp);
 			mtime = x.observed_ns;
 		}
 		break;
@@ -303,12 +310,14 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		    const struct kx_content **ret)
 {
 	enum kx_run_file f = (enum kx_run_file)n->file;
-	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped */
+	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped; manifest.json
+	 * the signatures only where its stamp counts some (tree_manifest_stamp) */
 	unsigned what = f == KX_RF_SHA256SUMS ? 0
 			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES
 			: f == KX_RF_CITATION ? RV_GROUP | RV_DOCS
 			: f == KX_RF_DIGESTS ? RV_ALIASES
-			: f == KX_RF_SIGNATURES ? RV_SIGNATURES : RV_DOCS;
+			: f == KX_RF_SIGNATURES ? RV_SIGNATURES
+			: f == KX_RF_MANIFEST && stamp >> 2 ? RV_DOCS | RV_SIGNATURES : RV_DOCS;
 	struct runv rv;
 	int r = tree_runv_load_with(t, v, &n->id, what, &rv);
 	if (r < 0)

@@ -103,6 +103,8 @@ struct kx_tree {
 	size_t ngstamps;
 	struct doc_slot *docs;     /* likewise */
 	size_t ndocs;
+	uint64_t signed_since;     /* the oldest generation known to hold a signature; 0 none known */
+	uint64_t unsigned_at;      /* a generation known to hold none (tree_store_signed) */
 	struct kx_list plru; /* parsed documents, most recently used first */
 	struct pdoc *phash[PBUCKETS];
 	size_t npdocs;
@@ -262,6 +264,11 @@ int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d
  * is submitted. Records are cached as stored; what they show is worked out as they are read
  * (tree_get_run, a group's listing), in view v. */
 void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x);
+
+/* SPEC §10: whether view v stores any signature, and how many of run `run` (0 without a read
+ * where none is stored). Signatures are only ever added, so the count names the set. */
+int tree_store_signed(struct kx_tree *t, struct kx_view *v, bool *ret);
+int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
 
 /* A document's stored bytes (out NULL: whether it is stored), counted in the stats. */
 int tree_get_doc(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_buf *out);
@@ -639,8 +646,9 @@ void tree_top_release(struct kx_tree *t);
 
 /* ---- content.c ----------------------------------------------------------------------------- */
 
-/* The version of a run's manifest.json: which of its late documents are missing in v. */
-int64_t tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x);
+/* The version of a run's manifest.json in v: which of its late documents are missing, and how
+ * many signatures it carries. */
+int tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int64_t *ret);
 
 /* A file's stamp, and where asked for its mtime and link count. */
 int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,

@@ -62,6 +62,8 @@ static int signature_add(void *ctx, const struct kx_digest *key, const uint8_t *
 		return -ENOMEM;
 	struct kx_run_signature *x = &l->x[l->len++];
 	*x = (struct kx_run_signature){ .key_id = *key };
+	memcpy(x->pub, pub, sizeof(x->pub));
+	memcpy(x->sig, sig, sizeof(x->sig));
 	char msg[KX_DIGEST_STR_MAX];
 	kx_digest_format(l->run, msg);
 	struct kx_digest id;

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
@@ -556,6 +557,82 @@ static void sums(struct fixture *f)
 }
 
 /* the number on README's line "<label>   <n>" (-1 when there is none) */
+static int sig_key_cmp(const void *a, const void *b)
+{
+	return memcmp(((const struct kx_run_signature *)a)->key_id.b, ((const struct kx_run_signature *)b)->key_id.b,
+		      KX_DIGEST_LEN);
+}
+
+/*
+ * manifest.json of a signed run (SPEC §10) carries its stored signatures as a manifest does, in key
+ * id order: it parses and verifies again to the same keys and bytes. An unsigned run's does not
+ * change: no "signatures" member, the same bytes with or without the (empty) list.
+ */
+static void signed_manifest(struct fixture *f)
+{
+	char *dir = scratch_dir("render-sign"), key[2][PATH_MAX], pub[2][PATH_MAX], err[256];
+	struct kx_signer *signer[2] = { NULL, NULL };
+	struct kx_run_signature sigs[2];
+	struct kx_run_view v = run_view(f, 1);
+	char msg[KX_DIGEST_STR_MAX];
+	kx_digest_format(&v.run->run, msg);
+	bool keys = true;
+	for (int i = 0; i < 2 && keys; i++) {
+		struct kx_digest id;
+		snprintf(key[i], sizeof(key[i]), "%s/k%d.key", dir, i);
+		snprintf(pub[i], sizeof(pub[i]), "%s/k%d.pub", dir, i);
+		keys = kx_key_generate(key[i], pub[i], &id, err, sizeof(err)) == 0 &&
+		       kx_signer_open(key[i], &signer[i], err, sizeof(err)) == 0;
+		if (!keys)
+			break;
+		sigs[i] = (struct kx_run_signature){ .key_id = id, .valid = true };
+		memcpy(sigs[i].pub, kx_signer_public(signer[i]), KX_ED25519_PUB_LEN);
+		keys = kx_sign(signer[i], msg, strlen(msg), sigs[i].sig) == 0;
+	}
+	if (!ok(keys, "two keys sign the run digest")) {
+		diag("%s", err);
+		goto out;
+	}
+	qsort(sigs, 2, sizeof(*sigs), sig_key_cmp); /* the store's order */
+
+	struct kx_buf plain = { 0 }, empty = { 0 }, b = { 0 };
+	kx_render_run_file(&v, KX_RF_MANIFEST, &plain);
+	v.signatures = sigs; /* a list, but empty */
+	kx_render_run_file(&v, KX_RF_MANIFEST, &empty);
+	ok(plain.len == empty.len && memcmp(plain.ptr, empty.ptr, plain.len) == 0 &&
+		   !strstr(plain.ptr, "\"signatures\""),
+	   "an unsigned run's manifest.json has no signatures member, the same bytes as before");
+	v.n_signatures = 2;
+	ok(kx_render_run_file(&v, KX_RF_MANIFEST, &b) == 0, "a signed run's manifest.json renders");
+	struct kx_manifest_file *mf = NULL;
+	struct kx_problems p;
+	kx_problems_init(&p);
+	if (ok(kx_manifest_parse(b.ptr, b.len, NULL, &mf, &p) == 0,
+	       "it is a valid manifest: each signature verifies")) {
+		const struct kx_manifest *m = &mf->v[0];
+		bool same = m->nsigs == 2;
+		for (size_t i = 0; i < m->nsigs && same; i++)
+			same = kx_digest_equal(&m->sigs[i].key_id, &sigs[i].key_id) &&
+			       !memcmp(m->sigs[i].pub, sigs[i].pub, KX_ED25519_PUB_LEN) &&
+			       !memcmp(m->sigs[i].sig, sigs[i].sig, KX_ED25519_SIG_LEN);
+		ok(same, "with both signatures, in key id order, their keys and values as stored");
+		ok(kx_digest_equal(&m->digest[KX_DOC_RUN], &v.run->run), "and the same run digest");
+		ok(!strcmp(kx_json_get_string(kx_json_pointer(m->root, "/signatures/0"), "algorithm"), "ed25519"),
+		   "algorithm ed25519");
+	} else {
+		dump_problems(&p);
+	}
+	kx_manifest_file_free(mf);
+	kx_problems_release(&p);
+	kx_buf_release(&plain);
+	kx_buf_release(&empty);
+	kx_buf_release(&b);
+out:
+	for (int i = 0; i < 2; i++)
+		kx_signer_free(signer[i]);
+	scratch_remove(dir);
+}
+
 static long readme_count(const char *text, const char *label)
 {
 	size_t n = strlen(label);
@@ -1231,6 +1308,7 @@ int main(void)
 		ranking_svg(&f);
 		index_html(&f);
 		run_files(&f);
+		signed_manifest(&f);
 		sums(&f);
 		readme(&f);
 	}
