@@ -110,6 +110,35 @@ static int diff_dir(struct changes *c, const struct kx_node *dir, bool *ret_diff
 	return r;
 }
 
+/*
+ * The manifest.json of each run of group x, stored before, that gained a signature (SPEC §10: a
+ * later copy of the run, signed, touches its group): a new version, with the stamp it had. Nothing
+ * is read for a store nobody signed.
+ */
+static int inval_signed(struct changes *c, const struct gctx *x)
+{
+	bool any;
+	int r = tree_store_signed(c->t, c->after, &any);
+	for (size_t i = 0; i < x->len && r == 0 && any; i++) {
+		const struct kx_run_rec *run = &x->runs[i];
+		uint32_t was, now;
+		int64_t stamp;
+		if (run->generation > kx_view_generation(c->before))
+			continue; /* new: no kernel holds it */
+		if ((r = tree_signature_count(c->t, c->before, &run->run, &was)) < 0 ||
+		    (r = tree_signature_count(c->t, c->after, &run->run, &now)) < 0 || was == now)
+			continue;
+		if ((r = tree_manifest_stamp(c->t, c->before, run, &stamp)) < 0)
+			break;
+		static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
+		for (size_t k = 0; k < KX_ARRAY_SIZE(types) && r == 0; k++) {
+			struct kx_node n = { .type = types[k], .file = KX_RF_MANIFEST, .id = run->run };
+			r = inval_versioned(c, KX_INVAL_DATA, &n, stamp);
+		}
+	}
+	return r;
+}
+
 /* The files of every run in a group whose content (DATA) or only mtime (ATTR) changed. */
 static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_inval what)
 {
@@ -133,6 +162,8 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 					     .id = x->runs[i].run };
 			r = inval_versioned(c, what, &n, before);
 		}
+	if (r == 0 && what == KX_INVAL_DATA)
+		r = inval_signed(c, x);
 	tree_gctx_put(c->t, x);
 	return r;
 }
