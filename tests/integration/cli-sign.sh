@@ -51,23 +51,29 @@ sys.exit(not (len(ms) == 2 and not any("signatures" in m for m in ms) and
                   m["run"]["spec"]["correctness"]["status"] == "passed" for m in ms)))' forged.json
 
 # an independent check of one signature: the run digest by kxjcs.py, the public key and the value
-# from the manifest, openssl pkeyutl
+# from the manifest (the first of a JSON Lines file, or a whole pretty manifest.json), openssl
+# pkeyutl. apart.py FILE TAG writes msgTAG, sigTAG and pubTAG.pem.
 cat >apart.py <<'PY'
 import base64, json, os, sys
 sys.path.insert(0, os.path.join(os.environ["KX_SOURCE_ROOT"], "tests", "integration"))
 import kxjcs
-m = json.loads(open(sys.argv[1]).readline())
+m, _ = json.JSONDecoder().raw_decode(open(sys.argv[1]).read())
 s = m["signatures"][0]
-open("msg1", "w").write(kxjcs.digest(m["run"]))
-open("sig1", "wb").write(base64.b64decode(s["value"]))
+t = sys.argv[2]
+open("msg" + t, "w").write(kxjcs.digest(m["run"]))
+open("sig" + t, "wb").write(base64.b64decode(s["value"]))
 der = bytes.fromhex("302a300506032b6570032100") + base64.b64decode(s["publicKey"])
-open("pub1.pem", "w").write("-----BEGIN PUBLIC KEY-----\n" + base64.b64encode(der).decode() + "\n-----END PUBLIC KEY-----\n")
+open("pub" + t + ".pem", "w").write("-----BEGIN PUBLIC KEY-----\n" + base64.b64encode(der).decode() + "\n-----END PUBLIC KEY-----\n")
 PY
-python3 apart.py signed.json || die "cannot take the signature apart"
-check "openssl verifies kindex-bench's signature over the run digest with the manifest's public key" \
-	bash -c 'openssl pkeyutl -verify -pubin -inkey pub1.pem -rawin -in msg1 -sigfile sig1 >/dev/null'
-check "and that public key is keys/lab-a.pub" \
-	cmp -s <(openssl pkey -pubin -in pub1.pem -outform DER) <(openssl pkey -pubin -in keys/lab-a.pub -outform DER)
+# verify_apart FILE TAG WHAT: both checks on the first signature of FILE
+verify_apart() {
+	python3 apart.py "$1" "$2" || die "cannot take the signature of $1 apart"
+	check "openssl verifies $3 over the run digest with the manifest's public key" \
+		openssl pkeyutl -verify -pubin -inkey "pub$2.pem" -rawin -in "msg$2" -sigfile "sig$2" -out /dev/null
+	check "and that public key is keys/lab-a.pub" \
+		cmp -s <(openssl pkey -pubin -in "pub$2.pem" -outform DER) <(openssl pkey -pubin -in keys/lab-a.pub -outform DER)
+}
+verify_apart signed.json 1 "kindex-bench's signature"
 
 # ---- a store that trusts the key, and one that does not ----
 for st in trusting plain fresh; do expect 0 "$KINDEX" --store "$st" init; done
@@ -109,6 +115,34 @@ expect 1 "$KINDEX" --store trusting trust add keys/lab-a.pub --name again
 check "a revoked key is not trusted again" contains err "was revoked"
 expect 0 "$KINDEX" --store trusting verify
 check "the store verifies clean, every signature checked again" contains out "no problems"
+
+# ---- export, then ingest again: manifest.json carries the signatures (SPEC §10) ----
+expect 0 "$KINDEX" --store plain export exported
+rid=$(cut -c8-19 msg1) # runs/<short id> of signed.json's first run
+check "the exported manifest.json carries the stored signature: keys/lab-a's, ed25519" \
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["signatures"]
+sys.exit(not (len(s) == 1 and s[0]["keyId"] == sys.argv[2] and s[0]["algorithm"] == "ed25519"))' \
+	"exported/runs/$rid/manifest.json" "$id"
+check "sha256sum -c passes in the exported run directory" \
+	bash -c "cd exported/runs/$rid && sha256sum -c --quiet SHA256SUMS"
+check "and in its group directory" bash -c "cd exported/$grp && sha256sum -c --quiet SHA256SUMS"
+verify_apart "exported/runs/$rid/manifest.json" 2 "the signature taken from the exported manifest.json"
+expect 0 "$KINDEX" --store again init
+expect 0 "$KINDEX" --store again ingest exported/runs/*/manifest.json
+check "ingesting the export into a fresh store stores the signatures again" \
+	contains err "(2 runs added, 0 already present; 2 signatures stored)"
+"$KINDEX" --store plain ls runs | tr -d / >ids
+check "both runs are there" [ "$(wc -l <ids)" = 2 ]
+while read -r r; do
+	check "runs/$r/SIGNATURES on the new store equal the old one's" \
+		cmp -s <("$KINDEX" --store plain cat "runs/$r/SIGNATURES") <("$KINDEX" --store again cat "runs/$r/SIGNATURES")
+	check "and so does runs/$r/manifest.json, byte for byte" \
+		cmp -s <("$KINDEX" --store plain cat "runs/$r/manifest.json") <("$KINDEX" --store again cat "runs/$r/manifest.json")
+done <ids
+"$KINDEX" --store trusting cat "$grp/ranking.tsv" | awk -F'\t' 'NR > 1 { print $2 }' | while read -r d; do
+	"$KINDEX" --store trusting cat "$grp/$d/manifest.json" | grep -c '"signatures"'; done | sort | uniq -c | xargs >counts
+check "an unsigned run's manifest.json has no signatures member ($(cat counts))" [ "$(cat counts)" = "2 0 2 1" ]
 
 # a stored signature damaged on disk: verify says so, SIGNATURES shows it invalid
 cp -r trusting damaged
