@@ -57,12 +57,29 @@ cp "$work/plain.json" "$mnt/inbox/" || die "cp plain.json into the inbox failed"
 path2=$(awk '$1 == "added" { print $3; exit }' "$mnt/inbox/.accepted/plain.json")
 ev2() { awk -F'\t' -v d="$(basename "$path2")" '$2 == d { print $8 }' "$mnt/$(dirname "$path2")/ranking.tsv"; }
 check "an unsigned run: submitted ($(ev2))" [ "$(ev2)" = submitted ]
+id2=$(awk '$1 == "added" { print $2; exit }' "$mnt/inbox/.accepted/plain.json")
+# read once, so that the kernel holds its bytes and size when the signature comes
+check "its manifest.json has no signatures member" bash -c "! grep -q '\"signatures\"' '$mnt/$path2/manifest.json' '$mnt/$id2/manifest.json'"
+size_before=$(stat -c %s "$mnt/$path2/manifest.json")
 "$KINDEX" -q sign --key "$work/lab.key" -o "$work/plain-signed.json" "$work/plain.json" || die "kindex sign failed"
 cp "$work/plain-signed.json" "$mnt/inbox/" || die "cp plain-signed.json into the inbox failed"
 check "the signed copy: present, its signatures stored" \
 	grep -q '(0 added, 2 already present; 2 signatures stored)$' "$mnt/inbox/.accepted/plain-signed.json"
 check "the same run on the mount: measured now ($(ev2))" [ "$(ev2)" = measured ]
 check "its SIGNATURES lists lab's" bash -c "sed -n 2p '$mnt/$path2/SIGNATURES' | cut -f2,4,5 | grep -qx 'lab	yes	yes'"
+# manifest.json follows without a remount: its bytes, its size, and the sums that list it
+manifest_sig() {
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1])).get("signatures", [])
+sys.exit(not (len(s) == 1 and s[0]["algorithm"] == "ed25519"))' "$1"
+}
+for f in "$mnt/$path2/manifest.json" "$mnt/$id2/manifest.json"; do
+	check "cat ${f#"$mnt"/} shows the signature" manifest_sig "$f"
+	check "and stat's size is what cat returns ($(stat -c %s "$f"), was $size_before)" \
+		[ "$(stat -c %s "$f")" = "$(cat "$f" | wc -c)" ]
+done
+check "sha256sum -c in the run directory passes" bash -c "cd '$mnt/$path2' && sha256sum -c --quiet SHA256SUMS"
+check "and in runs/$(basename "$id2")" bash -c "cd '$mnt/$id2' && sha256sum -c --quiet SHA256SUMS"
 
 "$KINDEX" --store "$store" trust revoke lab >"$work/out" 2>&1
 check "kindex trust revoke on the mounted store ($(cat "$work/out"))" grep -q '^revoked sha256:.* lab$' "$work/out"
