@@ -1093,6 +1093,120 @@ static void test_compare(void)
 	kx_store_close(s);
 }
 
+/* Ingest the manifest of add_run(kernel, impl, median, second) again, signed by `key` (SPEC §10). */
+static int sign_run(struct kx_store *s, const struct kx_signer *key, const char *kernel, const char *impl,
+		    long median, int second)
+{
+	struct kx_buf b = { 0 }, out = { 0 };
+	struct kx_arena *a = kx_arena_new();
+	struct kx_json *m = NULL;
+	struct kx_json_error je;
+	struct kx_problems p;
+	kx_problems_init(&p);
+	struct kx_ingest_result res = { 0 };
+	make_manifest(&b, kernel, impl, median, second);
+	int r = a ? kx_json_parse(a, b.ptr, b.len, 0, &m, NULL, &je) : -ENOMEM;
+	if (r == 0)
+		r = kx_manifest_sign(a, m, key);
+	if (r == 0)
+		r = kx_jcs_write(m, &out);
+	if (r == 0)
+		r = kx_ingest_bytes(s, out.ptr, out.len, NULL, &res, &p);
+	if (r == 0 && !(res.len == 1 && res.items[0].outcome == KX_INGEST_PRESENT && res.items[0].signatures == 1))
+		r = -EIO;
+	kx_ingest_result_release(&res);
+	kx_problems_release(&p);
+	kx_arena_free(a);
+	kx_buf_release(&b);
+	kx_buf_release(&out);
+	return r;
+}
+
+/* Whether getattr's size of n in v is the length of what reading it gives; *ret_bytes a copy. */
+static bool size_agrees(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, char **ret_bytes)
+{
+	struct kx_attr a;
+	const struct kx_content *c;
+	if (kx_tree_getattr(t, v, n, &a) < 0 || kx_tree_read(t, v, n, &c) < 0)
+		return false;
+	bool agree = c->len == a.size;
+	if (ret_bytes)
+		*ret_bytes = strndup(c->data, c->len);
+	kx_content_put(c);
+	return agree;
+}
+
+/*
+ * SPEC §10: manifest.json carries the run's stored signatures. A stored run signed by a later copy
+ * gets a new manifest.json — a new stamp, bytes and size, told to the kernel with the stamp it had —
+ * while an unsigned run keeps stamp 0 in a store that holds signatures, and an older view keeps
+ * serving the old version.
+ */
+static void test_signed(void)
+{
+	struct kx_store *s = open_store("signed", KX_STORE_CREATE);
+	struct kx_digest a, b;
+	char key[300], pub[300], err[256];
+	snprintf(key, sizeof(key), "%s/lab.key", tmpdir);
+	snprintf(pub, sizeof(pub), "%s/lab.pub", tmpdir);
+	struct kx_digest id;
+	struct kx_signer *signer = NULL;
+	workload_digest = FLCE_WORKLOAD;
+	if (!ok(s && add_run(s, "sig_kernel", "alpha", 2000000, 1, &a) == 0 &&
+		   add_run(s, "sig_kernel", "beta", 3000000, 2, &b) == 0 &&
+		   kx_key_generate(key, pub, &id, err, sizeof(err)) == 0 &&
+		   kx_signer_open(key, &signer, err, sizeof(err)) == 0,
+	   "two unsigned runs, and a key")) {
+		kx_store_close(s);
+		return;
+	}
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v0 = kx_store_view(s);
+	struct kx_node ma = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_MANIFEST, .id = a };
+	struct kx_node mb = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_MANIFEST, .id = b };
+	struct kx_node sa = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_SHA256SUMS, .id = a };
+	/* (both name an implementation document they do not carry: stamp 2, not 0) */
+	int64_t st0 = -1, st1 = -1, stb0 = -1, stb = -1, was = -1;
+	char *old = NULL, *now = NULL, *again = NULL;
+	int r = kx_tree_stamp(t, v0, &ma, &st0);
+	if (r == 0)
+		r = kx_tree_stamp(t, v0, &mb, &stb0);
+	ok(r == 0 && st0 == stb0 && st0 >= 0 && st0 < 4,
+	   "an unsigned run's manifest.json: the stamp of its missing documents alone (%lld)", (long long)st0);
+	ok(size_agrees(t, v0, &ma, &old) && old && !strstr(old, "\"signatures\""), "no signatures member, its size right");
+
+	ok(sign_run(s, signer, "sig_kernel", "alpha", 2000000, 1) == 0, "the first run ingested again, signed");
+	struct kx_view *v1 = kx_store_view(s);
+	r = kx_tree_stamp(t, v1, &ma, &st1);
+	ok(r == 0 && st1 != st0, "its manifest.json has a new stamp (%lld)", (long long)st1);
+	ok(kx_tree_stamp(t, v1, &mb, &stb) == 0 && stb == stb0, "the other run's stays as it was in a store that holds a signature");
+	ok(size_agrees(t, v1, &ma, &now) && now && strstr(now, "\"signatures\"") && strlen(now) > strlen(old),
+	   "the new manifest.json has the signature, and getattr the new size, not the cached one");
+	ok(size_agrees(t, v1, &sa, NULL), "its SHA256SUMS, sized and read");
+	ok(kx_tree_stamp(t, v0, &ma, &was) == 0 && was == st0 && size_agrees(t, v0, &ma, &again) && again &&
+		   !strcmp(again, old),
+	   "the older view still serves the old version");
+
+	struct invals got = { 0 };
+	r = kx_tree_changes(t, v0, v1, NULL, 0, collect, NULL, &got);
+	struct kx_node ra = { .type = KX_NODE_RUN_FILE, .file = KX_RF_MANIFEST, .id = a };
+	struct kx_node rb = { .type = KX_NODE_RUN_FILE, .file = KX_RF_MANIFEST, .id = b };
+	ok(r == 0 && stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&ma)) == st0 &&
+		   stamp_of_inval(&got, KX_INVAL_DATA, kx_tree_ino(&ra)) == st0,
+	   "kx_tree_changes tells its manifest.json, in both places, with the stamp it had");
+	ok(!has(&got, KX_INVAL_DATA, kx_tree_ino(&mb), NULL) && !has(&got, KX_INVAL_DATA, kx_tree_ino(&rb), NULL),
+	   "and not the unsigned run's");
+	free(got.v);
+	free(old);
+	free(now);
+	free(again);
+	kx_signer_free(signer);
+	kx_view_release(v0);
+	kx_view_release(v1);
+	kx_tree_free(t);
+	kx_store_close(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -1102,6 +1216,7 @@ int main(void)
 	test_liger();
 	test_changes();
 	test_late_sweep();
+	test_signed();
 	test_compare();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
