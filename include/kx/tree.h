@@ -187,7 +187,8 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
  * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
  * the benchmark directories' gpus.tsv and sweep.tsv and the files of compare/ change content when
  * runs are added; no other file does (but for the rare late document, which changes some files of
- * the runs that named it in place: kx_tree_changes). Their content is a
+ * the runs that named it in place, and a signature stored for a stored run, which changes its
+ * manifest.json: kx_tree_changes). Their content is a
  * function of (node, stamp) — the stamp changes whenever runs are added — so a daemon that gives each
  * (node, stamp) an inode number of its own serves every version as an immutable file, the way a
  * file replaced by rename(2) keeps its old bytes for whoever has it open (src/fs/versions.c).
