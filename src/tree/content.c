@@ -316,7 +316,7 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES
 			: f == KX_RF_CITATION ? RV_GROUP | RV_DOCS
 			: f == KX_RF_DIGESTS ? RV_ALIASES
-			: f == KX_RF_SIGNATURES ? RV_SIGNATURES
+			: f == KX_RF_SIGNATURES ? RV_SIGNATURES | RV_SIG_CHECKS
 			: f == KX_RF_MANIFEST && stamp >> 2 ? RV_DOCS | RV_SIGNATURES : RV_DOCS;
 	struct runv rv;
 	int r = tree_runv_load_with(t, v, &n->id, what, &rv);

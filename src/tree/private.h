@@ -605,7 +605,9 @@ struct runv {
 	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
 };
 
-enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8 };
+/* RV_SIGNATURES: the stored signatures as stored (manifest.json); with RV_SIG_CHECKS each is
+ * verified again and its key looked up (SIGNATURES): an Ed25519 check and a read a signature. */
+enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8, RV_SIG_CHECKS = 16 };
 
 /* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
 int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,

@@ -51,6 +51,7 @@ struct sig_list {
 	struct kx_tree *t;
 	struct kx_view *v;
 	const struct kx_digest *run;
+	bool check;
 	struct kx_run_signature *x;
 	size_t len, cap;
 };
@@ -64,6 +65,8 @@ static int signature_add(void *ctx, const struct kx_digest *key, const uint8_t *
 	*x = (struct kx_run_signature){ .key_id = *key };
 	memcpy(x->pub, pub, sizeof(x->pub));
 	memcpy(x->sig, sig, sizeof(x->sig));
+	if (!l->check)
+		return 0;
 	char msg[KX_DIGEST_STR_MAX];
 	kx_digest_format(l->run, msg);
 	struct kx_digest id;
@@ -79,10 +82,11 @@ static int signature_add(void *ctx, const struct kx_digest *key, const uint8_t *
 	return r == -ENOENT ? 0 : r;
 }
 
-/* The run's signatures (SPEC §10), each checked again, with what the store knows of its key. */
-static int load_signatures(struct kx_tree *t, struct kx_view *v, struct runv *rv)
+/* The run's signatures (SPEC §10); when `check`, each checked again, with what the store knows of
+ * its key. */
+static int load_signatures(struct kx_tree *t, struct kx_view *v, struct runv *rv, bool check)
 {
-	struct sig_list l = { t, v, &rv->run.run, NULL, 0, 0 };
+	struct sig_list l = { t, v, &rv->run.run, check, NULL, 0, 0 };
 	int r = kx_store_each_signature(t->s, v, &rv->run.run, signature_add, &l);
 	rv->signatures = l.x;
 	rv->v.signatures = l.x;
@@ -93,8 +97,9 @@ static int load_signatures(struct kx_tree *t, struct kx_view *v, struct runv *rv
 /*
  * Load what rendering a run needs: RV_GROUP its group listing and position (rank, names — only
  * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents,
- * RV_ALIASES its aliases (one seek: only summary.txt and DIGESTS show them). An alias (SPEC §2) has
- * no position: RV_GROUP gives the run it is an alias of instead.
+ * RV_ALIASES its aliases (one seek: only summary.txt and DIGESTS show them), RV_SIGNATURES its
+ * stored signatures (one seek: manifest.json), RV_SIG_CHECKS those checked again (SIGNATURES). An
+ * alias (SPEC §2) has no position: RV_GROUP gives the run it is an alias of instead.
  */
 int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
 		   struct runv *rv)
@@ -156,7 +161,7 @@ int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_di
 		tree_runv_release(t, rv);
 		return r;
 	}
-	if (what & RV_SIGNATURES && (r = load_signatures(t, v, rv)) < 0) {
+	if (what & (RV_SIGNATURES | RV_SIG_CHECKS) && (r = load_signatures(t, v, rv, what & RV_SIG_CHECKS)) < 0) {
 		tree_runv_release(t, rv);
 		return r;
 	}
