@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # kindex pull (docs/replicas.md): the newest generation a writer publishes is copied, verified and
-# made DST/current; every run the writer accepted is on the replica; a second pull is a no-op;
+# made DST/current; every run the writer accepted is on the replica, a signed one with its signature
+# and the trust of its key (SPEC §10); a second pull is a no-op;
 # table files are hard-linked from the previous copy. Faults: a pull killed with SIGKILL (and its
 # rsync) mid-copy leaves current naming a complete generation that verifies, and the next pull
 # completes; a full disk on the replica (a small tmpfs) fails with "No space left on device",
@@ -16,6 +17,13 @@ command -v rsync >/dev/null || { echo "1..0 # SKIP rsync is missing"; exit 77; }
 store=$work/store pub=$work/pub spool=$work/spool dst=$work/dst
 "$KINDEX" -q --store "$store" init >/dev/null || die "kindex init failed"
 gen 10 "$work/m"
+# a signed run and the key the store trusts (SPEC §10): a replica carries both
+"$KINDEX" -q keygen "$work/lab" >/dev/null || die "kindex keygen failed"
+first=$(ls "$work"/m/*.json | head -1)
+"$KINDEX" -q sign --key "$work/lab.key" -o "$work/signed.jsonl" "$first" || die "kindex sign failed"
+"$KINDEX" -q --store "$store" ingest "$work/signed.jsonl" || die "ingest of the signed run failed"
+"$KINDEX" -q --store "$store" trust add "$work/lab.pub" --name lab >/dev/null || die "kindex trust add failed"
+signed=$("$KINDEX" --store "$store" ls runs | head -1 | tr -d /)
 
 # start_writer STORE PUB: kindex watch --publish in the background; sets $writer
 start_writer() {
@@ -51,6 +59,12 @@ check "current names gen-$g1" [ "$(readlink "$dst/current")" = "gen-$g1" ]
 check "the replica verifies" verifies "$dst/current"
 stop_writer
 check "every run the writer accepted is on the replica" same_runs "$store" "$dst/current"
+check "the replica has the signature and the key's trust: SIGNATURES says lab, valid, trusted" \
+	bash -c "'$KINDEX' --store '$dst/current' cat runs/$signed/SIGNATURES | sed -n 2p | cut -f2,4,5 | grep -qx 'lab	yes	yes'"
+check "and its manifest.json carries the signature as the writer's does" \
+	bash -c "cmp -s <('$KINDEX' --store '$dst/current' cat runs/$signed/manifest.json) \
+		<('$KINDEX' --store '$store' cat runs/$signed/manifest.json) &&
+		'$KINDEX' --store '$store' cat runs/$signed/manifest.json | grep -q '\"signatures\"'"
 "$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
 check "a second pull copies nothing ($(cat "$work/out"))" grep -q "is up to date: generation $g1" "$work/out"
 
