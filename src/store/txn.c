@@ -43,6 +43,7 @@ struct kx_txn {
 	struct wmap *docbytes; /* doc digest → struct docbytes (its put in this transaction) */
 	struct wmap *dirty;    /* groups changed: their records are written once, at commit */
 	struct wmap *stamped;  /* sha256(directory path): directories whose mtime this transaction set */
+	struct wmap *sigs;     /* sha256(run, key): the signatures this transaction stores */
 	int64_t delta_runs, delta_docs, delta_groups;
 	bool evidence; /* what runs stored before show changed without runs added (K_EVIDENCE) */
 	struct undo *undo;
@@ -61,6 +62,7 @@ static void txn_free(struct kx_txn *t)
 	store_wmap_free(t->docbytes);
 	store_wmap_free(t->dirty);
 	store_wmap_free(t->stamped);
+	store_wmap_free(t->sigs);
 	store_undo_free(t->undo);
 	free(t);
 }
@@ -83,7 +85,8 @@ int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret)
 	t->docbytes = store_wmap_new(sizeof(struct docbytes), SIZE_MAX);
 	t->dirty = store_wmap_new(0, SIZE_MAX);
 	t->stamped = store_wmap_new(0, SIZE_MAX);
-	if (!t->runs || !t->sources || !t->docbytes || !t->dirty || !t->stamped) {
+	t->sigs = store_wmap_new(0, SIZE_MAX);
+	if (!t->runs || !t->sources || !t->docbytes || !t->dirty || !t->stamped || !t->sigs) {
 		txn_free(t);
 		return -ENOMEM;
 	}
@@ -652,11 +655,19 @@ int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const st
 {
 	struct key k;
 	store_key_pair(&k, T_SIGNATURE, run, key);
+	/* stored already: by an earlier commit, or earlier in this transaction (one file can carry
+	 * the same signed run twice) */
+	unsigned char h[KX_DIGEST_LEN];
+	kx_sha256(k.b, k.len, h);
+	if (store_wmap_get(t->sigs, h))
+		return 1;
 	int r = txn_get(t, k.b, k.len, NULL);
 	if (r == 0)
-		return 1; /* stored already */
+		return 1;
 	if (r != -ENOENT)
 		return r;
+	if (store_undo_note(t->undo, t->sigs, h) < 0 || !store_wmap_put(t->sigs, h, NULL))
+		return -ENOMEM;
 	struct kx_run_rec x;
 	struct kx_group_rec g;
 	if ((r = kx_txn_get_run(t, run, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)

@@ -610,6 +610,19 @@ static void pooled_signatures(void)
 	   "a pool with no threads: the stager checks, and refuses the damaged line too");
 	kx_problems_release(&p);
 
+	/* one file carrying the same signed run twice stores its signature once */
+	char *once = signed_lines(k, 1, 0, 0), *twice = join(once, once), *dir2;
+	struct kx_store *s2 = open_new(&dir2, "ingest-twice");
+	r = ingest(s2, twice, &res, &p);
+	ok(r == 0 && res.added == 1 && res.present == 1 && res.signatures == 1,
+	   "the same signed line twice: 1 added, 1 present, 1 signature stored (got %zu)", res.signatures);
+	kx_ingest_result_release(&res);
+	verify_clean(s2, "after the same signed run twice");
+	kx_store_close(s2);
+	scratch_remove(dir2);
+	free(once);
+	free(twice);
+
 	/* a prepared file freed unstaged takes its checks off the queue */
 	struct kx_prepared *left;
 	ok(kx_ingest_prepare(good, strlen(good), NULL, pool, &left, &p) == 0, "prepared, never staged");
