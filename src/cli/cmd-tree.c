@@ -67,14 +67,15 @@ static struct linked *linked_slot(struct linked *v, size_t cap, uint64_t ino)
 	return &v[i];
 }
 
-/* The path file `ino` was first written at, or NULL after remembering e->path for it. */
-static const char *linked_first(struct exporter *e, uint64_t ino)
+/* The slot of file `ino`: its path once one of its names is written (NULL before), the file
+ * later names link to. NULL without memory: each name is then written as a copy. */
+static struct linked *linked_first(struct exporter *e, uint64_t ino)
 {
 	if (2 * (e->nlinked + 1) > e->caplinked) {
 		size_t cap = e->caplinked ? 2 * e->caplinked : 1024;
 		struct linked *v = calloc(cap, sizeof(*v));
 		if (!v)
-			return NULL; /* written again instead: a copy, not a link */
+			return NULL;
 		for (size_t i = 0; i < e->caplinked; i++)
 			if (e->linked[i].path)
 				*linked_slot(v, cap, e->linked[i].ino) = e->linked[i];
@@ -82,14 +83,19 @@ static const char *linked_first(struct exporter *e, uint64_t ino)
 		e->linked = v;
 		e->caplinked = cap;
 	}
-	struct linked *l = linked_slot(e->linked, e->caplinked, ino);
-	if (l->path)
-		return l->path;
-	if ((l->path = strdup(e->path + 1))) {
-		l->ino = ino;
-		e->nlinked++;
-	}
-	return NULL;
+	return linked_slot(e->linked, e->caplinked, ino);
+}
+
+/* Name `path` the file later names of `ino` link to (its first copy, or a newer one). */
+static void linked_set(struct exporter *e, struct linked *l, uint64_t ino, const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return; /* the old copy stays the target: more refused links, more copies */
+	e->nlinked += !l->path;
+	free(l->path);
+	l->path = p;
+	l->ino = ino;
 }
 
 /* "export: cannot WHAT DIR/PATH: error" for the entry at e->path */
@@ -154,17 +160,14 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 			r = set_mtime(e, dirfd, name, a.mtime_ns);
 		goto out;
 	}
-	const char *first = a.nlink > 1 ? linked_first(e, a.ino) : NULL;
-	if (first) {
-		if (linkat(e->dirfd, first, dirfd, name, 0) < 0) {
-			r = -errno;
-			cli_error("export: cannot link %s%s to %s/%s: %s", e->root, e->path, e->root, first, strerror(errno));
-			e->messages++;
-		} else {
-			cli_progress_update(&e->pg, ++e->files);
-		}
+	struct linked *l = a.nlink > 1 ? linked_first(e, a.ino) : NULL;
+	if (l && l->path && linkat(e->dirfd, l->path, dirfd, name, 0) == 0) {
+		cli_progress_update(&e->pg, ++e->files);
 		goto out;
 	}
+	/* No link: the first of its name, or a link the file system refused — EMLINK past its limit
+	 * of links to one file (65,000 on ext4: a protocol shared by 32,500 runs), or none at all
+	 * (EPERM, EXDEV …). The file is written again, and later names link to this copy. */
 	const struct kx_content *c;
 	if ((r = kx_tree_read(e->t, e->v, n, &c)) < 0) {
 		fail(e, "render", r);
@@ -197,6 +200,8 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 	}
 	r = set_mtime(e, dirfd, name, a.mtime_ns);
 	cli_progress_update(&e->pg, ++e->files);
+	if (r == 0 && l)
+		linked_set(e, l, a.ino, e->path + 1);
 out:
 	e->path[plen] = '\0';
 	return r;
@@ -208,7 +213,8 @@ int cli_cmd_export(struct cli *cli, int argc, char **argv)
 			    "Writes the tree the mount serves (README, benchmarks/, compare/, runs/, digests/) into DIR,\n"
 			    "which must be empty or not exist. Files are byte-identical to the mount's, with its modes,\n"
 			    "mtimes and link counts (a document's file is written once, hard-linked into every run\n"
-			    "naming it).\n");
+			    "naming it). Where DIR's file system refuses a link (ext4 allows 65,000 to one file; some\n"
+			    "allow none), the file is written again and later names link to the new copy.\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
 	if (i + 1 != argc) {
