@@ -47,19 +47,26 @@ static void check(struct kx_verify_pool *p, struct verify_block *b)
 		pthread_cond_broadcast(&p->done);
 }
 
+/* Under the lock: check the first queued block of job j (of any job: NULL); false for none. */
+static bool check_next(struct kx_verify_pool *p, const struct verify_job *j)
+{
+	struct verify_block *b = p->head;
+	while (b && j && b->job != j)
+		b = b->queue;
+	if (!b)
+		return false;
+	unqueue(p, b);
+	check(p, b);
+	return true;
+}
+
 static void *worker(void *arg)
 {
 	struct kx_verify_pool *p = arg;
 	pthread_mutex_lock(&p->lock);
-	while (!p->stop) {
-		struct verify_block *b = p->head;
-		if (b) {
-			unqueue(p, b);
-			check(p, b);
-		} else {
+	while (!p->stop)
+		if (!check_next(p, NULL))
 			pthread_cond_wait(&p->work, &p->lock);
-		}
-	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
@@ -145,17 +152,9 @@ void ingest_verify_finish(struct verify_job *j)
 {
 	struct kx_verify_pool *p = j->pool;
 	pthread_mutex_lock(&p->lock);
-	while (j->pending) {
-		struct verify_block *b = p->head;
-		while (b && b->job != j)
-			b = b->queue;
-		if (b) {
-			unqueue(p, b);
-			check(p, b);
-		} else {
+	while (j->pending)
+		if (!check_next(p, j))
 			pthread_cond_wait(&p->done, &p->lock);
-		}
-	}
 	pthread_mutex_unlock(&p->lock);
 }
 
