@@ -169,6 +169,10 @@ int kx_store_each_waiting(struct kx_store *s, struct kx_view *v, const struct kx
 /* The aliases of run `run` (SPEC §2: the same observation published again), in digest order. */
 int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, kx_digest_fn fn,
 			void *ctx);
+/* Every alias of every run, as (run, alias), in run digest order: one scan of the index, which
+ * holds nothing in a store where nothing was published twice. */
+typedef int (*kx_alias_fn)(void *ctx, const struct kx_digest *run, const struct kx_digest *alias);
+int kx_store_each_alias_of_any(struct kx_store *s, struct kx_view *v, kx_alias_fn fn, void *ctx);
 /* A key the store knows (SPEC §10): trusted from added_ns, and until revoked_ns when that is not 0. */
 #define KX_KEY_NAME_MAX 128
 struct kx_key_rec {

@@ -329,6 +329,29 @@ int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_d
 	return each_digest_key(s, v, T_ALIAS, run, ALIAS_KEY_LEN, alias_key, &e);
 }
 
+int kx_store_each_alias_of_any(struct kx_store *s, struct kx_view *v, kx_alias_fn fn, void *ctx)
+{
+	unsigned char tag = T_ALIAS;
+	struct scan sc;
+	int r = store_scan_open(&sc, s, v, &tag, 1);
+	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t kn;
+		const unsigned char *k = (const unsigned char *)rocksdb_iter_key(sc.it, &kn);
+		struct kx_digest run, alias;
+		if (kn != ALIAS_KEY_LEN) {
+			r = -EIO;
+			break;
+		}
+		memcpy(run.b, k + 1, 32);
+		memcpy(alias.b, k + 33, 32);
+		r = fn(ctx, &run, &alias);
+	}
+	if (r == 0)
+		r = store_scan_status(&sc);
+	store_scan_close(&sc);
+	return r;
+}
+
 static int signature_key(void *ctx, const unsigned char *key, const struct kx_digest *id, const char *val, size_t vn)
 {
 	struct each_ctx *e = ctx;

@@ -115,29 +115,37 @@ static int diff_dir(struct changes *c, const struct kx_node *dir, bool *ret_diff
  * later copy of the run, signed, touches its group): a new version, with the stamp it had. Nothing
  * is read for a store nobody signed.
  */
-static int inval_signed(struct changes *c, const struct gctx *x)
+static int inval_signed_run(struct changes *c, const struct kx_run_rec *run, const uint8_t *types, size_t ntypes)
 {
-	bool any;
-	int r = tree_store_signed(c->t, c->after, &any);
-	for (size_t i = 0; i < x->len && r == 0 && any; i++) {
-		const struct kx_run_rec *run = &x->runs[i];
-		uint32_t was, now;
-		int64_t stamp;
-		if (run->generation > kx_view_generation(c->before))
-			continue; /* new: no kernel holds it */
-		if ((r = tree_signature_count(c->t, c->before, &run->run, &was)) < 0 ||
-		    (r = tree_signature_count(c->t, c->after, &run->run, &now)) < 0 || was == now)
-			continue;
-		if ((r = tree_manifest_stamp(c->t, c->before, run, &stamp)) < 0)
-			break;
-		static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
-		for (size_t k = 0; k < KX_ARRAY_SIZE(types) && r == 0; k++) {
-			struct kx_node n = { .type = types[k], .file = KX_RF_MANIFEST, .id = run->run };
-			r = inval_versioned(c, KX_INVAL_DATA, &n, stamp);
-		}
+	uint32_t was, now;
+	int64_t stamp;
+	if (run->generation > kx_view_generation(c->before))
+		return 0; /* new: no kernel holds it */
+	int r = tree_signature_count(c->t, c->before, &run->run, &was);
+	if (r < 0 || (r = tree_signature_count(c->t, c->after, &run->run, &now)) < 0 || was == now)
+		return r;
+	if ((r = tree_manifest_stamp(c->t, c->before, run, &stamp)) < 0)
+		return r;
+	for (size_t k = 0; k < ntypes && r == 0; k++) {
+		struct kx_node n = { .type = types[k], .file = KX_RF_MANIFEST, .id = run->run };
+		r = inval_versioned(c, KX_INVAL_DATA, &n, stamp);
 	}
 	return r;
 }
+
+static int inval_signed(struct changes *c, const struct gctx *x)
+{
+	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
+	bool any;
+	int r = tree_store_signed(c->t, c->after, &any);
+	for (size_t i = 0; i < x->len && r == 0 && any; i++)
+		r = inval_signed_run(c, &x->runs[i], types, KX_ARRAY_SIZE(types));
+	return r;
+}
+
+/* A run's files whose bytes follow its group (tree_rank_dependent: their stamp is the gpu
+ * directory's): rank, path, aliases and signatures */
+static const uint8_t rank_files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS, KX_RF_SIGNATURES };
 
 /* The files of every run in a group whose content (DATA) or only mtime (ATTR) changed. */
 static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_inval what)
@@ -152,14 +160,11 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 	struct gctx *x = NULL;
 	if (r != 0 || (r = tree_gctx_get(c->t, c->after, key, &x)) < 0)
 		return r;
-	/* only summary.txt, SHA256SUMS, DIGESTS and SIGNATURES depend on rank, path, aliases and
-	 * signatures (tree_rank_dependent: their stamp is the gpu directory's) */
-	static const uint8_t files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS, KX_RF_SIGNATURES };
 	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
+	const size_t nf = KX_ARRAY_SIZE(rank_files);
 	for (size_t i = 0; i < x->len && r == 0; i++)
-		for (size_t k = 0; k < KX_ARRAY_SIZE(types) * KX_ARRAY_SIZE(files) && r == 0; k++) {
-			struct kx_node n = { .type = types[k / KX_ARRAY_SIZE(files)], .file = files[k % KX_ARRAY_SIZE(files)],
-					     .id = x->runs[i].run };
+		for (size_t k = 0; k < KX_ARRAY_SIZE(types) * nf && r == 0; k++) {
+			struct kx_node n = { .type = types[k / nf], .file = rank_files[k % nf], .id = x->runs[i].run };
 			r = inval_versioned(c, what, &n, before);
 		}
 	if (r == 0 && what == KX_INVAL_DATA)
@@ -548,6 +553,40 @@ static int moved_dir(void *ctx, const char *path, int64_t ns)
 	return kx_store_tree_list(m->t->s, m->after, prefix, 3, moved_group, m);
 }
 
+/*
+ * Aliases (SPEC §2) are listed under runs/ only, in no group's listing, so inval_group does not
+ * reach them; yet an alias's summary.txt names where the run it is an alias of lives, and its
+ * files follow its group as that group's runs' do. The aliases whose group, or whose run's group,
+ * this change touched are told likewise: one scan of the alias index, empty in most stores.
+ */
+struct alias_walk {
+	struct changes *c;
+	const struct group_set *gs;
+};
+
+static int alias_step(void *ctx, const struct kx_digest *run, const struct kx_digest *alias)
+{
+	struct alias_walk *w = ctx;
+	struct changes *c = w->c;
+	const struct new_runs *keys = &w->gs->keys;
+	struct kx_run_rec a, x;
+	int r = tree_get_run(c->t, c->after, alias, &a);
+	if (r == 0)
+		r = tree_get_run(c->t, c->after, run, &x);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	if (a.generation > kx_view_generation(c->before) ||
+	    (!digest_in(keys->v, keys->len, &a.group) && !digest_in(keys->v, keys->len, &x.group)))
+		return 0;
+	int64_t before = stamp_before(c, &a.group);
+	for (size_t f = 0; f < KX_ARRAY_SIZE(rank_files) && r == 0; f++) {
+		struct kx_node n = { .type = KX_NODE_RUNS_FILE, .file = rank_files[f], .id = *alias };
+		r = inval_versioned(c, KX_INVAL_DATA, &n, before);
+	}
+	static const uint8_t types[] = { KX_NODE_RUNS_FILE };
+	return r ? r : inval_signed_run(c, &a, types, 1);
+}
+
 /* Forget a run's files in this tree's own caches (content and sizes, both paths). */
 static void purge_run(struct kx_tree *t, const struct kx_digest *run)
 {
@@ -818,6 +857,11 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	if (r == 0 && evidence) {
 		struct moved m = { t, before, after, &gs };
 		r = kx_store_each_dir_mtime(t->s, after, moved_dir, &m);
+	}
+
+	if (r == 0 && gs.keys.len) {
+		struct alias_walk w = { &c, &gs };
+		r = kx_store_each_alias_of_any(t->s, after, alias_step, &w);
 	}
 
 	/* benchmarks/: each gpu directory that received runs, with every group below it */

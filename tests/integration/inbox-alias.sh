@@ -6,7 +6,8 @@
 # title and implementation document, the same status, observedAt and measurements. The second is
 # stored as an alias: runs/<its id>/ appears, the first run's DIGESTS and summary.txt name it —
 # new versions, as every file that changes is (a reader holding one open reads the old bytes whole
-# at the old size) — and nothing is ranked or counted twice.
+# at the old size) — and nothing is ranked or counted twice. When the run moves (a faster one ranks
+# first), the alias's summary.txt, read before, names the new place without a remount.
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 
@@ -70,6 +71,35 @@ check "ranking.tsv has one row" [ "$(tail -n +2 "$mnt/$group/ranking.tsv" | wc -
 check "README counts one run" grep -q '^runs  *1$' "$mnt/README"
 check "the protocol's file has 3 links: the run's two, the alias's one" \
 	[ "$(stat -c %h "$mnt/$alias/protocol.json")" = 3 ]
+
+# the alias's summary.txt names where the run it is an alias of lives: a faster run of another
+# implementation ranks first, the run moves to 02-…, and the alias's page, read before, follows
+python3 - "$work/first.json" "$work/faster.json" <<'PY' || die "cannot write faster.json"
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["KX_SOURCE_ROOT"], "tests", "integration"))
+import kxjcs
+m = json.load(open(sys.argv[1]))
+m["implementation"]["spec"]["name"] = "a-faster-one"
+m["run"]["spec"]["implementationDigest"] = kxjcs.digest(m["implementation"])
+m["run"]["spec"]["sourceNative"]["externalId"] += "-faster"
+def halve(x):  # every number: the median, its quantiles, the measurements
+    if isinstance(x, dict):
+        return {k: halve(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [halve(v) for v in x]
+    return x / 2 if isinstance(x, (int, float)) and not isinstance(x, bool) else x
+m["run"]["spec"]["timing"] = halve(m["run"]["spec"]["timing"])
+m["run"]["spec"]["measurements"] = halve(m["run"]["spec"]["measurements"])
+json.dump(m, open(sys.argv[2], "w"), indent=2)
+PY
+grep -q "an alias of $id ($path)" "$mnt/$alias/summary.txt" || fail "the alias's summary.txt names $path"
+cp "$work/faster.json" "$in/" || die "cp faster.json into the inbox failed"
+check "the faster run is accepted" accepted "$mnt" faster.json 1
+moved=$(ls -d "$mnt/$group"/02-* 2>/dev/null | head -1)
+check "the first run is 02 now ($moved)" test -n "$moved"
+check "the alias's summary.txt, read before, names its new place without a remount ($(grep -o 'an alias of [^)]*)' "$mnt/$alias/summary.txt"))" \
+	grep -q "an alias of $id ($group/$(basename "$moved"))" "$mnt/$alias/summary.txt"
+check "and sha256sum -c still passes in it" bash -c "cd '$mnt/$alias' && sha256sum -c --quiet SHA256SUMS"
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 check "the daemon wrote nothing to stderr" [ ! -s "$mnt.err" ]
 "$KINDEX" --store "$store" verify >"$work/verify" 2>&1
