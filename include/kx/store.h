@@ -184,8 +184,10 @@ struct kx_key_rec {
 int kx_store_get_key(struct kx_store *s, struct kx_view *v, const struct kx_digest *id, struct kx_key_rec *ret);
 typedef int (*kx_key_fn)(void *ctx, const struct kx_key_rec *k);
 int kx_store_each_key(struct kx_store *s, struct kx_view *v, kx_key_fn fn, void *ctx); /* in id order */
-/* Whether run `run` has a stored signature by a key the store trusts and has not revoked. */
-int kx_store_trusted_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, bool *ret);
+/* How many signatures of run `run` are stored, and whether one is by a key the store trusts and
+ * has not revoked: one scan of the run's signatures, a key read for each until a trusted one. */
+int kx_store_run_signatures(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, uint32_t *ret_count,
+			    bool *ret_trusted);
 
 /* The signatures stored for run `run`, by key id (SPEC §10): fn(ctx, key id, public key, signature). */
 typedef int (*kx_signature_fn)(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig);

@@ -398,29 +398,33 @@ int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret)
 	return r;
 }
 
-struct trusted {
+struct run_sigs {
 	struct kx_store *s;
 	struct kx_view *v;
-	bool found;
+	uint32_t count;
+	bool trusted;
 };
 
-static int trusted_key(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
+static int run_sig(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
 {
-	struct trusted *x = ctx;
+	struct run_sigs *x = ctx;
 	struct kx_key_rec k;
-	int r = kx_store_get_key(x->s, x->v, key, &k);
-	if (r == -ENOENT)
+	x->count++;
+	if (x->trusted)
 		return 0;
+	int r = kx_store_get_key(x->s, x->v, key, &k);
 	if (r == 0 && !k.revoked_ns)
-		x->found = true;
-	return r < 0 ? r : x->found; /* 1: stop, found */
+		x->trusted = true;
+	return r == -ENOENT ? 0 : r;
 }
 
-int kx_store_trusted_signature(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, bool *ret)
+int kx_store_run_signatures(struct kx_store *s, struct kx_view *v, const struct kx_digest *run, uint32_t *ret_count,
+			    bool *ret_trusted)
 {
-	struct trusted x = { s, v, false };
-	int r = kx_store_each_signature(s, v, run, trusted_key, &x);
-	*ret = x.found;
+	struct run_sigs x = { s, v, 0, false };
+	int r = kx_store_each_signature(s, v, run, run_sig, &x);
+	*ret_count = x.count;
+	*ret_trusted = x.trusted;
 	return r < 0 ? r : 0;
 }
 

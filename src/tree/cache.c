@@ -36,10 +36,12 @@ struct node_slot {
  */
 struct run_slot {
 	bool used;
-	bool trusted;       /* SPEC §10: a trusted key's signature is stored, as of trust_gen */
-	uint64_t trust_gen; /* 0: not known (a signature or a key's trust changes with the generation) */
-	uint32_t sigs;      /* how many signatures of the run are stored, as of sig_gen (manifest.json's stamp) */
-	uint64_t sig_gen;   /* 0: not known (likewise) */
+	/* SPEC §10, as of sig_gen (0: not known; a signature or a key's trust changes only with the
+	 * generation): how many signatures of the run are stored (manifest.json's stamp), and whether
+	 * one is by a key the store trusts (its evidence) */
+	uint64_t sig_gen;
+	uint32_t sigs;
+	bool trusted;
 	struct kx_run_rec rec;
 };
 
@@ -181,7 +183,6 @@ void tree_run_put(struct kx_tree *t, const struct kx_run_rec *rec)
 	size_t i = run_slot_of(t, &rec->run);
 	pthread_mutex_lock(&t->lock);
 	t->runs[i].used = true;
-	t->runs[i].trust_gen = 0;
 	t->runs[i].sig_gen = 0;
 	t->runs[i].rec = *rec;
 	pthread_mutex_unlock(&t->lock);
@@ -237,81 +238,57 @@ int tree_store_signed(struct kx_tree *t, struct kx_view *v, bool *ret)
 	return 0;
 }
 
-static int count_signature(void *ctx, const struct kx_digest *key, const uint8_t *pub, const uint8_t *sig)
-{
-	(*(uint32_t *)ctx)++;
-	return 0;
-}
-
 /*
- * How many signatures of run `run` view v stores: none without a read in a store nobody signed;
- * else one seek, kept beside the run's record for the rest of that generation (a stat, a read and
- * a SHA256SUMS each ask).
+ * How many signatures of run `run` view v stores, and whether a key the store trusts made one:
+ * nothing read in a store nobody signed; else one scan, kept beside the run's record for the rest
+ * of that generation (a stat, a read, a SHA256SUMS and a listing each ask).
  */
-int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret)
+static int run_signatures(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret_count,
+			  bool *ret_trusted)
 {
 	bool any;
 	int r = tree_store_signed(t, v, &any);
-	if (r < 0 || !any) {
-		if (r == 0)
-			*ret = 0;
+	*ret_count = 0;
+	*ret_trusted = false;
+	if (r < 0 || !any)
 		return r;
-	}
 	uint64_t gen = v ? kx_view_generation(v) : 0;
 	struct run_slot *x = &t->runs[run_slot_of(t, run)];
 	pthread_mutex_lock(&t->lock);
 	bool hit = gen && x->used && kx_digest_equal(&x->rec.run, run) && x->sig_gen == gen;
-	uint32_t n = x->sigs;
-	pthread_mutex_unlock(&t->lock);
 	if (hit) {
-		*ret = n;
-		return 0;
+		*ret_count = x->sigs;
+		*ret_trusted = x->trusted;
 	}
-	n = 0;
-	if ((r = kx_store_each_signature(t->s, v, run, count_signature, &n)) < 0)
+	pthread_mutex_unlock(&t->lock);
+	if (hit || (r = kx_store_run_signatures(t->s, v, run, ret_count, ret_trusted)) < 0 || !gen)
 		return r;
-	if (gen) {
-		pthread_mutex_lock(&t->lock);
-		if (x->used && kx_digest_equal(&x->rec.run, run)) {
-			x->sig_gen = gen;
-			x->sigs = n;
-		}
-		pthread_mutex_unlock(&t->lock);
+	pthread_mutex_lock(&t->lock);
+	if (x->used && kx_digest_equal(&x->rec.run, run)) {
+		x->sig_gen = gen;
+		x->sigs = *ret_count;
+		x->trusted = *ret_trusted;
 	}
-	*ret = n;
+	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
 
-/*
- * A run that claims measured evidence is shown so only while a trusted key's signature of it is
- * stored (SPEC §10). The answer costs a seek and a key read; it is kept in the run's slot for the
- * view's generation, since every change to a signature or a key's trust is a commit.
- */
+int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret)
+{
+	bool trusted;
+	return run_signatures(t, v, run, ret, &trusted);
+}
+
+/* A run that claims measured evidence is shown so only while a trusted key's signature of it is
+ * stored (SPEC §10). */
 void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x)
 {
-	if (x->evidence != KX_EVIDENCE_MEASURED)
+	uint32_t n;
+	bool trusted;
+	if (x->evidence != KX_EVIDENCE_MEASURED || (run_signatures(t, v, &x->run, &n, &trusted) == 0 && trusted))
 		return;
-	uint64_t gen = v ? kx_view_generation(v) : 0;
-	struct run_slot *slot = &t->runs[run_slot_of(t, &x->run)];
-	bool trusted = false, known = false;
-	pthread_mutex_lock(&t->lock);
-	if (gen && slot->used && slot->trust_gen == gen && kx_digest_equal(&slot->rec.run, &x->run)) {
-		trusted = slot->trusted;
-		known = true;
-	}
-	pthread_mutex_unlock(&t->lock);
-	if (!known && kx_store_trusted_signature(t->s, v, &x->run, &trusted) == 0 && gen) {
-		pthread_mutex_lock(&t->lock);
-		if (slot->used && kx_digest_equal(&slot->rec.run, &x->run)) {
-			slot->trust_gen = gen;
-			slot->trusted = trusted;
-		}
-		pthread_mutex_unlock(&t->lock);
-	}
-	if (!trusted) {
-		x->evidence = KX_EVIDENCE_SUBMITTED;
-		x->unbacked = true;
-	}
+	x->evidence = KX_EVIDENCE_SUBMITTED;
+	x->unbacked = true;
 }
 
 /* Every document the tree reads, counted: a document is one store value, read whole however
