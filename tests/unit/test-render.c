@@ -1001,6 +1001,17 @@ static int collect_row(void *ctx, const struct kx_regression *row)
 	return 0;
 }
 
+/* A forward latency group (lower is better) of kernel on gpu, for the views made of its runs. */
+static struct kx_group_rec latency_group(const char *kernel, const char *gpu)
+{
+	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
+	snprintf(gr.kernel, sizeof(gr.kernel), "%s", kernel);
+	snprintf(gr.pass, sizeof(gr.pass), "forward");
+	snprintf(gr.metric, sizeof(gr.metric), "latency");
+	snprintf(gr.gpu, sizeof(gr.gpu), "%s", gpu);
+	return gr;
+}
+
 /* /regressions.tsv's rows of one group, their order, history.json's series; an /index.tsv row */
 static void history_and_index(void)
 {
@@ -1023,11 +1034,7 @@ static void history_and_index(void)
 			snprintf(dirs[j], sizeof(dirs[j]), "superseded-%s-%02zu", series[k].impl, j);
 			dirp[j] = dirs[j];
 		}
-	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
-	snprintf(gr.kernel, sizeof(gr.kernel), "rms_norm");
-	snprintf(gr.pass, sizeof(gr.pass), "forward");
-	snprintf(gr.metric, sizeof(gr.metric), "latency");
-	snprintf(gr.gpu, sizeof(gr.gpu), "nvidia-h100");
+	struct kx_group_rec gr = latency_group("rms_norm", "nvidia-h100");
 	struct kx_group_view g = { .group = &gr, .path = "benchmarks/rms_norm/forward/nvidia-h100/h4096", .runs = r,
 				   .dirnames = dirp, .len = 45, .workload_dir = "h4096",
 				   .workload_doc = workload_of(a, "{\"hidden\":4096,\"batch\":8}", "bf16") };
@@ -1153,11 +1160,7 @@ static void steps(void)
 	};
 	r[6].passed = r[7].passed = false;
 	const char *dirp[KX_ARRAY_SIZE(r)] = { 0 };
-	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
-	snprintf(gr.kernel, sizeof(gr.kernel), "kto_loss");
-	snprintf(gr.pass, sizeof(gr.pass), "forward");
-	snprintf(gr.metric, sizeof(gr.metric), "latency");
-	snprintf(gr.gpu, sizeof(gr.gpu), "h100");
+	struct kx_group_rec gr = latency_group("kto_loss", "h100");
 	struct kx_group_view g = { .group = &gr, .path = "benchmarks/kto_loss/forward/h100/b2", .runs = r, .dirnames = dirp,
 				   .len = KX_ARRAY_SIZE(r), .workload_dir = "b2" };
 	struct kx_buf b = { 0 };
@@ -1237,11 +1240,7 @@ static void reruns(void)
 	const char *dirp[] = { "01-aaa-01", "02-bbb-02", "superseded-aaa-03", "superseded-aaa-04", "failed-bbb-05",
 			       "superseded-ccc-06", "superseded-ccc-07" };
 	int32_t rr[7];
-	struct kx_group_rec gr = { .order = KX_ORDER_ASCENDING };
-	snprintf(gr.kernel, sizeof(gr.kernel), "k");
-	snprintf(gr.pass, sizeof(gr.pass), "forward");
-	snprintf(gr.metric, sizeof(gr.metric), "latency");
-	snprintf(gr.gpu, sizeof(gr.gpu), "h100");
+	struct kx_group_rec gr = latency_group("k", "h100");
 	struct kx_group_view g = { .group = &gr, .path = "benchmarks/k/forward/h100/w", .runs = r, .dirnames = dirp,
 				   .reruns = rr, .len = 7, .ranked = 2, .workload_dir = "w" };
 	ok(kx_render_reruns(r, 7, rr) == 0 && rr[0] == 2 && rr[1] == -1 && rr[6] == 5,
