@@ -111,9 +111,9 @@ static int diff_dir(struct changes *c, const struct kx_node *dir, bool *ret_diff
 }
 
 /*
- * The manifest.json of each run of group x, stored before, that gained a signature (SPEC §10: a
- * later copy of the run, signed, touches its group): a new version, with the stamp it had. Nothing
- * is read for a store nobody signed.
+ * A run's manifest.json, at each place `types` names, when the run was stored before and gained a
+ * signature (SPEC §10: a later copy of the run, signed, touches its group): a new version, with
+ * the stamp it had.
  */
 static int inval_signed_run(struct changes *c, const struct kx_run_rec *run, const uint8_t *types, size_t ntypes)
 {
@@ -133,6 +133,8 @@ static int inval_signed_run(struct changes *c, const struct kx_run_rec *run, con
 	return r;
 }
 
+/* inval_signed_run for each run of group x, in both places; nothing is read for a store nobody
+ * signed. */
 static int inval_signed(struct changes *c, const struct gctx *x)
 {
 	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
