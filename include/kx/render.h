@@ -28,6 +28,13 @@ enum kx_run_file {
 	KX_RF__COUNT,
 };
 
+/*
+ * An attestation's file under a run's attestations/ (SPEC §8) is not one of the run's files: it is
+ * the attestation document's own (a KX_NODE_DOC_FILE of this file number, id the attestation's
+ * digest), one inode under every path of the run.
+ */
+#define KX_DOC_FILE_ATTESTATION 15
+
 enum kx_group_file {
 	KX_GF_RANKING_TSV,
 	KX_GF_RANKING_JSON,
@@ -60,6 +67,30 @@ struct kx_run_signature {
 	uint8_t sig[KX_ED25519_SIG_LEN];
 };
 
+/* The two kinds of attestation (SPEC §8). */
+enum kx_attestation_type {
+	KX_ATTEST_REPRODUCTION, /* another stored run reproduces this one */
+	KX_ATTEST_NOTE,         /* text about the run */
+};
+
+/*
+ * A stored attestation of a run as its files show it (SPEC §8), oldest first (createdAt, then
+ * digest). For a reproduction, the reproducing run: its record, its GPU and its /runs name;
+ * whether it ran on this run's GPU, its ratio and whether it is within noise follow from them.
+ */
+struct kx_run_attestation {
+	struct kx_digest digest;
+	enum kx_attestation_type type;
+	int64_t created_ns;
+	const char *created_at;     /* as the document says it */
+	const char *author;
+	const char *text;           /* NULL: none (a note always has one) */
+	const char *name;           /* its file under attestations/: "01-note-0123456789ab.json" */
+	const struct kx_run_rec *by; /* a reproduction's run, else NULL */
+	const char *by_gpu;
+	const char *by_id;          /* its name under runs/ */
+};
+
 struct kx_run_view {
 	const struct kx_run_rec *run;
 	const struct kx_group_rec *group;
@@ -87,6 +118,9 @@ struct kx_run_view {
 	/* SPEC §10: its stored signatures, in key id order (SIGNATURES, summary.txt, manifest.json) */
 	const struct kx_run_signature *signatures;
 	size_t n_signatures;
+	/* SPEC §8: its attestations, oldest first (summary.txt, index.html) */
+	const struct kx_run_attestation *attestations;
+	size_t n_attestations;
 };
 
 /* Whether the file exists for this run (workload.json and implementation.json may not). */
