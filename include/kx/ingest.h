@@ -34,13 +34,18 @@ struct kx_ingest_item {
 	struct kx_digest alias_of; /* KX_INGEST_ALIAS */
 	unsigned line; /* where the manifest starts in its file */
 	unsigned signatures; /* its signatures stored now (SPEC §10; those stored before not counted) */
+	/* an attestation (SPEC §8), not a manifest: `run` is its digest, `subject` the run it is about;
+	 * outcome KX_INGEST_ADDED or KX_INGEST_PRESENT */
+	bool attestation;
+	struct kx_digest subject;
 };
 
 struct kx_ingest_result {
 	struct kx_ingest_item *items; /* one per manifest, in file order (malloc'd) */
 	size_t len;
-	size_t added, present, aliases;
+	size_t added, present, aliases; /* runs */
 	size_t signatures; /* signatures stored (of new runs and of runs stored before) */
+	size_t attestations, attestations_added; /* the file's attestations; those stored now (SPEC §8) */
 	uint64_t generation; /* the store generation this commit created (no commit: the current one) */
 };
 

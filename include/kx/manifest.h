@@ -95,6 +95,38 @@ struct kx_signature {
  */
 int kx_manifest_sign(struct kx_arena *a, struct kx_json *manifest, const struct kx_signer *key);
 
+/*
+ * An attestation (SPEC §8): a document of its own, `kind: Attestation` of apiVersion
+ * KX_ATTESTATION_API, about one stored run (its subject) — a reproduction by another run, or a
+ * note. A file may hold attestations beside manifests (one per JSON Lines line, or alone); what
+ * only the store can tell (that the subject and the reproducing run are stored, and of one
+ * benchmark) is checked at ingest. docs/attestations.md lists the rules.
+ */
+#define KX_ATTESTATION_API "kindexfs.dev/v1alpha1"
+#define KX_ATTESTATION_KIND "Attestation"
+#define KX_NOTE_TEXT_MAX 4096   /* a note's (or a reproduction's) text, in bytes */
+#define KX_AUTHOR_TEXT_MAX 256  /* an author, in bytes */
+
+enum kx_attestation_type {
+	KX_ATTEST_REPRODUCTION, /* another stored run reproduces the subject */
+	KX_ATTEST_NOTE,         /* text about the subject */
+};
+
+/* "reproduction" or "note" */
+const char *kx_attestation_type_name(enum kx_attestation_type type);
+
+struct kx_attestation {
+	struct kx_digest digest;  /* of the document (the rule of SPEC §1) */
+	const char *jcs;          /* the whole document's canonical bytes, as stored */
+	size_t jcs_len;
+	enum kx_attestation_type type;
+	struct kx_digest subject; /* the run it is about */
+	struct kx_digest run;     /* a reproduction's: the reproducing run */
+	int64_t created_ns;
+	const char *author;
+	const char *text;         /* NULL: none */
+};
+
 struct kx_manifest {
 	unsigned line;                        /* where it starts in the file (1-based) */
 	struct kx_json *root;
@@ -105,6 +137,9 @@ struct kx_manifest {
 	struct kx_run_facts facts;
 	struct kx_signature *sigs; /* its signatures, each verified unless left to the caller (in the arena; none: NULL, 0) */
 	size_t nsigs;
+	/* set: this entry of the file is an attestation, not a manifest (all of the above unset but line
+	 * and root) */
+	const struct kx_attestation *att;
 };
 
 /*

@@ -67,12 +67,6 @@ struct kx_run_signature {
 	uint8_t sig[KX_ED25519_SIG_LEN];
 };
 
-/* The two kinds of attestation (SPEC §8). */
-enum kx_attestation_type {
-	KX_ATTEST_REPRODUCTION, /* another stored run reproduces this one */
-	KX_ATTEST_NOTE,         /* text about the run */
-};
-
 /*
  * A stored attestation of a run as its files show it (SPEC §8), oldest first (createdAt, then
  * digest). For a reproduction, the reproducing run: its record, its GPU and its /runs name;

@@ -196,6 +196,21 @@ int kx_store_each_signature(struct kx_store *s, struct kx_view *v, const struct 
 /* Whether any run of view v has a stored signature: one seek, whatever the size of the store. */
 int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret);
 
+/* A stored attestation of a run (SPEC §8) as the run's index holds it; its document is stored by
+ * its digest. type: 0 a reproduction by `by`, 1 a note. */
+struct kx_attestation_ref {
+	struct kx_digest digest;
+	int64_t created_ns;
+	uint8_t type;
+	struct kx_digest by;
+};
+typedef int (*kx_attestation_fn)(void *ctx, const struct kx_attestation_ref *a);
+/* Run `run`'s attestations, oldest first (createdAt, then digest). */
+int kx_store_each_attestation(struct kx_store *s, struct kx_view *v, const struct kx_digest *run,
+			      kx_attestation_fn fn, void *ctx);
+/* Whether any run of view v has an attestation: one seek. */
+int kx_store_any_attestation(struct kx_store *s, struct kx_view *v, bool *ret);
+
 /*
  * The runs of a group in rank order: ranked ones first (best first), then unranked, each with its
  * record. The rank index holds a copy of each run's record (written with it, never changed), so a
@@ -357,5 +372,14 @@ int kx_txn_revoke_key(struct kx_txn *t, const struct kx_digest *id, int64_t ns);
  */
 int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const struct kx_digest *key,
 			 const uint8_t pub[KX_ED25519_PUB_LEN], const uint8_t sig[KX_ED25519_SIG_LEN], int64_t ns);
+
+/*
+ * Store attestation a (SPEC §8) — its document (jcs: its canonical bytes) under its digest, its
+ * entry in its subject's index — about stored run a->subject; the caller has checked the subject,
+ * and a reproduction's run. The subject's group changes at ns (its files show the attestation).
+ * 1 when it is stored already (nothing written).
+ */
+int kx_txn_add_attestation(struct kx_txn *t, const struct kx_attestation_ref *a, const struct kx_digest *subject,
+			   const char *jcs, size_t len, int64_t ns);
 
 #endif

@@ -313,8 +313,10 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	bool threaded = pthread_create(&th, NULL, reader_main, &rd) == 0;
 	struct progress pg;
 	cli_progress_init(&pg, "ingest", paths->len, cli->quiet);
-	size_t refused = 0, failed = 0, added = 0, present = 0, aliases = 0, signatures = 0;
-	size_t staged_added = 0, staged_present = 0, staged_aliases = 0, staged_signatures = 0, staged_bytes = 0;
+	size_t refused = 0, failed = 0, added = 0, present = 0, aliases = 0, signatures = 0, attested = 0,
+	       attestations = 0;
+	size_t staged_added = 0, staged_present = 0, staged_aliases = 0, staged_signatures = 0, staged_bytes = 0,
+	       staged_attested = 0, staged_attestations = 0;
 	int status = EXIT_OK;
 	/* files are staged into batches committed every BATCH_FILES files or BATCH_BYTES bytes:
 	 * each file is still one decision, the commit is shared (--sync commits every file) */
@@ -336,8 +338,11 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 				present += staged_present;
 				aliases += staged_aliases;
 				signatures += staged_signatures;
+				attested += staged_attested;
+				attestations += staged_attestations;
 			}
-			staged_added = staged_present = staged_aliases = staged_signatures = staged_bytes = 0;
+			staged_added = staged_present = staged_aliases = staged_signatures = staged_bytes = staged_attested =
+				staged_attestations = 0;
 		}
 		if (k == paths->len)
 			break;
@@ -358,6 +363,8 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			staged_present += res.present;
 			staged_aliases += res.aliases;
 			staged_signatures += res.signatures;
+			staged_attested += res.attestations_added;
+			staged_attestations += res.attestations;
 			staged_bytes += it->bytes;
 			kx_ingest_result_release(&res);
 		}
@@ -400,10 +407,14 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 		snprintf(also, sizeof(also), ", %zu alias%s", aliases, aliases == 1 ? "" : "es");
 	if (signatures) /* SPEC §10 */
 		snprintf(sigs, sizeof(sigs), "; %zu signature%s stored", signatures, plural(signatures));
+	char atts[96] = "";
+	if (attestations) /* SPEC §8 */
+		snprintf(atts, sizeof(atts), "; %zu attestation%s stored, %zu already present", attested, plural(attested),
+			 attestations - attested);
 	if (!cli->quiet)
-		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added%s, %zu already present%s), %zu refused%s\n",
+		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added%s, %zu already present%s%s), %zu refused%s\n",
 			paths->len, plural(paths->len), paths->len - refused - failed, added, plural(added), also, present,
-			sigs, refused, failed ? ", some unreadable" : "");
+			sigs, atts, refused, failed ? ", some unreadable" : "");
 	return status;
 }
 

@@ -173,10 +173,11 @@ static bool decide_start(struct fs_inbox *ib, struct ient *e, pid_t pid, struct 
 		size_t n = 0;
 		struct kx_digest *runs = malloc((d->res.len ? d->res.len : 1) * sizeof(*runs));
 		for (size_t i = 0; runs && i < d->res.len; i++)
-			if (d->res.items[i].outcome != KX_INGEST_PRESENT)
+			if (d->res.items[i].outcome != KX_INGEST_PRESENT && !d->res.items[i].attestation)
 				runs[n++] = d->res.items[i].run;
-		/* a signature added to a stored run (SPEC §10) changes its group: told too, with no run */
-		if (d->res.added || d->res.aliases || d->res.signatures)
+		/* a signature or an attestation added to a stored run (SPEC §10, §8) changes its group:
+		 * told too, with no run */
+		if (d->res.added || d->res.aliases || d->res.signatures || d->res.attestations_added)
 			d->ticket = fs_changed(fs, runs, runs ? n : 0, d->res.generation);
 		free(runs);
 		d->w = kx_receipt_accepted(fs->tree, d->name, &d->res, &d->receipt);

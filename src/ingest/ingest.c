@@ -393,12 +393,81 @@ static int place(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest 
 	return 0;
 }
 
+/* What stored digest d is, for a message: "a BenchmarkProtocol document", "an attestation". */
+static void stored_kind(struct kx_txn *t, struct kx_arena *a, const struct kx_digest *d, struct kx_buf *scratch,
+			char *out, size_t cap)
+{
+	kx_buf_reset(scratch);
+	struct kx_json *doc = stored_doc(t, a, d, scratch);
+	const char *kind = doc ? kx_json_get_string(doc, "kind") : NULL;
+	if (kind && strcmp(kind, KX_ATTESTATION_KIND) == 0)
+		snprintf(out, cap, "an attestation");
+	else
+		snprintf(out, cap, "a %s document", kind ? kind : "stored");
+}
+
+/*
+ * SPEC §8: attestation m stored, about its subject — a stored run (or one of this file), never
+ * another document — and, for a reproduction, by a stored run of the subject's benchmark and
+ * metric. 1: refused (problems appended).
+ */
+static int attest(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const char *label, int64_t now,
+		  struct kx_ingest_item *item, struct kx_problems *pr, struct kx_buf *scratch)
+{
+	const struct kx_attestation *x = m->att;
+	item->run = x->digest;
+	item->subject = x->subject;
+	item->line = m->line;
+	item->attestation = true;
+	char ptr[300], d[KX_DIGEST_STR_MAX], what[64];
+	struct kx_run_rec subject, by;
+	struct kx_group_rec gs, gb;
+	int r = kx_txn_get_run(t, &x->subject, &subject);
+	if (r == -ENOENT) {
+		kx_digest_format(&x->subject, d);
+		snprintf(ptr, sizeof(ptr), "%s/spec/subject", label ? label : "");
+		if (kx_txn_has_doc(t, &x->subject)) {
+			stored_kind(t, a, &x->subject, scratch, what, sizeof(what));
+			kx_problems_add(pr, m->line, 0, ptr, "subject", "subject %s is %s, not a run: an attestation is about a run", d, what);
+		} else {
+			kx_problems_add(pr, m->line, 0, ptr, "subject", "subject %s is no stored run: ingest the run first (or in the same file, before it)", d);
+		}
+		return 1;
+	}
+	if (r == 0 && x->type == KX_ATTEST_REPRODUCTION) {
+		kx_digest_format(&x->run, d);
+		snprintf(ptr, sizeof(ptr), "%s/spec/run", label ? label : "");
+		r = kx_txn_get_run(t, &x->run, &by);
+		if (r == -ENOENT) {
+			kx_problems_add(pr, m->line, 0, ptr, "reproduction", "run %s is no stored run: a reproduction is a run of its own, stored before it is named (or in the same file, before it)", d);
+			return 1;
+		}
+		if (r == 0 && (r = kx_txn_get_group(t, &subject.group, &gs)) == 0 &&
+		    (r = kx_txn_get_group(t, &by.group, &gb)) == 0 &&
+		    (strcmp(gs.benchmark, gb.benchmark) != 0 || strcmp(gs.metric, gb.metric) != 0)) {
+			kx_problems_add(pr, m->line, 0, ptr, "reproduction", "run %s measures %s %s, the subject %s %s: a reproduction measures what its subject does", d, gb.benchmark, gb.metric, gs.benchmark, gs.metric);
+			return 1;
+		}
+	}
+	if (r < 0)
+		return r;
+	struct kx_attestation_ref ref = { .digest = x->digest, .created_ns = x->created_ns,
+					  .type = x->type == KX_ATTEST_REPRODUCTION ? 0 : 1, .by = x->run };
+	if ((r = kx_txn_add_attestation(t, &ref, &x->subject, x->jcs, x->jcs_len, now)) < 0)
+		return r;
+	item->outcome = r == 1 ? KX_INGEST_PRESENT : KX_INGEST_ADDED;
+	return 0;
+}
+
 /* A manifest's run placed (added, an alias, or present already), then its signatures stored: each
- * verified by the validator, each new one counted. 1: refused (problems appended). */
+ * verified by the validator, each new one counted; or an attestation stored. 1: refused (problems
+ * appended). */
 static int one(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const struct prep *q,
 	       const char *label, int64_t now, struct kx_ingest_item *item, struct kx_problems *pr,
 	       struct kx_buf *scratch)
 {
+	if (m->att)
+		return attest(t, a, m, label, now, item, pr, scratch);
 	int r = place(t, a, m, q, label, now, item, pr, scratch);
 	for (size_t i = 0; r == 0 && i < m->nsigs; i++) {
 		const struct kx_signature *x = &m->sigs[i];
@@ -464,7 +533,7 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 	if (!items)
 		return -ENOMEM;
 	kx_txn_savepoint(b->t);
-	size_t failed = 0, added = 0, aliases = 0, signatures = 0;
+	size_t failed = 0, added = 0, aliases = 0, signatures = 0, attestations = 0, attested = 0;
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		r = one(b->t, a, &v[i], q ? &q[i] : NULL, labels ? labels[i] : NULL, b->now, &items[i], pr,
@@ -472,6 +541,9 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 		if (r > 0) {
 			failed++;
 			r = 0;
+		} else if (r == 0 && items[i].attestation) {
+			attestations++;
+			attested += items[i].outcome == KX_INGEST_ADDED;
 		} else if (r == 0) {
 			added += items[i].outcome == KX_INGEST_ADDED;
 			aliases += items[i].outcome == KX_INGEST_ALIAS;
@@ -493,14 +565,16 @@ static int stage(struct kx_ingest_batch *b, struct kx_arena *a, const struct kx_
 		return r < 0 ? r : -EINVAL;
 	}
 	b->files++;
-	b->added += added + aliases + signatures; /* what the commit writes */
+	b->added += added + aliases + signatures + attested; /* what the commit writes */
 	if (result) {
 		result->items = items;
 		result->len = n;
 		result->added = added;
 		result->aliases = aliases;
 		result->signatures = signatures;
-		result->present = n - added - aliases;
+		result->attestations = attestations;
+		result->attestations_added = attested;
+		result->present = n - attestations - added - aliases;
 	} else {
 		free(items);
 	}

@@ -17,4 +17,8 @@ enum { CHECK_MEMO = 1, CHECK_DEFER_SIGNATURES = 2 };
 int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
 		   struct kx_problems *problems, unsigned flags);
 
+/* An Attestation document (SPEC §8) as an entry of a file: ret->att set. Same contract. */
+int manifest_check_attestation(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+			       struct kx_problems *problems);
+
 #endif

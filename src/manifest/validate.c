@@ -1021,3 +1021,140 @@ int manifest_check(struct kx_arena *a, struct kx_json *root, struct kx_manifest 
 	*ret = m;
 	return 0;
 }
+
+/* ---- attestations (SPEC §8) ------------------------------------------------------------------- */
+
+const char *kx_attestation_type_name(enum kx_attestation_type type)
+{
+	return type == KX_ATTEST_REPRODUCTION ? "reproduction" : "note";
+}
+
+/* The first control character of s (C0 but those `allowed`, DEL, C1), as its byte offset, or -1. */
+static ssize_t control_at(const char *s, size_t n, const char *allowed)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if ((ch < 0x20 && !strchr(allowed, ch)) || ch == 0x7f ||
+		    (ch == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* A text member of an attestation's spec: at most `max` bytes, no control character but `allowed`. */
+static const char *att_text(struct ctx *c, const struct kx_json *spec, const char *key, bool required, size_t max,
+			    const char *allowed)
+{
+	const char *s = string_field(c, spec, "/spec", key, required);
+	if (!s)
+		return NULL;
+	const struct kx_json *v = kx_json_get(spec, key);
+	char ptr[64];
+	snprintf(ptr, sizeof(ptr), "/spec/%s", key);
+	ssize_t at = control_at(s, v->str.len, allowed);
+	if (v->str.len > max) {
+		add(c, v, ptr, "length", "%s is %zu bytes, over the limit of %zu", key, v->str.len, max);
+		return NULL;
+	}
+	if (at >= 0) {
+		unsigned ch = (unsigned char)s[at] == 0xc2 ? (unsigned char)s[at + 1] : (unsigned char)s[at];
+		add(c, v, ptr, "control", "%s holds the control character U+%04X at byte %zd%s", key, ch, at,
+		    *allowed ? " (only line feeds and tabs are allowed)" : "");
+		return NULL;
+	}
+	return s;
+}
+
+static const char *const att_members[] = { "subject", "type", "run", "text", "author", "createdAt" };
+
+/*
+ * An attestation document (root), alone: its envelope, its spec's members and their rules. What
+ * only the store can tell is left to ingest (src/ingest).
+ */
+int manifest_check_attestation(struct kx_arena *a, struct kx_json *root, struct kx_manifest *ret,
+			       struct kx_problems *problems)
+{
+	struct ctx c = { .pr = problems };
+	struct kx_attestation *x = a ? kx_arena_alloc(a, sizeof(*x)) : NULL;
+	if (!x)
+		return -ENOMEM;
+	memset(x, 0, sizeof(*x));
+	char q[KX_QUOTE_SIZE];
+	const char *api = string_field(&c, root, "", "apiVersion", true);
+	if (api && strcmp(api, KX_ATTESTATION_API) != 0)
+		add(&c, kx_json_get(root, "apiVersion"), "/apiVersion", "api-version",
+		    "an Attestation's apiVersion must be '%s', found %s", KX_ATTESTATION_API, Q(q, api));
+	check_metadata(&c, root, "");
+	for (size_t i = 0; i < root->obj.len; i++) {
+		const struct kx_json_member *mm = &root->obj.v[i];
+		static const char *const known[] = { "apiVersion", "kind", "metadata", "spec" };
+		bool ok = false;
+		for (size_t k = 0; k < KX_ARRAY_SIZE(known); k++)
+			ok |= strlen(known[k]) == mm->key_len && memcmp(known[k], mm->key, mm->key_len) == 0;
+		if (!ok) {
+			char *ptr = pointer("", mm->key, mm->key_len);
+			add(&c, mm->value, ptr, "unknown-member",
+			    "unknown member %s: an Attestation holds apiVersion, kind, metadata, spec",
+			    kx_quote(q, mm->key, mm->key_len));
+			free(ptr);
+		}
+	}
+	struct kx_json *spec = field(&c, root, "", "spec", KX_JSON_OBJECT, true);
+	if (!spec)
+		return c.oom ? -ENOMEM : -EINVAL;
+	for (size_t i = 0; i < spec->obj.len; i++) {
+		const struct kx_json_member *mm = &spec->obj.v[i];
+		bool ok = false;
+		for (size_t k = 0; k < KX_ARRAY_SIZE(att_members); k++)
+			ok |= strlen(att_members[k]) == mm->key_len && memcmp(att_members[k], mm->key, mm->key_len) == 0;
+		if (!ok) {
+			char *ptr = pointer("/spec", mm->key, mm->key_len);
+			add(&c, mm->value, ptr, "unknown-member",
+			    "unknown member %s: an Attestation's spec holds subject, type, run, text, author, createdAt",
+			    kx_quote(q, mm->key, mm->key_len));
+			free(ptr);
+		}
+	}
+	bool subject_ok, run_ok = false;
+	check_digest_ref(&c, spec, "/spec", "subject", &x->subject, &subject_ok);
+	const char *type = string_field(&c, spec, "/spec", "type", true);
+	bool note = type && strcmp(type, "note") == 0, repro = type && strcmp(type, "reproduction") == 0;
+	if (type && !note && !repro)
+		add(&c, kx_json_get(spec, "type"), "/spec/type", "enum",
+		    "type must be 'reproduction' or 'note', found %s", Q(q, type));
+	x->type = repro ? KX_ATTEST_REPRODUCTION : KX_ATTEST_NOTE;
+	const struct kx_json *run = kx_json_get(spec, "run");
+	if (repro) {
+		check_digest_ref(&c, spec, "/spec", "run", &x->run, &run_ok);
+		if (run_ok && subject_ok && kx_digest_equal(&x->run, &x->subject))
+			add(&c, run, "/spec/run", "reproduction", "a run cannot reproduce itself: run is the subject");
+	} else if (note && run) {
+		add(&c, run, "/spec/run", "unknown-member", "a note names no run (a reproduction does)");
+	}
+	x->text = att_text(&c, spec, "text", note, KX_NOTE_TEXT_MAX, "\n\t");
+	x->author = att_text(&c, spec, "author", true, KX_AUTHOR_TEXT_MAX, "");
+	struct kx_json *at = field(&c, spec, "/spec", "createdAt", KX_JSON_STRING, true);
+	if (at && kx_time_parse(at->str.ptr, &x->created_ns) < 0)
+		add(&c, at, "/spec/createdAt", "timestamp",
+		    "%s is not an RFC 3339 date-time with a zone between 1677 and 2262 (e.g. 2024-11-22T17:44:03.000Z)",
+		    kx_quote(q, at->str.ptr, at->str.len));
+	else if (at && x->created_ns > kx_now_ns() + KX_FUTURE_SLACK_NS)
+		add(&c, at, "/spec/createdAt", "future",
+		    "%s is more than a day after now: an attestation cannot be made in the future (check the clock "
+		    "and the zone)", kx_quote(q, at->str.ptr, at->str.len));
+	if (c.oom)
+		return -ENOMEM;
+	if (c.count)
+		return -EINVAL;
+	struct kx_buf jcs;
+	kx_buf_init(&jcs, 0);
+	int r = kx_digest_document_jcs(root, &x->digest, &jcs);
+	if (r == 0 && !(x->jcs = kx_arena_strndup(a, jcs.ptr, jcs.len)))
+		r = -ENOMEM;
+	x->jcs_len = jcs.len;
+	kx_buf_release(&jcs);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EINVAL; /* the linter reported what cannot be hashed */
+	*ret = (struct kx_manifest){ .line = root->line, .root = root, .att = x };
+	return 0;
+}

@@ -33,17 +33,30 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 	char sigs[64] = "";
 	if (res->signatures) /* SPEC §10 */
 		snprintf(sigs, sizeof(sigs), "; %zu signature%s stored", res->signatures, res->signatures == 1 ? "" : "s");
-	int r = kx_buf_printf(out, "accepted %s at %s: %zu run%s (%zu added%s, %zu already present%s)\n", name, when,
-			      res->len, res->len == 1 ? "" : "s", res->added, also, res->present, sigs);
+	char atts[96] = "";
+	if (res->attestations) /* SPEC §8 */
+		snprintf(atts, sizeof(atts), "; %zu attestation%s (%zu added)", res->attestations,
+			 res->attestations == 1 ? "" : "s", res->attestations_added);
+	size_t runs = res->len - res->attestations;
+	int r = kx_buf_printf(out, "accepted %s at %s: %zu run%s (%zu added%s, %zu already present%s)%s\n", name, when,
+			      runs, runs == 1 ? "" : "s", res->added, also, res->present, sigs, atts);
 	struct kx_view *v = kx_store_view(kx_tree_store(t));
 	for (size_t i = 0; i < res->len && r >= 0; i++) {
 		char hex[KX_DIGEST_HEX + 1], path[8 * KX_NAME_MAX];
 		kx_digest_hex(&res->items[i].run, hex);
+		const enum kx_ingest_outcome o = res->items[i].outcome;
+		const char *what = o == KX_INGEST_ADDED ? "added" : o == KX_INGEST_ALIAS ? "alias" : "present";
+		if (res->items[i].attestation) { /* "added attestation <id> of runs/<id> <path>" */
+			char of[KX_DIGEST_HEX + 1];
+			kx_digest_hex(&res->items[i].subject, of);
+			if (kx_tree_run_path(t, v, &res->items[i].subject, path, sizeof(path)) < 0)
+				snprintf(path, sizeof(path), "(path unavailable)");
+			r = kx_buf_printf(out, "%s attestation %.12s of runs/%.12s %s\n", what, hex, of, path);
+			continue;
+		}
 		if (kx_tree_run_path(t, v, &res->items[i].run, path, sizeof(path)) < 0)
 			snprintf(path, sizeof(path), "(path unavailable)");
-		const enum kx_ingest_outcome o = res->items[i].outcome;
-		r = kx_buf_printf(out, "%s runs/%.12s %s\n",
-				  o == KX_INGEST_ADDED ? "added" : o == KX_INGEST_ALIAS ? "alias" : "present", hex, path);
+		r = kx_buf_printf(out, "%s runs/%.12s %s\n", what, hex, path);
 	}
 	kx_view_release(v);
 	return r;
@@ -357,7 +370,9 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 				counts->accepted++;
 				counts->generation = res.generation ? res.generation : counts->generation;
 				if (log)
-					fprintf(log, "accepted %s: %zu added, %zu already present\n", name, res.added, res.present);
+					fprintf(log, "accepted %s: %zu added, %zu already present, %zu attestation%s added\n",
+						name, res.added, res.present, res.attestations_added,
+						res.attestations_added == 1 ? "" : "s");
 			}
 		} else if (rr == -EINVAL) {
 			kx_receipt_rejected(name, &p, &receipt);

@@ -143,6 +143,14 @@ void store_key_pair(struct key *k, char tag, const struct kx_digest *a, const st
 	k->len = PAIR_KEY_LEN;
 }
 
+void store_key_attestation(struct key *k, const struct kx_digest *run, int64_t created_ns, const struct kx_digest *att)
+{
+	store_key_digest(k, T_ATTESTATION, run);
+	store_put_u64(k->b + 33, (uint64_t)created_ns ^ (1ull << 63));
+	memcpy(k->b + 41, att->b, 32);
+	k->len = ATTESTATION_KEY_LEN;
+}
+
 void store_key_alias(struct key *k, const struct kx_digest *run, const struct kx_digest *alias)
 {
 	store_key_pair(k, T_ALIAS, run, alias);

@@ -27,6 +27,10 @@
  *                                      of the run's digest string by the key (SPEC §10)
  *   'X' key[32] run[32]                "" — the runs a key signed (for what trusting it changes)
  *   'K' key[32]                        a key the store trusts or trusted (record below)
+ *   'V' run[32] created[8] att[32]     type[1] run[32] — an attestation of the run (SPEC §8): its
+ *                                      document is in 'D'; created is its createdAt as observed
+ *                                      below (so a run's list oldest first); type 0 a reproduction
+ *                                      by run, 1 a note (run: zeros)
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is
@@ -62,7 +66,8 @@ int store_readable_schema(const char *schema, const char *want);
 #define K_COUNT_DOCS "\0count/docs"
 #define K_COUNT_GROUPS "\0count/groups"
 #define K_EVIDENCE "\0evidence" /* the generation of the last commit that changed what stored runs show
-				  * without adding runs: a signature, a key trusted or revoked (SPEC §10) */
+				  * without adding runs: a signature, a key trusted or revoked (SPEC §10),
+				  * an attestation (§8) */
 
 enum {
 	T_DOC = 'D',
@@ -79,6 +84,7 @@ enum {
 	T_SIGNATURE = 'Y',
 	T_SIGNED = 'X',
 	T_KEY = 'K',
+	T_ATTESTATION = 'V',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)
@@ -105,6 +111,10 @@ void store_key_alias(struct key *k, const struct kx_digest *run, const struct kx
 /* 'Y' run key and 'X' key run: a pair of digests under a tag (65 bytes) */
 void store_key_pair(struct key *k, char tag, const struct kx_digest *a, const struct kx_digest *b);
 #define PAIR_KEY_LEN 65
+/* 'V' run created attestation (SPEC §8) */
+void store_key_attestation(struct key *k, const struct kx_digest *run, int64_t created_ns, const struct kx_digest *att);
+#define ATTESTATION_KEY_LEN (1 + 32 + 8 + 32)
+#define ATTESTATION_VALUE_LEN (1 + 32)
 #define SIGNATURE_VALUE_LEN (KX_ED25519_PUB_LEN + KX_ED25519_SIG_LEN)
 
 void store_put_u64(unsigned char *p, uint64_t v);

@@ -384,9 +384,9 @@ int kx_store_each_key(struct kx_store *s, struct kx_view *v, kx_key_fn fn, void 
 	return store_each_record(s, v, T_KEY, key_record, &e);
 }
 
-int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret)
+/* Whether view v holds any key of the family `tag`: one seek. */
+static int any_key(struct kx_store *s, struct kx_view *v, unsigned char tag, bool *ret)
 {
-	unsigned char tag = T_SIGNATURE;
 	struct scan sc;
 	int r = store_scan_open(&sc, s, v, &tag, 1);
 	bool any = r == 0 && rocksdb_iter_valid(sc.it);
@@ -396,6 +396,35 @@ int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret)
 	if (r == 0)
 		*ret = any;
 	return r;
+}
+
+int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret)
+{
+	return any_key(s, v, T_SIGNATURE, ret);
+}
+
+int kx_store_any_attestation(struct kx_store *s, struct kx_view *v, bool *ret)
+{
+	return any_key(s, v, T_ATTESTATION, ret);
+}
+
+static int attestation_key(void *ctx, const unsigned char *key, const struct kx_digest *att, const char *val,
+			   size_t vn)
+{
+	struct each_ctx *e = ctx;
+	if (vn != ATTESTATION_VALUE_LEN || (uint8_t)val[0] > 1)
+		return -EBADMSG;
+	struct kx_attestation_ref a = { .digest = *att, .type = (uint8_t)val[0],
+					.created_ns = (int64_t)(store_get_u64(key + 33) ^ (1ull << 63)) };
+	memcpy(a.by.b, val + 1, 32);
+	return ((kx_attestation_fn)e->fn)(e->ctx, &a);
+}
+
+int kx_store_each_attestation(struct kx_store *s, struct kx_view *v, const struct kx_digest *run,
+			      kx_attestation_fn fn, void *ctx)
+{
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
+	return each_digest_key(s, v, T_ATTESTATION, run, ATTESTATION_KEY_LEN, attestation_key, &e);
 }
 
 struct run_sigs {

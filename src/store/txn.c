@@ -43,7 +43,7 @@ struct kx_txn {
 	struct wmap *docbytes; /* doc digest → struct docbytes (its put in this transaction) */
 	struct wmap *dirty;    /* groups changed: their records are written once, at commit */
 	struct wmap *stamped;  /* sha256(directory path): directories whose mtime this transaction set */
-	struct wmap *sigs;     /* sha256(run, key): the signatures this transaction stores */
+	struct wmap *once;     /* sha256(key): the signatures and attestations this transaction stores */
 	int64_t delta_runs, delta_docs, delta_groups;
 	bool evidence; /* what runs stored before show changed without runs added (K_EVIDENCE) */
 	struct undo *undo;
@@ -62,7 +62,7 @@ static void txn_free(struct kx_txn *t)
 	store_wmap_free(t->docbytes);
 	store_wmap_free(t->dirty);
 	store_wmap_free(t->stamped);
-	store_wmap_free(t->sigs);
+	store_wmap_free(t->once);
 	store_undo_free(t->undo);
 	free(t);
 }
@@ -85,8 +85,8 @@ int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret)
 	t->docbytes = store_wmap_new(sizeof(struct docbytes), SIZE_MAX);
 	t->dirty = store_wmap_new(0, SIZE_MAX);
 	t->stamped = store_wmap_new(0, SIZE_MAX);
-	t->sigs = store_wmap_new(0, SIZE_MAX);
-	if (!t->runs || !t->sources || !t->docbytes || !t->dirty || !t->stamped || !t->sigs) {
+	t->once = store_wmap_new(0, SIZE_MAX);
+	if (!t->runs || !t->sources || !t->docbytes || !t->dirty || !t->stamped || !t->once) {
 		txn_free(t);
 		return -ENOMEM;
 	}
@@ -650,24 +650,33 @@ out:
 	return r < 0 ? r : 0;
 }
 
+/*
+ * Key k, which a signature or an attestation is stored under, is this transaction's to write: 0
+ * (noted, so a second claim in it finds it), 1 when stored already — by an earlier commit, or
+ * earlier in this transaction (one file can carry the same signed run, or attestation, twice).
+ */
+static int claim_once(struct kx_txn *t, const struct key *k)
+{
+	unsigned char h[KX_DIGEST_LEN];
+	kx_sha256(k->b, k->len, h);
+	if (store_wmap_get(t->once, h))
+		return 1;
+	int r = txn_get(t, k->b, k->len, NULL);
+	if (r != -ENOENT)
+		return r == 0 ? 1 : r;
+	if (store_undo_note(t->undo, t->once, h) < 0 || !store_wmap_put(t->once, h, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
 int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const struct kx_digest *key,
 			 const uint8_t pub[KX_ED25519_PUB_LEN], const uint8_t sig[KX_ED25519_SIG_LEN], int64_t ns)
 {
 	struct key k;
 	store_key_pair(&k, T_SIGNATURE, run, key);
-	/* stored already: by an earlier commit, or earlier in this transaction (one file can carry
-	 * the same signed run twice) */
-	unsigned char h[KX_DIGEST_LEN];
-	kx_sha256(k.b, k.len, h);
-	if (store_wmap_get(t->sigs, h))
-		return 1;
-	int r = txn_get(t, k.b, k.len, NULL);
-	if (r == 0)
-		return 1;
-	if (r != -ENOENT)
+	int r = claim_once(t, &k);
+	if (r != 0)
 		return r;
-	if (store_undo_note(t->undo, t->sigs, h) < 0 || !store_wmap_put(t->sigs, h, NULL))
-		return -ENOMEM;
 	struct kx_run_rec x;
 	struct kx_group_rec g;
 	if ((r = kx_txn_get_run(t, run, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)
@@ -683,6 +692,32 @@ int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const st
 		store_key_pair(&k, T_SIGNED, key, run);
 		r = txn_put(t, k.b, k.len, "", 0);
 	}
+	if (r == 0 && bump)
+		r = bump_dirs(t, &g, ns);
+	return r;
+}
+
+int kx_txn_add_attestation(struct kx_txn *t, const struct kx_attestation_ref *a, const struct kx_digest *subject,
+			   const char *jcs, size_t len, int64_t ns)
+{
+	struct key k;
+	store_key_attestation(&k, subject, a->created_ns, &a->digest);
+	int r = claim_once(t, &k);
+	if (r != 0)
+		return r;
+	struct kx_run_rec x;
+	struct kx_group_rec g;
+	if ((r = kx_txn_get_run(t, subject, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)
+		return r;
+	/* the subject's summary.txt, its page and attestations/ change: its group does, as for a drop */
+	t->evidence |= !store_wmap_get(t->runs, subject->b);
+	unsigned char v[ATTESTATION_VALUE_LEN] = { a->type };
+	memcpy(v + 1, a->by.b, 32);
+	bool bump;
+	if (!kx_txn_has_doc(t, &a->digest))
+		r = kx_txn_put_doc(t, &a->digest, jcs, len);
+	if (r == 0 && (r = touch_group(t, &g, ns, &bump)) == 0)
+		r = txn_put(t, k.b, k.len, v, sizeof(v));
 	if (r == 0 && bump)
 		r = bump_dirs(t, &g, ns);
 	return r;

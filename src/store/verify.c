@@ -96,6 +96,7 @@ static void key_name_of(char *out, size_t cap, const unsigned char *k, size_t n)
 		{ T_SIGNATURE, "signature entry of run" },
 		{ T_SIGNED, "signed-runs entry of key" },
 		{ T_KEY, "key" },
+		{ T_ATTESTATION, "attestation entry of run" },
 	};
 	for (size_t i = 0; n >= 33 && i < KX_ARRAY_SIZE(digest_keys); i++) {
 		if (k[0] != digest_keys[i].tag)
@@ -141,6 +142,7 @@ static void families(char *out, size_t cap, unsigned char lo, unsigned char hi)
 		{ T_SIGNED, "signed-runs entries" },
 		{ T_SIGNATURE, "signatures" },
 		{ T_KEY, "trusted keys" },
+		{ T_ATTESTATION, "attestations" },
 	};
 	size_t n = 0;
 	out[0] = '\0';
@@ -899,6 +901,32 @@ static void signed_entry(struct vctx *c, const char *k, size_t kn, const char *v
 			"names a run it holds no signature of");
 }
 
+/* A 'V' entry (SPEC §8): its run, its document and a reproduction's run are stored. */
+static void attestation_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
+{
+	if (kn != ATTESTATION_KEY_LEN || vn != ATTESTATION_VALUE_LEN || (uint8_t)v[0] > 1) {
+		problem(c, "attestation index", NULL, "store-index", "an entry has a %zu-byte key and a %zu-byte value",
+			kn, vn);
+		return;
+	}
+	struct kx_digest run, att, by;
+	char a[KX_DIGEST_STR_MAX];
+	memcpy(run.b, k + 1, 32);
+	memcpy(att.b, k + 41, 32);
+	memcpy(by.b, v + 1, 32);
+	kx_digest_format(&att, a);
+	struct key x;
+	store_key_digest(&x, T_RUN, &run);
+	if (!exists(c, &x))
+		problem(c, "run", &run, "store-index", "attestation %s is stored for it, but it is not stored", a);
+	store_key_digest(&x, T_DOC, &att);
+	if (!exists(c, &x))
+		problem(c, "run", &run, "store-index", "its attestation %s has no stored document", a);
+	store_key_digest(&x, T_RUN, &by);
+	if (v[0] == 0 && !exists(c, &x))
+		problem(c, "run", &run, "store-index", "the run its attestation %s says reproduces it is not stored", a);
+}
+
 /* A run a verify since a generation checks: checked now, its documents and group later. */
 static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
 {
@@ -1049,6 +1077,8 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 		r = each_entry(&c, T_SIGNED, signed_entry);
 	if (r >= 0)
 		r = each_entry(&c, T_KEY, key_entry);
+	if (r >= 0 && !since)
+		r = each_entry(&c, T_ATTESTATION, attestation_entry);
 	if (r >= 0)
 		r = check_tables(&c);
 	if (r >= 0)
