@@ -93,6 +93,18 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv);
 int cli_cmd_pull(struct cli *cli, int argc, char **argv);
 
 /* Print an ingest refusal: "kindex: refused FILE: N problems" and each problem. */
+/* b written to OUT (OUT.tmp, synced, then renamed), or to standard output when OUT is NULL or "-":
+ * an exit status, the error printed as cmd's. */
+int cli_write_out(const char *cmd, const char *out, const struct kx_buf *b);
+/*
+ * RUN as `show`, `history` and `attest` take it: a short id or unique hex prefix, a 'sha256:'
+ * digest, or a path in the tree to a run directory or one of its files. 0 and *ret a run
+ * directory's node; -ENOTUNIQ, -ENOTDIR (a path that is no run's), -ENOENT, or what the store says.
+ */
+int cli_resolve_run(struct kx_store *s, struct kx_tree *t, struct kx_view *v, const char *arg, struct kx_node *ret);
+/* Why RUN could not be resolved (cli_resolve_run's error), for "<cmd>: 'RUN': <why>". */
+const char *cli_run_error(int err);
+int cli_cmd_attest(struct cli *cli, int argc, char **argv);
 void cli_print_problems(const char *file, const struct kx_problems *p);
 
 #endif

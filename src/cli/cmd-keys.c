@@ -314,27 +314,8 @@ int cli_cmd_sign(struct cli *cli, int argc, char **argv)
 			status = r == -EINVAL ? EXIT_REFUSED : EXIT_IO;
 		}
 	}
-	if (status == EXIT_OK) {
-		if (!out) {
-			if (fwrite(text.ptr, 1, text.len, stdout) != text.len || fflush(stdout) != 0) {
-				cli_error("sign: cannot write to standard output: %s", strerror(errno));
-				status = EXIT_IO;
-			}
-		} else {
-			char *tmp = NULL;
-			FILE *f = asprintf(&tmp, "%s.tmp", out) < 0 ? NULL : fopen(tmp, "w");
-			bool ok = f && fwrite(text.ptr, 1, text.len, f) == text.len && fflush(f) == 0 && fsync(fileno(f)) == 0;
-			if (f && fclose(f) != 0)
-				ok = false;
-			if (!ok || rename(tmp, out) < 0) {
-				cli_error("sign: cannot write %s: %s", quoted(out), strerror(errno));
-				if (tmp)
-					unlink(tmp);
-				status = EXIT_IO;
-			}
-			free(tmp);
-		}
-	}
+	if (status == EXIT_OK)
+		status = cli_write_out("sign", out, &text);
 	if (status == EXIT_OK && !cli->quiet && out)
 		fprintf(stderr, "signed %zu manifest%s into %s\n", s.n, plural(s.n), out);
 	kx_buf_release(&text);

@@ -361,28 +361,23 @@ int cli_cmd_ls(struct cli *cli, int argc, char **argv)
 	return status;
 }
 
-/*
- * RUN as `show` and `history` take it: a short id or unique hex prefix, a 'sha256:' digest, or a
- * path in the tree to a run directory or one of its files. 0 and *ret a run directory's node;
- * -ENOTUNIQ, -ENOTDIR (a path that is no run's), -ENOENT, or what the store says.
- */
-static int resolve_run(struct reader *rd, const char *arg, struct kx_node *ret)
+int cli_resolve_run(struct kx_store *s, struct kx_tree *t, struct kx_view *v, const char *arg, struct kx_node *ret)
 {
 	struct kx_node n = { 0 };
 	int r;
 	const char *hex = strncmp(arg, "sha256:", 7) == 0 ? arg + 7 : arg;
 	bool is_hex = strlen(hex) >= 4 && strspn(hex, "0123456789abcdef") == strlen(hex);
 	if (is_hex) {
-		r = kx_store_find_run_prefix(rd->s, rd->v, hex, &n.id);
+		r = kx_store_find_run_prefix(s, v, hex, &n.id);
 		n.type = KX_NODE_RUNS_RUN;
 	} else {
-		r = kx_tree_resolve(rd->t, rd->v, arg, &n);
+		r = kx_tree_resolve(t, v, arg, &n);
 		if (r == 0 && !kx_node_is_dir(&n)) {
 			/* a file: the run directory holding it (a document's file has no one run of its own) */
 			char dir[4096];
 			const char *slash = strrchr(arg, '/');
 			snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - arg) : 0, arg);
-			r = kx_tree_resolve(rd->t, rd->v, dir, &n);
+			r = kx_tree_resolve(t, v, dir, &n);
 		}
 		if (r == 0 && n.type != KX_NODE_RUN && n.type != KX_NODE_RUNS_RUN)
 			r = -ENOTDIR;
@@ -390,6 +385,14 @@ static int resolve_run(struct reader *rd, const char *arg, struct kx_node *ret)
 	if (r == 0)
 		*ret = n;
 	return r;
+}
+
+const char *cli_run_error(int err)
+{
+	return err == -ENOTUNIQ ? "more than one run starts with that; give more digits"
+	       : err == -ENOTDIR ? "not a run directory ('kindex ls' lists what it holds)"
+	       : err == -ENOENT	 ? "no such run"
+				 : strerror(-err);
 }
 
 int cli_cmd_show(struct cli *cli, int argc, char **argv)
@@ -413,7 +416,7 @@ int cli_cmd_show(struct cli *cli, int argc, char **argv)
 	struct kx_tree *t = rd.t;
 	struct kx_view *v = rd.v;
 	struct kx_node n = { 0 };
-	r = resolve_run(&rd, arg, &n);
+	r = cli_resolve_run(rd.s, rd.t, rd.v, arg, &n);
 	int status = EXIT_OK;
 	struct kx_node g = { 0 };
 	size_t len = strlen(arg);
@@ -429,10 +432,7 @@ int cli_cmd_show(struct cli *cli, int argc, char **argv)
 			  quoted(arg), (int)len, arg, (int)len, arg, (int)len, arg);
 		status = EXIT_REFUSED;
 	} else if (r < 0) {
-		cli_error("show: %s: %s", quoted(arg),
-			  r == -ENOTUNIQ ? "more than one run starts with that; give more digits"
-			  : r == -ENOTDIR ? "not a run directory ('kindex ls' lists what it holds)"
-			  : r == -ENOENT ? "no such run" : strerror(-r));
+		cli_error("show: %s: %s", quoted(arg), cli_run_error(r));
 		status = r == -EIO ? EXIT_IO : EXIT_REFUSED;
 	} else {
 		struct kx_node f = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_SUMMARY, .id = n.id };
@@ -535,7 +535,7 @@ int cli_cmd_history(struct cli *cli, int argc, char **argv)
 	bool of_run = false;
 	if (kx_tree_resolve(rd.t, rd.v, tree_path(arg), &n) == 0 && n.type == KX_NODE_GROUP) {
 		r = 0;
-	} else if ((r = resolve_run(&rd, arg, &run)) == 0 && (r = kx_store_get_run(rd.s, rd.v, &run.id, &x)) == 0) {
+	} else if ((r = cli_resolve_run(rd.s, rd.t, rd.v, arg, &run)) == 0 && (r = kx_store_get_run(rd.s, rd.v, &run.id, &x)) == 0) {
 		n.id = x.group; /* a group's node is its comparison key */
 		of_run = true;
 	}

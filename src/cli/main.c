@@ -36,6 +36,8 @@ static const struct command commands[] = {
 	{ "keygen", "make an Ed25519 key pair for signing runs (NAME.key, NAME.pub)", "NAME", cli_cmd_keygen },
 	{ "sign", "sign the runs of manifests with an Ed25519 key (JSON Lines out)", "--key KEY [-o OUT] FILE...",
 	  cli_cmd_sign },
+	{ "attest", "attest a run: a note about it, or a run that reproduces it", "RUN --note TEXT | --reproduces RUN2",
+	  cli_cmd_attest },
 	{ "trust", "the keys whose signatures make runs measured", "add PUBKEY --name NAME | list | revoke KEYID",
 	  cli_cmd_trust },
 	{ NULL, NULL, NULL, NULL },

@@ -90,6 +90,32 @@ int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret)
 	return 0;
 }
 
+int cli_write_out(const char *cmd, const char *out, const struct kx_buf *b)
+{
+	const char *p = b->ptr ? b->ptr : "";
+	if (!out || strcmp(out, "-") == 0) {
+		if (fwrite(p, 1, b->len, stdout) != b->len || fflush(stdout) != 0) {
+			cli_error("%s: cannot write to standard output: %s", cmd, strerror(errno));
+			return EXIT_IO;
+		}
+		return EXIT_OK;
+	}
+	char *tmp = NULL;
+	FILE *f = asprintf(&tmp, "%s.tmp", out) < 0 ? NULL : fopen(tmp, "w");
+	bool ok = f && fwrite(p, 1, b->len, f) == b->len && fflush(f) == 0 && fsync(fileno(f)) == 0;
+	if (f && fclose(f) != 0)
+		ok = false;
+	int status = EXIT_OK;
+	if (!ok || rename(tmp, out) < 0) {
+		cli_error("%s: cannot write %s: %s", cmd, quoted(out), strerror(errno));
+		if (tmp)
+			unlink(tmp);
+		status = EXIT_IO;
+	}
+	free(tmp);
+	return status;
+}
+
 void cli_print_problems(const char *file, const struct kx_problems *p)
 {
 	cli_error("refused %s: %zu problem%s", file, p->len, plural(p->len));
