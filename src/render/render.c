@@ -233,6 +233,55 @@ static int params_text(const struct kx_json *wl, struct kx_buf *out)
 	return r;
 }
 
+/* Text that may hold line feeds, each later line indented under the first's value column. */
+static int indented_text(struct kx_buf *out, const char *s)
+{
+	int r = 0;
+	for (const char *nl; r >= 0 && (nl = strchr(s, '\n')); s = nl + 1)
+		r = kx_buf_printf(out, "%.*s\n%19s", (int)(nl - s), s, "");
+	return r < 0 ? r : kx_buf_puts(out, s);
+}
+
+/*
+ * SPEC §8, "replications and notes": a line per attestation, oldest first — its number (its
+ * file's under attestations/), type, date and author, then a note's text, or a reproduction's run
+ * with its GPU, median, ratio to this run and whether it is within noise.
+ */
+static int attestations(const struct kx_run_view *v, struct kx_buf *out)
+{
+	const struct kx_run_rec *x = v->run;
+	int r = kx_buf_puts(out, "\nreplications and notes\n");
+	if (r >= 0 && !v->n_attestations)
+		r = kx_buf_puts(out, "  none yet ('kindex attest' adds a reproduction or a note; they never change "
+				     "a run's evidence, only a controlled rerun does)\n");
+	for (size_t i = 0; i < v->n_attestations && r >= 0; i++) {
+		const struct kx_run_attestation *a = &v->attestations[i];
+		char label[32];
+		snprintf(label, sizeof(label), "%.2s %s", a->name, kx_attestation_type_name(a->type));
+		r = kx_buf_printf(out, "  %-16s %s by ", label, a->created_at);
+		if (r >= 0)
+			r = indented_text(out, a->author);
+		if (r >= 0 && a->by) {
+			const struct kx_run_rec *y = a->by;
+			char q[KX_JCS_NUMBER_MAX], val[64] = "no value";
+			render_ratio(x->has_value && y->has_value && x->base_value != 0 ? y->base_value / x->base_value : NAN, q);
+			if (y->has_value)
+				kx_render_value(y->value, y->unit, val, sizeof(val));
+			r = kx_buf_printf(out, ": runs/%s on %s (%s GPU), median %s, %sx this run's, %s", a->by_id, a->by_gpu,
+					  strcmp(a->by_gpu, v->group->gpu) == 0 ? "the same" : "another", val, q,
+					  kx_rank_within_noise(x, y) ? "within noise" : "outside the noise (p20-p80 apart)");
+		}
+		if (r >= 0 && a->text) {
+			r = kx_buf_puts(out, a->by ? "; " : ": ");
+			if (r >= 0)
+				r = indented_text(out, a->text);
+		}
+		if (r >= 0)
+			r = kx_buf_putc(out, '\n');
+	}
+	return r;
+}
+
 static int summary(const struct kx_run_view *v, struct kx_buf *out)
 {
 	const struct kx_run_rec *x = v->run;
@@ -427,6 +476,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		snprintf(label, sizeof(label), "%s %s", st, metric);
 		r = value_line(out, label, value->number, unit);
 	}
+	if (r >= 0)
+		r = attestations(v, out);
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nfiles: manifest.json (the whole record), run.json protocol.json environment.json"
 				     " [workload.json implementation.json], DIGESTS, SHA256SUMS (sha256sum -c SHA256SUMS)\n");

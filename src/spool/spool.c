@@ -46,12 +46,12 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 		kx_digest_hex(&res->items[i].run, hex);
 		const enum kx_ingest_outcome o = res->items[i].outcome;
 		const char *what = o == KX_INGEST_ADDED ? "added" : o == KX_INGEST_ALIAS ? "alias" : "present";
-		if (res->items[i].attestation) { /* "added attestation <id> of runs/<id> <path>" */
+		if (res->items[i].attestation) { /* "attestation added <id> of runs/<id> <path>" */
 			char of[KX_DIGEST_HEX + 1];
 			kx_digest_hex(&res->items[i].subject, of);
 			if (kx_tree_run_path(t, v, &res->items[i].subject, path, sizeof(path)) < 0)
 				snprintf(path, sizeof(path), "(path unavailable)");
-			r = kx_buf_printf(out, "%s attestation %.12s of runs/%.12s %s\n", what, hex, of, path);
+			r = kx_buf_printf(out, "attestation %s %.12s of runs/%.12s %s\n", what, hex, of, path);
 			continue;
 		}
 		if (kx_tree_run_path(t, v, &res->items[i].run, path, sizeof(path)) < 0)

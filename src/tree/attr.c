@@ -88,11 +88,15 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		a.nlink = 2 + g.ranked + g.unranked;
 		break;
 	case KX_NODE_RUN:
-	case KX_NODE_RUNS_RUN:
-		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
+	case KX_NODE_RUNS_RUN: {
+		uint32_t atts;
+		if ((r = tree_get_run(t, v, &n->id, &x)) < 0 || (r = tree_attestation_count(t, v, &n->id, &atts)) < 0)
 			return r;
 		a.mtime_ns = x.observed_ns;
+		/* a run directory's subdirectory, attestations/ (SPEC §8), where it has any */
+		a.nlink = 2 + (n->file != TREE_ATTESTATIONS_FILE && atts);
 		break;
+	}
 	default:
 		return -ENOENT;
 	}

@@ -36,11 +36,11 @@ struct node_slot {
  */
 struct run_slot {
 	bool used;
-	/* SPEC §10, as of sig_gen (0: not known; a signature or a key's trust changes only with the
-	 * generation): how many signatures of the run are stored (manifest.json's stamp), and whether
-	 * one is by a key the store trusts (its evidence) */
-	uint64_t sig_gen;
-	uint32_t sigs;
+	/* as of extra_gen (0: not known; a signature, a key's trust or an attestation changes only with
+	 * the generation): SPEC §10, how many signatures of the run are stored (manifest.json's stamp),
+	 * and whether one is by a key the store trusts (its evidence); §8, how many attestations */
+	uint64_t extra_gen;
+	uint32_t sigs, atts;
 	bool trusted;
 	struct kx_run_rec rec;
 };
@@ -183,7 +183,7 @@ void tree_run_put(struct kx_tree *t, const struct kx_run_rec *rec)
 	size_t i = run_slot_of(t, &rec->run);
 	pthread_mutex_lock(&t->lock);
 	t->runs[i].used = true;
-	t->runs[i].sig_gen = 0;
+	t->runs[i].extra_gen = 0;
 	t->runs[i].rec = *rec;
 	pthread_mutex_unlock(&t->lock);
 }
@@ -208,66 +208,85 @@ int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d
 }
 
 /*
- * Whether view v holds any signature. Signatures are never deleted, so "signed since generation g"
- * answers every later view, and "none in generation g" that one: a store nobody signed answers
- * with one seek per generation, and its runs' manifest.json stamps with none.
+ * Whether view v holds any key of a family that is only ever added to — signatures, attestations
+ * (enum tree_extra) — so "some since generation g" answers every later view, and "none in
+ * generation g" that one: a store nobody signed answers with one seek per generation, and its
+ * runs' manifest.json stamps with none; one nobody attested likewise for its run directories.
  */
-int tree_store_signed(struct kx_tree *t, struct kx_view *v, bool *ret)
+int tree_store_has(struct kx_tree *t, struct kx_view *v, enum tree_extra what, bool *ret)
 {
 	uint64_t gen = v ? kx_view_generation(v) : 0;
+	struct extra_since *h = &t->has[what];
 	pthread_mutex_lock(&t->lock);
-	bool hit = gen && ((t->signed_since && gen >= t->signed_since) || gen == t->unsigned_at);
-	bool any = hit && t->signed_since && gen >= t->signed_since;
+	bool hit = gen && ((h->since && gen >= h->since) || gen == h->none_at);
+	bool any = hit && h->since && gen >= h->since;
 	pthread_mutex_unlock(&t->lock);
 	if (hit) {
 		*ret = any;
 		return 0;
 	}
-	int r = kx_store_any_signature(t->s, v, &any);
+	int r = what == TREE_SIGNATURES ? kx_store_any_signature(t->s, v, &any) : kx_store_any_attestation(t->s, v, &any);
 	if (r < 0)
 		return r;
 	if (gen) {
 		pthread_mutex_lock(&t->lock);
-		if (any && (!t->signed_since || gen < t->signed_since))
-			t->signed_since = gen;
+		if (any && (!h->since || gen < h->since))
+			h->since = gen;
 		else if (!any)
-			t->unsigned_at = gen;
+			h->none_at = gen;
 		pthread_mutex_unlock(&t->lock);
 	}
 	*ret = any;
 	return 0;
 }
 
-/*
- * How many signatures of run `run` view v stores, and whether a key the store trusts made one:
- * nothing read in a store nobody signed; else one scan, kept beside the run's record for the rest
- * of that generation (a stat, a read, a SHA256SUMS and a listing each ask).
- */
-static int run_signatures(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret_count,
-			  bool *ret_trusted)
+static int count_attestation(void *ctx, const struct kx_attestation_ref *a)
 {
-	bool any;
-	int r = tree_store_signed(t, v, &any);
-	*ret_count = 0;
-	*ret_trusted = false;
-	if (r < 0 || !any)
+	(*(uint32_t *)ctx)++;
+	return 0;
+}
+
+/*
+ * What run `run` has beside its record in view v: how many signatures, whether a key the store
+ * trusts made one, how many attestations. Nothing read in a store that holds neither; else a scan
+ * of each family it holds, kept beside the run's record for the rest of that generation (a stat,
+ * a read, a SHA256SUMS and a listing each ask).
+ */
+struct run_extras {
+	uint32_t sigs, atts;
+	bool trusted;
+};
+
+static int run_extras(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct run_extras *ret)
+{
+	bool sigs, atts;
+	int r = tree_store_has(t, v, TREE_SIGNATURES, &sigs);
+	if (r == 0)
+		r = tree_store_has(t, v, TREE_ATTESTATIONS, &atts);
+	*ret = (struct run_extras){ 0 };
+	if (r < 0 || (!sigs && !atts))
 		return r;
 	uint64_t gen = v ? kx_view_generation(v) : 0;
 	struct run_slot *x = &t->runs[run_slot_of(t, run)];
 	pthread_mutex_lock(&t->lock);
-	bool hit = gen && x->used && kx_digest_equal(&x->rec.run, run) && x->sig_gen == gen;
-	if (hit) {
-		*ret_count = x->sigs;
-		*ret_trusted = x->trusted;
-	}
+	bool hit = gen && x->used && kx_digest_equal(&x->rec.run, run) && x->extra_gen == gen;
+	if (hit)
+		*ret = (struct run_extras){ x->sigs, x->atts, x->trusted };
 	pthread_mutex_unlock(&t->lock);
-	if (hit || (r = kx_store_run_signatures(t->s, v, run, ret_count, ret_trusted)) < 0 || !gen)
+	if (hit)
+		return 0;
+	if (sigs && (r = kx_store_run_signatures(t->s, v, run, &ret->sigs, &ret->trusted)) < 0)
 		return r;
+	if (atts && (r = kx_store_each_attestation(t->s, v, run, count_attestation, &ret->atts)) < 0)
+		return r;
+	if (!gen)
+		return 0;
 	pthread_mutex_lock(&t->lock);
 	if (x->used && kx_digest_equal(&x->rec.run, run)) {
-		x->sig_gen = gen;
-		x->sigs = *ret_count;
-		x->trusted = *ret_trusted;
+		x->extra_gen = gen;
+		x->sigs = ret->sigs;
+		x->atts = ret->atts;
+		x->trusted = ret->trusted;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return 0;
@@ -275,17 +294,26 @@ static int run_signatures(struct kx_tree *t, struct kx_view *v, const struct kx_
 
 int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret)
 {
-	bool trusted;
-	return run_signatures(t, v, run, ret, &trusted);
+	struct run_extras e;
+	int r = run_extras(t, v, run, &e);
+	*ret = e.sigs;
+	return r;
+}
+
+int tree_attestation_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret)
+{
+	struct run_extras e;
+	int r = run_extras(t, v, run, &e);
+	*ret = e.atts;
+	return r;
 }
 
 /* A run that claims measured evidence is shown so only while a trusted key's signature of it is
  * stored (SPEC §10). */
 void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x)
 {
-	uint32_t n;
-	bool trusted;
-	if (x->evidence != KX_EVIDENCE_MEASURED || (run_signatures(t, v, &x->run, &n, &trusted) == 0 && trusted))
+	struct run_extras e;
+	if (x->evidence != KX_EVIDENCE_MEASURED || (run_extras(t, v, &x->run, &e) == 0 && e.trusted))
 		return;
 	x->evidence = KX_EVIDENCE_SUBMITTED;
 	x->unbacked = true;

@@ -133,15 +133,40 @@ static int inval_signed_run(struct changes *c, const struct kx_run_rec *run, con
 	return r;
 }
 
-/* inval_signed_run for each run of group x, in both places; nothing is read for a store nobody
- * signed. */
-static int inval_signed(struct changes *c, const struct gctx *x)
+/*
+ * A run stored before that gained an attestation (SPEC §8; its group is touched): at each place
+ * `dirs` names, its directory lists attestations/ now, and that lists another file — the names
+ * that came and went, and both listings.
+ */
+static int inval_attested_run(struct changes *c, const struct kx_run_rec *run, const uint8_t *dirs, size_t ndirs)
 {
-	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE };
-	bool any;
-	int r = tree_store_signed(c->t, c->after, &any);
-	for (size_t i = 0; i < x->len && r == 0 && any; i++)
+	uint32_t was, now;
+	if (run->generation > kx_view_generation(c->before))
+		return 0; /* new: no kernel holds it */
+	int r = tree_attestation_count(c->t, c->before, &run->run, &was);
+	if (r < 0 || (r = tree_attestation_count(c->t, c->after, &run->run, &now)) < 0 || was == now)
+		return r;
+	for (size_t k = 0; k < 2 * ndirs && r == 0; k++) {
+		struct kx_node d = { .type = dirs[k / 2], .file = k % 2 ? TREE_ATTESTATIONS_FILE : 0, .id = run->run };
+		if ((r = diff_dir(c, &d, NULL)) == 0)
+			r = inval(c, KX_INVAL_DATA, &d, NULL);
+	}
+	return r;
+}
+
+/* inval_signed_run and inval_attested_run for each run of group x, in both places; nothing is read
+ * for a store that holds no signature, or no attestation. */
+static int inval_extras(struct changes *c, const struct gctx *x)
+{
+	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE }, dirs[] = { KX_NODE_RUN, KX_NODE_RUNS_RUN };
+	bool sigs, atts;
+	int r = tree_store_has(c->t, c->after, TREE_SIGNATURES, &sigs);
+	if (r == 0)
+		r = tree_store_has(c->t, c->after, TREE_ATTESTATIONS, &atts);
+	for (size_t i = 0; i < x->len && r == 0 && sigs; i++)
 		r = inval_signed_run(c, &x->runs[i], types, KX_ARRAY_SIZE(types));
+	for (size_t i = 0; i < x->len && r == 0 && atts; i++)
+		r = inval_attested_run(c, &x->runs[i], dirs, KX_ARRAY_SIZE(dirs));
 	return r;
 }
 
@@ -170,7 +195,7 @@ static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_i
 			r = inval_versioned(c, what, &n, before);
 		}
 	if (r == 0 && what == KX_INVAL_DATA)
-		r = inval_signed(c, x);
+		r = inval_extras(c, x);
 	tree_gctx_put(c->t, x);
 	return r;
 }
@@ -585,8 +610,10 @@ static int alias_step(void *ctx, const struct kx_digest *run, const struct kx_di
 		struct kx_node n = { .type = KX_NODE_RUNS_FILE, .file = rank_files[f], .id = *alias };
 		r = inval_versioned(c, KX_INVAL_DATA, &n, before);
 	}
-	static const uint8_t types[] = { KX_NODE_RUNS_FILE };
-	return r ? r : inval_signed_run(c, &a, types, 1);
+	static const uint8_t types[] = { KX_NODE_RUNS_FILE }, dirs[] = { KX_NODE_RUNS_RUN };
+	if (r == 0)
+		r = inval_signed_run(c, &a, types, 1);
+	return r ? r : inval_attested_run(c, &a, dirs, 1);
 }
 
 /* Forget a run's files in this tree's own caches (content and sizes, both paths). */

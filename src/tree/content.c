@@ -60,13 +60,28 @@ static int sums_add(void *ctx, const char *name, const struct kx_node *n)
 	return r;
 }
 
+/* An attestation's file (SPEC §8), listed as attestations/<name>. */
+static int sums_add_attestation(void *ctx, const char *name, const struct kx_node *n)
+{
+	char path[TREE_ATT_NAME_MAX + sizeof(TREE_ATTESTATIONS_DIR) + 1];
+	snprintf(path, sizeof(path), "%s/%s", TREE_ATTESTATIONS_DIR, name);
+	return sums_add(ctx, path, n);
+}
+
+/* Every file of run x, its attestations' included, into s. */
+static int sums_run(struct sums *s, const struct kx_run_rec *x)
+{
+	int r = tree_run_files_of(s->t, s->v, KX_NODE_RUN, x, sums_add, s);
+	return r ? r : tree_run_attestations_of(s->t, s->v, &x->run, sums_add_attestation, s);
+}
+
 /* Run x's SHA256SUMS (its group's stamp `stamp`) into out, or its size alone (out NULL; ret_size
  * NULL when only the bytes are wanted). */
 static int run_sums(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int64_t stamp,
 		    struct kx_buf *out, uint64_t *ret_size)
 {
 	struct sums s = { .t = t, .v = v, .out = out, .stamp = stamp };
-	int r = tree_run_files_of(t, v, KX_NODE_RUN, x, sums_add, &s);
+	int r = sums_run(&s, x);
 	if (ret_size)
 		*ret_size = s.size;
 	return r;
@@ -84,7 +99,7 @@ static int group_sums(struct kx_tree *t, struct kx_view *v, const struct gctx *g
 	}
 	for (size_t i = 0; i < g->len && r == 0; i++) {
 		s.dir = g->dirnames[i];
-		r = tree_run_files_of(t, v, KX_NODE_RUN, &g->runs[i], sums_add, &s);
+		r = sums_run(&s, &g->runs[i]);
 	}
 	if (ret_size)
 		*ret_size = s.size;
@@ -120,6 +135,28 @@ int tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_ru
 	*ret = (tree_doc_in(t, v, &x->workload, &x->run) ? 0 : 1) |
 	       (tree_doc_in(t, v, &x->implementation, &x->run) ? 0 : 2) | (int64_t)sigs << 2;
 	return 0;
+}
+
+/*
+ * An attestation's file (SPEC §8): its mtime is its createdAt, and it is linked under each path of
+ * the run it is about — two, or one for an alias (in runs/ only).
+ */
+static int attestation_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, int64_t *ret_mtime,
+			   uint32_t *ret_links)
+{
+	struct pdoc *p = tree_pdoc_get(t, v, d, NULL);
+	const struct kx_json *spec = p ? kx_json_get(p->json, "spec") : NULL;
+	const char *subject = kx_json_get_string(spec, "subject"), *at = kx_json_get_string(spec, "createdAt");
+	struct kx_digest run;
+	struct kx_run_rec x;
+	int r = subject && at && kx_digest_parse(subject, strlen(subject), &run) == 0 &&
+			kx_time_parse(at, ret_mtime) == 0
+		? tree_get_run(t, v, &run, &x)
+		: -EIO;
+	tree_pdoc_put(p);
+	if (r == 0)
+		*ret_links = x.alias ? 1 : 2;
+	return r == -ENOENT ? -EIO : r;
 }
 
 /*
@@ -195,7 +232,9 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		}
 		break;
 	case KX_NODE_DOC_FILE:
-		if (ret_mtime || ret_nlink)
+		if (n->file == KX_DOC_FILE_ATTESTATION && (ret_mtime || ret_nlink))
+			r = attestation_use(t, v, &n->id, &mtime, &links);
+		else if (ret_mtime || ret_nlink)
 			r = tree_doc_use(t, v, &n->id, &runs, &mtime, &links);
 		break;
 	default:
@@ -313,7 +352,7 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped; manifest.json
 	 * the signatures only where its stamp counts some (tree_manifest_stamp) */
 	unsigned what = f == KX_RF_SHA256SUMS ? 0
-			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES
+			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES | RV_ATTESTATIONS
 			: f == KX_RF_CITATION ? RV_GROUP | RV_DOCS
 			: f == KX_RF_DIGESTS ? RV_ALIASES
 			: f == KX_RF_SIGNATURES ? RV_SIGNATURES | RV_SIG_CHECKS

@@ -37,6 +37,29 @@ static const struct {
 		     { "regressions.tsv", KX_NODE_REGRESSIONS, KX_REG_TSV },
 		     { "runs", KX_NODE_RUNS, 0 } };
 
+struct att_find {
+	const char *name;
+	struct kx_node *ret;
+};
+
+static int att_match(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct att_find *f = ctx;
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	*f->ret = *n;
+	return 1;
+}
+
+/* A file of a run's attestations/ (SPEC §8), by name: the run's list, searched. */
+static int attestation_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+			      struct kx_node *ret)
+{
+	struct att_find f = { name, ret };
+	int r = tree_run_attestations_of(t, v, &dir->id, att_match, &f);
+	return r < 0 ? r : r == 1 ? 0 : -ENOENT;
+}
+
 int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
 		   struct kx_node *ret)
 {
@@ -126,6 +149,18 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	}
 	case KX_NODE_RUN:
 	case KX_NODE_RUNS_RUN: {
+		if (dir->file == TREE_ATTESTATIONS_FILE)
+			return attestation_lookup(t, v, dir, name, ret);
+		uint32_t atts;
+		if (strcmp(name, TREE_ATTESTATIONS_DIR) == 0) { /* SPEC §8: where the run has any */
+			if ((r = tree_attestation_count(t, v, &dir->id, &atts)) < 0)
+				return r;
+			if (!atts)
+				return -ENOENT;
+			n = *dir;
+			n.file = TREE_ATTESTATIONS_FILE;
+			break;
+		}
 		int f = kx_run_file_from_name(name);
 		if (f < 0)
 			return -ENOENT;
@@ -276,6 +311,8 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_RUN:
 	case KX_NODE_RUNS_FILE:
+		if ((n.type == KX_NODE_RUN || n.type == KX_NODE_RUNS_RUN) && n.file > TREE_ATTESTATIONS_FILE)
+			return -ESTALE;
 		if (tree_node_get(t, ino, ret))
 			return 0;
 		r = kx_store_find_bits(t->s, v, KX_RECORD_RUN, prefix, 55, &n.id);
@@ -291,7 +328,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		*ret = n;
 		return 0;
 	case KX_NODE_DOC:
-		if (n.file && !tree_doc_role(n.file))
+		if (n.file && n.file != KX_DOC_FILE_ATTESTATION && !tree_doc_role(n.file))
 			return -ENOENT;
 		if (n.file)
 			n.type = KX_NODE_DOC_FILE;
@@ -368,6 +405,11 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		break;
 	case KX_NODE_RUN: {
 		struct kx_run_rec x;
+		if (n->file == TREE_ATTESTATIONS_FILE) { /* a run's attestations/ */
+			p = *n;
+			p.file = 0;
+			break;
+		}
 		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
 			return r;
 		p.type = KX_NODE_GROUP;
@@ -379,7 +421,8 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		p.id = n->id;
 		break;
 	case KX_NODE_RUNS_RUN:
-		p.type = KX_NODE_RUNS;
+		p.type = n->file == TREE_ATTESTATIONS_FILE ? KX_NODE_RUNS_RUN : KX_NODE_RUNS;
+		p.id = n->file == TREE_ATTESTATIONS_FILE ? n->id : p.id;
 		break;
 	case KX_NODE_RUNS_FILE:
 		p.type = KX_NODE_RUNS_RUN;
@@ -430,11 +473,24 @@ static int doc_step(void *ctx, const struct kx_digest *d)
 	return w->fn(w->ctx, name, &n);
 }
 
+/* A run directory's files, then its attestations/ where it has any (SPEC §8); or that directory's. */
 static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
 {
+	if (dir->file == TREE_ATTESTATIONS_FILE)
+		return tree_run_attestations_of(t, v, &dir->id, fn, ctx);
 	struct kx_run_rec x;
+	uint32_t atts = 0;
 	int r = tree_get_run(t, v, &dir->id, &x);
-	return r < 0 ? r : tree_run_files_of(t, v, dir->type, &x, fn, ctx);
+	if (r == 0)
+		r = tree_run_files_of(t, v, dir->type, &x, fn, ctx);
+	if (r == 0)
+		r = tree_attestation_count(t, v, &dir->id, &atts);
+	if (r == 0 && atts) {
+		struct kx_node n = *dir;
+		n.file = TREE_ATTESTATIONS_FILE;
+		r = fn(ctx, TREE_ATTESTATIONS_DIR, &n);
+	}
+	return r;
 }
 
 int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn,
@@ -531,6 +587,8 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_FILE:
 	case KX_NODE_DOC_FILE:
+		if (n->file == KX_DOC_FILE_ATTESTATION)
+			return -ENOENT; /* its name is its place in its run's list: attestations/ has it */
 		snprintf(out, cap, "%s", kx_run_file_name((enum kx_run_file)n->file));
 		return 0;
 	case KX_NODE_DOC: {

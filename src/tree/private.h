@@ -103,8 +103,10 @@ struct kx_tree {
 	size_t ngstamps;
 	struct doc_slot *docs;     /* likewise */
 	size_t ndocs;
-	uint64_t signed_since;     /* the oldest generation known to hold a signature; 0 none known */
-	uint64_t unsigned_at;      /* a generation known to hold none (tree_store_signed) */
+	struct extra_since {
+		uint64_t since;    /* the oldest generation known to hold one; 0 none known */
+		uint64_t none_at;  /* a generation known to hold none */
+	} has[2];                  /* signatures, attestations (tree_store_has) */
 	struct kx_list plru; /* parsed documents, most recently used first */
 	struct pdoc *phash[PBUCKETS];
 	size_t npdocs;
@@ -265,10 +267,12 @@ int tree_get_run(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d
  * (tree_get_run, a group's listing), in view v. */
 void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x);
 
-/* SPEC §10: whether view v stores any signature, and how many of run `run` (0 without a read
- * where none is stored). Signatures are only ever added, so the count names the set. */
-int tree_store_signed(struct kx_tree *t, struct kx_view *v, bool *ret);
+/* Whether view v stores any signature (SPEC §10) or any attestation (§8); and how many of run `run`
+ * (0 without a read where none is stored). Both are only ever added, so a count names the set. */
+enum tree_extra { TREE_SIGNATURES, TREE_ATTESTATIONS };
+int tree_store_has(struct kx_tree *t, struct kx_view *v, enum tree_extra what, bool *ret);
 int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
+int tree_attestation_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
 
 /* A document's stored bytes (out NULL: whether it is stored), counted in the stats. */
 int tree_get_doc(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_buf *out);
@@ -602,12 +606,21 @@ struct runv {
 	struct pdoc *docs[KX_DOC__COUNT];
 	struct kx_digest *aliases; /* v.aliases (malloc'd) */
 	struct kx_run_signature *signatures; /* v.signatures (malloc'd) */
+	struct kx_run_attestation *attestations; /* v.attestations (malloc'd), with what they point to: */
+	struct att_extra *att_extra;
 	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
 };
 
+/* The name of an attestation's file under attestations/: "01-reproduction-0123456789ab.json". */
+#define TREE_ATT_NAME_MAX 48
+/* The name of a run directory's attestations/ (SPEC §8), and its node's file number: a rank
+ * directory's or a runs/ directory's node with this file is its attestations/. */
+#define TREE_ATTESTATIONS_DIR "attestations"
+#define TREE_ATTESTATIONS_FILE 1
+
 /* RV_SIGNATURES: the stored signatures as stored (manifest.json); with RV_SIG_CHECKS each is
  * verified again and its key looked up (SIGNATURES): an Ed25519 check and a read a signature. */
-enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8, RV_SIG_CHECKS = 16 };
+enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8, RV_SIG_CHECKS = 16, RV_ATTESTATIONS = 32 };
 
 /* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
 int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
@@ -621,6 +634,14 @@ void tree_runv_release(struct kx_tree *t, struct runv *rv);
 
 /* The render view of a group listing. */
 void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
+
+/*
+ * fn(ctx, name, node) for each attestation of run `run` (SPEC §8), oldest first: its name under
+ * attestations/ and its file's node (KX_NODE_DOC_FILE, file KX_DOC_FILE_ATTESTATION). Nothing is
+ * read for a run without any.
+ */
+int tree_run_attestations_of(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, kx_dirent_fn fn,
+			     void *ctx);
 
 /* fn(ctx, name, node) for each file a directory of run x lists. */
 int tree_run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,

@@ -13,10 +13,23 @@
 
 /* ---- run views -------------------------------------------------------------------------------- */
 
+/* What a struct kx_run_attestation points to. */
+struct att_extra {
+	struct pdoc *doc;
+	struct kx_run_rec by;
+	char name[TREE_ATT_NAME_MAX];
+	char by_id[KX_DIGEST_HEX + 1];
+	char by_gpu[KX_NAME_MAX];
+};
+
 void tree_runv_release(struct kx_tree *t, struct runv *rv)
 {
 	free(rv->aliases);
 	free(rv->signatures);
+	for (size_t i = 0; i < rv->v.n_attestations; i++)
+		tree_pdoc_put(rv->att_extra[i].doc);
+	free(rv->attestations);
+	free(rv->att_extra);
 	tree_gctx_put(t, rv->g);
 	for (int d = 0; d < KX_DOC__COUNT; d++)
 		tree_pdoc_put(rv->docs[d]);
@@ -94,6 +107,105 @@ static int load_signatures(struct kx_tree *t, struct kx_view *v, struct runv *rv
 	return r;
 }
 
+/* ---- attestations (SPEC §8) ------------------------------------------------------------------- */
+
+struct att_refs {
+	struct kx_attestation_ref *v;
+	size_t len, cap;
+};
+
+static int att_ref_add(void *ctx, const struct kx_attestation_ref *a)
+{
+	struct att_refs *l = ctx;
+	if (KX_GROW(l->v, l->cap, l->len, 4) < 0)
+		return -ENOMEM;
+	l->v[l->len++] = *a;
+	return 0;
+}
+
+/* Run `run`'s attestations, oldest first (l->v malloc'd); none read where the run has none. */
+static int att_refs_of(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct att_refs *l)
+{
+	uint32_t n;
+	*l = (struct att_refs){ 0 };
+	int r = tree_attestation_count(t, v, run, &n);
+	return r < 0 || !n ? r : kx_store_each_attestation(t->s, v, run, att_ref_add, l);
+}
+
+static void att_name(size_t i, const struct kx_attestation_ref *a, char out[TREE_ATT_NAME_MAX])
+{
+	char hex[KX_DIGEST_HEX + 1];
+	kx_digest_hex(&a->digest, hex);
+	snprintf(out, TREE_ATT_NAME_MAX, "%02zu-%s-%.12s.json", i + 1,
+		 kx_attestation_type_name(a->type == 0 ? KX_ATTEST_REPRODUCTION : KX_ATTEST_NOTE), hex);
+}
+
+int tree_run_attestations_of(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, kx_dirent_fn fn,
+			     void *ctx)
+{
+	struct att_refs l;
+	int r = att_refs_of(t, v, run, &l);
+	for (size_t i = 0; i < l.len && r == 0; i++) {
+		char name[TREE_ATT_NAME_MAX];
+		att_name(i, &l.v[i], name);
+		struct kx_node n = { .type = KX_NODE_DOC_FILE, .file = KX_DOC_FILE_ATTESTATION, .id = l.v[i].digest };
+		r = fn(ctx, name, &n);
+	}
+	free(l.v);
+	return r;
+}
+
+/* One attestation as the run's files show it: its document's fields, a reproduction's run. */
+static int att_view(struct kx_tree *t, struct kx_view *v, size_t i, const struct kx_attestation_ref *ref,
+		    struct kx_run_attestation *a, struct att_extra *e)
+{
+	att_name(i, ref, e->name);
+	if (!(e->doc = tree_pdoc_get(t, v, &ref->digest, NULL)))
+		return -EIO; /* indexed, so stored */
+	const struct kx_json *spec = kx_json_get(e->doc->json, "spec");
+	*a = (struct kx_run_attestation){ .digest = ref->digest, .created_ns = ref->created_ns, .name = e->name,
+					  .type = ref->type == 0 ? KX_ATTEST_REPRODUCTION : KX_ATTEST_NOTE,
+					  .created_at = kx_json_get_string(spec, "createdAt"),
+					  .author = kx_json_get_string(spec, "author"),
+					  .text = kx_json_get_string(spec, "text") };
+	if (!a->created_at || !a->author)
+		return -EIO;
+	if (a->type != KX_ATTEST_REPRODUCTION)
+		return 0;
+	struct kx_group_rec g;
+	int r = tree_get_run(t, v, &ref->by, &e->by);
+	if (r == 0)
+		r = tree_get_group(t, v, &e->by.group, &g, NULL);
+	if (r == 0)
+		r = tree_runs_canonical(t, v, &ref->by, e->by_id);
+	if (r < 0)
+		return r == -ENOENT ? -EIO : r;
+	snprintf(e->by_gpu, sizeof(e->by_gpu), "%s", g.gpu);
+	a->by = &e->by;
+	a->by_id = e->by_id;
+	a->by_gpu = e->by_gpu;
+	return 0;
+}
+
+/* The run's attestations (SPEC §8), for summary.txt and its page. */
+static int load_attestations(struct kx_tree *t, struct kx_view *v, struct runv *rv)
+{
+	struct att_refs l;
+	int r = att_refs_of(t, v, &rv->run.run, &l);
+	if (r < 0 || !l.len)
+		return r;
+	rv->attestations = calloc(l.len, sizeof(*rv->attestations));
+	rv->att_extra = calloc(l.len, sizeof(*rv->att_extra));
+	r = rv->attestations && rv->att_extra ? 0 : -ENOMEM;
+	for (size_t i = 0; i < l.len && r == 0; i++) {
+		rv->v.n_attestations = i + 1; /* what release puts */
+		r = att_view(t, v, i, &l.v[i], &rv->attestations[i], &rv->att_extra[i]);
+	}
+	rv->v.attestations = rv->attestations;
+	free(l.v);
+	return r;
+}
+
 /*
  * Load what rendering a run needs: RV_GROUP its group listing and position (rank, names — only
  * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents,
@@ -162,6 +274,10 @@ int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_di
 		return r;
 	}
 	if (what & (RV_SIGNATURES | RV_SIG_CHECKS) && (r = load_signatures(t, v, rv, what & RV_SIG_CHECKS)) < 0) {
+		tree_runv_release(t, rv);
+		return r;
+	}
+	if (what & RV_ATTESTATIONS && (r = load_attestations(t, v, rv)) < 0) {
 		tree_runv_release(t, rv);
 		return r;
 	}
