@@ -36,6 +36,10 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
  */
 typedef int (*kx_receipt_run_fn)(void *ctx, bool added, const char *id, const char *path);
 int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ctx);
+/* Likewise the attestations it names (SPEC §8: "attestation added <id> of runs/<id> <path>"): the
+ * 12 hex digits of the attestation's digest, and of the run it is about. */
+typedef int (*kx_receipt_attestation_fn)(void *ctx, bool added, const char *id, const char *run);
+int kx_receipt_attestations(const char *text, size_t len, kx_receipt_attestation_fn fn, void *ctx);
 
 /* "rejected NAME: N problems" and one line per problem (file:line:col: pointer: rule: message). */
 int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out);

@@ -60,6 +60,37 @@ static int receipt_run(void *ctx, bool added, const char *id, const char *path)
 	return r == -ENOENT || r == -ENOTUNIQ || r == -EUCLEAN ? 0 : r;
 }
 
+struct att_seek {
+	const char *id;
+	bool found;
+};
+
+static int att_seek_one(void *ctx, const struct kx_attestation_ref *a)
+{
+	struct att_seek *x = ctx;
+	char hex[KX_DIGEST_HEX + 1];
+	kx_digest_hex(&a->digest, hex);
+	x->found |= strncmp(hex, x->id, 12) == 0;
+	return 0;
+}
+
+/* An attestation a receipt names (SPEC §8): stored, in the list of the run it is about. */
+static int receipt_attestation(void *ctx, bool added, const char *id, const char *run)
+{
+	struct receipts *rc = ctx;
+	struct kx_digest d;
+	struct att_seek x = { id, false };
+	rc->runs++;
+	int r = kx_store_find_run_prefix(rc->s, NULL, run, &d);
+	if (r == 0)
+		r = kx_store_each_attestation(rc->s, NULL, &d, att_seek_one, &x);
+	if ((r == 0 && !x.found) || r == -ENOENT)
+		kx_problems_add(rc->p, 0, 0, rc->file, "receipt-attestation",
+				"the receipt says attestation %s of runs/%s was %s, but the store has no such %s", id,
+				run, added ? "added" : "already present", r == 0 ? "attestation of it" : "run");
+	return r == -ENOENT || r == -ENOTUNIQ || r == -EUCLEAN ? 0 : r;
+}
+
 /*
  * A replica generation (a directory holding PUBLISHED, include/kx/replica.h): the store must be the
  * one PUBLISHED says was published, its sequence and store generation; a log or table lost or cut
@@ -81,8 +112,8 @@ static void check_published(struct kx_store *s, const char *dir, struct kx_probl
 	free(why);
 }
 
-/* Every acceptance receipt in `dir` (the inbox's .accepted/, a spool's accepted/): each run it names
- * must be in the store. A missing `dir` is nothing to check unless `required`. */
+/* Every acceptance receipt in `dir` (the inbox's .accepted/, a spool's accepted/): each run and
+ * attestation it names must be in the store. A missing `dir` is nothing to check unless `required`. */
 static int check_receipts(struct receipts *rc, const char *dir, bool required)
 {
 	DIR *d = opendir(dir);
@@ -104,6 +135,8 @@ static int check_receipts(struct receipts *rc, const char *dir, bool required)
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && kx_read_file(path, 16u << 20, &text) == 0) {
 			rc->file = path;
 			r = kx_receipt_runs(text.ptr ? text.ptr : "", text.len, receipt_run, rc);
+			if (r >= 0)
+				r = kx_receipt_attestations(text.ptr ? text.ptr : "", text.len, receipt_attestation, rc);
 			r = r > 0 ? 0 : r;
 		}
 		kx_buf_release(&text);
@@ -119,7 +152,7 @@ int cli_cmd_verify(struct cli *cli, int argc, char **argv)
 	int i = cli_options(cli, argc, argv,
 			    "Recomputes the digest of every stored document and checks every run against its\n"
 			    "documents, group, rank index, path index and source index; then checks that every run\n"
-			    "an acceptance receipt names is stored: the receipts of STORE/inbox/.accepted/ and of\n"
+			    "(and attestation) an acceptance receipt names is stored: the receipts of STORE/inbox/.accepted/ and of\n"
 			    "each --receipts DIR (a spool's accepted/). Exit 1 on any problem. Losses recorded by\n"
 			    "'kindex recover' are printed, each on a line of its own.\n"
 			    "\n"

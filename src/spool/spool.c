@@ -62,36 +62,94 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 	return r;
 }
 
-int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ctx)
+/* The lines of an acceptance receipt after its first, each fn(ctx, line, its length); 0 for text
+ * that is not one, or fn's non-zero return. */
+static int receipt_lines(const char *text, size_t len, int (*fn)(void *ctx, const char *l, size_t n), void *ctx)
 {
 	const char *end = text + len, *nl = memchr(text, '\n', len);
 	if (len < 9 || memcmp(text, "accepted ", 9) != 0 || !nl)
 		return 0;
-	int n = 0;
 	for (const char *l = nl + 1; l < end; l = nl + 1) {
 		if (!(nl = memchr(l, '\n', (size_t)(end - l))))
 			nl = end;
-		/* an alias is stored like a run added: "alias runs/<id> runs/<id> (of …)" */
-		bool alias = (size_t)(nl - l) > 6 && memcmp(l, "alias ", 6) == 0;
-		bool added = alias || ((size_t)(nl - l) > 6 && memcmp(l, "added ", 6) == 0);
-		size_t skip = added ? 6 : (size_t)(nl - l) > 8 && memcmp(l, "present ", 8) == 0 ? 8 : 0;
-		/* "runs/" + 12 hex digits + " " + path */
-		if (!skip || (size_t)(nl - l) < skip + 19 || memcmp(l + skip, "runs/", 5) != 0 || l[skip + 17] != ' ')
-			continue;
-		char id[13], path[4096];
-		memcpy(id, l + skip + 5, 12);
-		id[12] = '\0';
-		size_t pn = (size_t)(nl - (l + skip + 18));
-		if (pn >= sizeof(path))
-			pn = sizeof(path) - 1;
-		memcpy(path, l + skip + 18, pn);
-		path[pn] = '\0';
-		int r = fn(ctx, added, id, path);
+		int r = fn(ctx, l, (size_t)(nl - l));
 		if (r)
 			return r;
-		n++;
 	}
-	return n;
+	return 0;
+}
+
+/* "<12 hex digits> " at p, copied into id */
+static bool receipt_id(const char *p, char id[13])
+{
+	if (strspn(p, "0123456789abcdef") < 12 || p[12] != ' ')
+		return false;
+	memcpy(id, p, 12);
+	id[12] = '\0';
+	return true;
+}
+
+struct run_lines {
+	kx_receipt_run_fn fn;
+	void *ctx;
+	int n;
+};
+
+static int run_line(void *ctx, const char *l, size_t len)
+{
+	struct run_lines *x = ctx;
+	/* an alias is stored like a run added: "alias runs/<id> runs/<id> (of …)" */
+	bool alias = len > 6 && memcmp(l, "alias ", 6) == 0;
+	bool added = alias || (len > 6 && memcmp(l, "added ", 6) == 0);
+	size_t skip = added ? 6 : len > 8 && memcmp(l, "present ", 8) == 0 ? 8 : 0;
+	/* "runs/" + 12 hex digits + " " + path */
+	if (!skip || len < skip + 19 || memcmp(l + skip, "runs/", 5) != 0 || l[skip + 17] != ' ')
+		return 0;
+	char id[13], path[4096];
+	memcpy(id, l + skip + 5, 12);
+	id[12] = '\0';
+	size_t pn = len - (skip + 18);
+	if (pn >= sizeof(path))
+		pn = sizeof(path) - 1;
+	memcpy(path, l + skip + 18, pn);
+	path[pn] = '\0';
+	x->n++;
+	return x->fn(x->ctx, added, id, path);
+}
+
+int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ctx)
+{
+	struct run_lines x = { fn, ctx, 0 };
+	int r = receipt_lines(text, len, run_line, &x);
+	return r ? r : x.n;
+}
+
+struct attestation_lines {
+	kx_receipt_attestation_fn fn;
+	void *ctx;
+	int n;
+};
+
+/* "attestation added|present <id> of runs/<id> <path>" */
+static int attestation_line(void *ctx, const char *l, size_t len)
+{
+	struct attestation_lines *x = ctx;
+	char line[160], id[13], run[13];
+	snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) - 1 ? len : sizeof(line) - 1), l);
+	bool added = strncmp(line, "attestation added ", 18) == 0;
+	size_t at = added ? 18 : strncmp(line, "attestation present ", 20) == 0 ? 20 : 0;
+	if (!at || !receipt_id(line + at, id) || strncmp(line + at + 13, "of runs/", 8) != 0 ||
+	    !receipt_id(line + at + 21, run))
+		return 0;
+	x->n++;
+	return x->fn(x->ctx, added, id, run);
+}
+
+int kx_receipt_attestations(const char *text, size_t len, kx_receipt_attestation_fn fn, void *ctx)
+{
+	struct attestation_lines x = { fn, ctx, 0 };
+	int r = receipt_lines(text, len, attestation_line, &x);
+	return r ? r : x.n;
 }
 
 int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out)

@@ -77,4 +77,11 @@ check "the daemon wrote nothing to stderr" [ ! -s "$mnt.err" ]
 "$KINDEX" --store "$store" verify --receipts "$spool/accepted" >"$work/verify" 2>&1
 rc=$?
 check "kindex verify is clean, receipts included ($(tail -1 "$work/verify"))" [ $rc = 0 ]
+# a receipt naming an attestation the store does not hold: verify says so
+mkdir -p "$work/forged"
+sed 's/^attestation added [0-9a-f]\{12\}/attestation added 000000000000/' "$store/inbox/.accepted/note.json" >"$work/forged/note.json"
+"$KINDEX" --store "$store" verify --receipts "$work/forged" >"$work/verify" 2>&1
+rc=$?
+check "kindex verify names an attestation a receipt promised and the store lacks" \
+	bash -c "[ $rc = 1 ] && grep -q 'receipt-attestation: the receipt says attestation 000000000000 of runs/$sid was added' '$work/verify'"
 finish
