@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Crash safety of the inbox: two writers drop 10,000 manifests — one with cp, one
+# Crash safety of the inbox: two writers drop 10,000 manifests (every 25th with a note about its
+# run: an attestation, SPEC §8) — one with cp, one
 # file per cp (each decided at its close), the other as rsync does, cp to a temporary name and mv to
 # the final one (each queued by the rename and decided after it returns) — while the daemon is
 # killed with SIGKILL at random moments, 20 times, and mounted again each time (the dead mount is
@@ -32,6 +33,23 @@ in="$mnt/inbox"
 m="$work/m"
 "$KINDEX" -q --store "$store" init || die "kindex init failed"
 gen "$files" "$m"
+# every 25th file also carries a note about its own run (SPEC §8): JSON Lines of the manifest and
+# the attestation, decided together like any file
+python3 - "$m" "$work/attested" <<'PY' || die "cannot write the attested files"
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["KX_SOURCE_ROOT"], "tests", "integration"))
+import kxjcs
+d, out = sys.argv[1:]
+names = sorted(os.listdir(d))[::25]
+for n in names:
+    m = json.load(open(os.path.join(d, n)))
+    att = {"apiVersion": "kindexfs.dev/v1alpha1", "kind": "Attestation",
+           "spec": {"subject": kxjcs.digest(m["run"]), "type": "note", "text": "noted before the crash",
+                    "author": "inbox-crash", "createdAt": "2026-11-01T00:00:00Z"}}
+    with open(os.path.join(d, n), "w") as f:
+        f.write(json.dumps(m) + "\n" + json.dumps(att) + "\n")
+open(out, "w").write("".join(n + "\n" for n in names))
+PY
 ls "$m" >"$work/all"
 for ((w = 0; w < writers; w++)); do
 	awk -v w=$w -v n=$writers 'NR % n == w' "$work/all" >"$work/list.$w"
@@ -222,8 +240,11 @@ check "kindex verify is clean ($(tail -1 "$work/verify"))" [ $rc = 0 ]
 mkdir "$work/okfiles"
 (cd "$m" && xargs -a "$work/ok" ln -t "$work/okfiles")
 "$KINDEX" --store "$store" ingest "$work/okfiles" >"$work/again" 2>&1
-check "every file whose cp succeeded is in the index ($(tail -1 "$work/again"))" \
-	grep -q "^$ok files\?: $ok accepted (0 runs added, $ok already present), 0 refused" "$work/again"
+notes=$(sort "$work/ok" | comm -12 - <(sort "$work/attested") | wc -l)
+also="; 0 attestations stored, $notes already present"
+[ "$notes" -gt 0 ] || also=
+check "every file whose cp succeeded is in the index, its note too ($(tail -1 "$work/again"))" \
+	grep -q "^$ok files\?: $ok accepted (0 runs added, $ok already present$also), 0 refused" "$work/again"
 
 # and each has its receipt, and is gone from the inbox
 inbox="$store/inbox"
@@ -257,7 +278,7 @@ if [ -s "$work/acc-only" ]; then
 	n=$(wc -l <"$work/acc-only")
 	"$KINDEX" --store "$store" ingest "$work/acconly" >"$work/again2" 2>&1
 	check "the $n files accepted while their cp failed are in the index too" \
-		grep -q "^$n files\?: $n accepted (0 runs added, $n already present)" "$work/again2"
+		grep -q "^$n files\?: $n accepted (0 runs added, $n already present[;)]" "$work/again2"
 fi
 
 # The moment between a rename's answer and its decision, made to last: what a daemon killed there
