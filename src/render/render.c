@@ -361,6 +361,15 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = line(out, "rerun", "measured by %s: %sx this run's median, %s", v->rerun_dirname, q,
 			 kx_rank_within_noise(x, y) ? "within noise" : "outside the noise (p20-p80 apart)");
 	}
+	for (size_t i = 0; i < v->n_signatures && r >= 0; i++) { /* SPEC §10: who signed it, and so what */
+		const struct kx_run_signature *s = &v->signatures[i];
+		char id[KX_DIGEST_STR_MAX];
+		kx_digest_format(&s->key_id, id);
+		r = line(out, i ? "" : "signatures", "%s: %s, %s", s->known ? s->key_name : id,
+			 s->valid ? "valid" : "does not verify",
+			 !s->known ? "a key this store does not know" : !s->valid ? "not trusted"
+			 : s->revoked_ns ? "revoked" : "trusted");
+	}
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nidentity\n");
 	if (r >= 0) {

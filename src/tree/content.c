@@ -352,7 +352,7 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped; manifest.json
 	 * the signatures only where its stamp counts some (tree_manifest_stamp) */
 	unsigned what = f == KX_RF_SHA256SUMS ? 0
-			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES | RV_ATTESTATIONS
+			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES | RV_ATTESTATIONS | RV_SIG_CHECKS
 			: f == KX_RF_CITATION ? RV_GROUP | RV_DOCS
 			: f == KX_RF_DIGESTS ? RV_ALIASES
 			: f == KX_RF_SIGNATURES ? RV_SIGNATURES | RV_SIG_CHECKS

@@ -100,7 +100,10 @@ static int signature_add(void *ctx, const struct kx_digest *key, const uint8_t *
 static int load_signatures(struct kx_tree *t, struct kx_view *v, struct runv *rv, bool check)
 {
 	struct sig_list l = { t, v, &rv->run.run, check, NULL, 0, 0 };
-	int r = kx_store_each_signature(t->s, v, &rv->run.run, signature_add, &l);
+	uint32_t n;
+	int r = tree_signature_count(t, v, &rv->run.run, &n); /* none read in a store nobody signed */
+	if (r == 0 && n)
+		r = kx_store_each_signature(t->s, v, &rv->run.run, signature_add, &l);
 	rv->signatures = l.x;
 	rv->v.signatures = l.x;
 	rv->v.n_signatures = l.len;

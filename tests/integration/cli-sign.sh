@@ -102,12 +102,14 @@ check "SIGNATURES: the key, its name, valid and trusted" \
 	bash -c "sed -n 2p out | grep -q '^$id	lab-a	ed25519	yes	yes	\$'"
 expect 0 "$KINDEX" --store trusting cat "$grp/$signed_dir/summary.txt"
 check "summary.txt: measured, signed by a key the store trusts" contains out "measured (signed by a key this store trusts"
+check "summary.txt names who signed it" contains out "  signatures       lab-a: valid, trusted"
 expect 0 "$KINDEX" --store trusting trust list
 check "trust list: lab-a, trusted" bash -c "grep -q '^$id	lab-a	trusted	' out"
 expect 0 "$KINDEX" --store trusting trust revoke lab-a
 check "after trust revoke every run is submitted again ($(runs_ev trusting))" [ "$(runs_ev trusting)" = "submitted=4" ]
 expect 0 "$KINDEX" --store trusting cat "$grp/$signed_dir/summary.txt"
 check "summary.txt: submitted, its claim not backed by a trusted key" contains out "submitted (it claims kindex-bench's measured"
+check "summary.txt: the signature's key is revoked" contains out "  signatures       lab-a: valid, revoked"
 expect 0 "$KINDEX" --store trusting cat "$grp/$signed_dir/SIGNATURES"
 check "SIGNATURES: valid, no longer trusted, with the time of the revocation" \
 	bash -c "sed -n 2p out | grep -Eq '^$id	lab-a	ed25519	yes	no	20[0-9-]+T[0-9:.]+Z\$'"
