@@ -1067,6 +1067,25 @@ static const char *att_text(struct ctx *c, const struct kx_json *spec, const cha
 
 static const char *const att_members[] = { "subject", "type", "run", "text", "author", "createdAt" };
 
+/* Each member of obj (at base) not among known[0..n) is a problem, rule unknown-member: "holds". */
+static void only_members(struct ctx *c, const struct kx_json *obj, const char *base, const char *const *known,
+			 size_t n, const char *holds)
+{
+	char q[KX_QUOTE_SIZE];
+	for (size_t i = 0; i < obj->obj.len; i++) {
+		const struct kx_json_member *mm = &obj->obj.v[i];
+		bool ok = false;
+		for (size_t k = 0; k < n; k++)
+			ok |= strlen(known[k]) == mm->key_len && memcmp(known[k], mm->key, mm->key_len) == 0;
+		if (!ok) {
+			char *ptr = pointer(base, mm->key, mm->key_len);
+			add(c, mm->value, ptr, "unknown-member", "unknown member %s: %s", kx_quote(q, mm->key, mm->key_len),
+			    holds);
+			free(ptr);
+		}
+	}
+}
+
 /*
  * An attestation document (root), alone: its envelope, its spec's members and their rules. What
  * only the store can tell is left to ingest (src/ingest).
@@ -1085,36 +1104,13 @@ int manifest_check_attestation(struct kx_arena *a, struct kx_json *root, struct 
 		add(&c, kx_json_get(root, "apiVersion"), "/apiVersion", "api-version",
 		    "an Attestation's apiVersion must be '%s', found %s", KX_ATTESTATION_API, Q(q, api));
 	check_metadata(&c, root, "");
-	for (size_t i = 0; i < root->obj.len; i++) {
-		const struct kx_json_member *mm = &root->obj.v[i];
-		static const char *const known[] = { "apiVersion", "kind", "metadata", "spec" };
-		bool ok = false;
-		for (size_t k = 0; k < KX_ARRAY_SIZE(known); k++)
-			ok |= strlen(known[k]) == mm->key_len && memcmp(known[k], mm->key, mm->key_len) == 0;
-		if (!ok) {
-			char *ptr = pointer("", mm->key, mm->key_len);
-			add(&c, mm->value, ptr, "unknown-member",
-			    "unknown member %s: an Attestation holds apiVersion, kind, metadata, spec",
-			    kx_quote(q, mm->key, mm->key_len));
-			free(ptr);
-		}
-	}
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec" };
+	only_members(&c, root, "", top, KX_ARRAY_SIZE(top), "an Attestation holds apiVersion, kind, metadata, spec");
 	struct kx_json *spec = field(&c, root, "", "spec", KX_JSON_OBJECT, true);
 	if (!spec)
 		return c.oom ? -ENOMEM : -EINVAL;
-	for (size_t i = 0; i < spec->obj.len; i++) {
-		const struct kx_json_member *mm = &spec->obj.v[i];
-		bool ok = false;
-		for (size_t k = 0; k < KX_ARRAY_SIZE(att_members); k++)
-			ok |= strlen(att_members[k]) == mm->key_len && memcmp(att_members[k], mm->key, mm->key_len) == 0;
-		if (!ok) {
-			char *ptr = pointer("/spec", mm->key, mm->key_len);
-			add(&c, mm->value, ptr, "unknown-member",
-			    "unknown member %s: an Attestation's spec holds subject, type, run, text, author, createdAt",
-			    kx_quote(q, mm->key, mm->key_len));
-			free(ptr);
-		}
-	}
+	only_members(&c, spec, "/spec", att_members, KX_ARRAY_SIZE(att_members),
+		     "an Attestation's spec holds subject, type, run, text, author, createdAt");
 	bool subject_ok, run_ok = false;
 	check_digest_ref(&c, spec, "/spec", "subject", &x->subject, &subject_ok);
 	const char *type = string_field(&c, spec, "/spec", "type", true);

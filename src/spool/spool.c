@@ -62,9 +62,17 @@ int kx_receipt_accepted(struct kx_tree *t, const char *name, const struct kx_ing
 	return r;
 }
 
-/* The lines of an acceptance receipt after its first, each fn(ctx, line, its length); 0 for text
- * that is not one, or fn's non-zero return. */
-static int receipt_lines(const char *text, size_t len, int (*fn)(void *ctx, const char *l, size_t n), void *ctx)
+/* A walk of a receipt's lines: the caller's callback and context, and what it named. */
+struct receipt_walk {
+	void *fn;
+	void *ctx;
+	int n;
+};
+
+/* The lines of an acceptance receipt after its first, each line(w, the line, its length): what
+ * they named (w->n), 0 for text that is not one, or line's non-zero return. */
+static int receipt_lines(const char *text, size_t len, int (*line)(struct receipt_walk *w, const char *l, size_t n),
+			 struct receipt_walk *w)
 {
 	const char *end = text + len, *nl = memchr(text, '\n', len);
 	if (len < 9 || memcmp(text, "accepted ", 9) != 0 || !nl)
@@ -72,11 +80,11 @@ static int receipt_lines(const char *text, size_t len, int (*fn)(void *ctx, cons
 	for (const char *l = nl + 1; l < end; l = nl + 1) {
 		if (!(nl = memchr(l, '\n', (size_t)(end - l))))
 			nl = end;
-		int r = fn(ctx, l, (size_t)(nl - l));
+		int r = line(w, l, (size_t)(nl - l));
 		if (r)
 			return r;
 	}
-	return 0;
+	return w->n;
 }
 
 /* "<12 hex digits> " at p, copied into id */
@@ -89,15 +97,8 @@ static bool receipt_id(const char *p, char id[13])
 	return true;
 }
 
-struct run_lines {
-	kx_receipt_run_fn fn;
-	void *ctx;
-	int n;
-};
-
-static int run_line(void *ctx, const char *l, size_t len)
+static int run_line(struct receipt_walk *w, const char *l, size_t len)
 {
-	struct run_lines *x = ctx;
 	/* an alias is stored like a run added: "alias runs/<id> runs/<id> (of …)" */
 	bool alias = len > 6 && memcmp(l, "alias ", 6) == 0;
 	bool added = alias || (len > 6 && memcmp(l, "added ", 6) == 0);
@@ -113,27 +114,19 @@ static int run_line(void *ctx, const char *l, size_t len)
 		pn = sizeof(path) - 1;
 	memcpy(path, l + skip + 18, pn);
 	path[pn] = '\0';
-	x->n++;
-	return x->fn(x->ctx, added, id, path);
+	w->n++;
+	return ((kx_receipt_run_fn)w->fn)(w->ctx, added, id, path);
 }
 
 int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ctx)
 {
-	struct run_lines x = { fn, ctx, 0 };
-	int r = receipt_lines(text, len, run_line, &x);
-	return r ? r : x.n;
+	struct receipt_walk w = { (void *)fn, ctx, 0 };
+	return receipt_lines(text, len, run_line, &w);
 }
 
-struct attestation_lines {
-	kx_receipt_attestation_fn fn;
-	void *ctx;
-	int n;
-};
-
 /* "attestation added|present <id> of runs/<id> <path>" */
-static int attestation_line(void *ctx, const char *l, size_t len)
+static int attestation_line(struct receipt_walk *w, const char *l, size_t len)
 {
-	struct attestation_lines *x = ctx;
 	char line[160], id[13], run[13];
 	snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) - 1 ? len : sizeof(line) - 1), l);
 	bool added = strncmp(line, "attestation added ", 18) == 0;
@@ -141,15 +134,14 @@ static int attestation_line(void *ctx, const char *l, size_t len)
 	if (!at || !receipt_id(line + at, id) || strncmp(line + at + 13, "of runs/", 8) != 0 ||
 	    !receipt_id(line + at + 21, run))
 		return 0;
-	x->n++;
-	return x->fn(x->ctx, added, id, run);
+	w->n++;
+	return ((kx_receipt_attestation_fn)w->fn)(w->ctx, added, id, run);
 }
 
 int kx_receipt_attestations(const char *text, size_t len, kx_receipt_attestation_fn fn, void *ctx)
 {
-	struct attestation_lines x = { fn, ctx, 0 };
-	int r = receipt_lines(text, len, attestation_line, &x);
-	return r ? r : x.n;
+	struct receipt_walk w = { (void *)fn, ctx, 0 };
+	return receipt_lines(text, len, attestation_line, &w);
 }
 
 int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out)
