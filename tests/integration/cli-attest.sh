@@ -157,4 +157,12 @@ id=${name##*-} id=${id%.json}
 check "the attestation is also in digests/" bash -c "ls x/digests/sha256 | grep -q '^$id'"
 expect 0 "$KINDEX" verify
 check "kindex verify passes" contains out "no problems"
+
+# one file holding the same attestation twice stores it once
+att "$sd" note ',"text":"twice"' >twice.jsonl
+att "$sd" note ',"text":"twice"' >>twice.jsonl
+expect 0 "$KINDEX" ingest twice.jsonl
+check "the same attestation twice in one file: stored once" contains err "1 attestation stored, 1 already present"
+expect 0 "$KINDEX" ls "runs/$sid/attestations"
+check "and listed once" test "$(wc -l <out)" = 4
 finish
