@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # kindex pull (docs/replicas.md): the newest generation a writer publishes is copied, verified and
 # made DST/current; every run the writer accepted is on the replica, a signed one with its signature
-# and the trust of its key (SPEC §10); a second pull is a no-op;
+# and the trust of its key (SPEC §10) and a note about it (§8); a second pull is a no-op;
 # table files are hard-linked from the previous copy. Faults: a pull killed with SIGKILL (and its
 # rsync) mid-copy leaves current naming a complete generation that verifies, and the next pull
 # completes; a full disk on the replica (a small tmpfs) fails with "No space left on device",
@@ -24,6 +24,9 @@ first=$(ls "$work"/m/*.json | head -1)
 "$KINDEX" -q --store "$store" ingest "$work/signed.jsonl" || die "ingest of the signed run failed"
 "$KINDEX" -q --store "$store" trust add "$work/lab.pub" --name lab >/dev/null || die "kindex trust add failed"
 signed=$("$KINDEX" --store "$store" ls runs | head -1 | tr -d /)
+# and a note about it (SPEC §8): a replica carries that too
+"$KINDEX" -q --store "$store" attest "$signed" --note "carried to every replica" --author lab ||
+	die "kindex attest failed"
 
 # start_writer STORE PUB: kindex watch --publish in the background; sets $writer
 start_writer() {
@@ -61,6 +64,9 @@ stop_writer
 check "every run the writer accepted is on the replica" same_runs "$store" "$dst/current"
 check "the replica has the signature and the key's trust: SIGNATURES says lab, valid, trusted" \
 	bash -c "'$KINDEX' --store '$dst/current' cat runs/$signed/SIGNATURES | sed -n 2p | cut -f2,4,5 | grep -qx 'lab	yes	yes'"
+check "the replica has the run's note, listed and shown as the writer's" \
+	bash -c "[ \"\$('$KINDEX' --store '$dst/current' ls runs/$signed/attestations)\" = \"\$('$KINDEX' --store '$store' ls runs/$signed/attestations)\" ] &&
+		'$KINDEX' --store '$dst/current' cat runs/$signed/summary.txt | grep -q '^  01 note  .* by lab: carried to every replica$'"
 check "and its manifest.json carries the signature as the writer's does" \
 	bash -c "cmp -s <('$KINDEX' --store '$dst/current' cat runs/$signed/manifest.json) \
 		<('$KINDEX' --store '$store' cat runs/$signed/manifest.json) &&
