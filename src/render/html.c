@@ -18,15 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A path segment in a URL: RFC 3986's unreserved characters as they are, every other byte %XX. */
-static int url_segment(struct kx_buf *out, const char *s)
+/* A relative URL of path segments: RFC 3986's unreserved characters and the '/' between segments
+ * as they are, every other byte %XX (a name never holds a '/'). */
+static int url_path(struct kx_buf *out, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	int r = 0;
 	for (; *s && r >= 0; s++) {
 		unsigned char c = (unsigned char)*s;
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		    c == '_' || c == '~')
+		    c == '_' || c == '~' || c == '/')
 			r = kx_buf_putc(out, (char)c);
 		else
 			r = kx_buf_printf(out, "%%%c%c", hex[c >> 4], hex[c & 15]);
@@ -55,12 +56,11 @@ static int break_text(struct kx_buf *out, const char *s, size_t len, bool dots)
 	return r;
 }
 
-/* <a href="NAME[/]">text</a> */
-static int link(struct kx_buf *out, const char *name, bool dir, const char *text)
+int render_html_link(struct kx_buf *out, const char *name, bool dir, const char *text)
 {
 	int r = kx_buf_puts(out, "<a href=\"");
 	if (r >= 0)
-		r = url_segment(out, name);
+		r = url_path(out, name);
 	if (r >= 0)
 		r = kx_buf_puts(out, dir ? "/\">" : "\">");
 	if (r >= 0)
@@ -88,8 +88,19 @@ static const char style[] =
 	"tr.first td{font-weight:bold}img{max-width:100%;height:auto;display:block;margin:1em 0}"
 	"ul.files{columns:3 18em;padding-left:1.2em}";
 
-/* "kindex / benchmarks / k / p": each ancestor a link back up, the directory itself plain text */
-static int breadcrumb(struct kx_buf *out, const char *path)
+int render_html_head(struct kx_buf *out, const char *title, const char *path)
+{
+	int r = kx_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
+	if (r >= 0)
+		r = render_markup_text(out, title);
+	if (r >= 0)
+		r = kx_buf_printf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n", style);
+	return r < 0 ? r : render_html_nav(out, path);
+}
+
+/* "kindex / benchmarks / k / p": each ancestor a link back up to its page, the directory itself
+ * plain text; runs/ and digests/, which have no page (the server lists them), plain text too */
+int render_html_nav(struct kx_buf *out, const char *path)
 {
 	size_t depth = 0;
 	for (const char *p = path; *p; p++)
@@ -112,9 +123,9 @@ static int breadcrumb(struct kx_buf *out, const char *path)
 			r = kx_buf_puts(out, " / ");
 		if (r < 0)
 			break;
-		if (i == depth) {
+		if (i == depth || (i == 1 && (strcmp(name, "runs") == 0 || strcmp(name, "digests") == 0))) {
 			r = render_markup_text(out, name);
-			break;
+			continue;
 		}
 		r = kx_buf_puts(out, "<a href=\"");
 		for (size_t k = i; k < depth && r >= 0; k++)
@@ -129,8 +140,7 @@ static int breadcrumb(struct kx_buf *out, const char *path)
 	return r < 0 ? r : kx_buf_puts(out, "</nav>\n");
 }
 
-/* <td class="n">text</td> (kept on one line) or <td>text</td> */
-static int cell(struct kx_buf *out, bool number, const char *text)
+int render_html_cell(struct kx_buf *out, bool number, const char *text)
 {
 	int r = kx_buf_puts(out, number ? "<td class=\"n\">" : "<td>");
 	if (r >= 0)
@@ -187,27 +197,27 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 			snprintf(noise, sizeof(noise), "≈ #%zu", i);
 		r = kx_buf_puts(out, i == 0 && ranked ? "<tr class=\"first\">" : "<tr>");
 		if (r >= 0)
-			r = cell(out, true, rank);
+			r = render_html_cell(out, true, rank);
 		if (r >= 0)
-			r = cell(out, false, x->impl);
+			r = render_html_cell(out, false, x->impl);
 		if (r >= 0)
-			r = cell(out, false, c.version);
+			r = render_html_cell(out, false, c.version);
 		if (r >= 0)
-			r = cell(out, true, value);
+			r = render_html_cell(out, true, value);
 		if (r >= 0)
 			r = spread_cell(out, spread);
 		if (r >= 0)
-			r = cell(out, true, vs);
+			r = render_html_cell(out, true, vs);
 		if (r >= 0)
-			r = cell(out, false, noise);
+			r = render_html_cell(out, false, noise);
 		if (r >= 0)
-			r = cell(out, false, kx_rank_status(x, ranked ? (uint32_t)i + 1 : 0));
+			r = render_html_cell(out, false, kx_rank_status(x, ranked ? (uint32_t)i + 1 : 0));
 		if (r >= 0)
 			r = break_cell(out, c.when);
 		if (r >= 0)
 			r = kx_buf_puts(out, "<td>");
 		if (r >= 0)
-			r = link(out, g->dirnames[i], true, g->dirnames[i]);
+			r = render_html_link(out, g->dirnames[i], true, g->dirnames[i]);
 		if (r >= 0)
 			r = kx_buf_puts(out, "</td></tr>\n");
 	}
@@ -269,7 +279,7 @@ static int tsv_table(struct kx_buf *out, const struct kx_html_tsv *t)
 	rows -= rows > 0; /* the header */
 	int r = kx_buf_puts(out, "<h2>");
 	if (r >= 0)
-		r = link(out, t->name, false, t->name);
+		r = render_html_link(out, t->name, false, t->name);
 	if (r >= 0)
 		r = kx_buf_printf(out, "</h2>\n<p>%zu row%s.</p>\n", rows, rows == 1 ? "" : "s");
 	if (r < 0 || !rows)
@@ -287,7 +297,7 @@ static int tsv_table(struct kx_buf *out, const struct kx_html_tsv *t)
 	if (r >= 0 && rows > KX_HTML_TSV_ROWS) {
 		r = kx_buf_printf(out, "<p>%zu more rows: ", rows - KX_HTML_TSV_ROWS);
 		if (r >= 0)
-			r = link(out, t->name, false, t->name);
+			r = render_html_link(out, t->name, false, t->name);
 		if (r >= 0)
 			r = kx_buf_puts(out, "</p>\n");
 	}
@@ -302,12 +312,12 @@ static int totals_cells(struct kx_buf *out, const struct kx_compare_totals *t)
 	const size_t counts[] = { t->wins, t->losses, t->noise, t->ties, t->mixed };
 	char text[24];
 	snprintf(text, sizeof(text), "%zu", t->groups);
-	int r = cell(out, true, text);
+	int r = render_html_cell(out, true, text);
 	if (r >= 0)
-		r = cell(out, true, geo);
+		r = render_html_cell(out, true, geo);
 	for (size_t i = 0; i < KX_ARRAY_SIZE(counts) && r >= 0; i++) {
 		snprintf(text, sizeof(text), "%zu", counts[i]);
-		r = cell(out, true, text);
+		r = render_html_cell(out, true, text);
 	}
 	return r;
 }
@@ -329,7 +339,7 @@ static int summary_table(struct kx_buf *out, const struct kx_compare_row *rows, 
 		const char *text[] = { l[i].kernel, l[i].pass, l[i].metric, l[i].gpu };
 		r = kx_buf_puts(out, "<tr>");
 		for (size_t k = 0; k < KX_ARRAY_SIZE(text) && r >= 0; k++)
-			r = cell(out, false, text[k]);
+			r = render_html_cell(out, false, text[k]);
 		if (r >= 0)
 			r = totals_cells(out, &l[i].t);
 		if (r >= 0)
@@ -346,13 +356,13 @@ static int pairs_table(struct kx_buf *out, const struct kx_html_pair *pairs, siz
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		r = kx_buf_puts(out, "<tr><td>");
 		if (r >= 0)
-			r = link(out, pairs[i].name, true, pairs[i].name);
+			r = render_html_link(out, pairs[i].name, true, pairs[i].name);
 		if (r >= 0)
 			r = kx_buf_puts(out, "</td>");
 		if (r >= 0)
-			r = cell(out, false, pairs[i].gpu);
+			r = render_html_cell(out, false, pairs[i].gpu);
 		if (r >= 0)
-			r = cell(out, false, pairs[i].metric);
+			r = render_html_cell(out, false, pairs[i].metric);
 		if (r >= 0)
 			r = totals_cells(out, &pairs[i].totals);
 		if (r >= 0)
@@ -364,13 +374,7 @@ static int pairs_table(struct kx_buf *out, const struct kx_html_pair *pairs, siz
 int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 {
 	const char *title = p->heading && *p->heading ? p->heading : *p->path ? p->path : "kindex";
-	int r = kx_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
-	if (r >= 0)
-		r = render_markup_text(out, title);
-	if (r >= 0)
-		r = kx_buf_printf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n", style);
-	if (r >= 0)
-		r = breadcrumb(out, p->path);
+	int r = render_html_head(out, title, p->path);
 	if (r >= 0 && (r = kx_buf_puts(out, "<h1>")) >= 0 && (r = render_markup_text(out, title)) >= 0)
 		r = kx_buf_puts(out, "</h1>\n");
 	if (r >= 0 && p->lead && *p->lead && (r = kx_buf_puts(out, "<p>")) >= 0 && (r = render_markup_text(out, p->lead)) >= 0)
@@ -384,7 +388,7 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 	for (size_t i = 0; i < p->npictures && r >= 0; i++) {
 		r = kx_buf_puts(out, "<p><img src=\"");
 		if (r >= 0)
-			r = url_segment(out, p->pictures[i]);
+			r = url_path(out, p->pictures[i]);
 		if (r >= 0)
 			r = kx_buf_puts(out, "\" alt=\"");
 		if (r >= 0)
@@ -401,7 +405,7 @@ int kx_render_index_html(const struct kx_html_page *p, struct kx_buf *out)
 		if (r >= 0) {
 			char text[KX_NAME_MAX * 2 + 8];
 			snprintf(text, sizeof(text), "%s%s", p->links[i].name, p->links[i].dir ? "/" : "");
-			r = link(out, p->links[i].name, p->links[i].dir, text);
+			r = render_html_link(out, p->links[i].name, p->links[i].dir, text);
 		}
 		if (r >= 0)
 			r = kx_buf_puts(out, "</li>\n");

@@ -4,6 +4,7 @@
  * it. The files, lowest first; each calls only those above it (scripts/check-layers checks it):
  *
  *     format.c   the formatting they all share: numbers, values, a run's cells, TSV and XML text
+ *     runtext.c  the sentences about a run of summary.txt
  *     compare.c  /compare/'s <gpu>.tsv and summary.tsv, and the rules of a ratio and of mixed
  *     sweeps.c   the benchmark directories' files: their names, gpus.tsv, sweep.tsv and its sweeps
  *     history.c  a group's series and change points: history.tsv, history.json, /regressions.tsv
@@ -64,6 +65,24 @@ struct render_cells {
 	char when[40];                 /* observedAt, RFC 3339 UTC */
 };
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
+
+/* ---- runtext.c: the sentences of summary.txt ------------------------------------------------ */
+
+/* "274.1 ms  (274073425 ns)": a value as people read it, then its stored number and unit only
+ * when they read differently ("27582.5 MB" once). */
+void render_value_text(double v, const char *unit, char *out, size_t cap);
+/* Whether run and #1 were measured under different protocol families. */
+bool render_cross_protocol(const struct kx_run_rec *run, const struct kx_run_rec *best);
+/* "2 of 3  (median latency, lower is better)", or why the run is not ranked. */
+int render_rank_text(const struct kx_run_view *v, struct kx_buf *out);
+/* "this is #1", "2.000x slower than #1" (v ranked, with a #1). */
+void render_vs_best_text(const struct kx_run_view *v, char *out, size_t cap);
+/* Its evidence and where it comes from: "source-native (liger-kernel-bench: …)". */
+int render_evidence_text(const struct kx_run_view *v, struct kx_buf *out);
+/* Its controlled rerun (v->rerun, not NULL): which run, the ratio, within noise or not. */
+int render_rerun_text(const struct kx_run_view *v, struct kx_buf *out);
+/* The GPU as its environment names it: product, form factor, architecture. */
+int render_hardware_text(const struct kx_run_view *v, struct kx_buf *out);
 
 /* ---- compare.c -------------------------------------------------------------------------------- */
 
@@ -166,7 +185,17 @@ void render_rank_cells(const struct kx_group_view *g, size_t i, struct render_ra
 int render_ranking_svg(const struct kx_group_view *g, struct kx_buf *out);
 int render_history_svg(const struct kx_group_view *g, struct kx_buf *out);
 
-/* ---- html.c: nothing crosses; kx_render_index_html is public ---------------------------------- */
+/* ---- html.c: and the public kx_render_index_html ---------------------------------------------- */
+
+/* What every page shares: the head, the page's look and the breadcrumb of `path`
+ * (the page's directory in the tree), up to <body> and its <nav>. */
+int render_html_head(struct kx_buf *out, const char *title, const char *path);
+/* The breadcrumb alone: each directory above `path` a link to its page, relative. */
+int render_html_nav(struct kx_buf *out, const char *path);
+/* <a href="PATH[/]">text</a>: PATH relative, its segments escaped for a URL, text for markup. */
+int render_html_link(struct kx_buf *out, const char *path, bool dir, const char *text);
+/* <td class="n">text</td> (a number, kept on one line) or <td>text</td>. */
+int render_html_cell(struct kx_buf *out, bool number, const char *text);
 
 /* ---- render.c: nothing crosses; the top of the folder, public (kx/render.h) ------------------- */
 

@@ -51,21 +51,6 @@ int kx_group_file_from_name(const char *name)
 
 /* ---- formatting helpers ----------------------------------------------------------------------- */
 
-/* "2.0x slower than #1", "… more memory than #1": the word for "worse" in this metric */
-static const char *worse_word(const char *metric, int order)
-{
-	if (strcmp(metric, "latency") == 0)
-		return "slower";
-	if (strcmp(metric, "memory") == 0)
-		return "more memory";
-	return order == KX_ORDER_DESCENDING ? "lower" : "higher";
-}
-
-static bool cross_protocol(const struct kx_run_rec *run, const struct kx_run_rec *best)
-{
-	return best && strcmp(run->family, best->family) != 0;
-}
-
 static int pretty(const struct kx_json *v, struct kx_buf *out)
 {
 	return v ? kx_json_write_pretty(v, out) : -ENOENT;
@@ -191,17 +176,25 @@ static int line(struct kx_buf *out, const char *label, const char *fmt, ...)
 	return r < 0 ? r : kx_buf_putc(out, '\n');
 }
 
-/* "label   274.1 ms  (274073425 ns)": the human form of a value, then its stored number and
- * unit only when they read differently ("27582.5 MB" once). */
+/* "label   274.1 ms  (274073425 ns)" (render_value_text) */
 static int value_line(struct kx_buf *out, const char *label, double v, const char *unit)
 {
-	char human[64], n[KX_JCS_NUMBER_MAX], raw[KX_JCS_NUMBER_MAX + 80];
-	kx_render_value(v, unit, human, sizeof(human));
-	render_number(v, n);
-	snprintf(raw, sizeof(raw), "%s %s", n, unit ? unit : "");
-	if (strcmp(human, raw) == 0)
-		return line(out, label, "%s", human);
-	return line(out, label, "%s  (%s)", human, raw);
+	char text[KX_JCS_NUMBER_MAX + 160];
+	render_value_text(v, unit, text, sizeof(text));
+	return line(out, label, "%s", text);
+}
+
+/* "label   text" of a sentence of runtext.c, written by fn */
+static int text_line(struct kx_buf *out, const char *label, int (*fn)(const struct kx_run_view *v, struct kx_buf *out),
+		     const struct kx_run_view *v)
+{
+	struct kx_buf t;
+	kx_buf_init(&t, 0);
+	int r = fn(v, &t);
+	if (r >= 0)
+		r = line(out, label, "%s", t.ptr ? t.ptr : "");
+	kx_buf_release(&t);
+	return r;
 }
 
 /* "spread      58.52 ms – 59.10 ms  (p20–p80)" */
@@ -292,7 +285,6 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	int r = kx_buf_printf(out, "%s · %s · %s\n", g->benchmark, x->impl, g->gpu);
 	if (r >= 0)
 		r = kx_buf_printf(out, "%s\n\n", render_str_at(rs, "/metadata/title") ? render_str_at(rs, "/metadata/title") : g->workload_slug);
-	const char *order = x->order == KX_ORDER_DESCENDING ? "higher is better" : "lower is better";
 	const char *stat = render_str_at(rs, "/spec/timing/primaryStatistic");
 	if (r >= 0 && x->has_value) {
 		char label[320];
@@ -301,33 +293,22 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	} else if (r >= 0) {
 		r = line(out, g->metric, "no value");
 	}
-	if (r >= 0) {
-		if (x->alias)
-			r = line(out, "rank", "not ranked: an alias of runs/%s (%s), the same observation published "
-				 "again with equal measurements", v->alias_of_id, v->alias_of_path);
-		else if (v->rank)
-			r = line(out, "rank", "%u of %u  (%s %s, %s)", v->rank, v->ranked, stat ? stat : "primary",
-				 g->metric, order);
-		else if (v->current)
-			r = line(out, "rank", "not ranked: superseded by %s, the newest run of %s", v->current_dirname,
-				 x->impl);
-		else
-			r = line(out, "rank", "not ranked: status %s", x->passed ? "passed (no value)" : "failed");
-	}
+	if (r >= 0)
+		r = text_line(out, "rank", render_rank_text, v);
 	if (r >= 0)
 		r = spread_line(out, x); /* nothing where the interval is not known */
 	if (r >= 0 && v->above && kx_rank_within_noise(x, v->above))
 		r = line(out, "noise", "within noise of #%u (%s): the p20–p80 intervals overlap", v->rank - 1,
 			 v->above_dirname);
 	if (r >= 0 && v->rank && v->best) {
-		double q = render_vs_best(x, v->best);
+		char vs[160];
+		render_vs_best_text(v, vs, sizeof(vs));
 		kx_render_value(v->best->value, v->best->unit, val, sizeof(val));
 		if (v->rank == 1)
-			r = line(out, "vs #1", "this is #1");
+			r = line(out, "vs #1", "%s", vs);
 		else
-			r = line(out, "vs #1", "%.3fx %s than #1 (%s, %s, %s)", q, worse_word(g->metric, x->order),
-				 v->best->impl, val, v->best_dirname);
-		if (r >= 0 && cross_protocol(x, v->best))
+			r = line(out, "vs #1", "%s (%s, %s, %s)", vs, v->best->impl, val, v->best_dirname);
+		if (r >= 0 && render_cross_protocol(x, v->best))
 			r = line(out, "comparability", "cross-protocol: measured under '%s', #1 under '%s'", x->family,
 				 v->best->family);
 	}
@@ -341,26 +322,10 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		kx_time_format(x->observed_ns, when);
 		r = line(out, "observed", "%s", obs ? obs : when);
 	}
-	if (r >= 0) {
-		const char *src = render_str_at(rs, "/spec/sourceNative/source");
-		const char *ext = render_str_at(rs, "/spec/sourceNative/externalId");
-		if (src)
-			r = line(out, "evidence", "%s (%s: %s)", kx_evidence_name((enum kx_evidence)x->evidence), src,
-				 ext ? ext : "");
-		else if (x->unbacked) /* SPEC §10 */
-			r = line(out, "evidence", "submitted (it claims kindex-bench's measured evidence, but no key this "
-						  "store trusts signed it: SIGNATURES)");
-		else
-			r = line(out, "evidence", "%s%s", kx_evidence_name((enum kx_evidence)x->evidence),
-				 x->evidence == KX_EVIDENCE_MEASURED ? " (signed by a key this store trusts: SIGNATURES)" : "");
-	}
-	if (r >= 0 && v->rerun) { /* SPEC §10: a controlled rerun */
-		const struct kx_run_rec *y = v->rerun;
-		char q[KX_JCS_NUMBER_MAX];
-		render_ratio(x->base_value != 0 ? y->base_value / x->base_value : NAN, q);
-		r = line(out, "rerun", "measured by %s: %sx this run's median, %s", v->rerun_dirname, q,
-			 kx_rank_within_noise(x, y) ? "within noise" : "outside the noise (p20-p80 apart)");
-	}
+	if (r >= 0)
+		r = text_line(out, "evidence", render_evidence_text, v);
+	if (r >= 0 && v->rerun) /* SPEC §10: a controlled rerun */
+		r = text_line(out, "rerun", render_rerun_text, v);
 	for (size_t i = 0; i < v->n_signatures && r >= 0; i++) { /* SPEC §10: who signed it, and so what */
 		const struct kx_run_signature *s = &v->signatures[i];
 		char id[KX_DIGEST_STR_MAX];
@@ -451,12 +416,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nenvironment\n");
 	const struct kx_json *env = v->doc[KX_DOC_ENVIRONMENT];
-	if (r >= 0) {
-		const char *prod = render_str_at(env, "/spec/hardware/product"), *ff = render_str_at(env, "/spec/hardware/formFactor");
-		const char *arch = render_str_at(env, "/spec/hardware/architecture");
-		r = line(out, "hardware", "%s%s%s%s%s%s", prod ? prod : g->gpu, ff ? " " : "", ff ? ff : "",
-			 arch ? " (" : "", arch ? arch : "", arch ? ")" : "");
-	}
+	if (r >= 0)
+		r = text_line(out, "hardware", render_hardware_text, v);
 	const struct kx_json *sw = env ? kx_json_pointer(env, "/spec/software") : NULL;
 	for (size_t i = 0; r >= 0 && sw && sw->type == KX_JSON_OBJECT && i < sw->obj.len; i++) {
 		struct kx_buf t = { 0 };
@@ -565,7 +526,7 @@ static int ranking_tsv(const struct kx_group_view *g, struct kx_buf *out)
 		r = kx_buf_printf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				  rc.rank, g->dirnames[i], x->impl, c.value, c.unit, rc.vs_best, c.when,
 				  kx_evidence_name((enum kx_evidence)x->evidence), x->family,
-				  i < g->ranked && cross_protocol(x, best) ? "yes" : "no",
+				  i < g->ranked && render_cross_protocol(x, best) ? "yes" : "no",
 				  kx_rank_status(x, i < g->ranked ? (uint32_t)i + 1 : 0), ds, c.version, c.p20, c.p80, rc.display,
 				  rc.within_noise, rc.rerun, rc.rerun_ratio, rc.rerun_within_noise);
 	}
@@ -605,7 +566,7 @@ static int ranking_json(struct kx_arena *a, const struct kx_group_view *g, struc
 		kx_json_set_string(a, o, "observed_at", when);
 		kx_json_set_string(a, o, "evidence", kx_evidence_name((enum kx_evidence)x->evidence));
 		kx_json_set_string(a, o, "family", x->family);
-		kx_json_set(a, o, "cross_protocol", kx_json_new_bool(a, ranked && cross_protocol(x, best)));
+		kx_json_set(a, o, "cross_protocol", kx_json_new_bool(a, ranked && render_cross_protocol(x, best)));
 		kx_json_set_string(a, o, "status", kx_rank_status(x, ranked ? (uint32_t)i + 1 : 0));
 		kx_digest_format(&x->run, ds);
 		kx_json_set_string(a, o, "run", ds);
