@@ -25,6 +25,8 @@ enum kx_run_file {
 	KX_RF_SHA256SUMS,     /* SHA256SUMS */
 	KX_RF_SIGNATURES,     /* SIGNATURES: the run's signatures and whether the store trusts their keys */
 	KX_RF_CITATION,       /* CITATION.cff: how to cite the run (Citation File Format 1.2.0) */
+	KX_RF_INDEX_HTML,     /* index.html: the run's page for people (SPEC §8); its links depend on
+			       * where it is (kx_run_view.in_runs) */
 	KX_RF__COUNT,
 };
 
@@ -34,6 +36,7 @@ enum kx_run_file {
  * digest), one inode under every path of the run.
  */
 #define KX_DOC_FILE_ATTESTATION 15
+_Static_assert(KX_RF__COUNT <= KX_DOC_FILE_ATTESTATION, "a run's files are numbered below an attestation's");
 
 enum kx_group_file {
 	KX_GF_RANKING_TSV,
@@ -115,6 +118,10 @@ struct kx_run_view {
 	/* SPEC §8: its attestations, oldest first (summary.txt, index.html) */
 	const struct kx_run_attestation *attestations;
 	size_t n_attestations;
+	/* index.html's place, which its links follow: under runs/ (true) or in its rank directory;
+	 * the names under runs/ of this run and of #1 (NULL: not known, then not linked) */
+	bool in_runs;
+	const char *runs_id, *best_runs_id;
 };
 
 /* Whether the file exists for this run (workload.json and implementation.json may not). */

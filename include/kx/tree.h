@@ -23,7 +23,8 @@
  * caches are bounded in bytes by `cache_bytes`; beside them, fixed fractions of it hold file sizes,
  * decoded inode numbers, run and group records and parsed documents, each keyed so that it is
  * valid in every view it answers. A run's files under runs/ share the cache entries of its rank
- * directory's. The one change a stamp cannot see — a workload or implementation document stored
+ * directory's, but for its index.html, whose links are relative to where it is, and the
+ * SHA256SUMS that hashes it. The one change a stamp cannot see — a workload or implementation document stored
  * after runs that named it by digest, which changes those runs' "immutable" files — is purged by
  * kx_tree_changes, which the daemon runs after every store change; a process that never writes
  * (kindex export) cannot meet it. All functions are thread-safe.
@@ -184,7 +185,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 
 /*
  * Versioned files: the README, index.tsv, regressions.tsv, changes.tsv, the files that follow a group's ranks (its ranking.tsv,
- * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt and SHA256SUMS, in both places)
+ * ranking.json, GROUP.json and SHA256SUMS; its runs' summary.txt, index.html and SHA256SUMS, in both places)
  * the benchmark directories' gpus.tsv and sweep.tsv and the files of compare/ change content when
  * runs are added; no other file does (but for the rare late document, which changes some files of
  * the runs that named it in place, and a signature stored for a stored run, which changes its

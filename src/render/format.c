@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The formatting every generated file shares, below the files that write them: a number in its
- * JCS form (exact, locale-free) for the machine-readable files, a value as people read it
- * ("274.1 ms") for the human ones, a run's values in its own unit and its cells as the TSV files
- * write them (render_cells), how many times worse than the best a run is, text made safe for a
- * TSV field or for XML, and a document's string at a JSON pointer. Pure: nothing here reads the
- * store or the clock.
+ * The formatting every generated file shares, below the files that write them: the names of a
+ * run's and a group's files (a run's index.html links them), a number in its JCS form (exact,
+ * locale-free) for the machine-readable files, a value as people read it ("274.1 ms") for the
+ * human ones, a run's values in its own unit and its cells as the TSV files write them
+ * (render_cells), how many times worse than the best a run is, text made safe for a TSV field or
+ * for XML, and a document's string at a JSON pointer. Pure: nothing here reads the store or the
+ * clock.
  */
 #include "private.h"
 
@@ -15,6 +16,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the names of a run directory's and a group directory's files ------------------------------ */
+
+static const char *const run_files[KX_RF__COUNT] = {
+	"manifest.json", "run.json", "protocol.json", "environment.json", "workload.json",
+	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS", "SIGNATURES", "CITATION.cff",
+	"index.html",
+};
+static const char *const group_files[KX_GF__COUNT] = {
+	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "history.json",
+	"ranking.svg", "history.svg", "changes.tsv", "index.html", "SHA256SUMS",
+};
+
+const char *kx_run_file_name(enum kx_run_file f)
+{
+	return f < KX_RF__COUNT ? run_files[f] : "?";
+}
+
+const char *kx_group_file_name(enum kx_group_file f)
+{
+	return f < KX_GF__COUNT ? group_files[f] : "?";
+}
+
+int kx_run_file_from_name(const char *name)
+{
+	for (int i = 0; i < KX_RF__COUNT; i++)
+		if (strcmp(run_files[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int kx_group_file_from_name(const char *name)
+{
+	for (int i = 0; i < KX_GF__COUNT; i++)
+		if (strcmp(group_files[i], name) == 0)
+			return i;
+	return -1;
+}
+
+bool kx_render_run_has(const struct kx_run_view *v, enum kx_run_file f)
+{
+	if (f == KX_RF_WORKLOAD)
+		return v->doc[KX_DOC_WORKLOAD] != NULL;
+	if (f == KX_RF_IMPLEMENTATION)
+		return v->doc[KX_DOC_IMPLEMENTATION] != NULL;
+	return f < KX_RF__COUNT;
+}
 
 /* ---- documents -------------------------------------------------------------------------------- */
 

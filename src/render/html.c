@@ -41,7 +41,7 @@ static int url_path(struct kx_buf *out, const char *s)
  * 3339 time's date and its time), where a reader expects a long name to break, before the browser
  * breaks it anywhere.
  */
-static int break_text(struct kx_buf *out, const char *s, size_t len, bool dots)
+int render_html_break_text(struct kx_buf *out, const char *s, size_t len, bool dots)
 {
 	int r = 0;
 	for (size_t i = 0; i < len && r >= 0; i++) {
@@ -167,12 +167,13 @@ static int break_cell(struct kx_buf *out, const char *text)
 {
 	int r = kx_buf_puts(out, "<td>");
 	if (r >= 0)
-		r = break_text(out, text, strlen(text), false);
+		r = render_html_break_text(out, text, strlen(text), false);
 	return r < 0 ? r : kx_buf_puts(out, "</td>");
 }
 
-/* A group's ranking.tsv as a table: every run, ranked first, each row linking its directory; the
- * columns named as ranking.tsv names them, a value shown as its display, a missing one empty. */
+/* A group's ranking.tsv as a table: every run, ranked first, each row linking its page (the
+ * implementation's name) and its directory; the columns named as ranking.tsv names them, a value
+ * shown as its display, a missing one empty. */
 static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 {
 	int r = kx_buf_puts(out, "<div class=\"t\"><table>\n<tr><th>rank</th><th>implementation</th><th>version</th>"
@@ -198,8 +199,11 @@ static int ranking_table(struct kx_buf *out, const struct kx_group_view *g)
 		r = kx_buf_puts(out, i == 0 && ranked ? "<tr class=\"first\">" : "<tr>");
 		if (r >= 0)
 			r = render_html_cell(out, true, rank);
-		if (r >= 0)
-			r = render_html_cell(out, false, x->impl);
+		char page[KX_NAME_MAX + 48];
+		snprintf(page, sizeof(page), "%s/index.html", g->dirnames[i]);
+		if (r >= 0 && (r = kx_buf_puts(out, "<td>")) >= 0 &&
+		    (r = render_html_link(out, page, false, x->impl)) >= 0)
+			r = kx_buf_puts(out, "</td>");
 		if (r >= 0)
 			r = render_html_cell(out, false, c.version);
 		if (r >= 0)
@@ -256,7 +260,7 @@ static int tsv_row(struct kx_buf *out, const char *line, size_t len, bool head)
 		bool number = !head && is_number(line + i, end - i);
 		r = kx_buf_puts(out, head ? "<th>" : number ? "<td class=\"n\">" : "<td>");
 		if (r >= 0)
-			r = break_text(out, line + i, end - i, head);
+			r = render_html_break_text(out, line + i, end - i, head);
 		if (r >= 0)
 			r = kx_buf_puts(out, head ? "</th>" : "</td>");
 		i = end + 1;

@@ -3,8 +3,9 @@
  * The private header of src/render: what crosses its files, grouped under the file that defines
  * it. The files, lowest first; each calls only those above it (scripts/check-layers checks it):
  *
- *     format.c   the formatting they all share: numbers, values, a run's cells, TSV and XML text
- *     runtext.c  the sentences about a run of summary.txt
+ *     format.c   the formatting they all share: files' names, numbers, values, a run's cells, TSV
+ *                and XML text
+ *     runtext.c  the sentences about a run that summary.txt and index.html both say
  *     compare.c  /compare/'s <gpu>.tsv and summary.tsv, and the rules of a ratio and of mixed
  *     sweeps.c   the benchmark directories' files: their names, gpus.tsv, sweep.tsv and its sweeps
  *     history.c  a group's series and change points: history.tsv, history.json, /regressions.tsv
@@ -12,7 +13,8 @@
  *     index.c    /index.tsv: its header and a group's rows; the cells it shares with ranking.tsv
  *     svg.c      the pictures: ranking.svg, history.svg, sweep.svg
  *     html.c     index.html, the page of a directory
- *     render.c   the run and group files and their names, SHA256SUMS lines, the README
+ *     runpage.c  index.html of a run directory, the run's page
+ *     render.c   the run and group files, SHA256SUMS lines, the README
  *
  * The text files write a run's numbers (render_cells) and a text field (render_field,
  * render_tsv_text) the same way.
@@ -66,7 +68,7 @@ struct render_cells {
 };
 void render_cells(const struct kx_run_rec *x, struct render_cells *c);
 
-/* ---- runtext.c: the sentences of summary.txt ------------------------------------------------ */
+/* ---- runtext.c: the sentences of summary.txt that index.html says too ------------------------ */
 
 /* "274.1 ms  (274073425 ns)": a value as people read it, then its stored number and unit only
  * when they read differently ("27582.5 MB" once). */
@@ -83,6 +85,28 @@ int render_evidence_text(const struct kx_run_view *v, struct kx_buf *out);
 int render_rerun_text(const struct kx_run_view *v, struct kx_buf *out);
 /* The GPU as its environment names it: product, form factor, architecture. */
 int render_hardware_text(const struct kx_run_view *v, struct kx_buf *out);
+/* The run document's spec.measurements, a non-empty array, or NULL; and one of them, true when
+ * it has each of the four (a string, the value a number). */
+struct render_measurement {
+	const char *metric, *statistic, *unit;
+	double value;
+};
+const struct kx_json *render_measurements(const struct kx_run_view *v);
+bool render_measurement(const struct kx_json *m, struct render_measurement *ret);
+/* A stored signature as SIGNATURES and index.html show it: its key id, whether it verifies,
+ * whether the store trusts its key now (known, valid, not revoked), when the key was revoked. */
+struct render_sig_cells {
+	char key_id[KX_DIGEST_STR_MAX], revoked_at[40];
+	const char *valid, *trusted; /* "yes" or "no" */
+};
+void render_sig_cells(const struct kx_run_signature *x, struct render_sig_cells *c);
+/* Its path in benchmarks/, or why it has none (an alias). */
+int render_path_text(const struct kx_run_view *v, struct kx_buf *out);
+/* put(out, label, "%s", text) of the text `sentence` writes: one of the above, as a line of
+ * summary.txt or a row of index.html. */
+int render_sentence(struct kx_buf *out, const char *label,
+		    int (*sentence)(const struct kx_run_view *v, struct kx_buf *out), const struct kx_run_view *v,
+		    int (*put)(struct kx_buf *out, const char *label, const char *fmt, ...));
 
 /* ---- compare.c -------------------------------------------------------------------------------- */
 
@@ -187,15 +211,23 @@ int render_history_svg(const struct kx_group_view *g, struct kx_buf *out);
 
 /* ---- html.c: and the public kx_render_index_html ---------------------------------------------- */
 
-/* What every page shares: the head, the page's look and the breadcrumb of `path`
+/* What every page shares (runpage.c's too): the head, the page's look and the breadcrumb of `path`
  * (the page's directory in the tree), up to <body> and its <nav>. */
 int render_html_head(struct kx_buf *out, const char *title, const char *path);
 /* The breadcrumb alone: each directory above `path` a link to its page, relative. */
 int render_html_nav(struct kx_buf *out, const char *path);
 /* <a href="PATH[/]">text</a>: PATH relative, its segments escaped for a URL, text for markup. */
 int render_html_link(struct kx_buf *out, const char *path, bool dir, const char *text);
+/* s[0..len) escaped as render_markup_text does, with a <wbr/> where a long name breaks ('_', '/',
+ * ','; '.' too where `dots`; between an RFC 3339 time's date and time). */
+int render_html_break_text(struct kx_buf *out, const char *s, size_t len, bool dots);
 /* <td class="n">text</td> (a number, kept on one line) or <td>text</td>. */
 int render_html_cell(struct kx_buf *out, bool number, const char *text);
+
+/* ---- runpage.c ------------------------------------------------------------------------------- */
+
+/* index.html of a run directory (SPEC §8), for the place v->in_runs says. */
+int render_run_page(const struct kx_run_view *v, struct kx_buf *out);
 
 /* ---- render.c: nothing crosses; the top of the folder, public (kx/render.h) ------------------- */
 

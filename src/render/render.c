@@ -14,41 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const run_files[KX_RF__COUNT] = {
-	"manifest.json", "run.json", "protocol.json", "environment.json", "workload.json",
-	"implementation.json", "summary.txt", "DIGESTS", "SHA256SUMS", "SIGNATURES", "CITATION.cff",
-};
-static const char *const group_files[KX_GF__COUNT] = {
-	"ranking.tsv", "ranking.json", "GROUP.json", "history.tsv", "history.json",
-	"ranking.svg", "history.svg", "changes.tsv", "index.html", "SHA256SUMS",
-};
-
-const char *kx_run_file_name(enum kx_run_file f)
-{
-	return f < KX_RF__COUNT ? run_files[f] : "?";
-}
-
-const char *kx_group_file_name(enum kx_group_file f)
-{
-	return f < KX_GF__COUNT ? group_files[f] : "?";
-}
-
-int kx_run_file_from_name(const char *name)
-{
-	for (int i = 0; i < KX_RF__COUNT; i++)
-		if (strcmp(run_files[i], name) == 0)
-			return i;
-	return -1;
-}
-
-int kx_group_file_from_name(const char *name)
-{
-	for (int i = 0; i < KX_GF__COUNT; i++)
-		if (strcmp(group_files[i], name) == 0)
-			return i;
-	return -1;
-}
-
 /* ---- formatting helpers ----------------------------------------------------------------------- */
 
 static int pretty(const struct kx_json *v, struct kx_buf *out)
@@ -57,15 +22,6 @@ static int pretty(const struct kx_json *v, struct kx_buf *out)
 }
 
 /* ---- run files -------------------------------------------------------------------------------- */
-
-bool kx_render_run_has(const struct kx_run_view *v, enum kx_run_file f)
-{
-	if (f == KX_RF_WORKLOAD)
-		return v->doc[KX_DOC_WORKLOAD] != NULL;
-	if (f == KX_RF_IMPLEMENTATION)
-		return v->doc[KX_DOC_IMPLEMENTATION] != NULL;
-	return f < KX_RF__COUNT;
-}
 
 /* One stored signature as a manifest carries it (docs/signatures.md): built in place, no arena. */
 struct sig_json {
@@ -188,13 +144,7 @@ static int value_line(struct kx_buf *out, const char *label, double v, const cha
 static int text_line(struct kx_buf *out, const char *label, int (*fn)(const struct kx_run_view *v, struct kx_buf *out),
 		     const struct kx_run_view *v)
 {
-	struct kx_buf t;
-	kx_buf_init(&t, 0);
-	int r = fn(v, &t);
-	if (r >= 0)
-		r = line(out, label, "%s", t.ptr ? t.ptr : "");
-	kx_buf_release(&t);
-	return r;
+	return render_sentence(out, label, fn, v, line);
 }
 
 /* "spread      58.52 ms – 59.10 ms  (p20–p80)" */
@@ -347,10 +297,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		kx_digest_format(&x->group, ds);
 		r = line(out, "comparison key", "%s", ds);
 	}
-	if (r >= 0 && x->alias)
-		r = line(out, "path", "none: an alias is listed under runs/ only");
-	else if (r >= 0)
-		r = line(out, "path", "%s/%s", v->group_path, v->dirname);
+	if (r >= 0)
+		r = text_line(out, "path", render_path_text, v);
 	if (r >= 0)
 		r = line(out, "stable path", "runs/%.12s", hex);
 	for (size_t i = 0; i < v->n_aliases && r >= 0; i++) {
@@ -432,19 +380,16 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = line(out, "digest", "%s", ds);
 	}
 
-	const struct kx_json *ms = rs ? kx_json_pointer(rs, "/spec/measurements") : NULL;
-	if (r >= 0 && ms && ms->type == KX_JSON_ARRAY && ms->arr.len)
+	const struct kx_json *ms = render_measurements(v);
+	struct render_measurement m;
+	if (r >= 0 && ms)
 		r = kx_buf_puts(out, "\nmeasurements\n");
-	for (size_t i = 0; r >= 0 && ms && ms->type == KX_JSON_ARRAY && i < ms->arr.len; i++) {
-		const struct kx_json *m = ms->arr.v[i];
-		const char *metric = kx_json_get_string(m, "metric"), *st = kx_json_get_string(m, "statistic");
-		const char *unit = kx_json_get_string(m, "unit");
-		const struct kx_json *value = kx_json_get(m, "value");
-		if (!metric || !st || !unit || !value || value->type != KX_JSON_NUMBER)
+	for (size_t i = 0; r >= 0 && ms && i < ms->arr.len; i++) {
+		if (!render_measurement(ms->arr.v[i], &m))
 			continue;
 		char label[96];
-		snprintf(label, sizeof(label), "%s %s", st, metric);
-		r = value_line(out, label, value->number, unit);
+		snprintf(label, sizeof(label), "%s %s", m.statistic, m.metric);
+		r = value_line(out, label, m.value, m.unit);
 	}
 	if (r >= 0)
 		r = attestations(v, out);
@@ -465,16 +410,13 @@ static int signatures(const struct kx_run_view *v, struct kx_buf *out)
 	int r = kx_buf_puts(out, "key_id\tkey_name\talgorithm\tvalid\ttrusted\trevoked_at\n");
 	for (size_t i = 0; i < v->n_signatures && r >= 0; i++) {
 		const struct kx_run_signature *x = &v->signatures[i];
-		char id[KX_DIGEST_STR_MAX], when[40] = "";
-		kx_digest_format(&x->key_id, id);
-		if (x->revoked_ns)
-			kx_time_format(x->revoked_ns, when);
-		r = kx_buf_printf(out, "%s\t", id);
+		struct render_sig_cells c;
+		render_sig_cells(x, &c);
+		r = kx_buf_printf(out, "%s\t", c.key_id);
 		if (r >= 0)
 			r = render_tsv_text(out, x->known ? x->key_name : "");
 		if (r >= 0)
-			r = kx_buf_printf(out, "\ted25519\t%s\t%s\t%s\n", x->valid ? "yes" : "no",
-					  x->known && x->valid && !x->revoked_ns ? "yes" : "no", when);
+			r = kx_buf_printf(out, "\ted25519\t%s\t%s\t%s\n", c.valid, c.trusted, c.revoked_at);
 	}
 	return r < 0 ? r : 0;
 }
@@ -502,6 +444,8 @@ int kx_render_run_file(const struct kx_run_view *v, enum kx_run_file f, struct k
 		return signatures(v, out);
 	case KX_RF_CITATION:
 		return render_citation(v, out);
+	case KX_RF_INDEX_HTML:
+		return render_run_page(v, out);
 	default:
 		return -ENOENT;
 	}

@@ -95,6 +95,51 @@ int render_rerun_text(const struct kx_run_view *v, struct kx_buf *out)
 			     kx_rank_within_noise(x, y) ? "within noise" : "outside the noise (p20-p80 apart)");
 }
 
+const struct kx_json *render_measurements(const struct kx_run_view *v)
+{
+	const struct kx_json *rs = v->doc[KX_DOC_RUN];
+	const struct kx_json *ms = rs ? kx_json_pointer(rs, "/spec/measurements") : NULL;
+	return ms && ms->type == KX_JSON_ARRAY && ms->arr.len ? ms : NULL;
+}
+
+bool render_measurement(const struct kx_json *m, struct render_measurement *ret)
+{
+	const struct kx_json *value = kx_json_get(m, "value");
+	*ret = (struct render_measurement){ kx_json_get_string(m, "metric"), kx_json_get_string(m, "statistic"),
+					    kx_json_get_string(m, "unit"), value ? value->number : 0 };
+	return ret->metric && ret->statistic && ret->unit && value && value->type == KX_JSON_NUMBER;
+}
+
+void render_sig_cells(const struct kx_run_signature *x, struct render_sig_cells *c)
+{
+	kx_digest_format(&x->key_id, c->key_id);
+	c->revoked_at[0] = '\0';
+	if (x->revoked_ns)
+		kx_time_format(x->revoked_ns, c->revoked_at);
+	c->valid = x->valid ? "yes" : "no";
+	c->trusted = x->known && x->valid && !x->revoked_ns ? "yes" : "no";
+}
+
+int render_path_text(const struct kx_run_view *v, struct kx_buf *out)
+{
+	if (v->run->alias)
+		return kx_buf_puts(out, "none: an alias is listed under runs/ only");
+	return kx_buf_printf(out, "%s/%s", v->group_path, v->dirname);
+}
+
+int render_sentence(struct kx_buf *out, const char *label,
+		    int (*sentence)(const struct kx_run_view *v, struct kx_buf *out), const struct kx_run_view *v,
+		    int (*put)(struct kx_buf *out, const char *label, const char *fmt, ...))
+{
+	struct kx_buf t;
+	kx_buf_init(&t, 0);
+	int r = sentence(v, &t);
+	if (r >= 0)
+		r = put(out, label, "%s", t.ptr ? t.ptr : "");
+	kx_buf_release(&t);
+	return r;
+}
+
 int render_hardware_text(const struct kx_run_view *v, struct kx_buf *out)
 {
 	const struct kx_json *env = v->doc[KX_DOC_ENVIRONMENT];

@@ -86,18 +86,36 @@ bool tree_rank_dependent(int f)
 {
 	/* DIGESTS: a run's names its aliases (SPEC §2), SIGNATURES its signatures and whether their
 	 * keys are trusted (§10): both change as its group does */
-	return f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS || f == KX_RF_DIGESTS || f == KX_RF_SIGNATURES;
+	return f == KX_RF_SUMMARY || f == KX_RF_SHA256SUMS || f == KX_RF_DIGESTS || f == KX_RF_SIGNATURES ||
+	       f == KX_RF_INDEX_HTML;
+}
+
+bool tree_place_dependent(int f)
+{
+	/* index.html's links are relative to its place; SHA256SUMS hashes that index.html */
+	return f == KX_RF_INDEX_HTML || f == KX_RF_SHA256SUMS;
+}
+
+/* Whether a run-sizes slot's entry f follows the group (runs/' index.html does, as the other's) */
+static bool rsize_rank(int f)
+{
+	return f == RSIZE_RUNS_HTML || tree_rank_dependent(f);
 }
 
 /*
  * The sizes slot of the run a key (a run file's) belongs to, moved to the front of its set, and
- * the file's index: NULL for other keys, and when the run has no slot — unless `take`, which
- * hands it the set's least recently used one, emptied. Under t->lock.
+ * the file's index in it: NULL for other keys, and when the run has no slot — unless `take`, which
+ * hands it the set's least recently used one, emptied. A key of runs/ is one of its own files
+ * (tree_place_dependent): its index.html has an entry of its own, its SHA256SUMS shares the rank
+ * directory's, which lists the same names, so has the same size. Under t->lock.
  */
 struct rsize_slot *tree_rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take)
 {
-	if (kx_ino_type(key) != KX_NODE_RUN_FILE || (*ret_file = (int)kx_ino_file(key)) >= KX_RF__COUNT)
+	unsigned type = kx_ino_type(key);
+	int f = (int)kx_ino_file(key);
+	if (f >= KX_RF__COUNT || (type != KX_NODE_RUN_FILE && (type != KX_NODE_RUNS_FILE || !tree_place_dependent(f))))
 		return NULL;
+	*ret_file = type == KX_NODE_RUNS_FILE && f == KX_RF_INDEX_HTML ? RSIZE_RUNS_HTML : f;
 	uint64_t id = (key & BITS55) | 1ull << 63;
 	struct rsize_slot *set = &t->rsizes[(size_t)(mix(key & BITS55) % t->nrsets) * RSIZE_WAYS];
 	int i = 0;
@@ -123,7 +141,7 @@ bool tree_size_get(struct kx_tree *t, uint64_t key, int64_t stamp, uint64_t *ret
 	int f;
 	pthread_mutex_lock(&t->lock);
 	const struct rsize_slot *r = tree_rsize_slot(t, key, &f, false);
-	bool hit = r && r->size[f] != RSIZE_UNKNOWN && (!tree_rank_dependent(f) || r->rank_stamp == stamp) &&
+	bool hit = r && r->size[f] != RSIZE_UNKNOWN && (!rsize_rank(f) || r->rank_stamp == stamp) &&
 		   (f != KX_RF_MANIFEST || stamp == 0);
 	if (hit) {
 		*ret = r->size[f];
@@ -145,10 +163,11 @@ void tree_size_put_locked(struct kx_tree *t, uint64_t key, int64_t stamp, uint64
 	if (r && f == KX_RF_MANIFEST && stamp != 0)
 		r = NULL; /* a version still missing a document: by (key, stamp) like any other file */
 	if (r) {
-		if (tree_rank_dependent(f) && r->rank_stamp != stamp) {
+		if (rsize_rank(f) && r->rank_stamp != stamp) {
 			r->rank_stamp = stamp;
-			r->size[KX_RF_SUMMARY] = r->size[KX_RF_SHA256SUMS] = r->size[KX_RF_DIGESTS] =
-				r->size[KX_RF_SIGNATURES] = RSIZE_UNKNOWN;
+			for (int k = 0; k < RSIZE_FILES; k++)
+				if (rsize_rank(k))
+					r->size[k] = RSIZE_UNKNOWN;
 		}
 		r->size[f] = (uint16_t)size;
 		return;

@@ -171,8 +171,9 @@ static int inval_extras(struct changes *c, const struct gctx *x)
 }
 
 /* A run's files whose bytes follow its group (tree_rank_dependent: their stamp is the gpu
- * directory's): rank, path, aliases and signatures */
-static const uint8_t rank_files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS, KX_RF_SIGNATURES };
+ * directory's): rank, path, aliases and signatures, and the page that shows them all */
+static const uint8_t rank_files[] = { KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS, KX_RF_SIGNATURES,
+				      KX_RF_INDEX_HTML };
 
 /* The files of every run in a group whose content (DATA) or only mtime (ATTR) changed. */
 static int inval_group(struct changes *c, const struct kx_digest *key, enum kx_inval what)
@@ -616,18 +617,26 @@ static int alias_step(void *ctx, const struct kx_digest *run, const struct kx_di
 	return r ? r : inval_attested_run(c, &a, dirs, 1);
 }
 
-/* Forget a run's files in this tree's own caches (content and sizes, both paths). */
+/* Forget a run's files in this tree's own caches (content and sizes, both paths: runs/ has
+ * content of its own where tree_place_dependent says). */
 static void purge_run(struct kx_tree *t, const struct kx_digest *run)
 {
 	pthread_mutex_lock(&t->lock);
-	for (int f = 0; f < KX_RF__COUNT; f++) {
-		struct kx_node n = { .type = KX_NODE_RUN_FILE, .file = (uint8_t)f, .id = *run };
+	for (int k = 0; k < 2 * KX_RF__COUNT; k++) {
+		int f = k % KX_RF__COUNT;
+		struct kx_node n = { .type = k < KX_RF__COUNT ? KX_NODE_RUN_FILE : KX_NODE_RUNS_FILE,
+				     .file = (uint8_t)f, .id = *run };
 		uint64_t ino = kx_tree_ino(&n);
+		if (n.type == KX_NODE_RUNS_FILE && !tree_place_dependent(f))
+			continue; /* the rank directory's content: dropped above */
 		for (struct centry *e = t->chash[ino % CBUCKETS]; e; e = e->hnext)
 			if (e->ino == ino) {
 				tree_cache_drop(t, e);
 				break;
 			}
+		struct size_slot *x = &t->sizes[tree_slot_of(ino, t->nsizes)];
+		if (x->key == ino)
+			x->key = 0; /* a file too large for the run's slot */
 	}
 	/* one sizes slot holds all the run's files */
 	int file;
@@ -688,7 +697,8 @@ static int late_step(void *ctx, const struct kx_run_rec *x)
 			r = inval(c, KX_INVAL_ENTRY, &d, kx_run_file_name(KX_RF_IMPLEMENTATION));
 		if (r == 0)
 			r = inval(c, KX_INVAL_DATA, &d, NULL);
-		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS };
+		static const uint8_t changed[] = { KX_RF_MANIFEST, KX_RF_SUMMARY, KX_RF_SHA256SUMS, KX_RF_DIGESTS,
+						   KX_RF_INDEX_HTML };
 		for (size_t f = 0; f < KX_ARRAY_SIZE(changed) && r == 0; f++) {
 			struct kx_node n = { .type = files[k], .file = changed[f], .id = x->run };
 			int64_t was = before;
@@ -712,8 +722,9 @@ static int late_run(void *ctx, const struct kx_digest *run)
 /*
  * Documents stored now that runs stored before referenced by digest only (published records often
  * carry just the digest of their workload): those runs gain workload.json or implementation.json,
- * and their manifest.json, summary.txt, SHA256SUMS and their group's GROUP.json change. The store
- * indexes the runs waiting for each document (kx_store_each_waiting): exactly those are visited.
+ * and their manifest.json, summary.txt, index.html, SHA256SUMS and their group's GROUP.json
+ * change. The store indexes the runs waiting for each document (kx_store_each_waiting): exactly
+ * those are visited.
  */
 static int changes_late(struct changes *c, const struct new_runs *added, const struct new_runs *late,
 			struct group_set *gs)

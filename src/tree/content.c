@@ -36,7 +36,7 @@ struct sums {
 static int sums_add(void *ctx, const char *name, const struct kx_node *n)
 {
 	struct sums *s = ctx;
-	bool run_file = n->type == KX_NODE_RUN_FILE;
+	bool run_file = n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE;
 	if (run_file && n->file == KX_RF_SHA256SUMS && !s->dir)
 		return 0; /* a run's SHA256SUMS does not list itself */
 	s->size += kx_sha256sums_line_len((s->dir ? strlen(s->dir) + 1 : 0) + strlen(name));
@@ -68,20 +68,21 @@ static int sums_add_attestation(void *ctx, const char *name, const struct kx_nod
 	return sums_add(ctx, path, n);
 }
 
-/* Every file of run x, its attestations' included, into s. */
-static int sums_run(struct sums *s, const struct kx_run_rec *x)
+/* Every file of run x's directory of type dir_type, its attestations' included, into s. */
+static int sums_run(struct sums *s, uint8_t dir_type, const struct kx_run_rec *x)
 {
-	int r = tree_run_files_of(s->t, s->v, KX_NODE_RUN, x, sums_add, s);
+	int r = tree_run_files_of(s->t, s->v, dir_type, x, sums_add, s);
 	return r ? r : tree_run_attestations_of(s->t, s->v, &x->run, sums_add_attestation, s);
 }
 
-/* Run x's SHA256SUMS (its group's stamp `stamp`) into out, or its size alone (out NULL; ret_size
- * NULL when only the bytes are wanted). */
-static int run_sums(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, int64_t stamp,
+/* The SHA256SUMS of run x's directory of type dir_type (its group's stamp `stamp`), which hashes
+ * that directory's own files (index.html differs by place), into out, or its size alone (out NULL;
+ * ret_size NULL when only the bytes are wanted). */
+static int run_sums(struct kx_tree *t, struct kx_view *v, const struct kx_run_rec *x, uint8_t dir_type, int64_t stamp,
 		    struct kx_buf *out, uint64_t *ret_size)
 {
 	struct sums s = { .t = t, .v = v, .out = out, .stamp = stamp };
-	int r = sums_run(&s, x);
+	int r = sums_run(&s, dir_type, x);
 	if (ret_size)
 		*ret_size = s.size;
 	return r;
@@ -99,7 +100,7 @@ static int group_sums(struct kx_tree *t, struct kx_view *v, const struct gctx *g
 	}
 	for (size_t i = 0; i < g->len && r == 0; i++) {
 		s.dir = g->dirnames[i];
-		r = sums_run(&s, &g->runs[i]);
+		r = sums_run(&s, KX_NODE_RUN, &g->runs[i]);
 	}
 	if (ret_size)
 		*ret_size = s.size;
@@ -329,10 +330,11 @@ static int render_node(struct kx_tree *t, struct kx_view *v, const struct kx_nod
 	}
 }
 
-/* Content is cached by node, except that a run's files under runs/ share the rank directory's. */
+/* Content is cached by node, except that a run's files under runs/ share the rank directory's —
+ * but for those that differ by place (tree_place_dependent). */
 uint64_t tree_content_key(const struct kx_node *n)
 {
-	if (n->type != KX_NODE_RUNS_FILE)
+	if (n->type != KX_NODE_RUNS_FILE || tree_place_dependent(n->file))
 		return kx_tree_ino(n);
 	struct kx_node k = *n;
 	k.type = KX_NODE_RUN_FILE;
@@ -342,6 +344,7 @@ uint64_t tree_content_key(const struct kx_node *n)
 /*
  * One file of a run. The documents and manifest.json need only the record and the parsed
  * documents (what `cat manifest.json` costs); summary.txt also the group listing (rank, names);
+ * index.html everything summary.txt and SIGNATURES show, and the names under runs/ it links;
  * SHA256SUMS is made of the other files' bytes, taken from the cache rather than rendered again.
  * Sibling files rendered next share the parse (pdocs) and the listing (gctx).
  */
@@ -356,6 +359,8 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			: f == KX_RF_CITATION ? RV_GROUP | RV_DOCS
 			: f == KX_RF_DIGESTS ? RV_ALIASES
 			: f == KX_RF_SIGNATURES ? RV_SIGNATURES | RV_SIG_CHECKS
+			: f == KX_RF_INDEX_HTML ? RV_GROUP | RV_DOCS | RV_ALIASES | RV_SIGNATURES | RV_SIG_CHECKS |
+						  RV_NAMES | RV_ATTESTATIONS
 			: f == KX_RF_MANIFEST && stamp >> 2 ? RV_DOCS | RV_SIGNATURES : RV_DOCS;
 	struct runv rv;
 	int r = tree_runv_load_with(t, v, &n->id, what, &rv);
@@ -367,10 +372,12 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	}
 	struct kx_buf b;
 	kx_buf_init(&b, 0);
+	bool in_runs = n->type == KX_NODE_RUNS_FILE;
+	rv.v.in_runs = in_runs;
 	if (f != KX_RF_SHA256SUMS)
 		r = kx_render_run_file(&rv.v, f, &b);
 	else
-		r = run_sums(t, v, &rv.run, stamp, &b, NULL);
+		r = run_sums(t, v, &rv.run, in_runs ? KX_NODE_RUNS_RUN : KX_NODE_RUN, stamp, &b, NULL);
 	tree_runv_release(t, &rv);
 	const struct kx_content *c = NULL;
 	if (r >= 0 && !(c = tree_cache_put(t, tree_content_key(n), stamp, &b)))
@@ -467,8 +474,8 @@ int tree_size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, 
 		tree_gctx_put(t, g);
 	} else if ((n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) && n->file == KX_RF_SHA256SUMS) {
 		struct kx_run_rec x;
-		if ((r = tree_get_run(t, v, &n->id, &x)) == 0)
-			r = run_sums(t, v, &x, stamp, NULL, ret);
+		if ((r = tree_get_run(t, v, &n->id, &x)) == 0) /* either place's: the same names */
+			r = run_sums(t, v, &x, KX_NODE_RUN, stamp, NULL, ret);
 	} else {
 		const struct kx_content *c;
 		if ((r = read_stamped(t, v, n, stamp, &c)) < 0)

@@ -187,8 +187,9 @@ struct size_slot {
 
 /*
  * The sizes of a run's files together, one slot per run (the files of the rank directory and of
- * runs/ share them): a listing with attributes of every run directory — ls -lR, rsync — then
- * renders each run once, not once per path, in 40 bytes per run. A run's slot is one of a set of
+ * runs/ share them, but for runs/' own index.html: RSIZE_RUNS_HTML): a listing with attributes of
+ * every run directory — ls -lR, rsync — then renders each run once, not once per path, in 48
+ * bytes per run. A run's slot is one of a set of
  * RSIZE_WAYS, most recently used first: `ls -lR` lists every run under benchmarks/ before any
  * under runs/, and a direct-mapped table lost a third or more of 100,000 runs in between (each
  * rendered again: a quarter of the daemon's time). A size is kept in 16 bits; a larger file's
@@ -196,11 +197,13 @@ struct size_slot {
  */
 #define RSIZE_WAYS 4
 #define RSIZE_UNKNOWN UINT16_MAX
+#define RSIZE_RUNS_HTML KX_RF__COUNT /* runs/<id>/index.html */
+#define RSIZE_FILES (KX_RF__COUNT + 1)
 
 struct rsize_slot {
 	uint64_t id;        /* the run's 55 inode bits, with bit 63 set when used */
 	int64_t rank_stamp; /* the stamp of the rank-dependent sizes */
-	uint16_t size[KX_RF__COUNT];
+	uint16_t size[RSIZE_FILES];
 };
 
 /*
@@ -238,8 +241,13 @@ void tree_cache_release(struct kx_tree *t);
 /* A slot for a key in a direct-mapped table of n slots, n a power of two. */
 size_t tree_slot_of(uint64_t key, size_t n);
 
-/* Whether run file f depends on the run's rank (summary.txt, SHA256SUMS). */
+/* Whether run file f depends on the run's rank (summary.txt, SHA256SUMS, index.html …). */
 bool tree_rank_dependent(int f);
+
+/* Whether run file f differs by place, rank directory or runs/ (index.html, its links; SHA256SUMS,
+ * which hashes it): the runs/ file is content of its own. Every other file of runs/<id>/ is the
+ * rank directory's. */
+bool tree_place_dependent(int f);
 
 /* The run-sizes slot of a run file's key, moved to the front of its set; under t->lock. */
 struct rsize_slot *tree_rsize_slot(struct kx_tree *t, uint64_t key, int *ret_file, bool take);
@@ -609,6 +617,7 @@ struct runv {
 	struct kx_run_attestation *attestations; /* v.attestations (malloc'd), with what they point to: */
 	struct att_extra *att_extra;
 	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
+	char runs_id[KX_DIGEST_HEX + 1], best_runs_id[KX_DIGEST_HEX + 1]; /* v.runs_id, v.best_runs_id */
 };
 
 /* The name of an attestation's file under attestations/: "01-reproduction-0123456789ab.json". */
@@ -619,8 +628,10 @@ struct runv {
 #define TREE_ATTESTATIONS_FILE 1
 
 /* RV_SIGNATURES: the stored signatures as stored (manifest.json); with RV_SIG_CHECKS each is
- * verified again and its key looked up (SIGNATURES): an Ed25519 check and a read a signature. */
-enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8, RV_SIG_CHECKS = 16, RV_ATTESTATIONS = 32 };
+ * verified again and its key looked up (SIGNATURES): an Ed25519 check and a read a signature.
+ * RV_NAMES: the names under runs/ of the run and of #1 (index.html's links; with RV_GROUP). */
+enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8, RV_SIG_CHECKS = 16, RV_ATTESTATIONS = 32,
+       RV_NAMES = 64 };
 
 /* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
 int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,

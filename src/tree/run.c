@@ -213,7 +213,8 @@ static int load_attestations(struct kx_tree *t, struct kx_view *v, struct runv *
  * Load what rendering a run needs: RV_GROUP its group listing and position (rank, names — only
  * summary.txt, SHA256SUMS and the rank xattrs need them), RV_DOCS its parsed documents,
  * RV_ALIASES its aliases (one seek: only summary.txt and DIGESTS show them), RV_SIGNATURES its
- * stored signatures (one seek: manifest.json), RV_SIG_CHECKS those checked again (SIGNATURES). An
+ * stored signatures (one seek: manifest.json), RV_SIG_CHECKS those checked again (SIGNATURES),
+ * RV_NAMES the names under runs/ of the run and #1 (a seek or two: index.html). An
  * alias (SPEC §2) has no position: RV_GROUP gives the run it is an alias of instead.
  */
 int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
@@ -271,6 +272,18 @@ int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_di
 				rv->v.current = &rv->g->runs[i];
 				rv->v.current_dirname = rv->g->dirnames[i];
 			}
+	}
+	/* a name under runs/ can be longer than 12 digits (another run shares them): the store says */
+	if (what & RV_NAMES) {
+		r = tree_runs_canonical(t, v, run, rv->runs_id);
+		if (r == 0 && rv->v.best)
+			r = tree_runs_canonical(t, v, &rv->v.best->run, rv->best_runs_id);
+		if (r < 0) {
+			tree_runv_release(t, rv);
+			return r;
+		}
+		rv->v.runs_id = rv->runs_id;
+		rv->v.best_runs_id = rv->v.best ? rv->best_runs_id : NULL;
 	}
 	if (what & RV_ALIASES && !rv->run.alias && (r = load_aliases(t, v, rv)) < 0) {
 		tree_runv_release(t, rv);

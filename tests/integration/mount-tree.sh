@@ -3,7 +3,8 @@
 #
 # The mounted tree is the export, byte for byte and attribute for attribute: the bundled Liger
 # import mounted with kindexfs against `kindex export` of the same store (diff -r, find counts,
-# size/mtime/mode/link count of every entry, st_blocks), a comparison group of 700 runs listed in
+# size/mtime/mode/link count of every entry, st_blocks), a run's index.html in its two places
+# (stat, sha256sum -c, not linked), a comparison group of 700 runs listed in
 # full with stable inode numbers, the known ranking, xattrs and statfs.
 . "$(dirname "$0")/mount-lib.sh"
 
@@ -14,6 +15,24 @@ make_liger_store "$store"
 "$KINDEX" -q --store "$store" export "$export_dir" || die "kindex export failed"
 mount_fg "$store" "$mnt"
 
+# a run's page (SPEC §8) in its two places, asked before anything is read: each place's own bytes
+# (its links are relative), its size in stat its length, covered by its directory's SHA256SUMS and
+# the rank directory's by its group's; in the export, two files, not one linked
+rank_dir=$(find "$mnt/benchmarks" -mindepth 5 -maxdepth 5 -type d -name '02-*' | head -1)
+id=$(getfattr --only-values -n user.kindex.digest "$rank_dir" | cut -c8-19)
+for d in "$rank_dir" "$mnt/runs/$id"; do
+	size=$(stat -c %s "$d/index.html")
+	check "${d#"$mnt"/}/index.html: stat's size is its length ($size)" \
+		[ "${size:-0}" -gt 0 -a "$size" = "$(wc -c <"$d/index.html")" ]
+	check "sha256sum -c passes there, index.html included" \
+		bash -c "cd '$d' && grep -q '  index.html\$' SHA256SUMS && sha256sum --quiet --strict -c SHA256SUMS"
+done
+check "and in its group: its SHA256SUMS covers the rank directories' pages" \
+	bash -c "cd '$rank_dir/..' && grep -q '/index.html\$' SHA256SUMS && sha256sum --quiet --strict -c SHA256SUMS"
+check "the two places' pages differ, and neither is a link of the other" \
+	bash -c "! cmp -s '$rank_dir/index.html' '$mnt/runs/$id/index.html' &&
+		[ \$(stat -c %h%i '$rank_dir/index.html') != \$(stat -c %h%i '$mnt/runs/$id/index.html') ] &&
+		[ \$(stat -c %h '$export_dir/runs/$id/index.html') = 1 ]"
 check "diff -r finds no difference between the mount and the export" diff -r "$mnt" "$export_dir"
 for t in f d; do
 	m=$(find "$mnt" -type $t | wc -l)

@@ -5,8 +5,10 @@
 # the bundled Liger import serves the index as a website, with no code of ours on the server.
 # A crawl from /index.html follows every link of every page and loads every picture: no link is
 # broken, every page is well-formed (xmllint) and valid HTML (tidy: no error), and the root,
-# compare/ and its pair directories and every directory of benchmarks/ but the rank directories
-# has its page (those, runs/ and digests/ are served as the server's own listings). A headless
+# compare/ and its pair directories, every directory of benchmarks/ and every run in runs/ has its
+# page (runs/ and digests/ are served as the server's own listings): a group's page links its
+# runs' pages, and a run's page its permalink under runs/. A rank directory's page and the same
+# run's under runs/ have the same sections, each with a "#1" link to #1's page. A headless
 # browser (chromium-headless-shell) loads a group page and a gpu page: the screenshot is not
 # blank and shows the picture's colours, and the browser logs no console error.
 # The mount's pages are the export's bytes.
@@ -32,9 +34,10 @@ done
 base="http://127.0.0.1:$port"
 
 # the crawl: every page's links and pictures, each page checked
-python3 - "$base" "$work/pages" <<'EOF' >"$work/crawl"
-import collections, html.parser, sys, urllib.parse, urllib.request, urllib.error
-base, pages_out = sys.argv[1:3]
+crawl_start=$SECONDS
+python3 - "$base" "$work/pages" "$mnt" <<'EOF' >"$work/crawl"
+import collections, html.parser, os, sys, urllib.parse, urllib.request, urllib.error
+base, pages_out, mnt = sys.argv[1:4]
 class Links(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
@@ -46,9 +49,8 @@ class Links(html.parser.HTMLParser):
         if tag == "img" and "src" in a:
             self.pictures.append(a["src"])
 import re
-# the directories without a page of ours, which the server lists: rank directories, runs/ and
-# digests/
-UNPAGED = re.compile(r"^(/benchmarks/([^/]+/){5}|/runs/|/digests/)$")
+# the directories without a page of ours, which the server lists: runs/ and digests/
+UNPAGED = re.compile(r"^(/runs/|/digests/)$")
 def fetch(url, method):
     req = urllib.request.Request(url, method=method)
     with urllib.request.urlopen(req) as r:
@@ -61,8 +63,16 @@ while todo:
     seen.add(url)
     path = urllib.parse.urlparse(url).path
     page = path.endswith("/")  # a directory: its index.html is its page
+    if not page and not path.endswith((".html", ".svg")):
+        # a file the server serves as it is (not a page or a picture): that it is there is what a
+        # HEAD would tell, and a HEAD each of the run pages' 80,000 took three minutes
+        if os.path.isfile(mnt + urllib.parse.unquote(path)):
+            files += 1
+        else:
+            broken.append("%s 404" % path)
+        continue
     try:
-        body, ctype = fetch(url + "index.html" if page else url, "GET" if page or path.endswith(".html") else "HEAD")
+        body, ctype = fetch(url + "index.html" if page else url, "GET")
     except urllib.error.HTTPError as e:
         if not (page and e.code == 404 and UNPAGED.match(path)):
             broken.append("%s %d" % (path, e.code))
@@ -93,28 +103,69 @@ for b in broken[:10]:
 EOF
 read -r npages nfiles nbroken <<<"$(head -1 "$work/crawl")"
 tail -n +2 "$work/crawl"
-check "a crawl from /index.html reaches $npages pages and $nfiles files and pictures, no link broken (${nbroken:-?})" \
+check "a crawl from /index.html reaches $npages pages and $nfiles files and pictures, no link broken (${nbroken:-?}), in $((SECONDS - crawl_start)) s" \
 	[ "${nbroken:-1}" = 0 -a "${npages:-0}" -gt 1000 ]
-# the root, benchmarks/, kernel, pass, gpu and group directories: not the rank directories below;
-# compare/ and its pairs
-{ echo /index.html; (cd "$mnt" && find benchmarks -maxdepth 4 -type d && find compare -maxdepth 1 -type d) |
-	sed 's|^|/|; s|$|/index.html|'; } | sort >"$work/dirs"
-check "every directory of benchmarks/ and compare/ (and the root) has its page, and the crawl found each ($(wc -l <"$work/dirs"), $(grep -c ^/compare/ "$work/dirs") in compare/)" \
+# the root, benchmarks/, kernel, pass, gpu, group and rank directories; runs/<id>/; compare/ and
+# its pairs
+{ echo /index.html; (cd "$mnt" && find benchmarks -maxdepth 5 -type d && find runs -mindepth 1 -maxdepth 1 -type d &&
+	find compare -maxdepth 1 -type d) | sed 's|^|/|; s|$|/index.html|'; } | sort >"$work/dirs"
+check "every directory of benchmarks/, runs/ and compare/ (and the root) has its page, and the crawl found each ($(wc -l <"$work/dirs"), $(grep -c ^/runs/ "$work/dirs") in runs/, $(grep -c ^/compare/ "$work/dirs") in compare/)" \
 	cmp -s "$work/dirs" "$work/pages"
 
-# each page: well-formed, valid HTML (tidy exits 2 on an error), the export's bytes — every seventh
-# and every one of compare/
-bad_xml=0 bad_html=0 bad_export=0
+# each page: well-formed (xmllint, every page: one process reads them all) and the export's bytes;
+# valid HTML (tidy exits 2 on an error) every seventh and every one of compare/
+bad_xml=$(sed "s|^|$mnt|" "$work/pages" | xargs -d '\n' xmllint --noout 2>&1 | grep -c 'parser error')
+bad_export=$(python3 -c 'import sys
+mnt, exp, pages = sys.argv[1:4]
+print(sum(open(mnt + p, "rb").read() != open(exp + p, "rb").read() for p in open(pages).read().split()))' \
+	"$mnt" "$work/export" "$work/pages")
+bad_html=0
 while read -r page; do
-	f="$mnt$page"
-	xmllint --noout "$f" 2>/dev/null || bad_xml=$((bad_xml + 1))
-	tidy -q -e "$f" >/dev/null 2>&1
+	tidy -q -e "$mnt$page" >/dev/null 2>&1
 	(($? < 2)) || bad_html=$((bad_html + 1))
-	cmp -s "$f" "$work/export$page" || bad_export=$((bad_export + 1))
 done < <(awk 'NR % 7 == 1 || /^\/compare\//' "$work/pages")
-check "every seventh page and compare/'s are well-formed XML ($bad_xml not)" [ "$bad_xml" = 0 ]
-check "and valid HTML for tidy ($bad_html with errors)" [ "$bad_html" = 0 ]
+check "every page is well-formed XML ($bad_xml not)" [ "$bad_xml" = 0 ]
 check "and the export's bytes ($bad_export differ)" [ "$bad_export" = 0 ]
+check "every seventh page and compare/'s are valid HTML for tidy ($bad_html with errors)" [ "$bad_html" = 0 ]
+
+# a run's page in its rank directory and under runs/ (SPEC §8): the same sections; its "#1" link
+# leads, from each place, to a page of the group's #1 that says "this is #1"
+python3 - "$mnt" "$base" <<'EOF' >"$work/places"
+import glob, html.parser, sys, urllib.parse, urllib.request
+mnt, base = sys.argv[1:3]
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.sections, self.href, self.text, self.h2, self.one = [], None, "", False, None
+    def handle_starttag(self, tag, attrs):
+        self.h2 |= tag == "h2"
+        if tag == "a":
+            self.href, self.text = dict(attrs).get("href"), ""
+    def handle_endtag(self, tag):
+        self.h2 &= tag != "h2"
+        if tag == "a" and self.text.startswith("#1: "):
+            self.one = self.href
+    def handle_data(self, data):
+        if self.h2:
+            self.sections.append(data)
+        self.text += data
+def get(url):
+    return urllib.request.urlopen(url).read().decode()
+rank = sorted(glob.glob(mnt + "/benchmarks/*/*/*/*/03-*"))[0][len(mnt):]
+run_id = open(mnt + rank + "/DIGESTS").readline().split(":")[1][:12]
+found = []
+for path in (rank + "/index.html", "/runs/%s/index.html" % run_id):
+    p = Page()
+    p.feed(get(base + path))
+    one = urllib.parse.urljoin(base + path, p.one) if p.one else ""
+    found.append((p.sections, bool(one) and "this is #1" in get(one), one[len(base):] or "none"))
+(s1, ok1, u1), (s2, ok2, u2) = found
+print(len(s1), s1 == s2 and len(s1) > 10, ok1, ok2, u1, u2)
+EOF
+read -r nsections same one_rank one_runs url_rank url_runs <"$work/places"
+check "a rank directory's page and its run's under runs/ have the same $nsections sections ($same)" [ "$same" = True ]
+check "its #1 link leads to #1's page from both places: $url_rank, $url_runs" \
+	[ "$one_rank" = True -a "$one_runs" = True -a "${url_rank#/benchmarks/}" != "$url_rank" -a "${url_runs#/runs/}" != "$url_runs" ]
 check "no page has a script" bash -c "! grep -l '<script' '$mnt/index.html' '$mnt/benchmarks/index.html' $(awk 'NR % 50 == 1 { printf "'"'"'%s'"'"' ", "'"$mnt"'" $0 }' "$work/pages")"
 
 # every page fits a window 1,280 px wide: document.documentElement.scrollWidth, asked of the browser
@@ -129,7 +180,9 @@ def kind(p):
         return "compare/" if p == "/compare/index.html" else "pair"
     if p == "/index.html":
         return "root"
-    return ["benchmarks/", "kernel", "pass", "gpu", "group"][p.count("/") - 2]
+    if p.startswith("/runs/"):
+        return "runs/"
+    return ["benchmarks/", "kernel", "pass", "gpu", "group", "rank"][p.count("/") - 2]
 by = {}
 for p in pages:
     by.setdefault(kind(p), []).append(p)
@@ -146,7 +199,7 @@ wide=$(awk '$1 > 1280 { n++ } END { print n + 0 }' "$work/widths")
 cut=$(awk '$2 > 0 { n++ } END { print n + 0 }' "$work/widths")
 widest=$(sort -n "$work/widths" | tail -1)
 check "every kind of page fits 1,280 px (${kinds% }): $(wc -l <"$work/widths") of $(wc -l <"$work/sample") measured, $wide wider (widest: ${widest/"$base"/}), $cut with a table of its own cut" \
-	[ "$(wc -l <"$work/widths")" = "$(wc -l <"$work/sample")" -a "$wide" = 0 -a "$cut" = 0 -a "$(cut -d' ' -f1 "$work/sample" | sort -u | wc -l)" = 8 ]
+	[ "$(wc -l <"$work/widths")" = "$(wc -l <"$work/sample")" -a "$wide" = 0 -a "$cut" = 0 -a "$(cut -d' ' -f1 "$work/sample" | sort -u | wc -l)" = 10 ]
 [ -s "$work/widths.err" ] && sed 's/^/# /' "$work/widths.err"
 
 # the TSV views a page shows as tables (the root's regressions.tsv, a pass's gpus.tsv, a gpu's
@@ -227,8 +280,8 @@ def key(name):  # digit runs as numbers, the rest as it is
     return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p]
 checked = bad = numeric = 0
 for page in pages:
-    if page.count("/") == 6 and page.startswith("/benchmarks/"):
-        continue  # a group: rank order
+    if (page.count("/") in (6, 7) and page.startswith("/benchmarks/")) or page.startswith("/runs/"):
+        continue  # a group: rank order; a run's page: its files in their order
     p = Links()
     p.feed(open(mnt + page, encoding="utf-8").read())
     checked += 1

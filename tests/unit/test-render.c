@@ -405,11 +405,101 @@ static void index_html(struct fixture *f)
 	ok(strstr(b.ptr, "<nav><a href=\"../../../index.html\">kindex</a> / <a href=\"../../index.html\">benchmarks</a> / "
 			 "<a href=\"../index.html\">k</a> / p</nav>") != NULL,
 	   "a breadcrumb: each directory above, relative");
-	ok(strstr(b.ptr, "<tr class=\"first\"><td class=\"n\">1</td><td>liger</td>") && strstr(b.ptr, "<td>torch</td>") &&
-		   strstr(b.ptr, "≈ #1") && strstr(b.ptr, "<td>broken</td>") && strstr(b.ptr, ">failed<"),
-	   "the ranking as a table: #1 first, torch within noise of it, the failed run after");
+	char first[256];
+	snprintf(first, sizeof(first), "<tr class=\"first\"><td class=\"n\">1</td><td><a href=\"%s/index.html\">liger</a></td>",
+		 f->dirnames[0]);
+	ok(strstr(b.ptr, first) && strstr(b.ptr, ">torch</a></td>") &&
+		   strstr(b.ptr, "≈ #1") && strstr(b.ptr, ">broken</a></td>") && strstr(b.ptr, ">failed<"),
+	   "the ranking as a table: #1 first, torch within noise of it, the failed run after, each linking its page");
 	kx_buf_release(&b);
 	kx_buf_release(&again);
+}
+
+/* The positions of the page's <h2> headings in `want` order; true when each is found after the one
+ * before it. */
+static bool in_order(const char *page, const char *const *want, size_t n)
+{
+	const char *at = page;
+	for (size_t i = 0; i < n; i++) {
+		char h[96];
+		snprintf(h, sizeof(h), "<h2>%s</h2>", want[i]);
+		const char *p = strstr(at, h);
+		if (!p) {
+			diag("section %s missing or out of order", want[i]);
+			return false;
+		}
+		at = p + strlen(h);
+	}
+	return true;
+}
+
+/* index.html of a run (SPEC §8): KernelIndex's sections in its order, each once; "#1" and the group
+ * linked relative to its place (rank directory, runs/), the rest the same in both; a name escaped. */
+static void run_page(struct fixture *f)
+{
+	static const char *const order[] = { "Measurement", "Rank", "Identity", "Correctness", "Workload",
+					      "Measurements", "Protocol", "Environment", "Artifacts",
+					      "Replications and notes", "Controlled rerun", "Signatures", "Evidence",
+					      "Canonical manifest", "How to cite", "Files" };
+	struct kx_run_view v = run_view(f, 1); /* torch, rank 2 */
+	struct kx_buf b = { 0 }, r = { 0 };
+	ok(kx_render_run_file(&v, KX_RF_INDEX_HTML, &b) == 0 && in_order(b.ptr, order, KX_ARRAY_SIZE(order)),
+	   "index.html: its sections in the order of KernelIndex's run page");
+	size_t h2 = 0;
+	for (const char *p = b.ptr; (p = strstr(p, "<h2>")); p++)
+		h2++;
+	ok(h2 == KX_ARRAY_SIZE(order), "and no other (%zu)", h2);
+	char want[512], best[KX_DIGEST_HEX + 1];
+	snprintf(want, sizeof(want), "<a href=\"../%s/index.html\">#1: liger, 100 ns</a>", f->dirnames[0]);
+	ok(strstr(b.ptr, want) && strstr(b.ptr, "<a href=\"../index.html\">its page"),
+	   "in its rank directory: #1 is ../%s/, the group ../", f->dirnames[0]);
+	ok(strstr(b.ptr, "<a href=\"../../../../../../runs/") && strstr(b.ptr, "<a href=\"CITATION.cff\">") &&
+		   strstr(b.ptr, "<a href=\"manifest.json\">") && strstr(b.ptr, "<a href=\"index.html\">index.html</a>"),
+	   "the permalink up to runs/, and every file of the directory linked");
+	ok(strstr(b.ptr, "No attestations yet. They never change a run's evidence; only a controlled rerun does.") &&
+		   strstr(b.ptr, "No artifacts published with this run.") && strstr(b.ptr, "No signatures."),
+	   "no attestation, artifact or signature: each section says so");
+	v.in_runs = true;
+	kx_digest_hex(&f->runs[0].run, best);
+	ok(kx_render_run_file(&v, KX_RF_INDEX_HTML, &r) == 0 && in_order(r.ptr, order, KX_ARRAY_SIZE(order)),
+	   "under runs/: the same sections");
+	snprintf(want, sizeof(want), "<a href=\"../%.12s/index.html\">#1: liger, 100 ns</a>", best);
+	char group[1200];
+	snprintf(group, sizeof(group), "<a href=\"../../%s/index.html\">", f->path);
+	ok(strstr(r.ptr, want) && strstr(r.ptr, group) && strstr(r.ptr, "<nav><a href=\"../../index.html\">kindex</a> / runs / "),
+	   "under runs/: #1 is ../<its id>/, the group ../../<its path>/, runs/ not linked (no page)");
+	ok(strcmp(b.ptr, r.ptr) != 0, "the two places' pages differ (their links)");
+	/* replications and notes: a reproduction links its run's page and its own file, with its
+	 * median, its ratio, its GPU and the noise; a note its author's and its text, escaped */
+	struct kx_run_attestation att[2] = {
+		{ .type = KX_ATTEST_REPRODUCTION, .created_at = "2026-01-02T00:00:00Z", .author = "lab",
+		  .name = "01-reproduction-0123456789ab.json", .by = &f->runs[0], .by_gpu = f->g.gpu,
+		  .by_id = "0123456789ab" },
+		{ .type = KX_ATTEST_NOTE, .created_at = "2026-01-03T00:00:00Z", .author = "<me>",
+		  .text = "odd & \"slow\"", .name = "02-note-0123456789ab.json" },
+	};
+	v.attestations = att;
+	v.n_attestations = 2;
+	kx_buf_reset(&r);
+	ok(kx_render_run_file(&v, KX_RF_INDEX_HTML, &r) == 0 && in_order(r.ptr, order, KX_ARRAY_SIZE(order)) &&
+		   strstr(r.ptr, "<a href=\"attestations/01-reproduction-0123456789ab.json\">reproduction</a>") &&
+		   strstr(r.ptr, "<a href=\"../0123456789ab/index.html\">0123456789ab</a>") &&
+		   strstr(r.ptr, "<td class=\"n\">0.5000</td><td>same GPU</td><td>within noise</td>") &&
+		   strstr(r.ptr, "<td>&lt;me&gt;</td>") && strstr(r.ptr, "odd &amp; &quot;slow&quot;") &&
+		   !strstr(r.ptr, "No attestations yet"),
+	   "replications and notes: a reproduction's run, ratio, GPU and noise; a note's author and text escaped");
+	v.attestations = NULL;
+	v.n_attestations = 0;
+	/* a name is the user's text: escaped wherever the page shows it */
+	struct kx_run_rec keep = f->runs[1];
+	snprintf(f->runs[1].impl, sizeof(f->runs[1].impl), "<script>\"x\"&'y'");
+	kx_buf_reset(&r);
+	ok(kx_render_run_file(&v, KX_RF_INDEX_HTML, &r) == 0 && !strstr(r.ptr, "<script") &&
+		   strstr(r.ptr, "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;"),
+	   "an implementation's name escaped");
+	f->runs[1] = keep;
+	kx_buf_release(&b);
+	kx_buf_release(&r);
 }
 
 static void run_files(struct fixture *f)
@@ -1307,6 +1397,7 @@ int main(void)
 		ranking_svg(&f);
 		index_html(&f);
 		run_files(&f);
+		run_page(&f);
 		signed_manifest(&f);
 		sums(&f);
 		readme(&f);
