@@ -6,8 +6,9 @@
 # title and implementation document, the same status, observedAt and measurements. The second is
 # stored as an alias: runs/<its id>/ appears, the first run's DIGESTS and summary.txt name it —
 # new versions, as every file that changes is (a reader holding one open reads the old bytes whole
-# at the old size) — and nothing is ranked or counted twice. When the run moves (a faster one ranks
-# first), the alias's summary.txt, read before, names the new place without a remount.
+# at the old size) — and nothing is ranked or counted twice. The alias's index.html links the page
+# of the run it is an alias of. When the run moves (a faster one ranks first), the alias's
+# summary.txt and index.html, read before, name the new place without a remount.
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 
@@ -71,6 +72,9 @@ check "ranking.tsv has one row" [ "$(tail -n +2 "$mnt/$group/ranking.tsv" | wc -
 check "README counts one run" grep -q '^runs  *1$' "$mnt/README"
 check "the protocol's file has 3 links: the run's two, the alias's one" \
 	[ "$(stat -c %h "$mnt/$alias/protocol.json")" = 3 ]
+check "its index.html (well-formed) links the page of the run it is an alias of, which is there" \
+	bash -c "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' '$mnt/$alias/index.html' &&
+		grep -q 'href=\"../${id#runs/}/index.html\">$path</a>' '$mnt/$alias/index.html' && test -s '$mnt/$id/index.html'"
 
 # the alias's summary.txt names where the run it is an alias of lives: a faster run of another
 # implementation ranks first, the run moves to 02-…, and the alias's page, read before, follows
@@ -99,6 +103,7 @@ moved=$(ls -d "$mnt/$group"/02-* 2>/dev/null | head -1)
 check "the first run is 02 now ($moved)" test -n "$moved"
 check "the alias's summary.txt, read before, names its new place without a remount ($(grep -o 'an alias of [^)]*)' "$mnt/$alias/summary.txt"))" \
 	grep -q "an alias of $id ($group/$(basename "$moved"))" "$mnt/$alias/summary.txt"
+check "and its index.html too" grep -q "href=\"../${id#runs/}/index.html\">$group/$(basename "$moved")</a>" "$mnt/$alias/index.html"
 check "and sha256sum -c still passes in it" bash -c "cd '$mnt/$alias' && sha256sum -c --quiet SHA256SUMS"
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 check "the daemon wrote nothing to stderr" [ ! -s "$mnt.err" ]

@@ -4,7 +4,8 @@
 # A late document through a read-write mount (docs/architecture.md, "Late documents"): a run that
 # names its workload by digest only, then the workload document in another run's manifest, on
 # another GPU (so no run is added to the first run's group). The first run's manifest.json,
-# summary.txt and SHA256SUMS change then; like every file that changes they are versions
+# summary.txt, index.html and SHA256SUMS change then, in both its places (runs/'s index.html and
+# SHA256SUMS are files of their own); like every file that changes they are versions
 # (docs/mount.md): a reader holding one open reads the old bytes whole at the old size, a new open
 # gets another inode with the new bytes at their exact size, and workload.json appears.
 . "$(dirname "$0")/mount-lib.sh"
@@ -41,7 +42,7 @@ check "it has no workload.json yet" [ ! -e "$mnt/$path/workload.json" ]
 python3 - "$mnt" "$path" "$id" "$work/late.json" "$in/" >"$work/late" 2>&1 <<'PY'
 import os, shutil, sys
 mnt, path, rid, src, inbox = sys.argv[1:]
-names = ["manifest.json", "summary.txt", "SHA256SUMS"]
+names = ["manifest.json", "summary.txt", "index.html", "SHA256SUMS"]
 paths = {f"{d}/{n}": os.path.join(mnt, d, n) for d in (path, rid) for n in names}
 held = {k: open(p, "rb") for k, p in paths.items()}   # opened, nothing read: no page cached
 st = {k: os.fstat(f.fileno()) for k, f in held.items()}
@@ -61,8 +62,11 @@ say(b'"workload"' not in old[path + "/manifest.json"] and b'"workload"' in new[p
     "manifest.json: without the workload document open, with it after")
 say(b"workload.json" in new[path + "/SHA256SUMS"] and b"workload.json" not in old[path + "/SHA256SUMS"],
     "SHA256SUMS: lists workload.json after, not before")
+for d in (path, rid):
+    say(b'href="workload.json"' in new[d + "/index.html"] and b'href="workload.json"' not in old[d + "/index.html"],
+        "%s/index.html: links workload.json after, not before" % d)
 PY
-verdicts "$work/late" "late document under open files" 20
+verdicts "$work/late" "late document under open files" 28
 check "the late run is accepted" accepted "$mnt" late.json 1
 check "workload.json is there now" test -f "$mnt/$path/workload.json"
 check "sha256sum -c passes in the run directory" bash -c "cd '$mnt/$path' && sha256sum -c --quiet SHA256SUMS"
