@@ -84,7 +84,7 @@ static const char style[] =
 	"div.t{max-width:100%;overflow-x:auto}"
 	"table{border-collapse:collapse;margin:1em 0;max-width:100%}"
 	"th,td{padding:.25em .5em;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de}"
-	"td.n,td.s{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}"
+	"td.n,td.s{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}td.u{white-space:pre-wrap}"
 	"tr.first td{font-weight:bold}img{max-width:100%;height:auto;display:block;margin:1em 0}"
 	"ul.files{columns:3 18em;padding-left:1.2em}";
 
@@ -146,6 +146,25 @@ int render_html_cell(struct kx_buf *out, bool number, const char *text)
 	if (r >= 0)
 		r = render_markup_text(out, text);
 	return r < 0 ? r : kx_buf_puts(out, "</td>");
+}
+
+/* <td class="u"><bdi>text</bdi></td>: what a user wrote (an attestation's author, its text), its
+ * line breaks kept and its direction isolated, so a right-to-left override in it reorders nothing
+ * after the cell's end; spanning `span` columns when more than one */
+int render_html_user_cell(struct kx_buf *out, const char *text, unsigned span)
+{
+	int r = span > 1 ? kx_buf_printf(out, "<td class=\"u\" colspan=\"%u\"><bdi>", span)
+			 : kx_buf_puts(out, "<td class=\"u\"><bdi>");
+	/* line feeds and tabs, which a note may hold, are text in XML: kept as they are */
+	for (size_t n; *text && r >= 0; text += n) {
+		n = strcspn(text, "\n\t");
+		char *part = strndup(text, n);
+		r = part ? render_markup_text(out, part) : -ENOMEM;
+		free(part);
+		if (r >= 0 && text[n])
+			r = kx_buf_putc(out, text[n++]);
+	}
+	return r < 0 ? r : kx_buf_puts(out, "</bdi></td>");
 }
 
 /* <td class="s">a – b</td>: two values, each kept whole (a no-break space before its unit), the

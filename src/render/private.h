@@ -223,6 +223,9 @@ int render_html_link(struct kx_buf *out, const char *path, bool dir, const char 
 int render_html_break_text(struct kx_buf *out, const char *s, size_t len, bool dots);
 /* <td class="n">text</td> (a number, kept on one line) or <td>text</td>. */
 int render_html_cell(struct kx_buf *out, bool number, const char *text);
+/* <td class="u"><bdi>text</bdi></td>: what a user wrote, its line breaks kept, its direction
+ * isolated; spanning `span` columns when more than one. */
+int render_html_user_cell(struct kx_buf *out, const char *text, unsigned span);
 
 /* ---- runpage.c ------------------------------------------------------------------------------- */
 

@@ -618,6 +618,8 @@ int kx_render_readme(const struct kx_readme_info *info, struct kx_buf *out)
 		"    changes.tsv index.html SHA256SUMS\n"
 		"    <rank>-<implementation>-<short id>/      manifest.json run.json protocol.json environment.json\n"
 		"                                             [workload.json implementation.json] summary.txt DIGESTS SHA256SUMS\n"
+		"                                             SIGNATURES CITATION.cff index.html (the run's page)\n"
+		"                                             [attestations/]: its reproductions and notes\n"
 		"    superseded-<implementation>-<short id>/  an older run of an implementation (its newest is ranked)\n"
 		"    failed-<implementation>-<short id>/      a failed run, never ranked\n"
 		"benchmarks/<kernel>/<pass>.memory/          the memory metric of a pass, grouped and ranked the same way:\n"

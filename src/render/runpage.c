@@ -428,8 +428,9 @@ static int artifacts(struct kx_buf *out, const struct kx_run_view *v)
 /* SPEC §8: each attestation — a reproduction with its run, median, ratio, GPU and noise */
 static int attestations(struct kx_buf *out, const struct kx_run_view *v)
 {
-	static const char *const cols[] = { "type",  "date", "author", "run", "median",
-					    "ratio", "GPU",  "noise",  "text" };
+	/* a row each, its text (a note's, or a reproduction's) in a row of its own below, as wide as
+	 * the table: a paragraph does not fit a column */
+	static const char *const cols[] = { "type", "date", "author", "run", "median", "ratio", "GPU", "noise" };
 	const struct kx_run_rec *x = v->run;
 	int r = section(out, S_ATTESTATIONS);
 	if (r >= 0 && !v->n_attestations)
@@ -463,7 +464,7 @@ static int attestations(struct kx_buf *out, const struct kx_run_view *v)
 		if (r >= 0)
 			r = render_html_cell(out, false, a->created_at ? a->created_at : "");
 		if (r >= 0)
-			r = render_html_cell(out, false, a->author ? a->author : "");
+			r = render_html_user_cell(out, a->author ? a->author : "", 1);
 		if (r >= 0)
 			r = kx_buf_puts(out, "<td>");
 		if (r >= 0 && y && a->by_id && (r = runs_page(v, a->by_id, &href)) >= 0)
@@ -479,8 +480,9 @@ static int attestations(struct kx_buf *out, const struct kx_run_view *v)
 		if (r >= 0)
 			r = render_html_cell(out, false, noise);
 		if (r >= 0)
-			r = render_html_cell(out, false, a->text ? a->text : "");
-		if (r >= 0)
+			r = kx_buf_puts(out, "</tr>\n");
+		if (r >= 0 && a->text && (r = kx_buf_puts(out, "<tr><td></td>")) >= 0 &&
+		    (r = render_html_user_cell(out, a->text, KX_ARRAY_SIZE(cols) - 1)) >= 0)
 			r = kx_buf_puts(out, "</tr>\n");
 	}
 	kx_buf_release(&href);

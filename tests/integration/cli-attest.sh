@@ -158,6 +158,51 @@ check "the attestation is also in digests/" bash -c "ls x/digests/sha256 | grep 
 expect 0 "$KINDEX" verify
 check "kindex verify passes" contains out "no problems"
 
+# the run's page: what the users wrote, escaped — read back exactly by an HTML parser, no markup of
+# theirs in it; in a browser, no script runs and the page draws (screenshot not blank)
+page=x/runs/$sid/index.html
+cat >page.py <<'PY'
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.cells, self.cell, self.scripts = [], None, 0
+    def handle_starttag(self, tag, attrs):
+        self.scripts += tag == "script"
+        if tag == "td" and ("class", "u") in attrs:
+            self.cell = ""
+    def handle_data(self, d):
+        if self.cell is not None:
+            self.cell += d
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None:
+            self.cells.append(self.cell)
+            self.cell = None
+p = P()
+p.feed(open(sys.argv[1], encoding="utf-8").read())
+want = sys.argv[2:]
+missing = [w for w in want if w not in p.cells]
+print(f"{len(p.cells)} cells of user text, {p.scripts} script elements, missing: {missing!r}")
+sys.exit(1 if missing or p.scripts else 0)
+PY
+check "the page shows the note and its author exactly, and no markup of theirs" \
+	python3 page.py "$page" "$note" ann "the first look" dan "rerun on the same box" bob
+if command -v xmllint >/dev/null; then
+	check "the page is well-formed" xmllint --noout "$page"
+fi
+if command -v chromium-headless-shell >/dev/null; then
+	chrome() { timeout 120 chromium-headless-shell --no-sandbox --disable-gpu --hide-scrollbars \
+		--enable-logging=stderr --v=0 --window-size=1100,2400 "$@" "file://$tmp/$page"; }
+	chrome --dump-dom >dom.html 2>browser.err
+	check "in a browser the note is text: no script element in the page's DOM" bash -c \
+		"grep -qF '&lt;script&gt;alert(' dom.html && ! grep -q '<script' dom.html"
+	chrome --screenshot="$tmp/page.png" >browser.out 2>&1
+	seen=$(python3 "$KX_SOURCE_ROOT/tests/tools/png_colours.py" page.png 1f6feb 2>/dev/null || echo none)
+	check "the browser draws the page ($seen), with no console error" bash -c \
+		"[[ '$seen' =~ ^([0-9]+)\ (coloured|grey) ]] && (( \${BASH_REMATCH[1]} > 8 )) && ! grep -q 'CONSOLE' browser.out"
+	[[ -z ${KX_SCREENSHOTS:-} ]] || cp page.png "$KX_SCREENSHOTS/run-page-attested.png"
+fi
+
 # one file holding the same attestation twice stores it once
 att "$sd" note ',"text":"twice"' >twice.jsonl
 att "$sd" note ',"text":"twice"' >>twice.jsonl

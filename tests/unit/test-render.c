@@ -485,7 +485,7 @@ static void run_page(struct fixture *f)
 		   strstr(r.ptr, "<a href=\"attestations/01-reproduction-0123456789ab.json\">reproduction</a>") &&
 		   strstr(r.ptr, "<a href=\"../0123456789ab/index.html\">0123456789ab</a>") &&
 		   strstr(r.ptr, "<td class=\"n\">0.5000</td><td>same GPU</td><td>within noise</td>") &&
-		   strstr(r.ptr, "<td>&lt;me&gt;</td>") && strstr(r.ptr, "odd &amp; &quot;slow&quot;") &&
+		   strstr(r.ptr, "<td class=\"u\"><bdi>&lt;me&gt;</bdi></td>") && strstr(r.ptr, "odd &amp; &quot;slow&quot;") &&
 		   !strstr(r.ptr, "No attestations yet"),
 	   "replications and notes: a reproduction's run, ratio, GPU and noise; a note's author and text escaped");
 	v.attestations = NULL;
