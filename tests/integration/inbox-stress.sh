@@ -27,9 +27,10 @@
 #     (find, ls -lR) that meets a rank directory renamed under it (ENOENT).
 #   - A run directory's path runs/<id>/ never moves, and its documents (manifest.json, run.json,
 #     protocol.json, environment.json, workload.json, implementation.json, DIGESTS) never change;
-#     but summary.txt shows the run's rank and its ratio to #1, so it, and the SHA256SUMS that
-#     lists it, change when a run added to the group shifts ranks. `sha256sum -c` in runs/<id>/ of
-#     a group being written can fail on summary.txt, and only there (counted below, not failed).
+#     but summary.txt and index.html show the run's rank and its ratio to #1, so they, and the
+#     SHA256SUMS that lists them, change when a run added to the group shifts ranks. `sha256sum -c`
+#     in runs/<id>/ of a group being written can fail on those two, and only there (counted below,
+#     not failed).
 #   - close() (or rename) of a dropped file returns once it is decided: an accepted file's receipt
 #     is in inbox/.accepted/ and every run it names is in the tree (runs/<id>/ exists); a rejected
 #     file's close() fails with EINVAL and .rejected/NAME holds its bytes, .rejected/NAME.error why.
@@ -132,7 +133,8 @@ while read -r f; do n=$((n + 1)); cat "$mnt/$f" >"$work/views.pre/$n"; done <"$w
 writer() {
 	local w=$1 seq=0 i=0 n kind name f k src
 	# one round of 20 drops: 10 cp, 3 cat >, 3 Python, 2 rsync -a (3 files each), 1 JSON Lines (3
-	# manifests), 1 bad file; each writer starts at another place in it
+	# manifests and a note about the first one's run: SPEC §8), 1 bad file; each writer starts at
+	# another place in it
 	local -a mix=(cp cat python rsync cp jsonl cp bad cat cp python cp rsync cp cat cp python cp cp cp)
 	local -a pool
 	local -A count=()
@@ -142,9 +144,10 @@ writer() {
 	: >"$work/wfail.$w"
 	next() { src=${pool[$((i % n))]}; i=$((i + 1)); }
 	wfail() { echo "# writer $w: $*" | tee -a "$work/wfail.$w" >&2; }
-	# outcome NAME RUNS: the receipt says accepted with RUNS runs, each in the tree, and NAME left
+	# outcome NAME RUNS: the receipt says accepted with RUNS runs, each in the tree, and NAME left;
+	# an attestation it names is in its run's attestations/
 	outcome() {
-		local r="$in/.accepted/$1" first kind id path seen=0
+		local r="$in/.accepted/$1" first kind id path seen=0 att rest
 		[ -f "$r" ] || { wfail "$1: no receipt in .accepted/ ($(ls "$in/.rejected/$1.error" 2>&1))"; return 1; }
 		{
 			read -r first
@@ -153,6 +156,12 @@ writer() {
 			*) wfail "$1: receipt says: $first (expected $2 runs)" ;;
 			esac
 			while read -r kind id path; do
+				if [ "$kind" = attestation ]; then # "attestation added <id> of runs/<id> <path>"
+					read -r att _ rest _ <<<"$path"
+					compgen -G "$mnt/$rest/attestations/*-$att.json" >/dev/null ||
+						wfail "$1: attestation $att is not in $rest/attestations/"
+					continue
+				fi
 				seen=$((seen + 1))
 				[ -d "$mnt/$id" ] || wfail "$1: $id ($kind) is not in the tree"
 			done
@@ -213,10 +222,16 @@ with open(sys.argv[2], 'w') as out:
 				three+=("$src")
 			done
 			"$python" -c "
-import json, sys
-open(sys.argv[1], 'w').write(''.join(json.dumps(json.load(open(p))) + '\n' for p in sys.argv[2:]))" "$f" "${three[@]}"
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ['KX_SOURCE_ROOT'], 'tests', 'integration'))
+import kxjcs
+ms = [json.load(open(p)) for p in sys.argv[3:]]
+note = {'apiVersion': 'kindexfs.dev/v1alpha1', 'kind': 'Attestation',
+        'spec': {'subject': kxjcs.digest(ms[0]['run']), 'type': 'note', 'text': 'dropped as ' + sys.argv[2],
+                 'author': 'inbox-stress', 'createdAt': '2026-11-01T00:00:00Z'}}
+open(sys.argv[1], 'w').write(''.join(json.dumps(m) + '\n' for m in ms + [note]))" "$f" "$name" "${three[@]}"
 			cp "$f" "$in/" 2>"$work/err.$w" || wfail "cp $name.jsonl exits $?: $(head -1 "$work/err.$w")"
-			outcome "$name.jsonl" 3 && echo "$f 3" >>"$work/orig.$w"
+			outcome "$name.jsonl" 3 && echo "$f 3 1" >>"$work/orig.$w"
 			;;
 		bad) # refused: close() fails with EINVAL, and the receipt is the record
 			if [ $((count[bad] % 2)) = 0 ]; then
@@ -349,7 +364,10 @@ mkdir "$work/again"
 awk '{ print $1 }' "$work/orig" | xargs ln -t "$work/again"
 nfiles=$(wc -l <"$work/orig")
 nruns=$(awk '{ n += $2 } END { print n + 0 }' "$work/orig")
+natts=$(awk '{ n += $3 } END { print n + 0 }' "$work/orig")
+also="; 0 attestations stored, $natts already present"
+[ "$natts" -gt 0 ] || also=
 "$KINDEX" --store "$store" ingest "$work/again" >"$work/ingest" 2>&1
-check "every accepted original is in the index ($(tail -1 "$work/ingest"))" \
-	grep -Eq "^$nfiles files?: $nfiles accepted \(0 runs added, $nruns already present\), 0 refused" "$work/ingest"
+check "every accepted original is in the index, its notes too ($(tail -1 "$work/ingest"))" \
+	grep -Eq "^$nfiles files?: $nfiles accepted \(0 runs added, $nruns already present$also\), 0 refused" "$work/ingest"
 finish
