@@ -107,9 +107,10 @@ int kx_manifest_sign(struct kx_arena *a, struct kx_json *manifest, const struct 
 #define KX_NOTE_TEXT_MAX 4096   /* a note's (or a reproduction's) text, in bytes */
 #define KX_AUTHOR_TEXT_MAX 256  /* an author, in bytes */
 
+/* (the values are stored: src/store/keys.h) */
 enum kx_attestation_type {
-	KX_ATTEST_REPRODUCTION, /* another stored run reproduces the subject */
-	KX_ATTEST_NOTE,         /* text about the subject */
+	KX_ATTEST_REPRODUCTION = 0, /* another stored run reproduces the subject */
+	KX_ATTEST_NOTE = 1,         /* text about the subject */
 };
 
 /* "reproduction" or "note" */

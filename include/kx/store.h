@@ -197,11 +197,11 @@ int kx_store_each_signature(struct kx_store *s, struct kx_view *v, const struct 
 int kx_store_any_signature(struct kx_store *s, struct kx_view *v, bool *ret);
 
 /* A stored attestation of a run (SPEC §8) as the run's index holds it; its document is stored by
- * its digest. type: 0 a reproduction by `by`, 1 a note. */
+ * its digest. `by`: a reproduction's run. */
 struct kx_attestation_ref {
 	struct kx_digest digest;
 	int64_t created_ns;
-	uint8_t type;
+	enum kx_attestation_type type;
 	struct kx_digest by;
 };
 typedef int (*kx_attestation_fn)(void *ctx, const struct kx_attestation_ref *a);

@@ -451,8 +451,8 @@ static int attest(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest
 	}
 	if (r < 0)
 		return r;
-	struct kx_attestation_ref ref = { .digest = x->digest, .created_ns = x->created_ns,
-					  .type = x->type == KX_ATTEST_REPRODUCTION ? 0 : 1, .by = x->run };
+	struct kx_attestation_ref ref = { .digest = x->digest, .created_ns = x->created_ns, .type = x->type,
+					  .by = x->run };
 	if ((r = kx_txn_add_attestation(t, &ref, &x->subject, x->jcs, x->jcs_len, now)) < 0)
 		return r;
 	item->outcome = r == 1 ? KX_INGEST_PRESENT : KX_INGEST_ADDED;

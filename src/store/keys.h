@@ -29,8 +29,9 @@
  *   'K' key[32]                        a key the store trusts or trusted (record below)
  *   'V' run[32] created[8] att[32]     type[1] run[32] — an attestation of the run (SPEC §8): its
  *                                      document is in 'D'; created is its createdAt as observed
- *                                      below (so a run's list oldest first); type 0 a reproduction
- *                                      by run, 1 a note (run: zeros)
+ *                                      below (so a run's list oldest first); type an enum
+ *                                      kx_attestation_type: 0 a reproduction by run, 1 a note (run:
+ *                                      zeros)
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is

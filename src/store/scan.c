@@ -412,9 +412,9 @@ static int attestation_key(void *ctx, const unsigned char *key, const struct kx_
 			   size_t vn)
 {
 	struct each_ctx *e = ctx;
-	if (vn != ATTESTATION_VALUE_LEN || (uint8_t)val[0] > 1)
+	if (vn != ATTESTATION_VALUE_LEN || (uint8_t)val[0] > KX_ATTEST_NOTE)
 		return -EBADMSG;
-	struct kx_attestation_ref a = { .digest = *att, .type = (uint8_t)val[0],
+	struct kx_attestation_ref a = { .digest = *att, .type = (enum kx_attestation_type)val[0],
 					.created_ns = (int64_t)(store_get_u64(key + 33) ^ (1ull << 63)) };
 	memcpy(a.by.b, val + 1, 32);
 	return ((kx_attestation_fn)e->fn)(e->ctx, &a);

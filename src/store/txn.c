@@ -711,7 +711,7 @@ int kx_txn_add_attestation(struct kx_txn *t, const struct kx_attestation_ref *a,
 		return r;
 	/* the subject's summary.txt, its page and attestations/ change: its group does, as for a drop */
 	t->evidence |= !store_wmap_get(t->runs, subject->b);
-	unsigned char v[ATTESTATION_VALUE_LEN] = { a->type };
+	unsigned char v[ATTESTATION_VALUE_LEN] = { (unsigned char)a->type };
 	memcpy(v + 1, a->by.b, 32);
 	bool bump;
 	if (!kx_txn_has_doc(t, &a->digest))

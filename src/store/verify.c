@@ -904,7 +904,7 @@ static void signed_entry(struct vctx *c, const char *k, size_t kn, const char *v
 /* A 'V' entry (SPEC §8): its run, its document and a reproduction's run are stored. */
 static void attestation_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
 {
-	if (kn != ATTESTATION_KEY_LEN || vn != ATTESTATION_VALUE_LEN || (uint8_t)v[0] > 1) {
+	if (kn != ATTESTATION_KEY_LEN || vn != ATTESTATION_VALUE_LEN || (uint8_t)v[0] > KX_ATTEST_NOTE) {
 		problem(c, "attestation index", NULL, "store-index", "an entry has a %zu-byte key and a %zu-byte value",
 			kn, vn);
 		return;
@@ -923,7 +923,7 @@ static void attestation_entry(struct vctx *c, const char *k, size_t kn, const ch
 	if (!exists(c, &x))
 		problem(c, "run", &run, "store-index", "its attestation %s has no stored document", a);
 	store_key_digest(&x, T_RUN, &by);
-	if (v[0] == 0 && !exists(c, &x))
+	if (v[0] == KX_ATTEST_REPRODUCTION && !exists(c, &x))
 		problem(c, "run", &run, "store-index", "the run its attestation %s says reproduces it is not stored", a);
 }
 

@@ -140,7 +140,7 @@ static void att_name(size_t i, const struct kx_attestation_ref *a, char out[TREE
 	char hex[KX_DIGEST_HEX + 1];
 	kx_digest_hex(&a->digest, hex);
 	snprintf(out, TREE_ATT_NAME_MAX, "%02zu-%s-%.12s.json", i + 1,
-		 kx_attestation_type_name(a->type == 0 ? KX_ATTEST_REPRODUCTION : KX_ATTEST_NOTE), hex);
+		 kx_attestation_type_name(a->type), hex);
 }
 
 int tree_run_attestations_of(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, kx_dirent_fn fn,
@@ -167,7 +167,7 @@ static int att_view(struct kx_tree *t, struct kx_view *v, size_t i, const struct
 		return -EIO; /* indexed, so stored */
 	const struct kx_json *spec = kx_json_get(e->doc->json, "spec");
 	*a = (struct kx_run_attestation){ .digest = ref->digest, .created_ns = ref->created_ns, .name = e->name,
-					  .type = ref->type == 0 ? KX_ATTEST_REPRODUCTION : KX_ATTEST_NOTE,
+					  .type = ref->type,
 					  .created_at = kx_json_get_string(spec, "createdAt"),
 					  .author = kx_json_get_string(spec, "author"),
 					  .text = kx_json_get_string(spec, "text") };
