@@ -83,6 +83,16 @@ void render_vs_best_text(const struct kx_run_view *v, char *out, size_t cap);
 int render_evidence_text(const struct kx_run_view *v, struct kx_buf *out);
 /* Its controlled rerun (v->rerun, not NULL): which run, the ratio, within noise or not. */
 int render_rerun_text(const struct kx_run_view *v, struct kx_buf *out);
+/* A reproduction of the run (SPEC §8; a->by not NULL) beside it: the reproducing run's median as
+ * people read it ("" without a value), its ratio to the run's value (render_ratio), whether it ran
+ * on the run's GPU and whether the two are within noise. */
+struct render_reproduction {
+	char median[64];
+	char ratio[KX_JCS_NUMBER_MAX];
+	bool same_gpu, within_noise;
+};
+void render_reproduction(const struct kx_run_view *v, const struct kx_run_attestation *a,
+			  struct render_reproduction *ret);
 /* The GPU as its environment names it: product, form factor, architecture. */
 int render_hardware_text(const struct kx_run_view *v, struct kx_buf *out);
 /* The run document's spec.measurements, a non-empty array, or NULL; and one of them, true when

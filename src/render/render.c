@@ -192,7 +192,6 @@ static int indented_text(struct kx_buf *out, const char *s)
  */
 static int attestations(const struct kx_run_view *v, struct kx_buf *out)
 {
-	const struct kx_run_rec *x = v->run;
 	int r = kx_buf_puts(out, "\nreplications and notes\n");
 	if (r >= 0 && !v->n_attestations)
 		r = kx_buf_puts(out, "  none yet ('kindex attest' adds a reproduction or a note; they never change "
@@ -205,14 +204,11 @@ static int attestations(const struct kx_run_view *v, struct kx_buf *out)
 		if (r >= 0)
 			r = indented_text(out, a->author);
 		if (r >= 0 && a->by) {
-			const struct kx_run_rec *y = a->by;
-			char q[KX_JCS_NUMBER_MAX], val[64] = "no value";
-			render_ratio(x->has_value && y->has_value && x->base_value != 0 ? y->base_value / x->base_value : NAN, q);
-			if (y->has_value)
-				kx_render_value(y->value, y->unit, val, sizeof(val));
+			struct render_reproduction c;
+			render_reproduction(v, a, &c);
 			r = kx_buf_printf(out, ": runs/%s on %s (%s GPU), median %s, %sx this run's, %s", a->by_id, a->by_gpu,
-					  strcmp(a->by_gpu, v->group->gpu) == 0 ? "the same" : "another", val, q,
-					  kx_rank_within_noise(x, y) ? "within noise" : "outside the noise (p20-p80 apart)");
+					  c.same_gpu ? "the same" : "another", c.median[0] ? c.median : "no value", c.ratio,
+					  c.within_noise ? "within noise" : "outside the noise (p20-p80 apart)");
 		}
 		if (r >= 0 && a->text) {
 			r = kx_buf_puts(out, a->by ? "; " : ": ");

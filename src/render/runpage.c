@@ -18,7 +18,6 @@
 #include "kx/json.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -431,7 +430,6 @@ static int attestations(struct kx_buf *out, const struct kx_run_view *v)
 	/* a row each, its text (a note's, or a reproduction's) in a row of its own below, as wide as
 	 * the table: a paragraph does not fit a column */
 	static const char *const cols[] = { "type", "date", "author", "run", "median", "ratio", "GPU", "noise" };
-	const struct kx_run_rec *x = v->run;
 	int r = section(out, S_ATTESTATIONS);
 	if (r >= 0 && !v->n_attestations)
 		return kx_buf_puts(out, "<p>No attestations yet. They never change a run's evidence; only a controlled "
@@ -445,15 +443,12 @@ static int attestations(struct kx_buf *out, const struct kx_run_view *v)
 	for (size_t i = 0; i < v->n_attestations && r >= 0; i++) {
 		const struct kx_run_attestation *a = &v->attestations[i];
 		const struct kx_run_rec *y = a->by;
-		char median[64] = "", q[KX_JCS_NUMBER_MAX] = "";
+		struct render_reproduction c = { .median = "", .ratio = "" };
 		const char *gpu = "", *noise = "";
 		if (y) {
-			if (y->has_value)
-				kx_render_value(y->value, y->unit, median, sizeof(median));
-			render_ratio(x->has_value && y->has_value && x->base_value != 0 ? y->base_value / x->base_value : NAN,
-				     q);
-			gpu = a->by_gpu && strcmp(a->by_gpu, v->group->gpu) == 0 ? "same GPU" : "another GPU";
-			noise = kx_rank_within_noise(x, y) ? "within noise" : "outside the noise";
+			render_reproduction(v, a, &c);
+			gpu = c.same_gpu ? "same GPU" : "another GPU";
+			noise = c.within_noise ? "within noise" : "outside the noise";
 		}
 		/* its type links its file under attestations/ */
 		r = kx_buf_puts(out, "<tr><td>");
@@ -472,9 +467,9 @@ static int attestations(struct kx_buf *out, const struct kx_run_view *v)
 		if (r >= 0)
 			r = kx_buf_puts(out, "</td>");
 		if (r >= 0)
-			r = render_html_cell(out, true, median);
+			r = render_html_cell(out, true, c.median);
 		if (r >= 0)
-			r = render_html_cell(out, true, q[0] && y ? q : "");
+			r = render_html_cell(out, true, c.ratio);
 		if (r >= 0)
 			r = render_html_cell(out, false, gpu);
 		if (r >= 0)

@@ -86,13 +86,31 @@ int render_evidence_text(const struct kx_run_view *v, struct kx_buf *out)
 								 : "");
 }
 
+/* y's value against run x's, as render_ratio writes it: empty where either has none */
+static void ratio_to(const struct kx_run_rec *x, const struct kx_run_rec *y, char out[KX_JCS_NUMBER_MAX])
+{
+	render_ratio(x->has_value && y->has_value && x->base_value != 0 ? y->base_value / x->base_value : NAN, out);
+}
+
 int render_rerun_text(const struct kx_run_view *v, struct kx_buf *out)
 {
 	const struct kx_run_rec *x = v->run, *y = v->rerun;
 	char q[KX_JCS_NUMBER_MAX];
-	render_ratio(x->base_value != 0 ? y->base_value / x->base_value : NAN, q);
+	ratio_to(x, y, q);
 	return kx_buf_printf(out, "measured by %s: %sx this run's median, %s", v->rerun_dirname, q,
 			     kx_rank_within_noise(x, y) ? "within noise" : "outside the noise (p20-p80 apart)");
+}
+
+void render_reproduction(const struct kx_run_view *v, const struct kx_run_attestation *a,
+			  struct render_reproduction *ret)
+{
+	const struct kx_run_rec *y = a->by;
+	ret->median[0] = '\0';
+	if (y->has_value)
+		kx_render_value(y->value, y->unit, ret->median, sizeof(ret->median));
+	ratio_to(v->run, y, ret->ratio);
+	ret->same_gpu = strcmp(a->by_gpu, v->group->gpu) == 0;
+	ret->within_noise = kx_rank_within_noise(v->run, y);
 }
 
 const struct kx_json *render_measurements(const struct kx_run_view *v)
