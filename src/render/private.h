@@ -103,11 +103,14 @@ struct render_measurement {
 };
 const struct kx_json *render_measurements(const struct kx_run_view *v);
 bool render_measurement(const struct kx_json *m, struct render_measurement *ret);
-/* A stored signature as SIGNATURES and index.html show it: its key id, whether it verifies,
- * whether the store trusts its key now (known, valid, not revoked), when the key was revoked. */
+/* A stored signature as SIGNATURES, index.html and summary.txt show it: its key id, whether it
+ * verifies, whether the store trusts its key now (known, valid, not revoked) and in a word why
+ * (standing: "trusted", "revoked", "not trusted" for a signature that does not verify, "a key this
+ * store does not know"), when the key was revoked. */
 struct render_sig_cells {
 	char key_id[KX_DIGEST_STR_MAX], revoked_at[40];
 	const char *valid, *trusted; /* "yes" or "no" */
+	const char *standing;
 };
 void render_sig_cells(const struct kx_run_signature *x, struct render_sig_cells *c);
 /* Its path in benchmarks/, or why it has none (an alias). */

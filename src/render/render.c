@@ -274,12 +274,10 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		r = text_line(out, "rerun", render_rerun_text, v);
 	for (size_t i = 0; i < v->n_signatures && r >= 0; i++) { /* SPEC §10: who signed it, and so what */
 		const struct kx_run_signature *s = &v->signatures[i];
-		char id[KX_DIGEST_STR_MAX];
-		kx_digest_format(&s->key_id, id);
-		r = line(out, i ? "" : "signatures", "%s: %s, %s", s->known ? s->key_name : id,
-			 s->valid ? "valid" : "does not verify",
-			 !s->known ? "a key this store does not know" : !s->valid ? "not trusted"
-			 : s->revoked_ns ? "revoked" : "trusted");
+		struct render_sig_cells c;
+		render_sig_cells(s, &c);
+		r = line(out, i ? "" : "signatures", "%s: %s, %s", s->known ? s->key_name : c.key_id,
+			 s->valid ? "valid" : "does not verify", c.standing);
 	}
 	if (r >= 0)
 		r = kx_buf_puts(out, "\nidentity\n");

@@ -134,8 +134,11 @@ void render_sig_cells(const struct kx_run_signature *x, struct render_sig_cells 
 	c->revoked_at[0] = '\0';
 	if (x->revoked_ns)
 		kx_time_format(x->revoked_ns, c->revoked_at);
+	bool trusted = x->known && x->valid && !x->revoked_ns;
 	c->valid = x->valid ? "yes" : "no";
-	c->trusted = x->known && x->valid && !x->revoked_ns ? "yes" : "no";
+	c->trusted = trusted ? "yes" : "no";
+	c->standing = trusted ? "trusted" : !x->known ? "a key this store does not know" : !x->valid ? "not trusted"
+										      : "revoked";
 }
 
 int render_path_text(const struct kx_run_view *v, struct kx_buf *out)
