@@ -353,6 +353,11 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 {
 	struct kx_node p = { 0 };
 	int r = 0;
+	if ((n->type == KX_NODE_RUN || n->type == KX_NODE_RUNS_RUN) && n->file == TREE_ATTESTATIONS_FILE) {
+		*ret = *n; /* a run's attestations/ (SPEC §8): in its run directory, at either place */
+		ret->file = 0;
+		return 0;
+	}
 	switch (n->type) {
 	case KX_NODE_ROOT:
 	case KX_NODE_README:
@@ -405,11 +410,6 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		break;
 	case KX_NODE_RUN: {
 		struct kx_run_rec x;
-		if (n->file == TREE_ATTESTATIONS_FILE) { /* a run's attestations/ */
-			p = *n;
-			p.file = 0;
-			break;
-		}
 		if ((r = tree_get_run(t, v, &n->id, &x)) < 0)
 			return r;
 		p.type = KX_NODE_GROUP;
@@ -421,8 +421,7 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 		p.id = n->id;
 		break;
 	case KX_NODE_RUNS_RUN:
-		p.type = n->file == TREE_ATTESTATIONS_FILE ? KX_NODE_RUNS_RUN : KX_NODE_RUNS;
-		p.id = n->file == TREE_ATTESTATIONS_FILE ? n->id : p.id;
+		p.type = KX_NODE_RUNS;
 		break;
 	case KX_NODE_RUNS_FILE:
 		p.type = KX_NODE_RUNS_RUN;
