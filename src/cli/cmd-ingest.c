@@ -255,6 +255,21 @@ static const char ingest_help[] =
 	"  --max-bytes N   refuse files larger than N bytes (default 4194304); K, M, G suffixes\n"
 	"  --sync          fsync the store's log after every file (default: once at the end)\n";
 
+/* What the files of an ingest came to (struct kx_ingest_result's counts), summed. */
+struct tally {
+	size_t added, present, aliases, signatures, attestations, attested;
+};
+
+static void tally_add(struct tally *to, const struct tally *x)
+{
+	to->added += x->added;
+	to->present += x->present;
+	to->aliases += x->aliases;
+	to->signatures += x->signatures;
+	to->attestations += x->attestations;
+	to->attested += x->attested;
+}
+
 static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 {
 	int i = cli_options(cli, argc, argv, ingest_help);
@@ -313,10 +328,8 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	bool threaded = pthread_create(&th, NULL, reader_main, &rd) == 0;
 	struct progress pg;
 	cli_progress_init(&pg, "ingest", paths->len, cli->quiet);
-	size_t refused = 0, failed = 0, added = 0, present = 0, aliases = 0, signatures = 0, attested = 0,
-	       attestations = 0;
-	size_t staged_added = 0, staged_present = 0, staged_aliases = 0, staged_signatures = 0, staged_bytes = 0,
-	       staged_attested = 0, staged_attestations = 0;
+	size_t refused = 0, failed = 0, staged_bytes = 0;
+	struct tally total = { 0 }, staged = { 0 }; /* committed; staged in the open batch */
 	int status = EXIT_OK;
 	/* files are staged into batches committed every BATCH_FILES files or BATCH_BYTES bytes:
 	 * each file is still one decision, the commit is shared (--sync commits every file) */
@@ -334,15 +347,10 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 				failed += n;
 				status = EXIT_IO;
 			} else {
-				added += staged_added;
-				present += staged_present;
-				aliases += staged_aliases;
-				signatures += staged_signatures;
-				attested += staged_attested;
-				attestations += staged_attestations;
+				tally_add(&total, &staged);
 			}
-			staged_added = staged_present = staged_aliases = staged_signatures = staged_bytes = staged_attested =
-				staged_attestations = 0;
+			staged = (struct tally){ 0 };
+			staged_bytes = 0;
 		}
 		if (k == paths->len)
 			break;
@@ -359,12 +367,8 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 		if (r == 0) {
 			struct kx_ingest_result res = { 0 };
 			r = kx_ingest_batch_add_prepared(batch, it->f, &res, &it->problems);
-			staged_added += res.added;
-			staged_present += res.present;
-			staged_aliases += res.aliases;
-			staged_signatures += res.signatures;
-			staged_attested += res.attestations_added;
-			staged_attestations += res.attestations;
+			tally_add(&staged, &(struct tally){ res.added, res.present, res.aliases, res.signatures,
+							    res.attestations, res.attestations_added });
 			staged_bytes += it->bytes;
 			kx_ingest_result_release(&res);
 		}
@@ -402,19 +406,19 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	if (!opts.sync)
 		kx_store_sync(s);
 	kx_store_close(s);
-	char also[64] = "", sigs[64] = "";
-	if (aliases) /* SPEC §2: the same observation published again */
-		snprintf(also, sizeof(also), ", %zu alias%s", aliases, aliases == 1 ? "" : "es");
-	if (signatures) /* SPEC §10 */
-		snprintf(sigs, sizeof(sigs), "; %zu signature%s stored", signatures, plural(signatures));
-	char atts[96] = "";
-	if (attestations) /* SPEC §8 */
-		snprintf(atts, sizeof(atts), "; %zu attestation%s stored, %zu already present", attested, plural(attested),
-			 attestations - attested);
+	const struct tally *t = &total;
+	char also[64] = "", sigs[64] = "", atts[96] = "";
+	if (t->aliases) /* SPEC §2: the same observation published again */
+		snprintf(also, sizeof(also), ", %zu alias%s", t->aliases, t->aliases == 1 ? "" : "es");
+	if (t->signatures) /* SPEC §10 */
+		snprintf(sigs, sizeof(sigs), "; %zu signature%s stored", t->signatures, plural(t->signatures));
+	if (t->attestations) /* SPEC §8 */
+		snprintf(atts, sizeof(atts), "; %zu attestation%s stored, %zu already present", t->attested,
+			 plural(t->attested), t->attestations - t->attested);
 	if (!cli->quiet)
 		fprintf(stderr, "%zu file%s: %zu accepted (%zu run%s added%s, %zu already present%s%s), %zu refused%s\n",
-			paths->len, plural(paths->len), paths->len - refused - failed, added, plural(added), also, present,
-			sigs, atts, refused, failed ? ", some unreadable" : "");
+			paths->len, plural(paths->len), paths->len - refused - failed, t->added, plural(t->added), also,
+			t->present, sigs, atts, refused, failed ? ", some unreadable" : "");
 	return status;
 }
 
