@@ -327,6 +327,35 @@ int tree_attestation_count(struct kx_tree *t, struct kx_view *v, const struct kx
 	return r;
 }
 
+bool tree_signature_valid(struct kx_tree *t, const struct kx_digest *run, const struct kx_digest *key,
+			  const uint8_t pub[KX_ED25519_PUB_LEN], const uint8_t sig[KX_ED25519_SIG_LEN])
+{
+	/* the memo's key is the bytes checked: a damaged store's other bytes are checked anew */
+	uint8_t b[KX_DIGEST_LEN + KX_ED25519_PUB_LEN + KX_ED25519_SIG_LEN], h[KX_DIGEST_LEN];
+	memcpy(b, run->b, KX_DIGEST_LEN);
+	memcpy(b + KX_DIGEST_LEN, pub, KX_ED25519_PUB_LEN);
+	memcpy(b + KX_DIGEST_LEN + KX_ED25519_PUB_LEN, sig, KX_ED25519_SIG_LEN);
+	kx_sha256(b, sizeof(b), h);
+	uint64_t slot;
+	memcpy(&slot, h, sizeof(slot));
+	struct sig_memo *m = &t->sigmemo[slot % SIGMEMO_SLOTS];
+	pthread_mutex_lock(&t->lock);
+	bool hit = memcmp(m->h, h, sizeof(h)) == 0, valid = m->valid;
+	pthread_mutex_unlock(&t->lock);
+	if (hit)
+		return valid;
+	char msg[KX_DIGEST_STR_MAX];
+	struct kx_digest id;
+	kx_digest_format(run, msg);
+	kx_key_id(pub, &id);
+	valid = kx_digest_equal(&id, key) && kx_verify(pub, msg, strlen(msg), sig);
+	pthread_mutex_lock(&t->lock);
+	memcpy(m->h, h, sizeof(h));
+	m->valid = valid;
+	pthread_mutex_unlock(&t->lock);
+	return valid;
+}
+
 /* A run that claims measured evidence is shown so only while a trusted key's signature of it is
  * stored (SPEC §10). */
 void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x)

@@ -54,6 +54,7 @@
 #define PBUCKETS 256
 
 #define CMP_SLOTS 2 /* generations of comparisons kept: the newest two asked for (compare.c) */
+#define SIGMEMO_SLOTS 1024 /* signatures whose check is remembered (tree_signature_valid) */
 
 /*
  * The root's files made of every group (top.c): index.tsv, regressions.tsv and .json, changes.tsv.
@@ -114,6 +115,10 @@ struct kx_tree {
 	struct doc_uses *uses;      /* how many runs name each document (tree_doc_use) */
 	struct top_slot top[TOP__COUNT];
 	uint64_t puts;              /* files rendered into the content cache (tree_cache_put), under lock */
+	struct sig_memo {          /* stored signatures checked again (tree_signature_valid), under lock */
+		uint8_t h[KX_DIGEST_LEN]; /* sha256(run, public key, signature); zero: unused */
+		bool valid;
+	} sigmemo[SIGMEMO_SLOTS];
 	uint64_t top_reads;         /* reads of the top slots (tree_top_get, tree_top_mark), under lock */
 	struct kx_tree_stats stats;
 	/* group.c */
@@ -281,6 +286,12 @@ enum tree_extra { TREE_SIGNATURES, TREE_ATTESTATIONS };
 int tree_store_has(struct kx_tree *t, struct kx_view *v, enum tree_extra what, bool *ret);
 int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
 int tree_attestation_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
+
+/* Whether sig, stored as key's signature of run, is that key's (pub) Ed25519 signature of the run's
+ * digest string: checked again, and remembered, since SIGNATURES, summary.txt and index.html each
+ * show the verdict and a check costs what rendering a file does. */
+bool tree_signature_valid(struct kx_tree *t, const struct kx_digest *run, const struct kx_digest *key,
+			  const uint8_t pub[KX_ED25519_PUB_LEN], const uint8_t sig[KX_ED25519_SIG_LEN]);
 
 /* A document's stored bytes (out NULL: whether it is stored), counted in the stats. */
 int tree_get_doc(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, struct kx_buf *out);

@@ -80,11 +80,7 @@ static int signature_add(void *ctx, const struct kx_digest *key, const uint8_t *
 	memcpy(x->sig, sig, sizeof(x->sig));
 	if (!l->check)
 		return 0;
-	char msg[KX_DIGEST_STR_MAX];
-	kx_digest_format(l->run, msg);
-	struct kx_digest id;
-	kx_key_id(pub, &id);
-	x->valid = kx_digest_equal(&id, key) && kx_verify(pub, msg, strlen(msg), sig);
+	x->valid = tree_signature_valid(l->t, l->run, key, pub, sig);
 	struct kx_key_rec k;
 	int r = kx_store_get_key(l->t->s, l->v, key, &k);
 	if (r == 0) {
