@@ -669,6 +669,25 @@ static int claim_once(struct kx_txn *t, const struct key *k)
 	return 0;
 }
 
+/*
+ * Stored run `run` shows something more at ns (a signature, an attestation): its group changes, as
+ * for a drop, and the directories above it move on; a run stored before changes with no run added,
+ * which the commit records (K_EVIDENCE).
+ */
+static int run_shows_more(struct kx_txn *t, const struct kx_digest *run, int64_t ns)
+{
+	struct kx_run_rec x;
+	struct kx_group_rec g;
+	bool bump;
+	int r;
+	if ((r = kx_txn_get_run(t, run, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)
+		return r;
+	t->evidence |= !store_wmap_get(t->runs, run->b);
+	if ((r = touch_group(t, &g, ns, &bump)) == 0 && bump)
+		r = bump_dirs(t, &g, ns);
+	return r;
+}
+
 int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const struct kx_digest *key,
 			 const uint8_t pub[KX_ED25519_PUB_LEN], const uint8_t sig[KX_ED25519_SIG_LEN], int64_t ns)
 {
@@ -677,23 +696,14 @@ int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const st
 	int r = claim_once(t, &k);
 	if (r != 0)
 		return r;
-	struct kx_run_rec x;
-	struct kx_group_rec g;
-	if ((r = kx_txn_get_run(t, run, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)
-		return r;
-	/* the run's SIGNATURES, summary.txt and manifest.json change: its group does, as for a drop;
-	 * a run stored before changes with no run added, which the commit records (K_EVIDENCE) */
-	t->evidence |= !store_wmap_get(t->runs, run->b);
+	/* the run's SIGNATURES, summary.txt, page and manifest.json change */
 	unsigned char v[SIGNATURE_VALUE_LEN];
 	memcpy(v, pub, KX_ED25519_PUB_LEN);
 	memcpy(v + KX_ED25519_PUB_LEN, sig, KX_ED25519_SIG_LEN);
-	bool bump;
-	if ((r = touch_group(t, &g, ns, &bump)) == 0 && (r = txn_put(t, k.b, k.len, v, sizeof(v))) == 0) {
+	if ((r = run_shows_more(t, run, ns)) == 0 && (r = txn_put(t, k.b, k.len, v, sizeof(v))) == 0) {
 		store_key_pair(&k, T_SIGNED, key, run);
 		r = txn_put(t, k.b, k.len, "", 0);
 	}
-	if (r == 0 && bump)
-		r = bump_dirs(t, &g, ns);
 	return r;
 }
 
@@ -705,21 +715,13 @@ int kx_txn_add_attestation(struct kx_txn *t, const struct kx_attestation_ref *a,
 	int r = claim_once(t, &k);
 	if (r != 0)
 		return r;
-	struct kx_run_rec x;
-	struct kx_group_rec g;
-	if ((r = kx_txn_get_run(t, subject, &x)) < 0 || (r = kx_txn_get_group(t, &x.group, &g)) < 0)
-		return r;
-	/* the subject's summary.txt, its page and attestations/ change: its group does, as for a drop */
-	t->evidence |= !store_wmap_get(t->runs, subject->b);
+	/* the subject's summary.txt, its page and attestations/ change */
 	unsigned char v[ATTESTATION_VALUE_LEN] = { (unsigned char)a->type };
 	memcpy(v + 1, a->by.b, 32);
-	bool bump;
 	if (!kx_txn_has_doc(t, &a->digest))
 		r = kx_txn_put_doc(t, &a->digest, jcs, len);
-	if (r == 0 && (r = touch_group(t, &g, ns, &bump)) == 0)
+	if (r == 0 && (r = run_shows_more(t, subject, ns)) == 0)
 		r = txn_put(t, k.b, k.len, v, sizeof(v));
-	if (r == 0 && bump)
-		r = bump_dirs(t, &g, ns);
 	return r;
 }
 
