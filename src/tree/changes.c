@@ -111,16 +111,14 @@ static int diff_dir(struct changes *c, const struct kx_node *dir, bool *ret_diff
 }
 
 /*
- * A run's manifest.json, at each place `types` names, when the run was stored before and gained a
- * signature (SPEC §10: a later copy of the run, signed, touches its group): a new version, with
- * the stamp it had.
+ * A run's manifest.json, at each place `types` names, when the run, stored before (its callers see
+ * to that), gained a signature (SPEC §10: a later copy of the run, signed, touches its group): a new
+ * version, with the stamp it had.
  */
 static int inval_signed_run(struct changes *c, const struct kx_run_rec *run, const uint8_t *types, size_t ntypes)
 {
 	uint32_t was, now;
 	int64_t stamp;
-	if (run->generation > kx_view_generation(c->before))
-		return 0; /* new: no kernel holds it */
 	int r = tree_signature_count(c->t, c->before, &run->run, &was);
 	if (r < 0 || (r = tree_signature_count(c->t, c->after, &run->run, &now)) < 0 || was == now)
 		return r;
@@ -134,15 +132,13 @@ static int inval_signed_run(struct changes *c, const struct kx_run_rec *run, con
 }
 
 /*
- * A run stored before that gained an attestation (SPEC §8; its group is touched): at each place
- * `dirs` names, its directory lists attestations/ now, and that lists another file — the names
- * that came and went, and both listings.
+ * A run stored before (its callers see to that) that gained an attestation (SPEC §8; its group is
+ * touched): at each place `dirs` names, its directory lists attestations/ now, and that lists
+ * another file — the names that came and went, and both listings.
  */
 static int inval_attested_run(struct changes *c, const struct kx_run_rec *run, const uint8_t *dirs, size_t ndirs)
 {
 	uint32_t was, now;
-	if (run->generation > kx_view_generation(c->before))
-		return 0; /* new: no kernel holds it */
 	int r = tree_attestation_count(c->t, c->before, &run->run, &was);
 	if (r < 0 || (r = tree_attestation_count(c->t, c->after, &run->run, &now)) < 0 || was == now)
 		return r;
@@ -163,10 +159,15 @@ static int inval_extras(struct changes *c, const struct gctx *x)
 	int r = tree_store_has(c->t, c->after, TREE_SIGNATURES, &sigs);
 	if (r == 0)
 		r = tree_store_has(c->t, c->after, TREE_ATTESTATIONS, &atts);
-	for (size_t i = 0; i < x->len && r == 0 && sigs; i++)
-		r = inval_signed_run(c, &x->runs[i], types, KX_ARRAY_SIZE(types));
-	for (size_t i = 0; i < x->len && r == 0 && atts; i++)
-		r = inval_attested_run(c, &x->runs[i], dirs, KX_ARRAY_SIZE(dirs));
+	for (size_t i = 0; i < x->len && r == 0 && (sigs || atts); i++) {
+		const struct kx_run_rec *run = &x->runs[i];
+		if (run->generation > kx_view_generation(c->before))
+			continue; /* new: no kernel holds it */
+		if (sigs)
+			r = inval_signed_run(c, run, types, KX_ARRAY_SIZE(types));
+		if (r == 0 && atts)
+			r = inval_attested_run(c, run, dirs, KX_ARRAY_SIZE(dirs));
+	}
 	return r;
 }
 
