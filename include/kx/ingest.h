@@ -59,6 +59,38 @@ int kx_ingest_bytes(struct kx_store *s, const char *bytes, size_t len,
 		    const struct kx_ingest_opts *opts, struct kx_ingest_result *result,
 		    struct kx_problems *problems);
 
+/* ---- artifacts (SPEC §9) ---------------------------------------------------------------------- */
+
+struct kx_artifact_opts {
+	uint64_t max_bytes;              /* refused past it (rule size) */
+	const char *name;                /* the file's name: one that starts with 64 hex digits claims
+					  * that digest (kx_artifact_name_claims); NULL: none */
+	const struct kx_digest *expect;  /* set: the bytes must hash to it */
+	bool sync;
+	int64_t now_ns;                  /* 0 = the clock */
+};
+#define KX_ARTIFACT_MAX_DEFAULT (UINT64_C(1) << 30)
+
+struct kx_artifact_result {
+	struct kx_digest digest;
+	uint64_t size;
+	bool added;           /* stored now; else stored before (nothing written) */
+	size_t announced_by;  /* stored runs that announce it */
+	uint64_t generation;
+};
+
+/*
+ * Store the bytes read from fd (from offset 0 to its end) as an artifact, never holding them whole:
+ * 0 with res filled; -EINVAL with the problem named under `label` (over max_bytes: rule size; not
+ * the digest its name or expect claims: rule digest, both digests named), nothing stored; another
+ * negative errno for a read or store failure.
+ */
+int kx_ingest_artifact_fd(struct kx_store *s, int fd, const char *label, const struct kx_artifact_opts *o,
+			  struct kx_artifact_result *res, struct kx_problems *problems);
+/* The digest a file name claims: its first 64 characters, lowercase hex, alone or followed by '-'
+ * or '.' (kindex-bench writes "<hex>-<name>"). */
+bool kx_artifact_name_claims(const char *name, struct kx_digest *ret);
+
 /*
  * Many files, one commit: a batch stages file after file in one transaction, each file still one
  * decision (a refused file is rolled back to where it started and reported; the others stay).

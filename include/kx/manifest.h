@@ -77,6 +77,28 @@ struct kx_run_facts {
 	bool has_correctness;   /* run.spec.correctness present (kindex-bench) */
 };
 
+/*
+ * A run's artifacts (SPEC §9): what its spec.artifacts announces, each {name, digest, size,
+ * mediaType}; the bytes are stored apart, by digest (kx/store.h). docs/artifacts.md has the rules.
+ */
+#define KX_ARTIFACTS_MAX 256      /* a run's */
+#define KX_ARTIFACT_NAME_MAX 255  /* bytes: one file name */
+#define KX_MEDIA_TYPE_MAX 127
+struct kx_run_artifact {
+	size_t index; /* in spec.artifacts */
+	const char *name;
+	struct kx_digest digest;
+	uint64_t size;
+	const char *media_type;
+};
+typedef int (*kx_run_artifact_fn)(void *ctx, const struct kx_run_artifact *a);
+/* Each artifact a validated run document announces, in its order (none: 0); -EINVAL for one that
+ * is not as validated. fn's non-zero return stops the walk and is returned. */
+int kx_run_artifacts(const struct kx_json *run, kx_run_artifact_fn fn, void *ctx);
+/* The rules of an artifact's name and media type. */
+bool kx_artifact_name_valid(const char *p, size_t n);
+bool kx_media_type_valid(const char *p, size_t n);
+
 /* A verified signature of the manifest's run (SPEC §10): by the Ed25519 key pub, whose id is
  * key_id, over the run's digest string. */
 #define KX_SIGNATURES_MEMBER "signatures"

@@ -211,6 +211,59 @@ int kx_store_each_attestation(struct kx_store *s, struct kx_view *v, const struc
 /* Whether any run of view v has an attestation: one seek. */
 int kx_store_any_attestation(struct kx_store *s, struct kx_view *v, bool *ret);
 
+/* ---- artifacts (SPEC §9, docs/artifacts.md) ------------------------------------------------- */
+
+/* An artifact's bytes are kept in chunks of this size (the last one shorter). */
+#define KX_ARTIFACT_CHUNK (128u << 10)
+#define KX_UPLOAD_ID_LEN 16
+/* A stored artifact: its bytes, stored once by their SHA-256 (the record's key). */
+struct kx_artifact_rec {
+	uint64_t size;
+	int64_t received_ns;                /* when its bytes were stored */
+	uint8_t upload[KX_UPLOAD_ID_LEN];   /* where its chunks are: the time the upload began (ns,
+					     * big-endian), then random bytes */
+};
+/* The artifact with SHA-256 d: -ENOENT when its bytes have not been received. */
+int kx_store_get_artifact(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,
+			  struct kx_artifact_rec *ret);
+/* Up to len bytes of artifact a from offset off into buf, their count into *ret_n (less than len
+ * only at the end); -EIO for a chunk missing or of the wrong length (damage). */
+int kx_store_read_artifact(struct kx_store *s, struct kx_view *v, const struct kx_artifact_rec *a, uint64_t off,
+			   void *buf, size_t len, size_t *ret_n);
+typedef int (*kx_artifact_fn)(void *ctx, const struct kx_digest *d, const struct kx_artifact_rec *a);
+/* Every stored artifact, in digest order. */
+int kx_store_each_artifact(struct kx_store *s, struct kx_view *v, kx_artifact_fn fn, void *ctx);
+/* Whether view v holds any artifact: one seek. */
+int kx_store_any_artifact(struct kx_store *s, struct kx_view *v, bool *ret);
+/* The runs whose spec.artifacts announce the artifact with SHA-256 d, in digest order. */
+int kx_store_each_announcer(struct kx_store *s, struct kx_view *v, const struct kx_digest *d, kx_digest_fn fn,
+			    void *ctx);
+/* Run `run`'s artifacts as announced, in its spec.artifacts order: fn(ctx, name, digest). */
+typedef int (*kx_run_artifact_ref_fn)(void *ctx, const char *name, const struct kx_digest *d);
+int kx_store_run_artifacts(struct kx_store *s, struct kx_view *v, const struct kx_digest *run,
+			   kx_run_artifact_ref_fn fn, void *ctx);
+/*
+ * Every upload's chunks ('B' entries) by upload: fn(ctx, id, bytes) once each, in id order (so the
+ * oldest first). An upload no artifact record names is a left-over (a crash, a refused digest).
+ */
+typedef int (*kx_upload_fn)(void *ctx, const uint8_t id[KX_UPLOAD_ID_LEN], uint64_t bytes);
+int kx_store_each_upload(struct kx_store *s, struct kx_view *v, kx_upload_fn fn, void *ctx);
+/* Remove an upload's chunks; with d, the artifact record too (kindex gc). Not for a mounted store. */
+int kx_store_remove_upload(struct kx_store *s, const struct kx_digest *d, const uint8_t id[KX_UPLOAD_ID_LEN]);
+
+/*
+ * Storing an artifact's bytes as they come (an inbox file, a spool file, kindex ingest): begin,
+ * write any number of times (-EFBIG past max bytes in all), end (the digest and record of the
+ * bytes), then commit the record with kx_txn_add_artifact, and close: keep the chunks when the
+ * commit stored the record, drop them otherwise (refused, or the bytes were stored already).
+ * Memory: one chunk. Not thread-safe; uploads may run beside each other and beside transactions.
+ */
+struct kx_artifact_upload;
+int kx_store_upload_begin(struct kx_store *s, uint64_t max, struct kx_artifact_upload **ret);
+int kx_upload_write(struct kx_artifact_upload *u, const void *p, size_t n);
+int kx_upload_end(struct kx_artifact_upload *u, struct kx_digest *ret, struct kx_artifact_rec *rec);
+void kx_upload_close(struct kx_artifact_upload *u, bool keep);
+
 /*
  * The runs of a group in rank order: ranked ones first (best first), then unranked, each with its
  * record. The rank index holds a copy of each run's record (written with it, never changed), so a
@@ -381,5 +434,18 @@ int kx_txn_add_signature(struct kx_txn *t, const struct kx_digest *run, const st
  */
 int kx_txn_add_attestation(struct kx_txn *t, const struct kx_attestation_ref *a, const struct kx_digest *subject,
 			   const char *jcs, size_t len, int64_t ns);
+
+/*
+ * Store the record of artifact d (SPEC §9) whose bytes upload `a` holds; every run announcing it
+ * changes at ns (its artifacts/ and summary.txt show it). 1 when d is stored already (nothing
+ * written: the caller drops the upload).
+ */
+int kx_txn_add_artifact(struct kx_txn *t, const struct kx_digest *d, const struct kx_artifact_rec *a, int64_t ns);
+/* The stored artifact d (the latest state; -ENOENT when its bytes have not arrived). */
+int kx_txn_get_artifact(struct kx_txn *t, const struct kx_digest *d, struct kx_artifact_rec *ret);
+/* Record that run `run` announces artifact d as its index-th, named `name` (kx_store_each_announcer,
+ * kx_store_run_artifacts). */
+int kx_txn_announce_artifact(struct kx_txn *t, const struct kx_digest *run, size_t index, const struct kx_digest *d,
+			     const char *name);
 
 #endif

@@ -46,9 +46,24 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Regular files under dir, sorted, hidden entries skipped. */
-static int walk(struct paths *p, const char *dir)
+/* Whether path's last component is "artifacts": the files under such a directory are artifacts'
+ * bytes (SPEC §9), not manifests. */
+static bool artifacts_dir(const char *path)
 {
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b && path[b - 1] != '/')
+		b--;
+	return n - b == 9 && memcmp(path + b, "artifacts", 9) == 0;
+}
+
+/* Regular files under dir, sorted, hidden entries skipped: into arts under a directory named
+ * artifacts (and below it), else into p. */
+static int walk(struct paths *p, struct paths *arts, const char *dir, bool in_artifacts)
+{
+	in_artifacts |= artifacts_dir(dir);
 	DIR *d = opendir(dir);
 	if (!d) {
 		cli_error("cannot read directory %s: %s", quoted(dir), strerror(errno));
@@ -78,11 +93,11 @@ static int walk(struct paths *p, const char *dir)
 		struct stat st;
 		bool known = r == 0 && lstat(here.v[i], &st) == 0;
 		if (known && S_ISDIR(st.st_mode))
-			r = walk(p, here.v[i]);
+			r = walk(p, arts, here.v[i], in_artifacts);
 		else if (known && S_ISLNK(st.st_mode) && stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode))
 			fprintf(stderr, "kindex: skipped %s: a symbolic link to a directory\n", quoted(here.v[i]));
 		else if (r == 0)
-			r = add_path(p, here.v[i]); /* unreadable ones are reported when read */
+			r = add_path(in_artifacts ? arts : p, here.v[i]); /* unreadable ones are reported when read */
 	}
 	paths_free(&here);
 	return r;
@@ -244,6 +259,74 @@ static struct parsed *reader_take(struct reader *rd, size_t k)
 	return p;
 }
 
+/* What the artifacts of an ingest came to, and the digests of those stored. */
+struct art_tally {
+	size_t added, present, refused, failed;
+	struct kx_digest *digests;
+	size_t len, cap;
+};
+
+static int count_one(void *ctx, const struct kx_digest *run)
+{
+	(void)run;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/* Store each artifact file (SPEC §9), one decision each; the exit status so far. */
+static int store_artifacts(struct cli *cli, struct kx_store *s, const struct paths *arts,
+			   const struct kx_ingest_opts *opts, uint64_t max, struct art_tally *at)
+{
+	int status = EXIT_OK;
+	struct progress pg;
+	if (arts->len)
+		cli_progress_init(&pg, "artifacts", arts->len, cli->quiet);
+	for (size_t k = 0; k < arts->len; k++) {
+		const char *path = arts->v[k];
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		struct kx_problems pr;
+		kx_problems_init(&pr);
+		struct stat st;
+		int fd = -1, r = stat(path, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -ENOTSUP : 0;
+		if (r == 0 && (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+			r = -errno;
+		if (r == 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
+			r = -ENOTSUP;
+		struct kx_artifact_result res;
+		struct kx_artifact_opts o = { .max_bytes = max, .name = base, .sync = opts->sync, .now_ns = opts->now_ns };
+		if (r == 0)
+			r = kx_ingest_artifact_fd(s, fd, path, &o, &res, &pr);
+		if (fd >= 0)
+			close(fd);
+		if (r == -ENOTSUP) {
+			kx_problems_add(&pr, 0, 0, "", "type", "%s is not a regular file: an artifact's bytes are a file", path);
+			r = -EINVAL;
+		}
+		if (r == 0) {
+			res.added ? at->added++ : at->present++;
+			bool seen = false;
+			for (size_t q = 0; q < at->len && !seen; q++)
+				seen = kx_digest_equal(&at->digests[q], &res.digest);
+			if (!seen && KX_GROW(at->digests, at->cap, at->len, 64) == 0)
+				at->digests[at->len++] = res.digest;
+		} else if (r == -EINVAL) {
+			cli_print_problems(path, &pr);
+			at->refused++;
+			if (status == EXIT_OK)
+				status = EXIT_REFUSED;
+		} else {
+			cli_error("cannot store artifact %s: %s", quoted(path), strerror(-r));
+			at->failed++;
+			status = EXIT_IO;
+		}
+		kx_problems_release(&pr);
+		cli_progress_update(&pg, k + 1);
+	}
+	if (arts->len)
+		cli_progress_done(&pg, arts->len);
+	return status;
+}
+
 static const char ingest_help[] =
 	"Each FILE holds one manifest or JSON Lines of many and is one decision: all its runs are\n"
 	"added in one atomic write, or none and every problem is printed. A run already stored is\n"
@@ -253,7 +336,13 @@ static const char ingest_help[] =
 	"\n"
 	"options:\n"
 	"  --max-bytes N   refuse files larger than N bytes (default 4194304); K, M, G suffixes\n"
-	"  --sync          fsync the store's log after every file (default: once at the end)\n";
+	"  --sync          fsync the store's log after every file (default: once at the end)\n"
+	"  --max-artifact N  refuse artifacts larger than N bytes (default 1G)\n"
+	"\n"
+	"Files under a directory named artifacts/ (and those named with --artifact FILE) are the\n"
+	"bytes of runs' artifacts (SPEC §9): each is stored once by its SHA-256, before the manifests,\n"
+	"whatever its name; a name starting with 64 hex digits (kindex-bench's <hex>-<name>) must be\n"
+	"the bytes' digest. Bytes no run announces are kept a day, then removed by kindex gc.\n";
 
 /* What the files of an ingest came to (struct kx_ingest_result's counts), summed. */
 struct tally {
@@ -270,8 +359,9 @@ static void tally_add(struct tally *to, const struct tally *x)
 	to->attested += x->attested;
 }
 
-static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
+static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, struct paths *arts)
 {
+	uint64_t max_artifact = KX_ARTIFACT_MAX_DEFAULT;
 	int i = cli_options(cli, argc, argv, ingest_help);
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
@@ -294,26 +384,47 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 			opts.limits.max_bytes = (size_t)n;
 		} else if (strcmp(argv[i], "--sync") == 0) {
 			opts.sync = true;
+		} else if (strcmp(argv[i], "--max-artifact") == 0) {
+			if (i + 1 == argc || kx_parse_size(argv[i + 1], true, 1, UINT64_MAX / 2, &max_artifact) < 0) {
+				cli_error("ingest: --max-artifact needs a size in bytes, with K, M or G (e.g. 2G)");
+				return EXIT_USAGE;
+			}
+			i++;
+		} else if (strcmp(argv[i], "--artifact") == 0) {
+			if (i + 1 == argc) {
+				cli_error("ingest: --artifact needs a FILE");
+				return EXIT_USAGE;
+			}
+			if (add_path(arts, argv[++i]) < 0)
+				return EXIT_IO;
 		} else if (strcmp(argv[i], "-") != 0 && argv[i][0] == '-') {
 			cli_error("ingest: unknown option %s", quoted(argv[i]));
 			return EXIT_USAGE;
 		} else {
 			struct stat st;
+			char *parent = strdup(argv[i]);
+			char *slash = parent ? strrchr(parent, '/') : NULL;
+			if (slash)
+				*slash = '\0';
 			if (strcmp(argv[i], "-") != 0 && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
-				r = walk(paths, argv[i]);
+				r = walk(paths, arts, argv[i], false);
 			else
-				r = add_path(paths, argv[i]);
+				r = add_path(slash && artifacts_dir(parent) ? arts : paths, argv[i]);
+			free(parent);
 			if (r < 0)
 				return EXIT_IO;
 		}
 	}
-	if (!paths->len) {
+	if (!paths->len && !arts->len) {
 		cli_error("ingest: no PATH given (see kindex ingest --help)");
 		return EXIT_USAGE;
 	}
 	struct kx_store *s;
 	if ((r = cli_open(cli, 0, &s)) < 0)
 		return -r;
+	/* artifacts first: a run then appears with its bytes, and its sizes are checked against them */
+	struct art_tally at = { 0 };
+	int status = store_artifacts(cli, s, arts, &opts, max_artifact, &at);
 	size_t limit = opts.limits.max_bytes ? opts.limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
 	struct reader rd = { .paths = paths, .limits = opts.limits, .limit = limit };
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -330,7 +441,6 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	cli_progress_init(&pg, "ingest", paths->len, cli->quiet);
 	size_t refused = 0, failed = 0, staged_bytes = 0;
 	struct tally total = { 0 }, staged = { 0 }; /* committed; staged in the open batch */
-	int status = EXIT_OK;
 	/* files are staged into batches committed every BATCH_FILES files or BATCH_BYTES bytes:
 	 * each file is still one decision, the commit is shared (--sync commits every file) */
 	enum { BATCH_FILES = 2048, BATCH_BYTES = 32 << 20 };
@@ -405,7 +515,22 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 	cli_progress_done(&pg, paths->len);
 	if (!opts.sync)
 		kx_store_sync(s);
+	size_t unannounced = 0;
+	for (size_t q = 0; q < at.len; q++) {
+		size_t by = 0;
+		if (kx_store_each_announcer(s, NULL, &at.digests[q], count_one, &by) == 0 && !by)
+			unannounced++;
+	}
+	free(at.digests);
 	kx_store_close(s);
+	if (arts->len && !cli->quiet)
+		fprintf(stderr, "%zu artifact%s: %zu stored, %zu already present, %zu refused%s", arts->len,
+			plural(arts->len), at.added, at.present, at.refused, at.failed ? ", some unreadable" : "");
+	if (arts->len && !cli->quiet)
+		fprintf(stderr, unannounced ? "; %zu announced by no stored run (kept a day, then kindex gc removes them)\n"
+					    : "\n", unannounced);
+	if (!paths->len)
+		return status;
 	const struct tally *t = &total;
 	char also[64] = "", sigs[64] = "", atts[96] = "";
 	if (t->aliases) /* SPEC §2: the same observation published again */
@@ -424,9 +549,10 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths)
 
 int cli_cmd_ingest(struct cli *cli, int argc, char **argv)
 {
-	struct paths paths = { 0 };
-	int status = ingest(cli, argc, argv, &paths);
+	struct paths paths = { 0 }, arts = { 0 };
+	int status = ingest(cli, argc, argv, &paths, &arts);
 	paths_free(&paths);
+	paths_free(&arts);
 	return status;
 }
 

@@ -9,6 +9,7 @@
 #include "private.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +292,44 @@ static int claim_names(struct kx_txn *t, const struct kx_manifest *m, const stru
 	return r;
 }
 
+/* A run's artifacts (SPEC §9): each announced size agrees with bytes stored under its digest,
+ * then each is recorded as announced by the run. */
+struct announce {
+	struct kx_txn *t;
+	const struct kx_manifest *m;
+	const char *label;
+	struct kx_problems *pr;
+	const struct kx_digest *run;
+	bool refused;
+};
+
+static int check_announced(void *ctx, const struct kx_run_artifact *x)
+{
+	struct announce *an = ctx;
+	struct kx_artifact_rec a;
+	int r = kx_txn_get_artifact(an->t, &x->digest, &a);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	if (a.size != x->size) {
+		char ptr[300], d[KX_DIGEST_STR_MAX];
+		kx_digest_format(&x->digest, d);
+		snprintf(ptr, sizeof(ptr), "%s/run/spec/artifacts/%zu/size", an->label ? an->label : "", x->index);
+		kx_problems_add(an->pr, an->m->line, 0, ptr, "size",
+				"artifact '%s' is announced as %" PRIu64 " bytes, but the stored bytes of %s are %" PRIu64,
+				x->name, x->size, d, a.size);
+		an->refused = true;
+	}
+	return 0;
+}
+
+static int announce(void *ctx, const struct kx_run_artifact *x)
+{
+	struct announce *an = ctx;
+	return kx_txn_announce_artifact(an->t, an->run, x->index, &x->digest, x->name);
+}
+
 static int place(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest *m, const struct prep *q,
 		 const char *label, int64_t now, struct kx_ingest_item *item, struct kx_problems *pr,
 		 struct kx_buf *scratch)
@@ -386,8 +425,13 @@ static int place(struct kx_txn *t, struct kx_arena *a, const struct kx_manifest 
 				g.benchmark, g.metric, existing_group.order == KX_ORDER_ASCENDING ? "ascending" : "descending");
 		return 1;
 	}
+	struct announce an = { t, m, label, pr, &m->digest[KX_DOC_RUN], false };
+	if ((r = kx_run_artifacts(m->doc[KX_DOC_RUN], check_announced, &an)) < 0)
+		return r;
+	if (an.refused)
+		return 1;
 	r = kx_txn_add_run(t, &x, &g, f->source, f->external_id);
-	if (r < 0)
+	if (r < 0 || (r = kx_run_artifacts(m->doc[KX_DOC_RUN], announce, &an)) < 0)
 		return r;
 	item->outcome = KX_INGEST_ADDED;
 	return 0;

@@ -414,6 +414,116 @@ static void check_measurements(struct ctx *c, struct kx_json *arr)
 	}
 }
 
+static void only_members(struct ctx *c, const struct kx_json *obj, const char *base, const char *const *known,
+			 size_t n, const char *holds);
+
+/* RFC 6838's restricted-name: an alphanumeric, then up to 126 of these. */
+static size_t restricted_name(const char *p, size_t n)
+{
+	size_t i = 0;
+	if (!n || !((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= '0' && p[0] <= '9')))
+		return 0;
+	for (i = 1; i < n && i < 127; i++) {
+		char ch = p[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      strchr("!#$&-^_.+", ch)))
+			break;
+	}
+	return i;
+}
+
+bool kx_media_type_valid(const char *p, size_t n)
+{
+	size_t t = restricted_name(p, n);
+	if (!t || t >= n || p[t] != '/')
+		return false;
+	size_t st = restricted_name(p + t + 1, n - t - 1);
+	return st && t + 1 + st == n && n <= KX_MEDIA_TYPE_MAX;
+}
+
+bool kx_artifact_name_valid(const char *p, size_t n)
+{
+	if (!n || n > KX_ARTIFACT_NAME_MAX || p[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f || p[i] == '/')
+			return false;
+	return true;
+}
+
+static const char *const artifact_members[] = { "name", "digest", "size", "mediaType" };
+
+/* A run's spec.artifacts (SPEC §9): what it announces, each {name, digest, size, mediaType}. */
+static void check_artifacts(struct ctx *c, const struct kx_json *arr)
+{
+	char q[KX_QUOTE_SIZE], q2[KX_QUOTE_SIZE];
+	if (arr->arr.len > KX_ARTIFACTS_MAX)
+		add(c, arr, "/run/spec/artifacts", "count", "%zu artifacts, over the limit of %d a run", arr->arr.len,
+		    KX_ARTIFACTS_MAX);
+	for (size_t i = 0; i < arr->arr.len && i < KX_ARTIFACTS_MAX; i++) {
+		char base[64], ptr[96];
+		snprintf(base, sizeof(base), "/run/spec/artifacts/%zu", i);
+		const struct kx_json *o = arr->arr.v[i];
+		if (o->type != KX_JSON_OBJECT) {
+			add(c, o, base, "type", "an artifact must be an object, found %s", kx_json_type_name(o->type));
+			continue;
+		}
+		only_members(c, o, base, artifact_members, KX_ARRAY_SIZE(artifact_members),
+			     "an artifact holds name, digest, size, mediaType");
+		struct kx_json *name = field(c, o, base, "name", KX_JSON_STRING, true);
+		snprintf(ptr, sizeof(ptr), "%s/name", base);
+		if (name && !kx_artifact_name_valid(name->str.ptr, name->str.len))
+			add(c, name, ptr, "name",
+			    "artifact name %s is not a safe file name: 1 to %d bytes, no '/', no control character, "
+			    "not starting with '.'",
+			    kx_quote(q, name->str.ptr, name->str.len), KX_ARTIFACT_NAME_MAX);
+		for (size_t j = 0; name && j < i; j++) {
+			const struct kx_json *other = arr->arr.v[j]->type == KX_JSON_OBJECT ? kx_json_get(arr->arr.v[j], "name")
+											    : NULL;
+			if (other && other->type == KX_JSON_STRING && other->str.len == name->str.len &&
+			    memcmp(other->str.ptr, name->str.ptr, name->str.len) == 0) {
+				add(c, name, ptr, "duplicate", "artifact name %s is also artifact %zu's: names are unique in a run",
+				    kx_quote(q, name->str.ptr, name->str.len), j);
+				break;
+			}
+		}
+		struct kx_digest d;
+		bool ok;
+		check_digest_ref(c, o, base, "digest", &d, &ok);
+		struct kx_json *size = field(c, o, base, "size", KX_JSON_NUMBER, true);
+		snprintf(ptr, sizeof(ptr), "%s/size", base);
+		if (size && !(size->number >= 0 && size->number <= 9007199254740992.0 && size->number == (double)(uint64_t)size->number))
+			add(c, size, ptr, "size", "size must be a whole number of bytes from 0 to 2^53, found %.17g", size->number);
+		struct kx_json *mt = field(c, o, base, "mediaType", KX_JSON_STRING, true);
+		snprintf(ptr, sizeof(ptr), "%s/mediaType", base);
+		if (mt && !kx_media_type_valid(mt->str.ptr, mt->str.len))
+			add(c, mt, ptr, "media-type", "%s is not a media type: type/subtype (RFC 6838), at most %d bytes, e.g. %s",
+			    kx_quote(q, mt->str.ptr, mt->str.len), KX_MEDIA_TYPE_MAX, Q(q2, "text/tab-separated-values"));
+	}
+}
+
+int kx_run_artifacts(const struct kx_json *run, kx_run_artifact_fn fn, void *ctx)
+{
+	const struct kx_json *arr = run ? kx_json_pointer(run, "/spec/artifacts") : NULL;
+	if (!arr || arr->type != KX_JSON_ARRAY)
+		return 0;
+	for (size_t i = 0; i < arr->arr.len; i++) {
+		const struct kx_json *o = arr->arr.v[i];
+		const struct kx_json *n = kx_json_get(o, "name"), *d = kx_json_get(o, "digest");
+		const struct kx_json *z = kx_json_get(o, "size"), *m = kx_json_get(o, "mediaType");
+		struct kx_run_artifact x = { .index = i };
+		if (!n || !d || !z || !m || kx_digest_parse(d->str.ptr, d->str.len, &x.digest) < 0)
+			return -EINVAL; /* a stored run was validated: not one */
+		x.name = n->str.ptr;
+		x.size = (uint64_t)z->number;
+		x.media_type = m->str.ptr;
+		int r = fn(ctx, &x);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 /*
  * Quantiles of one quantity ascend: p20 <= median <= p80. A quantity is a metric in one kind of
  * unit (latency in ns or ms; throughput in TFLOP/s and in GB/s are two), compared in its base
@@ -647,6 +757,9 @@ static void check_run(struct ctx *c, struct kx_json *spec, struct kx_manifest *m
 	struct kx_json *ms = field(c, spec, "/run/spec", "measurements", KX_JSON_ARRAY, false);
 	if (ms)
 		check_measurements(c, ms);
+	struct kx_json *arts = field(c, spec, "/run/spec", "artifacts", KX_JSON_ARRAY, false);
+	if (arts)
+		check_artifacts(c, arts);
 	struct quantity qs[16];
 	size_t nq = quantities(spec, qs, KX_ARRAY_SIZE(qs));
 	check_quantiles(c, qs, nq);

@@ -32,6 +32,13 @@
  *                                      below (so a run's list oldest first); type an enum
  *                                      kx_attestation_type: 0 a reproduction by run, 1 a note (run:
  *                                      zeros)
+ *   'F' digest[32]                     version[1] size[8] received[8] upload[16] — an artifact whose
+ *                                      bytes are stored (SPEC §9): digest their SHA-256, received
+ *                                      the time (ns), upload where its chunks are
+ *   'B' upload[16] index[4]            an artifact's bytes, KX_ARTIFACT_CHUNK a chunk (the last one
+ *                                      shorter), kept in RocksDB's blob files; index big-endian
+ *   'H' artifact[32] run[32]           "" — the run announces the artifact in spec.artifacts
+ *   'P' run[32] index[2]               artifact[32] name — the run's spec.artifacts, in its order
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is
@@ -86,6 +93,10 @@ enum {
 	T_SIGNED = 'X',
 	T_KEY = 'K',
 	T_ATTESTATION = 'V',
+	T_ARTIFACT = 'F',
+	T_CHUNK = 'B',
+	T_ANNOUNCED = 'H',
+	T_RUN_ARTIFACT = 'P',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)
@@ -116,6 +127,8 @@ void store_key_pair(struct key *k, char tag, const struct kx_digest *a, const st
 void store_key_attestation(struct key *k, const struct kx_digest *run, int64_t created_ns, const struct kx_digest *att);
 #define ATTESTATION_KEY_LEN (1 + 32 + 8 + 32)
 #define ATTESTATION_VALUE_LEN (1 + 32)
+#define RUN_ARTIFACT_KEY_LEN (1 + 32 + 2)
+#define ARTIFACT_VALUE_LEN (1 + 8 + 8 + KX_UPLOAD_ID_LEN)
 #define SIGNATURE_VALUE_LEN (KX_ED25519_PUB_LEN + KX_ED25519_SIG_LEN)
 
 void store_put_u64(unsigned char *p, uint64_t v);

@@ -2,8 +2,8 @@
 /*
  * Private to src/store: the handle and the view, and what the files of the folder call in each
  * other, under the file that defines it. The files, each calling only those before it: keys.c
- * (keys.h) and wcache.c (wcache.h), then db.c, follow.c, read.c, scan.c, names.c, upgrade.c,
- * txn.c, table.cc, verify.c, store.c, recover.c.
+ * (keys.h) and wcache.c (wcache.h), then db.c, follow.c, read.c, scan.c, artifact.c, names.c,
+ * upgrade.c, txn.c, table.cc, verify.c, store.c, recover.c.
  */
 #ifndef KX_STORE_PRIVATE_H
 #define KX_STORE_PRIVATE_H
@@ -178,6 +178,11 @@ int store_names_each(const struct store_names *n, int (*fn)(void *ctx, char leve
 		     void *ctx);
 const char *store_names_level(char level); /* "implementations", "GPUs", "kernels", "passes" */
 void store_names_release(struct store_names *n);
+
+/* ---- artifact.c -------------------------------------------------------------------------------- */
+
+/* An artifact record's bytes ('F' value). */
+void store_artifact_encode(const struct kx_artifact_rec *a, unsigned char out[ARTIFACT_VALUE_LEN]);
 
 /* ---- table.cc ---------------------------------------------------------------------------------- */
 

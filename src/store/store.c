@@ -113,6 +113,8 @@ char *store_generation_refused(const char *dir, const char *what)
 }
 
 #define STORE_WRITE_BUFFER (16u << 20) /* a memtable's bytes before RocksDB writes it out */
+#define STORE_MIN_BLOB (64u << 10)
+_Static_assert(KX_ARTIFACT_CHUNK > STORE_MIN_BLOB, "an artifact's whole chunks are blobs");
 
 /*
  * After an open refused for corruption: whether the log is what is damaged, that is, whether the
@@ -192,6 +194,15 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	rocksdb_options_set_keep_log_file_num(s->opts, 2);
 	rocksdb_options_set_max_log_file_size(s->opts, 1u << 20);
 	rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+	/*
+	 * Values of STORE_MIN_BLOB bytes and more — an artifact's chunks (SPEC §9), never a document
+	 * or an index entry — go to RocksDB's blob files when a memtable is written out, so that
+	 * compactions rewrite the small LSM tree without them; blob garbage collection reclaims the
+	 * chunks kindex gc deletes.
+	 */
+	rocksdb_options_set_enable_blob_files(s->opts, 1);
+	rocksdb_options_set_min_blob_size(s->opts, STORE_MIN_BLOB);
+	rocksdb_options_set_enable_blob_gc(s->opts, 1);
 	/* most point reads ask for keys that are not there (is this run new?): a memtable bloom
 	 * filter answers those without walking the skiplist */
 	rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->opts, 0.05);

@@ -725,6 +725,60 @@ int kx_txn_add_attestation(struct kx_txn *t, const struct kx_attestation_ref *a,
 	return r;
 }
 
+struct announced {
+	struct kx_txn *t;
+	int64_t ns;
+};
+
+static int show_artifact(void *ctx, const struct kx_digest *run)
+{
+	struct announced *x = ctx;
+	return run_shows_more(x->t, run, x->ns);
+}
+
+int kx_txn_add_artifact(struct kx_txn *t, const struct kx_digest *d, const struct kx_artifact_rec *a, int64_t ns)
+{
+	struct key k;
+	store_key_digest(&k, T_ARTIFACT, d);
+	int r = claim_once(t, &k);
+	if (r != 0)
+		return r;
+	unsigned char v[ARTIFACT_VALUE_LEN];
+	store_artifact_encode(a, v);
+	/* the runs announcing it: their artifacts/, summary.txt and page change */
+	struct announced x = { t, ns };
+	if ((r = kx_store_each_announcer(t->s, NULL, d, show_artifact, &x)) == 0)
+		r = txn_put(t, k.b, k.len, v, sizeof(v));
+	return r;
+}
+
+int kx_txn_get_artifact(struct kx_txn *t, const struct kx_digest *d, struct kx_artifact_rec *ret)
+{
+	return kx_store_get_artifact(t->s, NULL, d, ret);
+}
+
+int kx_txn_announce_artifact(struct kx_txn *t, const struct kx_digest *run, size_t index, const struct kx_digest *d,
+			     const char *name)
+{
+	struct key k;
+	store_key_pair(&k, T_ANNOUNCED, d, run);
+	int r = txn_put(t, k.b, k.len, "", 0);
+	if (r < 0)
+		return r;
+	/* the run's list, in its order: 'P' run index → digest name */
+	unsigned char pk[RUN_ARTIFACT_KEY_LEN] = { T_RUN_ARTIFACT };
+	memcpy(pk + 1, run->b, 32);
+	pk[33] = (unsigned char)(index >> 8);
+	pk[34] = (unsigned char)index;
+	size_t n = strlen(name);
+	unsigned char v[32 + KX_ARTIFACT_NAME_MAX];
+	if (n > KX_ARTIFACT_NAME_MAX || index > 0xffff)
+		return -EINVAL;
+	memcpy(v, d->b, 32);
+	memcpy(v + 32, name, n);
+	return txn_put(t, pk, sizeof(pk), v, 32 + n);
+}
+
 /* The groups of the runs key `id` signed change at ns: the evidence their files show may. */
 struct touch_signed {
 	struct kx_txn *t;
