@@ -36,7 +36,8 @@ enum kx_run_file {
  * digest), one inode under every path of the run.
  */
 #define KX_DOC_FILE_ATTESTATION 15
-_Static_assert(KX_RF__COUNT <= KX_DOC_FILE_ATTESTATION, "a run's files are numbered below an attestation's");
+#define KX_DOC_FILE_ARTIFACT 14 /* SPEC §9: an artifact's bytes (node id: their SHA-256) */
+_Static_assert(KX_RF__COUNT <= KX_DOC_FILE_ARTIFACT, "a run's files are numbered below an attestation's");
 
 enum kx_group_file {
 	KX_GF_RANKING_TSV,
@@ -118,6 +119,10 @@ struct kx_run_view {
 	/* SPEC §8: its attestations, oldest first (summary.txt, index.html) */
 	const struct kx_run_attestation *attestations;
 	size_t n_attestations;
+	/* SPEC §9: for each of its spec.artifacts, in order, whether the bytes are stored (served under
+	 * artifacts/); n_artifacts 0: none known received (summary.txt, index.html) */
+	const bool *artifact_received;
+	size_t n_artifacts;
 	/* index.html's place, which its links follow: under runs/ (true) or in its rank directory;
 	 * the names under runs/ of this run and of #1 (NULL: not known, then not linked) */
 	bool in_runs;

@@ -137,6 +137,7 @@ enum kx_record {
 	KX_RECORD_DOC,
 	KX_RECORD_RUN,
 	KX_RECORD_GROUP,
+	KX_RECORD_ARTIFACT, /* SPEC §9: bytes stored by their SHA-256 */
 };
 
 /*

@@ -220,6 +220,14 @@ struct kx_content {
 int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		 const struct kx_content **ret);
 void kx_content_put(const struct kx_content *c);
+/*
+ * An artifact's bytes (SPEC §9: KX_NODE_DOC_FILE, file KX_DOC_FILE_ARTIFACT) are never read
+ * whole — kx_tree_read answers -EFBIG for one —, but in ranges: up to len bytes from off into
+ * buf, their count into *ret_n (less only at the end).
+ */
+bool kx_node_is_artifact(const struct kx_node *n);
+int kx_tree_read_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,
+			  size_t len, size_t *ret_n);
 
 /* The current tree path of a run ("benchmarks/…/02-liger-e6eff4c05fb7"). */
 int kx_tree_run_path(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, char *out,

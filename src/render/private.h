@@ -231,6 +231,8 @@ int render_html_head(struct kx_buf *out, const char *title, const char *path);
 int render_html_nav(struct kx_buf *out, const char *path);
 /* <a href="PATH[/]">text</a>: PATH relative, its segments escaped for a URL, text for markup. */
 int render_html_link(struct kx_buf *out, const char *path, bool dir, const char *text);
+/* Whether run v's i-th announced artifact has its bytes stored (SPEC §9). */
+bool render_artifact_received(const struct kx_run_view *v, size_t i);
 /* s[0..len) escaped as render_markup_text does, with a <wbr/> where a long name breaks ('_', '/',
  * ','; '.' too where `dots`; between an RFC 3339 time's date and time). */
 int render_html_break_text(struct kx_buf *out, const char *s, size_t len, bool dots);

@@ -9,6 +9,7 @@
 #include "private.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +184,37 @@ static int indented_text(struct kx_buf *out, const char *s)
 	for (const char *nl; r >= 0 && (nl = strchr(s, '\n')); s = nl + 1)
 		r = kx_buf_printf(out, "%.*s\n%19s", (int)(nl - s), s, "");
 	return r < 0 ? r : kx_buf_puts(out, s);
+}
+
+bool render_artifact_received(const struct kx_run_view *v, size_t i)
+{
+	return i < v->n_artifacts && v->artifact_received[i];
+}
+
+struct art_lines {
+	const struct kx_run_view *v;
+	struct kx_buf *out;
+};
+
+static int artifact_line(void *ctx, const struct kx_run_artifact *a)
+{
+	struct art_lines *l = ctx;
+	bool got = render_artifact_received(l->v, a->index);
+	return kx_buf_printf(l->out, "  %-24s %12" PRIu64 " bytes  %-28s %s%s\n", a->name, a->size, a->media_type,
+			     got ? "received: artifacts/" : "announced, not received", got ? a->name : "");
+}
+
+/* SPEC §9, "artifacts": each file the run announces, its size and type, and whether its bytes are
+ * stored (then served under artifacts/). */
+static int artifacts(const struct kx_run_view *v, struct kx_buf *out)
+{
+	const struct kx_json *run = v->doc[KX_DOC_RUN];
+	const struct kx_json *as = run ? kx_json_pointer(run, "/spec/artifacts") : NULL;
+	int r = kx_buf_puts(out, "\nartifacts\n");
+	if (r >= 0 && (!as || as->type != KX_JSON_ARRAY || !as->arr.len))
+		return kx_buf_puts(out, "  none published with this run\n");
+	struct art_lines l = { v, out };
+	return r < 0 ? r : kx_run_artifacts(run, artifact_line, &l);
 }
 
 /*
@@ -385,6 +417,8 @@ static int summary(const struct kx_run_view *v, struct kx_buf *out)
 		snprintf(label, sizeof(label), "%s %s", m.statistic, m.metric);
 		r = value_line(out, label, m.value, m.unit);
 	}
+	if (r >= 0)
+		r = artifacts(v, out);
 	if (r >= 0)
 		r = attestations(v, out);
 	if (r >= 0)

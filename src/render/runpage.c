@@ -394,12 +394,12 @@ static int environment(struct kx_buf *out, const struct kx_run_view *v)
 	return r < 0 ? r : members(out, env ? kx_json_pointer(env, "/spec/software") : NULL, "Not recorded.");
 }
 
-/* SPEC §9: what the run document's spec.artifacts announces (the bytes are not served yet) */
+/* SPEC §9: what the run document's spec.artifacts announces; a received one's name links its bytes */
 static int artifacts(struct kx_buf *out, const struct kx_run_view *v)
 {
 	const struct kx_json *rs = v->doc[KX_DOC_RUN];
 	const struct kx_json *as = rs ? kx_json_pointer(rs, "/spec/artifacts") : NULL;
-	static const char *const cols[] = { "name", "size", "mediaType", "digest" };
+	static const char *const cols[] = { "name", "size", "mediaType", "digest", "bytes" };
 	int r = section(out, S_ARTIFACTS);
 	if (r < 0)
 		return r;
@@ -410,13 +410,26 @@ static int artifacts(struct kx_buf *out, const struct kx_run_view *v)
 	kx_buf_init(&t, 0);
 	for (size_t i = 0; i < as->arr.len && r >= 0; i++) {
 		r = kx_buf_puts(out, "<tr>");
-		for (size_t k = 0; k < KX_ARRAY_SIZE(cols) && r >= 0; k++) {
+		bool got = render_artifact_received(v, i);
+		for (size_t k = 0; k + 1 < KX_ARRAY_SIZE(cols) && r >= 0; k++) {
 			const struct kx_json *f = kx_json_get(as->arr.v[i], cols[k]);
 			kx_buf_reset(&t);
 			r = f ? value_text(f, &t) : 0;
-			if (r >= 0)
+			if (r < 0)
+				break;
+			if (k == 0 && got) {
+				struct kx_buf href;
+				kx_buf_init(&href, 0);
+				r = kx_buf_printf(&href, "artifacts/%s", t.ptr ? t.ptr : "");
+				if (r >= 0 && (r = kx_buf_puts(out, "<td>")) >= 0 && (r = link_to(out, &href, t.ptr ? t.ptr : "")) >= 0)
+					r = kx_buf_puts(out, "</td>");
+				kx_buf_release(&href);
+			} else {
 				r = render_html_cell(out, k == 1, t.ptr ? t.ptr : "");
+			}
 		}
+		if (r >= 0)
+			r = render_html_cell(out, false, got ? "received" : "announced, not received");
 		if (r >= 0)
 			r = kx_buf_puts(out, "</tr>\n");
 	}

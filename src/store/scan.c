@@ -611,12 +611,12 @@ int kx_store_each_run(struct kx_store *s, struct kx_view *v, kx_run_fn fn, void 
 	return r == 0 && e.damaged ? -EBADMSG : r;
 }
 
-static const unsigned char record_tags[] = { T_DOC, T_RUN, T_GROUP };
+static const unsigned char record_tags[] = { T_DOC, T_RUN, T_GROUP, T_ARTIFACT };
 
 int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kind,
 		       const uint8_t *prefix, unsigned bits, struct kx_digest *ret)
 {
-	if (bits < 8 || bits > 256 || kind > KX_RECORD_GROUP)
+	if (bits < 8 || bits > 256 || kind > KX_RECORD_ARTIFACT)
 		return -ENOENT;
 	unsigned char p[33] = { record_tags[kind] };
 	size_t whole = bits / 8;
@@ -692,7 +692,7 @@ static int digest_record(void *ctx, const uint8_t key[32], const char *val, size
 int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record kind, kx_digest_fn fn,
 			 void *ctx)
 {
-	if (kind > KX_RECORD_GROUP)
+	if (kind > KX_RECORD_ARTIFACT)
 		return -EINVAL;
 	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
 	return store_each_record(s, v, record_tags[kind], digest_record, &e);

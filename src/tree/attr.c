@@ -30,6 +30,15 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	int r = 0;
 	if (n->type >= KX_NODE_GROUP)
 		tree_node_put(t, a.ino, n); /* whoever asks for attributes is about to use the inode number */
+	if (!a.dir && n->type == KX_NODE_DOC_FILE && n->file == KX_DOC_FILE_ARTIFACT) {
+		struct kx_artifact_rec art; /* SPEC §9: its size is stored, its bytes are never rendered */
+		if ((r = kx_store_get_artifact(t->s, v, &n->id, &art)) < 0 ||
+		    (r = tree_stamp_of(t, v, n, &a.stamp, &a.mtime_ns, &a.nlink)) < 0)
+			return r;
+		a.size = art.size;
+		*ret = a;
+		return 0;
+	}
 	if (!a.dir) {
 		int64_t stamp;
 		if ((r = tree_stamp_of(t, v, n, &stamp, &a.mtime_ns, &a.nlink)) < 0)
@@ -89,12 +98,13 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		break;
 	case KX_NODE_RUN:
 	case KX_NODE_RUNS_RUN: {
-		uint32_t atts;
-		if ((r = tree_get_run(t, v, &n->id, &x)) < 0 || (r = tree_attestation_count(t, v, &n->id, &atts)) < 0)
+		uint32_t atts, arts;
+		if ((r = tree_get_run(t, v, &n->id, &x)) < 0 || (r = tree_attestation_count(t, v, &n->id, &atts)) < 0 ||
+		    (r = tree_artifact_count(t, v, &n->id, &arts)) < 0)
 			return r;
 		a.mtime_ns = x.observed_ns;
-		/* a run directory's subdirectory, attestations/ (SPEC §8), where it has any */
-		a.nlink = 2 + (n->file != TREE_ATTESTATIONS_FILE && atts);
+		/* a run directory's subdirectories, attestations/ (SPEC §8) and artifacts/ (§9), where it has any */
+		a.nlink = 2 + (!n->file && atts) + (!n->file && arts);
 		break;
 	}
 	default:

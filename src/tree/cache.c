@@ -40,7 +40,7 @@ struct run_slot {
 	 * the generation): SPEC §10, how many signatures of the run are stored (manifest.json's stamp),
 	 * and whether one is by a key the store trusts (its evidence); §8, how many attestations */
 	uint64_t extra_gen;
-	uint32_t sigs, atts;
+	uint32_t sigs, atts, arts; /* §9: its artifacts whose bytes are stored */
 	bool trusted;
 	struct kx_run_rec rec;
 };
@@ -244,7 +244,9 @@ int tree_store_has(struct kx_tree *t, struct kx_view *v, enum tree_extra what, b
 		*ret = any;
 		return 0;
 	}
-	int r = what == TREE_SIGNATURES ? kx_store_any_signature(t->s, v, &any) : kx_store_any_attestation(t->s, v, &any);
+	int r = what == TREE_SIGNATURES     ? kx_store_any_signature(t->s, v, &any)
+		: what == TREE_ATTESTATIONS ? kx_store_any_attestation(t->s, v, &any)
+					    : kx_store_any_artifact(t->s, v, &any);
 	if (r < 0)
 		return r;
 	if (gen) {
@@ -272,25 +274,42 @@ static int count_attestation(void *ctx, const struct kx_attestation_ref *a)
  * a read, a SHA256SUMS and a listing each ask).
  */
 struct run_extras {
-	uint32_t sigs, atts;
+	uint32_t sigs, atts, arts;
 	bool trusted;
 };
 
+struct received {
+	struct kx_store *s;
+	struct kx_view *v;
+	uint32_t n;
+};
+
+static int count_received(void *ctx, const char *name, const struct kx_digest *d)
+{
+	struct received *x = ctx;
+	struct kx_artifact_rec a;
+	int r = kx_store_get_artifact(x->s, x->v, d, &a);
+	x->n += r == 0;
+	return r == -ENOENT ? 0 : r;
+}
+
 static int run_extras(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, struct run_extras *ret)
 {
-	bool sigs, atts;
+	bool sigs, atts, arts = false;
 	int r = tree_store_has(t, v, TREE_SIGNATURES, &sigs);
 	if (r == 0)
 		r = tree_store_has(t, v, TREE_ATTESTATIONS, &atts);
+	if (r == 0)
+		r = tree_store_has(t, v, TREE_ARTIFACTS, &arts);
 	*ret = (struct run_extras){ 0 };
-	if (r < 0 || (!sigs && !atts))
+	if (r < 0 || (!sigs && !atts && !arts))
 		return r;
 	uint64_t gen = v ? kx_view_generation(v) : 0;
 	struct run_slot *x = &t->runs[run_slot_of(t, run)];
 	pthread_mutex_lock(&t->lock);
 	bool hit = gen && x->used && kx_digest_equal(&x->rec.run, run) && x->extra_gen == gen;
 	if (hit)
-		*ret = (struct run_extras){ x->sigs, x->atts, x->trusted };
+		*ret = (struct run_extras){ x->sigs, x->atts, x->arts, x->trusted };
 	pthread_mutex_unlock(&t->lock);
 	if (hit)
 		return 0;
@@ -298,6 +317,10 @@ static int run_extras(struct kx_tree *t, struct kx_view *v, const struct kx_dige
 		return r;
 	if (atts && (r = kx_store_each_attestation(t->s, v, run, count_attestation, &ret->atts)) < 0)
 		return r;
+	struct received rc = { t->s, v, 0 };
+	if (arts && (r = kx_store_run_artifacts(t->s, v, run, count_received, &rc)) < 0)
+		return r;
+	ret->arts = rc.n;
 	if (!gen)
 		return 0;
 	pthread_mutex_lock(&t->lock);
@@ -305,6 +328,7 @@ static int run_extras(struct kx_tree *t, struct kx_view *v, const struct kx_dige
 		x->extra_gen = gen;
 		x->sigs = ret->sigs;
 		x->atts = ret->atts;
+		x->arts = ret->arts;
 		x->trusted = ret->trusted;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -324,6 +348,14 @@ int tree_attestation_count(struct kx_tree *t, struct kx_view *v, const struct kx
 	struct run_extras e;
 	int r = run_extras(t, v, run, &e);
 	*ret = e.atts;
+	return r;
+}
+
+int tree_artifact_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret)
+{
+	struct run_extras e;
+	int r = run_extras(t, v, run, &e);
+	*ret = e.arts;
 	return r;
 }
 

@@ -136,14 +136,17 @@ static int inval_signed_run(struct changes *c, const struct kx_run_rec *run, con
  * touched): at each place `dirs` names, its directory lists attestations/ now, and that lists
  * another file — the names that came and went, and both listings.
  */
-static int inval_attested_run(struct changes *c, const struct kx_run_rec *run, const uint8_t *dirs, size_t ndirs)
+static int inval_attested_run(struct changes *c, const struct kx_run_rec *run, const uint8_t *dirs, size_t ndirs,
+			      uint8_t file)
 {
+	int (*count)(struct kx_tree *, struct kx_view *, const struct kx_digest *, uint32_t *) =
+		file == TREE_ARTIFACTS_FILE ? tree_artifact_count : tree_attestation_count;
 	uint32_t was, now;
-	int r = tree_attestation_count(c->t, c->before, &run->run, &was);
-	if (r < 0 || (r = tree_attestation_count(c->t, c->after, &run->run, &now)) < 0 || was == now)
+	int r = count(c->t, c->before, &run->run, &was);
+	if (r < 0 || (r = count(c->t, c->after, &run->run, &now)) < 0 || was == now)
 		return r;
 	for (size_t k = 0; k < 2 * ndirs && r == 0; k++) {
-		struct kx_node d = { .type = dirs[k / 2], .file = k % 2 ? TREE_ATTESTATIONS_FILE : 0, .id = run->run };
+		struct kx_node d = { .type = dirs[k / 2], .file = k % 2 ? file : 0, .id = run->run };
 		if ((r = diff_dir(c, &d, NULL)) == 0)
 			r = inval(c, KX_INVAL_DATA, &d, NULL);
 	}
@@ -155,18 +158,22 @@ static int inval_attested_run(struct changes *c, const struct kx_run_rec *run, c
 static int inval_extras(struct changes *c, const struct gctx *x)
 {
 	static const uint8_t types[] = { KX_NODE_RUN_FILE, KX_NODE_RUNS_FILE }, dirs[] = { KX_NODE_RUN, KX_NODE_RUNS_RUN };
-	bool sigs, atts;
+	bool sigs, atts, arts = false;
 	int r = tree_store_has(c->t, c->after, TREE_SIGNATURES, &sigs);
 	if (r == 0)
 		r = tree_store_has(c->t, c->after, TREE_ATTESTATIONS, &atts);
-	for (size_t i = 0; i < x->len && r == 0 && (sigs || atts); i++) {
+	if (r == 0)
+		r = tree_store_has(c->t, c->after, TREE_ARTIFACTS, &arts);
+	for (size_t i = 0; i < x->len && r == 0 && (sigs || atts || arts); i++) {
 		const struct kx_run_rec *run = &x->runs[i];
 		if (run->generation > kx_view_generation(c->before))
 			continue; /* new: no kernel holds it */
 		if (sigs)
 			r = inval_signed_run(c, run, types, KX_ARRAY_SIZE(types));
 		if (r == 0 && atts)
-			r = inval_attested_run(c, run, dirs, KX_ARRAY_SIZE(dirs));
+			r = inval_attested_run(c, run, dirs, KX_ARRAY_SIZE(dirs), TREE_ATTESTATIONS_FILE);
+		if (r == 0 && arts) /* SPEC §9: bytes it announced arrived */
+			r = inval_attested_run(c, run, dirs, KX_ARRAY_SIZE(dirs), TREE_ARTIFACTS_FILE);
 	}
 	return r;
 }
@@ -615,7 +622,7 @@ static int alias_step(void *ctx, const struct kx_digest *run, const struct kx_di
 	static const uint8_t types[] = { KX_NODE_RUNS_FILE }, dirs[] = { KX_NODE_RUNS_RUN };
 	if (r == 0)
 		r = inval_signed_run(c, &a, types, 1);
-	return r ? r : inval_attested_run(c, &a, dirs, 1);
+	return r ? r : inval_attested_run(c, &a, dirs, 1, TREE_ATTESTATIONS_FILE);
 }
 
 /* Forget a run's files in this tree's own caches (content and sizes, both paths: runs/ has

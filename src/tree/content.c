@@ -68,11 +68,25 @@ static int sums_add_attestation(void *ctx, const char *name, const struct kx_nod
 	return sums_add(ctx, path, n);
 }
 
-/* Every file of run x's directory of type dir_type, its attestations' included, into s. */
+/* An artifact's bytes (SPEC §9), listed as artifacts/<name> by the digest they are stored under:
+ * nothing is read. */
+static int sums_add_artifact(void *ctx, const char *name, const struct kx_node *n)
+{
+	struct sums *s = ctx;
+	char path[2 * KX_NAME_MAX + KX_ARTIFACT_NAME_MAX + sizeof(TREE_ARTIFACTS_DIR) + 2];
+	snprintf(path, sizeof(path), "%s%s%s/%s", s->dir ? s->dir : "", s->dir ? "/" : "", TREE_ARTIFACTS_DIR, name);
+	s->size += kx_sha256sums_line_len(strlen(path));
+	return s->out ? kx_render_sha256sums_line(s->out, path, n->id.b) : 0;
+}
+
+/* Every file of run x's directory of type dir_type, its attestations' and artifacts' included,
+ * into s. */
 static int sums_run(struct sums *s, uint8_t dir_type, const struct kx_run_rec *x)
 {
 	int r = tree_run_files_of(s->t, s->v, dir_type, x, sums_add, s);
-	return r ? r : tree_run_attestations_of(s->t, s->v, &x->run, sums_add_attestation, s);
+	if (r == 0)
+		r = tree_run_attestations_of(s->t, s->v, &x->run, sums_add_attestation, s);
+	return r ? r : tree_run_artifacts_of(s->t, s->v, &x->run, sums_add_artifact, s);
 }
 
 /* The SHA256SUMS of run x's directory of type dir_type (its group's stamp `stamp`), which hashes
@@ -160,6 +174,39 @@ static int attestation_use(struct kx_tree *t, struct kx_view *v, const struct kx
 	return r == -ENOENT ? -EIO : r;
 }
 
+struct art_links {
+	struct kx_tree *t;
+	struct kx_view *v;
+	uint32_t links;
+};
+
+static int art_link(void *ctx, const struct kx_digest *run)
+{
+	struct art_links *l = ctx;
+	struct kx_run_rec x;
+	int r = tree_get_run(l->t, l->v, run, &x);
+	if (r == 0)
+		l->links += x.alias ? 1 : 2;
+	return r == -ENOENT ? 0 : r;
+}
+
+/*
+ * An artifact's bytes (SPEC §9): its mtime is when they were stored, and it is linked as
+ * digests/sha256/<hex> and under both paths of each run that announces it (one for an alias).
+ */
+static int artifact_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, int64_t *ret_mtime,
+			uint32_t *ret_links)
+{
+	struct kx_artifact_rec a = { 0 };
+	struct art_links l = { t, v, 1 };
+	int r = kx_store_get_artifact(t->s, v, d, &a);
+	if (r == 0)
+		r = kx_store_each_announcer(t->s, v, d, art_link, &l);
+	*ret_mtime = a.received_ns;
+	*ret_links = l.links;
+	return r;
+}
+
 /*
  * The stamp under which a file's content is cached; and, where asked for (getattr), its mtime and
  * link count — reading the bytes needs neither, so neither the store's counters nor a document's
@@ -235,6 +282,8 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 	case KX_NODE_DOC_FILE:
 		if (n->file == KX_DOC_FILE_ATTESTATION && (ret_mtime || ret_nlink))
 			r = attestation_use(t, v, &n->id, &mtime, &links);
+		else if (n->file == KX_DOC_FILE_ARTIFACT)
+			r = artifact_use(t, v, &n->id, &mtime, &links);
 		else if (ret_mtime || ret_nlink)
 			r = tree_doc_use(t, v, &n->id, &runs, &mtime, &links);
 		break;
@@ -355,12 +404,12 @@ static int read_run(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	/* SHA256SUMS needs the record alone: its files' bytes come from read_stamped; manifest.json
 	 * the signatures only where its stamp counts some (tree_manifest_stamp) */
 	unsigned what = f == KX_RF_SHA256SUMS ? 0
-			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES | RV_ATTESTATIONS | RV_SIG_CHECKS
+			: f == KX_RF_SUMMARY ? RV_GROUP | RV_DOCS | RV_ALIASES | RV_ATTESTATIONS | RV_SIG_CHECKS | RV_ARTIFACTS
 			: f == KX_RF_CITATION ? RV_GROUP | RV_DOCS
 			: f == KX_RF_DIGESTS ? RV_ALIASES
 			: f == KX_RF_SIGNATURES ? RV_SIGNATURES | RV_SIG_CHECKS
 			: f == KX_RF_INDEX_HTML ? RV_GROUP | RV_DOCS | RV_ALIASES | RV_SIGNATURES | RV_SIG_CHECKS |
-						  RV_NAMES | RV_ATTESTATIONS
+						  RV_NAMES | RV_ATTESTATIONS | RV_ARTIFACTS
 			: f == KX_RF_MANIFEST && stamp >> 2 ? RV_DOCS | RV_SIGNATURES : RV_DOCS;
 	struct runv rv;
 	int r = tree_runv_load_with(t, v, &n->id, what, &rv);
@@ -434,9 +483,27 @@ static int read_stamped(struct kx_tree *t, struct kx_view *v, const struct kx_no
 	return 0;
 }
 
+bool kx_node_is_artifact(const struct kx_node *n)
+{
+	return n->type == KX_NODE_DOC_FILE && n->file == KX_DOC_FILE_ARTIFACT;
+}
+
+int kx_tree_read_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,
+			  size_t len, size_t *ret_n)
+{
+	struct kx_artifact_rec a;
+	*ret_n = 0;
+	if (!kx_node_is_artifact(n))
+		return -EINVAL;
+	int r = kx_store_get_artifact(t->s, v, &n->id, &a);
+	return r < 0 ? r : kx_store_read_artifact(t->s, v, &a, off, buf, len, ret_n);
+}
+
 int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		 const struct kx_content **ret)
 {
+	if (kx_node_is_artifact(n))
+		return -EFBIG; /* never whole: kx_tree_read_artifact */
 	int64_t stamp;
 	int r = kx_tree_stamp(t, v, n, &stamp);
 	if (r < 0)

@@ -51,12 +51,13 @@ static int att_match(void *ctx, const char *name, const struct kx_node *n)
 	return 1;
 }
 
-/* A file of a run's attestations/ (SPEC §8), by name: the run's list, searched. */
-static int attestation_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
-			      struct kx_node *ret)
+/* A file of a run's attestations/ (SPEC §8) or artifacts/ (§9), by name: the run's list, searched. */
+static int run_list_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, const char *name,
+			   struct kx_node *ret)
 {
 	struct att_find f = { name, ret };
-	int r = tree_run_attestations_of(t, v, &dir->id, att_match, &f);
+	int r = dir->file == TREE_ARTIFACTS_FILE ? tree_run_artifacts_of(t, v, &dir->id, att_match, &f)
+						 : tree_run_attestations_of(t, v, &dir->id, att_match, &f);
 	return r < 0 ? r : r == 1 ? 0 : -ENOENT;
 }
 
@@ -149,16 +150,18 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	}
 	case KX_NODE_RUN:
 	case KX_NODE_RUNS_RUN: {
-		if (dir->file == TREE_ATTESTATIONS_FILE)
-			return attestation_lookup(t, v, dir, name, ret);
-		uint32_t atts;
-		if (strcmp(name, TREE_ATTESTATIONS_DIR) == 0) { /* SPEC §8: where the run has any */
-			if ((r = tree_attestation_count(t, v, &dir->id, &atts)) < 0)
+		if (dir->file)
+			return run_list_lookup(t, v, dir, name, ret);
+		uint32_t count;
+		bool atts = strcmp(name, TREE_ATTESTATIONS_DIR) == 0, arts = strcmp(name, TREE_ARTIFACTS_DIR) == 0;
+		if (atts || arts) { /* SPEC §8, §9: where the run has any */
+			r = atts ? tree_attestation_count(t, v, &dir->id, &count) : tree_artifact_count(t, v, &dir->id, &count);
+			if (r < 0)
 				return r;
-			if (!atts)
+			if (!count)
 				return -ENOENT;
 			n = *dir;
-			n.file = TREE_ATTESTATIONS_FILE;
+			n.file = atts ? TREE_ATTESTATIONS_FILE : TREE_ARTIFACTS_FILE;
 			break;
 		}
 		int f = kx_run_file_from_name(name);
@@ -191,6 +194,18 @@ int kx_tree_lookup(struct kx_tree *t, struct kx_view *v, const struct kx_node *d
 	}
 	case KX_NODE_DIGESTS_SHA: {
 		size_t len = strlen(name);
+		if (len == KX_DIGEST_HEX && strspn(name, "0123456789abcdef") == KX_DIGEST_HEX) { /* an artifact's bytes */
+			char s[KX_DIGEST_STR_MAX];
+			struct kx_artifact_rec a;
+			snprintf(s, sizeof(s), "sha256:%.64s", name);
+			if (kx_digest_parse(s, strlen(s), &n.id) < 0)
+				return -ENOENT;
+			if ((r = kx_store_get_artifact(t->s, v, &n.id, &a)) < 0)
+				return r;
+			n.type = KX_NODE_DOC_FILE;
+			n.file = KX_DOC_FILE_ARTIFACT;
+			break;
+		}
 		if (len != KX_DIGEST_HEX + 5 || strcmp(name + KX_DIGEST_HEX, ".json") != 0 ||
 		    strspn(name, "0123456789abcdef") != KX_DIGEST_HEX)
 			return -ENOENT;
@@ -311,7 +326,7 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 	case KX_NODE_RUN_FILE:
 	case KX_NODE_RUNS_RUN:
 	case KX_NODE_RUNS_FILE:
-		if ((n.type == KX_NODE_RUN || n.type == KX_NODE_RUNS_RUN) && n.file > TREE_ATTESTATIONS_FILE)
+		if ((n.type == KX_NODE_RUN || n.type == KX_NODE_RUNS_RUN) && n.file > TREE_ARTIFACTS_FILE)
 			return -ESTALE;
 		if (tree_node_get(t, ino, ret))
 			return 0;
@@ -328,13 +343,14 @@ int kx_tree_node(struct kx_tree *t, struct kx_view *v, uint64_t ino, struct kx_n
 		*ret = n;
 		return 0;
 	case KX_NODE_DOC:
-		if (n.file && n.file != KX_DOC_FILE_ATTESTATION && !tree_doc_role(n.file))
+		if (n.file && n.file != KX_DOC_FILE_ATTESTATION && n.file != KX_DOC_FILE_ARTIFACT && !tree_doc_role(n.file))
 			return -ENOENT;
 		if (n.file)
 			n.type = KX_NODE_DOC_FILE;
 		if (tree_node_get(t, ino, ret))
 			return 0;
-		r = kx_store_find_bits(t->s, v, KX_RECORD_DOC, prefix, 55, &n.id);
+		r = kx_store_find_bits(t->s, v, n.file == KX_DOC_FILE_ARTIFACT ? KX_RECORD_ARTIFACT : KX_RECORD_DOC, prefix,
+				       55, &n.id);
 		break;
 	default:
 		return -ENOENT;
@@ -353,8 +369,8 @@ int kx_tree_parent(struct kx_tree *t, struct kx_view *v, const struct kx_node *n
 {
 	struct kx_node p = { 0 };
 	int r = 0;
-	if ((n->type == KX_NODE_RUN || n->type == KX_NODE_RUNS_RUN) && n->file == TREE_ATTESTATIONS_FILE) {
-		*ret = *n; /* a run's attestations/ (SPEC §8): in its run directory, at either place */
+	if ((n->type == KX_NODE_RUN || n->type == KX_NODE_RUNS_RUN) && n->file) {
+		*ret = *n; /* a run's attestations/ or artifacts/ (SPEC §8, §9): in its run directory, at either place */
 		ret->file = 0;
 		return 0;
 	}
@@ -472,22 +488,40 @@ static int doc_step(void *ctx, const struct kx_digest *d)
 	return w->fn(w->ctx, name, &n);
 }
 
+/* An artifact's bytes (SPEC §9): digests/sha256/<hex>, the same file as under its runs' artifacts/. */
+static int artifact_step(void *ctx, const struct kx_digest *d)
+{
+	struct doc_walk *w = ctx;
+	char name[KX_DIGEST_HEX + 1];
+	kx_digest_hex(d, name);
+	struct kx_node n = { .type = KX_NODE_DOC_FILE, .file = KX_DOC_FILE_ARTIFACT, .id = *d };
+	return w->fn(w->ctx, name, &n);
+}
+
 /* A run directory's files, then its attestations/ where it has any (SPEC §8); or that directory's. */
 static int run_files(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir, kx_dirent_fn fn, void *ctx)
 {
 	if (dir->file == TREE_ATTESTATIONS_FILE)
 		return tree_run_attestations_of(t, v, &dir->id, fn, ctx);
+	if (dir->file == TREE_ARTIFACTS_FILE)
+		return tree_run_artifacts_of(t, v, &dir->id, fn, ctx);
 	struct kx_run_rec x;
-	uint32_t atts = 0;
+	uint32_t atts = 0, arts = 0;
 	int r = tree_get_run(t, v, &dir->id, &x);
 	if (r == 0)
 		r = tree_run_files_of(t, v, dir->type, &x, fn, ctx);
 	if (r == 0)
 		r = tree_attestation_count(t, v, &dir->id, &atts);
+	if (r == 0)
+		r = tree_artifact_count(t, v, &dir->id, &arts);
+	struct kx_node n = *dir;
 	if (r == 0 && atts) {
-		struct kx_node n = *dir;
 		n.file = TREE_ATTESTATIONS_FILE;
 		r = fn(ctx, TREE_ATTESTATIONS_DIR, &n);
+	}
+	if (r == 0 && arts) {
+		n.file = TREE_ARTIFACTS_FILE;
+		r = fn(ctx, TREE_ARTIFACTS_DIR, &n);
 	}
 	return r;
 }
@@ -555,7 +589,8 @@ int kx_tree_readdir(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	}
 	case KX_NODE_DIGESTS_SHA: {
 		struct doc_walk w = { fn, ctx };
-		return kx_store_each_digest(t->s, v, KX_RECORD_DOC, doc_step, &w);
+		r = kx_store_each_digest(t->s, v, KX_RECORD_DOC, doc_step, &w);
+		return r ? r : kx_store_each_digest(t->s, v, KX_RECORD_ARTIFACT, artifact_step, &w);
 	}
 	default:
 		return -ENOTDIR;
@@ -588,6 +623,12 @@ int kx_tree_file_name(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	case KX_NODE_DOC_FILE:
 		if (n->file == KX_DOC_FILE_ATTESTATION)
 			return -ENOENT; /* its name is its place in its run's list: attestations/ has it */
+		if (n->file == KX_DOC_FILE_ARTIFACT) { /* its runs name it; digests/sha256/ by its digest */
+			char hex[KX_DIGEST_HEX + 1];
+			kx_digest_hex(&n->id, hex);
+			snprintf(out, cap, "%s", hex);
+			return 0;
+		}
 		snprintf(out, cap, "%s", kx_run_file_name((enum kx_run_file)n->file));
 		return 0;
 	case KX_NODE_DOC: {

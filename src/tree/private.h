@@ -107,7 +107,7 @@ struct kx_tree {
 	struct extra_since {
 		uint64_t since;    /* the oldest generation known to hold one; 0 none known */
 		uint64_t none_at;  /* a generation known to hold none */
-	} has[2];                  /* signatures, attestations (tree_store_has) */
+	} has[3];                  /* signatures, attestations, artifacts (tree_store_has) */
 	struct kx_list plru; /* parsed documents, most recently used first */
 	struct pdoc *phash[PBUCKETS];
 	size_t npdocs;
@@ -282,10 +282,12 @@ void tree_evidence(struct kx_tree *t, struct kx_view *v, struct kx_run_rec *x);
 
 /* Whether view v stores any signature (SPEC §10) or any attestation (§8); and how many of run `run`
  * (0 without a read where none is stored). Both are only ever added, so a count names the set. */
-enum tree_extra { TREE_SIGNATURES, TREE_ATTESTATIONS };
+enum tree_extra { TREE_SIGNATURES, TREE_ATTESTATIONS, TREE_ARTIFACTS };
 int tree_store_has(struct kx_tree *t, struct kx_view *v, enum tree_extra what, bool *ret);
 int tree_signature_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
 int tree_attestation_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
+/* How many of run `run`'s announced artifacts (SPEC §9) have their bytes stored in v. */
+int tree_artifact_count(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, uint32_t *ret);
 
 /* Whether sig, stored as key's signature of run, is that key's (pub) Ed25519 signature of the run's
  * digest string: checked again, and remembered, since SIGNATURES, summary.txt and index.html each
@@ -627,6 +629,7 @@ struct runv {
 	struct kx_run_signature *signatures; /* v.signatures (malloc'd) */
 	struct kx_run_attestation *attestations; /* v.attestations (malloc'd), with what they point to: */
 	struct att_extra *att_extra;
+	bool *received; /* v.artifact_received (malloc'd) */
 	char alias_of_id[KX_DIGEST_HEX + 1], alias_of_path[8 * KX_NAME_MAX];
 	char runs_id[KX_DIGEST_HEX + 1], best_runs_id[KX_DIGEST_HEX + 1]; /* v.runs_id, v.best_runs_id */
 };
@@ -637,12 +640,15 @@ struct runv {
  * directory's or a runs/ directory's node with this file is its attestations/. */
 #define TREE_ATTESTATIONS_DIR "attestations"
 #define TREE_ATTESTATIONS_FILE 1
+/* Likewise a run directory's artifacts/ (SPEC §9), where any of its artifacts' bytes are stored. */
+#define TREE_ARTIFACTS_DIR "artifacts"
+#define TREE_ARTIFACTS_FILE 2
 
 /* RV_SIGNATURES: the stored signatures as stored (manifest.json); with RV_SIG_CHECKS each is
  * verified again and its key looked up (SIGNATURES): an Ed25519 check and a read a signature.
  * RV_NAMES: the names under runs/ of the run and of #1 (index.html's links; with RV_GROUP). */
 enum { RV_GROUP = 1, RV_DOCS = 2, RV_ALIASES = 4, RV_SIGNATURES = 8, RV_SIG_CHECKS = 16, RV_ATTESTATIONS = 32,
-       RV_NAMES = 64 };
+       RV_NAMES = 64, RV_ARTIFACTS = 128 };
 
 /* Load what rendering run `run` needs (RV_GROUP, RV_DOCS) into rv. */
 int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, unsigned what,
@@ -664,6 +670,14 @@ void tree_group_view(const struct gctx *g, struct kx_group_view *gv);
  */
 int tree_run_attestations_of(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, kx_dirent_fn fn,
 			     void *ctx);
+
+/*
+ * fn(ctx, name, node) for each artifact of run `run` whose bytes are stored (SPEC §9), in its
+ * spec.artifacts order: its name under artifacts/ and its node (KX_NODE_DOC_FILE, file
+ * KX_DOC_FILE_ARTIFACT, id its SHA-256). Nothing is read for a run without any.
+ */
+int tree_run_artifacts_of(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, kx_dirent_fn fn,
+			  void *ctx);
 
 /* fn(ctx, name, node) for each file a directory of run x lists. */
 int tree_run_files_of(struct kx_tree *t, struct kx_view *v, uint8_t dir_type, const struct kx_run_rec *x,

@@ -30,6 +30,7 @@ void tree_runv_release(struct kx_tree *t, struct runv *rv)
 		tree_pdoc_put(rv->att_extra[i].doc);
 	free(rv->attestations);
 	free(rv->att_extra);
+	free(rv->received);
 	tree_gctx_put(t, rv->g);
 	for (int d = 0; d < KX_DOC__COUNT; d++)
 		tree_pdoc_put(rv->docs[d]);
@@ -154,6 +155,35 @@ int tree_run_attestations_of(struct kx_tree *t, struct kx_view *v, const struct 
 	return r;
 }
 
+struct arts_walk {
+	struct kx_tree *t;
+	struct kx_view *v;
+	kx_dirent_fn fn;
+	void *ctx;
+};
+
+static int art_step(void *ctx, const char *name, const struct kx_digest *d)
+{
+	struct arts_walk *w = ctx;
+	struct kx_artifact_rec a;
+	int r = kx_store_get_artifact(w->t->s, w->v, d, &a);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r; /* announced, not received: no file */
+	struct kx_node n = { .type = KX_NODE_DOC_FILE, .file = KX_DOC_FILE_ARTIFACT, .id = *d };
+	return w->fn(w->ctx, name, &n);
+}
+
+int tree_run_artifacts_of(struct kx_tree *t, struct kx_view *v, const struct kx_digest *run, kx_dirent_fn fn,
+			  void *ctx)
+{
+	uint32_t n;
+	int r = tree_artifact_count(t, v, run, &n);
+	if (r < 0 || !n)
+		return r;
+	struct arts_walk w = { t, v, fn, ctx };
+	return kx_store_run_artifacts(t->s, v, run, art_step, &w);
+}
+
 /* One attestation as the run's files show it: its document's fields, a reproduction's run. */
 static int att_view(struct kx_tree *t, struct kx_view *v, size_t i, const struct kx_attestation_ref *ref,
 		    struct kx_run_attestation *a, struct att_extra *e)
@@ -202,6 +232,39 @@ static int load_attestations(struct kx_tree *t, struct kx_view *v, struct runv *
 	}
 	rv->v.attestations = rv->attestations;
 	free(l.v);
+	return r;
+}
+
+struct received_walk {
+	struct kx_tree *t;
+	struct kx_view *v;
+	struct runv *rv;
+};
+
+static int received_step(void *ctx, const char *name, const struct kx_digest *d)
+{
+	struct received_walk *w = ctx;
+	struct kx_artifact_rec a;
+	bool *b = realloc(w->rv->received, (w->rv->v.n_artifacts + 1) * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	w->rv->received = b;
+	int r = kx_store_get_artifact(w->t->s, w->v, d, &a);
+	b[w->rv->v.n_artifacts++] = r == 0;
+	return r == -ENOENT ? 0 : r;
+}
+
+/* SPEC §9: which of the run's announced artifacts have their bytes stored; nothing read for a run
+ * with none stored. */
+static int load_artifacts(struct kx_tree *t, struct kx_view *v, struct runv *rv)
+{
+	uint32_t n;
+	int r = tree_artifact_count(t, v, &rv->run.run, &n);
+	if (r < 0 || !n)
+		return r;
+	struct received_walk w = { t, v, rv };
+	r = kx_store_run_artifacts(t->s, v, &rv->run.run, received_step, &w);
+	rv->v.artifact_received = rv->received;
 	return r;
 }
 
@@ -286,6 +349,10 @@ int tree_runv_load_with(struct kx_tree *t, struct kx_view *v, const struct kx_di
 		return r;
 	}
 	if (what & (RV_SIGNATURES | RV_SIG_CHECKS) && (r = load_signatures(t, v, rv, what & RV_SIG_CHECKS)) < 0) {
+		tree_runv_release(t, rv);
+		return r;
+	}
+	if (what & RV_ARTIFACTS && (r = load_artifacts(t, v, rv)) < 0) {
 		tree_runv_release(t, rv);
 		return r;
 	}
