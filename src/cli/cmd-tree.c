@@ -115,6 +115,48 @@ static int set_mtime(struct exporter *e, int dirfd, const char *name, int64_t ns
 	return 0;
 }
 
+#define COPY_PIECE (1u << 20) /* an artifact's bytes are copied this much at a time */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* An artifact's `size` bytes (SPEC §9) to fd, a piece at a time; *ret_wrote: the failure, if any,
+ * was the write's (else the store's read). */
+static int copy_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t size, int fd,
+			 uint64_t *ret_copied, bool *ret_wrote)
+{
+	char *piece = malloc(COPY_PIECE);
+	int r = piece ? 0 : -ENOMEM;
+	*ret_wrote = false;
+	*ret_copied = 0;
+	for (uint64_t at = 0; r == 0 && at < size;) {
+		size_t got;
+		if ((r = kx_tree_read_artifact(t, v, n, at, piece, COPY_PIECE, &got)) < 0)
+			break;
+		if (!got) {
+			r = -EIO; /* shorter than its record says */
+			break;
+		}
+		if ((r = write_all(fd, piece, got)) < 0)
+			*ret_wrote = true;
+		at += got;
+		*ret_copied += got;
+	}
+	free(piece);
+	return r;
+}
+
 static int export_node(struct exporter *e, int dirfd, const char *name, const struct kx_node *n);
 
 struct export_dir {
@@ -168,8 +210,9 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 	/* No link: the first of its name, or a link the file system refused — EMLINK past its limit
 	 * of links to one file (65,000 on ext4: a protocol shared by 32,500 runs), or none at all
 	 * (EPERM, EXDEV …). The file is written again, and later names link to this copy. */
-	const struct kx_content *c;
-	if ((r = kx_tree_read(e->t, e->v, n, &c)) < 0) {
+	const struct kx_content *c = NULL;
+	bool artifact = kx_node_is_artifact(n); /* SPEC §9: copied in pieces, never read whole */
+	if (!artifact && (r = kx_tree_read(e->t, e->v, n, &c)) < 0) {
 		fail(e, "render", r);
 		goto out;
 	}
@@ -179,23 +222,22 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 		kx_content_put(c);
 		goto out;
 	}
-	size_t off = 0;
-	while (off < c->len) {
-		ssize_t w = write(fd, c->data + off, c->len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		off += (size_t)w;
+	const char *what = "write";
+	if (artifact) {
+		uint64_t copied = 0;
+		bool wrote;
+		r = copy_artifact(e->t, e->v, n, a.size, fd, &copied, &wrote);
+		what = r < 0 && !wrote ? "read" : "write";
+		e->bytes += copied;
+	} else {
+		r = write_all(fd, c->data, c->len);
+		e->bytes += c->len;
+		kx_content_put(c);
 	}
-	e->bytes += c->len;
-	kx_content_put(c);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r < 0) {
-		fail(e, "write", r);
+		fail(e, what, r);
 		goto out;
 	}
 	r = set_mtime(e, dirfd, name, a.mtime_ns);
@@ -481,6 +523,17 @@ int cli_cmd_cat(struct cli *cli, int argc, char **argv)
 		r = kx_tree_resolve(rd.t, rd.v, path, &n);
 		if (r == 0 && kx_node_is_dir(&n))
 			r = -EISDIR;
+		if (r == 0 && kx_node_is_artifact(&n)) { /* SPEC §9: streamed, never held whole */
+			struct kx_attr a;
+			uint64_t copied;
+			bool wrote;
+			if ((r = kx_tree_getattr(rd.t, rd.v, &n, &a)) == 0 &&
+			    (r = copy_artifact(rd.t, rd.v, &n, a.size, STDOUT_FILENO, &copied, &wrote)) < 0)
+				cli_error("cat: cannot %s %s: %s", wrote ? "write" : "read", quoted(argv[i]), strerror(-r));
+			if (r < 0)
+				status = EXIT_IO;
+			continue;
+		}
 		if (r == 0)
 			r = kx_tree_read(rd.t, rd.v, &n, &c);
 		if (r < 0) {
