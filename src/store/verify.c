@@ -7,6 +7,7 @@
  */
 #include "private.h"
 
+#include "kx/canon.h"
 #include "kx/manifest.h"
 
 #include <errno.h>
@@ -927,6 +928,88 @@ static void attestation_entry(struct vctx *c, const char *k, size_t kn, const ch
 		problem(c, "run", &run, "store-index", "the run its attestation %s says reproduces it is not stored", a);
 }
 
+/* An 'F' record (SPEC §9): its bytes read back, chunk by chunk, hash to its digest and add up to
+ * its size. */
+static void artifact_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct kx_digest d;
+	struct kx_artifact_rec a;
+	if (kn != 33) {
+		problem(c, "artifact key", NULL, "store-key", "an artifact key has %zu bytes, not 33", kn);
+		return;
+	}
+	memcpy(d.b, k + 1, 32);
+	int r = kx_store_get_artifact(c->s, NULL, &d, &a);
+	if (r < 0) {
+		problem(c, "artifact", &d, "store-record", "its record (%zu bytes) does not decode", vn);
+		return;
+	}
+	char *piece = malloc(KX_ARTIFACT_CHUNK);
+	struct kx_sha256 *h = kx_sha256_new();
+	uint64_t at = 0;
+	while (piece && h && at < a.size) {
+		size_t got;
+		if ((r = kx_store_read_artifact(c->s, NULL, &a, at, piece, KX_ARTIFACT_CHUNK, &got)) < 0 || !got)
+			break;
+		kx_sha256_update(h, piece, got);
+		at += got;
+	}
+	uint8_t got_d[KX_DIGEST_LEN];
+	if (h)
+		kx_sha256_final(h, got_d);
+	free(piece);
+	if (!piece || !h) {
+		problem(c, "artifact", &d, "store-artifact", "not checked: out of memory");
+	} else if (at < a.size) {
+		problem(c, "artifact", &d, "store-artifact",
+			"its bytes cannot be read back past byte %llu of %llu (%s): a chunk is missing or damaged",
+			(unsigned long long)at, (unsigned long long)a.size, r < 0 ? strerror(-r) : "cut short");
+	} else if (memcmp(got_d, d.b, KX_DIGEST_LEN) != 0) {
+		struct kx_digest g;
+		char gs[KX_DIGEST_STR_MAX];
+		memcpy(g.b, got_d, KX_DIGEST_LEN);
+		kx_digest_format(&g, gs);
+		problem(c, "artifact", &d, "store-artifact", "its %llu bytes hash to %s: damaged", (unsigned long long)a.size,
+			gs);
+	}
+}
+
+/* An 'H' entry: the run that announces the artifact is stored, and lists it ('P'). */
+static void announced_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
+{
+	if (kn != PAIR_KEY_LEN) {
+		problem(c, "artifact announcements", NULL, "store-index", "an entry has a %zu-byte key", kn);
+		return;
+	}
+	struct kx_digest art, run;
+	memcpy(art.b, k + 1, 32);
+	memcpy(run.b, k + 33, 32);
+	struct key x;
+	store_key_digest(&x, T_RUN, &run);
+	if (!exists(c, &x)) {
+		char a[KX_DIGEST_STR_MAX];
+		kx_digest_format(&art, a);
+		problem(c, "run", &run, "store-index", "it is said to announce artifact %s, but it is not stored", a);
+	}
+}
+
+/* A 'P' entry: a run's announced artifact, with its 'H' entry. */
+static void run_artifact_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct kx_digest run, art;
+	if (kn != RUN_ARTIFACT_KEY_LEN || vn <= 32) {
+		problem(c, "run artifacts", NULL, "store-index", "an entry has a %zu-byte key and a %zu-byte value", kn, vn);
+		return;
+	}
+	memcpy(run.b, k + 1, 32);
+	memcpy(art.b, v, 32);
+	struct key x;
+	store_key_pair(&x, T_ANNOUNCED, &art, &run);
+	if (!exists(c, &x))
+		problem(c, "run", &run, "store-index", "artifact %.*s of its list has no announcement entry", (int)(vn - 32),
+			v + 32);
+}
+
 /* A run a verify since a generation checks: checked now, its documents and group later. */
 static int note_new_run(struct vctx *c, const struct kx_run_rec *x)
 {
@@ -1079,6 +1162,13 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 		r = each_entry(&c, T_KEY, key_entry);
 	if (r >= 0 && !since)
 		r = each_entry(&c, T_ATTESTATION, attestation_entry);
+	/* SPEC §9: every artifact's bytes hashed again (a verify since a generation leaves them) */
+	if (r >= 0 && !since)
+		r = each_entry(&c, T_ARTIFACT, artifact_entry);
+	if (r >= 0 && !since)
+		r = each_entry(&c, T_ANNOUNCED, announced_entry);
+	if (r >= 0 && !since)
+		r = each_entry(&c, T_RUN_ARTIFACT, run_artifact_entry);
 	if (r >= 0)
 		r = check_tables(&c);
 	if (r >= 0)
