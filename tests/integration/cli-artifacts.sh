@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Artifacts (SPEC §9) through the CLI: a directory holding a manifest and artifacts/ is ingested
+# by `kindex ingest`; the bytes are stored once by their SHA-256 and served as the run's
+# artifacts/<name> and digests/sha256/<hex> — one file, linked — with exact sizes, covered by the
+# run's SHA256SUMS without being read; an announced artifact whose bytes never came is listed as
+# announced, not received, never as a file. Bytes named for another digest, a size that disagrees
+# with stored bytes, and announcements that break a rule are refused by rule, naming what is wrong.
+source "$(dirname "$0")/cli-lib.sh"
+cd "$tmp"
+export KINDEX_STORE=$tmp/store
+expect 0 "$KINDEX" -q init
+
+mkdir -p drop/artifacts
+# 300,001 bytes: two whole 128 KiB chunks and a part of a third
+head -c 300001 /dev/urandom >samples.bin
+printf '__global__ void k() {}\n' >kernel.cu
+hs=$(sha256sum samples.bin | cut -c1-64) hk=$(sha256sum kernel.cu | cut -c1-64)
+cp samples.bin "drop/artifacts/$hs-samples.tsv" # kindex-bench's name: <hex>-<name>
+manifest() { # FILE ARTIFACTS-JSON: the fixture's run with spec.artifacts set
+	python3 - "$data/fixtures/flce-forward-a100.manifest.json" "$1" "$2" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["run"]["spec"]["artifacts"] = json.loads(sys.argv[3])
+# each manifest its own observation (sourceNative's externalId names one)
+m["run"]["spec"]["sourceNative"]["externalId"] += "-" + str(abs(hash(sys.argv[3])))
+json.dump(m, open(sys.argv[2], "w"))
+PY
+}
+manifest drop/m.json "[{\"name\": \"samples.tsv\", \"digest\": \"sha256:$hs\", \"size\": 300001, \"mediaType\": \"text/tab-separated-values\"},
+ {\"name\": \"kernel.cu\", \"digest\": \"sha256:$hk\", \"size\": $(stat -c %s kernel.cu), \"mediaType\": \"text/x-cuda\"}]"
+expect 0 "$KINDEX" ingest drop
+check "ingest counts the artifact" contains err "1 artifact: 1 stored, 0 already present, 0 refused"
+id=$("$KINDEX" ls runs | head -1) id=${id%/}
+[[ -n $id ]] || die "no run stored"
+
+expect 0 "$KINDEX" ls "runs/$id/artifacts"
+check "artifacts/ lists the received one only" test "$(cat out)" = samples.tsv
+"$KINDEX" cat "runs/$id/artifacts/samples.tsv" >got.bin || die "kindex cat of an artifact failed"
+check "kindex cat streams the bytes" cmp -s got.bin samples.bin
+expect 0 "$KINDEX" cat "runs/$id/summary.txt"
+check "summary: received" contains out "received: artifacts/samples.tsv"
+check "summary: announced, not received" grep -qE '^  kernel\.cu +[0-9]+ bytes +text/x-cuda +announced, not received$' out
+expect 0 "$KINDEX" cat "runs/$id/index.html"
+check "the page links the received one" contains out '<a href="artifacts/samples.tsv">samples.tsv</a>'
+check "the page says which is missing" contains out "announced, not received"
+
+expect 0 "$KINDEX" export tree
+r=(tree/runs/"$id")
+rank=$(find tree/benchmarks -type d -name "*-$id")
+[[ -n $rank ]] || die "no rank directory for $id"
+check "the export holds the bytes" cmp -s "$r/artifacts/samples.tsv" samples.bin
+check "exact size" test "$(stat -c %s "$r/artifacts/samples.tsv")" = 300001
+check "no file for bytes never received" test ! -e "$r/artifacts/kernel.cu"
+check "digests/sha256/<hex> is the same file" test "$(stat -c %i "tree/digests/sha256/$hs")" = "$(stat -c %i "$r/artifacts/samples.tsv")"
+check "linked from both places of the run and digests/" test "$(stat -c %h "$rank/artifacts/samples.tsv")" = 3
+check "the run's SHA256SUMS covers it" contains "$r/SHA256SUMS" "$hs  artifacts/samples.tsv"
+(cd "$r" && sha256sum --quiet -c SHA256SUMS) >/dev/null 2>&1 || { echo "FAIL: sha256sum -c in $r" >&2; fails=$((fails + 1)); }
+(cd "$rank/.." && sha256sum --quiet -c SHA256SUMS) >/dev/null 2>&1 || { echo "FAIL: sha256sum -c of the group" >&2; fails=$((fails + 1)); }
+
+# the missing bytes arrive later, by --artifact: the run now serves both
+expect 0 "$KINDEX" ingest --artifact kernel.cu
+expect 0 "$KINDEX" ls "runs/$id/artifacts"
+check "a late artifact joins its run" test "$(tr '\n' ' ' <out)" = "samples.tsv kernel.cu "
+# the same bytes again: stored once
+expect 0 "$KINDEX" ingest --artifact samples.bin
+check "the same bytes twice are stored once" contains err "0 stored, 1 already present"
+
+# refusals, by rule
+printf 'not the bytes' >"drop/artifacts/$hk-kernel.cu"
+rm -f "drop/artifacts/$hs-samples.tsv" drop/m.json
+expect 1 "$KINDEX" ingest drop
+check "bytes named for another digest: both named" contains err "named for sha256:$hk, but its bytes hash to sha256:$(printf 'not the bytes' | sha256sum | cut -c1-64)"
+check "... by rule digest" contains err ": digest: "
+rm -rf drop/artifacts
+manifest drop/m.json "[{\"name\": \"samples.tsv\", \"digest\": \"sha256:$hs\", \"size\": 5, \"mediaType\": \"text/plain\"}]"
+expect 1 "$KINDEX" ingest drop/m.json
+check "a size that disagrees with stored bytes" contains err "announced as 5 bytes, but the stored bytes of sha256:$hs are 300001"
+manifest drop/m.json "[{\"name\": \"../x\", \"digest\": \"sha256:$hs\", \"size\": 1, \"mediaType\": \"text\", \"extra\": 1},
+ {\"name\": \"a\", \"digest\": \"sha256:XYZ\", \"size\": 1.5, \"mediaType\": \"text/plain\"},
+ {\"name\": \"a\", \"digest\": \"sha256:$hs\", \"size\": 300001, \"mediaType\": \"text/plain\"}]"
+expect 1 "$KINDEX" ingest drop/m.json
+for rule in "/run/spec/artifacts/0/name: name:" "/run/spec/artifacts/0/mediaType: media-type:" \
+	"/run/spec/artifacts/0/extra: unknown-member:" "/run/spec/artifacts/1/digest: digest-format:" \
+	"/run/spec/artifacts/1/size: size:" "/run/spec/artifacts/2/name: duplicate:"; do
+	check "refused: $rule" contains err "$rule"
+done
+expect 0 "$KINDEX" ls runs
+check "nothing of a refused file is stored" test "$(wc -l <out)" = 1
+finish
