@@ -348,6 +348,41 @@ struct kx_bench_figures {
 void bench_figures_of(double flops, double bytes, double median_ns,
 		      const struct kx_bench_peak *peak, struct kx_bench_figures *ret);
 
+/* ---- artifacts (artifacts.c) ------------------------------------------------------------------ */
+
+/*
+ * The files behind a run (SPEC §9), announced in its spec.artifacts as {name, digest, size,
+ * mediaType} and delivered beside the manifests, in an artifacts/ directory, before the manifest
+ * that announces them. Every timed run has samples.tsv: the bytes whose SHA-256 is samples.sha256
+ * (bench_samples_text). `--attach FILE` adds a file to every run of the invocation.
+ */
+#define KX_BENCH_ARTIFACTS_MAX 256 /* per run, samples.tsv included */
+#define KX_BENCH_SAMPLES_ARTIFACT "samples.tsv"
+#define KX_BENCH_SAMPLES_MEDIA_TYPE "text/tab-separated-values"
+
+struct kx_bench_artifact {
+	const char *name;                /* one safe file name component */
+	const char *media_type;          /* type/subtype */
+	char digest[KX_DIGEST_STR_MAX];  /* "sha256:<64 hex>" of the bytes */
+	uint64_t size;
+	const char *path;                /* --attach: the file the bytes are copied from */
+};
+
+/* The media type of a file name, by its extension (.cu text/x-cuda, ... application/octet-stream). */
+const char *bench_media_type(const char *name);
+/* NULL when `name` may name an artifact (1-255 bytes of UTF-8, no '/', no control character, no
+ * leading '.'), else why not, as a phrase ("starts with '.'"). */
+const char *bench_artifact_name_problem(const char *name);
+/*
+ * `--attach PATH`: the artifact named by its base name, its digest and size computed by reading
+ * the file once, in bounded pieces. -EINVAL (the argument's fault: not there, unreadable, not a
+ * regular file, a name an artifact cannot have) or another negative errno (a read error), with
+ * err saying which file and why.
+ */
+int bench_attach(const char *path, struct kx_bench_artifact *ret, char *err, size_t errlen);
+/* samples.tsv of these samples, without building its bytes. */
+int bench_samples_artifact(const uint64_t *ns, size_t n, struct kx_bench_artifact *ret);
+
 /* ---- manifest (manifest.c) -------------------------------------------------------------------- */
 
 struct kx_bench_result {
@@ -364,6 +399,8 @@ struct kx_bench_result {
 	const char *gpu_slug;                /* for metadata.name */
 	const struct kx_bench_peak *peak;    /* the device's peak; NULL when unknown (or a CPU) */
 	const struct kx_bench_tuning *tuning; /* what the implementation chose by measurement */
+	const struct kx_bench_artifact *attached; /* --attach: announced by every run, after samples.tsv */
+	size_t nattached;
 };
 
 /*
@@ -394,6 +431,8 @@ struct kx_bench_sink {
 	char *tmp_path;
 	struct kx_buf all; /* KX_SINK_FILE: every manifest written so far */
 	size_t count;
+	char *artifacts_dir; /* where artifact bytes go; NULL: nowhere (standard output) */
+	bool artifacts_spool; /* written to path/tmp/ first (maildir), else to a dot name */
 };
 
 int bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, const char *path,
@@ -402,6 +441,25 @@ int bench_sink_open(struct kx_bench_sink *s, enum kx_bench_sink_kind kind, const
  * ret_path (may be NULL; heap string the caller frees) for a message. */
 int bench_sink_write(struct kx_bench_sink *s, const struct kx_json *manifest, const char *name,
 		     char **ret_path, char *err, size_t errlen);
+/*
+ * Where the sink's artifacts go: `dir` when given (--artifacts-dir), else the artifacts/ beside
+ * the manifests: dirname(FILE)/artifacts for -o FILE, DIR/artifacts for an inbox or a spool, and
+ * nowhere for standard output. Call after bench_sink_open; the directory is made when the first
+ * artifact is written.
+ */
+int bench_sink_artifacts(struct kx_bench_sink *s, const char *dir);
+/*
+ * Put one artifact's bytes where the sink's artifacts go, as <64 hex of its digest>-<name> (the
+ * name cut at a character boundary to keep the file name within 255 bytes), atomically: a
+ * temporary name (DIR/.<hex>.<pid>.tmp, or the spool's tmp/<file name>), fsync, rename. The
+ * bytes are `bytes` or, when it is NULL, a copy of a->path streamed in bounded pieces and checked
+ * against a->digest and a->size. A file of that name and size already there is kept as it is (the
+ * name holds the digest). *ret_path: the file written or found (heap; NULL when the sink has no
+ * place for artifacts); *ret_written: whether it was written now. err says why on failure.
+ */
+int bench_sink_put_artifact(struct kx_bench_sink *s, const struct kx_bench_artifact *a,
+			    const struct kx_buf *bytes, char **ret_path, bool *ret_written,
+			    char *err, size_t errlen);
 /* Write a whole file atomically: PATH.tmp.<pid>, fsync, rename. */
 int bench_write_file(const char *path, const struct kx_buf *b, char *err, size_t errlen);
 /* Every manifest written is already in place (FILE holds all of them so far): closing only frees,

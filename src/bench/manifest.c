@@ -186,6 +186,21 @@ static int figures(struct kx_arena *a, struct kx_json *spec, struct kx_json *mea
 	return r;
 }
 
+/* One of spec.artifacts: {name, digest, size, mediaType}, exactly those four. */
+static int artifact(struct kx_arena *a, struct kx_json *arr, const struct kx_bench_artifact *art)
+{
+	struct kx_json *o = kx_json_new(a, KX_JSON_OBJECT);
+	if (!o)
+		return -ENOMEM;
+	int r = 0;
+	r |= kx_bench_set_str(a, o, "name", art->name);
+	r |= kx_bench_set_str(a, o, "digest", art->digest);
+	r |= kx_json_set_number(a, o, "size", (double)art->size);
+	r |= kx_bench_set_str(a, o, "mediaType", art->media_type);
+	r |= kx_json_append(a, arr, o);
+	return r;
+}
+
 static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_bench_result *res)
 {
 	const struct kx_bench_case *c = res->c;
@@ -199,7 +214,8 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 
 	struct kx_json *timing = kx_json_new(a, KX_JSON_OBJECT);
 	struct kx_json *meas = kx_json_new(a, KX_JSON_ARRAY);
-	if (!timing || !meas)
+	struct kx_json *arts = kx_json_new(a, KX_JSON_ARRAY);
+	if (!timing || !meas || !arts)
 		return -ENOMEM;
 	r |= kx_bench_set_str(a, timing, "primaryStatistic", "median");
 	const struct kx_bench_samples *s = res->samples;
@@ -226,9 +242,18 @@ static int run_spec(struct kx_arena *a, struct kx_json *spec, const struct kx_be
 		r |= kx_json_set_number(a, so, "noise",
 					st.mean > 0 ? round(st.stdev / st.mean * 1e6) / 1e6 : 0);
 		r |= kx_json_set(a, spec, "samples", so);
+		/* the same bytes as a file: samples.tsv, whose digest is samples.sha256's */
+		struct kx_bench_artifact sa;
+		if ((e = bench_samples_artifact(s->ns, s->n, &sa)) < 0)
+			return e;
+		r |= artifact(a, arts, &sa);
 		if (s->stop != KX_STOP_RECORDED) /* another harness's sampling is its own to report */
 			r |= kx_json_set(a, spec, "sampling", sampling(a, res));
 	}
+	for (size_t i = 0; i < res->nattached; i++)
+		r |= artifact(a, arts, &res->attached[i]);
+	if (arts->arr.len)
+		r |= kx_json_set(a, spec, "artifacts", arts);
 	if (res->tuning && res->tuning->parameter)
 		r |= kx_json_set(a, spec, "tuning", tuning(a, res->tuning));
 	if (res->peak_bytes)

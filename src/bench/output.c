@@ -7,6 +7,9 @@
  * inbox holds names with a leading '.' until they are renamed, SPEC §4); `--spool DIR` is a
  * maildir: DIR/tmp/<name>, then DIR/new/<name>. Standard output gets the bytes as they come.
  *
+ * Artifacts (bench_sink_put_artifact) go to the artifacts/ directory beside the manifests, each
+ * before the manifest that announces it, through a temporary name as the manifests do.
+ *
  * Format: the pretty form (kx_json_write_pretty) for a single manifest, JSON Lines of JCS when a
  * stream or file holds several (the index reads both).
  */
@@ -205,4 +208,170 @@ void bench_sink_close(struct kx_bench_sink *s)
 		kx_buf_release(&s->all);
 	free(s->tmp_path);
 	s->tmp_path = NULL;
+	free(s->artifacts_dir);
+	s->artifacts_dir = NULL;
+}
+
+/* ---- artifacts ---------------------------------------------------------------------------------- */
+
+int bench_sink_artifacts(struct kx_bench_sink *s, const char *dir)
+{
+	free(s->artifacts_dir);
+	s->artifacts_dir = NULL;
+	s->artifacts_spool = !dir && s->kind == KX_SINK_SPOOL;
+	if (dir) {
+		s->artifacts_dir = strdup(dir);
+	} else if (s->kind == KX_SINK_FILE) {
+		/* beside FILE: dirname(FILE)/artifacts */
+		const char *slash = strrchr(s->path, '/');
+		if (!slash) {
+			s->artifacts_dir = strdup("artifacts");
+		} else {
+			size_t n = (size_t)(slash - s->path) + 16;
+			if ((s->artifacts_dir = malloc(n)))
+				snprintf(s->artifacts_dir, n, "%.*s/artifacts",
+					 slash == s->path ? 0 : (int)(slash - s->path), s->path);
+		}
+	} else if (s->kind == KX_SINK_INBOX || s->kind == KX_SINK_SPOOL) {
+		size_t n = strlen(s->path) + 16;
+		if ((s->artifacts_dir = malloc(n)))
+			snprintf(s->artifacts_dir, n, "%s/artifacts", s->path);
+	} else {
+		return 0; /* standard output: no place for the bytes */
+	}
+	return s->artifacts_dir ? 0 : -ENOMEM;
+}
+
+/* Write the bytes (b, or a copy of a->path checked against its digest and size) to fd. */
+static int put_bytes(int fd, const struct kx_bench_artifact *a, const struct kx_buf *b, char *err,
+		     size_t errlen)
+{
+	if (b) {
+		int r = write_all(fd, b->ptr, b->len);
+		if (r < 0)
+			snprintf(err, errlen, "%s", strerror(-r));
+		return r;
+	}
+	int in = open(a->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (in < 0) {
+		int e = -errno;
+		snprintf(err, errlen, "cannot read '%s': %s", a->path, strerror(errno));
+		return e;
+	}
+	enum { BUF = 64u << 10 };
+	char *buf = malloc(BUF);
+	struct kx_sha256 *h = kx_sha256_new();
+	int r = buf && h ? 0 : -ENOMEM;
+	if (r < 0)
+		snprintf(err, errlen, "out of memory");
+	uint64_t size = 0;
+	while (r == 0) {
+		ssize_t got = read(in, buf, BUF);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = -errno;
+			snprintf(err, errlen, "cannot read '%s': %s", a->path, strerror(errno));
+			break;
+		}
+		if (got == 0)
+			break;
+		kx_sha256_update(h, buf, (size_t)got);
+		size += (uint64_t)got;
+		if ((r = write_all(fd, buf, (size_t)got)) < 0)
+			snprintf(err, errlen, "%s", strerror(-r));
+	}
+	char digest[KX_DIGEST_STR_MAX] = "";
+	if (h) {
+		struct kx_digest d;
+		kx_sha256_final(h, d.b);
+		kx_digest_format(&d, digest);
+	}
+	if (r == 0 && (size != a->size || strcmp(digest, a->digest) != 0)) {
+		snprintf(err, errlen, "'%s' changed after it was attached (%s)", a->path,
+			 size != a->size ? "its size differs" : "its SHA-256 differs");
+		r = -ESTALE;
+	}
+	free(buf);
+	close(in);
+	return r;
+}
+
+int bench_sink_put_artifact(struct kx_bench_sink *s, const struct kx_bench_artifact *a,
+			    const struct kx_buf *bytes, char **ret_path, bool *ret_written,
+			    char *err, size_t errlen)
+{
+	*ret_path = NULL;
+	*ret_written = false;
+	if (!s->artifacts_dir)
+		return 0;
+	const char *dir = s->artifacts_dir;
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		int e = -errno;
+		snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
+		return e;
+	}
+	/* <hex>-<name>: the name cut at a character boundary to keep within 255 bytes */
+	const char *hex = a->digest + strlen("sha256:");
+	size_t keep = strlen(a->name), room = 255 - KX_DIGEST_HEX - 1;
+	if (keep > room) {
+		keep = room;
+		while (keep && ((unsigned char)a->name[keep] & 0xc0) == 0x80)
+			keep--;
+	}
+	char file[256];
+	snprintf(file, sizeof(file), "%.*s-%.*s", KX_DIGEST_HEX, hex, (int)keep, a->name);
+	size_t n = strlen(dir) + strlen(s->path ? s->path : "") + sizeof(file) + 48;
+	char *dst = malloc(n), *tmp = malloc(n);
+	if (!dst || !tmp) {
+		free(dst);
+		free(tmp);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(dst, n, "%s/%s", dir, file);
+	struct stat st;
+	if (stat(dst, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == a->size) {
+		/* the same bytes (the name holds their digest) are already there */
+		free(tmp);
+		*ret_path = dst;
+		return 0;
+	}
+	if (s->artifacts_spool)
+		snprintf(tmp, n, "%s/tmp/%s", s->path, file);
+	else
+		snprintf(tmp, n, "%s/.%.*s.%ld.tmp", dir, KX_DIGEST_HEX, hex, (long)getpid());
+	char why[512] = "";
+	int r = 0, fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	r = put_bytes(fd, a, bytes, why, sizeof(why));
+	if (r == 0 && fsync(fd) < 0) {
+		r = -errno;
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	}
+	if (close(fd) < 0 && r == 0) {
+		r = -errno;
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	}
+	if (r == 0 && rename(tmp, dst) < 0) {
+		r = -errno;
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "cannot write the artifact '%s': %s", dst, why);
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	if (r < 0) {
+		free(dst);
+		return r;
+	}
+	*ret_path = dst;
+	*ret_written = true;
+	return 0;
 }

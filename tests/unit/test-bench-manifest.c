@@ -246,6 +246,17 @@ static void passed_run(void)
 	ok(num_at(run, "/spec/samples/count") == 10 && num_at(run, "/spec/samples/throttled") == 0,
 	   "samples count and throttled");
 	is_str(str_at(run, "/spec/samples/stoppedBy"), "converged", "why sampling stopped");
+	/* samples.tsv: the bytes samples.sha256 is the digest of, 9 bytes a line here */
+	char sd[KX_DIGEST_STR_MAX];
+	snprintf(sd, sizeof(sd), "sha256:%s", hex);
+	is_str(str_at(run, "/spec/artifacts/0/name"), "samples.tsv", "samples.tsv is the first artifact");
+	is_str(str_at(run, "/spec/artifacts/0/digest"), sd, "its digest is samples.sha256");
+	ok(num_at(run, "/spec/artifacts/0/size") == 90, "its size is that of the text: %g",
+	   num_at(run, "/spec/artifacts/0/size"));
+	is_str(str_at(run, "/spec/artifacts/0/mediaType"), "text/tab-separated-values", "its media type");
+	const struct kx_json *art0 = kx_json_pointer(run, "/spec/artifacts/0");
+	ok(art0 && art0->obj.len == 4 && kx_json_pointer(run, "/spec/artifacts/1") == NULL,
+	   "exactly name, digest, size and mediaType; nothing attached, nothing more");
 	ok(num_at(run, "/spec/sampling/flushBytes") == 52428800, "the L2 bytes flushed are recorded");
 	is_str(str_at(run, "/spec/sampling/clocks/throttleReasons/0"), "sw_power_cap", "NVML reasons named");
 	is_str(str_at(run, "/spec/tuning/parameter"), "chunkColumns", "the parameter chosen by measurement");
@@ -356,7 +367,56 @@ static void failed_run(void)
 	   "a failed run carries no timing: it was never timed");
 	ok(str_at(run, "/spec/workloadDigest") && str_at(run, "/spec/protocolDigest"), "digests still linked");
 	ok(kx_json_pointer(run, "/spec/tuning") == NULL, "no tuning where nothing was chosen");
+	ok(kx_json_pointer(run, "/spec/artifacts") == NULL, "no samples, no attachment: no artifacts");
+
+	/* an attached file is announced by a failed run too; there are no samples to announce */
+	struct kx_bench_artifact att = { .name = "kernel.cu", .media_type = "text/x-cuda", .size = 22,
+					 .digest = "sha256:16b7234fd7daa9c8d8fdddcc99c3559944eddc3d3d8491170ec2292e5a4ee2b0" };
+	res.attached = &att;
+	res.nattached = 1;
+	ok(bench_manifest(a, &res, bench_protocol_document(a, &p), fake_environment(a),
+			  bench_workload_document(a, &c),
+			  bench_implementation_document(a, "kindex-rowwise", NULL, NULL), &m) == 0,
+	   "a failed run with an attachment");
+	run = kx_json_get(m, "run");
+	is_str(str_at(run, "/spec/artifacts/0/name"), "kernel.cu", "the attachment is announced");
+	ok(num_at(run, "/spec/artifacts/0/size") == 22 && kx_json_pointer(run, "/spec/artifacts/1") == NULL,
+	   "alone: a run never timed has no samples.tsv");
 	kx_arena_free(a);
+}
+
+static void artifact_names(void)
+{
+	const struct {
+		const char *name, *type;
+	} types[] = {
+		{ "kernel.cu", "text/x-cuda" }, { "a.c", "text/x-c" }, { "a.h", "text/x-c" },
+		{ "a.cpp", "text/x-c++" }, { "a.cc", "text/x-c++" }, { "a.hpp", "text/x-c++" },
+		{ "bench.py", "text/x-python" }, { "x.json", "application/json" }, { "notes.txt", "text/plain" },
+		{ "run.log", "text/plain" }, { "samples.tsv", "text/tab-separated-values" },
+		{ "t.csv", "text/csv" }, { "prof.ncu-rep", "application/octet-stream" },
+		{ "prof.nsys-rep", "application/octet-stream" }, { "Makefile", "application/octet-stream" },
+		{ "KERNEL.CU", "text/x-cuda" }, { "archive.tar.gz", "application/octet-stream" },
+	};
+	for (size_t i = 0; i < KX_ARRAY_SIZE(types); i++)
+		ok(strcmp(bench_media_type(types[i].name), types[i].type) == 0, "media type of %s: %s",
+		   types[i].name, bench_media_type(types[i].name));
+
+	char long_name[300];
+	memset(long_name, 'a', sizeof(long_name));
+	long_name[255] = '\0';
+	ok(bench_artifact_name_problem(long_name) == NULL, "255 bytes is a name");
+	long_name[255] = 'a';
+	long_name[256] = '\0';
+	ok(bench_artifact_name_problem(long_name) != NULL, "256 bytes is not");
+	const char *good[] = { "kernel.cu", "résumé.txt", "a b", "x..y", "日本.log" };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(good); i++)
+		ok(bench_artifact_name_problem(good[i]) == NULL, "'%s' is a name", good[i]);
+	const char *bad[] = { "", ".hidden", "a/b", "tab\there", "del\x7f", "c1\xc2\x85", "\xff.bin",
+			      "\xc0\xaf", "\xed\xa0\x80" };
+	for (size_t i = 0; i < KX_ARRAY_SIZE(bad); i++)
+		ok(bench_artifact_name_problem(bad[i]) != NULL, "bad name %zu refused: %s", i,
+		   bench_artifact_name_problem(bad[i]));
 }
 
 static size_t count_files(const char *dir)
@@ -420,6 +480,39 @@ static void sinks(void)
 	ok(count_files(inbox) == 1, "no .run-1.json.tmp left in the inbox");
 	bench_sink_close(&s);
 
+	/* artifacts: in the inbox's artifacts/, named by digest, no temporary name left */
+	char src[300], arts[300], want[600];
+	snprintf(src, sizeof(src), "%s/k.cu", dir);
+	snprintf(arts, sizeof(arts), "%s/artifacts", inbox);
+	FILE *f = fopen(src, "w");
+	fputs("abc", f);
+	fclose(f);
+	struct kx_bench_artifact art;
+	bool fresh = false;
+	ok(bench_attach(src, &art, err, sizeof(err)) == 0 && art.size == 3, "attach a file: %s", err);
+	is_str(art.digest, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+	       "its digest is the SHA-256 of its bytes");
+	ok(bench_sink_open(&s, KX_SINK_INBOX, inbox, false, err, sizeof(err)) == 0 &&
+	   bench_sink_artifacts(&s, NULL) == 0 &&
+	   bench_sink_put_artifact(&s, &art, NULL, &written, &fresh, err, sizeof(err)) == 0 && fresh,
+	   "the artifact is copied: %s", err);
+	snprintf(want, sizeof(want), "%s/ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad-k.cu",
+		 arts);
+	is_str(written, want, "as <hex>-<name> in artifacts/");
+	free(written);
+	ok(count_files(arts) == 1, "and nothing else there");
+	ok(bench_sink_put_artifact(&s, &art, NULL, &written, &fresh, err, sizeof(err)) == 0 && !fresh,
+	   "the same bytes again: kept as they are");
+	free(written);
+	unlink(want);
+	f = fopen(src, "w");
+	fputs("abd", f);
+	fclose(f);
+	ok(bench_sink_put_artifact(&s, &art, NULL, &written, &fresh, err, sizeof(err)) == -ESTALE &&
+	   strstr(err, "changed after it was attached"), "a file changed since it was hashed is refused: %s", err);
+	ok(count_files(arts) == 0, "and leaves nothing behind");
+	bench_sink_close(&s);
+
 	char spool[256];
 	snprintf(spool, sizeof(spool), "%s/spool", dir);
 	mkdir(spool, 0777);
@@ -447,6 +540,7 @@ int main(void)
 	protocols();
 	passed_run();
 	failed_run();
+	artifact_names();
 	sinks();
 	return tap_done();
 }
