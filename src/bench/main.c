@@ -36,6 +36,9 @@ struct options {
 	const char *params[MAX_PARAMS];
 	size_t nparams;
 	const char *output, *inbox, *spool, *samples_dir;
+	const char *attach[KX_BENCH_ARTIFACTS_MAX - 1]; /* --attach: samples.tsv takes the last place */
+	size_t nattach;
+	const char *artifacts_dir; /* --artifacts-dir: where artifact bytes go instead */
 	const char *key; /* --key: the private key every manifest is signed with */
 	bool jsonl, quiet;
 	enum kx_bench_protocol_kind protocol;
@@ -63,6 +66,9 @@ struct session {
 	const struct kx_bench_peak *peak; /* the device's datasheet peak; NULL when not in the table */
 	bool tty;
 	size_t failed;
+	struct kx_bench_artifact *attached; /* --attach, hashed before the first run */
+	size_t nattached;
+	bool artifacts_noted; /* "announced but not written" said */
 	uint64_t cpu_llc_bytes; /* the CPU selftest's flush size */
 };
 
@@ -108,6 +114,11 @@ static void usage(FILE *f)
 	      "  --spool DIR            one file per manifest into a maildir spool (tmp/, then new/)\n"
 	      "  --jsonl                JSON Lines even for a single manifest\n"
 	      "  --samples-dir DIR      also write each run's raw samples as DIR/NAME.samples\n"
+	      "  --attach FILE          announce FILE as an artifact of every run and deliver its bytes\n"
+	      "                         with the manifests (repeatable); every timed run also carries\n"
+	      "                         samples.tsv, its samples in ns, one per line\n"
+	      "  --artifacts-dir DIR    write artifact bytes to DIR (default: artifacts/ beside FILE, in\n"
+	      "                         the inbox or in the spool; standard output has no place for them)\n"
 	      "  --key FILE             sign every run with this Ed25519 private key (kindex keygen):\n"
 	      "                         a store that trusts its public key shows the runs as measured\n"
 	      "  -q, --quiet            no progress and no summaries on stderr\n"
@@ -442,6 +453,57 @@ static int write_samples(struct session *S, const struct kx_bench_samples *s, co
 	return r;
 }
 
+/*
+ * The bytes of every artifact the manifest announces, where the sink keeps them, before the
+ * manifest itself: samples.tsv from the samples, an attached file copied as it is. With no place
+ * for them (standard output without --artifacts-dir) they stay announced only, and stderr says so
+ * once.
+ */
+static int deliver_artifacts(struct session *S, const struct kx_bench_result *res,
+			     const struct kx_json *m)
+{
+	const struct kx_json *arts = kx_json_pointer(m, "/run/spec/artifacts");
+	if (!arts || !arts->arr.len)
+		return 0;
+	if (!S->sink.artifacts_dir) {
+		if (!S->artifacts_noted)
+			fail("artifacts announced but not written (no --artifacts-dir with standard output)");
+		S->artifacts_noted = true;
+		return 0;
+	}
+	for (size_t i = 0; i < arts->arr.len; i++) {
+		const char *name = kx_json_get_string(arts->arr.v[i], "name");
+		struct kx_bench_artifact samples;
+		const struct kx_bench_artifact *art = NULL;
+		struct kx_buf b;
+		kx_buf_init(&b, 0);
+		int r = 0;
+		if (name && strcmp(name, KX_BENCH_SAMPLES_ARTIFACT) == 0 && res->samples && res->samples->n) {
+			const struct kx_bench_samples *s = res->samples;
+			if ((r = bench_samples_artifact(s->ns, s->n, &samples)) == 0 &&
+			    (r = bench_samples_text(s->ns, s->n, &b)) == 0)
+				art = &samples;
+		}
+		for (size_t j = 0; !art && r == 0 && name && j < S->nattached; j++)
+			if (strcmp(S->attached[j].name, name) == 0)
+				art = &S->attached[j];
+		char err[1024], *path = NULL;
+		bool written;
+		if (r == 0 && !art)
+			r = -EINVAL; /* announced but not ours: cannot happen */
+		if (r < 0)
+			fail("cannot write the artifact '%s': %s", name ? name : "?", strerror(-r));
+		else if ((r = bench_sink_put_artifact(&S->sink, art, art == &samples ? &b : NULL, &path,
+						      &written, err, sizeof(err))) < 0)
+			fail("%s", err);
+		free(path);
+		kx_buf_release(&b);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int emit(struct session *S, struct kx_arena *a, const struct kx_bench_result *res,
 		const char *project, const char *version)
 {
@@ -463,6 +525,8 @@ static int emit(struct session *S, struct kx_arena *a, const struct kx_bench_res
 		fail("cannot name the manifest: %s", strerror(-r));
 		return r;
 	}
+	if ((r = deliver_artifacts(S, res, m)) < 0)
+		return r;
 	char *path = NULL;
 	if ((r = bench_sink_write(&S->sink, m, name, &path, err, sizeof(err))) < 0) {
 		fail("%s", err);
@@ -541,6 +605,8 @@ static int run_case(struct session *S, struct kx_bench_case *c, size_t idx, size
 				    : "none",
 		.gpu_slug = S->gpu_slug,
 		.peak = gpu ? S->peak : NULL,
+		.attached = S->attached,
+		.nattached = S->nattached,
 	};
 	struct kx_bench_check check;
 	struct kx_bench_tuning tuning;
@@ -647,8 +713,14 @@ static int open_sink(struct session *S, size_t manifests)
 				     : o->output ? KX_SINK_FILE : KX_SINK_STDOUT;
 	const char *path = o->inbox ? o->inbox : o->spool ? o->spool : o->output;
 	int r = bench_sink_open(&S->sink, kind, path, o->jsonl || manifests > 1, err, sizeof(err));
-	if (r < 0)
+	if (r < 0) {
 		fail("%s", err);
+		return r;
+	}
+	if ((r = bench_sink_artifacts(&S->sink, o->artifacts_dir)) < 0) {
+		fail("out of memory");
+		bench_sink_close(&S->sink);
+	}
 	return r;
 }
 
@@ -854,7 +926,8 @@ static int do_record(struct session *S, const struct kx_bench_workload *w)
 	if (!a)
 		return -ENOMEM;
 	struct kx_bench_result res = { .c = &c, .observed_ns = kx_now_ns(), .samples = &s,
-				       .peak_bytes = o->memory, .gpu_slug = S->gpu_slug };
+				       .peak_bytes = o->memory, .gpu_slug = S->gpu_slug,
+				       .attached = S->attached, .nattached = S->nattached };
 	if ((r = read_samples(o->samples_file, &s)) < 0)
 		goto out;
 	if (o->correctness_file &&
@@ -891,7 +964,8 @@ enum {
 	OPT_LIST = 256, OPT_RUN, OPT_SELFTEST, OPT_RECORD, OPT_IMPL, OPT_PARAM, OPT_INBOX, OPT_SPOOL,
 	OPT_JSONL, OPT_PROTOCOL, OPT_DEVICE, OPT_SEED, OPT_WARMUP, OPT_MIN_SAMPLES, OPT_MIN_TIME,
 	OPT_NOISE, OPT_TIMEOUT, OPT_MAX_SAMPLES, OPT_SAMPLES_DIR, OPT_SAMPLES, OPT_IMPL_PROJECT,
-	OPT_IMPL_VERSION, OPT_CORRECTNESS, OPT_MEMORY, OPT_ENVIRONMENT, OPT_KEY,
+	OPT_IMPL_VERSION, OPT_CORRECTNESS, OPT_MEMORY, OPT_ENVIRONMENT, OPT_KEY, OPT_ATTACH,
+	OPT_ARTIFACTS_DIR,
 };
 
 /* The numbers of the options below, each with its range (kindex-bench(1)): kx_parse_uint and
@@ -958,6 +1032,8 @@ static const struct option longopts[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 	{ "samples-dir", required_argument, NULL, OPT_SAMPLES_DIR },
+	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "artifacts-dir", required_argument, NULL, OPT_ARTIFACTS_DIR },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "samples", required_argument, NULL, OPT_SAMPLES },
 	{ "impl-project", required_argument, NULL, OPT_IMPL_PROJECT },
@@ -1034,6 +1110,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_SPOOL: o->spool = optarg; break;
 		case OPT_JSONL: o->jsonl = true; break;
 		case OPT_SAMPLES_DIR: o->samples_dir = optarg; break;
+		case OPT_ATTACH:
+			if (o->nattach == KX_ARRAY_SIZE(o->attach)) {
+				fail("too many --attach (at most %zu: a run holds at most %d artifacts, "
+				     "samples.tsv among them)", KX_ARRAY_SIZE(o->attach), KX_BENCH_ARTIFACTS_MAX);
+				return -EINVAL;
+			}
+			o->attach[o->nattach++] = optarg;
+			break;
+		case OPT_ARTIFACTS_DIR: o->artifacts_dir = optarg; break;
 		case OPT_KEY: o->key = optarg; break;
 		case 'q': o->quiet = true; break;
 		case OPT_PROTOCOL:
@@ -1099,6 +1184,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fail("choose one of -o, --inbox, --spool");
 		return -EINVAL;
 	}
+	if (o->artifacts_dir && (o->inbox || o->spool)) {
+		fail("--artifacts-dir goes with -o or standard output: an inbox or a spool keeps its "
+		     "artifacts in its own artifacts/");
+		return -EINVAL;
+	}
+	if (o->mode == MODE_LIST && (o->nattach || o->artifacts_dir)) {
+		fail("--attach and --artifacts-dir go with --run, --selftest or --record");
+		return -EINVAL;
+	}
 	if (!isnan(o->min_samples) && !isnan(o->max_samples) && o->max_samples < o->min_samples) {
 		fail("invalid --max-samples: below --min-samples");
 		return -EINVAL;
@@ -1111,6 +1205,49 @@ static int parse_args(int argc, char **argv, struct options *o)
 				       o->impl_project || o->impl_version)) {
 		fail("--samples, --correctness, --memory and --impl-* go with --record");
 		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * --attach: each file hashed once, before the first run, so a bad argument is said before
+ * anything is measured. Names must be unique within a run, samples.tsv included. -EINVAL for the
+ * arguments' faults (usage), another errno for a read that failed.
+ */
+static int attach_files(struct session *S)
+{
+	const struct options *o = S->o;
+	if (!o->nattach)
+		return 0;
+	S->attached = calloc(o->nattach, sizeof(*S->attached));
+	if (!S->attached) {
+		fail("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < o->nattach; i++) {
+		char err[1024], q[KX_QUOTE_SIZE];
+		struct kx_bench_artifact *art = &S->attached[i];
+		int r = bench_attach(o->attach[i], art, err, sizeof(err));
+		if (r < 0) {
+			fail("%s", err);
+			return r;
+		}
+		if (strcmp(art->name, KX_BENCH_SAMPLES_ARTIFACT) == 0) {
+			fail("cannot attach %s: two artifacts of a run cannot share a name, and '%s' is "
+			     "the samples kindex-bench attaches to every timed run",
+			     kx_quote(q, art->path, strlen(art->path)), KX_BENCH_SAMPLES_ARTIFACT);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(S->attached[j].name, art->name) == 0) {
+				char q2[KX_QUOTE_SIZE];
+				fail("cannot attach %s: two artifacts of a run cannot share a name, and %s "
+				     "is attached already as '%s'",
+				     kx_quote(q, art->path, strlen(art->path)),
+				     kx_quote(q2, S->attached[j].path, strlen(S->attached[j].path)), art->name);
+				return -EINVAL;
+			}
+		S->nattached++;
 	}
 	return 0;
 }
@@ -1140,6 +1277,8 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	if (r < 0) {
 		fail("out of memory");
+	} else if ((r = attach_files(&S)) < 0) {
+		status = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
 	} else if (o.mode == MODE_SELFTEST) {
 		const struct kx_bench_workload *w = &bench_selftest_workload;
 		if (plan(&o, &w, 1, cases, &n) < 0) {
@@ -1185,6 +1324,7 @@ out:
 	bench_nvml_close(S.nvml);
 	bench_gpu_close(S.gpu);
 	kx_signer_free(S.key);
+	free(S.attached);
 	free(cases);
 	kx_arena_free(S.arena);
 	return status;
