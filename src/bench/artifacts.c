@@ -102,22 +102,22 @@ int bench_attach(const char *path, struct kx_bench_artifact *ret, char *err, siz
 	/* O_NONBLOCK: a FIFO must not hang the open; it is refused below */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot attach %s: cannot read it: %s", kx_quote(qp, path, strlen(path)),
-			 strerror(errno));
+		snprintf(err, errlen, "cannot attach '%s': cannot read it: %s", path, strerror(errno));
 		return -EINVAL;
 	}
 	struct stat st;
 	int r = 0;
 	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "cannot attach %s: %s", kx_quote(qp, path, strlen(path)), strerror(errno));
+		snprintf(err, errlen, "cannot attach '%s': %s", path, strerror(errno));
 		r = -EINVAL;
 	} else if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "cannot attach %s: not a regular file (%s)",
-			 kx_quote(qp, path, strlen(path)), file_type(st.st_mode));
+		snprintf(err, errlen, "cannot attach '%s': not a regular file (%s)", path,
+			 file_type(st.st_mode));
 		r = -EINVAL;
 	} else {
 		const char *why = bench_artifact_name_problem(name);
 		if (why) {
+			/* quoted: the name may hold what would break the message's line */
 			snprintf(err, errlen, "cannot attach %s: an artifact's name must be one file name "
 				 "(1 to 255 bytes of UTF-8, no control character, not starting with '.'), and %s %s",
 				 kx_quote(qp, path, strlen(path)), kx_quote(qn, name, strlen(name)), why);
@@ -135,8 +135,8 @@ int bench_attach(const char *path, struct kx_bench_artifact *ret, char *err, siz
 			continue;
 		if (got < 0) {
 			r = -errno;
-			snprintf(err, errlen, "cannot attach %s: cannot read it: %s",
-				 kx_quote(qp, path, strlen(path)), strerror(errno));
+			snprintf(err, errlen, "cannot attach '%s': cannot read it: %s", path,
+				 strerror(errno));
 			break;
 		}
 		if (got == 0)
@@ -152,7 +152,7 @@ int bench_attach(const char *path, struct kx_bench_artifact *ret, char *err, siz
 	free(buf);
 	close(fd);
 	if (r == -ENOMEM)
-		snprintf(err, errlen, "cannot attach %s: out of memory", kx_quote(qp, path, strlen(path)));
+		snprintf(err, errlen, "cannot attach '%s': out of memory", path);
 	if (r < 0)
 		return r;
 	ret->name = name;

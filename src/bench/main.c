@@ -1225,7 +1225,7 @@ static int attach_files(struct session *S)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < o->nattach; i++) {
-		char err[1024], q[KX_QUOTE_SIZE];
+		char err[1024];
 		struct kx_bench_artifact *art = &S->attached[i];
 		int r = bench_attach(o->attach[i], art, err, sizeof(err));
 		if (r < 0) {
@@ -1233,18 +1233,16 @@ static int attach_files(struct session *S)
 			return r;
 		}
 		if (strcmp(art->name, KX_BENCH_SAMPLES_ARTIFACT) == 0) {
-			fail("cannot attach %s: two artifacts of a run cannot share a name, and '%s' is "
-			     "the samples kindex-bench attaches to every timed run",
-			     kx_quote(q, art->path, strlen(art->path)), KX_BENCH_SAMPLES_ARTIFACT);
+			fail("cannot attach '%s': two artifacts of a run cannot share a name, and '%s' is "
+			     "the samples kindex-bench attaches to every timed run", art->path,
+			     KX_BENCH_SAMPLES_ARTIFACT);
 			return -EINVAL;
 		}
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(S->attached[j].name, art->name) == 0) {
-				char q2[KX_QUOTE_SIZE];
-				fail("cannot attach %s: two artifacts of a run cannot share a name, and %s "
-				     "is attached already as '%s'",
-				     kx_quote(q, art->path, strlen(art->path)),
-				     kx_quote(q2, S->attached[j].path, strlen(S->attached[j].path)), art->name);
+				fail("cannot attach '%s': two artifacts of a run cannot share a name, and "
+				     "'%s' is attached already as '%s'", art->path, S->attached[j].path,
+				     art->name);
 				return -EINVAL;
 			}
 		S->nattached++;
