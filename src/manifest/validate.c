@@ -441,14 +441,11 @@ bool kx_media_type_valid(const char *p, size_t n)
 	return st && t + 1 + st == n && n <= KX_MEDIA_TYPE_MAX;
 }
 
+static ssize_t control_at(const char *s, size_t n, const char *allowed);
+
 bool kx_artifact_name_valid(const char *p, size_t n)
 {
-	if (!n || n > KX_ARTIFACT_NAME_MAX || p[0] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f || p[i] == '/')
-			return false;
-	return true;
+	return n && n <= KX_ARTIFACT_NAME_MAX && p[0] != '.' && !memchr(p, '/', n) && control_at(p, n, "") < 0;
 }
 
 static const char *const artifact_members[] = { "name", "digest", "size", "mediaType" };
@@ -474,8 +471,8 @@ static void check_artifacts(struct ctx *c, const struct kx_json *arr)
 		snprintf(ptr, sizeof(ptr), "%s/name", base);
 		if (name && !kx_artifact_name_valid(name->str.ptr, name->str.len))
 			add(c, name, ptr, "name",
-			    "artifact name %s is not a safe file name: 1 to %d bytes, no '/', no control character, "
-			    "not starting with '.'",
+			    "artifact name %s is not a safe file name: 1 to %d bytes, no '/', no control character "
+			    "(C0, DEL, C1), not starting with '.'",
 			    kx_quote(q, name->str.ptr, name->str.len), KX_ARTIFACT_NAME_MAX);
 		for (size_t j = 0; name && j < i; j++) {
 			const struct kx_json *other = arr->arr.v[j]->type == KX_JSON_OBJECT ? kx_json_get(arr->arr.v[j], "name")
