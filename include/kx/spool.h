@@ -41,6 +41,10 @@ int kx_receipt_runs(const char *text, size_t len, kx_receipt_run_fn fn, void *ct
 typedef int (*kx_receipt_attestation_fn)(void *ctx, bool added, const char *id, const char *run);
 int kx_receipt_attestations(const char *text, size_t len, kx_receipt_attestation_fn fn, void *ctx);
 
+/* "accepted NAME at TIME: artifact sha256:… (N bytes), stored" (or "already stored"), then which
+ * stored runs announce it, or that none does yet (SPEC §9). */
+int kx_receipt_artifact(const char *name, const struct kx_artifact_result *res, struct kx_buf *out);
+
 /* "rejected NAME: N problems" and one line per problem (file:line:col: pointer: rule: message). */
 int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx_buf *out);
 

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -151,6 +152,21 @@ int kx_receipt_rejected(const char *name, const struct kx_problems *p, struct kx
 	int r = kx_buf_printf(out, "rejected %s at %s: %zu problem%s; nothing was added\n", name, when, p->len,
 			      p->len == 1 ? "" : "s");
 	return r < 0 ? r : kx_problems_format(p, name, out);
+}
+
+int kx_receipt_artifact(const char *name, const struct kx_artifact_result *res, struct kx_buf *out)
+{
+	char when[40], d[KX_DIGEST_STR_MAX];
+	kx_time_format(kx_now_ns(), when);
+	kx_digest_format(&res->digest, d);
+	int r = kx_buf_printf(out, "accepted %s at %s: artifact %s (%" PRIu64 " byte%s), %s\n", name, when, d, res->size,
+			      res->size == 1 ? "" : "s", res->added ? "stored" : "already stored");
+	if (r >= 0 && res->announced_by)
+		r = kx_buf_printf(out, "announced by %zu stored run%s\n", res->announced_by, res->announced_by == 1 ? "" : "s");
+	else if (r >= 0)
+		r = kx_buf_puts(out, "announced by no stored run yet: kept for the grace period (a day), then kindex gc "
+				     "removes it unless a run announces it\n");
+	return r;
 }
 
 /* ---- the spool --------------------------------------------------------------------------------- */
