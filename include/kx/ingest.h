@@ -20,6 +20,7 @@ struct kx_ingest_opts {
 	struct kx_manifest_limits limits;
 	bool sync;        /* fsync the WAL before returning (the inbox's durability promise) */
 	int64_t now_ns;   /* ingest time to record; 0 = the clock */
+	uint64_t max_artifact; /* SPEC §9: an artifact's bytes at most (0: KX_ARTIFACT_MAX_DEFAULT) */
 };
 
 enum kx_ingest_outcome {
