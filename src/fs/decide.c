@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
@@ -82,14 +83,14 @@ static int file_decision(struct fs_inbox *ib, struct ient *e, const char *name, 
 		fs_inbox_changed(ib, dir);
 		if (e->state == LIVE) {
 			/* the name still holds this file: every rename and unlink of it went through ib->lock */
-			int m = rejected ? fs_rename_noreplace(ib->d[D_INBOX].fd, e->name, dfd, base)
-					 : fs_keep_spare(ib, e->name);
+			int m = rejected ? fs_rename_noreplace(ib->d[e->dir].fd, e->name, dfd, base)
+					 : fs_keep_spare(ib, e->dir, e->name);
 			if (m < 0 && rejected)
 				fs_log_error("cannot move rejected inbox/%s to .rejected/%s: %s", e->name, base,
 					     strerror(-m));
 			else if (m < 0)
 				fs_log_error("cannot remove accepted inbox/%s: %s", e->name, strerror(-m));
-			fs_inbox_changed(ib, D_INBOX);
+			fs_inbox_changed(ib, e->dir);
 			if (have_st)
 				fs_file_stat(e->ino, &st, &e->st);
 			fs_set_ghost(ib, e, pid);
@@ -124,6 +125,8 @@ struct decision {
 	int w;      /* the receipt's text: 0 or -errno */
 	uint64_t ticket;
 	struct kx_ingest_result res;
+	bool artifact; /* a file of inbox/artifacts/ (SPEC §9): art, not res */
+	struct kx_artifact_result art;
 	struct kx_problems p;
 	struct kx_buf receipt;
 };
@@ -133,6 +136,35 @@ struct decision {
 static int undecided(int err)
 {
 	return err == -ENOSPC ? -ENOSPC : -EIO;
+}
+
+/*
+ * The first half for a file of inbox/artifacts/ (SPEC §9): its bytes streamed into the store
+ * from its descriptor, a chunk at a time, and committed unsynced; the runs announcing them, and
+ * digests/, shown.
+ */
+static void decide_artifact(struct fs_inbox *ib, struct ient *e, int fd, struct decision *d)
+{
+	struct fs *fs = ib->fs;
+	struct kx_artifact_opts o = { .max_bytes = fs->max_artifact, .name = d->name };
+	d->artifact = true;
+	int r = fd < 0 ? fd : e->too_big ? -EFBIG : kx_ingest_artifact_fd(fs->store, fd, "", &o, &d->art, &d->p);
+	if (r == -EFBIG) { /* a write past the cap was refused already */
+		kx_problems_add(&d->p, 0, 0, "", "size", "file is over the limit of %" PRIu64 " bytes for an artifact "
+				"(-o max_artifact)", fs->max_artifact);
+		r = -EINVAL;
+	}
+	if (r == 0) {
+		if (d->art.added)
+			d->ticket = fs_changed(fs, NULL, 0, d->art.generation);
+		d->w = kx_receipt_artifact(d->name, &d->art, &d->receipt);
+	} else if (r == -EINVAL) {
+		d->w = kx_receipt_rejected(d->name, &d->p, &d->receipt);
+	} else {
+		fs_log_error("cannot store inbox/artifacts/%s: %s (left in the inbox)", d->name, strerror(-r));
+		r = undecided(r);
+	}
+	d->r = r;
 }
 
 /* The first half; false when there is nothing to decide (d->r says why: 0, or -EIO). */
@@ -152,6 +184,10 @@ static bool decide_start(struct fs_inbox *ib, struct ient *e, pid_t pid, struct 
 	struct kx_buf bytes = { 0 };
 	kx_problems_init(&d->p);
 	int fd = fs_entry_fd(ib, e);
+	if (e->dir == D_ARTIFACTS) {
+		decide_artifact(ib, e, fd, d);
+		return true;
+	}
 	int r = fd < 0 ? fd : e->too_big ? -EFBIG : read_all(fd, fs->max_manifest, &bytes);
 	if (r == -EFBIG) {
 		kx_problems_add(&d->p, 0, 0, "", "size", "file is over the limit of %zu byte%s (-o max_manifest)",
@@ -212,8 +248,9 @@ static int decide_finish(struct fs_inbox *ib, struct ient *e, struct decision *d
 			fs_log_error("accepted inbox/%s but cannot write its receipt: %s", d->name, strerror(-w));
 			r = undecided(w);
 		}
-		fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", d->name, d->res.added,
-			     d->res.present);
+		if (!d->artifact)
+			fs_log_debug(fs, "accepted inbox/%s: %zu added, %zu already present", d->name, d->res.added,
+				     d->res.present);
 	} else if (r == -EINVAL) {
 		if (w >= 0)
 			w = file_decision(ib, e, d->name, d->pid, D_REJECTED, &d->receipt);
@@ -231,7 +268,7 @@ static int decide_finish(struct fs_inbox *ib, struct ient *e, struct decision *d
 		}
 		e->dirty = false;
 		e->too_big = false;
-		fs_forget_name(fs, INO_DIR(D_INBOX), d->name);
+		fs_forget_name(fs, INO_DIR(e->dir), d->name);
 	}
 	kx_buf_release(&d->receipt);
 	kx_ingest_result_release(&d->res);
@@ -343,7 +380,7 @@ static void decide_batch(struct fs_inbox *ib, struct queued *batch)
 		pthread_mutex_lock(&ib->lock);
 		e->queued = false;
 		/* renamed again, to a temporary name or away, since: not (or not yet) to be decided */
-		bool final = e->state == LIVE && e->dir == D_INBOX && !fs_inbox_name_is_temp(e->name);
+		bool final = e->state == LIVE && fs_takes_files(e->dir) && !fs_inbox_name_is_temp(e->name);
 		pthread_mutex_unlock(&ib->lock);
 		started[n] = final && decide_start(ib, e, q->pid, &d[n]);
 		sync |= started[n] && d[n].r == 0;
@@ -421,15 +458,16 @@ int fs_mark_queued(struct fs_inbox *ib, struct ient *e)
 	return 0;
 }
 
-/* Queue the files a killed daemon left marked (before the decider starts: no lock needed). */
-static void queue_marked(struct fs_inbox *ib)
+/* Queue the files of `where` a killed daemon left marked (before the decider starts: no lock
+ * needed); how many. */
+static size_t queue_marked_in(struct fs_inbox *ib, int where)
 {
-	int fd = openat(ib->d[D_INBOX].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(ib->d[where].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)
 			close(fd);
-		return;
+		return 0;
 	}
 	size_t n = 0;
 	struct dirent *de;
@@ -437,13 +475,13 @@ static void queue_marked(struct fs_inbox *ib)
 		if ((de->d_type != DT_REG && de->d_type != DT_UNKNOWN) || fs_inbox_name_is_temp(de->d_name) ||
 		    fs_inbox_name_check(de->d_name) < 0)
 			continue;
-		int f = openat(ib->d[D_INBOX].fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		int f = openat(ib->d[where].fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		struct stat st;
 		bool marked = f >= 0 && fstat(f, &st) == 0 && S_ISREG(st.st_mode) &&
 			      fgetxattr(f, QUEUED_XATTR, NULL, 0) >= 0;
 		if (f >= 0)
 			close(f);
-		struct ient *e = marked ? fs_entry_for(ib, D_INBOX, de->d_name) : NULL;
+		struct ient *e = marked ? fs_entry_for(ib, where, de->d_name) : NULL;
 		if (e) {
 			e->marked = true;
 			fs_enqueue_locked(ib, e, 0);
@@ -451,6 +489,12 @@ static void queue_marked(struct fs_inbox *ib)
 		}
 	}
 	closedir(dir);
+	return n;
+}
+
+static void queue_marked(struct fs_inbox *ib)
+{
+	size_t n = queue_marked_in(ib, D_INBOX) + queue_marked_in(ib, D_ARTIFACTS);
 	if (n)
 		fs_log_debug(ib->fs, "deciding %zu file%s renamed into the inbox before the daemon stopped", n,
 			     n == 1 ? "" : "s");

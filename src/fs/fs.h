@@ -77,6 +77,7 @@ struct fs {
 	struct fs_notifier *notifier;
 	bool rw;                   /* -o rw: the inbox exists (inbox.c) */
 	size_t max_manifest;       /* -o max_manifest: the inbox's size cap per file, bytes */
+	uint64_t max_artifact;     /* -o max_artifact: inbox/artifacts/' (SPEC §9), bytes */
 	struct fs_inbox *inbox;    /* NULL on read-only mounts */
 	struct fs_spooler *spooler; /* -o spool=DIR (spooler.c) */
 	struct fs_spooler *trust;   /* STORE/trust/: kindex trust's requests while mounted (spooler.c) */

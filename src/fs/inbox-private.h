@@ -32,7 +32,16 @@
 #define QUEUED_XATTR "user.kindex.queued" /* on a renamed file until decided: see the decider */
 #define NAME_TIMEOUT 10.0   /* seconds the kernel may cache a temporary name or an absent one */
 
-enum { D_INBOX, D_ACCEPTED, D_REJECTED, D__N };
+/* inbox/ and its artifacts/ (SPEC §9) take files; .accepted/ and .rejected/ hold the daemon's
+ * records */
+enum { D_INBOX, D_ACCEPTED, D_REJECTED, D_ARTIFACTS, D__N };
+
+/* Whether files are written, and decided, in directory `dir`: inbox/ (manifests) and
+ * inbox/artifacts/ (artifacts' bytes). */
+static inline bool fs_takes_files(int dir)
+{
+	return dir == D_INBOX || dir == D_ARTIFACTS;
+}
 
 #define INO_DIR(d) (KX_INO_INBOX | (uint64_t)(d))
 #define FIRST_FILE 16
@@ -106,6 +115,12 @@ struct queued {
 	pid_t pid;      /* the thread that renamed it: it may still find its ghost */
 };
 
+/* A file's size cap in directory `dir`: -o max_manifest=, or for an artifact -o max_artifact=. */
+static inline uint64_t fs_max_bytes(const struct fs *fs, int dir)
+{
+	return dir == D_ARTIFACTS ? fs->max_artifact : fs->max_manifest;
+}
+
 /* ---- inbox-table.c -------------------------------------------------------------------------- */
 
 /* Whether two thread ids are of one process (/proc asked only where the ids differ). */
@@ -165,8 +180,9 @@ void fs_entry_close(struct ient *e);
 int fs_rename_noreplace(int olddir, const char *old, int newdir, const char *new);
 /* Write a receipt under a hidden temporary name `tmp` in *ret_dir (`dir`, or .accepted/). */
 int fs_write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char tmp[64], int *ret_dir);
-/* An accepted file leaves the inbox: kept as a spare, or removed (ib->lock held). 0 or -errno. */
-int fs_keep_spare(struct fs_inbox *ib, const char *name);
+/* An accepted file leaves directory `dir`: a manifest's kept as a spare, or removed (an
+ * artifact's always: its blocks are freed at once); ib->lock held. 0 or -errno. */
+int fs_keep_spare(struct fs_inbox *ib, int dir, const char *name);
 
 /* The syncer thread (fs_inbox_open starts it, fs_inbox_close stops it). */
 void *fs_syncer_main(void *arg);

@@ -267,7 +267,7 @@ int fs_dir_stat(struct fs_inbox *ib, int dir, struct stat *st)
 	*st = b;
 	st->st_ino = INO_DIR(dir);
 	st->st_mode = S_IFDIR | (b.st_mode & 07777);
-	st->st_nlink = dir == D_INBOX ? 4 : 2;
+	st->st_nlink = dir == D_INBOX ? 5 : 2; /* inbox/: .accepted/, .rejected/, artifacts/ */
 	st->st_dev = 0;
 	return 0;
 }
@@ -293,7 +293,7 @@ void fs_entry_param(struct fuse_entry_param *e, const struct stat *st, double en
  */
 double fs_name_timeout(int dir, const char *name)
 {
-	return dir == D_INBOX && fs_inbox_name_is_temp(name) ? NAME_TIMEOUT : 0;
+	return fs_takes_files(dir) && fs_inbox_name_is_temp(name) ? NAME_TIMEOUT : 0;
 }
 
 /* The same for an entry's attributes (e->lock held; ib->lock not). */
@@ -328,7 +328,7 @@ int fs_entry_fd(struct fs_inbox *ib, struct ient *e)
 	int r = -ESTALE;
 	pthread_mutex_lock(&ib->lock);
 	if (e->state == LIVE) {
-		int flags = (e->dir == D_INBOX ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+		int flags = (fs_takes_files(e->dir) ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
 		e->fd = openat(ib->d[e->dir].fd, e->name, flags);
 		r = e->fd >= 0 ? e->fd : errno == ENOENT ? -ESTALE : -errno;
 	}
@@ -410,10 +410,10 @@ int fs_write_tmp(struct fs_inbox *ib, int dir, const struct kx_buf *data, char t
 	return r;
 }
 
-/* An accepted file leaves the inbox: kept as a spare, or removed (ib->lock held). 0 or -errno. */
-int fs_keep_spare(struct fs_inbox *ib, const char *name)
+/* An accepted file leaves its directory: a manifest's kept as a spare, or removed (ib->lock held). */
+int fs_keep_spare(struct fs_inbox *ib, int dir, const char *name)
 {
-	if (ib->nspares < SPARES_MAX && (ib->spares || (ib->spares = malloc(SPARES_MAX * sizeof(*ib->spares))))) {
+	if (dir == D_INBOX && ib->nspares < SPARES_MAX && (ib->spares || (ib->spares = malloc(SPARES_MAX * sizeof(*ib->spares))))) {
 		char *spare = ib->spares[ib->nspares];
 		snprintf(spare, 64, TMP_PREFIX "%d-%lu.tmp", (int)getpid(), atomic_fetch_add(&ib->tmp_counter, 1));
 		if (fs_rename_noreplace(ib->d[D_INBOX].fd, name, ib->d[D_ACCEPTED].fd, spare) == 0) {
@@ -421,7 +421,7 @@ int fs_keep_spare(struct fs_inbox *ib, const char *name)
 			return 0;
 		}
 	}
-	return unlinkat(ib->d[D_INBOX].fd, name, 0) < 0 ? -errno : 0;
+	return unlinkat(ib->d[dir].fd, name, 0) < 0 ? -errno : 0;
 }
 
 /* ---- the syncer ----------------------------------------------------------------------------- */

@@ -74,7 +74,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const dir_names[D__N] = { ".", ".accepted", ".rejected" };
+static const char *const dir_names[D__N] = { ".", ".accepted", ".rejected", "artifacts" };
 
 static struct fs_inbox *ib_of(fuse_req_t req)
 {
@@ -87,14 +87,23 @@ static int dir_of_ino(uint64_t ino)
 	return ino >= KX_INO_INBOX && i < D__N ? (int)i : -1;
 }
 
+/* The directory inbox/NAME is (.accepted, .rejected, artifacts), or -1. */
+static int subdir_of(int dir, const char *name)
+{
+	for (int i = D_ACCEPTED; dir == D_INBOX && i < D__N; i++)
+		if (strcmp(name, dir_names[i]) == 0)
+			return i;
+	return -1;
+}
+
 static bool is_receipt_dir_name(int dir, const char *name)
 {
-	return dir == D_INBOX && (strcmp(name, ".accepted") == 0 || strcmp(name, ".rejected") == 0);
+	return subdir_of(dir, name) >= 0;
 }
 
 static bool hidden(int dir, const char *name)
 {
-	return dir != D_INBOX && strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0;
+	return !fs_takes_files(dir) && strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0;
 }
 
 /*
@@ -231,10 +240,10 @@ void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	if (dir != D_INBOX)
+	if (!fs_takes_files(dir))
 		fs_inbox_drain(ib, true, true); /* the receipt of a file renamed before is there, its name gone */
 	if (is_receipt_dir_name(dir, name)) {
-		int sub = name[1] == 'a' ? D_ACCEPTED : D_REJECTED;
+		int sub = subdir_of(dir, name);
 		int r = fs_dir_stat(ib, sub, &st);
 		if (r < 0) {
 			reply_err(req, "lookup", name, r);
@@ -274,7 +283,7 @@ void fs_inbox_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * cached absence into an entry — unless it is the name of a ghost, which its decider must
 		 * still find: only such a name is not cached absent.
 		 */
-		if (r == -ENOENT && dir == D_INBOX && !fs_ghost_named(ib, dir, name))
+		if (r == -ENOENT && fs_takes_files(dir) && !fs_ghost_named(ib, dir, name))
 			negative = NAME_TIMEOUT;
 	} else {
 		r = -errno;
@@ -432,9 +441,9 @@ void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 	}
 	pthread_mutex_lock(&e->lock);
 	r = 0;
-	if ((to_set & FUSE_SET_ATTR_SIZE) && e->dir != D_INBOX)
+	if ((to_set & FUSE_SET_ATTR_SIZE) && !fs_takes_files(e->dir))
 		r = -EPERM; /* receipts and rejected files are records: byte-exact */
-	else if ((to_set & FUSE_SET_ATTR_SIZE) && (uint64_t)attr->st_size > fs->max_manifest)
+	else if ((to_set & FUSE_SET_ATTR_SIZE) && (uint64_t)attr->st_size > fs_max_bytes(fs, e->dir))
 		r = -EFBIG;
 	else if (e->state == GHOST && (to_set & FUSE_SET_ATTR_SIZE))
 		r = resurrect(ib, e); /* open(O_TRUNC) of a file just decided: a new one */
@@ -451,10 +460,10 @@ void fs_inbox_setattr(fuse_req_t req, fuse_ino_t ino, const struct stat *attr, i
 		st = e->st;
 	} else if (r == 0) {
 		int fd = fs_entry_fd(ib, e);
-		r = fd < 0 ? fd : set_meta(fd, attr, to_set, e->dir == D_INBOX ? 0600 : 0400);
+		r = fd < 0 ? fd : set_meta(fd, attr, to_set, fs_takes_files(e->dir) ? 0600 : 0400);
 		if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE) && ftruncate(fd, attr->st_size) < 0)
 			r = -errno;
-		if (r == 0 && e->dir == D_INBOX) {
+		if (r == 0 && fs_takes_files(e->dir)) {
 			/* any change counts as a write: `touch` + close decides a file left in the inbox */
 			e->dirty = true;
 			e->writer = fuse_req_ctx(req)->pid;
@@ -515,9 +524,9 @@ void fs_inbox_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size
 	}
 	ssize_t r = 0;
 	pthread_mutex_lock(&e->lock);
-	if (e->dir != D_INBOX)
+	if (!fs_takes_files(e->dir))
 		r = -EACCES; /* receipts are written by the daemon only */
-	else if (off < 0 || (uint64_t)off + size > fs->max_manifest) {
+	else if (off < 0 || (uint64_t)off + size > fs_max_bytes(fs, e->dir)) {
 		/* the size cap, as the bytes arrive: cp, dd, tee and Python all report EFBIG */
 		e->too_big = true;
 		e->dirty = true;
@@ -550,7 +559,7 @@ void fs_inbox_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	int r = 0;
 	if (dir < 0)
 		r = -ENOTDIR;
-	else if (dir != D_INBOX)
+	else if (!fs_takes_files(dir))
 		r = -EACCES; /* .accepted/ and .rejected/ hold the daemon's records */
 	else if (fs_inbox_name_check(name) < 0)
 		r = -EINVAL; /* control bytes, not UTF-8: refused, not slugged (the name is the user's) */
@@ -653,7 +662,7 @@ void fs_inbox_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (dir < 0)
 		fuse_reply_err(req, ENOTDIR);
 	else if (is_receipt_dir_name(dir, name))
-		fuse_reply_err(req, EPERM); /* the receipt directories stay; their files may go */
+		fuse_reply_err(req, EPERM); /* the receipt directories and artifacts/ stay; their files may go */
 	else
 		fuse_reply_err(req, ENOTDIR); /* nothing else in the inbox is a directory */
 }
@@ -699,7 +708,7 @@ void fs_inbox_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 		return;
 	}
 	pthread_mutex_lock(&e->lock); /* no decision of this file in flight while it moves */
-	bool final = dir == D_INBOX && !fs_inbox_name_is_temp(newname);
+	bool final = fs_takes_files(dir) && !fs_inbox_name_is_temp(newname);
 	/* marked first: a returned rename is decided even if the daemon is killed (see the decider) */
 	bool queue = final && ib->decider_started && fs_mark_queued(ib, e) == 0;
 	pthread_mutex_lock(&ib->lock);
@@ -760,7 +769,7 @@ void fs_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 		return;
 	}
 	if (!off)
-		fs_inbox_drain(ib, dir != D_INBOX, false); /* a listing from the start shows what was renamed before */
+		fs_inbox_drain(ib, !fs_takes_files(dir), false); /* a listing from the start shows what was renamed before */
 	int fd = openat(ib->d[dir].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	char *buf = malloc(size);
@@ -788,7 +797,7 @@ void fs_inbox_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bo
 			st.st_ino = dir == D_INBOX ? 1 : INO_DIR(D_INBOX);
 			st.st_mode = S_IFDIR;
 		} else if (is_receipt_dir_name(dir, n)) {
-			st.st_ino = INO_DIR(n[1] == 'a' ? D_ACCEPTED : D_REJECTED);
+			st.st_ino = INO_DIR(subdir_of(dir, n));
 			st.st_mode = S_IFDIR;
 		} else if (hidden(dir, n)) {
 			continue;
@@ -842,7 +851,7 @@ void fs_inbox_flush(fuse_req_t req, fuse_ino_t ino)
 	pthread_mutex_lock(&e->lock);
 	bool final = false;
 	pthread_mutex_lock(&ib->lock);
-	if (e->state == LIVE && e->dir == D_INBOX)
+	if (e->state == LIVE && fs_takes_files(e->dir))
 		final = !fs_inbox_name_is_temp(e->name);
 	pthread_mutex_unlock(&ib->lock);
 	/*

@@ -50,6 +50,7 @@ struct cfg {
 	char *timeout;
 	char *spool;
 	char *max_manifest;
+	char *max_artifact;
 	char *spin;
 	char *publish, *publish_interval, *publish_keep;
 	char *follow_path; /* -o follow=PATH */
@@ -64,6 +65,7 @@ static const struct fuse_opt cfg_spec[] = {
 	{ "timeout=%s", offsetof(struct cfg, timeout), 0 },
 	{ "spool=%s", offsetof(struct cfg, spool), 0 },
 	{ "max_manifest=%s", offsetof(struct cfg, max_manifest), 0 },
+	{ "max_artifact=%s", offsetof(struct cfg, max_artifact), 0 },
 	{ "spin=%s", offsetof(struct cfg, spin), 0 },
 	{ "publish=%s", offsetof(struct cfg, publish), 0 },
 	{ "publish_interval=%s", offsetof(struct cfg, publish_interval), 0 },
@@ -157,6 +159,8 @@ static void usage(FILE *f)
 		"                           tree answers EROFS. Costs one FLUSH round trip per close()\n"
 		"    -o max_manifest=SIZE   the size cap per file of the inbox (a write past it: EFBIG) and\n"
 		"                           of the spool; K, M, G suffixes, 1 to 1G (default 4M)\n"
+		"    -o max_artifact=SIZE   the size cap of an artifact's bytes (SPEC §9) in /inbox/artifacts\n"
+		"                           and the spool's artifacts/; 1 byte to 1T (default 1G)\n"
 		"    -o spool=DIR           also ingest maildir-style drops: DIR/tmp/NAME renamed to\n"
 		"                           DIR/new/NAME, moved to DIR/accepted or DIR/rejected with a receipt\n"
 		"                           (as `kindex watch DIR`; read-only mounts too)\n"
@@ -253,7 +257,7 @@ struct daemon {
 	struct cfg cfg;
 	struct fs fs;
 	struct fuse_session *se;
-	size_t cache, max_manifest;
+	size_t cache, max_manifest, max_artifact;
 	double publish_interval; /* seconds */
 	unsigned publish_keep;
 	unsigned stale_after; /* -o follow: README's NOT ADVANCING after this many writer's intervals */
@@ -318,6 +322,11 @@ static int parse_options(struct daemon *d)
 	if (cfg->max_manifest && parse_size(cfg->max_manifest, 1, 1u << 30, &d->max_manifest) < 0) {
 		fprintf(stderr, "kindexfs: invalid -o max_manifest=%s: give a size from 1 byte to 1G (digits and K, M or G), e.g. 4M\n",
 			cfg->max_manifest);
+		return EXIT_USAGE;
+	}
+	if (cfg->max_artifact && parse_size(cfg->max_artifact, 1, (size_t)1 << 40, &d->max_artifact) < 0) {
+		fprintf(stderr, "kindexfs: invalid -o max_artifact=%s: give a size from 1 byte to 1T (digits and K, M or G), e.g. 2G\n",
+			cfg->max_artifact);
 		return EXIT_USAGE;
 	}
 	if (cfg->follow_path && !*cfg->follow_path) {
@@ -751,6 +760,7 @@ static void stop(struct daemon *d, int status)
 	free(d->cfg.timeout);
 	free(d->cfg.spool);
 	free(d->cfg.max_manifest);
+	free(d->cfg.max_artifact);
 	free(d->cfg.spin);
 	free(d->cfg.publish);
 	free(d->cfg.publish_interval);
@@ -769,6 +779,7 @@ int main(int argc, char **argv)
 	d.fs = (struct fs){ .timeout = 3600, .uid = getuid(), .gid = getgid() };
 	d.cache = 8u << 20;
 	d.max_manifest = KX_MANIFEST_MAX_BYTES_DEFAULT;
+	d.max_artifact = KX_ARTIFACT_MAX_DEFAULT;
 	d.spin_us = 100;
 	d.publish_interval = 2;
 	d.publish_keep = 3;
@@ -795,6 +806,7 @@ int main(int argc, char **argv)
 		d.fs.debug = d.opts.debug;
 		d.fs.rw = d.cfg.rw;
 		d.fs.max_manifest = d.max_manifest;
+		d.fs.max_artifact = d.max_artifact;
 		status = daemonize(&d);
 	}
 	if (status == CONTINUE) {

@@ -90,7 +90,8 @@ static void *spooler_main(void *arg)
 	pthread_setname_np(pthread_self(), "kx-spooler"); /* for top -H, perf */
 	struct fs_spooler *s = arg;
 	struct fs *fs = s->fs;
-	struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true };
+	struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true,
+				    .max_artifact = fs->max_artifact };
 	for (;;) {
 		if (!same_new(s, false)) {
 			struct kx_spool *fresh = NULL;
