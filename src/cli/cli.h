@@ -105,6 +105,8 @@ int cli_resolve_run(struct kx_store *s, struct kx_tree *t, struct kx_view *v, co
 /* Why RUN could not be resolved (cli_resolve_run's error), for "<cmd>: 'RUN': <why>". */
 const char *cli_run_error(int err);
 int cli_cmd_attest(struct cli *cli, int argc, char **argv);
+int cli_cmd_samples(struct cli *cli, int argc, char **argv);
+int cli_cmd_gc(struct cli *cli, int argc, char **argv);
 void cli_print_problems(const char *file, const struct kx_problems *p);
 
 #endif

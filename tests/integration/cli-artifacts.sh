@@ -87,4 +87,53 @@ for rule in "/run/spec/artifacts/0/name: name:" "/run/spec/artifacts/0/mediaType
 done
 expect 0 "$KINDEX" ls runs
 check "nothing of a refused file is stored" test "$(wc -l <out)" = 1
+expect 1 "$KINDEX" ingest --max-artifact 1K --artifact samples.bin
+check "over --max-artifact: refused by rule size" contains err "size: over the limit of 1024 bytes for an artifact"
+
+# kindex-bench's samples.tsv: kindex samples prints it, and the run's median, p20 and p80 are its
+# quantiles (linear interpolation), recomputed here without any of our code
+python3 -c 'import random; random.seed(7); print("\n".join(str(random.randint(20000000, 26000000)) for _ in range(301)))' >lat.txt
+mkdir bench
+"$KINDEX_BENCH" --record fused_linear_cross_entropy --impl pytorch --environment cpu --samples lat.txt \
+	-o bench/m.json 2>bench.err || die "kindex-bench --record: $(cat bench.err)"
+expect 0 "$KINDEX" ingest bench
+check "kindex-bench's directory: its samples stored" contains err "1 artifact: 1 stored"
+bid=$("$KINDEX" ls runs | grep -v "^$id/" | head -1) bid=${bid%/}
+"$KINDEX" samples "$bid" >samples.out || die "kindex samples $bid failed"
+check "kindex samples prints the samples as measured" cmp -s samples.out <(grep -v '^$' lat.txt)
+python3 - bench/m.json samples.out <<'PY' || { echo "FAIL: the run's figures are not its samples' quantiles" >&2; fails=$((fails + 1)); }
+import json, sys
+m = json.load(open(sys.argv[1]))
+xs = sorted(int(l) for l in open(sys.argv[2]) if l.strip())
+def q(p):
+    h = (len(xs) - 1) * p
+    lo = int(h)
+    return xs[lo] + (h - lo) * (xs[min(lo + 1, len(xs) - 1)] - xs[lo])
+lat = m["run"]["spec"]["timing"]["latencyNs"]
+want = {"median": q(0.5), "p20": q(0.2), "p80": q(0.8)}
+bad = [k for k in want if lat[k] != want[k]]
+print("ok - median %s p20 %s p80 %s recomputed from %d samples" % (lat["median"], lat["p20"], lat["p80"], len(xs)))
+sys.exit(1 if bad else 0)
+PY
+expect 1 "$KINDEX" samples "$id" --name profile.ncu-rep
+check "an artifact the run does not announce: said so" contains err "announces no artifact 'profile.ncu-rep'"
+
+# kindex gc: bytes no run announces go once the grace period is over; announced ones never
+head -c 5000 /dev/urandom >orphan.bin
+ho=$(sha256sum orphan.bin | cut -c1-64)
+expect 0 "$KINDEX" ingest --artifact orphan.bin
+check "an orphan is reported" contains err "1 announced by no stored run"
+expect 0 "$KINDEX" gc --dry-run
+check "within the grace period: kept" contains err "would remove 0 artifacts"
+expect 0 "$KINDEX" gc --dry-run --grace 0
+check "--dry-run names what would go" contains out "would remove artifact sha256:$ho: 5000 bytes received"
+check "and only that" test "$(wc -l <out)" = 1
+expect 0 "$KINDEX" ls digests/sha256
+check "--dry-run removed nothing" contains out "$ho"
+expect 0 "$KINDEX" gc --grace 0
+check "gc removes it" contains out "removed artifact sha256:$ho"
+expect 0 "$KINDEX" ls digests/sha256
+check "digests/ no longer lists it" not_contains out "$ho"
+check "announced bytes stay" contains out "$hs"
+expect 0 "$KINDEX" verify
 finish
