@@ -186,7 +186,9 @@ static void current_of(int dstfd, char ret[NAME_MAX + 1])
 		ret[0] = '\0';
 }
 
-/* Hard-link every *.sst of directory `from` into `to` (both under dstfd); the count in *ret. */
+/* Hard-link every table (*.sst) and blob file (*.blob: artifacts' chunks, SPEC §9) of directory
+ * `from` into `to` (both under dstfd) — RocksDB never changes either once written; the count in
+ * *ret. */
 static int link_tables(int dstfd, const char *from, const char *to, unsigned *ret)
 {
 	int ffd = openat(dstfd, from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -196,7 +198,7 @@ static int link_tables(int dstfd, const char *from, const char *to, unsigned *re
 	if (!d || tfd < 0)
 		r = -errno;
 	for (struct dirent *e; r == 0 && d && (e = readdir(d));)
-		if (ends_with(e->d_name, ".sst")) {
+		if (ends_with(e->d_name, ".sst") || ends_with(e->d_name, ".blob")) {
 			if (linkat(ffd, e->d_name, tfd, e->d_name, 0) < 0)
 				r = -errno;
 			else
@@ -510,11 +512,13 @@ static int pick_name(int dstfd, const struct kx_published *pub, const char *curr
 /* The copy's phases; *ret_vanished: the generation was removed at SRC while it was copied. */
 static int copy_generation(const char *rsync, const char *sgen, const char *partslash, char **ret_err)
 {
-	/* phase 1: the table files this host lacks or has otherwise (rsync's size and time check:
-	 * those linked from the same lineage are the same files); those SRC no longer has go */
-	const char *tables[] = { "-a", "--fsync", "--delete", "--include=*.sst", "--exclude=*", sgen, partslash, NULL };
+	/* phase 1: the table and blob files this host lacks or has otherwise (rsync's size and time
+	 * check: those linked from the same lineage are the same files); those SRC no longer has go */
+	const char *tables[] = { "-a", "--fsync", "--delete", "--include=*.sst", "--include=*.blob", "--exclude=*",
+				 sgen, partslash, NULL };
 	/* phase 2: every other file, copied whatever its time and size */
-	const char *rest[] = { "-a", "--fsync", "--ignore-times", "--exclude=*.sst", sgen, partslash, NULL };
+	const char *rest[] = { "-a", "--fsync", "--ignore-times", "--exclude=*.sst", "--exclude=*.blob", sgen, partslash,
+			       NULL };
 	int r = run_rsync(rsync, tables, ret_err);
 	return r < 0 ? r : run_rsync(rsync, rest, ret_err);
 }

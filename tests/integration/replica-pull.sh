@@ -28,6 +28,12 @@ signed=$("$KINDEX" --store "$store" ls runs | head -1 | tr -d /)
 "$KINDEX" -q --store "$store" attest "$signed" --note "carried to every replica" --author lab ||
 	die "kindex attest failed"
 
+# and an artifact's bytes (SPEC §9), 20 MiB: more than a memtable, so RocksDB writes them out to
+# its blob files, which a replica carries and links like tables
+head -c 20971520 /dev/urandom >"$work/artifact.bin"
+art=$(sha256sum "$work/artifact.bin" | cut -c1-64)
+"$KINDEX" -q --store "$store" ingest --artifact "$work/artifact.bin" || die "ingest of the artifact failed"
+
 # start_writer STORE PUB: kindex watch --publish in the background; sets $writer
 start_writer() {
 	"$KINDEX" -q --store "$1" watch --publish "$2" --publish-interval 0.1 "$spool" >/dev/null 2>>"$work/writer.err" &
@@ -71,6 +77,11 @@ check "and its manifest.json carries the signature as the writer's does" \
 	bash -c "cmp -s <('$KINDEX' --store '$dst/current' cat runs/$signed/manifest.json) \
 		<('$KINDEX' --store '$store' cat runs/$signed/manifest.json) &&
 		'$KINDEX' --store '$store' cat runs/$signed/manifest.json | grep -q '\"signatures\"'"
+check "the replica serves the artifact byte for byte" \
+	bash -c "'$KINDEX' --store '$dst/current' cat digests/sha256/$art | cmp -s - '$work/artifact.bin'"
+blob=$(cd "$dst/current" && ls -- *.blob 2>/dev/null | head -1)
+check "in blob files ($blob)" test -n "$blob"
+blob_ino=$(stat -c %i "$dst/current/$blob" 2>/dev/null)
 "$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
 check "a second pull copies nothing ($(cat "$work/out"))" grep -q "is up to date: generation $g1" "$work/out"
 
@@ -117,6 +128,7 @@ check "gen-$g2 has its VERIFIED too: store generation $s1, the store's creation,
 check "and removes the partial copy" bash -c "! ls -d '$dst'/*.partial 2>/dev/null | grep -q ."
 check "current names gen-$g2" [ "$(readlink "$dst/current")" = "gen-$g2" ]
 check "gen-$g2 verifies" verifies "$dst/current"
+check "its blob file $blob is gen-$g1's, linked" test "$(stat -c %i "$dst/gen-$g2/$blob")" = "$blob_ino"
 stop_writer
 check "every run the writer accepted is on the replica, the import's too" same_runs "$store" "$dst/current"
 check "the older generation, unused, is removed" [ ! -e "$dst/gen-$g1" ]
