@@ -19,6 +19,7 @@
 #   - every other file is still in the inbox or was decided (a receipt in .accepted/ or
 #     .rejected/) — none vanished; and since every manifest was valid, none was rejected: a file
 #     cut short by a crash stays in the inbox, undecided, for its writer to deal with.
+# Last, a kill while a 128 MiB artifact's bytes are being stored (SPEC §9): all or nothing.
 #
 # Environment: KX_CRASH_FILES (default 10000), KX_CRASH_KILLS (default 20).
 . "$(dirname "$0")/mount-lib.sh"
@@ -249,7 +250,7 @@ check "every file whose cp succeeded is in the index, its note too ($(tail -1 "$
 # and each has its receipt, and is gone from the inbox
 inbox="$store/inbox"
 # (a temporary .NAME.part counts as NAME: its copy or its rename was cut)
-ls -A "$inbox" | grep -v '^\.accepted$\|^\.rejected$' | sed 's/^\.\(.*\)\.part$/\1/' | sort >"$work/left"
+ls -A "$inbox" | grep -v '^\.accepted$\|^\.rejected$\|^artifacts$' | sed 's/^\.\(.*\)\.part$/\1/' | sort >"$work/left"
 ls "$inbox/.accepted" | sed 's/\.[0-9]*$//' | sort -u >"$work/acc"
 ls "$inbox/.rejected" | sort >"$work/rej"
 check "every successful copy has its receipt in .accepted/" bash -c "[ -z \"\$(comm -23 '$work/ok' '$work/acc')\" ]"
@@ -298,4 +299,46 @@ check "a file written but never closed or renamed stays in the inbox, undecided"
 check "the receipt keeps no mark" bash -c "! getfattr -n user.kindex.queued '$inbox/.accepted/renamed.json' 2>/dev/null"
 unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
 check "the daemon's stderr is empty" [ ! -s "$mnt.err" ]
+
+# An artifact (SPEC §9) killed mid-store: the daemon is killed while it streams a 128 MiB file of
+# inbox/artifacts/ into the store (its writer blocked in close()). A small artifact acknowledged
+# before stays; the big one is either wholly stored or not at all — never served or listed in
+# part — and stays in the inbox when not; what the cut upload wrote is found by kindex gc.
+head -c 4096 /dev/urandom >"$work/small.bin"
+head -c 134217728 /dev/urandom >"$work/big.bin"
+small=$(sha256sum "$work/small.bin" | cut -c1-64) big=$(sha256sum "$work/big.bin" | cut -c1-64)
+mount_fg "$store" "$mnt" -o rw
+cp "$work/small.bin" "$in/artifacts/small.bin" || fail "cp of a small artifact failed"
+cp "$work/big.bin" "$in/artifacts/big.bin" 2>/dev/null &
+cpid=$!
+storing() { # all of it written, its cp still waiting in close(): the daemon is storing it
+	[ "$(stat -c %s "$inbox/artifacts/big.bin" 2>/dev/null)" = 134217728 ] && kill -0 "$cpid" 2>/dev/null
+}
+deadline=$((SECONDS + 60))
+until storing || [ $SECONDS -ge $deadline ]; do sleep 0.01; done
+check "the daemon was storing the big artifact when killed" storing
+sleep 0.$((RANDOM % 3))
+kill -KILL "$daemon"
+exits "$daemon" 10 || umount -f "$mnt" 2>/dev/null
+wait "$daemon" 2>/dev/null
+fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
+wait "$cpid"
+cp_rc=$?
+mount_fg "$store" "$mnt" -o rw
+check "the acknowledged small artifact is served" cmp -s "$mnt/digests/sha256/$small" "$work/small.bin"
+if [ -e "$mnt/digests/sha256/$big" ]; then
+	check "the big one, stored before the kill, is whole" cmp -s "$mnt/digests/sha256/$big" "$work/big.bin"
+	echo "# the kill came after the big artifact's commit (cp exit $cp_rc)"
+else
+	check "the big one, not stored, is not listed either" bash -c "! ls '$mnt/digests/sha256' | grep -q '$big'"
+	check "its cp failed" [ "$cp_rc" != 0 ]
+	check "and it is still in the inbox, undecided" cmp -s "$inbox/artifacts/big.bin" "$work/big.bin"
+	echo "# the kill cut the big artifact's store"
+fi
+unmount "$mnt" "$daemon" || fail "the daemon did not exit cleanly"
+check "kindex verify is clean after the cut" "$KINDEX" --store "$store" -q verify
+"$KINDEX" --store "$store" gc --grace 0 >"$work/gc" 2>&1 || fail "kindex gc failed: $(cat "$work/gc")"
+check "kindex gc takes what a cut upload left, if any ($(tail -1 "$work/gc"))" \
+	bash -c "[ \$(grep -c '^removed an interrupted upload' '$work/gc') -le 1 ] && ! grep -q 'removed artifact sha256:$big' '$work/gc'"
+check "and verify is clean after gc" "$KINDEX" --store "$store" -q verify
 finish
