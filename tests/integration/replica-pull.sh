@@ -82,6 +82,14 @@ check "the replica serves the artifact byte for byte" \
 blob=$(cd "$dst/current" && ls -- *.blob 2>/dev/null | head -1)
 check "in blob files ($blob)" test -n "$blob"
 blob_ino=$(stat -c %i "$dst/current/$blob" 2>/dev/null)
+mkdir -p "$work/mnt"
+env --default-signal "$KINDEXFS" "$work/mnt" -f -o follow="$dst/current" 2>"$work/mnt.err" &
+follower=$!
+pids+=("$follower")
+mounts+=("$work/mnt")
+wait_mounted "$work/mnt" "$follower" || die "kindexfs -o follow did not mount"
+check "a follow mount serves the artifact byte for byte" cmp -s "$work/mnt/digests/sha256/$art" "$work/artifact.bin"
+unmount "$work/mnt" "$follower" || fail "the follow mount did not unmount cleanly"
 "$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
 check "a second pull copies nothing ($(cat "$work/out"))" grep -q "is up to date: generation $g1" "$work/out"
 
