@@ -71,8 +71,11 @@ rm -f "$work/big.bin"
 
 # bytes first, the run after: order-free
 head -c 200000 /dev/urandom >"$work/early.bin"
+early=$(sha256sum "$work/early.bin" | cut -c1-64)
+ls "$mnt/digests/sha256" >/dev/null # the kernel now holds the listing
 cp "$work/early.bin" "$in/artifacts/early.bin" || die "cp early.bin failed"
 check "bytes no run announces yet: kept, and said so" grep -q "^announced by no stored run yet" "$in/.accepted/early.bin"
+check "listed in digests/sha256/ at once" bash -c "ls '$mnt/digests/sha256' | grep -qx '$early'"
 manifest "$work/early.json" early samples.tsv "$work/early.bin"
 cp "$work/early.json" "$in/" || die "cp early.json failed"
 id2=$(run_of early.json)
