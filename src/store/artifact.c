@@ -134,30 +134,6 @@ int kx_store_any_artifact(struct kx_store *s, struct kx_view *v, bool *ret)
 	return r;
 }
 
-int kx_store_each_announcer(struct kx_store *s, struct kx_view *v, const struct kx_digest *d, kx_digest_fn fn,
-			    void *ctx)
-{
-	unsigned char p[33] = { T_ANNOUNCED };
-	memcpy(p + 1, d->b, 32);
-	struct scan sc;
-	int r = store_scan_open(&sc, s, v, p, sizeof(p));
-	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
-		size_t kn;
-		const char *k = rocksdb_iter_key(sc.it, &kn);
-		if (kn != PAIR_KEY_LEN) {
-			r = -EIO;
-			break;
-		}
-		struct kx_digest run;
-		memcpy(run.b, k + 33, 32);
-		r = fn(ctx, &run);
-	}
-	if (r == 0)
-		r = store_scan_status(&sc);
-	store_scan_close(&sc);
-	return r;
-}
-
 int kx_store_run_artifacts(struct kx_store *s, struct kx_view *v, const struct kx_digest *run,
 			   kx_run_artifact_ref_fn fn, void *ctx)
 {

@@ -329,6 +329,13 @@ int kx_store_each_alias(struct kx_store *s, struct kx_view *v, const struct kx_d
 	return each_digest_key(s, v, T_ALIAS, run, ALIAS_KEY_LEN, alias_key, &e);
 }
 
+int kx_store_each_announcer(struct kx_store *s, struct kx_view *v, const struct kx_digest *d, kx_digest_fn fn,
+			    void *ctx)
+{
+	struct each_ctx e = { .fn = (void *)fn, .ctx = ctx };
+	return each_digest_key(s, v, T_ANNOUNCED, d, PAIR_KEY_LEN, alias_key, &e); /* a pair, as 'A' is */
+}
+
 int kx_store_each_alias_of_any(struct kx_store *s, struct kx_view *v, kx_alias_fn fn, void *ctx)
 {
 	unsigned char tag = T_ALIAS;
