@@ -70,6 +70,9 @@ void render_cells(const struct kx_run_rec *x, struct render_cells *c);
 
 /* ---- runtext.c: the sentences of summary.txt that index.html says too ------------------------ */
 
+/* Whether run v's i-th announced artifact has its bytes stored (SPEC §9). */
+bool render_artifact_received(const struct kx_run_view *v, size_t i);
+
 /* "274.1 ms  (274073425 ns)": a value as people read it, then its stored number and unit only
  * when they read differently ("27582.5 MB" once). */
 void render_value_text(double v, const char *unit, char *out, size_t cap);
@@ -231,8 +234,6 @@ int render_html_head(struct kx_buf *out, const char *title, const char *path);
 int render_html_nav(struct kx_buf *out, const char *path);
 /* <a href="PATH[/]">text</a>: PATH relative, its segments escaped for a URL, text for markup. */
 int render_html_link(struct kx_buf *out, const char *path, bool dir, const char *text);
-/* Whether run v's i-th announced artifact has its bytes stored (SPEC §9). */
-bool render_artifact_received(const struct kx_run_view *v, size_t i);
 /* s[0..len) escaped as render_markup_text does, with a <wbr/> where a long name breaks ('_', '/',
  * ','; '.' too where `dots`; between an RFC 3339 time's date and time). */
 int render_html_break_text(struct kx_buf *out, const char *s, size_t len, bool dots);

@@ -186,11 +186,6 @@ static int indented_text(struct kx_buf *out, const char *s)
 	return r < 0 ? r : kx_buf_puts(out, s);
 }
 
-bool render_artifact_received(const struct kx_run_view *v, size_t i)
-{
-	return i < v->n_artifacts && v->artifact_received[i];
-}
-
 struct art_lines {
 	const struct kx_run_view *v;
 	struct kx_buf *out;

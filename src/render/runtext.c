@@ -170,3 +170,8 @@ int render_hardware_text(const struct kx_run_view *v, struct kx_buf *out)
 	return kx_buf_printf(out, "%s%s%s%s%s%s", prod ? prod : v->group->gpu, ff ? " " : "", ff ? ff : "",
 			     arch ? " (" : "", arch ? arch : "", arch ? ")" : "");
 }
+
+bool render_artifact_received(const struct kx_run_view *v, size_t i)
+{
+	return i < v->n_artifacts && v->artifact_received[i];
+}
