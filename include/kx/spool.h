@@ -14,6 +14,15 @@
  * with "." are skipped; anything in new/ that is not a regular file (a directory, a symbolic link,
  * a FIFO) is rejected with rule "type".
  *
+ * DIR/artifacts/NAME (renamed there from tmp/ the same way) is the bytes of an artifact (SPEC §9):
+ * every file of artifacts/ is decided before those of new/, so a manifest and the bytes it
+ * announces dropped together are served together. Each is stored by its SHA-256
+ * (kx_ingest_artifact_fd, at most opts->max_artifact bytes; a name starting with 64 hex digits
+ * must be its digest) and filed like a manifest, by the same rules and in the same order: in
+ * accepted/ with kx_receipt_artifact's receipt, or in rejected/ with NAME.error; a read or store
+ * failure leaves it in artifacts/. A spool with a handler (kx_spool_set_handler) takes requests,
+ * not runs: it leaves artifacts/ alone.
+ *
  * Thread safety: a spool is used by one thread; the store and tree it is given are thread-safe.
  */
 #ifndef KX_SPOOL_H
@@ -66,14 +75,17 @@ void kx_receipts_remove_dead(int dfd);
 
 struct kx_spool;
 
-/* Open (creating tmp/ new/ accepted/ rejected/ as needed) and start watching DIR/new. */
+/* Open (creating tmp/ new/ accepted/ rejected/ artifacts/ as needed) and start watching DIR/new
+ * and DIR/artifacts. */
 int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err);
 void kx_spool_close(struct kx_spool *sp);
 /* The descriptor to poll for readability (inotify); events are consumed by kx_spool_process. */
 int kx_spool_fd(const struct kx_spool *sp);
 
 struct kx_spool_counts {
-	size_t accepted, rejected, failed; /* failed: I/O errors, the file stays in new/ */
+	size_t accepted;  /* files of new/ */
+	size_t artifacts; /* files of artifacts/ accepted (stored, or stored before) */
+	size_t rejected, failed; /* of both; failed: I/O errors, the file stays where it was */
 	uint64_t generation;               /* store generation after the last commit */
 };
 
@@ -88,8 +100,9 @@ typedef int (*kx_spool_fn)(void *ctx, struct kx_store *s, const char *bytes, siz
 void kx_spool_set_handler(struct kx_spool *sp, kx_spool_fn fn, void *ctx);
 
 /*
- * Ingest every file now in DIR/new (oldest name first) with `opts` (sync is forced on). Also
- * drains pending inotify events. `log` (may be NULL) receives one line per file decided.
+ * Store every file now in DIR/artifacts, then ingest every file now in DIR/new, each in name
+ * order, with `opts` (sync is forced on; opts->max_artifact caps an artifact). Also drains pending
+ * inotify events. `log` (may be NULL) receives one line per file decided.
  */
 int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		     const struct kx_ingest_opts *opts, struct kx_spool_counts *counts, FILE *log);

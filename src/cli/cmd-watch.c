@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * `kindex watch DIR`: the spool entrance for hosts that produce results but do not mount. Files
- * renamed into DIR/new are ingested and moved to DIR/accepted or DIR/rejected with a receipt
- * (include/kx/spool.h). Runs until SIGINT/SIGTERM, or once with --once.
+ * renamed into DIR/new are ingested, and those renamed into DIR/artifacts stored as artifacts'
+ * bytes, and moved to DIR/accepted or DIR/rejected with a receipt (include/kx/spool.h). Runs until SIGINT/SIGTERM, or once with --once.
  */
 #include "cli.h"
 
@@ -37,11 +37,14 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 			    "with '.' are skipped). Each file is one decision, in name order: ingested (the store's log\n"
 			    "synced) and moved to DIR/accepted/NAME with NAME.receipt listing each run's path, or to\n"
 			    "DIR/rejected/NAME with NAME.error listing every problem; a taken NAME gets .1, .2 ...\n"
-			    "DIR and its four subdirectories are made when missing. One line per file on stdout.\n"
+			    "Files renamed into DIR/artifacts/ are the bytes of runs' artifacts (SPEC §9), decided\n"
+			    "before new/ the same way: stored once by SHA-256 (a name starting with 64 hex digits must\n"
+			    "be the bytes' digest; at most 1G) and filed in accepted/ or rejected/ with a receipt.\n"
+			    "DIR and its five subdirectories are made when missing. One line per file on stdout.\n"
 			    "\n"
 			    "options:\n"
-			    "  --once   decide the files now in new/ and exit: status 0, 1 if any was rejected,\n"
-			    "           4 if any could not be decided (left in new/)\n"
+			    "  --once   decide the files now in artifacts/ and new/ and exit: status 0, 1 if any\n"
+			    "           was rejected, 4 if any could not be decided (left where it was)\n"
 			    "  --publish DIR   publish generations of the store for replicas (docs/replicas.md):\n"
 			    "           DIR/gen-N, a checkpoint, and DIR/PUBLISHED naming the newest, every\n"
 			    "           --publish-interval when the store changed, and once more at exit\n"
@@ -125,12 +128,13 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 	struct kx_spool_counts c = { 0 };
 	int status = EXIT_OK;
 	if (!cli->quiet && !once)
-		fprintf(stderr, "watching %s/new (write to %s/tmp, then rename into new/)\n", dir, dir);
+		fprintf(stderr, "watching %s/new and %s/artifacts (write to %s/tmp, then rename into new/ or artifacts/)\n",
+			dir, dir, dir);
 	while (!stop) {
 		r = kx_spool_process(sp, s, t, NULL, &c, cli->quiet ? NULL : stdout);
 		fflush(stdout);
 		if (r < 0) {
-			cli_error("watch: cannot read %s/new: %s", dir, strerror(-r));
+			cli_error("watch: cannot list %s/artifacts or %s/new: %s", dir, dir, strerror(-r));
 			status = EXIT_IO;
 			break;
 		}
@@ -146,8 +150,13 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 	 * file it rejected is an outcome, recorded in rejected/, not a failure of the watcher) */
 	if (once && status == EXIT_OK && (c.rejected || c.failed))
 		status = c.failed ? EXIT_IO : EXIT_REFUSED;
-	if (!cli->quiet && once)
-		fprintf(stderr, "%zu accepted, %zu rejected%s\n", c.accepted, c.rejected, c.failed ? ", some left in new/" : "");
+	if (!cli->quiet && once) {
+		char arts[64] = "";
+		if (c.artifacts)
+			snprintf(arts, sizeof(arts), "; %zu artifact%s accepted", c.artifacts, c.artifacts == 1 ? "" : "s");
+		fprintf(stderr, "%zu accepted, %zu rejected%s%s\n", c.accepted, c.rejected,
+			c.failed ? ", some left in new/ or artifacts/" : "", arts);
+	}
 	kx_tree_free(t);
 	kx_publisher_close(pub); /* a last round: what was accepted is published */
 	kx_spool_close(sp);

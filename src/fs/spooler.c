@@ -2,14 +2,15 @@
 /*
  * `kindexfs -o spool=DIR`: the spool entrance of SPEC §4 served by the daemon, for hosts that only
  * produce results and cannot write to the store while it is mounted (the daemon is its one
- * writer). A thread of its own watches DIR/new (maildir-style: producers write DIR/tmp/NAME and
- * rename it to DIR/new/NAME) with the very code `kindex watch` runs — kx_spool_open, kx_spool_fd
- * and kx_spool_process from src/spool — over the daemon's store and tree, so both accept and
- * refuse the same files with the same receipts. After a round that accepted something it tells
+ * writer). A thread of its own watches DIR/new and DIR/artifacts (maildir-style: producers write
+ * DIR/tmp/NAME and rename it to DIR/new/NAME, or an artifact's bytes to DIR/artifacts/NAME) with
+ * the very code `kindex watch` runs — kx_spool_open, kx_spool_fd and kx_spool_process from
+ * src/spool — over the daemon's store and tree, so both accept and refuse the same files with the
+ * same receipts. After a round that accepted something it tells
  * the notifier (fs_changed), which updates the mounted tree like an inbox commit does.
  *
  * The thread polls the spool's inotify descriptor and a pipe that fs_spooler_stop writes to, and
- * looks at DIR/new every few seconds regardless (an event lost to an overflow costs a delay, not
+ * looks at the spool every few seconds regardless (an event lost to an overflow costs a delay, not
  * a file). Stopping waits for the file being ingested, never interrupts it.
  *
  * A spool directory removed (or removed and made again) behind the daemon's back is opened afresh
@@ -119,7 +120,7 @@ static void *spooler_main(void *arg)
 		free(log);
 		if (r < 0)
 			fs_log_error("cannot read spool %s: %s", s->dir, strerror(-r));
-		if (c.accepted)
+		if (c.accepted || c.artifacts) /* an artifact's bytes change what its runs show */
 			fs_changed(fs, NULL, 0, 0); /* the spool does not say which runs: found from generations */
 		struct pollfd p[2] = { { .fd = kx_spool_fd(s->sp), .events = POLLIN },
 				       { .fd = s->stop[0], .events = POLLIN } };

@@ -173,7 +173,7 @@ int kx_receipt_artifact(const char *name, const struct kx_artifact_result *res, 
 
 struct kx_spool {
 	char *dir;
-	int dfd[4]; /* tmp new accepted rejected */
+	int dfd[5]; /* tmp new accepted rejected artifacts */
 	int ino;    /* inotify */
 	kx_spool_fn fn; /* not NULL: requests, not manifests (kx_spool_set_handler) */
 	void *fn_ctx;
@@ -185,14 +185,14 @@ void kx_spool_set_handler(struct kx_spool *sp, kx_spool_fn fn, void *ctx)
 	sp->fn_ctx = ctx;
 }
 
-enum { D_TMP, D_NEW, D_ACCEPTED, D_REJECTED };
-static const char *const subdirs[] = { "tmp", "new", "accepted", "rejected" };
+enum { D_TMP, D_NEW, D_ACCEPTED, D_REJECTED, D_ARTIFACTS, D_COUNT };
+static const char *const subdirs[] = { "tmp", "new", "accepted", "rejected", "artifacts" };
 
 void kx_spool_close(struct kx_spool *sp)
 {
 	if (!sp)
 		return;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < D_COUNT; i++)
 		if (sp->dfd[i] >= 0)
 			close(sp->dfd[i]);
 	if (sp->ino >= 0)
@@ -226,7 +226,7 @@ int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
 	struct kx_spool *sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return -ENOMEM;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < D_COUNT; i++)
 		sp->dfd[i] = -1;
 	sp->ino = -1;
 	sp->dir = strdup(dir);
@@ -235,7 +235,7 @@ int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
 		r = -errno;
 		goto fail;
 	}
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < D_COUNT; i++) {
 		char p[4096];
 		snprintf(p, sizeof(p), "%s/%s", dir, subdirs[i]);
 		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
@@ -247,7 +247,7 @@ int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
 			r = -errno;
 			goto fail;
 		}
-		if (i >= D_ACCEPTED)
+		if (i == D_ACCEPTED || i == D_REJECTED)
 			kx_receipts_remove_dead(sp->dfd[i]);
 	}
 	sp->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -255,11 +255,14 @@ int kx_spool_open(const char *dir, struct kx_spool **ret, char **ret_err)
 		r = -errno;
 		goto fail;
 	}
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/new", dir);
-	if (inotify_add_watch(sp->ino, p, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
-		r = -errno;
-		goto fail;
+	static const int watched[] = { D_NEW, D_ARTIFACTS };
+	for (size_t k = 0; k < sizeof(watched) / sizeof(*watched); k++) {
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/%s", dir, subdirs[watched[k]]);
+		if (inotify_add_watch(sp->ino, p, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+			r = -errno;
+			goto fail;
+		}
 	}
 	*ret = sp;
 	return 0;
@@ -316,8 +319,9 @@ static bool taken(int dfd, const char *name)
 	return faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
 }
 
-/* Move new/NAME to dir/NAME (or NAME.1 …), its receipt NAME.receipt or NAME.error beside it. */
-static int file_away(struct kx_spool *sp, int dest, const char *name, const char *suffix,
+/* Move from/NAME (new/ or artifacts/) to dest/NAME (or NAME.1 …), its receipt NAME.receipt or
+ * NAME.error beside it. */
+static int file_away(struct kx_spool *sp, int from, int dest, const char *name, const char *suffix,
 		     const struct kx_buf *receipt, char final[NAME_MAX + 1])
 {
 	char rname[NAME_MAX + 1], tmpname[64];
@@ -346,7 +350,7 @@ static int file_away(struct kx_spool *sp, int dest, const char *name, const char
 		r = -errno;
 	if (r < 0)
 		unlinkat(dfd, tmpname, 0);
-	if (r == 0 && renameat(sp->dfd[D_NEW], name, dfd, final) < 0)
+	if (r == 0 && renameat(sp->dfd[from], name, dfd, final) < 0)
 		r = -errno;
 	if (r == 0)
 		fsync(dfd);
@@ -360,18 +364,26 @@ static void drain(struct kx_spool *sp)
 		;
 }
 
-int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
-		     const struct kx_ingest_opts *opts, struct kx_spool_counts *counts, FILE *log)
+static void free_names(char **names, size_t n)
 {
-	drain(sp);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The names now in directory `dfd`, hidden ones left out (a producer's work in progress), in name
+ * order; malloc'd, each and all. */
+static int list_names(int dfd, char ***ret, size_t *ret_n)
+{
 	/* a descriptor of its own: a dup() would share the offset, and every listing after the first
 	 * would start where the last one ended — at the end, seeing nothing */
-	int dfd = openat(sp->dfd[D_NEW], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return -errno;
+		int r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return r;
 	}
 	char **names = NULL;
 	size_t n = 0, cap = 0;
@@ -379,7 +391,7 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 	int r = 0;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
-			continue; /* hidden names are a producer's work in progress */
+			continue;
 		if ((r = KX_GROW(names, cap, n, 64)) < 0)
 			break;
 		if (!(names[n] = strdup(e->d_name))) {
@@ -389,79 +401,169 @@ int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
 		n++;
 	}
 	closedir(d);
+	if (r < 0) {
+		free_names(names, n);
+		return r;
+	}
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_name);
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+/* Open dfd/NAME to read: 0 with *ret_fd; -EISDIR for anything but a regular file. O_NONBLOCK: a
+ * FIFO must not hang the watcher; O_NOFOLLOW: a symbolic link is refused (ELOOP) like anything
+ * else that is not a regular file, not retried forever. */
+static int open_regular(int dfd, const char *name, int *ret_fd)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	int r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
+	if (r == -ELOOP || (r == 0 && !S_ISREG(st.st_mode)))
+		r = -EISDIR;
+	if (r < 0 && fd >= 0)
+		close(fd);
+	if (r == 0)
+		*ret_fd = fd;
+	return r;
+}
+
+/* File a refused file of from/ in rejected/ with every problem; 0, or the move's error. */
+static int reject(struct kx_spool *sp, int from, const char *name, const struct kx_problems *p,
+		  struct kx_buf *receipt, struct kx_spool_counts *counts, FILE *log)
+{
+	char final[NAME_MAX + 1];
+	kx_receipt_rejected(name, p, receipt);
+	int r = file_away(sp, from, D_REJECTED, name, ".error", receipt, final);
+	if (r == 0) {
+		counts->rejected++;
+		if (log)
+			fprintf(log, "rejected %s: %zu problem%s (rejected/%s.error)\n", name, p->len,
+				p->len == 1 ? "" : "s", final);
+	}
+	return r;
+}
+
+/* One file of artifacts/ (SPEC §9): its bytes stored by their SHA-256, streamed, never held whole. */
+static void decide_artifact(struct kx_spool *sp, struct kx_store *s, const struct kx_ingest_opts *o,
+			    const char *name, struct kx_buf *receipt, struct kx_spool_counts *counts, FILE *log)
+{
+	struct kx_problems p;
+	kx_problems_init(&p);
+	kx_buf_reset(receipt);
+	struct kx_artifact_opts ao = { .max_bytes = o->max_artifact ? o->max_artifact : KX_ARTIFACT_MAX_DEFAULT,
+				       .name = name, .sync = true, .now_ns = o->now_ns };
+	struct kx_artifact_result res = { 0 };
+	int fd, r = open_regular(sp->dfd[D_ARTIFACTS], name, &fd);
+	if (r == 0) {
+		r = kx_ingest_artifact_fd(s, fd, name, &ao, &res, &p);
+		close(fd);
+	} else if (r == -EISDIR) {
+		kx_problems_add(&p, 0, 0, "", "type", "not a regular file: an artifact's bytes are a file");
+		r = -EINVAL;
+	}
+	if (r == 0) {
+		char final[NAME_MAX + 1], d[KX_DIGEST_STR_MAX];
+		if ((r = kx_receipt_artifact(name, &res, receipt)) == 0)
+			r = file_away(sp, D_ARTIFACTS, D_ACCEPTED, name, ".receipt", receipt, final);
+		if (r == 0) {
+			counts->artifacts++;
+			counts->generation = res.generation ? res.generation : counts->generation;
+			kx_digest_format(&res.digest, d);
+			if (log)
+				fprintf(log, "accepted %s: artifact %s, %" PRIu64 " byte%s, %s\n", name, d, res.size,
+					res.size == 1 ? "" : "s", res.added ? "stored" : "already stored");
+		}
+	} else if (r == -EINVAL) {
+		r = reject(sp, D_ARTIFACTS, name, &p, receipt, counts, log);
+	}
+	if (r < 0) {
+		counts->failed++;
+		if (log)
+			fprintf(log, "cannot store artifact %s/artifacts/%s: %s (left in artifacts/)\n", sp->dir, name,
+				strerror(-r));
+	}
+	kx_problems_release(&p);
+}
+
+/* One file of new/: its manifests ingested (or, with a handler, its request applied). */
+static void decide_file(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t, const struct kx_ingest_opts *o,
+			const char *name, struct kx_buf *bytes, struct kx_buf *receipt, struct kx_spool_counts *counts,
+			FILE *log)
+{
+	size_t limit = o->limits.max_bytes ? o->limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
+	struct kx_problems p;
+	kx_problems_init(&p);
+	kx_buf_reset(receipt);
+	char final[NAME_MAX + 1];
+	int fd, rr = open_regular(sp->dfd[D_NEW], name, &fd);
+	if (rr == 0) {
+		close(fd);
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/new/%s", sp->dir, name);
+		rr = kx_read_file(path, limit, bytes);
+	}
+	struct kx_ingest_result res = { 0 };
+	if (rr == -EFBIG) {
+		kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu byte%s", limit, limit == 1 ? "" : "s");
+		rr = -EINVAL;
+	} else if (rr == -EISDIR) {
+		kx_problems_add(&p, 0, 0, "", "type", "not a regular file");
+		rr = -EINVAL;
+	} else if (rr == 0 && sp->fn) {
+		rr = sp->fn(sp->fn_ctx, s, bytes->ptr ? bytes->ptr : "", bytes->len, receipt, &p, &res.generation);
+	} else if (rr == 0) {
+		rr = kx_ingest_bytes(s, bytes->ptr ? bytes->ptr : "", bytes->len, o, &res, &p);
+	}
+	if (rr == 0) {
+		if (!sp->fn)
+			kx_receipt_accepted(t, name, &res, receipt);
+		rr = file_away(sp, D_NEW, D_ACCEPTED, name, ".receipt", receipt, final);
+		if (rr == 0) {
+			counts->accepted++;
+			counts->generation = res.generation ? res.generation : counts->generation;
+			if (log)
+				fprintf(log, "accepted %s: %zu added, %zu already present, %zu attestation%s added\n", name,
+					res.added, res.present, res.attestations_added, res.attestations_added == 1 ? "" : "s");
+		}
+	} else if (rr == -EINVAL) {
+		rr = reject(sp, D_NEW, name, &p, receipt, counts, log);
+	}
+	if (rr < 0) {
+		counts->failed++;
+		if (log)
+			fprintf(log, "cannot ingest %s/new/%s: %s (left in new/)\n", sp->dir, name, strerror(-rr));
+	}
+	kx_ingest_result_release(&res);
+	kx_problems_release(&p);
+}
+
+int kx_spool_process(struct kx_spool *sp, struct kx_store *s, struct kx_tree *t,
+		     const struct kx_ingest_opts *opts, struct kx_spool_counts *counts, FILE *log)
+{
+	drain(sp);
 	struct kx_ingest_opts o = opts ? *opts : (struct kx_ingest_opts){ 0 };
 	o.sync = true;
-	size_t limit = o.limits.max_bytes ? o.limits.max_bytes : KX_MANIFEST_MAX_BYTES_DEFAULT;
 	struct kx_buf bytes = { 0 }, receipt = { 0 };
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		const char *name = names[i];
-		struct kx_problems p;
-		kx_problems_init(&p);
-		kx_buf_reset(&receipt);
-		char final[NAME_MAX + 1];
-		/* O_NONBLOCK: a FIFO must not hang the watcher; O_NOFOLLOW: a symbolic link is refused
-		 * (ELOOP) like anything else that is not a regular file, not retried forever */
-		int fd = openat(sp->dfd[D_NEW], name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		struct stat st;
-		int rr = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
-		if (rr == -ELOOP || (rr == 0 && !S_ISREG(st.st_mode)))
-			rr = -EISDIR;
-		if (fd >= 0)
-			close(fd);
-		if (rr == 0) {
-			char path[4096];
-			snprintf(path, sizeof(path), "%s/new/%s", sp->dir, name);
-			rr = kx_read_file(path, limit, &bytes);
+	char **names = NULL;
+	size_t n = 0;
+	int r = 0;
+	/* artifacts first, as kindex ingest does: a run dropped beside its bytes shows them at once,
+	 * and its announced sizes meet the stored bytes. A spool of requests has no artifacts. */
+	if (!sp->fn) {
+		if ((r = list_names(sp->dfd[D_ARTIFACTS], &names, &n)) == 0) {
+			for (size_t i = 0; i < n; i++)
+				decide_artifact(sp, s, &o, names[i], &receipt, counts, log);
+			free_names(names, n);
 		}
-		struct kx_ingest_result res = { 0 };
-		if (rr == -EFBIG) {
-			kx_problems_add(&p, 0, 0, "", "size", "file is over the limit of %zu byte%s", limit,
-					limit == 1 ? "" : "s");
-			rr = -EINVAL;
-		} else if (rr == -EISDIR) {
-			kx_problems_add(&p, 0, 0, "", "type", "not a regular file");
-			rr = -EINVAL;
-		} else if (rr == 0 && sp->fn) {
-			rr = sp->fn(sp->fn_ctx, s, bytes.ptr ? bytes.ptr : "", bytes.len, &receipt, &p, &res.generation);
-		} else if (rr == 0) {
-			rr = kx_ingest_bytes(s, bytes.ptr ? bytes.ptr : "", bytes.len, &o, &res, &p);
-		}
-		if (rr == 0) {
-			if (!sp->fn)
-				kx_receipt_accepted(t, name, &res, &receipt);
-			rr = file_away(sp, D_ACCEPTED, name, ".receipt", &receipt, final);
-			if (rr == 0) {
-				counts->accepted++;
-				counts->generation = res.generation ? res.generation : counts->generation;
-				if (log)
-					fprintf(log, "accepted %s: %zu added, %zu already present, %zu attestation%s added\n",
-						name, res.added, res.present, res.attestations_added,
-						res.attestations_added == 1 ? "" : "s");
-			}
-		} else if (rr == -EINVAL) {
-			kx_receipt_rejected(name, &p, &receipt);
-			rr = file_away(sp, D_REJECTED, name, ".error", &receipt, final);
-			if (rr == 0) {
-				counts->rejected++;
-				if (log)
-					fprintf(log, "rejected %s: %zu problem%s (rejected/%s.error)\n", name, p.len,
-						p.len == 1 ? "" : "s", final);
-			}
-		}
-		if (rr < 0) {
-			counts->failed++;
-			if (log)
-				fprintf(log, "cannot ingest %s/new/%s: %s (left in new/)\n", sp->dir, name, strerror(-rr));
-		}
-		kx_ingest_result_release(&res);
-		kx_problems_release(&p);
+	}
+	if (r == 0 && (r = list_names(sp->dfd[D_NEW], &names, &n)) == 0) {
+		for (size_t i = 0; i < n; i++)
+			decide_file(sp, s, t, &o, names[i], &bytes, &receipt, counts, log);
+		free_names(names, n);
 	}
 	kx_buf_release(&bytes);
 	kx_buf_release(&receipt);
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 	return r;
 }
