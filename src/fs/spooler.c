@@ -16,7 +16,8 @@
  * A spool directory removed (or removed and made again) behind the daemon's back is opened afresh
  * at the next round — its inotify watch and descriptors would otherwise point at the removed
  * directory; a file that arrives meanwhile is seen by the listing or wakes the new watch. Each
- * round compares DIR/new with the one opened (device and inode number): one stat, not a reopen.
+ * round compares DIR/new and DIR/artifacts with those opened (device and inode number): two
+ * stats, not a reopen.
  */
 #include "fs.h"
 
@@ -42,23 +43,28 @@ struct fs_spooler {
 	char *dir;
 	int stop[2];
 	pthread_t thread;
-	dev_t new_dev; /* DIR/new as opened */
-	ino_t new_ino;
+	dev_t dev[2]; /* DIR/new and DIR/artifacts as opened */
+	ino_t ino[2];
 };
 
-/* Whether DIR/new is still the directory opened; `remember`: make it so. */
-static bool same_new(struct fs_spooler *s, bool remember)
+/* Whether DIR/new and DIR/artifacts are still the directories opened; `remember`: make it so. */
+static bool same_dirs(struct fs_spooler *s, bool remember)
 {
-	char p[4096];
-	struct stat st;
-	snprintf(p, sizeof(p), "%s/new", s->dir);
-	if (stat(p, &st) < 0)
-		return false;
-	if (remember) {
-		s->new_dev = st.st_dev;
-		s->new_ino = st.st_ino;
+	static const char *const names[2] = { "new", "artifacts" };
+	bool same = true;
+	for (int i = 0; i < 2; i++) {
+		char p[4096];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s", s->dir, names[i]);
+		if (stat(p, &st) < 0)
+			return false;
+		if (remember) {
+			s->dev[i] = st.st_dev;
+			s->ino[i] = st.st_ino;
+		}
+		same &= st.st_dev == s->dev[i] && st.st_ino == s->ino[i];
 	}
-	return st.st_dev == s->new_dev && st.st_ino == s->new_ino;
+	return same;
 }
 
 /* The log lines of a round (one per file) to the daemon's log: failures always, the rest with -d. */
@@ -94,7 +100,7 @@ static void *spooler_main(void *arg)
 	struct kx_ingest_opts o = { .limits = { .max_bytes = fs->max_manifest }, .sync = true,
 				    .max_artifact = fs->max_artifact };
 	for (;;) {
-		if (!same_new(s, false)) {
+		if (!same_dirs(s, false)) {
 			struct kx_spool *fresh = NULL;
 			char *err = NULL;
 			if (kx_spool_open(s->dir, &fresh, &err) == 0) {
@@ -102,7 +108,7 @@ static void *spooler_main(void *arg)
 					kx_spool_set_handler(fresh, trust_request, s->fs);
 				kx_spool_close(s->sp);
 				s->sp = fresh;
-				same_new(s, true);
+				same_dirs(s, true);
 			} else {
 				fs_log_error("%s", err ? err : "cannot open the spool again");
 			}
@@ -148,7 +154,7 @@ int fs_spooler_start(struct fs *fs, const char *dir, bool trust, struct fs_spool
 	if (r == 0 && !(s->dir = strdup(dir)))
 		r = -ENOMEM;
 	if (r == 0)
-		same_new(s, true);
+		same_dirs(s, true);
 	if (r == 0 && pipe2(s->stop, O_CLOEXEC) < 0)
 		r = -errno;
 	if (r == 0 && (r = -pthread_create(&s->thread, NULL, spooler_main, s)) == 0) {

@@ -4,7 +4,8 @@
 # DIR/new/ shows its run with the artifact announced, not received; its bytes renamed into
 # DIR/artifacts/ later wake the spooler (sooner than its 5 s rescan), are filed in accepted/ with a
 # receipt naming the digest, and the mounted run then serves them byte for byte. Bytes under a
-# name that claims another digest end in rejected/ with an .error naming both.
+# name that claims another digest end in rejected/ with an .error naming both; an artifacts/
+# removed and made again behind the daemon's back is watched again.
 source "$(dirname "$0")/mount-lib.sh"
 
 command -v python3 >/dev/null || { echo "1..0 # SKIP python3 not found: cannot write the manifest"; exit 77; }
@@ -70,6 +71,12 @@ check "bytes named for another digest are rejected" appears "$sp/rejected/$wrong
 check "… naming both digests" grep -q ": digest: named for sha256:$wrong, but its bytes hash to sha256:$(sha256sum "$work/c.bin" | cut -c1-64)" \
 	"$sp/rejected/$wrong-x.error"
 check "artifacts/ is empty" test -z "$(ls -A "$sp/artifacts")"
+
+# artifacts/ removed and made again behind the daemon's back: the next round opens it afresh
+rmdir "$sp/artifacts" && mkdir "$sp/artifacts" || die "cannot make artifacts/ again"
+printf 'after the new artifacts/\n' >"$work/d.bin"
+drop "$work/d.bin" artifacts d.bin
+check "bytes in a remade artifacts/ are accepted (within the 5 s rescan)" appears "$sp/accepted/d.bin.receipt" 10
 
 unmount "$mnt" "$daemon" || fail "the daemon (with a spool) did not exit cleanly"
 finish
