@@ -164,8 +164,8 @@ int kx_receipt_artifact(const char *name, const struct kx_artifact_result *res, 
 	if (r >= 0 && res->announced_by)
 		r = kx_buf_printf(out, "announced by %zu stored run%s\n", res->announced_by, res->announced_by == 1 ? "" : "s");
 	else if (r >= 0)
-		r = kx_buf_puts(out, "announced by no stored run yet: kept for the grace period (a day), then kindex gc "
-				     "removes it unless a run announces it\n");
+		r = kx_buf_puts(out, "announced by no stored run yet: kept a day for the run that announces it "
+				     "(which may be on its way), then kindex gc may remove it\n");
 	return r;
 }
 
