@@ -39,7 +39,8 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 			    "DIR/rejected/NAME with NAME.error listing every problem; a taken NAME gets .1, .2 ...\n"
 			    "Files renamed into DIR/artifacts/ are the bytes of runs' artifacts (SPEC §9), decided\n"
 			    "before new/ the same way: stored once by SHA-256 (a name starting with 64 hex digits must\n"
-			    "be the bytes' digest; at most 1G) and filed in accepted/ or rejected/ with a receipt.\n"
+			    "be the bytes' digest; at most --max-artifact) and filed in accepted/ or rejected/ with a\n"
+			    "receipt.\n"
 			    "DIR and its five subdirectories are made when missing. One line per file on stdout.\n"
 			    "\n"
 			    "options:\n"
@@ -50,6 +51,7 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 			    "           --publish-interval when the store changed, and once more at exit\n"
 			    "  --publish-interval SECONDS   how often (default 2; a fraction allowed: 0.5)\n"
 			    "  --publish-keep K   generations kept in DIR, the newest K (default 3, at least 1)\n"
+			    "  --max-artifact SIZE   the cap of one artifact's bytes (default 1G; K, M, G suffixes)\n"
 			    "Without --once it runs until SIGINT or SIGTERM, then exits 0.\n");
 	if (i < 0)
 		return i == -1 ? EXIT_OK : EXIT_USAGE;
@@ -57,9 +59,16 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 	const char *dir = NULL, *publish = NULL;
 	double interval = 2;
 	uint64_t keep = 3;
+	struct kx_ingest_opts opts = { .max_artifact = KX_ARTIFACT_MAX_DEFAULT };
 	for (; i < argc; i++) {
 		if (strcmp(argv[i], "--once") == 0) {
 			once = true;
+		} else if (strcmp(argv[i], "--max-artifact") == 0) {
+			if (i + 1 == argc || kx_parse_size(argv[i + 1], true, 1, UINT64_MAX / 2, &opts.max_artifact) < 0) {
+				cli_error("watch: --max-artifact needs a size in bytes, with K, M or G (e.g. 2G)");
+				return EXIT_USAGE;
+			}
+			i++;
 		} else if (strcmp(argv[i], "--publish") == 0 || strcmp(argv[i], "--publish-interval") == 0 ||
 			   strcmp(argv[i], "--publish-keep") == 0) {
 			const char *opt = argv[i];
@@ -131,7 +140,7 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "watching %s/new and %s/artifacts (write to %s/tmp, then rename into new/ or artifacts/)\n",
 			dir, dir, dir);
 	while (!stop) {
-		r = kx_spool_process(sp, s, t, NULL, &c, cli->quiet ? NULL : stdout);
+		r = kx_spool_process(sp, s, t, &opts, &c, cli->quiet ? NULL : stdout);
 		fflush(stdout);
 		if (r < 0) {
 			cli_error("watch: cannot list %s/artifacts or %s/new: %s", dir, dir, strerror(-r));

@@ -124,6 +124,12 @@ id3=$(run_of "$sp/accepted/$m.receipt")
 check "its run ($m) serves samples.tsv, equal to the spool's file" served "$id3" samples.tsv samples.tsv
 check "nothing left in new/ or artifacts/" test -z "$(ls -A "$sp/new")$(ls -A "$sp/artifacts")"
 
+# ---- --max-artifact -------------------------------------------------------------------------------
+head -c 2048 /dev/urandom >big.bin
+drop big.bin artifacts big.bin
+expect 1 "$KINDEX" watch --once --max-artifact 1K "$sp"
+check "past --max-artifact: rejected by rule size" grep -q ": size: over the limit of 1024 bytes" "$sp/rejected/big.bin.error"
+
 expect 0 "$KINDEX" verify
 check "kindex verify is clean afterwards" contains out "no problems"
 finish
