@@ -8,7 +8,8 @@
 # the run's artifacts/ then serves them byte for byte (whole, and a range with dd), exact in stat,
 # in SHA256SUMS, as one file with digests/sha256/<hex>. Bytes arriving before the run that
 # announces them are served once it comes; bytes named for another digest are refused with both
-# digests named. KX_ARTIFACT_TEST_BYTES changes the size of the large one (default 1 GiB).
+# digests named. The same bytes go through the daemon's spool and through `kindex ingest` (its own
+# peak RSS under 128 MiB too). KX_ARTIFACT_TEST_BYTES changes the size of the large one (1 GiB).
 . "$(dirname "$0")/mount-lib.sh"
 
 size=${KX_ARTIFACT_TEST_BYTES:-1073741824}
@@ -17,7 +18,9 @@ mnt="$work/mnt"
 in="$mnt/inbox"
 fixture="$KX_SOURCE_ROOT/tests/data/fixtures/flce-forward-a100.manifest.json"
 "$KINDEX" --store "$store" -q init || die "kindex init failed"
-mount_fg "$store" "$mnt" -o rw
+spool="$work/spool"
+mkdir -p "$spool"
+mount_fg "$store" "$mnt" -o rw,spool="$spool"
 
 # manifest OUT ID NAME FILE: the fixture's run, its own observation ID, announcing FILE as NAME
 manifest() {
@@ -67,7 +70,28 @@ check "digests/sha256/<hex> is the same file" test "$(stat -c %i "$mnt/digests/s
 check "SHA256SUMS lists it by its digest" grep -qx "$hex  artifacts/profile.bin" "$mnt/runs/$id/SHA256SUMS"
 check "summary.txt: received" grep -qE '^  profile\.bin .* received: artifacts/profile\.bin$' "$mnt/runs/$id/summary.txt"
 check "summary.txt's stat is its bytes" test "$(stat -c %s "$mnt/runs/$id/summary.txt")" = "$(wc -c <"$mnt/runs/$id/summary.txt")"
-rm -f "$work/big.bin"
+
+# the same bytes through the daemon's spool (tmp/, then a rename into artifacts/): streamed too,
+# found stored already
+cp "$work/big.bin" "$spool/tmp/big.bin" && mv "$spool/tmp/big.bin" "$spool/artifacts/big.bin" || die "cannot drop into the spool"
+deadline=$((SECONDS + 120))
+until [ -e "$spool/accepted/big.bin.receipt" ] || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
+check "the spool's receipt: already stored" grep -q "^accepted big.bin at .*: artifact sha256:$hex ($size bytes), already stored$" "$spool/accepted/big.bin.receipt"
+peak=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
+check "the daemon's peak RSS stays under 128 MiB through the spool too: ${peak} KiB" test "$peak" -le 131072
+# and through kindex ingest, into a store of its own: the process's peak RSS
+"$KINDEX" --store "$work/store2" -q init || die "kindex init failed"
+kpeak=$(python3 - "$KINDEX" "$work/store2" "$work/big.bin" <<'PY'
+import resource, subprocess, sys
+kindex, store, path = sys.argv[1:]
+subprocess.run([kindex, "--store", store, "-q", "ingest", "--artifact", path], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+) || die "kindex ingest --artifact of $size bytes failed"
+echo "# kindex ingest --artifact: peak RSS $kpeak KiB"
+check "kindex ingest's peak RSS stays under 128 MiB: $kpeak KiB" test "$kpeak" -le 131072
+check "and it serves the same bytes" bash -c "'$KINDEX' --store '$work/store2' cat digests/sha256/$hex | cmp -s - '$work/big.bin'"
+rm -rf "$work/big.bin" "$work/store2"
 
 # bytes first, the run after: order-free
 head -c 200000 /dev/urandom >"$work/early.bin"
