@@ -798,6 +798,19 @@ static int doc_stored(struct kx_tree *t, struct kx_view *before, struct kx_view 
 	return 0;
 }
 
+struct art_links {
+	struct changes *c;
+};
+
+/* An artifact a new run announces: its file's link count moved (its bytes, if stored, are one
+ * inode under every run announcing them and digests/). */
+static int artifact_linked(void *ctx, const char *name, const struct kx_digest *d)
+{
+	struct art_links *l = ctx;
+	struct kx_node n = { .type = KX_NODE_DOC_FILE, .file = KX_DOC_FILE_ARTIFACT, .id = *d };
+	return inval(l->c, KX_INVAL_ATTR, &n, NULL);
+}
+
 int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *after, const struct kx_digest *runs,
 		    size_t n, kx_inval_fn fn, kx_held_fn held, void *ctx)
 {
@@ -893,6 +906,10 @@ int kx_tree_changes(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 			if (r == 0 && f >= KX_RF_WORKLOAD && !digest_in(late.v, late.len, d))
 				r = new_run_add(&late, d);
 		}
+		/* SPEC §9: each artifact it announces whose bytes are stored has more links */
+		struct art_links al = { &c };
+		if (r == 0)
+			r = kx_store_run_artifacts(t->s, after, &x.run, artifact_linked, &al);
 		if (r == 0)
 			r = group_set_add(&gs, t, after, &x.group);
 	}

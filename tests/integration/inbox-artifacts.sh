@@ -100,10 +100,17 @@ ls "$mnt/digests/sha256" >/dev/null # the kernel now holds the listing
 cp "$work/early.bin" "$in/artifacts/early.bin" || die "cp early.bin failed"
 check "bytes no run announces yet: kept, and said so" grep -q "^announced by no stored run yet" "$in/.accepted/early.bin"
 check "listed in digests/sha256/ at once" bash -c "ls '$mnt/digests/sha256' | grep -qx '$early'"
+check "one link: no run names it yet" test "$(stat -c %h "$mnt/digests/sha256/$early")" = 1
 manifest "$work/early.json" early samples.tsv "$work/early.bin"
 cp "$work/early.json" "$in/" || die "cp early.json failed"
 id2=$(run_of early.json)
 check "the run that comes later serves them" cmp -s "$mnt/runs/$id2/artifacts/samples.tsv" "$work/early.bin"
+check "three links now" test "$(stat -c %h "$mnt/digests/sha256/$early")" = 3
+# a second run announcing the same bytes: the file the kernel holds (its attributes cached) is told
+stat "$mnt/runs/$id2/artifacts/samples.tsv" >/dev/null
+manifest "$work/again.json" again copy.tsv "$work/early.bin"
+cp "$work/again.json" "$in/" || die "cp again.json failed"
+check "five links, seen through the path already looked up" test "$(stat -c %h "$mnt/runs/$id2/artifacts/samples.tsv")" = 5
 check "sha256sum -c passes in that run" bash -c "cd '$mnt/runs/$id2' && sha256sum -c --quiet SHA256SUMS"
 
 # bytes named for another digest: refused, both digests named, moved to .rejected/
