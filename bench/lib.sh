@@ -22,9 +22,9 @@
 # mnt (the mount point) and log (where the daemon's stderr goes). peak_kb starts at 0 and
 # daemon_failed at 0 here.
 #
-# Sourced by read, replica, inbox, top, site, big-document and ingest. The others need none of
-# it: pictures times its runs inside one Python process, fuzz times libFuzzer runs whose exit
-# status it keeps, gpu-check runs steps under timeout(1), and gen-manifests is Python.
+# Sourced by read, replica, inbox, top, site, big-document, ingest, attest and artifacts. The others
+# need none of it: pictures times its runs inside one Python process, fuzz times libFuzzer runs
+# whose exit status it keeps, gpu-check runs steps under timeout(1), and gen-manifests is Python.
 
 pid=
 peak_kb=0
