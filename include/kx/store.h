@@ -251,6 +251,10 @@ typedef int (*kx_upload_fn)(void *ctx, const uint8_t id[KX_UPLOAD_ID_LEN], uint6
 int kx_store_each_upload(struct kx_store *s, struct kx_view *v, kx_upload_fn fn, void *ctx);
 /* Remove an upload's chunks; with d, the artifact record too (kindex gc). Not for a mounted store. */
 int kx_store_remove_upload(struct kx_store *s, const struct kx_digest *d, const uint8_t id[KX_UPLOAD_ID_LEN]);
+/* Give the disk back: compact the range of a removed upload's chunks, so that the blob files
+ * holding nothing else are deleted (those shared with live chunks wait for RocksDB's blob garbage
+ * collection). */
+int kx_store_reclaim_upload(struct kx_store *s, const uint8_t id[KX_UPLOAD_ID_LEN]);
 
 /*
  * Storing an artifact's bytes as they come (an inbox file, a spool file, kindex ingest): begin,

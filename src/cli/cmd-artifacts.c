@@ -13,7 +13,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- kindex samples ----------------------------------------------------------------------------- */
@@ -154,8 +157,9 @@ struct gc {
 	struct kx_store *s;
 	int64_t now, grace;
 	bool dry, quiet;
-	struct uploads named; /* the uploads artifact records name: never left-overs */
-	size_t removed, kept, uploads;
+	struct uploads named;   /* the uploads artifact records name: never left-overs */
+	struct uploads removed; /* whose chunks are deleted: their range compacted at the end */
+	size_t nremoved, kept, uploads;
 	uint64_t removed_bytes, upload_bytes;
 	int err;
 };
@@ -166,6 +170,29 @@ static int64_t upload_began(const uint8_t id[KX_UPLOAD_ID_LEN])
 	for (int i = 0; i < 8; i++)
 		ns = (int64_t)((uint64_t)ns << 8 | id[i]);
 	return ns;
+}
+
+static int note_removed(struct gc *g, const uint8_t id[KX_UPLOAD_ID_LEN])
+{
+	if (KX_GROW(g->removed.v, g->removed.cap, g->removed.len, 64) < 0)
+		return -ENOMEM;
+	memcpy(g->removed.v[g->removed.len++], id, KX_UPLOAD_ID_LEN);
+	return 0;
+}
+
+/* The bytes of the files directly in directory `dir` (a store: no subdirectory holds its data). */
+static uint64_t dir_bytes(const char *dir)
+{
+	uint64_t n = 0;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			n += (uint64_t)st.st_size;
+	}
+	if (d)
+		closedir(d);
+	return n;
 }
 
 static int count_announcer(void *ctx, const struct kx_digest *run)
@@ -191,9 +218,11 @@ static int gc_artifact(void *ctx, const struct kx_digest *d, const struct kx_art
 		g->kept++;
 		return 0;
 	}
-	if (!g->dry && (r = kx_store_remove_upload(g->s, d, a->upload)) < 0)
+	if (!g->dry && (r = kx_store_remove_upload(g->s, d, a->upload)) == 0 && (r = note_removed(g, a->upload)) < 0)
 		return r;
-	g->removed++;
+	if (r < 0)
+		return r;
+	g->nremoved++;
 	g->removed_bytes += a->size;
 	if (!g->quiet)
 		printf("%s artifact %s: %" PRIu64 " bytes received %s, announced by no stored run\n",
@@ -211,6 +240,8 @@ static int gc_upload(void *ctx, const uint8_t id[KX_UPLOAD_ID_LEN], uint64_t byt
 	if (g->now - began < g->grace)
 		return 0; /* maybe still being written by a writer of this store */
 	int r = g->dry ? 0 : kx_store_remove_upload(g->s, NULL, id);
+	if (r == 0 && !g->dry)
+		r = note_removed(g, id);
 	if (r < 0)
 		return r;
 	char when[40], hex[2 * KX_UPLOAD_ID_LEN + 1];
@@ -258,19 +289,28 @@ int cli_cmd_gc(struct cli *cli, int argc, char **argv)
 	if (r < 0)
 		return -r;
 	g.now = kx_now_ns();
+	char *path = strdup(kx_store_path(g.s));
+	uint64_t before = path ? dir_bytes(path) : 0;
 	r = kx_store_each_artifact(g.s, NULL, gc_artifact, &g);
 	if (r == 0)
 		r = kx_store_each_upload(g.s, NULL, gc_upload, &g);
+	for (size_t k = 0; r == 0 && k < g.removed.len; k++)
+		r = kx_store_reclaim_upload(g.s, g.removed.v[k]);
 	free(g.named.v);
+	free(g.removed.v);
 	kx_store_close(g.s);
 	if (r < 0) {
 		cli_error("gc: %s: %s", g.dry ? "cannot read the store" : "cannot remove from the store", strerror(-r));
+		free(path);
 		return EXIT_IO;
 	}
 	if (!cli->quiet)
 		fprintf(stderr, "gc: %s %zu artifact%s (%" PRIu64 " bytes) and %zu interrupted upload%s (%" PRIu64
 				" bytes); %zu announced by no run kept within the grace period\n",
-			g.dry ? "would remove" : "removed", g.removed, plural(g.removed), g.removed_bytes, g.uploads,
+			g.dry ? "would remove" : "removed", g.nremoved, plural(g.nremoved), g.removed_bytes, g.uploads,
 			plural(g.uploads), g.upload_bytes, g.kept);
+	if (!cli->quiet && !g.dry && g.removed.len && path) /* (RocksDB deletes what it no longer needs by its close) */
+		fprintf(stderr, "gc: the store's files took %" PRIu64 " bytes, now %" PRIu64 "\n", before, dir_bytes(path));
+	free(path);
 	return EXIT_OK;
 }

@@ -268,6 +268,21 @@ int kx_store_remove_upload(struct kx_store *s, const struct kx_digest *d, const 
 	return r;
 }
 
+int kx_store_reclaim_upload(struct kx_store *s, const uint8_t upload[KX_UPLOAD_ID_LEN])
+{
+	unsigned char lo[1 + KX_UPLOAD_ID_LEN] = { T_CHUNK }, hi[1 + KX_UPLOAD_ID_LEN];
+	memcpy(lo + 1, upload, KX_UPLOAD_ID_LEN);
+	memcpy(hi, lo, sizeof(hi));
+	size_t i = sizeof(hi);
+	while (i > 1 && hi[i - 1] == 0xff)
+		hi[--i] = 0;
+	hi[i - 1]++;
+	/* the range's tables rewritten without the deleted chunks: a blob file only they referenced
+	 * is then referenced by none, and RocksDB deletes it */
+	rocksdb_compact_range(s->db, (const char *)lo, sizeof(lo), (const char *)hi, sizeof(hi));
+	return 0;
+}
+
 int kx_store_each_upload(struct kx_store *s, struct kx_view *v, kx_upload_fn fn, void *ctx)
 {
 	unsigned char p = T_CHUNK;

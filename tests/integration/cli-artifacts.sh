@@ -122,19 +122,21 @@ expect 1 "$KINDEX" samples "$id" --name profile.ncu-rep
 check "an artifact the run does not announce: said so" contains err "announces no artifact 'profile.ncu-rep'"
 
 # kindex gc: bytes no run announces go once the grace period is over; announced ones never
-head -c 5000 /dev/urandom >orphan.bin
+head -c 20971520 /dev/urandom >orphan.bin # past a memtable: in blob files of its own
 ho=$(sha256sum orphan.bin | cut -c1-64)
 expect 0 "$KINDEX" ingest --artifact orphan.bin
 check "an orphan is reported" contains err "1 announced by no stored run"
 expect 0 "$KINDEX" gc --dry-run
 check "within the grace period: kept" contains err "would remove 0 artifacts"
 expect 0 "$KINDEX" gc --dry-run --grace 0
-check "--dry-run names what would go" contains out "would remove artifact sha256:$ho: 5000 bytes received"
+check "--dry-run names what would go" contains out "would remove artifact sha256:$ho: 20971520 bytes received"
 check "and only that" test "$(wc -l <out)" = 1
 expect 0 "$KINDEX" ls digests/sha256
 check "--dry-run removed nothing" contains out "$ho"
 expect 0 "$KINDEX" gc --grace 0
 check "gc removes it" contains out "removed artifact sha256:$ho"
+freed=$(sed -n "s/^gc: the store's files took \([0-9]*\) bytes, now \([0-9]*\)$/\1 - \2/p" err)
+check "and gives the disk back: ${freed:-?} bytes freed" test "$((${freed:-0}))" -ge 20000000
 expect 0 "$KINDEX" ls digests/sha256
 check "digests/ no longer lists it" not_contains out "$ho"
 check "announced bytes stay" contains out "$hs"
