@@ -320,8 +320,11 @@ void kx_upload_close(struct kx_artifact_upload *u, bool keep)
 {
 	if (!u)
 		return;
-	if (!keep && u->chunks)
-		kx_store_remove_upload(u->s, NULL, u->id); /* what is not deleted now, kindex gc takes */
+	/* what is not deleted now, kindex gc takes; an upload larger than a memtable was written out to
+	 * blob files, whose disk its range's compaction gives back (a smaller one's chunks and their
+	 * deletion meet in the memtable, and go no further) */
+	if (!keep && u->chunks && kx_store_remove_upload(u->s, NULL, u->id) == 0 && u->size > STORE_WRITE_BUFFER)
+		kx_store_reclaim_upload(u->s, u->id);
 	if (u->h) {
 		uint8_t dummy[KX_DIGEST_LEN];
 		kx_sha256_final(u->h, dummy);

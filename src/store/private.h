@@ -98,6 +98,8 @@ static inline rocksdb_t *db_of(struct kx_store *s, struct kx_view *v)
 
 #define KEYLIT(k) (k), (sizeof(k) - 1)
 
+#define STORE_WRITE_BUFFER (16u << 20) /* a memtable's bytes before RocksDB writes it out */
+
 /* ---- db.c -------------------------------------------------------------------------------------- */
 
 /* A RocksDB status (the C API's error text) as a negative errno, by its code; 0 for none. */

@@ -112,7 +112,6 @@ char *store_generation_refused(const char *dir, const char *what)
 	return msg;
 }
 
-#define STORE_WRITE_BUFFER (16u << 20) /* a memtable's bytes before RocksDB writes it out */
 #define STORE_MIN_BLOB (64u << 10)
 _Static_assert(KX_ARTIFACT_CHUNK > STORE_MIN_BLOB, "an artifact's whole chunks are blobs");
 

@@ -126,6 +126,11 @@ head -c 20971520 /dev/urandom >orphan.bin # past a memtable: in blob files of it
 ho=$(sha256sum orphan.bin | cut -c1-64)
 expect 0 "$KINDEX" ingest --artifact orphan.bin
 check "an orphan is reported" contains err "1 announced by no stored run"
+size1=$(du -sb "$KINDEX_STORE" | cut -f1)
+cp orphan.bin orphan-again.bin
+expect 0 "$KINDEX" ingest --artifact orphan-again.bin
+size2=$(du -sb "$KINDEX_STORE" | cut -f1)
+check "the same 20 MiB again takes no disk: $size1 then $size2 bytes" test $((size2 - size1)) -lt 1048576
 expect 0 "$KINDEX" gc --dry-run
 check "within the grace period: kept" contains err "would remove 0 artifacts"
 expect 0 "$KINDEX" gc --dry-run --grace 0
