@@ -311,7 +311,7 @@ check "the readers ran sha256sum -c" grep -q "sha256sum -c in a group .* [1-9]" 
 
 # ---- the tree, quiet ----------------------------------------------------------------------------
 check "the inbox is empty but for its receipts" \
-	bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected ' ]"
+	bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected artifacts ' ]"
 check "one receipt in .accepted/ per accepted file ($accepted_files)" [ "$(ls "$in/.accepted" | wc -l)" = "$accepted_files" ]
 check "and two files in .rejected/ per bad one ($bads)" [ "$(ls "$in/.rejected" | wc -l)" = $((2 * bads)) ]
 added=$(cat "$in"/.accepted/* | awk '$1 == "added" { print $2 }' | sort -u | wc -l)

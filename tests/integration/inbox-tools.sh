@@ -29,7 +29,7 @@ mount_fg "$store" "$mnt" -o rw
 check "the root of a -o rw mount lists inbox/" bash -c "ls '$mnt' | grep -qx inbox"
 check "inbox/ is mode 755 with .accepted/ and .rejected/" \
 	bash -c "[ \"\$(stat -c %a '$in' '$in/.accepted' '$in/.rejected' | sort -u)\" = 755 ]"
-check "and is empty otherwise" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected ' ]"
+check "and is empty otherwise" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected artifacts ' ]"
 check "files of the tree still read on a -o rw mount (FLUSH answers at once)" bash -c "cat '$mnt/README' >/dev/null"
 
 # ---- tools -----------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ check "rsync -a dir/ mnt/inbox/ exits 0 ($(head -1 "$work/err"))" [ ! -s "$work/
 for i in 11 12 13 14; do
 	check "rsync: m-00000$i.json accepted" accepted "$mnt" "m-00000$i.json" 1
 done
-check "rsync left no temporary file behind" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected ' ]"
+check "rsync left no temporary file behind" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected artifacts ' ]"
 check "rsync -a set the inbox's mtime (SETATTR on the directory)" \
 	[ "$(stat -c %Y "$in")" = "$(stat -c %Y "$work/rs")" ]
 rsync -a "$work/rs/" "$in/" 2>"$work/err"
@@ -101,7 +101,7 @@ rsync -a "$work/rsl/" "$in/" 2>"$work/err"
 n=$(runs_count "$mnt") # first thing: nothing in the inbox looked at yet
 check "rsync -a of 3 manifests and a JSON Lines file exits 0 ($(head -1 "$work/err"))" [ ! -s "$work/err" ]
 check "when rsync exits, its 1,003 runs are in the tree ($runs1 -> $n)" [ "$n" = $((runs1 + 1003)) ]
-check "and the inbox is empty again" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected ' ]"
+check "and the inbox is empty again" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected artifacts ' ]"
 
 # JSON Lines: 1,000 manifests, one decision
 mkdir -p "$work/jl"
@@ -232,7 +232,7 @@ if cp "$(f 16)" "$in/$(printf 'a\nb.json')" 2>"$work/err"; then fail "a name wit
 	check "a name with a control byte: EINVAL at create" grep -q "Invalid argument" "$work/err"; fi
 if cp "$(f 16)" "$in/$(printf 'caf\351.json')" 2>"$work/err"; then fail "a Latin-1 name was created"; else
 	check "a name that is not UTF-8: EINVAL at create" grep -q "Invalid argument" "$work/err"; fi
-check "neither exists" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected ' ]"
+check "neither exists" bash -c "[ \"\$(ls -A '$in' | tr '\n' ' ')\" = '.accepted .rejected artifacts ' ]"
 long=$(printf 'x%.0s' $(seq 250)).json
 drop "a 255-byte name" "$long" cp "$(f 17)" "$in/$long"
 echo '{}' >"$work/$long"
