@@ -245,17 +245,25 @@ int kx_upload_end(struct kx_artifact_upload *u, struct kx_digest *ret, struct kx
 	return 0;
 }
 
-/* Delete every chunk of an upload (one range), and with d its record, in one write. */
-int kx_store_remove_upload(struct kx_store *s, const struct kx_digest *d, const uint8_t upload[KX_UPLOAD_ID_LEN])
+/* The keys of an upload's chunks: from 'B' upload to the upload's id incremented (excluded), which
+ * every index of it sorts below. */
+static void upload_range(const uint8_t upload[KX_UPLOAD_ID_LEN], unsigned char lo[1 + KX_UPLOAD_ID_LEN],
+			 unsigned char hi[1 + KX_UPLOAD_ID_LEN])
 {
-	unsigned char lo[CHUNK_KEY_LEN], hi[1 + KX_UPLOAD_ID_LEN];
-	chunk_key(lo, upload, 0);
-	/* the id incremented: every index of this upload sorts below it */
-	memcpy(hi, lo, sizeof(hi));
-	size_t i = sizeof(hi);
+	lo[0] = T_CHUNK;
+	memcpy(lo + 1, upload, KX_UPLOAD_ID_LEN);
+	memcpy(hi, lo, 1 + KX_UPLOAD_ID_LEN);
+	size_t i = 1 + KX_UPLOAD_ID_LEN;
 	while (i > 1 && hi[i - 1] == 0xff)
 		hi[--i] = 0;
 	hi[i - 1]++;
+}
+
+/* Delete every chunk of an upload (one range), and with d its record, in one write. */
+int kx_store_remove_upload(struct kx_store *s, const struct kx_digest *d, const uint8_t upload[KX_UPLOAD_ID_LEN])
+{
+	unsigned char lo[1 + KX_UPLOAD_ID_LEN], hi[1 + KX_UPLOAD_ID_LEN];
+	upload_range(upload, lo, hi);
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 	rocksdb_writebatch_delete_range(wb, (const char *)lo, sizeof(lo), (const char *)hi, sizeof(hi));
 	if (d) {
@@ -270,13 +278,8 @@ int kx_store_remove_upload(struct kx_store *s, const struct kx_digest *d, const 
 
 int kx_store_reclaim_upload(struct kx_store *s, const uint8_t upload[KX_UPLOAD_ID_LEN])
 {
-	unsigned char lo[1 + KX_UPLOAD_ID_LEN] = { T_CHUNK }, hi[1 + KX_UPLOAD_ID_LEN];
-	memcpy(lo + 1, upload, KX_UPLOAD_ID_LEN);
-	memcpy(hi, lo, sizeof(hi));
-	size_t i = sizeof(hi);
-	while (i > 1 && hi[i - 1] == 0xff)
-		hi[--i] = 0;
-	hi[i - 1]++;
+	unsigned char lo[1 + KX_UPLOAD_ID_LEN], hi[1 + KX_UPLOAD_ID_LEN];
+	upload_range(upload, lo, hi);
 	/* the range's tables rewritten without the deleted chunks: a blob file only they referenced
 	 * is then referenced by none, and RocksDB deletes it */
 	rocksdb_compact_range(s->db, (const char *)lo, sizeof(lo), (const char *)hi, sizeof(hi));
