@@ -106,6 +106,14 @@ int cli_resolve_run(struct kx_store *s, struct kx_tree *t, struct kx_view *v, co
 const char *cli_run_error(int err);
 int cli_cmd_attest(struct cli *cli, int argc, char **argv);
 int cli_cmd_samples(struct cli *cli, int argc, char **argv);
+/* An artifact's `size` bytes (SPEC §9, node n) to fd, a piece at a time, as `kindex cat`, `export`
+ * and `samples` give them; *ret_copied how many; *ret_wrote: the failure, if any, was the write's
+ * (else the store's read). */
+struct kx_tree;
+struct kx_view;
+struct kx_node;
+int cli_copy_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t size, int fd,
+		      uint64_t *ret_copied, bool *ret_wrote);
 int cli_cmd_gc(struct cli *cli, int argc, char **argv);
 void cli_print_problems(const char *file, const struct kx_problems *p);
 

@@ -22,7 +22,6 @@
 /* ---- kindex samples ----------------------------------------------------------------------------- */
 
 #define SAMPLES_NAME "samples.tsv"
-#define PIECE (1u << 20)
 
 struct find_name {
 	const char *name;
@@ -100,27 +99,16 @@ int cli_cmd_samples(struct cli *cli, int argc, char **argv)
 		cli_error("samples: cannot read %s: %s", d, strerror(-r));
 		status = EXIT_IO;
 	}
-	char *piece = status == EXIT_OK ? malloc(PIECE) : NULL;
-	if (status == EXIT_OK && !piece)
-		status = EXIT_IO;
-	for (uint64_t at = 0; piece && at < a.size;) {
-		size_t got = 0;
-		if ((r = kx_store_read_artifact(s, v, &a, at, piece, PIECE, &got)) < 0 || !got) {
-			cli_error("samples: cannot read %s at byte %" PRIu64 ": %s", d, at, r < 0 ? strerror(-r) : "cut short");
+	if (status == EXIT_OK) {
+		struct kx_node art = { .type = KX_NODE_DOC_FILE, .file = KX_DOC_FILE_ARTIFACT, .id = f.d };
+		uint64_t copied;
+		bool wrote;
+		fflush(stdout);
+		if ((r = cli_copy_artifact(t, v, &art, a.size, STDOUT_FILENO, &copied, &wrote)) < 0) {
+			cli_error("samples: cannot %s %s at byte %" PRIu64 ": %s", wrote ? "write" : "read", d, copied,
+				  strerror(-r));
 			status = EXIT_IO;
-			break;
 		}
-		if (fwrite(piece, 1, got, stdout) != got) {
-			cli_error("samples: cannot write: %s", strerror(errno));
-			status = EXIT_IO;
-			break;
-		}
-		at += got;
-	}
-	free(piece);
-	if (status == EXIT_OK && fflush(stdout) != 0) {
-		cli_error("samples: cannot write: %s", strerror(errno));
-		status = EXIT_IO;
 	}
 	kx_view_release(v);
 	kx_tree_free(t);

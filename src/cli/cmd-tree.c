@@ -131,10 +131,8 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* An artifact's `size` bytes (SPEC §9) to fd, a piece at a time; *ret_wrote: the failure, if any,
- * was the write's (else the store's read). */
-static int copy_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t size, int fd,
-			 uint64_t *ret_copied, bool *ret_wrote)
+int cli_copy_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t size, int fd,
+		      uint64_t *ret_copied, bool *ret_wrote)
 {
 	char *piece = malloc(COPY_PIECE);
 	int r = piece ? 0 : -ENOMEM;
@@ -226,7 +224,7 @@ static int export_node(struct exporter *e, int dirfd, const char *name, const st
 	if (artifact) {
 		uint64_t copied = 0;
 		bool wrote;
-		r = copy_artifact(e->t, e->v, n, a.size, fd, &copied, &wrote);
+		r = cli_copy_artifact(e->t, e->v, n, a.size, fd, &copied, &wrote);
 		what = r < 0 && !wrote ? "read" : "write";
 		e->bytes += copied;
 	} else {
@@ -528,7 +526,7 @@ int cli_cmd_cat(struct cli *cli, int argc, char **argv)
 			uint64_t copied;
 			bool wrote;
 			if ((r = kx_tree_getattr(rd.t, rd.v, &n, &a)) == 0 &&
-			    (r = copy_artifact(rd.t, rd.v, &n, a.size, STDOUT_FILENO, &copied, &wrote)) < 0)
+			    (r = cli_copy_artifact(rd.t, rd.v, &n, a.size, STDOUT_FILENO, &copied, &wrote)) < 0)
 				cli_error("cat: cannot %s %s: %s", wrote ? "write" : "read", quoted(argv[i]), strerror(-r));
 			if (r < 0)
 				status = EXIT_IO;
