@@ -239,6 +239,8 @@ int kx_store_any_artifact(struct kx_store *s, struct kx_view *v, bool *ret);
 /* The runs whose spec.artifacts announce the artifact with SHA-256 d, in digest order. */
 int kx_store_each_announcer(struct kx_store *s, struct kx_view *v, const struct kx_digest *d, kx_digest_fn fn,
 			    void *ctx);
+/* How many runs announce it. */
+int kx_store_count_announcers(struct kx_store *s, struct kx_view *v, const struct kx_digest *d, size_t *ret);
 /* Run `run`'s artifacts as announced, in its spec.artifacts order: fn(ctx, name, digest). */
 typedef int (*kx_run_artifact_ref_fn)(void *ctx, const char *name, const struct kx_digest *d);
 int kx_store_run_artifacts(struct kx_store *s, struct kx_view *v, const struct kx_digest *run,

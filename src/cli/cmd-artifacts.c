@@ -183,12 +183,6 @@ static uint64_t dir_bytes(const char *dir)
 	return n;
 }
 
-static int count_announcer(void *ctx, const struct kx_digest *run)
-{
-	(*(size_t *)ctx)++;
-	return 0;
-}
-
 static int gc_artifact(void *ctx, const struct kx_digest *d, const struct kx_artifact_rec *a)
 {
 	struct gc *g = ctx;
@@ -196,7 +190,7 @@ static int gc_artifact(void *ctx, const struct kx_digest *d, const struct kx_art
 		return -ENOMEM;
 	memcpy(g->named.v[g->named.len++], a->upload, KX_UPLOAD_ID_LEN);
 	size_t by = 0;
-	int r = kx_store_each_announcer(g->s, NULL, d, count_announcer, &by);
+	int r = kx_store_count_announcers(g->s, NULL, d, &by);
 	if (r < 0 || by)
 		return r;
 	char ds[KX_DIGEST_STR_MAX], when[40];

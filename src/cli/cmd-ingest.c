@@ -266,13 +266,6 @@ struct art_tally {
 	size_t len, cap;
 };
 
-static int count_one(void *ctx, const struct kx_digest *run)
-{
-	(void)run;
-	(*(size_t *)ctx)++;
-	return 0;
-}
-
 /* Store each artifact file (SPEC §9), one decision each; the exit status so far. */
 static int store_artifacts(struct cli *cli, struct kx_store *s, const struct paths *arts,
 			   const struct kx_ingest_opts *opts, uint64_t max, struct art_tally *at)
@@ -518,7 +511,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, s
 	size_t unannounced = 0;
 	for (size_t q = 0; q < at.len; q++) {
 		size_t by = 0;
-		if (kx_store_each_announcer(s, NULL, &at.digests[q], count_one, &by) == 0 && !by)
+		if (kx_store_count_announcers(s, NULL, &at.digests[q], &by) == 0 && !by)
 			unannounced++;
 	}
 	free(at.digests);

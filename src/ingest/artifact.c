@@ -26,13 +26,6 @@ bool kx_artifact_name_claims(const char *name, struct kx_digest *ret)
 	return kx_digest_parse(s, sizeof(s) - 1, ret) == 0;
 }
 
-static int count_run(void *ctx, const struct kx_digest *run)
-{
-	(void)run;
-	(*(size_t *)ctx)++;
-	return 0;
-}
-
 int kx_ingest_artifact_fd(struct kx_store *s, int fd, const char *label, const struct kx_artifact_opts *o,
 			  struct kx_artifact_result *res, struct kx_problems *problems)
 {
@@ -101,6 +94,6 @@ int kx_ingest_artifact_fd(struct kx_store *s, int fd, const char *label, const s
 		r = kx_txn_commit_gen(t, o->sync, &res->generation);
 	kx_upload_close(u, r == 0 && res->added);
 	if (r == 0)
-		r = kx_store_each_announcer(s, NULL, &res->digest, count_run, &res->announced_by);
+		r = kx_store_count_announcers(s, NULL, &res->digest, &res->announced_by);
 	return r;
 }

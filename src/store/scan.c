@@ -336,6 +336,18 @@ int kx_store_each_announcer(struct kx_store *s, struct kx_view *v, const struct 
 	return each_digest_key(s, v, T_ANNOUNCED, d, PAIR_KEY_LEN, alias_key, &e); /* a pair, as 'A' is */
 }
 
+static int count_digest(void *ctx, const struct kx_digest *d)
+{
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+int kx_store_count_announcers(struct kx_store *s, struct kx_view *v, const struct kx_digest *d, size_t *ret)
+{
+	*ret = 0;
+	return kx_store_each_announcer(s, v, d, count_digest, ret);
+}
+
 int kx_store_each_alias_of_any(struct kx_store *s, struct kx_view *v, kx_alias_fn fn, void *ctx)
 {
 	unsigned char tag = T_ALIAS;
