@@ -31,11 +31,9 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 	if (n->type >= KX_NODE_GROUP)
 		tree_node_put(t, a.ino, n); /* whoever asks for attributes is about to use the inode number */
 	if (!a.dir && n->type == KX_NODE_DOC_FILE && n->file == KX_DOC_FILE_ARTIFACT) {
-		struct kx_artifact_rec art; /* SPEC §9: its size is stored, its bytes are never rendered */
-		if ((r = kx_store_get_artifact(t->s, v, &n->id, &art)) < 0 ||
-		    (r = tree_stamp_of(t, v, n, &a.stamp, &a.mtime_ns, &a.nlink)) < 0)
+		/* SPEC §9: its size is stored, its bytes are never rendered; no versions (stamp 0) */
+		if ((r = tree_artifact_use(t, v, &n->id, &a.size, &a.mtime_ns, &a.nlink)) < 0)
 			return r;
-		a.size = art.size;
 		*ret = a;
 		return 0;
 	}

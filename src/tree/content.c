@@ -190,18 +190,16 @@ static int art_link(void *ctx, const struct kx_digest *run)
 	return r == -ENOENT ? 0 : r;
 }
 
-/*
- * An artifact's bytes (SPEC §9): its mtime is when they were stored, and it is linked as
- * digests/sha256/<hex> and under both paths of each run that announces it (one for an alias).
- */
-static int artifact_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, int64_t *ret_mtime,
-			uint32_t *ret_links)
+int tree_artifact_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint64_t *ret_size,
+		      int64_t *ret_mtime, uint32_t *ret_links)
 {
 	struct kx_artifact_rec a = { 0 };
 	struct art_links l = { t, v, 1 };
 	int r = kx_store_get_artifact(t->s, v, d, &a);
 	if (r == 0)
 		r = kx_store_each_announcer(t->s, v, d, art_link, &l);
+	if (ret_size)
+		*ret_size = a.size;
 	*ret_mtime = a.received_ns;
 	*ret_links = l.links;
 	return r;
@@ -283,7 +281,7 @@ int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		if (n->file == KX_DOC_FILE_ATTESTATION && (ret_mtime || ret_nlink))
 			r = attestation_use(t, v, &n->id, &mtime, &links);
 		else if (n->file == KX_DOC_FILE_ARTIFACT)
-			r = artifact_use(t, v, &n->id, &mtime, &links);
+			r = tree_artifact_use(t, v, &n->id, NULL, &mtime, &links);
 		else if (ret_mtime || ret_nlink)
 			r = tree_doc_use(t, v, &n->id, &runs, &mtime, &links);
 		break;

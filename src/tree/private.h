@@ -713,6 +713,14 @@ int tree_manifest_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_ru
 int tree_stamp_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp,
 		  int64_t *ret_mtime, uint32_t *ret_nlink);
 
+/*
+ * An artifact's bytes (SPEC §9), from one read of its record: their size (ret_size may be NULL),
+ * its mtime — when they were stored — and its links, as digests/sha256/<hex> and under both
+ * paths of each run that announces it (one for an alias).
+ */
+int tree_artifact_use(struct kx_tree *t, struct kx_view *v, const struct kx_digest *d, uint64_t *ret_size,
+		      int64_t *ret_mtime, uint32_t *ret_links);
+
 /* The key a file's content and size are cached under. */
 uint64_t tree_content_key(const struct kx_node *n);
 
