@@ -45,7 +45,7 @@ void store_artifact_encode(const struct kx_artifact_rec *a, unsigned char out[AR
 	memcpy(out + 17, a->upload, KX_UPLOAD_ID_LEN);
 }
 
-static int artifact_decode(const char *p, size_t n, struct kx_artifact_rec *a)
+int store_artifact_decode(const char *p, size_t n, struct kx_artifact_rec *a)
 {
 	if (n != ARTIFACT_VALUE_LEN || p[0] != 1)
 		return -EIO;
@@ -63,7 +63,7 @@ int kx_store_get_artifact(struct kx_store *s, struct kx_view *v, const struct kx
 	struct kx_buf b = { 0 };
 	int r = store_get_in(db_of(s, v), ro_of(s, v), k.b, k.len, &b);
 	if (r == 0)
-		r = artifact_decode(b.ptr, b.len, ret);
+		r = store_artifact_decode(b.ptr, b.len, ret);
 	kx_buf_release(&b);
 	return r;
 }
@@ -107,7 +107,7 @@ static int artifact_record(void *ctx, const uint8_t key[32], const char *val, si
 {
 	void **e = ctx;
 	struct kx_artifact_rec a;
-	int r = artifact_decode(val, vn, &a);
+	int r = store_artifact_decode(val, vn, &a);
 	if (r < 0)
 		return r;
 	struct kx_digest d;

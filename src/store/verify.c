@@ -939,7 +939,7 @@ static void artifact_entry(struct vctx *c, const char *k, size_t kn, const char 
 		return;
 	}
 	memcpy(d.b, k + 1, 32);
-	int r = kx_store_get_artifact(c->s, NULL, &d, &a);
+	int r = store_artifact_decode(v, vn, &a);
 	if (r < 0) {
 		problem(c, "artifact", &d, "store-record", "its record (%zu bytes) does not decode", vn);
 		return;
