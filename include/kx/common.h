@@ -130,6 +130,9 @@ int kx_grow(void *array, size_t *cap, size_t len, size_t size, size_t first);
 void kx_hex(const uint8_t *bytes, size_t len, char *out);
 /* Parse exactly 2*len hex digits (either case) into bytes; -EINVAL otherwise. */
 int kx_unhex(const char *hex, size_t hexlen, uint8_t *out, size_t len);
+/* CRC-32C (Castagnoli) of n bytes, continuing crc (0 to start): the CPU's instruction where it has
+ * one. */
+uint32_t kx_crc32c(uint32_t crc, const void *data, size_t n);
 
 /*
  * The parsers of every number and size a user gives (options of kindex, kindexfs and

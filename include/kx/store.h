@@ -219,6 +219,8 @@ int kx_store_any_attestation(struct kx_store *s, struct kx_view *v, bool *ret);
 #define KX_UPLOAD_ID_LEN 16
 /* A stored artifact: its bytes, stored once by their SHA-256 (the record's key). */
 struct kx_artifact_rec {
+	uint8_t version;                    /* 2: each chunk ends with its own CRC-32C; 1: RocksDB's
+					     * checksum only (stores before it) */
 	uint64_t size;
 	int64_t received_ns;                /* when its bytes were stored */
 	uint8_t upload[KX_UPLOAD_ID_LEN];   /* where its chunks are: the time the upload began (ns,

@@ -46,6 +46,19 @@ uint64_t store_get_u64(const unsigned char *p)
 	return v;
 }
 
+void store_put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+uint32_t store_get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 static uint64_t order_bits(double v, int order)
 {
 	if (order == KX_ORDER_DESCENDING)

@@ -34,9 +34,11 @@
  *                                      zeros)
  *   'F' digest[32]                     version[1] size[8] received[8] upload[16] — an artifact whose
  *                                      bytes are stored (SPEC §9): digest their SHA-256, received
- *                                      the time (ns), upload where its chunks are
- *   'B' upload[16] index[4]            an artifact's bytes, KX_ARTIFACT_CHUNK a chunk (the last one
- *                                      shorter), kept in RocksDB's blob files; index big-endian
+ *                                      the time (ns), upload where its chunks are; version 2: its
+ *                                      chunks end with their CRC-32C, 1: they do not (before it)
+ *   'B' upload[16] index[4]            bytes crc[4] — an artifact's bytes, KX_ARTIFACT_CHUNK a chunk
+ *                                      (the last one shorter), then (version 2) CRC-32C of them,
+ *                                      big-endian; kept in RocksDB's blob files; index big-endian
  *   'H' artifact[32] run[32]           "" — the run announces the artifact in spec.artifacts
  *   'P' run[32] index[2]               artifact[32] name — the run's spec.artifacts, in its order
  *
@@ -133,6 +135,8 @@ void store_key_attestation(struct key *k, const struct kx_digest *run, int64_t c
 
 void store_put_u64(unsigned char *p, uint64_t v);
 uint64_t store_get_u64(const unsigned char *p);
+void store_put_u32(unsigned char *p, uint32_t v); /* big-endian, as the u64 */
+uint32_t store_get_u32(const unsigned char *p);
 
 int store_key_rec_encode(const struct kx_key_rec *k, struct kx_buf *out);
 int store_key_rec_decode(const char *p, size_t n, struct kx_key_rec *k); /* all but k->id */

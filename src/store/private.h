@@ -22,6 +22,8 @@ struct kx_store {
 	rocksdb_cache_t *cache;
 	rocksdb_filterpolicy_t *filter; /* owned by `table` once set */
 	rocksdb_readoptions_t *ro;      /* latest state */
+	rocksdb_readoptions_t *ro_bare; /* the same, RocksDB's checksums not verified: for the chunks
+					 * that carry their own (artifact.c) */
 	rocksdb_writeoptions_t *wo, *wo_sync;
 	pthread_mutex_t writer;
 	pthread_rwlock_t wal; /* a sync of the log (read) against a write (store_write) */
@@ -70,7 +72,7 @@ struct kx_view {
 	rocksdb_t *db;  /* the database the snapshot is of (a follower's changes: kx_store_follow) */
 	struct dbh *dbh; /* its reference on it when following, else NULL */
 	const rocksdb_snapshot_t *snap;
-	rocksdb_readoptions_t *ro;
+	rocksdb_readoptions_t *ro, *ro_bare; /* ro_bare: as kx_store's */
 	uint64_t generation;
 	/*
 	 * An iterator over the snapshot kept for kx_store_find_bits, made at its first use, under
@@ -89,6 +91,11 @@ struct kx_view {
 static inline const rocksdb_readoptions_t *ro_of(struct kx_store *s, struct kx_view *v)
 {
 	return v ? v->ro : s->ro;
+}
+
+static inline const rocksdb_readoptions_t *ro_bare_of(struct kx_store *s, struct kx_view *v)
+{
+	return v ? v->ro_bare : s->ro_bare;
 }
 
 static inline rocksdb_t *db_of(struct kx_store *s, struct kx_view *v)

@@ -28,6 +28,9 @@ struct kx_view *kx_store_view(struct kx_store *s)
 	v->snap = rocksdb_create_snapshot(v->db);
 	v->ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_snapshot(v->ro, v->snap);
+	v->ro_bare = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_snapshot(v->ro_bare, v->snap);
+	rocksdb_readoptions_set_verify_checksums(v->ro_bare, 0);
 	v->generation = store_get_u64_in(v->db, v->ro, KEYLIT(K_GEN));
 	return v;
 }
@@ -40,6 +43,7 @@ void kx_view_release(struct kx_view *v)
 		rocksdb_iter_destroy(v->seek_it);
 	pthread_mutex_destroy(&v->seek_lock);
 	rocksdb_readoptions_destroy(v->ro);
+	rocksdb_readoptions_destroy(v->ro_bare);
 	rocksdb_release_snapshot(v->db, v->snap);
 	store_dbh_put(v->s, v->dbh);
 	free(v);

@@ -281,6 +281,8 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	if (!(flags & KX_STORE_READONLY))
 		drop_empty_wals(s->path);
 	s->ro = rocksdb_readoptions_create();
+	s->ro_bare = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_verify_checksums(s->ro_bare, 0);
 	s->wo = rocksdb_writeoptions_create();
 	s->wo_sync = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(s->wo_sync, 1);
@@ -410,6 +412,8 @@ void kx_store_close(struct kx_store *s)
 	rocksdb_free(s->damage);
 	if (s->ro)
 		rocksdb_readoptions_destroy(s->ro);
+	if (s->ro_bare)
+		rocksdb_readoptions_destroy(s->ro_bare);
 	if (s->wo)
 		rocksdb_writeoptions_destroy(s->wo);
 	if (s->wo_sync)

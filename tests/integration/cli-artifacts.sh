@@ -146,4 +146,27 @@ expect 0 "$KINDEX" ls digests/sha256
 check "digests/ no longer lists it" not_contains out "$ho"
 check "announced bytes stay" contains out "$hs"
 expect 0 "$KINDEX" verify
+
+# a damaged chunk: one byte flipped in the blob file that holds it fails the read, never hands back
+# other bytes under the digest's name, and kindex verify names the artifact
+head -c 20971520 /dev/urandom >big.bin # past a memtable: written out to blob files at close
+hb=$(sha256sum big.bin | cut -c1-64)
+expect 0 "$KINDEX" ingest --artifact big.bin
+python3 - "$KINDEX_STORE" big.bin <<'PY' || die "the artifact's bytes are in no blob file"
+import glob, sys
+want = open(sys.argv[2], "rb").read()[10485760:10485760 + 64]
+for f in glob.glob(sys.argv[1] + "/*.blob"):
+    b = bytearray(open(f, "rb").read())
+    at = b.find(want)
+    if at >= 0:
+        b[at + 7] ^= 0x20
+        open(f, "wb").write(bytes(b))
+        sys.exit(0)
+sys.exit(1)
+PY
+expect 4 "$KINDEX" cat "digests/sha256/$hb"
+check "a damaged chunk: the read fails" contains err "Input/output error"
+check "no byte after the damaged chunk is handed out" test "$(wc -c <out)" -le 10485760
+expect 1 "$KINDEX" verify
+check "verify names the damaged artifact" contains err "artifact sha256:$hb: store-artifact: its bytes cannot be read back past byte 10485760"
 finish

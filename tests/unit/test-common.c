@@ -118,9 +118,44 @@ static void names(void)
 	ok(kx_name_cmp("eps0.000001", "eps0.00001") < 0, "eps0.000001 before eps0.00001 (1 < 10 after the zeros)");
 }
 
+/* kx_crc32c: RFC 3720's vectors (B.4), and every length against the bitwise definition, whole and
+ * continued across a split (the 8-byte steps and the tail a byte at a time) */
+static uint32_t crc_bitwise(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+	}
+	return ~c;
+}
+
+static void crc(void)
+{
+	unsigned char b[300];
+	memset(b, 0, 32);
+	ok(kx_crc32c(0, b, 32) == 0x8A9136AAu, "CRC-32C of 32 zero bytes: 8A9136AA (RFC 3720)");
+	memset(b, 0xff, 32);
+	ok(kx_crc32c(0, b, 32) == 0x62A8AB43u, "CRC-32C of 32 0xFF bytes: 62A8AB43");
+	for (int i = 0; i < 32; i++)
+		b[i] = (unsigned char)i;
+	ok(kx_crc32c(0, b, 32) == 0x46DD794Eu, "CRC-32C of 0..31: 46DD794E");
+	ok(kx_crc32c(0, "123456789", 9) == 0xE3069283u, "CRC-32C of \"123456789\": E3069283");
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (unsigned char)(i * 131 + 7);
+	int bad = 0;
+	for (size_t n = 0; n <= sizeof(b); n++) {
+		uint32_t want = crc_bitwise(b, n);
+		bad += kx_crc32c(0, b, n) != want || kx_crc32c(kx_crc32c(0, b, n / 3), b + n / 3, n - n / 3) != want;
+	}
+	ok(!bad, "CRC-32C of 0 to 300 bytes, whole and in two parts, as the bitwise definition (%d differ)", bad);
+}
+
 int main(void)
 {
 	names();
+	crc();
 	sizes();
 	uints();
 	decimals();
