@@ -202,6 +202,12 @@ int kx_store_open(const char *dir, unsigned flags, struct kx_store **ret, char *
 	rocksdb_options_set_enable_blob_files(s->opts, 1);
 	rocksdb_options_set_min_blob_size(s->opts, STORE_MIN_BLOB);
 	rocksdb_options_set_enable_blob_gc(s->opts, 1);
+	/* RocksDB advises POSIX_FADV_RANDOM on every file it opens, blob files included, which turns
+	 * the kernel's readahead off: a cold artifact was then read a 128 KiB chunk at a time, one disk
+	 * read waited for after another. With the normal advice, the chunks' sequential reads of a
+	 * blob file are read ahead; small reads at random places are read as they are either way
+	 * (docs/performance-log.md, "Artifacts") */
+	rocksdb_options_set_advise_random_on_open(s->opts, 0);
 	/* most point reads ask for keys that are not there (is this run new?): a memtable bloom
 	 * filter answers those without walking the skiplist */
 	rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->opts, 0.05);
