@@ -225,6 +225,8 @@ struct kx_artifact_rec {
 	int64_t received_ns;                /* when its bytes were stored */
 	uint8_t upload[KX_UPLOAD_ID_LEN];   /* where its chunks are: the time the upload began (ns,
 					     * big-endian), then random bytes */
+	uint64_t generation;                /* version 2: the store generation whose commit stored it
+					     * (what a verify since a generation hashes); 1: 0 */
 };
 /* The artifact with SHA-256 d: -ENOENT when its bytes have not been received. */
 int kx_store_get_artifact(struct kx_store *s, struct kx_view *v, const struct kx_digest *d,

@@ -40,20 +40,23 @@ static void chunk_key(unsigned char k[CHUNK_KEY_LEN], const uint8_t upload[KX_UP
 
 void store_artifact_encode(const struct kx_artifact_rec *a, unsigned char out[ARTIFACT_VALUE_LEN])
 {
-	out[0] = a->version;
+	out[0] = 2;
 	store_put_u64(out + 1, a->size);
 	store_put_u64(out + 9, (uint64_t)a->received_ns);
 	memcpy(out + 17, a->upload, KX_UPLOAD_ID_LEN);
+	store_put_u64(out + ARTIFACT_VALUE_LEN_V1, a->generation);
 }
 
 int store_artifact_decode(const char *p, size_t n, struct kx_artifact_rec *a)
 {
-	if (n != ARTIFACT_VALUE_LEN || (p[0] != 1 && p[0] != 2))
+	bool v1 = n == ARTIFACT_VALUE_LEN_V1 && p[0] == 1, v2 = n == ARTIFACT_VALUE_LEN && p[0] == 2;
+	if (!v1 && !v2)
 		return -EIO;
 	a->version = (uint8_t)p[0];
 	a->size = store_get_u64((const unsigned char *)p + 1);
 	a->received_ns = (int64_t)store_get_u64((const unsigned char *)p + 9);
 	memcpy(a->upload, p + 17, KX_UPLOAD_ID_LEN);
+	a->generation = a->version >= 2 ? store_get_u64((const unsigned char *)p + ARTIFACT_VALUE_LEN_V1) : 0;
 	return 0;
 }
 
@@ -246,6 +249,7 @@ int kx_upload_end(struct kx_artifact_upload *u, struct kx_digest *ret, struct kx
 	kx_sha256_final(u->h, ret->b);
 	u->h = NULL;
 	rec->version = 2;
+	rec->generation = 0; /* the commit's: kx_txn_add_artifact */
 	rec->size = u->size;
 	rec->received_ns = kx_now_ns();
 	memcpy(rec->upload, u->id, KX_UPLOAD_ID_LEN);

@@ -32,10 +32,12 @@
  *                                      below (so a run's list oldest first); type an enum
  *                                      kx_attestation_type: 0 a reproduction by run, 1 a note (run:
  *                                      zeros)
- *   'F' digest[32]                     version[1] size[8] received[8] upload[16] — an artifact whose
- *                                      bytes are stored (SPEC §9): digest their SHA-256, received
- *                                      the time (ns), upload where its chunks are; version 2: its
- *                                      chunks end with their CRC-32C, 1: they do not (before it)
+ *   'F' digest[32]                     version[1] size[8] received[8] upload[16] generation[8] — an
+ *                                      artifact whose bytes are stored (SPEC §9): digest their
+ *                                      SHA-256, received the time (ns), upload where its chunks
+ *                                      are, generation the commit's that stored it; version 2: its
+ *                                      chunks end with their CRC-32C; 1 (before it): they do not,
+ *                                      and the record has no generation
  *   'B' upload[16] index[4]            bytes crc[4] — an artifact's bytes, KX_ARTIFACT_CHUNK a chunk
  *                                      (the last one shorter), then (version 2) CRC-32C of them,
  *                                      big-endian; kept in RocksDB's blob files; index big-endian
@@ -130,7 +132,8 @@ void store_key_attestation(struct key *k, const struct kx_digest *run, int64_t c
 #define ATTESTATION_KEY_LEN (1 + 32 + 8 + 32)
 #define ATTESTATION_VALUE_LEN (1 + 32)
 #define RUN_ARTIFACT_KEY_LEN (1 + 32 + 2)
-#define ARTIFACT_VALUE_LEN (1 + 8 + 8 + KX_UPLOAD_ID_LEN)
+#define ARTIFACT_VALUE_LEN_V1 (1 + 8 + 8 + KX_UPLOAD_ID_LEN)
+#define ARTIFACT_VALUE_LEN (ARTIFACT_VALUE_LEN_V1 + 8) /* version 2: and the generation */
 #define SIGNATURE_VALUE_LEN (KX_ED25519_PUB_LEN + KX_ED25519_SIG_LEN)
 
 void store_put_u64(unsigned char *p, uint64_t v);

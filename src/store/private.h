@@ -191,7 +191,7 @@ void store_names_release(struct store_names *n);
 /* ---- artifact.c -------------------------------------------------------------------------------- */
 
 /* An artifact record's bytes ('F' value). */
-void store_artifact_encode(const struct kx_artifact_rec *a, unsigned char out[ARTIFACT_VALUE_LEN]);
+void store_artifact_encode(const struct kx_artifact_rec *a, unsigned char out[ARTIFACT_VALUE_LEN]); /* version 2 */
 int store_artifact_decode(const char *p, size_t n, struct kx_artifact_rec *a); /* -EIO: not one */
 
 /* ---- table.cc ---------------------------------------------------------------------------------- */

@@ -743,8 +743,10 @@ int kx_txn_add_artifact(struct kx_txn *t, const struct kx_digest *d, const struc
 	int r = claim_once(t, &k);
 	if (r != 0)
 		return r;
+	struct kx_artifact_rec rec = *a;
+	rec.generation = t->s->gen + 1; /* the generation this transaction's commit creates */
 	unsigned char v[ARTIFACT_VALUE_LEN];
-	store_artifact_encode(a, v);
+	store_artifact_encode(&rec, v);
 	/* the runs announcing it: their artifacts/, summary.txt and page change */
 	struct announced x = { t, ns };
 	if ((r = kx_store_each_announcer(t->s, NULL, d, show_artifact, &x)) == 0)

@@ -929,7 +929,9 @@ static void attestation_entry(struct vctx *c, const char *k, size_t kn, const ch
 }
 
 /* An 'F' record (SPEC §9): its bytes read back, chunk by chunk, hash to its digest and add up to
- * its size. */
+ * its size. In a verify since a generation, only the artifacts a later commit stored: a replica's
+ * pull hashes the bytes that are new to it (a version 1 record has no generation: left, as the
+ * whole verify before the replica's last checks it). */
 static void artifact_entry(struct vctx *c, const char *k, size_t kn, const char *v, size_t vn)
 {
 	struct kx_digest d;
@@ -944,6 +946,8 @@ static void artifact_entry(struct vctx *c, const char *k, size_t kn, const char 
 		problem(c, "artifact", &d, "store-record", "its record (%zu bytes) does not decode", vn);
 		return;
 	}
+	if (c->since && a.generation <= c->since)
+		return;
 	char *piece = malloc(KX_ARTIFACT_CHUNK);
 	struct kx_sha256 *h = kx_sha256_new();
 	uint64_t at = 0;
@@ -1162,8 +1166,8 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 		r = each_entry(&c, T_KEY, key_entry);
 	if (r >= 0 && !since)
 		r = each_entry(&c, T_ATTESTATION, attestation_entry);
-	/* SPEC §9: every artifact's bytes hashed again (a verify since a generation leaves them) */
-	if (r >= 0 && !since)
+	/* SPEC §9: every artifact's bytes hashed again (a verify since a generation: the new ones) */
+	if (r >= 0)
 		r = each_entry(&c, T_ARTIFACT, artifact_entry);
 	if (r >= 0 && !since)
 		r = each_entry(&c, T_ANNOUNCED, announced_entry);

@@ -227,6 +227,47 @@ for g in "$pub"/gen-*; do
 done
 check "so does every generation the writer published after gen-$g3 ($gens)" all_or_nothing $counts
 
+# an artifact stored after the replica's last verified copy: the next pull, which verifies only what
+# was added since, hashes its bytes too — damaged in the publication, the pull is refused
+# (a run more, published and pulled: the copies above were --no-verify, this one is verified whole)
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 1 "$work/three" --seed 14 --prefix three >/dev/null || die "gen-manifests failed"
+"$KINDEX" -q --store "$store" ingest "$work/three" || die "ingest failed"
+"$KINDEX" -q --store "$store" watch --once --publish "$pub" "$spool" >/dev/null 2>>"$work/writer.err"
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+grep -q "(the first copy, verified)\|, verified)" "$work/out" || die "a verified pull failed: $(cat "$work/out")"
+head -c 20971520 /dev/urandom >"$work/late.bin" # past a memtable: a blob file of its own
+late=$(sha256sum "$work/late.bin" | cut -c1-64)
+"$KINDEX" -q --store "$store" ingest --artifact "$work/late.bin" || die "ingest of the artifact failed"
+"$KINDEX" -q --store "$store" watch --once --publish "$pub" "$spool" >/dev/null 2>>"$work/writer.err"
+gl=$(published_field "$pub" generation)
+python3 - "$pub/gen-$gl" "$work/late.bin" <<'PY' || die "the artifact's bytes are in no published blob file"
+import glob, os, sys
+want = open(sys.argv[2], "rb").read()[10485760:10485760 + 64]
+for f in glob.glob(sys.argv[1] + "/*.blob"):
+    b = bytearray(open(f, "rb").read())
+    at = b.find(want)
+    if at >= 0:  # a damaged copy in its place (the writer's store keeps its own link)
+        b[at + 7] ^= 0x20
+        open(f + ".tmp", "wb").write(bytes(b))
+        os.rename(f + ".tmp", f)
+        sys.exit(0)
+sys.exit(1)
+PY
+was=$(readlink "$dst/current")
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+rc=$?
+check "a pull of damaged artifact bytes added since its last copy: exit 1 ($rc)" [ "$rc" = 1 ]
+check "naming the artifact ($(grep -m1 sha256:$late "$work/out"))" grep -q "artifact sha256:$late: store-artifact: " "$work/out"
+check "current still names $was" [ "$(readlink "$dst/current")" = "$was" ]
+python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 1 "$work/four" --seed 15 --prefix four >/dev/null || die "gen-manifests failed"
+"$KINDEX" -q --store "$store" ingest "$work/four" || die "ingest failed"
+"$KINDEX" -q --store "$store" watch --once --publish "$pub" "$spool" >/dev/null 2>>"$work/writer.err"
+"$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
+check "the next publication, undamaged, is pulled ($(cat "$work/out"))" \
+	grep -q "^pulled generation $((gl + 1)) .*verified what was added after" "$work/out"
+check "its replica serves the artifact byte for byte" \
+	bash -c "'$KINDEX' --store '$dst/current' cat digests/sha256/$late | cmp -s - '$work/late.bin'"
+
 # a full disk on the replica: a generation that does not fit
 disk=$work/disk
 mkdir -p "$disk"
