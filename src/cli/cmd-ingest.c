@@ -266,6 +266,11 @@ struct art_tally {
 	size_t len, cap;
 };
 
+static int digest_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct kx_digest));
+}
+
 /* Store each artifact file (SPEC §9), one decision each; the exit status so far. */
 static int store_artifacts(struct cli *cli, struct kx_store *s, const struct paths *arts,
 			   const struct kx_ingest_opts *opts, uint64_t max, struct art_tally *at)
@@ -297,10 +302,7 @@ static int store_artifacts(struct cli *cli, struct kx_store *s, const struct pat
 		}
 		if (r == 0) {
 			res.added ? at->added++ : at->present++;
-			bool seen = false;
-			for (size_t q = 0; q < at->len && !seen; q++)
-				seen = kx_digest_equal(&at->digests[q], &res.digest);
-			if (!seen && KX_GROW(at->digests, at->cap, at->len, 64) == 0)
+			if (KX_GROW(at->digests, at->cap, at->len, 64) == 0) /* (the same bytes twice: one, below) */
 				at->digests[at->len++] = res.digest;
 		} else if (r == -EINVAL) {
 			cli_print_problems(path, &pr);
@@ -509,9 +511,12 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, s
 	if (!opts.sync)
 		kx_store_sync(s);
 	size_t unannounced = 0;
+	if (at.len)
+		qsort(at.digests, at.len, sizeof(*at.digests), digest_cmp);
 	for (size_t q = 0; q < at.len; q++) {
 		size_t by = 0;
-		if (kx_store_count_announcers(s, NULL, &at.digests[q], &by) == 0 && !by)
+		if ((!q || !kx_digest_equal(&at.digests[q - 1], &at.digests[q])) &&
+		    kx_store_count_announcers(s, NULL, &at.digests[q], &by) == 0 && !by)
 			unannounced++;
 	}
 	free(at.digests);

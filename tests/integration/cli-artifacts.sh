@@ -128,8 +128,9 @@ expect 0 "$KINDEX" ingest --artifact orphan.bin
 check "an orphan is reported" contains err "1 announced by no stored run"
 size1=$(du -sb "$KINDEX_STORE" | cut -f1)
 cp orphan.bin orphan-again.bin
-expect 0 "$KINDEX" ingest --artifact orphan-again.bin
+expect 0 "$KINDEX" ingest --artifact orphan-again.bin --artifact orphan.bin
 size2=$(du -sb "$KINDEX_STORE" | cut -f1)
+check "the same bytes twice in one command: one orphan" contains err "2 artifacts: 0 stored, 2 already present, 0 refused; 1 announced by no stored run"
 check "the same 20 MiB again takes no disk: $size1 then $size2 bytes" test $((size2 - size1)) -lt 1048576
 expect 0 "$KINDEX" gc --dry-run
 check "within the grace period: kept" contains err "would remove 0 artifacts"
