@@ -3,6 +3,7 @@
 # scripts/check-layers on a tree of its own: two folders, objects compiled with cc into a meson-like
 # build directory. It passes on a drawing that holds, and fails, naming the files and a symbol, on
 # a circle of files, a folder using a later one, and a global named after neither kx_ nor its folder.
+# Without BUILD_DIR it checks SOURCE/build, else the build directory there built last.
 # Then on the real build: this tree's own drawing holds.
 # usage: check-layers.sh SOURCE_ROOT BUILD_ROOT
 set -uo pipefail
@@ -63,6 +64,21 @@ src lo base.c 'int lo_base(void) { return 1; }'
 
 src extra x.c 'int extra_x(void) { return 0; }'
 expect 1 "src/extra/ is not in the layers line of docs/architecture.md" "a folder the layers line does not name: exit 1"
+
+# no BUILD_DIR: SOURCE/build, else the meson build directory built last (scripts/test.sh's build-test)
+rm -rf "$tmp/t/src/extra" "$tmp/t/build/src/extra"
+mv "$tmp/t/build" "$tmp/t/build-test" && touch "$tmp/t/build-test/build.ninja"
+# expect_default STATUS TEXT DESCRIPTION: as expect, without BUILD_DIR
+expect_default() {
+	local got=0
+	python3 "$check" --root "$tmp/t" >"$tmp/out" 2>"$tmp/err" || got=$?
+	if [[ $got == "$1" ]] && grep -qF -- "$2" "$tmp/err" "$tmp/out"; then ok "$3"; else
+		echo "# exit $got, wanted $1 with: $2" >>"$tmp/err"; not_ok "$3"; fi
+}
+expect_default 0 "checking $tmp/t/build-test, the meson build directory here built last" \
+	"no BUILD_DIR and no build/: the build directory here is checked, and named"
+rm "$tmp/t/build-test/build.ninja" # (a directory without it is not a build directory)
+expect_default 2 "no build directory in $tmp/t" "no build directory at all: exit 2, said so"
 
 # this tree
 python3 "$check" "$build" >"$tmp/out" 2>"$tmp/err"
