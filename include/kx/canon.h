@@ -84,6 +84,9 @@ void kx_digest_hex(const struct kx_digest *d, char out[KX_DIGEST_HEX + 1]);
 /* Parse "sha256:<64 lowercase hex>"; anything else (uppercase, other algorithms, length) -EINVAL. */
 int kx_digest_parse(const char *s, size_t len, struct kx_digest *ret);
 bool kx_digest_equal(const struct kx_digest *a, const struct kx_digest *b);
+/* Digest order, shaped for qsort and bsearch: a and b point at a struct kx_digest (or at a struct
+ * that begins with one). */
+int kx_digest_cmp(const void *a, const void *b);
 
 /* ---- signatures (SPEC §10; sign.c) -------------------------------------------------------------- */
 

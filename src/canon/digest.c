@@ -118,6 +118,11 @@ bool kx_digest_equal(const struct kx_digest *a, const struct kx_digest *b)
 	return memcmp(a->b, b->b, KX_DIGEST_LEN) == 0;
 }
 
+int kx_digest_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, KX_DIGEST_LEN);
+}
+
 /* kx_digest_document_jcs: where each hashed member's "key":value lies in the serialized document */
 struct hashed_spans {
 	size_t span[3][2];

@@ -266,11 +266,6 @@ struct art_tally {
 	size_t len, cap;
 };
 
-static int digest_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct kx_digest));
-}
-
 /* Store each artifact file (SPEC §9), one decision each; the exit status so far. */
 static int store_artifacts(struct cli *cli, struct kx_store *s, const struct paths *arts,
 			   const struct kx_ingest_opts *opts, uint64_t max, struct art_tally *at)
@@ -512,7 +507,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, s
 		kx_store_sync(s);
 	size_t unannounced = 0;
 	if (at.len)
-		qsort(at.digests, at.len, sizeof(*at.digests), digest_cmp);
+		qsort(at.digests, at.len, sizeof(*at.digests), kx_digest_cmp);
 	for (size_t q = 0; q < at.len; q++) {
 		size_t by = 0;
 		if ((!q || !kx_digest_equal(&at.digests[q - 1], &at.digests[q])) &&

@@ -291,16 +291,11 @@ static int dset_add(struct dset *d, const struct kx_digest *x)
 	return 0;
 }
 
-static int digest_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct kx_digest));
-}
-
 /* d sorted (digest order), so that its equal members are neighbours. */
 static void dset_sort(struct dset *d)
 {
 	if (!d->sorted && d->len)
-		qsort(d->v, d->len, sizeof(*d->v), digest_cmp);
+		qsort(d->v, d->len, sizeof(*d->v), kx_digest_cmp);
 	d->sorted = true;
 }
 
@@ -313,7 +308,7 @@ static bool wanted(struct vctx *c, struct dset *d, const struct kx_digest *x)
 	if (!d->len)
 		return false; /* (and qsort's, bsearch's array may not be NULL, even empty) */
 	dset_sort(d);
-	return bsearch(x, d->v, d->len, sizeof(*d->v), digest_cmp) != NULL;
+	return bsearch(x, d->v, d->len, sizeof(*d->v), kx_digest_cmp) != NULL;
 }
 
 /* The document stored under key hashes to it (`doc`: its bytes, len). */
@@ -342,7 +337,7 @@ static int check_new_docs(struct vctx *c)
 	struct kx_arena *a = kx_arena_new();
 	dset_sort(&c->new_docs);
 	for (size_t i = 0; i < c->new_docs.len && r == 0; i++) {
-		if (i && digest_cmp(&c->new_docs.v[i - 1], &c->new_docs.v[i]) == 0)
+		if (i && kx_digest_cmp(&c->new_docs.v[i - 1], &c->new_docs.v[i]) == 0)
 			continue;
 		struct key k;
 		struct kx_buf raw = { 0 };
@@ -594,7 +589,7 @@ static int check_index(struct vctx *c)
 	int r = 0;
 	dset_sort(&c->new_groups);
 	for (size_t i = 0; i < c->new_groups.len && r == 0; i++) {
-		if (i && digest_cmp(&c->new_groups.v[i - 1], &c->new_groups.v[i]) == 0)
+		if (i && kx_digest_cmp(&c->new_groups.v[i - 1], &c->new_groups.v[i]) == 0)
 			continue;
 		memcpy(p + 1, c->new_groups.v[i].b, 32);
 		r = check_index_in(c, p, sizeof(p));

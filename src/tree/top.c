@@ -135,11 +135,7 @@ static void names_settle(struct names *x)
 	x->n = k;
 }
 
-/* The comparison key first: rows_group's and reg_group's order. */
-static int key_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, KX_DIGEST_LEN);
-}
+/* rows_group and reg_group begin with their comparison key: kx_digest_cmp orders them. */
 
 /*
  * Tree order: the groups of d by kernel, pass, gpu and workload directory name, each
@@ -187,7 +183,7 @@ static const struct rows_group *rows_prev(const struct rows_state *prev, const s
 					  const struct kx_digest *key, int64_t stamp)
 {
 	const struct rows_group *g = prevc && prev->ngroups ? bsearch(key, prev->groups, prev->ngroups,
-								      sizeof(*prev->groups), key_cmp)
+								      sizeof(*prev->groups), kx_digest_cmp)
 							    : NULL;
 	return g && g->stamp == stamp && g->off + g->len <= prevc->len ? g : NULL;
 }
@@ -269,7 +265,7 @@ static void rows_end(struct kx_tree *t, struct rows_build *b, bool keep)
 {
 	if (keep && b->prev) {
 		if (b->next.ngroups)
-			qsort(b->next.groups, b->next.ngroups, sizeof(*b->next.groups), key_cmp);
+			qsort(b->next.groups, b->next.ngroups, sizeof(*b->next.groups), kx_digest_cmp);
 		rows_state_release(b->prev);
 		*b->prev = b->next;
 	} else {
@@ -377,7 +373,7 @@ static int row_add(void *ctx, const struct kx_regression *row)
 static const struct reg_group *reg_prev(const struct reg_state *prev, const struct kx_digest *key, int64_t stamp)
 {
 	const struct reg_group *g = prev->ngroups ? bsearch(key, prev->groups, prev->ngroups, sizeof(*prev->groups),
-							    key_cmp)
+							    kx_digest_cmp)
 						  : NULL;
 	return g && g->stamp == stamp ? g : NULL;
 }
@@ -466,7 +462,7 @@ static int regressions(struct kx_tree *t, struct kx_view *v, bool json, struct k
 	}
 	if (r == 0) {
 		if (b.s.ngroups)
-			qsort(b.s.groups, b.s.ngroups, sizeof(*b.s.groups), key_cmp);
+			qsort(b.s.groups, b.s.ngroups, sizeof(*b.s.groups), kx_digest_cmp);
 		reg_state_release(t->reg);
 		*t->reg = b.s;
 	} else {
