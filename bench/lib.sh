@@ -17,12 +17,24 @@
 #   median X...       the middle value; of an even count the mean of the two in the middle (the
 #                     usual definition), to 0.001
 #   ratio A B         A / B to 0.001 (0 when B is 0); a table prints it to the precision it wants
+#   progress TEXT...  on a terminal, one line on stderr ("# TEXT"), rewritten by the next;
+#   progress_done     and cleared; nothing where stderr is not a terminal
+#   drop_caches       sync, then the page cache, dentries and inodes dropped; fails where this user
+#                     may not (not root, or root in a container that forbids it): try it once
+#                     (`drop_caches 2>/dev/null`) to know whether a cold part can run
+#   op_ls ROOT        `ls -lR ROOT`, and op_cat ROOT, `cat` of every ROOT/runs/*/manifest.json
+#   op_cat ROOT       (xargs): two of the walks read, replica and scale time, defined once
+#   libfuse_example NAME OUT LABEL
+#                     libfuse's packaged example NAME.c (/usr/share/doc/libfuse3-dev/examples, never
+#                     copied into this repository) compiled into OUT with `cc -O2` and pkg-config's
+#                     flags for fuse3; where it cannot be, prints why ("# LABEL: skipped: …") and
+#                     returns 1
 #
 # A bench sets, before it mounts: bench (its name, for messages: bench/read), kindexfs (the daemon),
 # mnt (the mount point) and log (where the daemon's stderr goes). peak_kb starts at 0 and
 # daemon_failed at 0 here.
 #
-# Sourced by read, replica, inbox, top, site, big-document, ingest, attest and artifacts. The others
+# Sourced by read, replica, inbox, top, site, big-document, ingest, attest, artifacts and scale. The others
 # need none of it: pictures times its runs inside one Python process, fuzz times libFuzzer runs
 # whose exit status it keeps, gpu-check runs steps under timeout(1), and gen-manifests is Python.
 
@@ -65,4 +77,32 @@ median() {
 
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'
+}
+
+progress() { [ ! -t 2 ] || printf '\r\033[K# %s' "$*" >&2; }
+progress_done() { [ ! -t 2 ] || printf '\r\033[K' >&2; }
+
+drop_caches() { sync && echo 3 >/proc/sys/vm/drop_caches; }
+
+op_ls() { ls -lR "$1" >/dev/null; }
+op_cat() { (cd "$1/runs" && printf '%s\0' */manifest.json | xargs -0 cat >/dev/null); }
+
+libfuse_example() {
+	local src=/usr/share/doc/libfuse3-dev/examples/$1.c flags
+	if [ ! -f "$src" ]; then
+		echo "# $3: skipped: no $src (install libfuse3-dev)"
+		return 1
+	fi
+	if ! flags=$(pkg-config --cflags --libs fuse3 2>/dev/null); then
+		echo "# $3: skipped: pkg-config knows no fuse3"
+		return 1
+	fi
+	read -r -a flags <<<"$flags"
+	if ! cc -O2 -Wall -o "$2" "$src" "${flags[@]}" 2>"$2.log"; then
+		echo "# $3: skipped: $src does not build:"
+		sed 's/^/#   /' "$2.log"
+		rm -f "$2.log"
+		return 1
+	fi
+	rm -f "$2.log"
 }
