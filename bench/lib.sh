@@ -17,6 +17,7 @@
 #   median X...       the middle value; of an even count the mean of the two in the middle (the
 #                     usual definition), to 0.001
 #   ratio A B         A / B to 0.001 (0 when B is 0); a table prints it to the precision it wants
+#   in_ms SECONDS     in milliseconds, to 0.1
 #   progress TEXT...  on a terminal, one line on stderr ("# TEXT"), rewritten by the next;
 #   progress_done     and cleared; nothing where stderr is not a terminal
 #   drop_caches       sync, then the page cache, dentries and inodes dropped; fails where this user
@@ -78,6 +79,8 @@ median() {
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'
 }
+
+in_ms() { awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }'; }
 
 progress() { [ ! -t 2 ] || printf '\r\033[K# %s' "$*" >&2; }
 progress_done() { [ ! -t 2 ] || printf '\r\033[K' >&2; }
