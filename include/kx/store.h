@@ -368,6 +368,29 @@ int kx_store_verify(struct kx_store *s, struct kx_problems *problems, uint64_t *
 int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_table, struct kx_problems *problems,
 			  uint64_t *ret_checked);
 
+/*
+ * The sizes of the files of one directory, kept by the writer so that a mount need not render a
+ * file to answer `stat` ('Z', docs/store.md): kind 'r' a run's (by its digest), 'g' a group's (by
+ * its key). What each size is, and when it holds, is the tree's (kx_tree_keep_sizes): `build` names
+ * the renderer that made them, `stamp` the version of the directory they were made at.
+ * kx_store_get_sizes: -ENOENT when none are kept, -EBADMSG for a record it cannot read (another
+ * version's). kx_store_put_sizes writes n records in one batch, not synced, outside any
+ * transaction (they add nothing the store holds, and a lost one is rendered again); -EROFS on a
+ * read-only store.
+ */
+#define KX_SIZES_MAX 16
+#define KX_SIZE_UNKNOWN UINT32_MAX
+struct kx_sizes {
+	uint64_t build;
+	int64_t stamp;
+	unsigned n;
+	uint32_t size[KX_SIZES_MAX];
+};
+int kx_store_get_sizes(struct kx_store *s, struct kx_view *v, char kind, const struct kx_digest *id,
+		       struct kx_sizes *ret);
+int kx_store_put_sizes(struct kx_store *s, char kind, const struct kx_digest *ids, const struct kx_sizes *sizes,
+		       size_t n);
+
 /* ---- writing ---------------------------------------------------------------------------------- */
 
 int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret);

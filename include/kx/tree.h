@@ -273,7 +273,23 @@ struct kx_tree_stats {
 	uint64_t doc_reads; /* documents read from the store (whatever their size: a document is one value) */
 	size_t content_bytes, group_bytes;
 	size_t top_bytes; /* index.tsv's and regressions.tsv's bytes held beside the content cache */
+	/* the sizes of run and group files a stat asked for: from the writer's records, and rendered
+	 * because none held (kx_tree_keep_sizes) */
+	uint64_t sizes_stored, sizes_rendered;
 };
 void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret);
+
+/*
+ * The writer's pass after its commits (docs/store.md, 'Z'): renders every file of every group below
+ * each gpu directory whose time moved from `before` to `after` (before NULL: every group), and of
+ * every run of those groups, and keeps their sizes in the store, so that a mount answers `stat` of
+ * them without rendering (what a size holds for: src/tree/sizes.c). fn(ctx, done, total) is called
+ * as groups are done; *ret_runs (may be NULL) says how many runs were sized. Aliases, documents,
+ * attestations and the views above the groups are sized as before, when asked. -EROFS: a
+ * read-only store.
+ */
+typedef void (*kx_sizes_progress_fn)(void *ctx, size_t done, size_t total);
+int kx_tree_keep_sizes(struct kx_tree *t, struct kx_view *before, struct kx_view *after, kx_sizes_progress_fn fn,
+		       void *ctx, size_t *ret_runs);
 
 #endif

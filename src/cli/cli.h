@@ -72,6 +72,14 @@ void cli_progress_init(struct progress *p, const char *what, uint64_t total, boo
 void cli_progress_update(struct progress *p, uint64_t done);
 void cli_progress_done(struct progress *p, uint64_t done);
 
+/*
+ * After a command's commits: the sizes of what they touched kept for mounts (kx_tree_keep_sizes),
+ * `before` a view taken before the first commit, `t` the command's tree (NULL: one of its own).
+ * With progress on a terminal. A failure is said on stderr and otherwise changes nothing: a mount
+ * renders what has no size kept.
+ */
+void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_tree *t, struct kx_view *before);
+
 int cli_cmd_init(struct cli *cli, int argc, char **argv);
 int cli_cmd_import(struct cli *cli, int argc, char **argv);
 int cli_cmd_ingest(struct cli *cli, int argc, char **argv);

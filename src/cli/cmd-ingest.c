@@ -412,6 +412,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, s
 	struct kx_store *s;
 	if ((r = cli_open(cli, 0, &s)) < 0)
 		return -r;
+	struct kx_view *before = kx_store_view(s); /* what the sizes pass compares with */
 	/* artifacts first: a run then appears with its bytes, and its sizes are checked against them */
 	struct art_tally at = { 0 };
 	int status = store_artifacts(cli, s, arts, &opts, max_artifact, &at);
@@ -503,6 +504,9 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, s
 	pthread_mutex_destroy(&rd.lock);
 	pthread_cond_destroy(&rd.cond);
 	cli_progress_done(&pg, paths->len);
+	if (total.added || total.aliases || total.signatures || total.attestations || total.attested || at.added)
+		cli_keep_sizes(cli, s, NULL, before);
+	kx_view_release(before);
 	if (!opts.sync)
 		kx_store_sync(s);
 	size_t unannounced = 0;
@@ -600,8 +604,12 @@ int cli_cmd_import(struct cli *cli, int argc, char **argv)
 		struct kx_ingest_result res = { 0 };
 		struct progress pg;
 		cli_progress_init(&pg, "import", n, cli->quiet);
+		struct kx_view *before = kx_store_view(s);
 		r = kx_ingest_trees(s, a, roots, n, labels, NULL, &res, &p);
 		cli_progress_done(&pg, n);
+		if (r == 0 && res.added)
+			cli_keep_sizes(cli, s, NULL, before);
+		kx_view_release(before);
 		if (r == -EINVAL) {
 			cli_print_problems("import", &p);
 			status = EXIT_REFUSED;

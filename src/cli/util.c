@@ -90,6 +90,37 @@ int cli_open(struct cli *cli, unsigned flags, struct kx_store **ret)
 	return 0;
 }
 
+struct sizes_progress {
+	struct progress pg;
+	bool quiet, begun;
+};
+
+static void sizes_progress(void *ctx, size_t done, size_t total)
+{
+	struct sizes_progress *p = ctx;
+	if (!p->begun) {
+		cli_progress_init(&p->pg, "sizes", total, p->quiet);
+		p->begun = true;
+	}
+	cli_progress_update(&p->pg, done);
+}
+
+void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_tree *t, struct kx_view *before)
+{
+	struct kx_tree *own = t ? NULL : kx_tree_new(s, 0);
+	struct kx_view *after = kx_store_view(s);
+	struct sizes_progress p = { .quiet = cli->quiet };
+	int r = own || t ? (after ? kx_tree_keep_sizes(t ? t : own, before, after, sizes_progress, &p, NULL) : -ENOMEM)
+			 : -ENOMEM;
+	if (p.begun)
+		cli_progress_done(&p.pg, p.pg.total);
+	if (r < 0)
+		cli_error("cannot keep the sizes of the new files for mounts (they will be rendered when asked): %s",
+			  strerror(-r));
+	kx_view_release(after);
+	kx_tree_free(own);
+}
+
 int cli_write_out(const char *cmd, const char *out, const struct kx_buf *b)
 {
 	const char *p = b->ptr ? b->ptr : "";

@@ -43,6 +43,10 @@
  *                                      big-endian; kept in RocksDB's blob files; index big-endian
  *   'H' artifact[32] run[32]           "" — the run announces the artifact in spec.artifacts
  *   'P' run[32] index[2]               artifact[32] name — the run's spec.artifacts, in its order
+ *   'Z' kind[1] id[32]                 version[1] build[8] stamp[8] n[1] size[4]×n — the sizes of a
+ *                                      run's files ('r', by run) or a group's ('g', by group key) as
+ *                                      the build `build` rendered them, at the group's stamp; written
+ *                                      by the writer after its commits, in none (sizes.c)
  *
  * class is 0 for ranked runs (passed, with a value) and 1 for the rest, so ranked runs list
  * first. value is the order-preserving encoding of the base value (negated for "higher is
@@ -101,6 +105,7 @@ enum {
 	T_CHUNK = 'B',
 	T_ANNOUNCED = 'H',
 	T_RUN_ARTIFACT = 'P',
+	T_SIZES = 'Z',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)

@@ -43,7 +43,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 			return r;
 		a.stamp = stamp;
 		if (!tree_size_get(t, tree_content_key(n), stamp, &a.size) &&
-		    (r = tree_size_of(t, v, n, stamp, &a.size)) < 0)
+		    !tree_size_stored(t, v, n, stamp, &a.size) && (r = tree_size_of(t, v, n, stamp, &a.size)) < 0)
 			return r;
 		*ret = a;
 		return 0;

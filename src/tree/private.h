@@ -727,4 +727,10 @@ uint64_t tree_content_key(const struct kx_node *n);
 /* The size of file n of stamp `stamp`, computed and kept in the sizes cache. */
 int tree_size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret);
 
+/* ---- sizes.c ------------------------------------------------------------------------------- */
+
+/* The size of file n of stamp `stamp` from the record the writer kept for its directory, which goes
+ * into the sizes cache whole; false when none holds (kx_tree_keep_sizes). */
+bool tree_size_stored(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret);
+
 #endif

@@ -1207,6 +1207,80 @@ static void test_signed(void)
 	kx_store_close(s);
 }
 
+/* ---- part 6: sizes kept by the writer (docs/store.md, 'Z') ------------------------------------- */
+
+/* The size a fresh tree (empty caches, as a cold mount's) gives to run x's summary.txt. */
+static uint64_t fresh_size(struct kx_store *s, const struct kx_digest *x, uint64_t *ret_stored)
+{
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v = kx_store_view(s);
+	struct kx_node n = { .type = KX_NODE_RUNS_FILE, .file = KX_RF_SUMMARY, .id = *x };
+	struct kx_attr a = { .size = UINT64_MAX };
+	struct kx_tree_stats st;
+	kx_tree_getattr(t, v, &n, &a);
+	kx_tree_stats(t, &st);
+	*ret_stored = st.sizes_stored;
+	kx_view_release(v);
+	kx_tree_free(t);
+	return a.size;
+}
+
+static void test_kept_sizes(void)
+{
+	struct kx_store *s = open_store("sizes", KX_STORE_CREATE);
+	struct kx_digest a, b, c;
+	if (!ok(s && add_run(s, "demo_kernel", "alpha", 2000000, 1, &a) == 0 &&
+			add_run(s, "demo_kernel", "beta", 3000000, 2, &b) == 0,
+		"store two runs of one group"))
+		return;
+	uint64_t stored, truth = fresh_size(s, &a, &stored);
+	ok(stored == 0, "with no sizes kept, a stat renders (%llu from the store)", (unsigned long long)stored);
+	struct kx_tree *t = kx_tree_new(s, 0);
+	struct kx_view *v = kx_store_view(s);
+	size_t runs = 0;
+	int r = kx_tree_keep_sizes(t, NULL, v, NULL, NULL, &runs);
+	ok(r == 0 && runs == 2, "the writer's pass sizes both runs (%zu)", runs);
+	ok(fresh_size(s, &a, &stored) == truth && stored == 1, "then a stat takes summary.txt's size from the store");
+	struct kx_sizes z = { 0 }, was;
+	r = kx_store_get_sizes(s, NULL, 'r', &a, &z);
+	ok(r == 0 && z.n == KX_RF__COUNT + 1 && z.size[KX_RF_SUMMARY] == truth, "the record holds it (%u sizes)", z.n);
+	was = z;
+	/* a record with another size is believed as long as its build and stamp are right: the size
+	 * comes from there, not from a render */
+	z.size[KX_RF_SUMMARY] = (uint32_t)truth + 7;
+	kx_store_put_sizes(s, 'r', &a, &z, 1);
+	ok(fresh_size(s, &a, &stored) == truth + 7, "a kept size is what stat answers");
+	z.build ^= 1;
+	kx_store_put_sizes(s, 'r', &a, &z, 1);
+	ok(fresh_size(s, &a, &stored) == truth && stored == 0, "one kept by another build is not believed: rendered");
+	z.build = was.build;
+	z.stamp -= 1;
+	kx_store_put_sizes(s, 'r', &a, &z, 1);
+	ok(fresh_size(s, &a, &stored) == truth && stored == 0, "one kept at another stamp is not believed: rendered");
+	kx_store_put_sizes(s, 'r', &a, &was, 1);
+	/* a third run in the group changes a's summary (its rank's neighbours): the kept size is at an
+	 * older stamp until the pass runs again */
+	kx_view_release(v);
+	if (!ok(add_run(s, "demo_kernel", "gamma", 1000000, 3, &c) == 0, "a third run joins the group"))
+		goto out;
+	v = kx_store_view(s);
+	uint64_t now = fresh_size(s, &a, &stored);
+	ok(now != truth && stored == 0, "the old record is not believed at the new stamp (%llu, was %llu)",
+	   (unsigned long long)now, (unsigned long long)truth);
+	struct kx_view *before = v;
+	v = kx_store_view(s);
+	r = kx_tree_keep_sizes(t, before, v, NULL, NULL, &runs);
+	ok(r == 0 && runs == 0, "a pass from the state after it to the same state sizes nothing (%zu)", runs);
+	kx_view_release(before);
+	r = kx_tree_keep_sizes(t, NULL, v, NULL, NULL, &runs);
+	ok(r == 0 && runs == 3, "a pass over every group sizes three (%zu)", runs);
+	ok(fresh_size(s, &a, &stored) == now && stored == 1, "and the new size is taken from the store");
+out:
+	kx_view_release(v);
+	kx_tree_free(t);
+	kx_store_close(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -1218,6 +1292,7 @@ int main(void)
 	test_late_sweep();
 	test_signed();
 	test_compare();
+	test_kept_sizes();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
