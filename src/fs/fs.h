@@ -83,6 +83,7 @@ struct fs {
 	struct fs_spooler *trust;   /* STORE/trust/: kindex trust's requests while mounted (spooler.c) */
 	struct fs_follower *follower; /* -o follow=DST/current (follow.c) */
 	struct fs_versions *versions; /* versioned inodes the kernel holds (versions.c) */
+	struct fs_sizer *sizer;    /* the writer's sizes pass (sizer.c); NULL when the store is read-only */
 	struct fs_pusher *pusher;  /* files put in the page cache ahead of a reader (pusher.c) */
 
 	pthread_mutex_t view_lock;
@@ -190,6 +191,14 @@ void fs_dircache_put(struct fs_dircache *dc, const struct fs_listing *l);
 int fs_dircache_lookup(struct fs_dircache *dc, uint64_t ino, uint64_t generation, const char *name,
 		       struct kx_node *ret);
 off_t fs_dircache_offset(const struct fs_listing *l, size_t next_index);
+
+/* ---- the sizes pass (sizer.c) ---------------------------------------------------------------- */
+
+int fs_sizer_start(struct fs *fs);
+/* After a notifier round: the store changed. */
+void fs_sizer_tell(struct fs *fs);
+/* Stop and join the thread once what it was told is sized (an unmount waits for that pass). */
+void fs_sizer_stop(struct fs *fs);
 
 /* ---- the invalidation notifier (notify.c) ----------------------------------------------------- */
 

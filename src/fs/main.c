@@ -267,6 +267,7 @@ struct daemon {
 	char follow_target[NAME_MAX + 1]; /* -o follow: the generation served at the mount */
 	int pipe_fd; /* to the parent that waits for the mount, until it is told (not -f) */
 	bool mounted, handlers, views;
+	bool readonly; /* the store is opened read-only (-o ro, a replica's): nothing writes it */
 };
 
 /* The command line and every -o option of kindexfs's own, checked. */
@@ -565,6 +566,7 @@ static int open_store(struct daemon *d)
 		free(msg);
 		return EXIT_STORE;
 	}
+	d->readonly = readonly;
 	if (!readonly && (r = kx_store_claim(fs->store, d->mnt_path)) < 0) {
 		fprintf(stderr, "kindexfs: cannot claim store '%s': %s\n", d->store_path, strerror(-r));
 		return EXIT_STORE;
@@ -640,6 +642,10 @@ static int mount_and_start(struct daemon *d)
 	int r;
 	if ((r = fs_notifier_start(fs)) < 0) {
 		fprintf(stderr, "kindexfs: cannot start the notifier: %s\n", strerror(-r));
+		return EXIT_FAIL;
+	}
+	if (!d->readonly && (r = fs_sizer_start(fs)) < 0) {
+		fprintf(stderr, "kindexfs: cannot start the sizes pass: %s\n", strerror(-r));
 		return EXIT_FAIL;
 	}
 	if (!d->cfg.nopush && (r = fs_pusher_start(fs)) < 0) {
@@ -725,6 +731,8 @@ static int serve(struct daemon *d)
 			     (unsigned long long)st.content_hits, (unsigned long long)st.content_misses,
 			     st.content_bytes, (unsigned long long)st.group_hits,
 			     (unsigned long long)st.group_misses);
+		fs_log_debug(fs, "sizes of run and group files: %llu from the store's records, %llu rendered",
+			     (unsigned long long)st.sizes_stored, (unsigned long long)st.sizes_rendered);
 		malloc_stats(); /* the heap, to tell cache bytes from fragmentation */
 	}
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
@@ -740,6 +748,7 @@ static void stop(struct daemon *d, int status)
 	fs_follower_stop(fs); /* so does the follower its switches */
 	fs_inbox_stop(fs);   /* so does the inbox's decider */
 	fs_notifier_stop(fs);
+	fs_sizer_stop(fs); /* after the notifier, which tells it */
 	kx_publisher_close(d->publisher); /* after the writers: its last round publishes their last commits */
 	if (d->mounted)
 		fuse_session_unmount(d->se);

@@ -209,6 +209,7 @@ static void round_of(struct fs_notifier *nt, struct kx_digest *runs, size_t n, u
 		fs_log_debug(fs, "versioned inodes the kernel holds: %zu, in %zu store views (table %zu KiB)", held,
 			     views, bytes >> 10);
 	}
+	fs_sizer_tell(fs); /* the sizes of what moved, kept for later mounts */
 	fs_view_put(fs, after);
 	fs_view_put(fs, before);
 }
