@@ -110,13 +110,18 @@ void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_tree *t, stru
 	struct kx_tree *own = t ? NULL : kx_tree_new(s, 0);
 	struct kx_view *after = kx_store_view(s);
 	struct sizes_progress p = { .quiet = cli->quiet };
-	int r = own || t ? (after ? kx_tree_keep_sizes(t ? t : own, before, after, sizes_progress, &p, NULL) : -ENOMEM)
+	size_t runs = 0;
+	double start = kx_monotonic();
+	int r = own || t ? (after ? kx_tree_keep_sizes(t ? t : own, before, after, sizes_progress, &p, &runs) : -ENOMEM)
 			 : -ENOMEM;
 	if (p.begun)
 		cli_progress_done(&p.pg, p.pg.total);
 	if (r < 0)
 		cli_error("cannot keep the sizes of the new files for mounts (they will be rendered when asked): %s",
 			  strerror(-r));
+	else if (!cli->quiet)
+		fprintf(stderr, "kept for mounts the sizes of the files of %zu run%s and their groups in %.2f s\n",
+			runs, plural(runs), kx_monotonic() - start);
 	kx_view_release(after);
 	kx_tree_free(own);
 }
