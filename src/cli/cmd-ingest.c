@@ -505,7 +505,7 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, s
 	pthread_cond_destroy(&rd.cond);
 	cli_progress_done(&pg, paths->len);
 	if (total.added || total.aliases || total.signatures || total.attestations || total.attested || at.added)
-		cli_keep_sizes(cli, s, NULL, before);
+		cli_keep_sizes(cli, s, before, true);
 	kx_view_release(before);
 	if (!opts.sync)
 		kx_store_sync(s);
@@ -608,7 +608,7 @@ int cli_cmd_import(struct cli *cli, int argc, char **argv)
 		r = kx_ingest_trees(s, a, roots, n, labels, NULL, &res, &p);
 		cli_progress_done(&pg, n);
 		if (r == 0 && res.added)
-			cli_keep_sizes(cli, s, NULL, before);
+			cli_keep_sizes(cli, s, before, true);
 		kx_view_release(before);
 		if (r == -EINVAL) {
 			cli_print_problems("import", &p);

@@ -140,8 +140,13 @@ int cli_cmd_watch(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "watching %s/new and %s/artifacts (write to %s/tmp, then rename into new/ or artifacts/)\n",
 			dir, dir, dir);
 	while (!stop) {
+		struct kx_view *before = kx_store_view(s);
+		size_t had = c.accepted + c.artifacts;
 		r = kx_spool_process(sp, s, t, &opts, &c, cli->quiet ? NULL : stdout);
 		fflush(stdout);
+		if (c.accepted + c.artifacts != had)
+			cli_keep_sizes(cli, s, before, false);
+		kx_view_release(before);
 		if (r < 0) {
 			cli_error("watch: cannot list %s/artifacts or %s/new: %s", dir, dir, strerror(-r));
 			status = EXIT_IO;

@@ -105,25 +105,24 @@ static void sizes_progress(void *ctx, size_t done, size_t total)
 	cli_progress_update(&p->pg, done);
 }
 
-void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_tree *t, struct kx_view *before)
+void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_view *before, bool say)
 {
-	struct kx_tree *own = t ? NULL : kx_tree_new(s, 0);
+	struct kx_tree *t = kx_tree_new(s, 0);
 	struct kx_view *after = kx_store_view(s);
 	struct sizes_progress p = { .quiet = cli->quiet };
 	size_t runs = 0;
 	double start = kx_monotonic();
-	int r = own || t ? (after ? kx_tree_keep_sizes(t ? t : own, before, after, sizes_progress, &p, &runs) : -ENOMEM)
-			 : -ENOMEM;
+	int r = t && after ? kx_tree_keep_sizes(t, before, after, sizes_progress, &p, &runs) : -ENOMEM;
 	if (p.begun)
 		cli_progress_done(&p.pg, p.pg.total);
 	if (r < 0)
 		cli_error("cannot keep the sizes of the new files for mounts (they will be rendered when asked): %s",
 			  strerror(-r));
-	else if (!cli->quiet)
+	else if (say && !cli->quiet)
 		fprintf(stderr, "kept for mounts the sizes of the files of %zu run%s and their groups in %.2f s\n",
 			runs, plural(runs), kx_monotonic() - start);
 	kx_view_release(after);
-	kx_tree_free(own);
+	kx_tree_free(t);
 }
 
 int cli_write_out(const char *cmd, const char *out, const struct kx_buf *b)

@@ -5,9 +5,10 @@
 # the size of every run file and group file it touched, so that a mount that stats every file —
 # `ls -lR`, `find -printf %s`, rsync — renders none of them, and every size it hands out is the
 # length of the bytes `cat` then reads. Checked after `kindex ingest`, after a second ingest into
-# the same gpu directories (whose runs' rank-dependent files all change), and after drops into a
-# read-write mount's inbox (the daemon's own pass); each time on a fresh read-only mount (-d: it
-# says at exit how many sizes it took from the store and how many it rendered).
+# the same gpu directories (whose runs' rank-dependent files all change), after drops into a
+# read-write mount's inbox (the daemon's own pass) and after `kindex watch --once` of a spool;
+# each time on a fresh read-only mount (-d: it says at exit how many sizes it took from the store
+# and how many it rendered).
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 
@@ -17,6 +18,7 @@ mnt="$work/mnt"
 gen 120 "$work/a"
 gen 60 "$work/b" --seed 7 --prefix b
 gen 20 "$work/c" --seed 11 --prefix c
+gen 10 "$work/d" --seed 13 --prefix d
 
 # sizes_of MOUNTPOINT: "size path" of every file below benchmarks/ and runs/, as stat sees them
 sizes_of() {
@@ -65,5 +67,11 @@ done
 check "the inbox accepted the 20 drops" [ "$(ls "$mnt/inbox/.accepted" | grep -c '^c-')" = 20 ]
 unmount "$mnt" "$daemon" || fail "the read-write daemon did not exit cleanly"
 look 3 "after 20 drops into a read-write mount's inbox"
+
+mkdir -p "$work/spool/new"
+cp "$work"/d/*.json "$work/spool/new/"
+"$KINDEX" -q --store "$store" watch --once "$work/spool" >/dev/null || die "kindex watch --once failed"
+check "kindex watch --once accepted the 10 files" [ "$(ls "$work/spool/accepted" | grep -c '^d-.*\.json$')" = 10 ]
+look 4 "after kindex watch --once of a spool"
 
 finish

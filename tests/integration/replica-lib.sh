@@ -31,6 +31,23 @@ wait_runs() {
 	done
 }
 
+# wait_settled DIR [SECONDS]: DIR/PUBLISHED names the same generation for a whole second, within
+# SECONDS (20) — a writer that publishes every round publishes a round's commit, then the sizes it
+# keeps after it (docs/store.md, 'Z') in a publication of their own
+wait_settled() {
+	local deadline=$((SECONDS + ${2:-20})) g was= since=$EPOCHREALTIME
+	while :; do
+		g=$(published_field "$1" generation)
+		if [ "$g" != "$was" ]; then
+			was=$g since=$EPOCHREALTIME
+		elif awk -v a="$since" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 1) }'; then
+			return 0
+		fi
+		[ $SECONDS -lt $deadline ] || { echo "# $1/PUBLISHED still moves (generation ${g:-none})"; return 1; }
+		sleep 0.05
+	done
+}
+
 # wait_kept DIR N [SECONDS]: DIR holds exactly N generations within SECONDS (10); a replaced
 # generation stays a second before the writer removes it (docs/replicas.md)
 wait_kept() {

@@ -61,6 +61,7 @@ deadline=$((SECONDS + 20))
 until [ -d "$spool/new" ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
 drop "$work"/m/*.json || die "cannot drop into the spool"
 check "the writer publishes the drops" wait_runs "$pub" 10
+check "... and the sizes it keeps after them, and stops publishing" wait_settled "$pub"
 "$KINDEX" pull "$pub" "$dst" >"$work/out" 2>&1
 check "the first pull succeeds ($(cat "$work/out"))" grep -q "^pulled generation [0-9]* from .*the first copy, verified" "$work/out"
 g1=$(published_field "$pub" generation)
@@ -97,6 +98,7 @@ check "a second pull copies nothing ($(cat "$work/out"))" grep -q "is up to date
 "$KINDEX" -q --store "$store" import liger "$LIGER_CSV" >/dev/null || die "kindex import liger failed"
 start_writer "$store" "$pub"
 check "the writer publishes the import" wait_generation "$pub" $((g1 + 1))
+wait_settled "$pub" >/dev/null || fail "the writer still publishes: $(published_field "$pub" generation)"
 g2=$(published_field "$pub" generation)
 cat >"$work/slow-rsync" <<'SH'
 #!/bin/sh
@@ -146,6 +148,7 @@ start_writer "$store" "$pub"
 python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 1 "$work/one" --seed 11 >/dev/null || die "gen-manifests failed"
 drop "$work/one/m-0000000.json" || die "cannot drop into the spool"
 check "the writer publishes one more run" wait_generation "$pub" $((g2 + 1))
+wait_settled "$pub" >/dev/null || fail "the writer still publishes: $(published_field "$pub" generation)"
 g3=$(published_field "$pub" generation)
 flock -s "$dst/gen-$g2" sleep 600 &
 holder=$!
@@ -175,6 +178,7 @@ check "that copy verifies" verifies "$work/remote/current"
 python3 "$KX_SOURCE_ROOT/bench/gen-manifests" 1 "$work/two" --seed 13 --prefix two >/dev/null || die "gen-manifests failed"
 drop "$work/two/two-0000000.json" || die "cannot drop into the spool"
 check "the writer publishes one more run" wait_generation "$pub" $((g3 + 1))
+wait_settled "$pub" >/dev/null || fail "the writer still publishes: $(published_field "$pub" generation)"
 "$KINDEX" pull --verify-all "$pub" "$dst" >"$work/out" 2>&1
 check "kindex pull --verify-all verifies the whole copy ($(cat "$work/out"))" \
 	bash -c "grep -q 'linked from gen-$g3, verified)' '$work/out' && ! grep -q 'added after' '$work/out'"
