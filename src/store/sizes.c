@@ -50,7 +50,7 @@ int kx_store_get_sizes(struct kx_store *s, struct kx_view *v, char kind, const s
 int kx_store_put_sizes(struct kx_store *s, char kind, const struct kx_digest *ids, const struct kx_sizes *sizes,
 		       size_t n)
 {
-	if (s->flags & KX_STORE_READONLY)
+	if (s->flags & (KX_STORE_READONLY | KX_STORE_FOLLOW | KX_STORE_VERIFY))
 		return -EROFS;
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 	for (size_t i = 0; i < n; i++) {

@@ -16,12 +16,10 @@
  * the rendering code, render-id.py), and another build renders.
  */
 #include "private.h"
-
-#include <pthread.h>
-
 #include "render-id.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,8 +206,8 @@ struct share {
 	size_t runs;
 	int r;
 	_Atomic size_t *done;
-	kx_sizes_progress_fn fn; /* called by part 0 only, */
-	size_t told;             /* last with this many groups done */
+	kx_sizes_progress_fn fn; /* part 0's only */
+	size_t told;             /* the groups done when it last called fn */
 	void *ctx;
 	pthread_t th;
 };
