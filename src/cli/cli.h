@@ -75,8 +75,8 @@ void cli_progress_done(struct progress *p, uint64_t done);
 /*
  * After a command's commits: the sizes of what they touched kept for mounts (kx_tree_keep_sizes),
  * `before` a view taken before the first commit. With progress on a terminal, and where `say`
- * (not for kindex watch's rounds) a line saying what it took, unless --quiet. A failure is said on stderr and otherwise changes nothing: a mount
- * renders what has no size kept.
+ * (not for kindex watch's rounds) a line saying what it took, unless --quiet. A failure is said
+ * on stderr and otherwise changes nothing: a mount renders what has no size kept.
  */
 void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_view *before, bool say);
 

@@ -42,8 +42,7 @@ int kx_tree_getattr(struct kx_tree *t, struct kx_view *v, const struct kx_node *
 		if ((r = tree_stamp_of(t, v, n, &stamp, &a.mtime_ns, &a.nlink)) < 0)
 			return r;
 		a.stamp = stamp;
-		if (!tree_size_get(t, tree_content_key(n), stamp, &a.size) &&
-		    !tree_size_stored(t, v, n, stamp, &a.size) && (r = tree_size_of(t, v, n, stamp, &a.size)) < 0)
+		if ((r = tree_size(t, v, n, stamp, true, &a.size)) < 0)
 			return r;
 		*ret = a;
 		return 0;

@@ -531,11 +531,6 @@ int kx_tree_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 int tree_size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret)
 {
 	int r;
-	if (n->type == KX_NODE_GROUP_FILE || n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE) {
-		pthread_mutex_lock(&t->lock);
-		t->stats.sizes_rendered++; /* what the writer's records (sizes.c) did not answer */
-		pthread_mutex_unlock(&t->lock);
-	}
 	if (n->type == KX_NODE_GROUP_FILE && n->file == KX_GF_SHA256SUMS) {
 		struct gctx *g;
 		if ((r = tree_gctx_get(t, v, &n->id, &g)) < 0)

@@ -729,8 +729,10 @@ int tree_size_of(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, 
 
 /* ---- sizes.c ------------------------------------------------------------------------------- */
 
-/* The size of file n of stamp `stamp` from the record the writer kept for its directory, which goes
- * into the sizes cache whole; false when none holds (kx_tree_keep_sizes). */
-bool tree_size_stored(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret);
+/* The size of file n of stamp `stamp`: from the sizes cache, else (where `records`: a stat's, not the
+ * writer's pass) from the record the writer kept for its directory (kx_tree_keep_sizes), which goes
+ * into the cache whole, counted in the stats, else tree_size_of. */
+int tree_size(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, bool records,
+	      uint64_t *ret);
 
 #endif

@@ -6,7 +6,8 @@
  * renders every file of every group below each gpu directory whose time moved, and of every run of
  * those groups, and keeps their sizes in the store ('Z', kx_store_put_sizes), one record per
  * directory. A mount — cold, read-only, a replica's — then answers `stat` with one point read per
- * directory (tree_size_stored), and renders a file only to read it.
+ * directory (tree_size: the caches, then that record, then a render), and renders a file only to
+ * read it.
  *
  * A kept size holds while what it was rendered from holds, which the stamps say as they say it for
  * the content cache: a run's rank-dependent files and a group's files follow the group's stamp (its
@@ -41,10 +42,18 @@ static bool slot_stamped(int k)
 	return k == RSIZE_RUNS_HTML || tree_rank_dependent(k);
 }
 
-bool tree_size_stored(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret)
+/* Whether the writer keeps file n's size: a run's file or a group's. */
+static bool kept(const struct kx_node *n)
+{
+	return n->type == KX_NODE_GROUP_FILE || n->type == KX_NODE_RUN_FILE || n->type == KX_NODE_RUNS_FILE;
+}
+
+/* The size of file n of stamp `stamp` from the record the writer kept for its directory, which goes
+ * into the sizes cache whole; false when none holds. */
+static bool size_stored(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, uint64_t *ret)
 {
 	bool group = n->type == KX_NODE_GROUP_FILE;
-	if (!group && n->type != KX_NODE_RUN_FILE && n->type != KX_NODE_RUNS_FILE)
+	if (!kept(n))
 		return false;
 	struct kx_sizes z;
 	if (kx_store_get_sizes(t->s, v, group ? 'g' : 'r', &n->id, &z) < 0 || z.build != KX_RENDER_ID)
@@ -74,19 +83,34 @@ bool tree_size_stored(struct kx_tree *t, struct kx_view *v, const struct kx_node
 	return found;
 }
 
+int tree_size(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t stamp, bool records,
+	      uint64_t *ret)
+{
+	if (tree_size_get(t, tree_content_key(n), stamp, ret) || (records && size_stored(t, v, n, stamp, ret)))
+		return 0;
+	if (records && kept(n)) {
+		pthread_mutex_lock(&t->lock);
+		t->stats.sizes_rendered++; /* what the writer's records did not answer */
+		pthread_mutex_unlock(&t->lock);
+	}
+	return tree_size_of(t, v, n, stamp, ret);
+}
+
 /* ---- the writer's pass ------------------------------------------------------------------------ */
 
-/* The size of file n as a stat would answer it, or KX_SIZE_UNKNOWN for one it does not list. */
-static int size_now(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t *ret_stamp, uint32_t *ret)
+/*
+ * The size of file n to keep at stamp `at` (the group's, or 0 for a run's file that does not follow
+ * it): KX_SIZE_UNKNOWN for a file the directory does not list, or whose stamp is another — a
+ * manifest.json still missing a document.
+ */
+static int size_now(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int64_t at, uint32_t *ret)
 {
 	int64_t stamp;
 	uint64_t size;
 	int r = tree_stamp_of(t, v, n, &stamp, NULL, NULL);
-	if (r == 0 && !tree_size_get(t, tree_content_key(n), stamp, &size))
-		r = tree_size_of(t, v, n, stamp, &size);
-	*ret = r == 0 && size < KX_SIZE_UNKNOWN ? (uint32_t)size : KX_SIZE_UNKNOWN;
-	if (ret_stamp)
-		*ret_stamp = r == 0 ? stamp : -1;
+	if (r == 0) /* not from a record: none holds at a stamp that moved, and this pass writes it */
+		r = tree_size(t, v, n, stamp, false, &size);
+	*ret = r == 0 && stamp == at && size < KX_SIZE_UNKNOWN ? (uint32_t)size : KX_SIZE_UNKNOWN;
 	return r == -ENOENT ? 0 : r;
 }
 
@@ -122,12 +146,7 @@ static int keep_run_file(void *ctx, const char *name, const struct kx_node *n)
 	struct keep *k = ctx;
 	if (n->type != KX_NODE_RUN_FILE || n->file >= KX_RF__COUNT)
 		return 0; /* its documents, attestations and artifacts: sized from their own records */
-	int64_t stamp;
-	int r = size_now(k->t, k->v, n, &stamp, &k->z.size[n->file]);
-	/* kept at the record's stamp, or at 0: a manifest.json still missing a document is not */
-	if (r == 0 && (slot_stamped(n->file) ? stamp != k->z.stamp : stamp != 0))
-		k->z.size[n->file] = KX_SIZE_UNKNOWN;
-	return r;
+	return size_now(k->t, k->v, n, slot_stamped(n->file) ? k->z.stamp : 0, &k->z.size[n->file]);
 }
 
 static int keep_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct batch *runs,
@@ -138,13 +157,9 @@ static int keep_group(struct kx_tree *t, struct kx_view *v, const struct kx_dige
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
 	struct kx_sizes z = { .build = KX_RENDER_ID, .stamp = g->stamp, .n = KX_GF__COUNT };
-	for (int f = 0; f < KX_GF__COUNT && r == 0; f++) {
-		int64_t stamp;
+	for (int f = 0; f < KX_GF__COUNT && r == 0; f++)
 		r = size_now(t, v, &(struct kx_node){ .type = KX_NODE_GROUP_FILE, .file = (uint8_t)f, .id = g->key },
-			     &stamp, &z.size[f]);
-		if (stamp != g->stamp)
-			z.size[f] = KX_SIZE_UNKNOWN;
-	}
+			     g->stamp, &z.size[f]);
 	if (r == 0)
 		r = batch_add(t, groups, &g->key, &z);
 	for (size_t i = 0; i < g->len && r == 0; i++) {
@@ -152,13 +167,9 @@ static int keep_group(struct kx_tree *t, struct kx_view *v, const struct kx_dige
 		for (int f = 0; f < RSIZE_FILES; f++)
 			k.z.size[f] = KX_SIZE_UNKNOWN;
 		struct kx_node html = run_slot_node(&g->runs[i].run, RSIZE_RUNS_HTML);
-		int64_t stamp;
 		if ((r = tree_run_files_of(t, v, KX_NODE_RUN, &g->runs[i], keep_run_file, &k)) == 0 &&
-		    (r = size_now(t, v, &html, &stamp, &k.z.size[RSIZE_RUNS_HTML])) == 0) {
-			if (stamp != g->stamp)
-				k.z.size[RSIZE_RUNS_HTML] = KX_SIZE_UNKNOWN;
+		    (r = size_now(t, v, &html, g->stamp, &k.z.size[RSIZE_RUNS_HTML])) == 0)
 			r = batch_add(t, runs, &g->runs[i].run, &k.z);
-		}
 	}
 	if (r == 0)
 		*ret_runs += g->len;
