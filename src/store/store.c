@@ -460,12 +460,16 @@ int kx_store_checkpoint(struct kx_store *s, const char *dir, uint64_t log_size_f
 	if (s->flags & KX_STORE_READONLY)
 		return -EROFS;
 	char *err = NULL;
-	/* no commit between the point read and the checkpoint: the checkpoint is exactly that point */
+	/* no write between the point read and the checkpoint — no commit, and none of what the writer
+	 * keeps beside its commits (sizes, index.tsv's rows), which go through store_write without
+	 * the writer's lock: the checkpoint is exactly that point */
 	pthread_mutex_lock(&s->writer);
+	pthread_rwlock_wrlock(&s->wal);
 	struct kx_store_point pt = { .sequence = rocksdb_get_latest_sequence_number(s->db), .generation = s->gen };
 	rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(s->db, &err);
 	if (!err)
 		rocksdb_checkpoint_create(cp, dir, log_size_for_flush, &err);
+	pthread_rwlock_unlock(&s->wal);
 	pthread_mutex_unlock(&s->writer);
 	if (cp)
 		rocksdb_checkpoint_object_destroy(cp);
