@@ -391,6 +391,51 @@ int kx_store_get_sizes(struct kx_store *s, struct kx_view *v, char kind, const s
 int kx_store_put_sizes(struct kx_store *s, char kind, const struct kx_digest *ids, const struct kx_sizes *sizes,
 		       size_t n);
 
+/*
+ * /index.tsv kept by the writer ('L' and `\0index-rows`, docs/store.md): each group's rows under a
+ * key whose byte order is the file's — the kernel, pass, gpu and workload directory names as
+ * people read them (kx_name_cmp), then the group's comparison key — with the stamp they were made
+ * at, and a head: the renderer that made them (`build`), the generation at which they are every
+ * group's rows, and the parameter names that are their columns. What they are and when they hold
+ * is the tree's (src/tree/index-kept.c).
+ *
+ * kx_store_get_index_head: -ENOENT when none is kept, -EBADMSG for one it cannot read; the names
+ * are the caller's (kx_index_head_release). A batch (kx_store_index_begin, -EROFS on a read-only
+ * store) removes the rows below a gpu directory (comp: kernel, pass, gpu), or every row (comp
+ * NULL), and puts a group's (comp: the four names); kx_store_index_end writes the rest, then the
+ * head, and frees the batch, as kx_store_index_abort does without writing. Not synced, outside any
+ * transaction, as the sizes. A group's rows carry the stamp, renderer and columns (an id of the
+ * names) they were made with: kx_store_each_index_rows hands every group's in key order, a cursor
+ * finds one group's (-ENOENT: none kept), each valid until the next call.
+ */
+struct kx_index_row {
+	struct kx_digest key;
+	int64_t stamp;
+	uint64_t build, columns;
+	const char *rows;
+	size_t n;
+};
+struct kx_index_head {
+	uint64_t build, generation;
+	char **names;
+	size_t nnames;
+};
+int kx_store_get_index_head(struct kx_store *s, struct kx_view *v, struct kx_index_head *ret);
+void kx_index_head_release(struct kx_index_head *h);
+struct kx_index_batch;
+int kx_store_index_begin(struct kx_store *s, struct kx_index_batch **ret);
+int kx_store_index_clear(struct kx_index_batch *b, const char *const comp[3]);
+int kx_store_index_put(struct kx_index_batch *b, const char *const comp[4], const struct kx_index_row *row);
+int kx_store_index_end(struct kx_index_batch *b, const struct kx_index_head *head);
+void kx_store_index_abort(struct kx_index_batch *b);
+typedef int (*kx_index_rows_fn)(void *ctx, const struct kx_index_row *row);
+int kx_store_each_index_rows(struct kx_store *s, struct kx_view *v, kx_index_rows_fn fn, void *ctx);
+struct kx_index_cursor;
+int kx_store_index_cursor(struct kx_store *s, struct kx_view *v, struct kx_index_cursor **ret);
+int kx_index_cursor_find(struct kx_index_cursor *c, const char *const comp[4], const struct kx_digest *key,
+			 struct kx_index_row *ret);
+void kx_index_cursor_free(struct kx_index_cursor *c);
+
 /* ---- writing ---------------------------------------------------------------------------------- */
 
 int kx_store_txn_begin(struct kx_store *s, struct kx_txn **ret);

@@ -276,6 +276,8 @@ struct kx_tree_stats {
 	/* the sizes of run and group files a stat asked for: from the writer's records, and rendered
 	 * because none held (kx_tree_keep_sizes) */
 	uint64_t sizes_stored, sizes_rendered;
+	/* index.tsv's builds: from the rows the writer kept, and rendered because none held */
+	uint64_t index_kept, index_rendered;
 };
 void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret);
 

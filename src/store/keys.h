@@ -106,6 +106,7 @@ enum {
 	T_ANNOUNCED = 'H',
 	T_RUN_ARTIFACT = 'P',
 	T_SIZES = 'Z',
+	T_INDEX_ROWS = 'L',
 };
 
 #define WAIT_KEY_LEN (1 + 32 + 32)

@@ -18,6 +18,7 @@
  *     node.c     the namespace: lookup, resolve, inode to node, parent, readdir, a file's name
  *     html.c     index.html of a directory, made from its listing
  *     top.c      index.tsv, regressions.tsv and .json, changes.tsv, and their rows kept between builds
+ *     index-kept.c  index.tsv's rows kept in the store by the writer, for mounts to read in one scan
  *     content.c  a file's stamp, bytes and size, SHA256SUMS
  *     attr.c     getattr and the xattrs
  *     tree.c     the tree's lifetime (kx_tree_new, kx_tree_free) and README's health lines
@@ -694,7 +695,8 @@ int tree_html(struct kx_tree *t, struct kx_view *v, const struct kx_node *dir,
 
 /* ---- top.c --------------------------------------------------------------------------------- */
 
-/* index.tsv, regressions.tsv, regressions.json and changes.tsv of view v; under t->top_lock. */
+/* index.tsv, regressions.tsv, regressions.json and changes.tsv of view v; under t->top_lock.
+ * index.tsv is read from the rows the writer kept where they hold (index-kept.c). */
 int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 int tree_top_regressions(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 int tree_top_regressions_json(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
@@ -702,6 +704,44 @@ int tree_top_changes(struct kx_tree *t, struct kx_view *v, struct kx_buf *out);
 
 /* Free the rows the last builds kept (kx_tree_free). */
 void tree_top_release(struct kx_tree *t);
+
+/*
+ * index.tsv's order: the groups of d by kernel, pass, gpu and workload directory name, each
+ * compared as people read names (kx_name_cmp: n1024 < n2048 < n16384), not byte by byte as d
+ * holds them. Into order[0..d->ngroups).
+ */
+int tree_index_order(const struct cmp_data *d, uint32_t *order);
+
+/* ---- index-kept.c --------------------------------------------------------------------------- */
+
+/* A list of names: tree_name_add adds one (a copy; fn of kx_render_param_names), tree_names_settle
+ * sorts it and drops repeats, tree_names_release frees it. */
+struct tree_names {
+	char **v;
+	size_t n, cap;
+};
+int tree_name_add(void *ctx, const char *name);
+void tree_names_settle(struct tree_names *x);
+bool tree_names_equal(const struct tree_names *a, char *const *b, size_t nb);
+void tree_names_release(struct tree_names *x);
+
+/* The parameter names of group key's workload (its columns in index.tsv), into names. */
+int tree_group_param_names(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key,
+			   struct tree_names *names);
+
+/*
+ * Keep index.tsv's rows in the store after the commits between views before and after (NULL: none
+ * known): the rows of every group below a gpu directory whose time moved, or of every group where
+ * the rows kept were not whole at before's generation, or where a group brings a new column.
+ */
+int tree_keep_index(struct kx_tree *t, struct kx_view *before, struct kx_view *after);
+
+/* The names of group i of d, below gpu directory dir, that key its rows ('L'): kernel, pass, gpu,
+ * workload directory. */
+void tree_index_comp(const struct cmp_data *d, const struct cmp_dir *dir, size_t i, const char *comp[4]);
+
+/* The id of index.tsv's columns, the parameter names (settled), that the rows kept carry. */
+uint64_t tree_index_columns(const char *const *names, size_t n);
 
 /* ---- content.c ----------------------------------------------------------------------------- */
 

@@ -278,6 +278,8 @@ int kx_tree_keep_sizes(struct kx_tree *t, struct kx_view *before, struct kx_view
 		runs += sh[k].runs;
 		r = sh[k].r;
 	}
+	if (r == 0)
+		r = tree_keep_index(t, before, after);
 	if (r == 0 && fn)
 		fn(ctx, p.len, p.len);
 	free(p.keys);

@@ -11,6 +11,7 @@
  * and copies the rows of the groups a drop did not touch, as index.tsv does (struct rows_state).
  */
 #include "private.h"
+#include "render-id.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -100,48 +101,9 @@ void tree_top_release(struct kx_tree *t)
 
 /* ---- index.tsv and changes.tsv: the rows of every group in tree order -------------------------------------------------------------------------------- */
 
-struct names {
-	char **v;
-	size_t n, cap;
-};
-
-static int name_add(void *ctx, const char *name)
-{
-	struct names *x = ctx;
-	if (KX_GROW(x->v, x->cap, x->n, 64) < 0 || !(x->v[x->n] = strdup(name)))
-		return -ENOMEM;
-	x->n++;
-	return 0;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sort and deduplicate a list of names. */
-static void names_settle(struct names *x)
-{
-	if (!x->n)
-		return;
-	qsort(x->v, x->n, sizeof(*x->v), name_cmp);
-	size_t k = 1;
-	for (size_t i = 1; i < x->n; i++) {
-		if (strcmp(x->v[i], x->v[k - 1]) == 0)
-			free(x->v[i]);
-		else
-			x->v[k++] = x->v[i];
-	}
-	x->n = k;
-}
-
 /* rows_group and reg_group begin with their comparison key: kx_digest_cmp orders them. */
 
-/*
- * Tree order: the groups of d by kernel, pass, gpu and workload directory name, each
- * compared as people read names (kx_name_cmp: n1024 < n2048 < n16384), not byte by byte as d
- * holds them. Into order[0..d->ngroups).
- */
+/* Tree order (tree_index_order). */
 static int dir_cmp(const void *x, const void *y, void *arg)
 {
 	const struct cmp_data *d = arg;
@@ -157,7 +119,7 @@ static int workload_cmp(const void *x, const void *y, void *arg)
 	return kx_name_cmp(tree_cmp_group_name(arg, *(const uint32_t *)x), tree_cmp_group_name(arg, *(const uint32_t *)y));
 }
 
-static int index_order(const struct cmp_data *d, uint32_t *order)
+int tree_index_order(const struct cmp_data *d, uint32_t *order)
 {
 	uint32_t *dirs = malloc((d->ndirs ? d->ndirs : 1) * sizeof(*dirs));
 	if (!dirs)
@@ -192,15 +154,20 @@ static const struct rows_group *rows_prev(const struct rows_state *prev, const s
  * One build of index.tsv or changes.tsv: the generation's comparisons (d), the state its last
  * build left (prev, and the bytes it wrote, prevc) and the one this build leaves (next), the
  * groups of d in tree order, each group's stamp (its gpu directory's) and its rows in prevc where
- * they can be copied (old, NULL where not).
+ * they can be copied (old, NULL where not), and each group's gpu directory (dirs). index.tsv's
+ * builds also copy, where the previous build's rows are not at hand, the rows the writer kept
+ * (kept, of the columns kept_columns; NULL: none), and know which groups have them (has_kept).
  */
 struct rows_build {
 	struct cmp_data *d;
 	struct rows_state *prev, next;
 	const struct kx_content *prevc;
-	uint32_t *order;
+	uint32_t *order, *dirs;
 	int64_t *stamps;
 	const struct rows_group **old;
+	struct kx_index_cursor *kept;
+	uint64_t kept_columns;
+	bool *has_kept;
 };
 
 /* Begin a build of the top file `top`, whose state is *state (t->index or t->changes). */
@@ -218,16 +185,28 @@ static int rows_begin(struct kx_tree *t, struct kx_view *v, struct rows_state **
 	const struct cmp_data *d = b->d;
 	size_t n = d->ngroups ? d->ngroups : 1;
 	b->order = malloc(n * sizeof(*b->order));
+	b->dirs = malloc(n * sizeof(*b->dirs));
 	b->stamps = malloc(n * sizeof(*b->stamps));
 	b->old = calloc(n, sizeof(*b->old));
-	if (!b->order || !b->stamps || !b->old)
+	if (!b->order || !b->dirs || !b->stamps || !b->old)
 		return -ENOMEM;
 	for (size_t k = 0; k < d->ndirs; k++)
 		for (uint32_t i = d->dirs[k].first; i < d->dirs[k].first + d->dirs[k].len; i++) {
+			b->dirs[i] = (uint32_t)k;
 			b->stamps[i] = d->dirs[k].mtime;
 			b->old[i] = rows_prev(b->prev, b->prevc, &d->keys[i], b->stamps[i]);
 		}
-	return index_order(d, b->order);
+	return tree_index_order(d, b->order);
+}
+
+/* The rows the writer kept for group i of b, when they are of this renderer, of the columns
+ * `columns` and at the group's stamp. */
+static bool kept_rows(struct rows_build *b, size_t i, uint64_t columns, struct kx_index_row *ret)
+{
+	const char *comp[4];
+	tree_index_comp(b->d, &b->d->dirs[b->dirs[i]], i, comp);
+	return kx_index_cursor_find(b->kept, comp, &b->d->keys[i], ret) == 0 && ret->build == KX_RENDER_ID &&
+	       ret->columns == columns && ret->stamp == b->stamps[i];
 }
 
 /* Every group's rows into out in tree order, each group's place kept in b->next: copied from the
@@ -244,8 +223,11 @@ static int rows_write(struct kx_tree *t, struct kx_view *v, struct rows_build *b
 			return -ENOMEM;
 		struct rows_group *e = &b->next.groups[b->next.ngroups++];
 		*e = (struct rows_group){ .key = b->d->keys[i], .stamp = b->stamps[i], .off = out->len };
+		struct kx_index_row row;
 		if (reuse && b->old[i]) {
 			r = kx_buf_append(out, b->prevc->data + b->old[i]->off, b->old[i]->len) < 0 ? -ENOMEM : 0;
+		} else if (b->kept && b->has_kept[i] && kept_rows(b, i, b->kept_columns, &row)) {
+			r = kx_buf_append(out, row.rows, row.n) < 0 ? -ENOMEM : 0;
 		} else {
 			struct gctx *g;
 			struct kx_group_view gv;
@@ -271,8 +253,11 @@ static void rows_end(struct kx_tree *t, struct rows_build *b, bool keep)
 	} else {
 		rows_state_release(&b->next);
 	}
+	kx_index_cursor_free(b->kept);
+	free(b->has_kept);
 	free(b->old);
 	free(b->stamps);
+	free(b->dirs);
 	free(b->order);
 	kx_content_put(b->prevc);
 	if (b->d)
@@ -281,31 +266,106 @@ static void rows_end(struct kx_tree *t, struct rows_build *b, bool keep)
 
 static int index_rows(const struct kx_group_view *g, void *ctx, struct kx_buf *out)
 {
-	const struct names *names = ctx;
+	const struct tree_names *names = ctx;
 	return kx_render_index_rows(g, (const char *const *)names->v, names->n, out);
+}
+
+/*
+ * index.tsv from the rows the writer kept (src/tree/index-kept.c), when they are every group's rows
+ * of v's generation, made by this renderer: the header and one scan, no group rendered. They are
+ * kept as the state of a build (t->index), for the next to copy from. -ENOENT when none hold.
+ */
+struct stored {
+	struct rows_state st;
+	size_t cap;
+	uint64_t columns;
+	struct kx_buf *out;
+};
+
+static int stored_rows(void *ctx, const struct kx_index_row *row)
+{
+	struct stored *x = ctx;
+	if (row->build != KX_RENDER_ID || row->columns != x->columns)
+		return -ESTALE; /* rows of a pass cut short: rendered */
+	if (KX_GROW(x->st.groups, x->cap, x->st.ngroups, 1024) < 0)
+		return -ENOMEM;
+	x->st.groups[x->st.ngroups++] = (struct rows_group){ .key = row->key, .stamp = row->stamp,
+							     .off = x->out->len, .len = row->n };
+	return kx_buf_append(x->out, row->rows, row->n) < 0 ? -ENOMEM : 0;
+}
+
+static int index_stored(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
+{
+	struct kx_index_head h;
+	int r = kx_store_get_index_head(t->s, v, &h);
+	if (r < 0)
+		return -ENOENT;
+	if (h.build != KX_RENDER_ID || h.generation != kx_view_generation(v)) {
+		kx_index_head_release(&h);
+		return -ENOENT;
+	}
+	struct stored x = { .st.generation = (int64_t)h.generation, .out = out,
+			    .columns = tree_index_columns((const char *const *)h.names, h.nnames) };
+	r = kx_render_index_header((const char *const *)h.names, h.nnames, out);
+	if (r == 0)
+		r = kx_store_each_index_rows(t->s, v, stored_rows, &x);
+	if (r == 0 && !t->index && !(t->index = calloc(1, sizeof(*t->index))))
+		r = -ENOMEM;
+	if (r == 0) {
+		/* t->top_lock is held (content.c) */
+		qsort(x.st.groups, x.st.ngroups, sizeof(*x.st.groups), kx_digest_cmp);
+		x.st.names = h.names;
+		x.st.nnames = h.nnames;
+		h = (struct kx_index_head){ 0 };
+		rows_state_release(t->index);
+		*t->index = x.st;
+	} else {
+		rows_state_release(&x.st);
+		out->len = 0;
+	}
+	kx_index_head_release(&h);
+	return r;
 }
 
 int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 {
+	bool whole = v && index_stored(t, v, out) == 0;
+	pthread_mutex_lock(&t->lock);
+	(*(whole ? &t->stats.index_kept : &t->stats.index_rendered))++;
+	pthread_mutex_unlock(&t->lock);
+	if (whole)
+		return 0;
 	struct rows_build b;
-	struct names names = { 0 };
+	struct tree_names names = { 0 };
+	struct kx_index_head h = { 0 };
 	int r = rows_begin(t, v, &t->index, TOP_INDEX, &b);
-	/* the columns: the previous build's names and those of every group it does not cover */
-	for (size_t i = 0; b.prevc && i < b.prev->nnames && r == 0; i++)
-		r = name_add(&names, b.prev->names[i]);
-	for (size_t i = 0; r == 0 && i < b.d->ngroups; i++) {
-		struct kx_group_rec g;
-		if (b.old[i] || (r = tree_get_group(t, v, &b.d->keys[i], &g, NULL)) < 0)
-			continue;
-		struct pdoc *p = tree_pdoc_get(t, v, &g.workload, NULL);
-		if (p)
-			r = kx_render_param_names(p->json, name_add, &names);
-		tree_pdoc_put(p);
+	/* the rows the writer kept, for the groups whose rows the previous build does not hold */
+	bool kept = false;
+	if (r == 0 && v && kx_store_get_index_head(t->s, v, &h) == 0 && h.build == KX_RENDER_ID &&
+	    kx_store_index_cursor(t->s, v, &b.kept) == 0) {
+		b.kept_columns = tree_index_columns((const char *const *)h.names, h.nnames);
+		if (!(b.has_kept = calloc(b.d->ngroups ? b.d->ngroups : 1, sizeof(*b.has_kept))))
+			r = -ENOMEM;
+		struct kx_index_row row;
+		for (size_t i = 0; r == 0 && i < b.d->ngroups; i++)
+			if (!b.old[i] && (b.has_kept[i] = kept_rows(&b, i, b.kept_columns, &row)))
+				kept = true;
 	}
-	names_settle(&names);
-	bool same = b.prevc && names.n == b.prev->nnames;
-	for (size_t i = 0; same && i < names.n; i++)
-		same = strcmp(names.v[i], b.prev->names[i]) == 0;
+	/* the columns: those of the previous build and of the rows kept, and of every group neither has */
+	for (size_t i = 0; b.prevc && i < b.prev->nnames && r == 0; i++)
+		r = tree_name_add(&names, b.prev->names[i]);
+	for (size_t i = 0; kept && i < h.nnames && r == 0; i++)
+		r = tree_name_add(&names, h.names[i]);
+	for (size_t i = 0; r == 0 && i < b.d->ngroups; i++)
+		if (!b.old[i] && !(b.has_kept && b.has_kept[i]))
+			r = tree_group_param_names(t, v, &b.d->keys[i], &names);
+	tree_names_settle(&names);
+	bool same = b.prevc && tree_names_equal(&names, b.prev->names, b.prev->nnames);
+	if (b.kept && !tree_names_equal(&names, h.names, h.nnames)) {
+		kx_index_cursor_free(b.kept); /* a column they lack: rendered */
+		b.kept = NULL;
+	}
+	kx_index_head_release(&h);
 	if (r == 0)
 		r = kx_render_index_header((const char *const *)names.v, names.n, out);
 	if (r == 0)
@@ -313,12 +373,10 @@ int tree_top_index(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 	if (r == 0) {
 		b.next.names = names.v;
 		b.next.nnames = names.n;
-		names = (struct names){ 0 };
+		names = (struct tree_names){ 0 };
 	}
 	rows_end(t, &b, r == 0 && v);
-	for (size_t i = 0; i < names.n; i++)
-		free(names.v[i]);
-	free(names.v);
+	tree_names_release(&names);
 	return r;
 }
 

@@ -9,6 +9,13 @@
 # read-write mount's inbox (the daemon's own pass) and after `kindex watch --once` of a spool;
 # each time on a fresh read-only mount (-d: it says at exit how many sizes it took from the store
 # and how many it rendered).
+#
+# /index.tsv likewise (docs/store.md, 'L'): the writer keeps every group's rows, so that the mount
+# reads the file from them, rendering no group — after each of those writes, and after `kindex
+# import liger`, whose workloads bring new columns. What the mount read at the end is what a mount
+# of a store made of the same inputs at once reads; and after a commit that keeps nothing there
+# (`kindex attest`), what that mount builds from the rows still kept, in its own order, and the
+# group it renders.
 . "$(dirname "$0")/mount-lib.sh"
 . "$(dirname "$0")/inbox-lib.sh"
 
@@ -38,6 +45,7 @@ look() {
 	mount_fg "$store" "$mnt" -o ro -d
 	sizes_of "$mnt" >"$work/sizes.$n"
 	lengths_of "$mnt" >"$work/lengths.$n"
+	cat "$mnt/index.tsv" >"$work/index.$n" || fail "$1: cat index.tsv failed"
 	unmount "$mnt" "$daemon" || fail "$1: the read-only daemon did not exit cleanly"
 	local line
 	line=$(grep -a 'sizes of run and group files:' "$mnt.err" | tail -1)
@@ -48,6 +56,24 @@ look() {
 	check "$1: stat of $files files rendered no run or group file ($rendered rendered)" [ "${rendered:-1}" = 0 ]
 	check "$1: and took sizes from the store ($stored)" [ "${stored:-0}" -gt 100 ]
 	check "$1: every size is the length of what cat reads" diff "$work/sizes.$n" "$work/lengths.$n"
+	index_from "$1" kept
+	local rows runs
+	rows=$(($(wc -l <"$work/index.$n") - 1))
+	runs=$(grep -c ' benchmarks/.*/manifest\.json$' "$work/sizes.$n")
+	check "$1: index.tsv has a row for each of the $runs run directories ($rows)" [ "$rows" = "$runs" ]
+}
+
+# index_from LABEL kept|rendered: the last mount's log says how it built index.tsv
+index_from() {
+	local line kept rendered
+	line=$(grep -a 'index.tsv: ' "$mnt.err" | tail -1)
+	kept=$(sed -n 's/.*index.tsv: \([0-9]*\) built from the rows the writer kept, \([0-9]*\) rendered$/\1/p' <<<"$line")
+	rendered=$(sed -n 's/.*, \([0-9]*\) rendered$/\1/p' <<<"$line")
+	if [ "$2" = kept ]; then
+		check "$1: index.tsv was read from the rows the writer kept ($line)" [ "${kept:-0}" -ge 1 ] && [ "$rendered" = 0 ]
+	else
+		check "$1: index.tsv was rendered ($line)" [ "${kept:-1}" = 0 ] && [ "${rendered:-0}" -ge 1 ]
+	fi
 }
 
 "$KINDEX" -q --store "$store" ingest "$work/a" >/dev/null || die "kindex ingest of a/ failed"
@@ -73,5 +99,35 @@ cp "$work"/d/*.json "$work/spool/new/"
 "$KINDEX" -q --store "$store" watch --once "$work/spool" >/dev/null || die "kindex watch --once failed"
 check "kindex watch --once accepted the 10 files" [ "$(ls "$work/spool/accepted" | grep -c '^d-.*\.json$')" = 10 ]
 look 4 "after kindex watch --once of a spool"
+cols=$(head -1 "$work/index.4" | tr '\t' '\n' | wc -l)
+
+"$KINDEX" -q --store "$store" import liger "$LIGER_CSV" >/dev/null || die "kindex import liger failed"
+look 5 "after kindex import liger"
+check "liger's workloads brought new columns to index.tsv ($cols before)" \
+	[ "$(head -1 "$work/index.5" | tr '\t' '\n' | wc -l)" -gt "$cols" ]
+
+# the same inputs into one store at once
+ref="$work/ref"
+"$KINDEX" -q --store "$ref" init >/dev/null || die "kindex init of the reference failed"
+"$KINDEX" -q --store "$ref" ingest "$work/a" "$work/b" "$work/c" "$work/d" >/dev/null ||
+	die "kindex ingest of the reference failed"
+"$KINDEX" -q --store "$ref" import liger "$LIGER_CSV" >/dev/null || die "kindex import liger failed"
+mount_fg "$ref" "$mnt" -o ro -d
+cat "$mnt/index.tsv" >"$work/index.ref" || fail "cat index.tsv of the reference failed"
+unmount "$mnt" "$daemon" || fail "the reference's daemon did not exit cleanly"
+index_from "the reference" kept
+check "index.tsv kept through five writes is the one kept by one" cmp "$work/index.5" "$work/index.ref"
+
+# then a commit that keeps no rows
+run=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "shortid") c = i } NR == 2 { print $c }' \
+	"$work/index.5")
+"$KINDEX" -q --store "$ref" attest "$run" --note "no change to its rows" --author test >/dev/null ||
+	die "kindex attest $run failed"
+mount_fg "$ref" "$mnt" -o ro -d
+cat "$mnt/index.tsv" >"$work/index.attest" || fail "cat index.tsv of the reference failed"
+unmount "$mnt" "$daemon" || fail "the reference's daemon did not exit cleanly"
+index_from "the reference, after kindex attest" rendered
+check "index.tsv built from the rows kept and one group rendered is the same file" \
+	cmp "$work/index.ref" "$work/index.attest"
 
 finish
