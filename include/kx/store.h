@@ -402,13 +402,18 @@ int kx_store_put_sizes(struct kx_store *s, char kind, const struct kx_digest *id
  * kx_store_get_index_head: -ENOENT when none is kept, -EBADMSG for one it cannot read; the names
  * are the caller's (kx_index_head_release). A batch (kx_store_index_begin, -EROFS on a read-only
  * store) removes the rows below a gpu directory (comp: kernel, pass, gpu), or every row (comp
- * NULL), and puts a group's (comp: the four names); kx_store_index_end writes the rest, then the
+ * NULL), saying how many bytes of rows that was where ret_bytes is not NULL, and puts a group's
+ * (comp: the four names); kx_store_index_end writes the rest, then the
  * head, and frees the batch, as kx_store_index_abort does without writing. Not synced, outside any
  * transaction, as the sizes. A group's rows carry the stamp, renderer and columns (an id of the
- * names) they were made with: kx_store_each_index_rows hands every group's in key order, a cursor
- * finds one group's (-ENOENT: none kept), each valid until the next call.
+ * names) they were made with: kx_store_each_index_rows hands every group's in key order; a cursor
+ * finds one group's (-ENOENT: none kept), or seeks to the first row at or after a key (`at`, as a
+ * row gives it; n 0: the first row) and steps to the next (-ENOENT past the last). A row is
+ * valid until the cursor's next call.
  */
 struct kx_index_row {
+	const void *at; /* its key in the store */
+	size_t at_len;
 	struct kx_digest key;
 	int64_t stamp;
 	uint64_t build, columns;
@@ -417,6 +422,7 @@ struct kx_index_row {
 };
 struct kx_index_head {
 	uint64_t build, generation;
+	uint64_t size; /* the file's bytes, header and rows */
 	char **names;
 	size_t nnames;
 };
@@ -424,7 +430,7 @@ int kx_store_get_index_head(struct kx_store *s, struct kx_view *v, struct kx_ind
 void kx_index_head_release(struct kx_index_head *h);
 struct kx_index_batch;
 int kx_store_index_begin(struct kx_store *s, struct kx_index_batch **ret);
-int kx_store_index_clear(struct kx_index_batch *b, const char *const comp[3]);
+int kx_store_index_clear(struct kx_index_batch *b, const char *const comp[3], uint64_t *ret_bytes);
 int kx_store_index_put(struct kx_index_batch *b, const char *const comp[4], const struct kx_index_row *row);
 int kx_store_index_end(struct kx_index_batch *b, const struct kx_index_head *head);
 void kx_store_index_abort(struct kx_index_batch *b);
@@ -434,6 +440,8 @@ struct kx_index_cursor;
 int kx_store_index_cursor(struct kx_store *s, struct kx_view *v, struct kx_index_cursor **ret);
 int kx_index_cursor_find(struct kx_index_cursor *c, const char *const comp[4], const struct kx_digest *key,
 			 struct kx_index_row *ret);
+int kx_index_cursor_seek(struct kx_index_cursor *c, const void *at, size_t n, struct kx_index_row *ret);
+int kx_index_cursor_next(struct kx_index_cursor *c, struct kx_index_row *ret);
 void kx_index_cursor_free(struct kx_index_cursor *c);
 
 /* ---- writing ---------------------------------------------------------------------------------- */

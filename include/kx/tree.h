@@ -226,6 +226,14 @@ void kx_content_put(const struct kx_content *c);
  * buf, their count into *ret_n (less only at the end).
  */
 bool kx_node_is_artifact(const struct kx_node *n);
+/*
+ * A range of file n read without reading it whole, where it can be: an artifact's, and /index.tsv's
+ * where the rows the writer kept are the whole file at v's generation (docs/store.md, 'L'); up to
+ * len bytes from off into buf, their count into *ret_n. -EAGAIN: this file is read whole
+ * (kx_tree_read).
+ */
+int kx_tree_read_range(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,
+		       size_t len, size_t *ret_n);
 int kx_tree_read_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,
 			  size_t len, size_t *ret_n);
 
@@ -276,8 +284,9 @@ struct kx_tree_stats {
 	/* the sizes of run and group files a stat asked for: from the writer's records, and rendered
 	 * because none held (kx_tree_keep_sizes) */
 	uint64_t sizes_stored, sizes_rendered;
-	/* index.tsv's builds: from the rows the writer kept, and rendered because none held */
-	uint64_t index_kept, index_rendered;
+	/* index.tsv: generations read a range at a time from the rows the writer kept; builds whole
+	 * from them alone, and rendered (copying the rows kept that still hold) */
+	uint64_t index_streamed, index_kept, index_rendered;
 };
 void kx_tree_stats(struct kx_tree *t, struct kx_tree_stats *ret);
 

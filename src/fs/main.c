@@ -733,8 +733,10 @@ static int serve(struct daemon *d)
 			     (unsigned long long)st.group_misses);
 		fs_log_debug(fs, "sizes of run and group files: %llu from the store's records, %llu rendered",
 			     (unsigned long long)st.sizes_stored, (unsigned long long)st.sizes_rendered);
-		fs_log_debug(fs, "index.tsv: %llu built from the rows the writer kept, %llu rendered",
-			     (unsigned long long)st.index_kept, (unsigned long long)st.index_rendered);
+		fs_log_debug(fs, "index.tsv: %llu read a range at a time from the rows the writer kept, "
+			     "%llu built from them, %llu rendered",
+			     (unsigned long long)st.index_streamed, (unsigned long long)st.index_kept,
+			     (unsigned long long)st.index_rendered);
 		malloc_stats(); /* the heap, to tell cache bytes from fragmentation */
 	}
 	return r < 0 ? EXIT_FAIL : EXIT_OK;

@@ -269,17 +269,22 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct kx_node n;
 	const struct kx_content *c = NULL;
 	int r = fs_resolve(fs, &fv, ino, &n);
-	if (r == 0 && kx_node_is_artifact(&n)) { /* SPEC §9: a range of stored bytes, never the whole */
+	if (r == 0 && (kx_node_is_artifact(&n) || n.type == KX_NODE_INDEX)) {
+		/* a range of stored bytes, not the whole file: an artifact's (SPEC §9), and index.tsv's
+		 * from the rows the writer kept (-EAGAIN: none hold, read whole below) */
 		char *buf = malloc(size ? size : 1);
 		size_t got = 0;
-		r = !buf ? -ENOMEM : off < 0 ? -EINVAL : kx_tree_read_artifact(fs->tree, fv->v, &n, (uint64_t)off, buf, size, &got);
-		if (r == 0)
+		int rr = !buf ? -ENOMEM : off < 0 ? -EINVAL
+				   : kx_tree_read_range(fs->tree, fv->v, &n, (uint64_t)off, buf, size, &got);
+		if (rr == 0)
 			fuse_reply_buf(req, buf, got);
-		else
-			reply_error(fs, req, "read", ino, r);
+		else if (rr != -EAGAIN)
+			reply_error(fs, req, "read", ino, rr);
 		free(buf);
-		fs_view_put(fs, fv);
-		return;
+		if (rr != -EAGAIN) {
+			fs_view_put(fs, fv);
+			return;
+		}
 	}
 	if (r == 0)
 		r = kx_tree_read(fs->tree, fv->v, &n, &c);

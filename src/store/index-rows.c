@@ -17,7 +17,7 @@
 #include <string.h>
 
 #define HEAD_VERSION 1
-#define HEAD_FIXED (1 + 8 + 8 + 2)
+#define HEAD_FIXED (1 + 8 + 8 + 8 + 2)
 #define ROWS_HEAD (8 + 8 + 8) /* stamp, build, columns */
 #define K_INDEX_HEAD "\0index-rows"
 #define BATCH_BYTES (1u << 20) /* written a batch at a time */
@@ -93,7 +93,7 @@ int kx_store_get_index_head(struct kx_store *s, struct kx_view *v, struct kx_ind
 	const unsigned char *p = (const unsigned char *)b.ptr;
 	if (r == 0 && (b.len < HEAD_FIXED || p[0] != HEAD_VERSION))
 		r = -EBADMSG;
-	size_t n = r == 0 ? (size_t)p[17] << 8 | p[18] : 0, off = HEAD_FIXED;
+	size_t n = r == 0 ? (size_t)p[25] << 8 | p[26] : 0, off = HEAD_FIXED;
 	if (r == 0 && !(ret->names = calloc(n ? n : 1, sizeof(*ret->names))))
 		r = -ENOMEM;
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -110,6 +110,7 @@ int kx_store_get_index_head(struct kx_store *s, struct kx_view *v, struct kx_ind
 	if (r == 0) {
 		ret->build = store_get_u64(p + 1);
 		ret->generation = store_get_u64(p + 9);
+		ret->size = store_get_u64(p + 17);
 	} else {
 		kx_index_head_release(ret);
 	}
@@ -145,7 +146,7 @@ static int batch_flush(struct kx_index_batch *b)
 	return r;
 }
 
-int kx_store_index_clear(struct kx_index_batch *b, const char *const comp[3])
+int kx_store_index_clear(struct kx_index_batch *b, const char *const comp[3], uint64_t *ret_bytes)
 {
 	unsigned char lo[INDEX_KEY_MAX], hi[INDEX_KEY_MAX];
 	size_t n = 1;
@@ -157,6 +158,24 @@ int kx_store_index_clear(struct kx_index_batch *b, const char *const comp[3])
 		lo[0] = T_INDEX_ROWS;
 	memcpy(hi, lo, n);
 	hi[n - 1]++; /* past every key that begins with lo: its last byte is 0 (or the tag) */
+	/* the bytes of the rows it removes (the store's latest state: this batch's writer is the only
+	 * one of these keys) */
+	struct scan sc;
+	uint64_t bytes = 0;
+	int r = ret_bytes ? store_scan_open(&sc, b->s, NULL, lo, n) : 0;
+	for (; ret_bytes && r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
+		size_t vn;
+		rocksdb_iter_value(sc.it, &vn);
+		bytes += vn > ROWS_HEAD ? vn - ROWS_HEAD : 0;
+	}
+	if (ret_bytes) {
+		if (r == 0)
+			r = store_scan_status(&sc);
+		store_scan_close(&sc);
+		*ret_bytes = bytes;
+	}
+	if (r < 0)
+		return r;
 	rocksdb_writebatch_delete_range(b->wb, (const char *)lo, n, (const char *)hi, n);
 	b->bytes += 2 * n;
 	/* a range goes before the rows that follow it: written now */
@@ -193,8 +212,9 @@ int kx_store_index_end(struct kx_index_batch *b, const struct kx_index_head *hea
 	unsigned char fixed[HEAD_FIXED] = { HEAD_VERSION };
 	store_put_u64(fixed + 1, head->build);
 	store_put_u64(fixed + 9, head->generation);
-	fixed[17] = (unsigned char)(head->nnames >> 8);
-	fixed[18] = (unsigned char)head->nnames;
+	store_put_u64(fixed + 17, head->size);
+	fixed[25] = (unsigned char)(head->nnames >> 8);
+	fixed[26] = (unsigned char)head->nnames;
 	if (head->nnames > 0xffff)
 		r = -E2BIG;
 	if (r == 0 && kx_buf_append(&v, fixed, sizeof(fixed)) < 0)
@@ -220,6 +240,8 @@ static int row_at(rocksdb_iterator_t *it, struct kx_index_row *ret)
 	if (kn < 1 + 32 || vn < ROWS_HEAD)
 		return -EBADMSG;
 	memcpy(ret->key.b, k + kn - 32, 32);
+	ret->at = k;
+	ret->at_len = kn;
 	ret->stamp = (int64_t)store_get_u64(val);
 	ret->build = store_get_u64(val + 8);
 	ret->columns = store_get_u64(val + 16);
@@ -232,7 +254,7 @@ int kx_store_each_index_rows(struct kx_store *s, struct kx_view *v, kx_index_row
 {
 	unsigned char p = T_INDEX_ROWS;
 	struct scan sc;
-	int r = store_scan_open(&sc, s, v, &p, 1);
+	int r = store_scan_open_through(&sc, s, v, &p, 1);
 	for (; r == 0 && rocksdb_iter_valid(sc.it); rocksdb_iter_next(sc.it)) {
 		struct kx_index_row row;
 		if ((r = row_at(sc.it, &row)) == 0)
@@ -278,6 +300,30 @@ int kx_index_cursor_find(struct kx_index_cursor *c, const char *const comp[4], c
 	const char *at = rocksdb_iter_key(c->sc.it, &n);
 	if (n != kn || memcmp(at, k, kn) != 0)
 		return -ENOENT;
+	return row_at(c->sc.it, ret);
+}
+
+int kx_index_cursor_seek(struct kx_index_cursor *c, const void *at, size_t n, struct kx_index_row *ret)
+{
+	unsigned char first = T_INDEX_ROWS;
+	if (n)
+		rocksdb_iter_seek(c->sc.it, at, n);
+	else
+		rocksdb_iter_seek(c->sc.it, (const char *)&first, 1);
+	if (!rocksdb_iter_valid(c->sc.it)) {
+		int r = store_scan_status(&c->sc);
+		return r < 0 ? r : -ENOENT;
+	}
+	return row_at(c->sc.it, ret);
+}
+
+int kx_index_cursor_next(struct kx_index_cursor *c, struct kx_index_row *ret)
+{
+	rocksdb_iter_next(c->sc.it);
+	if (!rocksdb_iter_valid(c->sc.it)) {
+		int r = store_scan_status(&c->sc);
+		return r < 0 ? r : -ENOENT;
+	}
 	return row_at(c->sc.it, ret);
 }
 

@@ -134,6 +134,8 @@ struct scan {
 };
 
 int store_scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n);
+/* The same for a scan that reads through a whole key family: it leaves the block cache to point reads. */
+int store_scan_open_through(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n);
 void store_scan_close(struct scan *sc);
 int store_scan_status(struct scan *sc);
 

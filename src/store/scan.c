@@ -49,6 +49,11 @@ int store_scan_open(struct scan *sc, struct kx_store *s, struct kx_view *v, cons
 	return scan_open_with(sc, s, v, prefix, n, NULL, 0, true);
 }
 
+int store_scan_open_through(struct scan *sc, struct kx_store *s, struct kx_view *v, const void *prefix, size_t n)
+{
+	return scan_open_with(sc, s, v, prefix, n, NULL, 0, false);
+}
+
 void store_scan_close(struct scan *sc)
 {
 	if (sc->it)

@@ -497,6 +497,17 @@ int kx_tree_read_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_
 	return r < 0 ? r : kx_store_read_artifact(t->s, v, &a, off, buf, len, ret_n);
 }
 
+int kx_tree_read_range(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,
+		       size_t len, size_t *ret_n)
+{
+	*ret_n = 0;
+	if (kx_node_is_artifact(n))
+		return kx_tree_read_artifact(t, v, n, off, buf, len, ret_n);
+	if (n->type == KX_NODE_INDEX)
+		return tree_index_read(t, v, off, buf, len, ret_n);
+	return -EAGAIN;
+}
+
 int kx_tree_read(struct kx_tree *t, struct kx_view *v, const struct kx_node *n,
 		 const struct kx_content **ret)
 {

@@ -5,7 +5,8 @@
  * writer keeps each group's rows in the store instead, after its commits, beside the sizes
  * (kx_tree_keep_sizes calls tree_keep_index), under keys in the file's order (docs/store.md, 'L'),
  * and a head naming the generation at which they are every group's rows. A mount whose view is at
- * that generation reads the file with one scan of those keys (top.c, index_stored).
+ * that generation reads the file a range at a time from those keys (tree_index_read, below);
+ * `kindex cat` with one scan of them (top.c, index_stored).
  *
  * A group's rows change when its gpu directory's time moves (its stamp: every drop below it, and a
  * commit of evidence, moves it), and all of them when the columns — every workload parameter name
@@ -123,11 +124,13 @@ uint64_t tree_index_columns(const char *const *names, size_t n)
 /* Render and put the rows of the groups of dir (after clearing the rows kept below it, or all). */
 static int keep_dir(struct kx_tree *t, struct kx_view *v, const struct cmp_data *d, const struct cmp_dir *dir,
 		    const struct tree_names *names, uint64_t columns, bool clear, struct kx_index_batch *b,
-		    struct kx_buf *rows)
+		    struct kx_buf *rows, uint64_t *size)
 {
 	const char *comp[4];
+	uint64_t gone = 0;
 	tree_index_comp(d, dir, dir->first, comp);
-	int r = clear ? kx_store_index_clear(b, comp) : 0;
+	int r = clear ? kx_store_index_clear(b, comp, &gone) : 0;
+	*size -= gone < *size ? gone : *size;
 	for (uint32_t i = dir->first; i < dir->first + dir->len && r == 0; i++) {
 		struct gctx *g;
 		struct kx_group_view gv;
@@ -142,6 +145,7 @@ static int keep_dir(struct kx_tree *t, struct kx_view *v, const struct cmp_data 
 					    .columns = columns, .rows = rows->ptr, .n = rows->len };
 		if (r == 0)
 			r = kx_store_index_put(b, comp, &row);
+		*size += rows->len;
 	}
 	return r;
 }
@@ -185,16 +189,21 @@ int tree_keep_index(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	}
 	struct kx_index_batch *b = NULL;
 	uint64_t columns = tree_index_columns((const char *const *)names.v, names.n);
+	/* the file's size: the rows kept before, less those cleared, and the rows written */
+	uint64_t size = all ? 0 : was.size;
 	if (r == 0)
 		r = kx_store_index_begin(t->s, &b);
 	if (r == 0 && all)
-		r = kx_store_index_clear(b, NULL);
+		r = kx_store_index_clear(b, NULL, NULL);
+	if (r == 0 && all) /* the header's bytes */
+		r = kx_render_index_header((const char *const *)names.v, names.n, &rows);
+	size += all ? rows.len : 0;
 	for (size_t k = 0; r == 0 && k < d->ndirs; k++)
 		if (all || moved[k])
-			r = keep_dir(t, after, d, &d->dirs[k], &names, columns, !all, b, &rows);
+			r = keep_dir(t, after, d, &d->dirs[k], &names, columns, !all, b, &rows, &size);
 	if (r == 0) {
 		struct kx_index_head head = { .build = KX_RENDER_ID, .generation = kx_view_generation(after),
-					      .names = names.v, .nnames = names.n };
+					      .size = size, .names = names.v, .nnames = names.n };
 		r = kx_store_index_end(b, &head);
 	} else {
 		kx_store_index_abort(b);
@@ -205,5 +214,196 @@ int tree_keep_index(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	tree_cmp_put(t, d);
 out:
 	kx_index_head_release(&was);
+	return r;
+}
+
+/* ---- index.tsv read a range at a time --------------------------------------------------------- */
+
+/*
+ * Where the rows kept are the whole file at a view's generation, a mount reads index.tsv from them
+ * a range at a time, never holding the file: a READ seeks the rows to the mark at or before its
+ * offset and copies what it covers. The marks — a row's offset in the file and its key — are left
+ * by earlier READs, one where each ended (a `cat` reads on from there), at most one in
+ * MARK_GAP bytes; the first is the first row, after the header. Its size is the head's.
+ */
+#define MARK_GAP (64u << 10)
+
+struct mark {
+	uint64_t off;
+	unsigned char *at; /* NULL: the first row */
+	size_t at_len;
+};
+
+struct index_stream {
+	uint64_t generation, size, columns;
+	struct kx_buf header;
+	struct mark *marks; /* by offset */
+	size_t nmarks, cap;
+};
+
+static void stream_free(struct index_stream *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->nmarks; i++)
+		free(x->marks[i].at);
+	free(x->marks);
+	kx_buf_release(&x->header);
+	free(x);
+}
+
+void tree_index_stream_release(struct kx_tree *t)
+{
+	stream_free(t->stream);
+	t->stream = NULL;
+}
+
+/*
+ * The stream of v's generation, under t->stream_lock; -ENOENT where the rows kept are not the whole
+ * file at it. The head is read in v each time, not only for a new stream: two views of one
+ * generation may differ in what the writer kept (one taken before its pass), and a view that does
+ * not see the rows must not be read as if it did.
+ */
+static int stream_locked(struct kx_tree *t, struct kx_view *v, struct index_stream **ret)
+{
+	uint64_t gen = kx_view_generation(v);
+	struct kx_index_head h;
+	if (kx_store_get_index_head(t->s, v, &h) < 0)
+		return -ENOENT;
+	int r = h.build == KX_RENDER_ID && h.generation == gen ? 0 : -ENOENT;
+	if (r == 0 && t->stream && t->stream->generation == gen) {
+		kx_index_head_release(&h);
+		*ret = t->stream;
+		return 0;
+	}
+	struct index_stream *x = r == 0 ? calloc(1, sizeof(*x)) : NULL;
+	if (r == 0 && !x)
+		r = -ENOMEM;
+	if (r == 0) {
+		x->generation = gen;
+		x->size = h.size;
+		x->columns = tree_index_columns((const char *const *)h.names, h.nnames);
+		kx_buf_init(&x->header, 0);
+		r = kx_render_index_header((const char *const *)h.names, h.nnames, &x->header);
+	}
+	if (r == 0 && x->header.len > x->size)
+		r = -EBADMSG;
+	if (r == 0 && KX_GROW(x->marks, x->cap, x->nmarks, 64) < 0)
+		r = -ENOMEM;
+	if (r == 0) {
+		x->marks[x->nmarks++] = (struct mark){ .off = x->header.len };
+		stream_free(t->stream);
+		t->stream = x;
+		*ret = x;
+		pthread_mutex_lock(&t->lock);
+		t->stats.index_streamed++;
+		pthread_mutex_unlock(&t->lock);
+	} else {
+		stream_free(x);
+	}
+	kx_index_head_release(&h);
+	return r;
+}
+
+int tree_index_size(struct kx_tree *t, struct kx_view *v, uint64_t *ret)
+{
+	struct index_stream *x;
+	pthread_mutex_lock(&t->stream_lock);
+	int r = v ? stream_locked(t, v, &x) : -ENOENT;
+	if (r == 0)
+		*ret = x->size;
+	pthread_mutex_unlock(&t->stream_lock);
+	return r;
+}
+
+/* The last mark at or before off (there is always the first). */
+static size_t mark_before(const struct index_stream *x, uint64_t off)
+{
+	size_t lo = 0, hi = x->nmarks;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->marks[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Leave a mark at off, the row at key `at`, unless one lies within MARK_GAP before it. */
+static void mark_add(struct kx_tree *t, struct index_stream *x, uint64_t gen, uint64_t off, const void *at, size_t n)
+{
+	pthread_mutex_lock(&t->stream_lock);
+	if (t->stream != x || x->generation != gen)
+		goto out; /* another generation's stream since */
+	size_t i = mark_before(x, off);
+	if (x->marks[i].off + MARK_GAP > off)
+		goto out;
+	unsigned char *copy = malloc(n);
+	if (!copy || KX_GROW(x->marks, x->cap, x->nmarks, 64) < 0) {
+		free(copy);
+		goto out;
+	}
+	memcpy(copy, at, n);
+	memmove(x->marks + i + 2, x->marks + i + 1, (x->nmarks - i - 1) * sizeof(*x->marks));
+	x->marks[i + 1] = (struct mark){ .off = off, .at = copy, .at_len = n };
+	x->nmarks++;
+out:
+	pthread_mutex_unlock(&t->stream_lock);
+}
+
+int tree_index_read(struct kx_tree *t, struct kx_view *v, uint64_t off, void *buf, size_t len, size_t *ret_n)
+{
+	struct index_stream *x;
+	*ret_n = 0;
+	pthread_mutex_lock(&t->stream_lock);
+	int r = v ? stream_locked(t, v, &x) : -ENOENT;
+	if (r < 0) {
+		pthread_mutex_unlock(&t->stream_lock);
+		return r == -ENOENT ? -EAGAIN : r;
+	}
+	uint64_t gen = x->generation, columns = x->columns, hlen = x->header.len;
+	uint64_t end = off >= x->size ? off : off + (len < x->size - off ? len : x->size - off);
+	if (off < hlen)
+		memcpy(buf, x->header.ptr + off, (end < hlen ? end : hlen) - off);
+	uint64_t pos = off > hlen ? off : hlen;
+	struct mark m = { 0 };
+	if (pos < end) { /* a copy: the stream's marks may move once the lock is let go */
+		const struct mark *at = &x->marks[mark_before(x, pos)];
+		m = (struct mark){ .off = at->off, .at_len = at->at_len };
+		if (at->at && !(m.at = malloc(at->at_len)))
+			r = -ENOMEM;
+		else if (at->at)
+			memcpy(m.at, at->at, at->at_len);
+	}
+	pthread_mutex_unlock(&t->stream_lock);
+	struct kx_index_cursor *c = NULL;
+	struct kx_index_row row;
+	if (r == 0 && pos < end && (r = kx_store_index_cursor(t->s, v, &c)) == 0)
+		r = kx_index_cursor_seek(c, m.at, m.at_len, &row);
+	for (uint64_t at = m.off; r == 0 && pos < end;) {
+		if (row.build != KX_RENDER_ID || row.columns != columns) {
+			r = -EIO; /* not the rows the head names */
+			break;
+		}
+		uint64_t row_end = at + row.n;
+		if (row_end > pos) {
+			uint64_t to = row_end < end ? row_end : end;
+			memcpy((char *)buf + (pos - off), row.rows + (pos - at), to - pos);
+			pos = to;
+		}
+		if (pos == end) { /* where the next read begins: in this row */
+			mark_add(t, x, gen, at, row.at, row.at_len);
+			break;
+		}
+		at = row_end;
+		r = kx_index_cursor_next(c, &row);
+	}
+	kx_index_cursor_free(c);
+	free(m.at);
+	if (r == -ENOENT)
+		r = -EIO; /* the rows end before the head's size */
+	if (r == 0)
+		*ret_n = end - off;
 	return r;
 }

@@ -134,6 +134,9 @@ struct kx_tree {
 	struct reg_state *reg;      /* regressions.tsv's rows by group, from its last build (NULL: none yet) */
 	struct rows_state *index;   /* index.tsv's likewise */
 	struct rows_state *changes; /* changes.tsv's likewise */
+	/* index-kept.c */
+	pthread_mutex_t stream_lock;  /* the one below */
+	struct index_stream *stream;  /* index.tsv read from the rows kept, of one generation (NULL: none) */
 	/* tree.c */
 	pthread_mutex_t health_lock; /* the two below (kx_tree_set_health) */
 	char *health;
@@ -742,6 +745,12 @@ void tree_index_comp(const struct cmp_data *d, const struct cmp_dir *dir, size_t
 
 /* The id of index.tsv's columns, the parameter names (settled), that the rows kept carry. */
 uint64_t tree_index_columns(const char *const *names, size_t n);
+
+/* index.tsv read from the rows the writer kept, where they are the whole file at v's generation:
+ * its size, and a range of it (kx_tree_read_range); -ENOENT (read: -EAGAIN) where they are not. */
+int tree_index_size(struct kx_tree *t, struct kx_view *v, uint64_t *ret);
+int tree_index_read(struct kx_tree *t, struct kx_view *v, uint64_t off, void *buf, size_t len, size_t *ret_n);
+void tree_index_stream_release(struct kx_tree *t); /* kx_tree_free */
 
 /* ---- content.c ----------------------------------------------------------------------------- */
 

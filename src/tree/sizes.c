@@ -88,6 +88,8 @@ int tree_size(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, int
 {
 	if (tree_size_get(t, tree_content_key(n), stamp, ret) || (records && size_stored(t, v, n, stamp, ret)))
 		return 0;
+	if (n->type == KX_NODE_INDEX && tree_index_size(t, v, ret) == 0)
+		return 0; /* read a range at a time: never whole */
 	if (records && kept(n)) {
 		pthread_mutex_lock(&t->lock);
 		t->stats.sizes_rendered++; /* what the writer's records did not answer */

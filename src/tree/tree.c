@@ -27,6 +27,7 @@ struct kx_tree *kx_tree_new(struct kx_store *s, size_t cache_bytes)
 	pthread_mutex_init(&t->uses_lock, NULL);
 	pthread_mutex_init(&t->cmp_lock, NULL);
 	pthread_mutex_init(&t->top_lock, NULL);
+	pthread_mutex_init(&t->stream_lock, NULL);
 	return t;
 }
 
@@ -38,9 +39,11 @@ void kx_tree_free(struct kx_tree *t)
 	pthread_mutex_destroy(&t->health_lock);
 	tree_groups_release(t); /* before the parsed documents the listings hold (tree_cache_release) */
 	tree_top_release(t);
+	tree_index_stream_release(t);
 	tree_compare_release(t);
 	tree_cache_release(t);
 	pthread_mutex_destroy(&t->top_lock);
+	pthread_mutex_destroy(&t->stream_lock);
 	pthread_mutex_destroy(&t->cmp_lock);
 	pthread_mutex_destroy(&t->uses_lock);
 	pthread_mutex_destroy(&t->lock);

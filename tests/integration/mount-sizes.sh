@@ -46,6 +46,8 @@ look() {
 	sizes_of "$mnt" >"$work/sizes.$n"
 	lengths_of "$mnt" >"$work/lengths.$n"
 	cat "$mnt/index.tsv" >"$work/index.$n" || fail "$1: cat index.tsv failed"
+	index_size=$(stat -c %s "$mnt/index.tsv")
+	index_ranges "$mnt/index.tsv" >"$work/ranges.$n"
 	unmount "$mnt" "$daemon" || fail "$1: the read-only daemon did not exit cleanly"
 	local line
 	line=$(grep -a 'sizes of run and group files:' "$mnt.err" | tail -1)
@@ -57,22 +59,40 @@ look() {
 	check "$1: and took sizes from the store ($stored)" [ "${stored:-0}" -gt 100 ]
 	check "$1: every size is the length of what cat reads" diff "$work/sizes.$n" "$work/lengths.$n"
 	index_from "$1" kept
+	check "$1: index.tsv's size is the length of what cat reads ($index_size)" \
+		[ "$index_size" = "$(wc -c <"$work/index.$n")" ]
+	check "$1: index.tsv read from the middle, a range at a time, is the file's bytes there" \
+		cmp "$work/ranges.$n" <(index_ranges "$work/index.$n")
 	local rows runs
 	rows=$(($(wc -l <"$work/index.$n") - 1))
 	runs=$(grep -c ' benchmarks/.*/manifest\.json$' "$work/sizes.$n")
 	check "$1: index.tsv has a row for each of the $runs run directories ($rows)" [ "$rows" = "$runs" ]
 }
 
-# index_from LABEL kept|rendered: the last mount's log says how it built index.tsv
+# index_ranges FILE: 4,000 bytes from each of a few offsets of FILE, read from there (tail -c +N
+# seeks), and what lies past its end
+index_ranges() {
+	local size o
+	size=$(stat -c %s "$1")
+	for o in 0 1 100 $((size / 3)) $((size / 2 + 7)) $((size - 10)) $((size + 5)); do
+		[ "$o" -ge 0 ] && tail -c +$((o + 1)) "$1" | head -c 4000
+		echo " <- $o"
+	done
+}
+
+# index_from LABEL kept|rendered: the last mount's log says how it read index.tsv: a range at a
+# time from the rows the writer kept, or rendered
 index_from() {
-	local line kept rendered
+	local line ranged whole rendered
 	line=$(grep -a 'index.tsv: ' "$mnt.err" | tail -1)
-	kept=$(sed -n 's/.*index.tsv: \([0-9]*\) built from the rows the writer kept, \([0-9]*\) rendered$/\1/p' <<<"$line")
+	ranged=$(sed -n 's/.*index.tsv: \([0-9]*\) read a range at a time.*/\1/p' <<<"$line")
+	whole=$(sed -n 's/.*, \([0-9]*\) built from them.*/\1/p' <<<"$line")
 	rendered=$(sed -n 's/.*, \([0-9]*\) rendered$/\1/p' <<<"$line")
 	if [ "$2" = kept ]; then
-		check "$1: index.tsv was read from the rows the writer kept ($line)" [ "${kept:-0}" -ge 1 ] && [ "$rendered" = 0 ]
+		check "$1: index.tsv was read from the rows the writer kept, never whole ($line)" \
+			[ "${ranged:-0}" -ge 1 ] && [ "$whole" = 0 ] && [ "$rendered" = 0 ]
 	else
-		check "$1: index.tsv was rendered ($line)" [ "${kept:-1}" = 0 ] && [ "${rendered:-0}" -ge 1 ]
+		check "$1: index.tsv was rendered ($line)" [ "${ranged:-1}" = 0 ] && [ "${rendered:-0}" -ge 1 ]
 	fi
 }
 
