@@ -140,14 +140,6 @@ void fs_view_release(struct fs *fs);
  * receives it with one reference (NULL when nothing changed: same generation).
  */
 struct fs_view *fs_view_swap(struct fs *fs);
-/*
- * Make a fresh view current where the store's generation is still the current view's: what the
- * writer kept since that view was taken, beside its commits (sizes, index.tsv's rows), is then
- * seen by the operations that begin after. Nothing else differs, so nothing is waited for or
- * invalidated; where a commit came since, nothing is done (the notifier's swap is due). Returns
- * the generation taken again, or 0.
- */
-uint64_t fs_view_refresh(struct fs *fs);
 
 /* ---- node resolution (nodes.c) -------------------------------------------------------------------- */
 

@@ -9,9 +9,7 @@
  * neither the notifier's next round nor a FUSE worker waits for it. It goes from the store view it
  * sized last (at first, the mount's) to the store as it is when the pass begins, so rounds told
  * while a pass runs are joined; its views are its own, never the tree's (fs_view_swap waits for
- * those to be put). After a pass, where no commit came since, the mount's view is taken again at
- * the same generation (fs_view_refresh), so that its operations see what the pass kept: sizes
- * from the store, index.tsv read a range at a time. At the unmount it sizes what was committed since its last pass (the notifier
+ * those to be put). At the unmount it sizes what was committed since its last pass (the notifier
  * drops a round it has not begun), and the unmount waits for that pass. A pass that
  * fails is said on stderr and changes nothing: what has no size kept is rendered when asked.
  */
@@ -51,11 +49,6 @@ static void pass(struct fs_sizer *z)
 		fs_log_debug(z->fs, "sizes kept from generation %llu to %llu: %zu runs",
 			     (unsigned long long)kx_view_generation(z->from), (unsigned long long)kx_view_generation(to),
 			     runs);
-	/* the mount's own view predates what the pass kept: take it again, at the same generation */
-	uint64_t again = r == 0 ? fs_view_refresh(z->fs) : 0;
-	if (again)
-		fs_log_debug(z->fs, "generation %llu: the view taken again, to see what the writer kept",
-			     (unsigned long long)again);
 	kx_view_release(z->from);
 	z->from = to;
 }

@@ -96,25 +96,6 @@ void fs_view_put(struct fs *fs, struct fs_view *fv)
 		view_free(fv);
 }
 
-uint64_t fs_view_refresh(struct fs *fs)
-{
-	struct fs_view *fresh = view_new(fs);
-	if (!fresh)
-		return 0;
-	pthread_mutex_lock(&fs->view_lock);
-	struct fs_view *old = fs->view;
-	if (old->generation != fresh->generation) {
-		pthread_mutex_unlock(&fs->view_lock);
-		view_free(fresh);
-		return 0;
-	}
-	fs->view = fresh;
-	pthread_mutex_unlock(&fs->view_lock);
-	uint64_t gen = fresh->generation;
-	fs_view_put(fs, old); /* fs.view's reference; operations still reading it keep theirs */
-	return gen;
-}
-
 struct fs_view *fs_view_swap(struct fs *fs)
 {
 	struct fs_view *fresh = view_new(fs);
