@@ -24,6 +24,9 @@ for batch in 0 1 2; do
 	cp "${files[@]:$((batch * 10)):10}" "$mnt/inbox/" || die "cp into the inbox failed"
 	check "the runs of batch $batch reach a generation" wait_runs "$pub" $(((batch + 1) * 10))
 done
+# the rounds' commits, then what the writer keeps after them (sizes, index.tsv's rows), each
+# published in turn: the newest generation is the one PUBLISHED names once it stops moving
+check "the writer stops publishing once it has kept what the drops need" wait_settled "$pub"
 after=$(published_field "$pub" generation)
 check "the drops made new generations ($before -> $after)" [ "$after" -gt "$before" ]
 check "publish_keep=2 keeps two generations, once the older ones are a second old" wait_kept "$pub" 2
