@@ -77,12 +77,12 @@ static bool names_fit(const char *const *comp, int m)
 
 void kx_index_head_release(struct kx_index_head *h)
 {
-	for (size_t i = 0; h && i < h->nnames; i++)
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->nnames; i++)
 		free(h->names[i]);
-	if (h)
-		free(h->names);
-	if (h)
-		*h = (struct kx_index_head){ 0 };
+	free(h->names);
+	*h = (struct kx_index_head){ 0 };
 }
 
 int kx_store_get_index_head(struct kx_store *s, struct kx_view *v, struct kx_index_head *ret)
@@ -285,46 +285,37 @@ int kx_store_index_cursor(struct kx_store *s, struct kx_view *v, struct kx_index
 	return r;
 }
 
+/* The row the cursor is at after a seek or a step; -ENOENT past the last. */
+static int cursor_row(struct kx_index_cursor *c, struct kx_index_row *ret)
+{
+	if (rocksdb_iter_valid(c->sc.it))
+		return row_at(c->sc.it, ret);
+	int r = store_scan_status(&c->sc);
+	return r < 0 ? r : -ENOENT;
+}
+
+int kx_index_cursor_seek(struct kx_index_cursor *c, const void *at, size_t n, struct kx_index_row *ret)
+{
+	unsigned char first = T_INDEX_ROWS;
+	rocksdb_iter_seek(c->sc.it, n ? at : (const void *)&first, n ? n : 1);
+	return cursor_row(c, ret);
+}
+
 int kx_index_cursor_find(struct kx_index_cursor *c, const char *const comp[4], const struct kx_digest *key,
 			 struct kx_index_row *ret)
 {
 	unsigned char k[INDEX_KEY_MAX];
 	if (!names_fit(comp, 4))
 		return -ENOENT;
-	size_t kn = index_key(k, comp, 4, key), n;
-	rocksdb_iter_seek(c->sc.it, (const char *)k, kn);
-	if (!rocksdb_iter_valid(c->sc.it)) {
-		int r = store_scan_status(&c->sc);
-		return r < 0 ? r : -ENOENT;
-	}
-	const char *at = rocksdb_iter_key(c->sc.it, &n);
-	if (n != kn || memcmp(at, k, kn) != 0)
-		return -ENOENT;
-	return row_at(c->sc.it, ret);
-}
-
-int kx_index_cursor_seek(struct kx_index_cursor *c, const void *at, size_t n, struct kx_index_row *ret)
-{
-	unsigned char first = T_INDEX_ROWS;
-	if (n)
-		rocksdb_iter_seek(c->sc.it, at, n);
-	else
-		rocksdb_iter_seek(c->sc.it, (const char *)&first, 1);
-	if (!rocksdb_iter_valid(c->sc.it)) {
-		int r = store_scan_status(&c->sc);
-		return r < 0 ? r : -ENOENT;
-	}
-	return row_at(c->sc.it, ret);
+	size_t kn = index_key(k, comp, 4, key);
+	int r = kx_index_cursor_seek(c, k, kn, ret);
+	return r == 0 && (ret->at_len != kn || memcmp(ret->at, k, kn) != 0) ? -ENOENT : r;
 }
 
 int kx_index_cursor_next(struct kx_index_cursor *c, struct kx_index_row *ret)
 {
 	rocksdb_iter_next(c->sc.it);
-	if (!rocksdb_iter_valid(c->sc.it)) {
-		int r = store_scan_status(&c->sc);
-		return r < 0 ? r : -ENOENT;
-	}
-	return row_at(c->sc.it, ret);
+	return cursor_row(c, ret);
 }
 
 void kx_index_cursor_free(struct kx_index_cursor *c)
