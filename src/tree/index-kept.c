@@ -193,11 +193,9 @@ int tree_keep_index(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	uint64_t size = all ? 0 : was.size;
 	if (r == 0)
 		r = kx_store_index_begin(t->s, &b);
-	if (r == 0 && all)
-		r = kx_store_index_clear(b, NULL, NULL);
-	if (r == 0 && all) /* the header's bytes */
-		r = kx_render_index_header((const char *const *)names.v, names.n, &rows);
-	size += all ? rows.len : 0;
+	if (r == 0 && all && (r = kx_store_index_clear(b, NULL, NULL)) == 0 &&
+	    (r = kx_render_index_header((const char *const *)names.v, names.n, &rows)) == 0)
+		size += rows.len; /* the header's bytes */
 	for (size_t k = 0; r == 0 && k < d->ndirs; k++)
 		if (all || moved[k])
 			r = keep_dir(t, after, d, &d->dirs[k], &names, columns, !all, b, &rows, &size);
@@ -252,6 +250,16 @@ static void stream_free(struct index_stream *x)
 	free(x);
 }
 
+int tree_index_head_at(struct kx_tree *t, struct kx_view *v, struct kx_index_head *ret)
+{
+	if (kx_store_get_index_head(t->s, v, ret) < 0)
+		return -ENOENT;
+	if (ret->build == KX_RENDER_ID && ret->generation == kx_view_generation(v))
+		return 0;
+	kx_index_head_release(ret);
+	return -ENOENT;
+}
+
 void tree_index_stream_release(struct kx_tree *t)
 {
 	stream_free(t->stream);
@@ -268,17 +276,15 @@ static int stream_locked(struct kx_tree *t, struct kx_view *v, struct index_stre
 {
 	uint64_t gen = kx_view_generation(v);
 	struct kx_index_head h;
-	if (kx_store_get_index_head(t->s, v, &h) < 0)
+	if (tree_index_head_at(t, v, &h) < 0)
 		return -ENOENT;
-	int r = h.build == KX_RENDER_ID && h.generation == gen ? 0 : -ENOENT;
-	if (r == 0 && t->stream && t->stream->generation == gen) {
+	if (t->stream && t->stream->generation == gen) {
 		kx_index_head_release(&h);
 		*ret = t->stream;
 		return 0;
 	}
-	struct index_stream *x = r == 0 ? calloc(1, sizeof(*x)) : NULL;
-	if (r == 0 && !x)
-		r = -ENOMEM;
+	struct index_stream *x = calloc(1, sizeof(*x));
+	int r = x ? 0 : -ENOMEM;
 	if (r == 0) {
 		x->generation = gen;
 		x->size = h.size;

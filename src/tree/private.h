@@ -746,6 +746,10 @@ void tree_index_comp(const struct cmp_data *d, const struct cmp_dir *dir, size_t
 /* The id of index.tsv's columns, the parameter names (settled), that the rows kept carry. */
 uint64_t tree_index_columns(const char *const *names, size_t n);
 
+/* The head of the rows the writer kept (docs/store.md, 'L') where they are the whole file at v's
+ * generation, made by this renderer; -ENOENT otherwise (nothing to release). */
+int tree_index_head_at(struct kx_tree *t, struct kx_view *v, struct kx_index_head *ret);
+
 /* index.tsv read from the rows the writer kept, where they are the whole file at v's generation:
  * its size, and a range of it (kx_tree_read_range); -ENOENT (read: -EAGAIN) where they are not. */
 int tree_index_size(struct kx_tree *t, struct kx_view *v, uint64_t *ret);

@@ -297,13 +297,9 @@ static int stored_rows(void *ctx, const struct kx_index_row *row)
 static int index_stored(struct kx_tree *t, struct kx_view *v, struct kx_buf *out)
 {
 	struct kx_index_head h;
-	int r = kx_store_get_index_head(t->s, v, &h);
+	int r = tree_index_head_at(t, v, &h);
 	if (r < 0)
-		return -ENOENT;
-	if (h.build != KX_RENDER_ID || h.generation != kx_view_generation(v)) {
-		kx_index_head_release(&h);
-		return -ENOENT;
-	}
+		return r;
 	struct stored x = { .st.generation = (int64_t)h.generation, .out = out,
 			    .columns = tree_index_columns((const char *const *)h.names, h.nnames) };
 	r = kx_render_index_header((const char *const *)h.names, h.nnames, out);
