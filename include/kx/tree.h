@@ -227,11 +227,12 @@ void kx_content_put(const struct kx_content *c);
  */
 bool kx_node_is_artifact(const struct kx_node *n);
 /*
- * A range of file n read without reading it whole, where it can be: an artifact's, and /index.tsv's
- * where the rows the writer kept are the whole file at v's generation (docs/store.md, 'L'); up to
- * len bytes from off into buf, their count into *ret_n. -EAGAIN: this file is read whole
- * (kx_tree_read).
+ * A range of file n read without reading it whole, where it can be (kx_node_read_in_ranges): an
+ * artifact's, and /index.tsv's where the rows the writer kept are the whole file at v's generation
+ * (docs/store.md, 'L'); up to len bytes from off into buf, their count into *ret_n. -EAGAIN: this
+ * file is read whole (kx_tree_read). Such a file is not one to render ahead whole (a pusher's).
  */
+bool kx_node_read_in_ranges(const struct kx_node *n);
 int kx_tree_read_range(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,
 		       size_t len, size_t *ret_n);
 int kx_tree_read_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,

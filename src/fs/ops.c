@@ -302,9 +302,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct kx_node n;
 	const struct kx_content *c = NULL;
 	int r = fs_resolve(fs, &fv, ino, &n);
-	if (r == 0 && (kx_node_is_artifact(&n) || n.type == KX_NODE_INDEX)) {
-		/* a range of stored bytes, not the whole file: an artifact's (SPEC §9), and index.tsv's
-		 * from the rows the writer kept (-EAGAIN: none hold, read whole below) */
+	if (r == 0 && kx_node_read_in_ranges(&n)) {
+		/* a range of stored bytes, not the whole file (-EAGAIN: not here, read whole below) */
 		char *buf = range_buf(size);
 		size_t got = 0;
 		int rr = !buf ? -ENOMEM : off < 0 ? -EINVAL

@@ -193,8 +193,8 @@ static void push_render(struct fs *fs, struct fs_view *fv, const struct kx_node 
 		return; /* the kernel would answer ENOENT */
 	if (fs_pushed_shared(fs, ino))
 		return; /* stored for another run that names the same document */
-	if (n->type == KX_NODE_INDEX)
-		return; /* every run: read a range at a time (kx_tree_read_range), never pushed whole */
+	if (kx_node_read_in_ranges(n))
+		return; /* an artifact, index.tsv: read a range at a time, never pushed whole */
 	if (p->len < PUSH_MAX && kx_tree_read(fs->tree, fv->v, n, &p->f[p->len].c) == 0)
 		p->f[p->len++].ino = ino; /* a failure is the reader's READ's to report */
 }

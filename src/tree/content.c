@@ -497,6 +497,11 @@ int kx_tree_read_artifact(struct kx_tree *t, struct kx_view *v, const struct kx_
 	return r < 0 ? r : kx_store_read_artifact(t->s, v, &a, off, buf, len, ret_n);
 }
 
+bool kx_node_read_in_ranges(const struct kx_node *n)
+{
+	return kx_node_is_artifact(n) || n->type == KX_NODE_INDEX;
+}
+
 int kx_tree_read_range(struct kx_tree *t, struct kx_view *v, const struct kx_node *n, uint64_t off, void *buf,
 		       size_t len, size_t *ret_n)
 {
