@@ -61,6 +61,13 @@ int tree_get_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest 
 	return 0;
 }
 
+/* The stamps' directories: whether one moved since a view (the writer's passes, private.h). */
+bool tree_dir_moved(struct kx_tree *t, struct kx_view *before, const char *path, int64_t now)
+{
+	int64_t was = 0;
+	return !before || kx_store_dir_mtime(t->s, before, path, &was) < 0 || was != now;
+}
+
 /* A group's stamp alone (tree_get_group's), through the table of stamps before the records'. */
 int tree_group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, int64_t *ret)
 {

@@ -88,14 +88,13 @@ int tree_group_param_names(struct kx_tree *t, struct kx_view *v, const struct kx
 
 /* ---- the writer's pass ------------------------------------------------------------------------ */
 
-/* Whether gpu directory k of d moved between before and d's view: its time is another. */
+/* Whether gpu directory dir of d moved between before and d's view (tree_dir_moved). */
 static bool dir_moved(struct kx_tree *t, struct kx_view *before, const struct cmp_data *d, const struct cmp_dir *dir)
 {
 	char path[4 * KX_NAME_MAX + 16];
-	int64_t was = 0;
 	snprintf(path, sizeof(path), "benchmarks/%s/%s/%s", d->text + dir->kernel, d->text + dir->pass,
 		 d->text + d->gpus[dir->gpu]);
-	return kx_store_dir_mtime(t->s, before, path, &was) < 0 || was != dir->mtime;
+	return tree_dir_moved(t, before, path, dir->mtime);
 }
 
 void tree_index_comp(const struct cmp_data *d, const struct cmp_dir *dir, size_t i, const char *comp[4])

@@ -421,6 +421,10 @@ struct wl_scan {
 int tree_get_group(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, struct kx_group_rec *ret,
 		   int64_t *ret_stamp);
 
+/* Whether the directory at `path` (benchmarks/<k>/<p>/<gpu>), whose time is now `now`, moved since
+ * view before (NULL: unknown, so moved): what the writer's passes keep again, sizes and rows. */
+bool tree_dir_moved(struct kx_tree *t, struct kx_view *before, const char *path, int64_t now);
+
 /* A group's stamp (its gpu directory's mtime) alone. */
 int tree_group_stamp(struct kx_tree *t, struct kx_view *v, const struct kx_digest *key, int64_t *ret);
 

@@ -198,9 +198,9 @@ static int pick_group(void *ctx, const char *kernel, const char *pass, const cha
 	snprintf(path, sizeof(path), "benchmarks/%s/%s/%s", kernel, pass, gpu);
 	if (strcmp(path, p->gpu) != 0) {
 		memcpy(p->gpu, path, sizeof(path));
-		int64_t was = 0, now = 0;
-		p->moved = !p->before || kx_store_dir_mtime(p->t->s, p->before, path, &was) < 0 ||
-			   kx_store_dir_mtime(p->t->s, p->after, path, &now) < 0 || was != now;
+		int64_t now = 0;
+		p->moved = kx_store_dir_mtime(p->t->s, p->after, path, &now) < 0 ||
+			   tree_dir_moved(p->t, p->before, path, now);
 	}
 	if (!p->moved)
 		return 0;
