@@ -200,6 +200,26 @@ static int damaged_table(struct vctx *c, const char *err)
 	return found;
 }
 
+/* Whether a table named damaged may hold keys with prefix p (n bytes), or one was met that is not
+ * among the live tables: a scan of the prefix through RocksDB's iterator can end silently at such
+ * a table (table.cc), so a count or list read by one is not compared. */
+static bool damaged_under(const struct vctx *c, const unsigned char *p, size_t n)
+{
+	size_t named = 0;
+	for (int i = 0; c->damaged && i < rocksdb_livefiles_count(c->tables); i++) {
+		if (!c->named[i])
+			continue;
+		named++;
+		size_t ln, hn;
+		const unsigned char *lo = (const unsigned char *)rocksdb_livefiles_smallestkey(c->tables, i, &ln);
+		const unsigned char *hi = (const unsigned char *)rocksdb_livefiles_largestkey(c->tables, i, &hn);
+		int dl = memcmp(lo, p, ln < n ? ln : n), dh = memcmp(hi, p, hn < n ? hn : n);
+		if (dl <= 0 && (dh > 0 || (dh == 0 && hn >= n)))
+			return true; /* lo <= the prefix's first key, hi >= it or inside it */
+	}
+	return named < c->damaged;
+}
+
 /*
  * A scan of verify's that goes on past damage. RocksDB 7.8 ends an iteration that steps (Next) into
  * a block it cannot read as if that were the end, with no error; a seek does report it. So each end
@@ -438,11 +458,12 @@ static void check_entry(struct vctx *c, const struct kx_digest *g, const char *i
 	kx_buf_release(&b);
 }
 
-/* The 'C' entries of group g are its implementations' newest ranked runs, cc's, one each. */
+/* The 'C' entries of group g are its implementations' newest ranked runs, cc's, one each; with cc
+ * NULL (its runs are in a damaged table) they are read, so their blocks are checked, and no more. */
 static int check_current(struct vctx *c, const struct kx_digest *g, struct count_ctx *cc)
 {
 	c->nwant = 0;
-	int r = store_currents_flush(&cc->cur, g, want_current, c);
+	int r = cc ? store_currents_flush(&cc->cur, g, want_current, c) : 0;
 	unsigned char p[33] = { T_CURRENT };
 	memcpy(p + 1, g->b, 32);
 	struct vscan vs;
@@ -461,6 +482,8 @@ static int check_current(struct vctx *c, const struct kx_digest *g, struct count
 			problem(c, "current-run index of group", g, "store-key", "a key has %zu bytes", kn);
 			continue;
 		}
+		if (!cc)
+			continue;
 		memcpy(impl, k + 33, kn - 33);
 		impl[kn - 33] = '\0';
 		int order = -1;
@@ -486,8 +509,11 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 	c->checked++;
 	struct count_ctx cc = { 0 };
 	int r = kx_store_group_runs(c->s, NULL, &g->key, count_run, &cc);
-	if (unreadable(c, r))
-		r = 0; /* its rank-index entries are in a damaged table, which check_index names */
+	unsigned char p[33] = { T_INDEX };
+	memcpy(p + 1, g->key.b, 32);
+	bool listed = !unreadable(c, r) && !damaged_under(c, p, sizeof(p));
+	if (!listed)
+		r = 0; /* its rank-index entries are in a damaged table, named already */
 	else if (r == -EIO) /* an entry that does not decode: check_index names it */
 		problem(c, "group", &g->key, "store-record", "its runs cannot be listed: a rank-index entry does not decode");
 	else if (r < 0)
@@ -497,7 +523,7 @@ static int check_group(void *ctx, const struct kx_group_rec *g)
 			"the record counts %u ranked and %u unranked runs, the rank index holds %u and %u",
 			g->ranked, g->unranked, cc.ranked, cc.unranked);
 	/* (a store of schema 2 opened read-only has no 'C' index yet: it gets one when opened to write) */
-	r = r == 0 && c->s->current_index ? check_current(c, &g->key, &cc) : 0;
+	r = r == 0 && c->s->current_index ? check_current(c, &g->key, listed ? &cc : NULL) : 0;
 	store_currents_release(&cc.cur);
 	if (r < 0)
 		return r;
@@ -753,7 +779,7 @@ static int check_current_groups(struct vctx *c)
 	if (r == 0 && at < 0)
 		r = at;
 	store_scan_close(&vs.sc);
-	if (r == 0 && n != c->currents)
+	if (r == 0 && n != c->currents && !damaged_under(c, &tag, 1))
 		problem(c, "current-run index", NULL, "store-index",
 			"holds %llu entries of groups that are not stored (%llu in all)",
 			(unsigned long long)(n - c->currents), (unsigned long long)n);
@@ -1077,10 +1103,12 @@ static int check_records(struct vctx *c, unsigned char tag)
 
 /*
  * Each live table read through, every block's checksum checked (store_table_check: the file's
- * own blocks, whatever other tables share its key range), unless a scan named it already: a scan
- * that meets a damaged table goes on past it, and no scan reads the store's own keys, aliases,
- * directory times and name claims. In a verify since a generation, the tables numbered up to
- * since_table were read through before (the caller knows: the same files).
+ * own blocks, whatever other tables share its key range), unless the open named it already. It
+ * comes before the scans: one that meets a damaged table may end there silently or go on past it,
+ * so the tables named here are what the checks leave uncompared (damaged_under); and no scan reads
+ * the store's own keys, aliases, directory times and name claims. In a verify since a generation,
+ * the tables numbered up to since_table were read through before (the caller knows: the same
+ * files).
  */
 static int check_tables(struct vctx *c)
 {
@@ -1125,6 +1153,9 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 		r = -ENOMEM;
 	else if (s->damage) /* the error that refused the plain open (KX_STORE_VERIFY) */
 		damaged_table(&c, s->damage);
+	/* every damaged table named first: what the checks below read of one is not compared */
+	if (r >= 0)
+		r = check_tables(&c);
 	if (r >= 0 && since) {
 		/* the new runs and the waiting index first: what they name is what the scans below check */
 		r = check_records(&c, T_RUN);
@@ -1168,8 +1199,6 @@ int kx_store_verify_since(struct kx_store *s, uint64_t since, uint64_t since_tab
 		r = each_entry(&c, T_ANNOUNCED, announced_entry);
 	if (r >= 0 && !since)
 		r = each_entry(&c, T_RUN_ARTIFACT, run_artifact_entry);
-	if (r >= 0)
-		r = check_tables(&c);
 	if (r >= 0)
 		r = store_names_collisions(&c.names, name_collision, &c);
 	store_names_release(&c.names);

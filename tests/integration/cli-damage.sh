@@ -66,6 +66,18 @@ check "... damage is not 'in use'" not_contains err "in use"
 expect 1 "$KINDEX" --store d4 verify --since 1
 check "verify --since names the table too" contains err "table $table: store-table: cannot be read"
 
+# ---- row 4, the rank index: a group whose runs are listed from a damaged table ----
+# its current-run entries cannot be checked against runs not read: the table is named, and no
+# entry is called wrong for what verify could not read
+mapfile -t index_tables < <(awk 'substr($3, 1, 2) == "49" && substr($4, 1, 2) == "49"' tables)
+((${#index_tables[@]} >= 2)) || die "too few tables of rank-index entries: $(wc -l <tables)"
+read -r itable _ <<<"${index_tables[1]}"
+cp -a good d4i
+flip "d4i/$itable" 100 16
+expect 1 "$KINDEX" --store d4i verify
+check "a damaged table of rank-index entries: named" contains err "table $itable: store-table: cannot be read"
+check "... and no current-run entry called wrong for it" not_contains err "current-run index"
+
 # ---- row 5: a flipped footer (magic number, block handles) or index block ----
 # the first table holds the store's own keys ("\0schema"...): the open cannot read the schema
 read -r first _ <tables
