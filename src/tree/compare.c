@@ -829,6 +829,11 @@ int tree_cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 	return 0;
 }
 
+int tree_cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
+{
+	return cmp_build(t, v, ret);
+}
+
 struct cmp_data *tree_cmp_peek(struct kx_tree *t, uint64_t generation)
 {
 	struct cmp_data *best = NULL;
