@@ -266,16 +266,36 @@ void tree_index_stream_release(struct kx_tree *t)
 }
 
 /*
- * The stream of v's generation, under t->stream_lock; -ENOENT where the rows kept are not the whole
- * file at it. The head is read in v each time, not only for a new stream: two views of one
- * generation may differ in what the writer kept (one taken before its pass), and a view that does
- * not see the rows must not be read as if it did.
+ * The view to read v's rows in, with the head there: v, where it sees the rows kept whole at its
+ * generation; else the store as it is now, where that is still at v's generation — a read-write
+ * mount's view is taken before its own writer's pass keeps the rows, and one generation is one
+ * tree, so the rows kept at it are v's (the caller releases *ret when it is not v). -ENOENT where
+ * neither holds them. Asked at each read, not only for a new stream: two views of one generation
+ * may differ in what the writer kept, and a view that does not see the rows is never read as if it
+ * did.
  */
-static int stream_locked(struct kx_tree *t, struct kx_view *v, struct index_stream **ret)
+static int rows_view(struct kx_tree *t, struct kx_view *v, struct kx_view **ret, struct kx_index_head *h)
+{
+	*ret = v;
+	if (tree_index_head_at(t, v, h) == 0)
+		return 0;
+	struct kx_view *now = kx_store_view(t->s);
+	if (now && kx_view_generation(now) == kx_view_generation(v) && tree_index_head_at(t, now, h) == 0) {
+		*ret = now;
+		return 0;
+	}
+	kx_view_release(now);
+	return -ENOENT;
+}
+
+/* The stream of v's generation, under t->stream_lock, and the view to read its rows in (rows_view:
+ * the caller releases it when it is not v); -ENOENT where the rows kept are not the whole file at
+ * v's generation. */
+static int stream_locked(struct kx_tree *t, struct kx_view *v, struct index_stream **ret, struct kx_view **ret_rows)
 {
 	uint64_t gen = kx_view_generation(v);
 	struct kx_index_head h;
-	if (tree_index_head_at(t, v, &h) < 0)
+	if (rows_view(t, v, ret_rows, &h) < 0)
 		return -ENOENT;
 	if (t->stream && t->stream->generation == gen) {
 		kx_index_head_release(&h);
@@ -305,6 +325,9 @@ static int stream_locked(struct kx_tree *t, struct kx_view *v, struct index_stre
 		pthread_mutex_unlock(&t->lock);
 	} else {
 		stream_free(x);
+		if (*ret_rows != v)
+			kx_view_release(*ret_rows);
+		*ret_rows = v;
 	}
 	kx_index_head_release(&h);
 	return r;
@@ -313,11 +336,14 @@ static int stream_locked(struct kx_tree *t, struct kx_view *v, struct index_stre
 int tree_index_size(struct kx_tree *t, struct kx_view *v, uint64_t *ret)
 {
 	struct index_stream *x;
+	struct kx_view *rv = NULL;
 	pthread_mutex_lock(&t->stream_lock);
-	int r = v ? stream_locked(t, v, &x) : -ENOENT;
+	int r = v ? stream_locked(t, v, &x, &rv) : -ENOENT;
 	if (r == 0)
 		*ret = x->size;
 	pthread_mutex_unlock(&t->stream_lock);
+	if (r == 0 && rv != v)
+		kx_view_release(rv);
 	return r;
 }
 
@@ -360,9 +386,10 @@ out:
 int tree_index_read(struct kx_tree *t, struct kx_view *v, uint64_t off, void *buf, size_t len, size_t *ret_n)
 {
 	struct index_stream *x;
+	struct kx_view *rv = NULL;
 	*ret_n = 0;
 	pthread_mutex_lock(&t->stream_lock);
-	int r = v ? stream_locked(t, v, &x) : -ENOENT;
+	int r = v ? stream_locked(t, v, &x, &rv) : -ENOENT;
 	if (r < 0) {
 		pthread_mutex_unlock(&t->stream_lock);
 		return r == -ENOENT ? -EAGAIN : r;
@@ -384,7 +411,7 @@ int tree_index_read(struct kx_tree *t, struct kx_view *v, uint64_t off, void *bu
 	pthread_mutex_unlock(&t->stream_lock);
 	struct kx_index_cursor *c = NULL;
 	struct kx_index_row row;
-	if (r == 0 && pos < end && (r = kx_store_index_cursor(t->s, v, &c)) == 0)
+	if (r == 0 && pos < end && (r = kx_store_index_cursor(t->s, rv, &c)) == 0)
 		r = kx_index_cursor_seek(c, m.at, m.at_len, &row);
 	for (uint64_t at = m.off; r == 0 && pos < end;) {
 		if (row.build != KX_RENDER_ID || row.columns != columns) {
@@ -406,6 +433,8 @@ int tree_index_read(struct kx_tree *t, struct kx_view *v, uint64_t off, void *bu
 	}
 	kx_index_cursor_free(c);
 	free(m.at);
+	if (rv != v)
+		kx_view_release(rv);
 	if (r == -ENOENT)
 		r = -EIO; /* the rows end before the head's size */
 	if (r == 0)

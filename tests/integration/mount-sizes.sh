@@ -104,15 +104,27 @@ look 2 "after a second kindex ingest into the same gpu directories"
 changed=$(join -j 2 -o 1.1,2.1 "$work/sizes.1" "$work/sizes.2" | awk '$1 != $2' | wc -l)
 check "the second ingest changed the sizes of files the first had ($changed)" [ "$changed" -gt 0 ]
 
-mount_fg "$store" "$mnt" -o rw
+mount_fg "$store" "$mnt" -o rw -d
 cp "$work"/c/*.json "$mnt/inbox/" || fail "cp into the inbox failed"
 deadline=$((SECONDS + 30))
 until [ "$(ls "$mnt/inbox/.accepted" 2>/dev/null | grep -c '^c-')" = 20 ] || [ $SECONDS -ge $deadline ]; do
 	sleep 0.05
 done
 check "the inbox accepted the 20 drops" [ "$(ls "$mnt/inbox/.accepted" | grep -c '^c-')" = 20 ]
+# cp's close of each file returned once its commit was told (the notifier's round, in the log):
+# the last round's generation is the store's, and the mount's own writer (the sizer) passes to it
+gen=$(sed -n 's/.*generation [0-9]* -> \([0-9]*\):.*/\1/p' "$mnt.err" | tail -1)
+until grep -aq "sizes kept from generation [0-9]* to $gen:" "$mnt.err" || [ $SECONDS -ge $deadline ]; do
+	sleep 0.05
+done
+check "the mount's own pass kept the rows of generation $gen" \
+	grep -aq "sizes kept from generation [0-9]* to $gen:" "$mnt.err"
+# its view predates that pass; the rows it kept are of the same generation, so the same tree
+cat "$mnt/index.tsv" >"$work/index.rw" || fail "cat index.tsv of the read-write mount failed"
 unmount "$mnt" "$daemon" || fail "the read-write daemon did not exit cleanly"
+index_from "a read-write mount after its own pass" kept
 look 3 "after 20 drops into a read-write mount's inbox"
+check "what it read is what a fresh mount reads" cmp "$work/index.rw" "$work/index.3"
 
 mkdir -p "$work/spool/new"
 cp "$work"/d/*.json "$work/spool/new/"
