@@ -151,6 +151,8 @@ int kx_store_find_bits(struct kx_store *s, struct kx_view *v, enum kx_record kin
 typedef int (*kx_digest_fn)(void *ctx, const struct kx_digest *d);
 int kx_store_each_digest(struct kx_store *s, struct kx_view *v, enum kx_record kind, kx_digest_fn fn,
 			 void *ctx);
+/* The store's counters and generation; -EUCLEAN where the table that holds the generation is
+ * damaged (what can be read is filled in, the rest is 0). */
 int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats *ret);
 
 /*

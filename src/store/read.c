@@ -123,7 +123,11 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 	ret->runs = store_get_u64_in(db, ro, KEYLIT(K_COUNT_RUNS));
 	ret->documents = store_get_u64_in(db, ro, KEYLIT(K_COUNT_DOCS));
 	ret->groups = store_get_u64_in(db, ro, KEYLIT(K_COUNT_GROUPS));
-	ret->generation = store_get_u64_in(db, ro, KEYLIT(K_GEN));
+	/* the generation read on its own: where its table is damaged, 0 must not pass for it */
+	struct kx_buf g = { 0 };
+	int damaged = store_get_in(db, ro, KEYLIT(K_GEN), &g) == -EUCLEAN;
+	ret->generation = g.len == 8 ? store_get_u64((const unsigned char *)g.ptr) : 0;
+	kx_buf_release(&g);
 	ret->evidence_generation = store_get_u64_in(db, ro, KEYLIT(K_EVIDENCE));
 	ret->changed_ns = (int64_t)store_get_u64_in(db, ro, KEYLIT(K_CHANGED));
 	ret->created_ns = (int64_t)store_get_u64_in(db, ro, KEYLIT(K_CREATED));
@@ -135,7 +139,7 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 	kx_buf_release(&id);
 	if (!ret->changed_ns)
 		ret->changed_ns = ret->created_ns;
-	return 0;
+	return damaged ? -EUCLEAN : 0;
 }
 
 int kx_store_dir_mtime(struct kx_store *s, struct kx_view *v, const char *path, int64_t *ret_ns)

@@ -93,6 +93,9 @@ check "a damaged footer: verify exits 1 and names the table" \
 	contains err "table $first: store-table: cannot be read, so what it holds is not checked: the store's schema and counters"
 check "... with RocksDB's words" contains err "Bad table magic number"
 check "... not 'in use'" not_contains err "in use"
+expect 1 "$KINDEX" --store d5 verify --since 1
+check "verify --since 1 of it names the table too, not the generation it cannot read" \
+	contains err "table $first: store-table: cannot be read"
 expect 3 "$KINDEX" --store d5 ls
 check "kindex ls of it: the store is damaged, verify names the table" \
 	contains err "store 'd5' is damaged: the table that holds its schema cannot be read ('kindex --store d5 verify' names it)"
