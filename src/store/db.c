@@ -76,10 +76,32 @@ int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_wr
 	return r;
 }
 
+/*
+ * A sync after a failed write waits for a write that succeeds, and an ingest whose runs were all
+ * stored already writes nothing: without a write of its own, its sync would be refused until some
+ * other writer came along. So it makes one — a batch holding only a blob for the log, which the
+ * log takes and no table stores. It fails for as long as RocksDB has not recovered.
+ */
+static int store_write_probe(struct kx_store *s)
+{
+	static const char blob[] = "kindex: sync after a failed write";
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	rocksdb_writebatch_put_log_data(wb, blob, sizeof(blob) - 1);
+	int r = store_write(s, s->wo, wb);
+	rocksdb_writebatch_destroy(wb);
+	return r;
+}
+
 int kx_store_sync(struct kx_store *s)
 {
 	pthread_rwlock_rdlock(&s->wal);
-	int r = s->wal_error;
+	bool failed = s->wal_error != 0;
+	pthread_rwlock_unlock(&s->wal);
+	int r = failed ? store_write_probe(s) : 0;
+	if (r < 0)
+		return r;
+	pthread_rwlock_rdlock(&s->wal);
+	r = s->wal_error; /* a write may have failed since the probe */
 	if (r == 0) {
 		char *err = NULL;
 		rocksdb_flush_wal(s->db, 1, &err);
