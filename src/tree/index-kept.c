@@ -288,6 +288,13 @@ static int rows_view(struct kx_tree *t, struct kx_view *v, struct kx_view **ret,
 	return -ENOENT;
 }
 
+/* Let go of the view rows_view handed out, where it is not v. */
+static void rows_view_release(struct kx_view *v, struct kx_view *rows)
+{
+	if (rows != v)
+		kx_view_release(rows);
+}
+
 /* The stream of v's generation, under t->stream_lock, and the view to read its rows in (rows_view:
  * the caller releases it when it is not v); -ENOENT where the rows kept are not the whole file at
  * v's generation. */
@@ -325,8 +332,7 @@ static int stream_locked(struct kx_tree *t, struct kx_view *v, struct index_stre
 		pthread_mutex_unlock(&t->lock);
 	} else {
 		stream_free(x);
-		if (*ret_rows != v)
-			kx_view_release(*ret_rows);
+		rows_view_release(v, *ret_rows);
 		*ret_rows = v;
 	}
 	kx_index_head_release(&h);
@@ -342,8 +348,7 @@ int tree_index_size(struct kx_tree *t, struct kx_view *v, uint64_t *ret)
 	if (r == 0)
 		*ret = x->size;
 	pthread_mutex_unlock(&t->stream_lock);
-	if (r == 0 && rv != v)
-		kx_view_release(rv);
+	rows_view_release(v, rv); /* v itself where r < 0 */
 	return r;
 }
 
@@ -433,8 +438,7 @@ int tree_index_read(struct kx_tree *t, struct kx_view *v, uint64_t off, void *bu
 	}
 	kx_index_cursor_free(c);
 	free(m.at);
-	if (rv != v)
-		kx_view_release(rv);
+	rows_view_release(v, rv);
 	if (r == -ENOENT)
 		r = -EIO; /* the rows end before the head's size */
 	if (r == 0)
