@@ -735,8 +735,9 @@ static void cmp_free(struct cmp_data *d)
 	free(d);
 }
 
-/* A generation's comparisons, built from view v. */
-static int cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
+/* A generation's comparisons, built from view v; with `runs` false, its gpu directories and their
+ * groups only (no pairs). */
+static int cmp_build(struct kx_tree *t, struct kx_view *v, bool runs, struct cmp_data **ret)
 {
 	struct cmp_data *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -745,7 +746,7 @@ static int cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret
 	d->refs = 1;
 	struct build b = { .t = t, .v = v, .d = d };
 	struct pairs p = { 0 };
-	int r = scan_all(&b);
+	int r = runs ? scan_all(&b) : walk_dirs(&b);
 	if (r == 0)
 		r = sort_names(d);
 	if (r == 0)
@@ -789,7 +790,7 @@ static struct cmp_data *cached_locked(struct kx_tree *t, uint64_t gen)
 int tree_cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 {
 	if (!v) /* no generation to keep it for */
-		return cmp_build(t, v, ret);
+		return cmp_build(t, v, true, ret);
 	uint64_t gen = kx_view_generation(v);
 	pthread_mutex_lock(&t->lock);
 	struct cmp_data *d = cached_locked(t, gen);
@@ -803,7 +804,7 @@ int tree_cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 	pthread_mutex_lock(&t->lock);
 	d = cached_locked(t, gen);
 	pthread_mutex_unlock(&t->lock);
-	int r = d ? 0 : cmp_build(t, v, &d);
+	int r = d ? 0 : cmp_build(t, v, true, &d);
 	if (r == 0 && d->refs == 1) {
 		/* keep it in place of the oldest generation, unless it is older than both */
 		pthread_mutex_lock(&t->lock);
@@ -829,9 +830,9 @@ int tree_cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 	return 0;
 }
 
-int tree_cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
+int tree_cmp_dirs(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret)
 {
-	return cmp_build(t, v, ret);
+	return cmp_build(t, v, false, ret);
 }
 
 struct cmp_data *tree_cmp_peek(struct kx_tree *t, uint64_t generation)

@@ -161,7 +161,7 @@ int tree_keep_index(struct kx_tree *t, struct kx_view *before, struct kx_view *a
 	else
 		all = !before || was.build != KX_RENDER_ID || was.generation != kx_view_generation(before);
 	struct cmp_data *d;
-	if ((r = tree_cmp_build(t, after, &d)) < 0)
+	if ((r = tree_cmp_dirs(t, after, &d)) < 0)
 		goto out;
 	bool *moved = calloc(d->ndirs ? d->ndirs : 1, sizeof(*moved));
 	struct tree_names names = { 0 };

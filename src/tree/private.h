@@ -544,10 +544,11 @@ struct cmp_data {
  * caller (tree_cmp_put). */
 int tree_cmp_get(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret);
 
-/* The comparisons of view v's generation, built for the caller alone and never kept: for the
- * writer's pass, whose view runs ahead of the mount's, which must not push out of the slots the
- * generation the notifier's next round peeks at (tree_cmp_peek). */
-int tree_cmp_build(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret);
+/* View v's gpu directories and their groups (dirs, groups, keys; no runs, no pairs), built for the
+ * caller alone and never kept: for the writer's pass, which lists them and needs no run, and whose
+ * view runs ahead of the mount's, so that it never pushes out of the slots the generation the
+ * notifier's next round peeks at (tree_cmp_peek). */
+int tree_cmp_dirs(struct kx_tree *t, struct kx_view *v, struct cmp_data **ret);
 
 /* Put a reference to a generation's comparisons. */
 void tree_cmp_put(struct kx_tree *t, struct cmp_data *d);
