@@ -80,6 +80,13 @@ void cli_progress_done(struct progress *p, uint64_t done);
  */
 void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_view *before, bool say);
 
+/*
+ * After a command's unsynced commits: the store's log synced, EXIT_OK; or the failure said (the
+ * runs are committed, but a power loss may take them) and EXIT_IO. kx_store_close syncs too, but
+ * cannot tell anyone it failed.
+ */
+int cli_sync(struct kx_store *s);
+
 int cli_cmd_init(struct cli *cli, int argc, char **argv);
 int cli_cmd_import(struct cli *cli, int argc, char **argv);
 int cli_cmd_ingest(struct cli *cli, int argc, char **argv);

@@ -507,8 +507,8 @@ static int ingest(struct cli *cli, int argc, char **argv, struct paths *paths, s
 	if (total.added || total.aliases || total.signatures || total.attestations || total.attested || at.added)
 		cli_keep_sizes(cli, s, before, true);
 	kx_view_release(before);
-	if (!opts.sync)
-		kx_store_sync(s);
+	if (!opts.sync && cli_sync(s) != EXIT_OK)
+		status = EXIT_IO;
 	size_t unannounced = 0;
 	if (at.len)
 		qsort(at.digests, at.len, sizeof(*at.digests), kx_digest_cmp);
@@ -615,6 +615,8 @@ int cli_cmd_import(struct cli *cli, int argc, char **argv)
 			status = EXIT_REFUSED;
 		} else if (r < 0) {
 			cli_error("import failed: %s", strerror(-r));
+			status = EXIT_IO;
+		} else if (cli_sync(s) != EXIT_OK) {
 			status = EXIT_IO;
 		} else if (!cli->quiet) {
 			printf("imported %zu run%s: %zu added, %zu already present\n", n, plural(n), res.added, res.present);

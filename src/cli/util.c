@@ -125,6 +125,15 @@ void cli_keep_sizes(struct cli *cli, struct kx_store *s, struct kx_view *before,
 	kx_tree_free(t);
 }
 
+int cli_sync(struct kx_store *s)
+{
+	int r = kx_store_sync(s);
+	if (r < 0)
+		cli_error("cannot sync the store's log: %s (what was committed is in the store, but a power loss "
+			  "may take it; run the command again once the disk is sound)", strerror(-r));
+	return r < 0 ? EXIT_IO : EXIT_OK;
+}
+
 int cli_write_out(const char *cmd, const char *out, const struct kx_buf *b)
 {
 	const char *p = b->ptr ? b->ptr : "";
