@@ -12,6 +12,9 @@
 #   - a log torn at its end (a crash mid-append, inside the last drop's commit) opens, and verify
 #     names the run it lost;
 #   - damaged records (cli-corrupt): each damaged run answers EIO, nothing else is hidden;
+#   - a disk whose syncs of the log fail (LD_PRELOAD, tests/integration/log-sync.c): a drop's
+#     close() fails with EIO and the file stays, with no receipt; dropped again on a sound disk,
+#     it is accepted;
 #   - a full disk (a small tmpfs, as root): drops fail with "No space left on device", not EIO,
 #     the daemon does not abort, and once there is room again drops are accepted without a
 #     remount; the unmount is clean (exit 0, no lock left); `kindex ingest` into the full store
@@ -175,6 +178,33 @@ check "the group whose index copy is damaged lists as before" \
 check "... and its sums verify" bash -c "cd '$mnt/${g%/*}' && sha256sum -c --quiet SHA256SUMS"
 unmount "$mnt" "$daemon" || fail "unmount of the damaged store"
 sane "the damaged records"
+
+# ---- a disk whose log syncs fail ---------------------------------------------------------------
+
+# tests/integration/log-sync.c (LD_PRELOAD) fails every sync of the store's log with EIO: a drop is
+# committed but cannot be made durable, so it is not acknowledged — its close() fails and the file
+# stays in the inbox, whole, with no receipt. Mounted again on a sound disk, the same file dropped
+# again is accepted.
+shim=${KX_LOG_SYNC:?KX_LOG_SYNC must name the log-sync shim}
+store="$work/syncs"
+"$KINDEX" -q --store "$store" init || die "kindex init failed"
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 KX_TEST_LOG_SYNC=EIO LD_PRELOAD=$shim \
+	mount_fg "$store" "$mnt" -o rw
+cp "$m/m-0000200.json" "$mnt/inbox/" 2>"$work/cp.err"
+check "a drop whose commit cannot be synced fails its close() with EIO" grep -q "Input/output error" "$work/cp.err"
+check "... and the daemon says why" \
+	grep -q "cannot sync the store's log after accepting inbox/m-0000200.json: Input/output error" "$mnt.err"
+check "... and the file is still in the inbox, whole" cmp -s "$mnt/inbox/m-0000200.json" "$m/m-0000200.json"
+check "... with no receipt" test ! -e "$mnt/inbox/.accepted/m-0000200.json"
+check "... and the daemon is alive" kill -0 "$daemon"
+unmount "$mnt" "$daemon" || fail "unmount of the store whose log syncs fail"
+sane "the failing syncs"
+mount_fg "$store" "$mnt" -o rw
+check "on a sound disk the file dropped again is accepted" cp "$m/m-0000200.json" "$mnt/inbox/"
+check "... and is in the tree" accepted "$mnt" m-0000200.json 1
+unmount "$mnt" "$daemon" || fail "unmount after the failing syncs"
+"$KINDEX" --store "$store" verify >"$work/out" 2>"$work/err"
+check "... and the store verifies clean" grep -q "no problems" "$work/out"
 
 # ---- a full disk --------------------------------------------------------------------------------
 
