@@ -138,12 +138,18 @@ int store_get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const voi
 	return store_get_in(s->db, ro, k, kn, out);
 }
 
-uint64_t store_get_u64_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const char *k, size_t kn)
+int store_read_u64_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const char *k, size_t kn, uint64_t *ret)
 {
 	struct kx_buf b = { 0 };
-	uint64_t v = 0;
-	if (store_get_in(db, ro, k, kn, &b) == 0 && b.len == 8)
-		v = store_get_u64((const unsigned char *)b.ptr);
+	int r = store_get_in(db, ro, k, kn, &b);
+	*ret = r == 0 && b.len == 8 ? store_get_u64((const unsigned char *)b.ptr) : 0;
 	kx_buf_release(&b);
+	return r;
+}
+
+uint64_t store_get_u64_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const char *k, size_t kn)
+{
+	uint64_t v;
+	store_read_u64_in(db, ro, k, kn, &v);
 	return v;
 }

@@ -113,9 +113,11 @@ static inline rocksdb_t *db_of(struct kx_store *s, struct kx_view *v)
 int store_errno(const char *err);
 int store_write(struct kx_store *s, const rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb);
 /* The value of key k in db (-ENOENT when there is none), into out when not NULL; store_get_raw
- * reads the store's current database, store_get_u64_in a u64 value (0 when missing or not one). */
+ * reads the store's current database, store_read_u64_in a u64 value (*ret 0 when missing or not
+ * one; the read's status returned), store_get_u64_in the same for callers that want no status. */
 int store_get_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out);
 int store_get_raw(struct kx_store *s, const rocksdb_readoptions_t *ro, const void *k, size_t kn, struct kx_buf *out);
+int store_read_u64_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const char *k, size_t kn, uint64_t *ret);
 uint64_t store_get_u64_in(rocksdb_t *db, const rocksdb_readoptions_t *ro, const char *k, size_t kn);
 
 /* ---- follow.c ---------------------------------------------------------------------------------- */

@@ -123,11 +123,8 @@ int kx_store_stats(struct kx_store *s, struct kx_view *v, struct kx_store_stats 
 	ret->runs = store_get_u64_in(db, ro, KEYLIT(K_COUNT_RUNS));
 	ret->documents = store_get_u64_in(db, ro, KEYLIT(K_COUNT_DOCS));
 	ret->groups = store_get_u64_in(db, ro, KEYLIT(K_COUNT_GROUPS));
-	/* the generation read on its own: where its table is damaged, 0 must not pass for it */
-	struct kx_buf g = { 0 };
-	int damaged = store_get_in(db, ro, KEYLIT(K_GEN), &g) == -EUCLEAN;
-	ret->generation = g.len == 8 ? store_get_u64((const unsigned char *)g.ptr) : 0;
-	kx_buf_release(&g);
+	/* the generation with its status: where its table is damaged, 0 must not pass for it */
+	bool damaged = store_read_u64_in(db, ro, KEYLIT(K_GEN), &ret->generation) == -EUCLEAN;
 	ret->evidence_generation = store_get_u64_in(db, ro, KEYLIT(K_EVIDENCE));
 	ret->changed_ns = (int64_t)store_get_u64_in(db, ro, KEYLIT(K_CHANGED));
 	ret->created_ns = (int64_t)store_get_u64_in(db, ro, KEYLIT(K_CREATED));
