@@ -277,11 +277,8 @@ int kx_store_index_cursor(struct kx_store *s, struct kx_view *v, struct kx_index
 	if (!c)
 		return -ENOMEM;
 	/* a cursor reads on through the file (a mount's READs of index.tsv, 35 MB at 100,000 runs):
-	 * its blocks would only push out of the block cache what point reads keep there, and one
-	 * read of 1 MiB ahead replaces a read per 4 KiB block (docs/performance-log.md) */
+	 * its blocks would only push out of the block cache what point reads keep there */
 	int r = store_scan_open_through(&c->sc, s, v, &p, 1);
-	if (r == 0)
-		rocksdb_readoptions_set_readahead_size(c->sc.ro, 1u << 20);
 	if (r < 0) {
 		free(c);
 		c = NULL;
